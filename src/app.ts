@@ -1,0 +1,104 @@
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { jsonSchemaTransform, validatorCompiler } from 'fastify-type-provider-zod';
+import { Redis } from 'ioredis';
+import { sql } from 'kysely';
+import { authOperations } from './auth/ops.ts';
+import type { Context } from './context.ts';
+import { AppError } from './errors.ts';
+import { sendError, toErrorResponse } from './http/errors.ts';
+import { createIdempotencyStore } from './http/idempotency-store.ts';
+import { registerMetrics } from './http/metrics.ts';
+import { BODY_LIMIT_BYTES, registerOperations } from './http/router.ts';
+import { adminOperations } from './admin/ops.ts';
+import type { AnyOperation } from './operation.ts';
+import { registerSandbox } from './sandbox/routes.ts';
+import { walletOperations } from './wallet/ops.ts';
+
+/** Every operation of the contract that exists so far. */
+export const operations: AnyOperation[] = [...authOperations, ...walletOperations, ...adminOperations];
+
+/** Builds the HTTP app over a context. It never listens: main.ts and the tests decide that. */
+export async function buildApp(ctx: Context): Promise<FastifyInstance> {
+  const app: FastifyInstance = Fastify({
+    loggerInstance: ctx.logger as FastifyBaseLogger,
+    bodyLimit: BODY_LIMIT_BYTES,
+    // Behind a load balancer the client's address comes from X-Forwarded-For; outside production
+    // there is none, and trusting the header would let anyone pick their own rate-limit bucket.
+    trustProxy: ctx.config.env === 'production',
+    requestTimeout: 30_000,
+    genReqId: () => crypto.randomUUID(),
+  });
+  app.decorateRequest('caller', null);
+  app.decorateRequest('requestHash', '');
+  app.setValidatorCompiler(validatorCompiler);
+  // Handlers send pre-serialised JSON; schemas are there for validation and the OpenAPI document.
+  app.setSerializerCompiler(() => (data) => (typeof data === 'string' ? data : JSON.stringify(data)));
+  app.setErrorHandler((error, request, reply) => sendError(reply, toErrorResponse(error, request)));
+  app.setNotFoundHandler((request, reply) =>
+    sendError(
+      reply,
+      toErrorResponse(
+        new AppError('NOT_FOUND', `no such operation: ${request.method} ${request.url.split('?')[0]}`),
+        request,
+      ),
+    ),
+  );
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'billrail',
+        version: '0.1.0',
+        description: 'Wallet-paid VTU, funding, savings and notifications',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+    },
+    transform: jsonSchemaTransform,
+  });
+
+  const redis =
+    ctx.config.redisUrl === undefined
+      ? undefined
+      : new Redis(ctx.config.redisUrl, {
+          maxRetriesPerRequest: 2,
+          enableOfflineQueue: true,
+          connectTimeout: 5_000,
+        });
+  if (redis !== undefined) app.addHook('onClose', async () => void (await redis.quit()));
+  await app.register(rateLimit, {
+    global: true,
+    max: ctx.config.rateLimitPerMinute,
+    timeWindow: 60_000,
+    // After onRequest (auth), so that a signed-in caller is limited as one user across addresses.
+    hook: 'preValidation',
+    keyGenerator: (request) =>
+      request.caller !== null ? `user:${request.caller.userId}` : `ip:${request.ip}`,
+    ...(redis !== undefined ? { redis, nameSpace: 'billrail-rl:' } : {}),
+    errorResponseBuilder: (_request, context) =>
+      new AppError('RATE_LIMITED', 'too many requests; slow down', {
+        retryAfterSeconds: Math.max(1, Math.ceil(context.ttl / 1000)),
+      }),
+  });
+
+  registerMetrics(app);
+  app.get('/healthz', { schema: { hide: true }, config: { rateLimit: false } }, async () => ({ ok: true }));
+  app.get('/readyz', { schema: { hide: true }, config: { rateLimit: false } }, async (_request, reply) => {
+    try {
+      await sql`select 1`.execute(ctx.db);
+      return { ok: true };
+    } catch (error) {
+      ctx.logger.warn({ err: error }, 'readiness check failed');
+      return reply.code(503).send({ ok: false });
+    }
+  });
+  app.get('/openapi.json', { schema: { hide: true }, config: { rateLimit: false } }, async () =>
+    app.swagger(),
+  );
+
+  registerOperations(app, ctx, operations, createIdempotencyStore(ctx.db, ctx.config.secrets.pepper));
+  if (ctx.sandbox !== undefined) registerSandbox(app, ctx, ctx.sandbox);
+  return app;
+}

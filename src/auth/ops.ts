@@ -1,0 +1,129 @@
+import { AppError, notFound } from '../errors.ts';
+import { defineOperation } from '../operation.ts';
+import { consumeOtp, requestOtp } from './otp.ts';
+import { setTransactionPin } from './pin.ts';
+import * as s from './schemas.ts';
+import { refreshSession, signOut, startSession } from './sessions.ts';
+import { findOrCreateUser, findUserById, toUserView } from './users.ts';
+
+const tags = ['accounts'];
+
+export const authOperations = [
+  defineOperation({
+    name: 'requestOtp',
+    method: 'POST',
+    auth: 'public',
+    summary: 'Send a 6-digit sign-in code by SMS (one per phone per 60 s)',
+    tags,
+    input: s.requestOtpInput,
+    output: s.requestOtpOutput,
+    handler: ({ ctx, input }) =>
+      requestOtp(
+        { db: ctx.db, clock: ctx.clock, pepper: ctx.config.secrets.pepper, sms: ctx.sms },
+        input.phone,
+      ),
+  }),
+  defineOperation({
+    name: 'verifyOtp',
+    method: 'POST',
+    auth: 'public',
+    summary: 'Sign in with the SMS code; creates the user on first sign-in',
+    tags,
+    input: s.verifyOtpInput,
+    output: s.verifyOtpOutput,
+    handler: async ({ ctx, input }) => {
+      const check = await consumeOtp(
+        { db: ctx.db, clock: ctx.clock, pepper: ctx.config.secrets.pepper },
+        input.phone,
+        input.code,
+      );
+      if (!check.ok) {
+        throw new AppError('UNAUTHENTICATED', 'the code is wrong or expired', {
+          details: { attemptsLeft: check.attemptsLeft },
+        });
+      }
+      const { user } = await findOrCreateUser(ctx.db, input.phone, input.referralCode, ctx.clock.now());
+      const tokens = await startSession({ db: ctx.db, clock: ctx.clock }, user.id);
+      return { ...tokens, user: toUserView(user, ctx.adminPhones) };
+    },
+  }),
+  defineOperation({
+    name: 'refreshSession',
+    method: 'POST',
+    auth: 'public',
+    summary: 'Exchange a refresh token for new tokens (the old refresh token is revoked)',
+    tags,
+    input: s.refreshSessionInput,
+    output: s.tokenPair,
+    handler: ({ ctx, input }) => refreshSession({ db: ctx.db, clock: ctx.clock }, input.refreshToken),
+  }),
+  defineOperation({
+    name: 'signOut',
+    method: 'POST',
+    auth: 'user',
+    summary: 'Revoke the current session',
+    tags,
+    input: s.emptyInput,
+    output: s.okOutput,
+    handler: async ({ ctx, caller }) => {
+      await signOut({ db: ctx.db, clock: ctx.clock }, caller.sessionId);
+      return { ok: true as const };
+    },
+  }),
+  defineOperation({
+    name: 'getMe',
+    method: 'GET',
+    auth: 'user',
+    summary: 'The signed-in user',
+    tags,
+    input: s.emptyInput,
+    output: s.userView,
+    handler: async ({ ctx, caller }) => {
+      const user = await findUserById(ctx.db, caller.userId);
+      if (user === undefined) throw notFound('user');
+      return toUserView(user, ctx.adminPhones);
+    },
+  }),
+  defineOperation({
+    name: 'updateProfile',
+    method: 'POST',
+    auth: 'user',
+    summary: 'Change first name, last name or email',
+    tags,
+    input: s.updateProfileInput,
+    output: s.userView,
+    handler: async ({ ctx, caller, input }) => {
+      const user = await ctx.db
+        .updateTable('users')
+        .set({
+          ...(input.firstName !== undefined ? { first_name: input.firstName } : {}),
+          ...(input.lastName !== undefined ? { last_name: input.lastName } : {}),
+          ...(input.email !== undefined ? { email: input.email.toLowerCase() } : {}),
+          updated_at: ctx.clock.now(),
+        })
+        .where('id', '=', caller.userId)
+        .returningAll()
+        .executeTakeFirst();
+      if (user === undefined) throw notFound('user');
+      return toUserView(user, ctx.adminPhones);
+    },
+  }),
+  defineOperation({
+    name: 'setTransactionPin',
+    method: 'POST',
+    auth: 'user',
+    summary: 'Set the 4-digit transaction PIN; changing an existing PIN needs an SMS code (requestOtp)',
+    tags,
+    input: s.setTransactionPinInput,
+    output: s.setTransactionPinOutput,
+    handler: async ({ ctx, caller, input }) => {
+      await setTransactionPin(
+        { db: ctx.db, clock: ctx.clock, pepper: ctx.config.secrets.pepper },
+        { id: caller.userId, phone: caller.phone },
+        input.pin,
+        input.otpCode,
+      );
+      return { hasPin: true as const };
+    },
+  }),
+];

@@ -1,0 +1,119 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../clock.ts';
+import type { DB } from '../db/schema.ts';
+import { AppError } from '../errors.ts';
+import { consumeOtp } from './otp.ts';
+import { hmacSecret, sameDigest } from './secrets.ts';
+
+// The transaction PIN. Five wrong in a row lock it for 30 minutes. The count lives on the user row
+// and each check takes that row FOR UPDATE, so concurrent guesses are counted one by one and the
+// lock survives restarts.
+
+export const PIN_ATTEMPTS_MAX = 5;
+export const PIN_LOCK_SECONDS = 30 * 60;
+
+type Deps = { db: Kysely<DB>; clock: Clock; pepper: string };
+
+const pinHash = (pepper: string, userId: string, pin: string) => hmacSecret(pepper, 'pin', userId, pin);
+
+export async function setTransactionPin(
+  deps: Deps,
+  user: { id: string; phone: string },
+  pin: string,
+  otpCode: string | undefined,
+): Promise<void> {
+  const current = await deps.db
+    .selectFrom('users')
+    .select('pin_hash')
+    .where('id', '=', user.id)
+    .executeTakeFirstOrThrow();
+  if (current.pin_hash !== null) {
+    if (otpCode === undefined) {
+      throw new AppError('VALIDATION_ERROR', 'otpCode is required to change an existing PIN', {
+        details: { issues: [{ path: ['data', 'otpCode'], message: 'required when a PIN is already set' }] },
+      });
+    }
+    const check = await consumeOtp(deps, user.phone, otpCode);
+    if (!check.ok) {
+      throw new AppError('FORBIDDEN', 'the OTP code is wrong or expired', {
+        details: { attemptsLeft: check.attemptsLeft },
+      });
+    }
+  }
+  await deps.db
+    .updateTable('users')
+    .set({
+      pin_hash: pinHash(deps.pepper, user.id, pin),
+      pin_failed_count: 0,
+      pin_locked_until: null,
+      updated_at: deps.clock.now(),
+    })
+    .where('id', '=', user.id)
+    .execute();
+}
+
+type PinOutcome =
+  | { kind: 'ok' }
+  | { kind: 'not_set' }
+  | { kind: 'locked'; until: Date }
+  | { kind: 'wrong'; attemptsLeft: number };
+
+/** Throws PIN_NOT_SET, INVALID_PIN or PIN_LOCKED unless the PIN is right and not locked. */
+export async function verifyTransactionPin(deps: Deps, userId: string, pin: string): Promise<void> {
+  const now = deps.clock.now();
+  const outcome = await deps.db.transaction().execute(async (trx): Promise<PinOutcome> => {
+    const user = await trx
+      .selectFrom('users')
+      .select(['pin_hash', 'pin_failed_count', 'pin_locked_until'])
+      .where('id', '=', userId)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
+    if (user.pin_hash === null) return { kind: 'not_set' };
+    if (user.pin_locked_until !== null && user.pin_locked_until > now)
+      return { kind: 'locked', until: user.pin_locked_until };
+    if (sameDigest(user.pin_hash, pinHash(deps.pepper, userId, pin))) {
+      if (user.pin_failed_count !== 0 || user.pin_locked_until !== null) {
+        await trx
+          .updateTable('users')
+          .set({ pin_failed_count: 0, pin_locked_until: null })
+          .where('id', '=', userId)
+          .execute();
+      }
+      return { kind: 'ok' };
+    }
+    const failed = user.pin_failed_count + 1;
+    if (failed >= PIN_ATTEMPTS_MAX) {
+      const until = new Date(now.getTime() + PIN_LOCK_SECONDS * 1000);
+      await trx
+        .updateTable('users')
+        .set({ pin_failed_count: 0, pin_locked_until: until })
+        .where('id', '=', userId)
+        .execute();
+      return { kind: 'locked', until };
+    }
+    await trx
+      .updateTable('users')
+      .set({ pin_failed_count: failed, pin_locked_until: null })
+      .where('id', '=', userId)
+      .execute();
+    return { kind: 'wrong', attemptsLeft: PIN_ATTEMPTS_MAX - failed };
+  });
+  // Raised after commit, so the failed attempt is counted.
+  switch (outcome.kind) {
+    case 'ok':
+      return;
+    case 'not_set':
+      throw new AppError('PIN_NOT_SET', 'set a transaction PIN first');
+    case 'locked': {
+      const retryAfterSeconds = Math.max(1, Math.ceil((outcome.until.getTime() - now.getTime()) / 1000));
+      throw new AppError('PIN_LOCKED', 'too many wrong PINs; try again later', {
+        retryAfterSeconds,
+        details: { retryAfterSeconds },
+      });
+    }
+    case 'wrong':
+      throw new AppError('INVALID_PIN', 'the transaction PIN is wrong', {
+        details: { attemptsLeft: outcome.attemptsLeft },
+      });
+  }
+}

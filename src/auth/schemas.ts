@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { nigerianPhone } from '../phone.ts';
+
+export const otpCode = z.string().regex(/^\d{6}$/, 'a 6-digit code');
+export const pin = z.string().regex(/^\d{4}$/, 'a 4-digit PIN');
+const personName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(60)
+  .regex(/^[\p{L}][\p{L}'’ .-]*$/u, 'letters, spaces, hyphens and apostrophes only');
+
+export const requestOtpInput = z.object({ phone: nigerianPhone }).strict();
+export const requestOtpOutput = z.object({ expiresInSeconds: z.number().int() });
+
+export const tokenPair = z.object({
+  accessToken: z.string(),
+  refreshToken: z.string(),
+  expiresInSeconds: z.number().int(),
+});
+
+export const userView = z.object({
+  id: z.uuid(),
+  phone: z.string(),
+  email: z.string().nullable(),
+  firstName: z.string().nullable(),
+  lastName: z.string().nullable(),
+  kycTier: z.number().int(),
+  hasPin: z.boolean(),
+  referralCode: z.string(),
+  roles: z.array(z.enum(['user', 'admin'])),
+});
+
+export const verifyOtpInput = z
+  .object({ phone: nigerianPhone, code: otpCode, referralCode: z.string().trim().min(4).max(32).optional() })
+  .strict();
+export const verifyOtpOutput = tokenPair.extend({ user: userView });
+
+export const refreshSessionInput = z.object({ refreshToken: z.string().min(20).max(200) }).strict();
+
+export const emptyInput = z.object({}).strict();
+export const okOutput = z.object({ ok: z.literal(true) });
+
+export const updateProfileInput = z
+  .object({
+    firstName: personName.optional(),
+    lastName: personName.optional(),
+    email: z.email().max(254).optional(),
+  })
+  .strict();
+
+export const setTransactionPinInput = z.object({ pin, otpCode: otpCode.optional() }).strict();
+export const setTransactionPinOutput = z.object({ hasPin: z.literal(true) });

@@ -1,0 +1,149 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../clock.ts';
+import type { DB } from '../db/schema.ts';
+import { AppError } from '../errors.ts';
+import { newId } from '../ids.ts';
+import type { Caller } from '../operation.ts';
+import { newToken, sha256Hex } from './secrets.ts';
+import { rolesOf } from './users.ts';
+
+// Sessions: an opaque access token (15 minutes) and a refresh token (30 days), both stored only as
+// SHA-256. Refreshing rotates the refresh token; presenting a rotated one again means it was stolen
+// or replayed, so the whole session is revoked.
+
+export const ACCESS_TTL_SECONDS = 15 * 60;
+export const REFRESH_TTL_SECONDS = 30 * 24 * 60 * 60;
+
+export type TokenPair = { accessToken: string; refreshToken: string; expiresInSeconds: number };
+
+type Deps = { db: Kysely<DB>; clock: Clock };
+
+const after = (now: Date, seconds: number) => new Date(now.getTime() + seconds * 1000);
+
+async function issueTokens(db: Kysely<DB>, sessionId: string, now: Date): Promise<TokenPair> {
+  const accessToken = newToken();
+  const refreshToken = newToken();
+  await db
+    .insertInto('access_tokens')
+    .values({
+      token_hash: sha256Hex(accessToken),
+      session_id: sessionId,
+      expires_at: after(now, ACCESS_TTL_SECONDS),
+    })
+    .execute();
+  await db
+    .insertInto('refresh_tokens')
+    .values({
+      token_hash: sha256Hex(refreshToken),
+      session_id: sessionId,
+      expires_at: after(now, REFRESH_TTL_SECONDS),
+      rotated_at: null,
+    })
+    .execute();
+  return { accessToken, refreshToken, expiresInSeconds: ACCESS_TTL_SECONDS };
+}
+
+export async function startSession(deps: Deps, userId: string): Promise<TokenPair> {
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    const sessionId = newId();
+    await trx
+      .insertInto('sessions')
+      .values({
+        id: sessionId,
+        user_id: userId,
+        created_at: now,
+        expires_at: after(now, REFRESH_TTL_SECONDS),
+        revoked_at: null,
+        revoked_reason: null,
+      })
+      .execute();
+    return issueTokens(trx, sessionId, now);
+  });
+}
+
+const invalidRefresh = () =>
+  new AppError('UNAUTHENTICATED', 'the refresh token is invalid, expired or revoked');
+
+export async function refreshSession(deps: Deps, refreshToken: string): Promise<TokenPair> {
+  const now = deps.clock.now();
+  const outcome = await deps.db.transaction().execute(async (trx) => {
+    // FOR UPDATE: two concurrent refreshes with one token are a reuse, and exactly one may win.
+    const row = await trx
+      .selectFrom('refresh_tokens as r')
+      .innerJoin('sessions as s', 's.id', 'r.session_id')
+      .select([
+        'r.token_hash',
+        'r.session_id',
+        'r.expires_at',
+        'r.rotated_at',
+        's.revoked_at',
+        's.expires_at as session_expires_at',
+      ])
+      .where('r.token_hash', '=', sha256Hex(refreshToken))
+      .forUpdate()
+      .executeTakeFirst();
+    if (row === undefined || row.revoked_at !== null) return { kind: 'invalid' as const };
+    if (row.rotated_at !== null) {
+      await revoke(trx, row.session_id, now, 'refresh_token_reuse');
+      return { kind: 'reused' as const };
+    }
+    if (row.expires_at <= now || row.session_expires_at <= now) return { kind: 'invalid' as const };
+    await trx
+      .updateTable('refresh_tokens')
+      .set({ rotated_at: now })
+      .where('token_hash', '=', row.token_hash)
+      .execute();
+    // The previous access token dies with the rotation: one live access token per session.
+    await trx.deleteFrom('access_tokens').where('session_id', '=', row.session_id).execute();
+    return { kind: 'ok' as const, tokens: await issueTokens(trx, row.session_id, now) };
+  });
+  // The revocation above must commit, so the error is raised only after the transaction.
+  if (outcome.kind !== 'ok') throw invalidRefresh();
+  return outcome.tokens;
+}
+
+async function revoke(db: Kysely<DB>, sessionId: string, now: Date, reason: string): Promise<void> {
+  await db
+    .updateTable('sessions')
+    .set({ revoked_at: now, revoked_reason: reason })
+    .where('id', '=', sessionId)
+    .where('revoked_at', 'is', null)
+    .execute();
+  await db.deleteFrom('access_tokens').where('session_id', '=', sessionId).execute();
+}
+
+export async function signOut(deps: Deps, sessionId: string): Promise<void> {
+  await deps.db.transaction().execute((trx) => revoke(trx, sessionId, deps.clock.now(), 'signed_out'));
+}
+
+/** Resolves a bearer token to its caller, or null when it is unknown, expired or revoked. */
+export async function authenticate(
+  deps: Deps & { adminPhones: ReadonlySet<string> },
+  accessToken: string,
+): Promise<Caller | null> {
+  const now = deps.clock.now();
+  const row = await deps.db
+    .selectFrom('access_tokens as a')
+    .innerJoin('sessions as s', 's.id', 'a.session_id')
+    .innerJoin('users as u', 'u.id', 's.user_id')
+    .select(['s.id as session_id', 'u.id as user_id', 'u.phone'])
+    .where('a.token_hash', '=', sha256Hex(accessToken))
+    .where('a.expires_at', '>', now)
+    .where('s.revoked_at', 'is', null)
+    .executeTakeFirst();
+  if (row === undefined) return null;
+  return {
+    userId: row.user_id,
+    sessionId: row.session_id,
+    phone: row.phone,
+    roles: rolesOf(row.phone, deps.adminPhones),
+  };
+}
+
+/** Deletes tokens and sessions that can no longer be used (run by a job). */
+export async function purgeExpiredSessions(deps: Deps): Promise<void> {
+  const now = deps.clock.now();
+  await deps.db.deleteFrom('access_tokens').where('expires_at', '<=', now).execute();
+  await deps.db.deleteFrom('refresh_tokens').where('expires_at', '<=', now).execute();
+}

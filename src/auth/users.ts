@@ -1,0 +1,95 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { DB, UsersTable } from '../db/schema.ts';
+import { newId } from '../ids.ts';
+import { openUserAccounts } from '../ledger/accounts.ts';
+import type { Role } from '../operation.ts';
+import { newReferralCode } from './secrets.ts';
+
+export type UserRow = Selectable<UsersTable>;
+
+export type UserView = {
+  id: string;
+  phone: string;
+  email: string | null;
+  firstName: string | null;
+  lastName: string | null;
+  kycTier: number;
+  hasPin: boolean;
+  referralCode: string;
+  roles: Role[];
+};
+
+export const rolesOf = (phone: string, adminPhones: ReadonlySet<string>): Role[] =>
+  adminPhones.has(phone) ? ['user', 'admin'] : ['user'];
+
+export function toUserView(user: UserRow, adminPhones: ReadonlySet<string>): UserView {
+  return {
+    id: user.id,
+    phone: user.phone,
+    email: user.email,
+    firstName: user.first_name,
+    lastName: user.last_name,
+    kycTier: user.kyc_tier,
+    hasPin: user.pin_hash !== null,
+    referralCode: user.referral_code,
+    roles: rolesOf(user.phone, adminPhones),
+  };
+}
+
+export async function findUserById(db: Kysely<DB>, id: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+const REFERRAL_CODE_ATTEMPTS_MAX = 5;
+
+/**
+ * Returns the user with this phone, creating it (with its ledger accounts) on first sign-in. A
+ * referral code is recorded only for a new user and only when it belongs to another user.
+ */
+export async function findOrCreateUser(
+  db: Kysely<DB>,
+  phone: string,
+  referralCode: string | undefined,
+  now: Date,
+): Promise<{ user: UserRow; created: boolean }> {
+  const existing = await db.selectFrom('users').selectAll().where('phone', '=', phone).executeTakeFirst();
+  if (existing !== undefined) return { user: existing, created: false };
+
+  return db.transaction().execute(async (trx) => {
+    let referredBy: string | null = null;
+    if (referralCode !== undefined) {
+      const referrer = await trx
+        .selectFrom('users')
+        .select('referral_code')
+        .where('referral_code', '=', referralCode.toUpperCase())
+        .executeTakeFirst();
+      referredBy = referrer?.referral_code ?? null;
+    }
+    for (let attempt = 1; ; attempt++) {
+      const inserted = await trx
+        .insertInto('users')
+        .values({
+          id: newId(),
+          phone,
+          email: null,
+          first_name: null,
+          last_name: null,
+          referral_code: newReferralCode(),
+          referred_by_code: referredBy,
+          created_at: now,
+          updated_at: now,
+        })
+        .onConflict((oc) => oc.doNothing())
+        .returningAll()
+        .executeTakeFirst();
+      if (inserted !== undefined) {
+        await openUserAccounts(trx, inserted.id, now);
+        return { user: inserted, created: true };
+      }
+      // Either the phone signed up concurrently (return that user) or the referral code collided.
+      const raced = await trx.selectFrom('users').selectAll().where('phone', '=', phone).executeTakeFirst();
+      if (raced !== undefined) return { user: raced, created: false };
+      if (attempt >= REFERRAL_CODE_ATTEMPTS_MAX) throw new Error('could not draw a unique referral code');
+    }
+  });
+}

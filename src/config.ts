@@ -1,0 +1,115 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+// The only place that reads process.env. Everything else receives the parsed Config.
+
+const SANDBOX_SIGNING_SECRET = 'sk_test_sandbox';
+const SANDBOX_PEPPER = 'sandbox-pepper-not-for-production';
+
+const booleanFlag = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
+const port = z.coerce.number().int().min(0).max(65535);
+const optionalUrl = z.url({ protocol: /^https?$/ }).optional();
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  PORT: port.default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATA_DIR: z.string().min(1).default('./data'),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(20),
+  REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
+  SANDBOX: booleanFlag.optional(),
+  PUBLIC_BASE_URL: optionalUrl,
+  PAYMENT_SIGNING_SECRET: z.string().min(8).optional(),
+  SECRET_PEPPER: z.string().min(16).optional(),
+  ADMIN_PHONES: z.string().default(''),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(120),
+  VAPID_PUBLIC_KEY: z.string().min(1).optional(),
+  VAPID_PRIVATE_KEY: z.string().min(1).optional(),
+  VAPID_SUBJECT: z.string().min(1).optional(),
+  OPS_EMAIL: z.email().optional(),
+  SMS_BASE_URL: optionalUrl,
+  SMS_API_KEY: z.string().min(1).optional(),
+  SMS_SENDER_ID: z.string().min(1).max(11).default('billrail'),
+  WORKER: booleanFlag.default(true),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Env = z.input<typeof envSchema>;
+
+export type Config = {
+  env: 'development' | 'test' | 'production';
+  http: { port: number; host: string; publicBaseUrl: string | undefined };
+  dataDir: string;
+  database: { url: string | undefined; poolMax: number };
+  redisUrl: string | undefined;
+  sandbox: boolean;
+  secrets: { paymentSigning: string; pepper: string };
+  adminPhones: string[];
+  rateLimitPerMinute: number;
+  vapid: { publicKey: string | undefined; privateKey: string | undefined; subject: string | undefined };
+  opsEmail: string | undefined;
+  sms: { baseUrl: string | undefined; apiKey: string | undefined; senderId: string };
+  runWorker: boolean;
+  logLevel: string;
+};
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses the environment once. Throws ConfigError with a one-line message naming the variable. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  // Empty strings mean "unset": shells and .env files produce them for blank assignments.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const name = issue?.path.join('.') ?? 'environment';
+    throw new ConfigError(`invalid ${name}: ${issue?.message ?? 'bad value'}`);
+  }
+  const e = parsed.data;
+  const production = e.NODE_ENV === 'production';
+  const sandbox = e.SANDBOX ?? !production;
+  if (production && sandbox)
+    throw new ConfigError('invalid SANDBOX: the sandbox is refused when NODE_ENV=production');
+  if (!sandbox) {
+    // Outside the sandbox there are no defaults for secrets or the outside parties' endpoints.
+    const required: Array<keyof typeof e> = [
+      'PAYMENT_SIGNING_SECRET',
+      'SECRET_PEPPER',
+      'SMS_BASE_URL',
+      'SMS_API_KEY',
+    ];
+    if (production) required.push('PUBLIC_BASE_URL');
+    for (const name of required) {
+      if (e[name] === undefined) throw new ConfigError(`invalid ${name}: required when SANDBOX is off`);
+    }
+    if (e.PAYMENT_SIGNING_SECRET === SANDBOX_SIGNING_SECRET) {
+      throw new ConfigError(
+        'invalid PAYMENT_SIGNING_SECRET: the sandbox secret is refused outside the sandbox',
+      );
+    }
+  }
+  return {
+    env: e.NODE_ENV,
+    http: { port: e.PORT, host: e.HOST, publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, '') },
+    dataDir: path.resolve(e.DATA_DIR),
+    database: { url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX },
+    redisUrl: e.REDIS_URL,
+    sandbox,
+    secrets: {
+      paymentSigning: e.PAYMENT_SIGNING_SECRET ?? SANDBOX_SIGNING_SECRET,
+      pepper: e.SECRET_PEPPER ?? SANDBOX_PEPPER,
+    },
+    adminPhones: e.ADMIN_PHONES.split(',')
+      .map((p) => p.trim())
+      .filter((p) => p !== ''),
+    rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    vapid: { publicKey: e.VAPID_PUBLIC_KEY, privateKey: e.VAPID_PRIVATE_KEY, subject: e.VAPID_SUBJECT },
+    opsEmail: e.OPS_EMAIL,
+    sms: { baseUrl: e.SMS_BASE_URL, apiKey: e.SMS_API_KEY, senderId: e.SMS_SENDER_ID },
+    runWorker: e.WORKER,
+    logLevel: e.LOG_LEVEL,
+  };
+}

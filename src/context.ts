@@ -1,0 +1,113 @@
+import type { Kysely } from 'kysely';
+import pino, { type Logger } from 'pino';
+import { type Clock, createSandboxClock, type SandboxClock, systemClock } from './clock.ts';
+import type { Config } from './config.ts';
+import { type Database, type DatabaseTarget, openDatabase } from './db/database.ts';
+import { migrateToLatest } from './db/migrate.ts';
+import type { DB } from './db/schema.ts';
+import { jobDefinitions } from './jobs/definitions.ts';
+import { createJobQueue, type JobQueue } from './jobs/queue.ts';
+import { toE164 } from './phone.ts';
+import { createHttpSmsGateway, type SmsSender } from './providers/sms/sms-gateway.ts';
+import { createSandboxState, SANDBOX_SMS_API_KEY, type SandboxState } from './sandbox/state.ts';
+
+// The composition root: the one place that builds the database, the job queue, the clock and every
+// adapter. Tests pass overrides (an in-memory database, their own clock) instead of monkey-patching.
+
+export type Context = {
+  config: Config;
+  clock: Clock;
+  /** Present in the sandbox: POST /__sandbox/clock moves it. */
+  sandboxClock: SandboxClock | undefined;
+  logger: Logger;
+  database: Database;
+  db: Kysely<DB>;
+  jobs: JobQueue;
+  sms: SmsSender;
+  adminPhones: ReadonlySet<string>;
+  /** The service's own public base URL; known only after listen when PORT is 0. */
+  baseUrl: { current: string };
+  sandbox: SandboxState | undefined;
+  close(): Promise<void>;
+};
+
+export type ContextOverrides = {
+  database?: DatabaseTarget;
+  clock?: Clock;
+  logger?: Logger;
+};
+
+export function createLogger(config: Config): Logger {
+  return pino({
+    level: config.logLevel,
+    redact: {
+      paths: [
+        'req.headers.authorization',
+        'req.headers["x-payment-signature"]',
+        '*.pin',
+        '*.otpCode',
+        '*.code',
+        '*.accessToken',
+        '*.refreshToken',
+      ],
+      censor: '[redacted]',
+    },
+  });
+}
+
+export async function createContext(config: Config, overrides: ContextOverrides = {}): Promise<Context> {
+  const logger = overrides.logger ?? createLogger(config);
+  const target: DatabaseTarget =
+    overrides.database ??
+    (config.database.url !== undefined
+      ? { kind: 'postgres', url: config.database.url, poolMax: config.database.poolMax }
+      : { kind: 'pglite', dataDir: config.dataDir });
+  const database = await openDatabase(target);
+  try {
+    await migrateToLatest(database.db as Kysely<unknown>);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+
+  const sandboxClock = config.sandbox ? createSandboxClock(overrides.clock ?? systemClock) : undefined;
+  const clock = sandboxClock ?? overrides.clock ?? systemClock;
+  const baseUrl = { current: config.http.publicBaseUrl ?? `http://${config.http.host}:${config.http.port}` };
+  const sandbox = config.sandbox ? createSandboxState() : undefined;
+
+  const sms = createHttpSmsGateway({
+    baseUrl: () => (sandbox !== undefined ? `${baseUrl.current}/__sandbox/sms-gateway` : config.sms.baseUrl!),
+    apiKey: sandbox !== undefined ? SANDBOX_SMS_API_KEY : config.sms.apiKey!,
+    senderId: config.sms.senderId,
+    timeoutMs: 5_000,
+  });
+
+  const adminPhones = new Set(
+    config.adminPhones.map((p) => toE164(p)).filter((p): p is string => p !== null),
+  );
+
+  // The job handlers close over the context, which exists only once the queue does.
+  const ctx = {
+    config,
+    clock,
+    sandboxClock,
+    logger,
+    database,
+    db: database.db,
+    sms,
+    adminPhones,
+    baseUrl,
+    sandbox,
+  } as Omit<Context, 'jobs' | 'close'> as Context;
+  try {
+    ctx.jobs = await createJobQueue(database, jobDefinitions(ctx), { logger, runWorkers: config.runWorker });
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  ctx.close = async () => {
+    await ctx.jobs.stop();
+    await database.close();
+  };
+  return ctx;
+}

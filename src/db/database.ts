@@ -1,0 +1,60 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import type { DB } from './schema.ts';
+
+// One Kysely handle over either PGlite (embedded, the default) or a node-postgres pool. Both return
+// int8 as bigint: money is integer kobo and must never pass through a JavaScript number.
+
+const INT8_OID = 20;
+const parseInt8 = (value: string): bigint => BigInt(value);
+
+export type DatabaseTarget =
+  | { kind: 'pglite'; dataDir: string | null } // null: in memory (tests)
+  | { kind: 'postgres'; url: string; poolMax: number };
+
+export type Database = {
+  kind: 'pglite' | 'postgres';
+  db: Kysely<DB>;
+  /** Present on PGlite: pg-boss shares this single connection. */
+  pglite: PGlite | undefined;
+  /** Present on PostgreSQL: the connection string pg-boss opens its own pool with. */
+  url: string | undefined;
+  close(): Promise<void>;
+};
+
+export async function openDatabase(target: DatabaseTarget): Promise<Database> {
+  if (target.kind === 'postgres') {
+    const pool = new pg.Pool({
+      connectionString: target.url,
+      max: target.poolMax,
+      connectionTimeoutMillis: 10_000,
+      idleTimeoutMillis: 30_000,
+      types: {
+        getTypeParser: ((oid: number, format?: string) =>
+          oid === INT8_OID
+            ? parseInt8
+            : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+      },
+    });
+    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    return { kind: 'postgres', db, pglite: undefined, url: target.url, close: () => db.destroy() };
+  }
+  let dataDir: string | undefined;
+  if (target.dataDir !== null) {
+    dataDir = path.join(target.dataDir, 'pglite');
+    fs.mkdirSync(dataDir, { recursive: true });
+  }
+  const pglite = await PGlite.create(dataDir, { parsers: { [INT8_OID]: parseInt8 } });
+  const db = new Kysely<DB>({ dialect: new PGliteDialect({ pglite }) });
+  return {
+    kind: 'pglite',
+    db,
+    pglite,
+    url: undefined,
+    // Kysely's destroy closes the PGlite instance it was given.
+    close: () => db.destroy(),
+  };
+}

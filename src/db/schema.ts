@@ -1,0 +1,103 @@
+import type { ColumnType, Generated } from 'kysely';
+
+// Kysely's view of the tables. Each domain reads and writes only its own tables (see DESIGN.md).
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type Json = ColumnType<unknown, string, string>;
+
+export type UsersTable = {
+  id: string;
+  phone: string;
+  email: string | null;
+  first_name: string | null;
+  last_name: string | null;
+  referral_code: string;
+  referred_by_code: string | null;
+  kyc_tier: Generated<number>;
+  pin_hash: string | null;
+  pin_failed_count: Generated<number>;
+  pin_locked_until: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+};
+
+export type OtpCodesTable = {
+  phone: string;
+  code_hash: string;
+  expires_at: Timestamp;
+  attempts: Generated<number>;
+  sent_at: Timestamp;
+};
+
+export type SessionsTable = {
+  id: string;
+  user_id: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  revoked_at: Timestamp | null;
+  revoked_reason: string | null;
+};
+
+export type AccessTokensTable = {
+  token_hash: string;
+  session_id: string;
+  expires_at: Timestamp;
+};
+
+export type RefreshTokensTable = {
+  token_hash: string;
+  session_id: string;
+  expires_at: Timestamp;
+  rotated_at: Timestamp | null;
+};
+
+export type IdempotencyKeysTable = {
+  scope: string;
+  key: string;
+  operation: string;
+  request_hash: string;
+  state: 'in_progress' | 'done';
+  response_status: number | null;
+  response_body: string | null;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+};
+
+export type LedgerAccountsTable = {
+  id: Generated<bigint>;
+  code: string;
+  kind: 'user' | 'system';
+  user_id: string | null;
+  balance: ColumnType<bigint, bigint | undefined, never>;
+  created_at: Timestamp;
+};
+
+export type LedgerTransactionsTable = {
+  id: Generated<bigint>;
+  reference: string;
+  description: string;
+  content_hash: string;
+  metadata: Json;
+  created_at: Timestamp;
+};
+
+export type LedgerEntriesTable = {
+  id: Generated<bigint>;
+  transaction_id: bigint;
+  account_id: bigint;
+  amount: bigint;
+  balance_after: bigint;
+  created_at: Timestamp;
+};
+
+export type DB = {
+  users: UsersTable;
+  otp_codes: OtpCodesTable;
+  sessions: SessionsTable;
+  access_tokens: AccessTokensTable;
+  refresh_tokens: RefreshTokensTable;
+  idempotency_keys: IdempotencyKeysTable;
+  ledger_accounts: LedgerAccountsTable;
+  ledger_transactions: LedgerTransactionsTable;
+  ledger_entries: LedgerEntriesTable;
+};

@@ -1,0 +1,141 @@
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema.ts';
+
+// Idempotency keys (API.md section 3). A key is scoped to its caller and kept 24 hours. The stored
+// response can hold secrets (verifyOtp returns tokens), so it is encrypted at rest under a key
+// derived from the server's pepper: a database dump alone does not hand out sessions.
+
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+/** A request still "in progress" after this long died with its process; its key may be reused. */
+export const IDEMPOTENCY_STALE_SECONDS = 5 * 60;
+
+export type StoredResponse = { status: number; body: string };
+
+export type BeginResult =
+  | { kind: 'started' }
+  | { kind: 'replay'; response: StoredResponse }
+  | { kind: 'in_progress' }
+  | { kind: 'mismatch' };
+
+export type IdempotencyRequest = { scope: string; key: string; operation: string; requestHash: string };
+
+export function requestHash(operation: string, canonicalBody: string): string {
+  return createHash('sha256').update(`${operation}\n${canonicalBody}`).digest('hex');
+}
+
+export function createIdempotencyStore(db: Kysely<DB>, pepper: string) {
+  const aesKey = Buffer.from(hkdfSync('sha256', pepper, 'billrail', 'idempotency-response', 32));
+
+  const seal = (plain: string): string => {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', aesKey, iv);
+    const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return Buffer.concat([iv, cipher.getAuthTag(), data]).toString('base64');
+  };
+  const open = (sealed: string): string => {
+    const raw = Buffer.from(sealed, 'base64');
+    const decipher = createDecipheriv('aes-256-gcm', aesKey, raw.subarray(0, 12));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+  };
+
+  async function tryInsert(request: IdempotencyRequest, now: Date): Promise<boolean> {
+    const inserted = await db
+      .insertInto('idempotency_keys')
+      .values({
+        scope: request.scope,
+        key: request.key,
+        operation: request.operation,
+        request_hash: request.requestHash,
+        state: 'in_progress',
+        response_status: null,
+        response_body: null,
+        created_at: now,
+        expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_SECONDS * 1000),
+      })
+      .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
+      .returning('key')
+      .executeTakeFirst();
+    return inserted !== undefined;
+  }
+
+  return {
+    async begin(request: IdempotencyRequest, now: Date): Promise<BeginResult> {
+      if (await tryInsert(request, now)) return { kind: 'started' };
+      const row = await db
+        .selectFrom('idempotency_keys')
+        .selectAll()
+        .where('scope', '=', request.scope)
+        .where('key', '=', request.key)
+        .executeTakeFirst();
+      if (row === undefined) {
+        // Deleted between our insert and read (expired and purged): try once more.
+        return (await tryInsert(request, now)) ? { kind: 'started' } : { kind: 'in_progress' };
+      }
+      if (row.expires_at <= now) {
+        // An expired key is a new key. Only one concurrent request may take it over.
+        const taken = await db
+          .updateTable('idempotency_keys')
+          .set({
+            operation: request.operation,
+            request_hash: request.requestHash,
+            state: 'in_progress',
+            response_status: null,
+            response_body: null,
+            created_at: now,
+            expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_SECONDS * 1000),
+          })
+          .where('scope', '=', request.scope)
+          .where('key', '=', request.key)
+          .where('created_at', '=', row.created_at)
+          .executeTakeFirst();
+        return taken.numUpdatedRows === 1n ? { kind: 'started' } : { kind: 'in_progress' };
+      }
+      if (row.operation !== request.operation || row.request_hash !== request.requestHash)
+        return { kind: 'mismatch' };
+      if (row.state === 'done' && row.response_status !== null && row.response_body !== null) {
+        return { kind: 'replay', response: { status: row.response_status, body: open(row.response_body) } };
+      }
+      const staleBefore = new Date(now.getTime() - IDEMPOTENCY_STALE_SECONDS * 1000);
+      if (row.created_at < staleBefore) {
+        const taken = await db
+          .updateTable('idempotency_keys')
+          .set({ created_at: now })
+          .where('scope', '=', request.scope)
+          .where('key', '=', request.key)
+          .where('state', '=', 'in_progress')
+          .where('created_at', '=', row.created_at)
+          .executeTakeFirst();
+        if (taken.numUpdatedRows === 1n) return { kind: 'started' };
+      }
+      return { kind: 'in_progress' };
+    },
+
+    async complete(request: IdempotencyRequest, response: StoredResponse): Promise<void> {
+      await db
+        .updateTable('idempotency_keys')
+        .set({ state: 'done', response_status: response.status, response_body: seal(response.body) })
+        .where('scope', '=', request.scope)
+        .where('key', '=', request.key)
+        .execute();
+    },
+
+    /** A 5xx is not stored: the key is released and the client may retry with it. */
+    async release(request: IdempotencyRequest): Promise<void> {
+      await db
+        .deleteFrom('idempotency_keys')
+        .where('scope', '=', request.scope)
+        .where('key', '=', request.key)
+        .where('state', '=', 'in_progress')
+        .execute();
+    },
+  };
+}
+
+export type IdempotencyStore = ReturnType<typeof createIdempotencyStore>;
+
+export async function purgeExpiredIdempotencyKeys(db: Kysely<DB>, now: Date): Promise<number> {
+  const result = await db.deleteFrom('idempotency_keys').where('expires_at', '<=', now).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -1,0 +1,206 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { authenticate } from '../auth/sessions.ts';
+import type { Context } from '../context.ts';
+import { AppError } from '../errors.ts';
+import type { AnyOperation, Caller } from '../operation.ts';
+import { canonicalJson } from './canonical-json.ts';
+import { sendError, toErrorResponse } from './errors.ts';
+import { type IdempotencyRequest, type IdempotencyStore, requestHash } from './idempotency-store.ts';
+
+// Turns each Operation into `/_serverFn/<name>`: bearer auth (onRequest, before the body is even
+// read), the Idempotency-Key check, zod validation of the query or `{data}` body, rate limiting,
+// the handler, the output schema (which strips anything internal) and the envelope.
+
+export const BODY_LIMIT_BYTES = 64 * 1024;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller: Caller | null;
+    /** Hash of the operation and the body as sent, taken before validation transforms it. */
+    requestHash: string;
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function bearerToken(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string') return null;
+  const match = /^Bearer ([A-Za-z0-9_-]{20,200})$/.exec(header);
+  return match?.[1] ?? null;
+}
+
+export function registerOperations(
+  app: FastifyInstance,
+  ctx: Context,
+  operations: AnyOperation[],
+  idempotency: IdempotencyStore,
+): void {
+  const names = new Set<string>();
+  for (const op of operations) {
+    if (names.has(op.name)) throw new Error(`operation ${op.name} is declared twice`);
+    names.add(op.name);
+    registerOperation(app, ctx, op, idempotency);
+  }
+}
+
+function registerOperation(
+  app: FastifyInstance,
+  ctx: Context,
+  op: AnyOperation,
+  idempotency: IdempotencyStore,
+): void {
+  const isPost = op.method === 'POST';
+  const success = z.object({ success: z.literal(true), data: op.output });
+  const schema = {
+    summary: op.summary,
+    tags: op.tags,
+    operationId: op.name,
+    ...(op.auth === 'public' ? {} : { security: [{ bearer: [] }] }),
+    ...(isPost ? { body: z.object({ data: op.input }).strict() } : { querystring: op.input }),
+    ...(isPost
+      ? { headers: z.object({ 'idempotency-key': z.uuid().describe('A fresh UUID per logical request') }) }
+      : {}),
+    response: { 200: success },
+  };
+
+  app.withTypeProvider<ZodTypeProvider>().route({
+    method: op.method,
+    url: `/_serverFn/${op.name}`,
+    bodyLimit: op.bodyLimitBytes ?? BODY_LIMIT_BYTES,
+    schema,
+    // The header schema above documents the key; the check below gives it its own error code.
+    attachValidation: false,
+    onRequest: async (request, reply) => {
+      request.caller = null;
+      if (op.auth === 'public') return;
+      const token = bearerToken(request);
+      const caller =
+        token === null
+          ? null
+          : await authenticate({ db: ctx.db, clock: ctx.clock, adminPhones: ctx.adminPhones }, token);
+      if (caller === null) {
+        return sendError(
+          reply,
+          toErrorResponse(new AppError('UNAUTHENTICATED', 'a valid bearer token is required'), request),
+        );
+      }
+      if (op.auth === 'admin' && !caller.roles.includes('admin')) {
+        return sendError(
+          reply,
+          toErrorResponse(new AppError('FORBIDDEN', 'this operation is for administrators'), request),
+        );
+      }
+      request.caller = caller;
+    },
+    preValidation: async (request, reply) => {
+      if (!isPost) return;
+      const key = request.headers['idempotency-key'];
+      if (typeof key !== 'string' || !UUID.test(key)) {
+        return sendError(
+          reply,
+          toErrorResponse(
+            new AppError('IDEMPOTENCY_KEY_REQUIRED', 'send an Idempotency-Key header with a UUID'),
+            request,
+          ),
+        );
+      }
+      // The body as sent, not the schema's output: 0803... and +234803... are different requests.
+      const data = (request.body as { data?: unknown } | null | undefined)?.data;
+      request.requestHash = requestHash(op.name, canonicalJson(data ?? null));
+    },
+    handler: async (request, reply) => handle(ctx, op, idempotency, request, reply),
+  });
+}
+
+type Outcome = { status: number; body: string; retryAfterSeconds: number | undefined };
+
+async function run(
+  ctx: Context,
+  op: AnyOperation,
+  request: FastifyRequest,
+  input: unknown,
+): Promise<Outcome> {
+  try {
+    const result = await op.handler({ ctx, input, caller: request.caller, ip: request.ip });
+    const data = op.output.parse(result);
+    return { status: 200, body: JSON.stringify({ success: true, data }), retryAfterSeconds: undefined };
+  } catch (error) {
+    const response = toErrorResponse(error, request);
+    return {
+      status: response.status,
+      body: JSON.stringify(response.body),
+      retryAfterSeconds: response.retryAfterSeconds,
+    };
+  }
+}
+
+function send(reply: FastifyReply, outcome: Outcome): FastifyReply {
+  if (outcome.retryAfterSeconds !== undefined) reply.header('retry-after', String(outcome.retryAfterSeconds));
+  return reply
+    .code(outcome.status)
+    .type('application/json; charset=utf-8')
+    .serializer((s: string) => s)
+    .send(outcome.body);
+}
+
+async function handle(
+  ctx: Context,
+  op: AnyOperation,
+  idempotency: IdempotencyStore,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
+  if (op.method === 'GET') return send(reply, await run(ctx, op, request, request.query));
+
+  const body = request.body as { data: unknown };
+  const key: IdempotencyRequest = {
+    scope: request.caller?.userId ?? 'anonymous',
+    key: String(request.headers['idempotency-key']).toLowerCase(),
+    operation: op.name,
+    requestHash: request.requestHash,
+  };
+  const begun = await idempotency.begin(key, ctx.clock.now());
+  switch (begun.kind) {
+    case 'replay':
+      reply.header('idempotent-replayed', 'true');
+      return send(reply, {
+        status: begun.response.status,
+        body: begun.response.body,
+        retryAfterSeconds: undefined,
+      });
+    case 'in_progress':
+      return sendError(
+        reply,
+        toErrorResponse(
+          new AppError('IDEMPOTENCY_IN_PROGRESS', 'a request with this Idempotency-Key is still running'),
+          request,
+        ),
+      );
+    case 'mismatch':
+      return sendError(
+        reply,
+        toErrorResponse(
+          new AppError(
+            'IDEMPOTENCY_KEY_REUSED',
+            'this Idempotency-Key was used with another operation or body',
+          ),
+          request,
+        ),
+      );
+    case 'started':
+      break;
+  }
+  let outcome: Outcome;
+  try {
+    outcome = await run(ctx, op, request, body.data);
+  } catch (error) {
+    await idempotency.release(key);
+    throw error;
+  }
+  if (outcome.status >= 500) await idempotency.release(key);
+  else await idempotency.complete(key, { status: outcome.status, body: outcome.body });
+  return send(reply, outcome);
+}

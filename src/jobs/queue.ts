@@ -1,0 +1,103 @@
+import { fromKysely, fromPglite, PgBoss, type SendOptions, type WorkOptions } from 'pg-boss';
+import type { Kysely, Transaction } from 'kysely';
+import type { Logger } from 'pino';
+import type { Database } from '../db/database.ts';
+import type { DB } from '../db/schema.ts';
+
+// pg-boss on the same database as the data, so that a job can be enqueued in the very transaction
+// that moves the money (fromKysely(trx)): the job exists exactly when the change committed.
+
+export type JobDefinition = {
+  name: string;
+  /** Cron (UTC) for recurring jobs. */
+  cron?: string;
+  retryLimit: number;
+  retryDelaySeconds: number;
+  expireInSeconds: number;
+  /** Time-driven work (maturity, expiry, clean-up) that the sandbox clock runs when it moves. */
+  runOnClockAdvance?: boolean;
+  handler: (data: unknown) => Promise<void>;
+};
+
+export type JobQueue = {
+  boss: PgBoss;
+  send(
+    name: string,
+    data: object,
+    options?: { db?: Kysely<DB> | Transaction<DB>; singletonKey?: string; startAfter?: Date },
+  ): Promise<string | null>;
+  /** Runs the handler of every job definition once now (sandbox clock, adminReconcile-style triggers). */
+  runNow(name: string, data?: unknown): Promise<void>;
+  /** Runs every time-driven job once, in declaration order (POST /__sandbox/clock). */
+  runClockDrivenJobs(): Promise<void>;
+  startWorkers(): Promise<void>;
+  stop(): Promise<void>;
+};
+
+export async function createJobQueue(
+  database: Database,
+  definitions: JobDefinition[],
+  options: { logger: Logger; runWorkers: boolean },
+): Promise<JobQueue> {
+  const common = {
+    schema: 'pgboss',
+    supervise: options.runWorkers,
+    schedule: options.runWorkers,
+    migrate: true,
+  };
+  const boss =
+    database.kind === 'pglite'
+      ? new PgBoss({ ...common, db: fromPglite(database.pglite!), backend: 'pglite' })
+      : new PgBoss({ ...common, connectionString: database.url!, max: 4 });
+  boss.on('error', (error: unknown) => options.logger.error({ err: error }, 'job queue error'));
+  await boss.start();
+
+  // Every queue must exist before any transaction enqueues into it: on PGlite, pg-boss looks an
+  // unknown queue up on its own handle, which waits forever behind the open transaction.
+  const byName = new Map(definitions.map((d) => [d.name, d]));
+  for (const d of definitions) {
+    await boss.createQueue(d.name, {
+      retryLimit: d.retryLimit,
+      retryDelay: d.retryDelaySeconds,
+      retryBackoff: true,
+      expireInSeconds: d.expireInSeconds,
+    });
+    await boss.getQueue(d.name);
+  }
+
+  const send: JobQueue['send'] = async (name, data, sendOptions = {}) => {
+    if (!byName.has(name)) throw new Error(`unknown job queue ${name}`);
+    const opts: SendOptions = {};
+    if (sendOptions.db !== undefined) opts.db = fromKysely(sendOptions.db);
+    if (sendOptions.singletonKey !== undefined) opts.singletonKey = sendOptions.singletonKey;
+    if (sendOptions.startAfter !== undefined) opts.startAfter = sendOptions.startAfter;
+    return boss.send(name, data, opts);
+  };
+
+  let workersStarted = false;
+  return {
+    boss,
+    send,
+    async runNow(name, data) {
+      const d = byName.get(name);
+      if (d === undefined) throw new Error(`unknown job queue ${name}`);
+      await d.handler(data ?? {});
+    },
+    async runClockDrivenJobs() {
+      for (const d of definitions) if (d.runOnClockAdvance === true) await d.handler({});
+    },
+    async startWorkers() {
+      if (workersStarted) return;
+      workersStarted = true;
+      const workOptions: WorkOptions = { batchSize: 1, pollingIntervalSeconds: 0.5 };
+      for (const d of definitions) {
+        await boss.work(d.name, workOptions, async ([job]) => {
+          if (job !== undefined) await d.handler(job.data);
+        });
+        if (d.cron !== undefined) await boss.schedule(d.name, d.cron, {}, { tz: 'UTC' });
+      }
+    },
+    // graceful: finish the jobs in hand before the connection goes away.
+    stop: () => boss.stop({ graceful: true, timeout: 20_000 }),
+  };
+}

@@ -1,0 +1,72 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { DB } from '../db/schema.ts';
+
+// Account codes. User accounts are `<kind>:<userId>`; system accounts have fixed codes, except the
+// per-provider float accounts, which are created the first time a provider is used.
+
+export const userAccountKinds = ['wallet', 'savings', 'bonus_locked', 'checkin_accrued'] as const;
+export type UserAccountKind = (typeof userAccountKinds)[number];
+
+export const systemAccounts = {
+  collectionsPool: 'collections_pool',
+  vtuInFlight: 'vtu_in_flight',
+  revenueMarkup: 'revenue_markup',
+  revenuePenalty: 'revenue_penalty',
+  expenseRewards: 'expense_rewards',
+  providerSettlement: 'provider_settlement',
+} as const;
+
+export const userAccount = (kind: UserAccountKind, userId: string): string => `${kind}:${userId}`;
+export const providerFloatAccount = (provider: string): string => `provider_float:${provider}`;
+
+type Handle = Kysely<DB> | Transaction<DB>;
+
+/** Opens the four accounts every user has. Safe to call twice. */
+export async function openUserAccounts(db: Handle, userId: string, now: Date): Promise<void> {
+  await db
+    .insertInto('ledger_accounts')
+    .values(
+      userAccountKinds.map((kind) => ({
+        code: userAccount(kind, userId),
+        kind: 'user' as const,
+        user_id: userId,
+        created_at: now,
+      })),
+    )
+    .onConflict((oc) => oc.column('code').doNothing())
+    .execute();
+}
+
+/** Opens a system account (such as a provider's float) if it does not exist yet. */
+export async function openSystemAccount(db: Handle, code: string, now: Date): Promise<void> {
+  await db
+    .insertInto('ledger_accounts')
+    .values({ code, kind: 'system', user_id: null, created_at: now })
+    .onConflict((oc) => oc.column('code').doNothing())
+    .execute();
+}
+
+export async function balancesOf(db: Handle, codes: string[]): Promise<Map<string, bigint>> {
+  if (codes.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('ledger_accounts')
+    .select(['code', 'balance'])
+    .where('code', 'in', codes)
+    .execute();
+  return new Map(rows.map((r) => [r.code, r.balance]));
+}
+
+/** The user's four balances in kobo; accounts not yet opened read as zero. */
+export async function userBalances(db: Handle, userId: string): Promise<Record<UserAccountKind, bigint>> {
+  const balances = await balancesOf(
+    db,
+    userAccountKinds.map((kind) => userAccount(kind, userId)),
+  );
+  const read = (kind: UserAccountKind) => balances.get(userAccount(kind, userId)) ?? 0n;
+  return {
+    wallet: read('wallet'),
+    savings: read('savings'),
+    bonus_locked: read('bonus_locked'),
+    checkin_accrued: read('checkin_accrued'),
+  };
+}

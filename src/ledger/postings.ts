@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { DB } from '../db/schema.ts';
+
+// Double-entry postings. A posting is one ledger transaction of two or more entries that sum to
+// zero, under a reference that is unique forever: posting the same reference with the same content
+// again returns the first posting, with other content it is an error. Balances live on the account
+// rows and move in the same database transaction as the entries; a user account's balance can
+// never go below zero (conditional UPDATE here, CHECK constraint in the schema).
+
+export type PostingEntry = { account: string; amount: bigint };
+
+export type PostingRequest = {
+  reference: string;
+  description: string;
+  entries: PostingEntry[];
+  metadata?: Record<string, string | number | boolean | null>;
+};
+
+export type Posting = {
+  id: bigint;
+  reference: string;
+  /** False when the reference had already been posted with the same content. */
+  created: boolean;
+};
+
+export class InsufficientBalanceError extends Error {
+  override name = 'InsufficientBalanceError';
+  readonly account: string;
+  constructor(account: string) {
+    super(`account ${account} cannot go below zero`);
+    this.account = account;
+  }
+}
+
+export class ReferenceConflictError extends Error {
+  override name = 'ReferenceConflictError';
+  readonly reference: string;
+  constructor(reference: string) {
+    super(`reference ${reference} was already posted with different content`);
+    this.reference = reference;
+  }
+}
+
+export class UnknownAccountError extends Error {
+  override name = 'UnknownAccountError';
+  constructor(account: string) {
+    super(`ledger account ${account} does not exist`);
+  }
+}
+
+const ENTRIES_MAX = 16;
+
+function contentHash(request: PostingRequest): string {
+  // Entries are summed per account and sorted, so the same movement written in another order is
+  // the same content.
+  const perAccount = new Map<string, bigint>();
+  for (const e of request.entries) perAccount.set(e.account, (perAccount.get(e.account) ?? 0n) + e.amount);
+  const canonical = [...perAccount.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([account, amount]) => `${account}=${amount}`)
+    .join(';');
+  return createHash('sha256').update(`${request.description}\n${canonical}`).digest('hex');
+}
+
+function validate(request: PostingRequest): void {
+  assert.ok(request.reference.length > 0 && request.reference.length <= 200, 'a posting needs a reference');
+  assert.ok(request.entries.length >= 2, 'a posting needs at least two entries');
+  assert.ok(request.entries.length <= ENTRIES_MAX, 'too many entries in one posting');
+  let sum = 0n;
+  for (const e of request.entries) {
+    assert.equal(typeof e.amount, 'bigint', 'ledger amounts are bigint kobo');
+    assert.notEqual(e.amount, 0n, 'a ledger entry moves a non-zero amount');
+    sum += e.amount;
+  }
+  assert.equal(sum, 0n, 'the entries of a posting must sum to zero');
+}
+
+/**
+ * Posts a balanced movement. Runs inside the given transaction, or opens one when given the root
+ * handle, so that callers can compose it with their own writes (debit + record + enqueue).
+ */
+export async function post(
+  db: Kysely<DB> | Transaction<DB>,
+  request: PostingRequest,
+  now: Date,
+): Promise<Posting> {
+  validate(request);
+  if (!db.isTransaction) return db.transaction().execute((trx) => postInTransaction(trx, request, now));
+  return postInTransaction(db as Transaction<DB>, request, now);
+}
+
+async function postInTransaction(trx: Transaction<DB>, request: PostingRequest, now: Date): Promise<Posting> {
+  const hash = contentHash(request);
+  // A concurrent posting of the same reference waits on the unique index here and then sees ours.
+  const inserted = await trx
+    .insertInto('ledger_transactions')
+    .values({
+      reference: request.reference,
+      description: request.description,
+      content_hash: hash,
+      metadata: JSON.stringify(request.metadata ?? {}),
+      created_at: now,
+    })
+    .onConflict((oc) => oc.column('reference').doNothing())
+    .returning('id')
+    .executeTakeFirst();
+
+  if (inserted === undefined) {
+    const existing = await trx
+      .selectFrom('ledger_transactions')
+      .select(['id', 'content_hash'])
+      .where('reference', '=', request.reference)
+      .executeTakeFirstOrThrow();
+    if (existing.content_hash !== hash) throw new ReferenceConflictError(request.reference);
+    return { id: existing.id, reference: request.reference, created: false };
+  }
+
+  // Sum per account, then update in a fixed order (by code) so that two postings touching the same
+  // accounts lock them in the same order and cannot deadlock.
+  const perAccount = new Map<string, bigint>();
+  for (const e of request.entries) perAccount.set(e.account, (perAccount.get(e.account) ?? 0n) + e.amount);
+  const ordered = [...perAccount.entries()]
+    .filter(([, amount]) => amount !== 0n)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+
+  const entries: Array<{ account_id: bigint; amount: bigint; balance_after: bigint }> = [];
+  for (const [code, amount] of ordered) {
+    // One conditional UPDATE: a user account moves only if it stays at or above zero.
+    const updated = await trx
+      .updateTable('ledger_accounts')
+      .set({ balance: sql`balance + ${amount}` } as never)
+      .where('code', '=', code)
+      .where((eb) => eb.or([eb('kind', '=', 'system'), eb(sql`balance + ${amount}`, '>=', 0)]))
+      .returning(['id', 'balance'])
+      .executeTakeFirst();
+    if (updated === undefined) {
+      const exists = await trx
+        .selectFrom('ledger_accounts')
+        .select('id')
+        .where('code', '=', code)
+        .executeTakeFirst();
+      throw exists === undefined ? new UnknownAccountError(code) : new InsufficientBalanceError(code);
+    }
+    entries.push({ account_id: updated.id, amount, balance_after: updated.balance });
+  }
+
+  await trx
+    .insertInto('ledger_entries')
+    .values(entries.map((e) => ({ ...e, transaction_id: inserted.id, created_at: now })))
+    .execute();
+  return { id: inserted.id, reference: request.reference, created: true };
+}

@@ -1,0 +1,66 @@
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { type Context, createContext } from './context.ts';
+
+// The process: config → context (database, migrations, job queue) → HTTP → workers, and a graceful
+// stop on SIGTERM/SIGINT: stop accepting, finish requests and jobs in hand, close, exit 0.
+// `--worker-only` runs the job workers without HTTP (npm run worker).
+
+async function main(): Promise<void> {
+  const workerOnly = process.argv.includes('--worker-only');
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`billrail: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  if (workerOnly) config = { ...config, runWorker: true };
+
+  const ctx: Context = await createContext(config);
+  let app: FastifyInstance | undefined;
+  if (!workerOnly) {
+    app = await buildApp(ctx);
+    const address = await app.listen({ port: config.http.port, host: config.http.host });
+    if (config.http.publicBaseUrl === undefined) ctx.baseUrl.current = address;
+  }
+  if (config.runWorker) await ctx.jobs.startWorkers();
+  ctx.logger.info(
+    {
+      baseUrl: ctx.baseUrl.current,
+      database: ctx.database.kind,
+      sandbox: config.sandbox,
+      worker: config.runWorker,
+      api: !workerOnly,
+    },
+    'billrail started',
+  );
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    ctx.logger.info({ signal }, 'stopping');
+    try {
+      await app?.close();
+      await ctx.close();
+      process.exit(0);
+    } catch (error) {
+      ctx.logger.error({ err: error }, 'unclean stop');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `billrail: failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
+  process.exit(1);
+});

@@ -1,0 +1,52 @@
+import type { z } from 'zod';
+import type { Context } from './context.ts';
+
+// An operation of the /_serverFn contract, declared by a domain's ops.ts. The domain knows nothing
+// about Fastify: http/router.ts turns each Operation into a route with validation, auth,
+// idempotency, rate limiting and the envelope.
+
+export type Role = 'user' | 'admin';
+
+export type Caller = {
+  userId: string;
+  sessionId: string;
+  phone: string;
+  roles: Role[];
+};
+
+export type OperationAuth = 'public' | 'user' | 'admin';
+
+export type OperationArgs<I, A extends OperationAuth> = {
+  ctx: Context;
+  input: I;
+  caller: A extends 'public' ? Caller | null : Caller;
+  ip: string;
+};
+
+export type Operation<
+  I extends z.ZodType = z.ZodType,
+  O extends z.ZodType = z.ZodType,
+  A extends OperationAuth = OperationAuth,
+> = {
+  name: string;
+  method: 'GET' | 'POST';
+  auth: A;
+  summary: string;
+  tags: string[];
+  input: I;
+  output: O;
+  /** Defaults to 64 KiB (API.md section 1). */
+  bodyLimitBytes?: number;
+  handler: (args: OperationArgs<z.output<I>, A>) => Promise<z.input<O>>;
+};
+
+/** Identity function that keeps the input and output types of one operation tied together. */
+export function defineOperation<I extends z.ZodType, O extends z.ZodType, A extends OperationAuth>(
+  op: Operation<I, O, A>,
+): Operation<I, O, A> {
+  return op;
+}
+
+// Operations are stored together, so the generic parameters are erased at the registry.
+// biome-ignore lint/suspicious/noExplicitAny: the registry holds operations of every shape.
+export type AnyOperation = Operation<any, any, any>;

@@ -1,0 +1,97 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { Context } from '../context.ts';
+import { toE164 } from '../phone.ts';
+import { SANDBOX_SMS_API_KEY, type SandboxState } from './state.ts';
+
+// The sandbox's simulated outside parties, mounted under /__sandbox/. Each speaks its party's real
+// wire format, and the service reaches it over HTTP through the same adapter it uses in production.
+
+const rateLimitOff = { rateLimit: false } as const;
+const hidden = { hide: true } as const;
+
+export function registerSandbox(app: FastifyInstance, ctx: Context, state: SandboxState): void {
+  // The SMS gateway (Termii's wire shape): accepts a message and remembers the last one per phone.
+  app.post(
+    '/__sandbox/sms-gateway/api/sms/send',
+    { schema: hidden, config: rateLimitOff },
+    async (request, reply) => {
+      const body = z
+        .object({
+          api_key: z.string(),
+          to: z.string(),
+          from: z.string(),
+          sms: z.string(),
+          type: z.string(),
+          channel: z.string(),
+        })
+        .safeParse(request.body);
+      if (!body.success) return reply.code(400).send({ message: 'invalid request' });
+      if (body.data.api_key !== SANDBOX_SMS_API_KEY)
+        return reply.code(401).send({ message: 'invalid api key' });
+      const phone = toE164(body.data.to);
+      if (phone === null) return reply.code(400).send({ message: 'invalid destination' });
+      const code = /\b(\d{6})\b/.exec(body.data.sms)?.[1] ?? null;
+      state.lastSms.set(phone, {
+        phone,
+        message: body.data.sms,
+        code,
+        sentAt: ctx.clock.now().toISOString(),
+      });
+      return {
+        message_id: crypto.randomUUID(),
+        message: 'Successfully Sent',
+        balance: 1000,
+        user: 'billrail sandbox',
+      };
+    },
+  );
+
+  // What a tester's phone would have received.
+  app.get('/__sandbox/sms', { schema: hidden, config: rateLimitOff }, async (request, reply) => {
+    const raw = (request.query as { phone?: unknown }).phone;
+    const phone = typeof raw === 'string' ? toE164(raw) : null;
+    if (phone === null) {
+      return reply
+        .code(400)
+        .send({ success: false, error: { code: 'VALIDATION_ERROR', message: 'phone is required' } });
+    }
+    const sms = state.lastSms.get(phone);
+    if (sms === undefined) {
+      return reply
+        .code(404)
+        .send({ success: false, error: { code: 'NOT_FOUND', message: 'no SMS sent to this phone' } });
+    }
+    return { success: true, data: sms };
+  });
+
+  app.get('/__sandbox/clock', { schema: hidden, config: rateLimitOff }, async () => ({
+    success: true,
+    data: { now: ctx.clock.now().toISOString() },
+  }));
+
+  app.post('/__sandbox/clock', { schema: hidden, config: rateLimitOff }, async (request, reply) => {
+    const body = z
+      .object({
+        advanceSeconds: z
+          .number()
+          .int()
+          .min(0)
+          .max(10 * 365 * 24 * 60 * 60),
+      })
+      .strict()
+      .safeParse(request.body);
+    if (!body.success || ctx.sandboxClock === undefined) {
+      return reply
+        .code(400)
+        .send({
+          success: false,
+          error: { code: 'VALIDATION_ERROR', message: 'advanceSeconds: a whole number of seconds ≥ 0' },
+        });
+    }
+    ctx.sandboxClock.advance(body.data.advanceSeconds);
+    // Whatever became due by the new time happens before the answer, so a client sees its effects.
+    await ctx.jobs.runClockDrivenJobs();
+    return { success: true, data: { now: ctx.clock.now().toISOString() } };
+  });
+}

@@ -1,0 +1,15 @@
+// In-memory state of the sandbox's simulated outside parties. It lives as long as the process,
+// like a provider's own test environment would between test runs.
+
+export const SANDBOX_SMS_API_KEY = 'sandbox-sms-key';
+
+export type SandboxSms = { phone: string; message: string; code: string | null; sentAt: string };
+
+export type SandboxState = {
+  /** The last SMS sent to each phone (E.164). */
+  lastSms: Map<string, SandboxSms>;
+};
+
+export function createSandboxState(): SandboxState {
+  return { lastSms: new Map() };
+}
