@@ -76,7 +76,7 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
     hook: 'preValidation',
     keyGenerator: (request) =>
       request.caller !== null ? `user:${request.caller.userId}` : `ip:${request.ip}`,
-    ...(redis !== undefined ? { redis, nameSpace: 'billrail-rl:' } : {}),
+    ...(redis !== undefined ? { redis, nameSpace: ctx.rateLimitNamespace } : {}),
     errorResponseBuilder: (_request, context) =>
       new AppError('RATE_LIMITED', 'too many requests; slow down', {
         retryAfterSeconds: Math.max(1, Math.ceil(context.ttl / 1000)),

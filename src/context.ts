@@ -28,6 +28,8 @@ export type Context = {
   /** The service's own public base URL; known only after listen when PORT is 0. */
   baseUrl: { current: string };
   sandbox: SandboxState | undefined;
+  /** Prefix of rate-limit keys in Redis, so that separate deployments (or tests) do not share counts. */
+  rateLimitNamespace: string;
   close(): Promise<void>;
 };
 
@@ -35,6 +37,7 @@ export type ContextOverrides = {
   database?: DatabaseTarget;
   clock?: Clock;
   logger?: Logger;
+  rateLimitNamespace?: string;
 };
 
 export function createLogger(config: Config): Logger {
@@ -98,6 +101,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     adminPhones,
     baseUrl,
     sandbox,
+    rateLimitNamespace: overrides.rateLimitNamespace ?? 'billrail-rl:',
   } as Omit<Context, 'jobs' | 'close'> as Context;
   try {
     ctx.jobs = await createJobQueue(database, jobDefinitions(ctx), { logger, runWorkers: config.runWorker });

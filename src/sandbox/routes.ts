@@ -82,12 +82,10 @@ export function registerSandbox(app: FastifyInstance, ctx: Context, state: Sandb
       .strict()
       .safeParse(request.body);
     if (!body.success || ctx.sandboxClock === undefined) {
-      return reply
-        .code(400)
-        .send({
-          success: false,
-          error: { code: 'VALIDATION_ERROR', message: 'advanceSeconds: a whole number of seconds ≥ 0' },
-        });
+      return reply.code(400).send({
+        success: false,
+        error: { code: 'VALIDATION_ERROR', message: 'advanceSeconds: a whole number of seconds ≥ 0' },
+      });
     }
     ctx.sandboxClock.advance(body.data.advanceSeconds);
     // Whatever became due by the new time happens before the answer, so a client sees its effects.

@@ -1,0 +1,179 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.ts';
+import type { Clock } from '../../src/clock.ts';
+import { loadConfig } from '../../src/config.ts';
+import { type Context, createContext } from '../../src/context.ts';
+import { createTestDatabase } from './database.ts';
+
+// A fresh world per test file: its own database, context and app, listening on a real port so that
+// the adapters reach the sandbox simulators over HTTP exactly as in production.
+
+export type World = {
+  ctx: Context;
+  app: FastifyInstance;
+  baseUrl: string;
+  close(): Promise<void>;
+};
+
+export type WorldOptions = {
+  env?: Record<string, string>;
+  clock?: Clock;
+};
+
+export async function createWorld(options: WorldOptions = {}): Promise<World> {
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    SANDBOX: '1',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    RATE_LIMIT_PER_MINUTE: '100000',
+    PORT: '0',
+    WORKER: '0',
+    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+    ...options.env,
+  });
+  const database = await createTestDatabase();
+  const ctx = await createContext(config, {
+    database: database.target,
+    ...(options.clock !== undefined ? { clock: options.clock } : {}),
+    rateLimitNamespace: `billrail-test-${randomBytes(4).toString('hex')}:`,
+  });
+  const app = await buildApp(ctx);
+  const baseUrl = await app.listen({ port: 0, host: '127.0.0.1' });
+  ctx.baseUrl.current = baseUrl;
+  return {
+    ctx,
+    app,
+    baseUrl,
+    async close() {
+      await app.close();
+      await ctx.close();
+      await database.drop();
+    },
+  };
+}
+
+export type ApiResponse<T = unknown> = {
+  status: number;
+  headers: Headers;
+  body:
+    | { success: true; data: T }
+    | {
+        success: false;
+        error: { code: string; message: string; errorId?: string; details?: Record<string, unknown> };
+      };
+};
+
+export type CallOptions = {
+  token?: string;
+  idempotencyKey?: string | null;
+  headers?: Record<string, string>;
+};
+
+/** Calls an operation the way a client does: GET with query parameters, POST with {data} and a key. */
+export async function call<T = unknown>(
+  world: World,
+  method: 'GET' | 'POST',
+  operation: string,
+  data: Record<string, unknown> = {},
+  options: CallOptions = {},
+): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+  let url = `${world.baseUrl}/_serverFn/${operation}`;
+  let body: string | undefined;
+  if (method === 'GET') {
+    const query = new URLSearchParams(Object.entries(data).map(([k, v]) => [k, String(v)]));
+    if ([...query].length > 0) url += `?${query}`;
+  } else {
+    headers['content-type'] = 'application/json';
+    const key = options.idempotencyKey === undefined ? randomUUID() : options.idempotencyKey;
+    if (key !== null) headers['idempotency-key'] = key;
+    body = JSON.stringify({ data });
+  }
+  const response = await fetch(url, { method, headers, ...(body !== undefined ? { body } : {}) });
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: (await response.json()) as ApiResponse<T>['body'],
+  };
+}
+
+export const get = <T = unknown>(
+  world: World,
+  operation: string,
+  data?: Record<string, unknown>,
+  options?: CallOptions,
+) => call<T>(world, 'GET', operation, data, options);
+export const post = <T = unknown>(
+  world: World,
+  operation: string,
+  data?: Record<string, unknown>,
+  options?: CallOptions,
+) => call<T>(world, 'POST', operation, data, options);
+
+/** The data of a successful response; fails the test with the error otherwise. */
+export function ok<T>(response: ApiResponse<T>): T {
+  if (response.status !== 200 || !response.body.success) {
+    throw new Error(`expected success, got ${response.status}: ${JSON.stringify(response.body)}`);
+  }
+  return response.body.data;
+}
+
+/** The error of a failed response; fails the test if it succeeded. */
+export function failure(response: ApiResponse) {
+  if (response.body.success)
+    throw new Error(`expected an error, got ${response.status}: ${JSON.stringify(response.body)}`);
+  return { status: response.status, ...response.body.error };
+}
+
+let phoneCounter = 0;
+/** A distinct valid Nigerian number per call (0803 prefix, MTN), in local format. */
+export function uniquePhone(): string {
+  phoneCounter += 1;
+  const suffix = `${process.pid % 1000}${phoneCounter}`.padStart(7, '0').slice(-7);
+  return `0803${suffix}`;
+}
+
+export async function readSms(
+  world: World,
+  phone: string,
+): Promise<{ phone: string; message: string; code: string }> {
+  const response = await fetch(`${world.baseUrl}/__sandbox/sms?phone=${encodeURIComponent(phone)}`);
+  const body = (await response.json()) as {
+    success: boolean;
+    data: { phone: string; message: string; code: string };
+  };
+  if (!body.success) throw new Error(`no SMS for ${phone}`);
+  return body.data;
+}
+
+export type SignedIn = {
+  phone: string;
+  userId: string;
+  accessToken: string;
+  refreshToken: string;
+};
+
+/** Signs a phone in through requestOtp, the sandbox SMS and verifyOtp. */
+export async function signIn(
+  world: World,
+  phone = uniquePhone(),
+  extra: Record<string, unknown> = {},
+): Promise<SignedIn> {
+  ok(await post(world, 'requestOtp', { phone }));
+  const { code } = await readSms(world, phone);
+  const session = ok(
+    await post<{ accessToken: string; refreshToken: string; user: { id: string } }>(world, 'verifyOtp', {
+      phone,
+      code,
+      ...extra,
+    }),
+  );
+  return {
+    phone,
+    userId: session.user.id,
+    accessToken: session.accessToken,
+    refreshToken: session.refreshToken,
+  };
+}
