@@ -83,7 +83,7 @@ export async function call<T = unknown>(
   let url = `${world.baseUrl}/_serverFn/${operation}`;
   let body: string | undefined;
   if (method === 'GET') {
-    const query = new URLSearchParams(Object.entries(data).map(([k, v]) => [k, String(v)]));
+    const query = new URLSearchParams(Object.entries(data).map(([k, v]): [string, string] => [k, String(v)]));
     if ([...query].length > 0) url += `?${query}`;
   } else {
     headers['content-type'] = 'application/json';
