@@ -29,6 +29,8 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
     trustProxy: ctx.config.env === 'production',
     requestTimeout: 30_000,
     genReqId: () => crypto.randomUUID(),
+    // Errors Fastify raises before routing (a malformed URL such as /_serverFn/%) get the envelope too.
+    frameworkErrors: (error, request, reply) => sendError(reply, toErrorResponse(error, request)),
   });
   app.decorateRequest('caller', null);
   app.decorateRequest('requestHash', '');

@@ -65,7 +65,9 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     (config.database.url !== undefined
       ? { kind: 'postgres', url: config.database.url, poolMax: config.database.poolMax }
       : { kind: 'pglite', dataDir: config.dataDir });
-  const database = await openDatabase(target);
+  const database = await openDatabase(target, {
+    onIdleError: (error) => logger.warn({ err: error }, 'idle database connection failed'),
+  });
   try {
     await migrateToLatest(database.db as Kysely<unknown>);
   } catch (error) {

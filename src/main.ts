@@ -21,8 +21,35 @@ async function main(): Promise<void> {
   }
   if (workerOnly) config = { ...config, runWorker: true };
 
-  const ctx: Context = await createContext(config);
+  // The handlers are in place before anything starts: a SIGTERM that arrives while the process
+  // starts (or just after /healthz first answers) must stop it gracefully, not kill it outright.
+  // One that arrives before start-up has finished waits for it, then stops.
+  let ctx: Context | undefined;
   let app: FastifyInstance | undefined;
+  let started = false;
+  let stopRequested: string | undefined;
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    ctx?.logger.info({ signal }, 'stopping');
+    try {
+      await app?.close();
+      await ctx?.close();
+      process.exit(0);
+    } catch (error) {
+      ctx?.logger.error({ err: error }, 'unclean stop');
+      process.exit(1);
+    }
+  };
+  const onSignal = (signal: string) => {
+    if (started) void stop(signal);
+    else stopRequested ??= signal;
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
+
+  ctx = await createContext(config);
   if (!workerOnly) {
     app = await buildApp(ctx);
     const address = await app.listen({ port: config.http.port, host: config.http.host });
@@ -39,23 +66,8 @@ async function main(): Promise<void> {
     },
     'billrail started',
   );
-
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    ctx.logger.info({ signal }, 'stopping');
-    try {
-      await app?.close();
-      await ctx.close();
-      process.exit(0);
-    } catch (error) {
-      ctx.logger.error({ err: error }, 'unclean stop');
-      process.exit(1);
-    }
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  started = true;
+  if (stopRequested !== undefined) await stop(stopRequested);
 }
 
 main().catch((error: unknown) => {

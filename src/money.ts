@@ -5,22 +5,39 @@ import assert from 'node:assert/strict';
 
 const NAIRA_PATTERN = /^(\d+)(?:\.(\d{1,2}))?$/;
 
-/** True when n is a non-negative naira amount with at most two decimals. */
+/**
+ * The largest amount, in kobo, that crosses the edge as a JSON number: 9,999,999,999,999.99 naira.
+ * A number carries 15 significant decimal digits exactly; beyond that two naira amounts a kobo apart
+ * can be the same number (90071992547409.99 reads as ...409.98), so larger amounts are refused
+ * rather than silently turned into other amounts.
+ */
+export const nairaKoboMax = 999_999_999_999_999n;
+
+function parseNaira(naira: number): bigint | null {
+  if (!Number.isFinite(naira) || naira < 0) return null;
+  const match = NAIRA_PATTERN.exec(String(naira));
+  if (match === null) return null;
+  const whole = match[1] ?? '0';
+  const fraction = (match[2] ?? '').padEnd(2, '0');
+  const kobo = BigInt(whole) * 100n + BigInt(fraction);
+  return kobo <= nairaKoboMax ? kobo : null;
+}
+
+/** True when n is a non-negative naira amount with at most two decimals, within nairaKoboMax. */
 export function isNairaAmount(n: number): boolean {
-  return Number.isFinite(n) && n >= 0 && NAIRA_PATTERN.test(String(n));
+  return parseNaira(n) !== null;
 }
 
 export function nairaToKobo(naira: number): bigint {
-  const match = NAIRA_PATTERN.exec(String(naira));
-  assert.ok(match, `not a naira amount with at most two decimals: ${naira}`);
-  const whole = match[1] ?? '0';
-  const fraction = (match[2] ?? '').padEnd(2, '0');
-  return BigInt(whole) * 100n + BigInt(fraction);
+  const kobo = parseNaira(naira);
+  assert.ok(kobo !== null, `not a naira amount (two decimals at most, within nairaKoboMax): ${naira}`);
+  return kobo;
 }
 
 export function koboToNaira(kobo: bigint): number {
   const negative = kobo < 0n;
   const abs = negative ? -kobo : kobo;
+  assert.ok(abs <= nairaKoboMax, `${kobo} kobo cannot be shown exactly as a naira number`);
   const text = `${negative ? '-' : ''}${abs / 100n}.${(abs % 100n).toString().padStart(2, '0')}`;
   return Number(text);
 }

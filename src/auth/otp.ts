@@ -73,8 +73,9 @@ export async function requestOtp(deps: OtpDeps, phone: string): Promise<{ expire
 export type OtpCheck = { ok: true } | { ok: false; attemptsLeft: number };
 
 /**
- * Consumes one attempt of the phone's current code. A correct code is used up; five attempts,
- * right or wrong, use up the code. Safe under concurrent attempts: each one is counted by the UPDATE.
+ * Consumes one attempt of the phone's current code. A right code is used up at once; five
+ * attempts, right or wrong, use up the code. Safe under concurrent attempts: each one is counted
+ * by the UPDATE.
  */
 export async function consumeOtp(deps: Omit<OtpDeps, 'sms'>, phone: string, code: string): Promise<OtpCheck> {
   const now = deps.clock.now();
@@ -88,13 +89,15 @@ export async function consumeOtp(deps: Omit<OtpDeps, 'sms'>, phone: string, code
     .executeTakeFirst();
   if (row === undefined) return { ok: false, attemptsLeft: 0 };
   if (sameDigest(row.code_hash, otpHash(deps.pepper, phone, code))) {
+    // Used up, not deleted: the row still holds sent_at, so the 60 s resend window stays closed
+    // after a sign-in too. Only one of two concurrent right attempts can use it.
     const consumed = await deps.db
-      .deleteFrom('otp_codes')
+      .updateTable('otp_codes')
+      .set({ code_hash: 'used', attempts: OTP_ATTEMPTS_MAX, expires_at: now })
       .where('phone', '=', phone)
       .where('code_hash', '=', row.code_hash)
       .executeTakeFirst();
-    // A concurrent request with the same right code may have used it first: only one wins.
-    if (consumed.numDeletedRows === 1n) return { ok: true };
+    if (consumed.numUpdatedRows === 1n) return { ok: true };
     return { ok: false, attemptsLeft: 0 };
   }
   return { ok: false, attemptsLeft: OTP_ATTEMPTS_MAX - row.attempts };

@@ -25,7 +25,12 @@ export type Database = {
   close(): Promise<void>;
 };
 
-export async function openDatabase(target: DatabaseTarget): Promise<Database> {
+export type DatabaseOptions = {
+  /** Errors of idle pooled connections (a server restart, a failover): reported, never fatal. */
+  onIdleError?: (error: Error) => void;
+};
+
+export async function openDatabase(target: DatabaseTarget, options: DatabaseOptions = {}): Promise<Database> {
   if (target.kind === 'postgres') {
     const pool = new pg.Pool({
       connectionString: target.url,
@@ -39,6 +44,8 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
             : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
       },
     });
+    // Without a listener, an idle client's error (the server closed it) would crash the process.
+    pool.on('error', (error) => options.onIdleError?.(error));
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     return { kind: 'postgres', db, pglite: undefined, url: target.url, close: () => db.destroy() };
   }

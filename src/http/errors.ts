@@ -61,17 +61,20 @@ type ValidationIssue = { path: Array<string | number>; message: string };
 function validationIssues(error: FastifyError): ValidationIssue[] {
   const context = (error as { validationContext?: string }).validationContext;
   const prefix = context === 'querystring' ? ['query'] : [];
-  return (error.validation ?? []).map((v) => {
+  return (error.validation ?? []).flatMap((v) => {
     const issuePath = (v.params as { issue?: { path?: Array<string | number> } } | undefined)?.issue?.path;
     const path =
       issuePath ??
       String(v.instancePath ?? '')
         .split('/')
         .filter((s) => s !== '');
-    return {
-      path: [...prefix, ...path.map((p) => (typeof p === 'number' ? p : String(p)))],
-      message: v.message ?? 'invalid',
-    };
+    const at = [...prefix, ...path.map((p) => (typeof p === 'number' ? p : String(p)))];
+    // zod reports unknown fields on their parent object; the client needs the field itself.
+    const unknownKeys = (v.params as { keys?: unknown } | undefined)?.keys;
+    if (v.keyword === 'unrecognized_keys' && Array.isArray(unknownKeys)) {
+      return unknownKeys.map((key) => ({ path: [...at, String(key)], message: 'unknown field' }));
+    }
+    return [{ path: at, message: v.message ?? 'invalid' }];
   });
 }
 

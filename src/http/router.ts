@@ -23,13 +23,45 @@ declare module 'fastify' {
   }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const idempotencyKey = z.uuid();
 
 function bearerToken(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
   if (typeof header !== 'string') return null;
-  const match = /^Bearer ([A-Za-z0-9_-]{20,200})$/.exec(header);
+  const match = /^Bearer ([A-Za-z0-9_-]{20,200})$/i.exec(header);
   return match?.[1] ?? null;
+}
+
+/** Input nested deeper than this is refused before anything walks it recursively. */
+const INPUT_DEPTH_MAX = 32;
+
+/**
+ * What no schema reliably catches, found without recursion: nesting deep enough to overflow the
+ * recursive walks of hashing and validation (a 500), and NUL characters, which PostgreSQL refuses in
+ * text and jsonb (a 500 too, from any string field a schema lets through).
+ */
+function unsafeInput(
+  value: unknown,
+  root: Array<string | number>,
+): { path: Array<string | number>; message: string } | null {
+  const pending: Array<{ value: unknown; path: Array<string | number> }> = [{ value, path: root }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (typeof next.value === 'string') {
+      if (next.value.includes('\u0000')) return { path: next.path, message: 'NUL characters are not allowed' };
+      continue;
+    }
+    if (next.value === null || typeof next.value !== 'object') continue;
+    if (next.path.length - root.length >= INPUT_DEPTH_MAX) {
+      return { path: next.path, message: `nested deeper than ${INPUT_DEPTH_MAX} levels` };
+    }
+    const isArray = Array.isArray(next.value);
+    for (const [name, child] of Object.entries(next.value)) {
+      const path = [...next.path, isArray ? Number(name) : name];
+      if (name.includes('\u0000')) return { path, message: 'NUL characters are not allowed' };
+      pending.push({ value: child, path });
+    }
+  }
+  return null;
 }
 
 export function registerOperations(
@@ -61,7 +93,7 @@ function registerOperation(
     ...(op.auth === 'public' ? {} : { security: [{ bearer: [] }] }),
     ...(isPost ? { body: z.object({ data: op.input }).strict() } : { querystring: op.input }),
     ...(isPost
-      ? { headers: z.object({ 'idempotency-key': z.uuid().describe('A fresh UUID per logical request') }) }
+      ? { headers: z.looseObject({ 'idempotency-key': idempotencyKey.describe('A fresh UUID per logical request') }) }
       : {}),
     response: { 200: success },
   };
@@ -96,9 +128,8 @@ function registerOperation(
       request.caller = caller;
     },
     preValidation: async (request, reply) => {
-      if (!isPost) return;
       const key = request.headers['idempotency-key'];
-      if (typeof key !== 'string' || !UUID.test(key)) {
+      if (isPost && !idempotencyKey.safeParse(key).success) {
         return sendError(
           reply,
           toErrorResponse(
@@ -107,6 +138,19 @@ function registerOperation(
           ),
         );
       }
+      const unsafe = unsafeInput(isPost ? request.body : request.query, isPost ? [] : ['query']);
+      if (unsafe !== null) {
+        return sendError(
+          reply,
+          toErrorResponse(
+            new AppError('VALIDATION_ERROR', 'the input does not match the schema', {
+              details: { issues: [unsafe] },
+            }),
+            request,
+          ),
+        );
+      }
+      if (!isPost) return;
       // The body as sent, not the schema's output: 0803... and +234803... are different requests.
       const data = (request.body as { data?: unknown } | null | undefined)?.data;
       request.requestHash = requestHash(op.name, canonicalJson(data ?? null));

@@ -69,12 +69,20 @@ function validate(request: PostingRequest): void {
   assert.ok(request.entries.length >= 2, 'a posting needs at least two entries');
   assert.ok(request.entries.length <= ENTRIES_MAX, 'too many entries in one posting');
   let sum = 0n;
+  const perAccount = new Map<string, bigint>();
   for (const e of request.entries) {
     assert.equal(typeof e.amount, 'bigint', 'ledger amounts are bigint kobo');
     assert.notEqual(e.amount, 0n, 'a ledger entry moves a non-zero amount');
     sum += e.amount;
+    perAccount.set(e.account, (perAccount.get(e.account) ?? 0n) + e.amount);
   }
   assert.equal(sum, 0n, 'the entries of a posting must sum to zero');
+  // Entries are netted per account before they are written; a posting whose entries cancel out on
+  // every account would store a transaction with no entries, which moves nothing.
+  assert.ok(
+    [...perAccount.values()].some((amount) => amount !== 0n),
+    'a posting must move money between at least two accounts',
+  );
 }
 
 /**
@@ -88,7 +96,25 @@ export async function post(
 ): Promise<Posting> {
   validate(request);
   if (!db.isTransaction) return db.transaction().execute((trx) => postInTransaction(trx, request, now));
-  return postInTransaction(db as Transaction<DB>, request, now);
+  // Inside the caller's transaction a failed posting must leave nothing behind even when the caller
+  // catches the error (say InsufficientBalanceError) and commits its other writes: without the
+  // savepoint, the reference row and the balance updates made before the failure would commit
+  // without their entries, and the reference could never be posted again.
+  const trx = db as Transaction<DB>;
+  await sql`savepoint ledger_posting`.execute(trx);
+  let posting: Posting;
+  try {
+    posting = await postInTransaction(trx, request, now);
+  } catch (error) {
+    try {
+      await sql`rollback to savepoint ledger_posting`.execute(trx);
+    } catch (rollbackError) {
+      throw new AggregateError([error, rollbackError], 'a failed posting could not be rolled back');
+    }
+    throw error;
+  }
+  await sql`release savepoint ledger_posting`.execute(trx);
+  return posting;
 }
 
 async function postInTransaction(trx: Transaction<DB>, request: PostingRequest, now: Date): Promise<Posting> {

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import { buildApp } from '../../src/app.ts';
 import type { Clock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -19,6 +20,8 @@ export type World = {
 export type WorldOptions = {
   env?: Record<string, string>;
   clock?: Clock;
+  /** Replaces the context's logger, e.g. one writing to memory so that a test can read the log. */
+  logger?: Logger;
 };
 
 export async function createWorld(options: WorldOptions = {}): Promise<World> {
@@ -36,6 +39,7 @@ export async function createWorld(options: WorldOptions = {}): Promise<World> {
   const ctx = await createContext(config, {
     database: database.target,
     ...(options.clock !== undefined ? { clock: options.clock } : {}),
+    ...(options.logger !== undefined ? { logger: options.logger } : {}),
     rateLimitNamespace: `billrail-test-${randomBytes(4).toString('hex')}:`,
   });
   const app = await buildApp(ctx);
@@ -176,4 +180,18 @@ export async function signIn(
     accessToken: session.accessToken,
     refreshToken: session.refreshToken,
   };
+}
+
+/**
+ * Moves the sandbox clock past the 60 s OTP resend window (without running jobs), so the same phone
+ * may ask for a new code: a sign-in uses up its code but keeps the window closed.
+ */
+export function passOtpResendWindow(world: World): void {
+  world.ctx.sandboxClock!.advance(61);
+}
+
+/** Signs an already signed-in phone in again, as a second device would a minute later. */
+export async function signInAgain(world: World, phone: string, extra: Record<string, unknown> = {}): Promise<SignedIn> {
+  passOtpResendWindow(world);
+  return signIn(world, phone, extra);
 }

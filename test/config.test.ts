@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.ts';
+
+// loadConfig is the only reader of the environment (API.md section 13): defaults, refusals, and a
+// one-line message that names the variable at fault.
+
+/** What a production deployment must set when the sandbox is off. */
+const productionEnv = {
+  NODE_ENV: 'production',
+  PAYMENT_SIGNING_SECRET: 'sk_live_0123456789abcdef',
+  SECRET_PEPPER: 'a-long-production-pepper-value',
+  SMS_BASE_URL: 'https://sms.example.com',
+  SMS_API_KEY: 'sms-api-key',
+  PUBLIC_BASE_URL: 'https://api.example.com/',
+};
+
+/** Asserts that loading env throws a ConfigError whose single line names the variable. */
+function assertRefused(env: Record<string, string | undefined>, variable: string): void {
+  assert.throws(
+    () => loadConfig(env),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError, `expected a ConfigError, got ${String(error)}`);
+      assert.equal(error.name, 'ConfigError');
+      assert.doesNotMatch(error.message, /\n/, 'one line');
+      assert.match(error.message, new RegExp(`\\b${variable}\\b`), error.message);
+      return true;
+    },
+  );
+}
+
+describe('loadConfig', () => {
+  it('applies the documented defaults to an empty environment', () => {
+    const config = loadConfig({});
+    assert.equal(config.env, 'development');
+    assert.equal(config.http.port, 3000);
+    assert.equal(config.http.host, '127.0.0.1');
+    assert.equal(config.http.publicBaseUrl, undefined);
+    assert.equal(config.dataDir, path.resolve('./data'));
+    assert.equal(config.database.url, undefined);
+    assert.equal(config.redisUrl, undefined);
+    assert.equal(config.sandbox, true);
+    assert.equal(config.secrets.paymentSigning, 'sk_test_sandbox');
+    assert.equal(typeof config.secrets.pepper, 'string');
+    assert.ok(config.secrets.pepper.length >= 16);
+    assert.deepEqual(config.adminPhones, []);
+    assert.equal(config.rateLimitPerMinute, 120);
+    assert.equal(config.runWorker, true);
+  });
+
+  it('keeps the sandbox on in test and treats blank variables as unset', () => {
+    assert.equal(loadConfig({ NODE_ENV: 'test' }).sandbox, true);
+    const blank = loadConfig({ PORT: '', HOST: '', DATABASE_URL: '', SANDBOX: '' });
+    assert.equal(blank.http.port, 3000);
+    assert.equal(blank.http.host, '127.0.0.1');
+    assert.equal(blank.database.url, undefined);
+    assert.equal(blank.sandbox, true);
+  });
+
+  it('reads the variables it is given', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'postgres://user@db.internal:5432/billrail',
+      REDIS_URL: 'redis://cache:6379',
+      RATE_LIMIT_PER_MINUTE: '30',
+      ADMIN_PHONES: ' 08031234567 , +2348037654321,',
+      PUBLIC_BASE_URL: 'https://sandbox.example.com//',
+      SANDBOX: '0',
+      PAYMENT_SIGNING_SECRET: 'sk_live_0123456789abcdef',
+      SECRET_PEPPER: 'a-long-production-pepper-value',
+      SMS_BASE_URL: 'https://sms.example.com',
+      SMS_API_KEY: 'key',
+    });
+    assert.equal(config.http.port, 8080);
+    assert.equal(config.http.host, '0.0.0.0');
+    assert.equal(config.database.url, 'postgres://user@db.internal:5432/billrail');
+    assert.equal(config.redisUrl, 'redis://cache:6379');
+    assert.equal(config.rateLimitPerMinute, 30);
+    assert.deepEqual(config.adminPhones, ['08031234567', '+2348037654321']);
+    assert.equal(config.http.publicBaseUrl, 'https://sandbox.example.com');
+    assert.equal(config.sandbox, false);
+    assert.equal(config.secrets.paymentSigning, 'sk_live_0123456789abcdef');
+  });
+
+  it('refuses a bad PORT, naming it', () => {
+    for (const value of ['abc', '-1', '65536', '80.5', 'eighty']) assertRefused({ PORT: value }, 'PORT');
+  });
+
+  it('refuses a bad DATABASE_URL, naming it', () => {
+    for (const value of ['not a url', 'mysql://db/billrail', 'http://db:5432/billrail', 'postgres']) {
+      assertRefused({ DATABASE_URL: value }, 'DATABASE_URL');
+    }
+  });
+
+  it('refuses a bad RATE_LIMIT_PER_MINUTE, naming it', () => {
+    for (const value of ['0', '-5', 'many', '1.5', '1000001']) {
+      assertRefused({ RATE_LIMIT_PER_MINUTE: value }, 'RATE_LIMIT_PER_MINUTE');
+    }
+  });
+
+  it('refuses other bad values, naming them', () => {
+    assertRefused({ NODE_ENV: 'staging' }, 'NODE_ENV');
+    assertRefused({ SANDBOX: 'yes' }, 'SANDBOX');
+    assertRefused({ REDIS_URL: 'http://cache:6379' }, 'REDIS_URL');
+    assertRefused({ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL');
+  });
+
+  it('turns the sandbox off in production and refuses SANDBOX=1 there', () => {
+    assert.equal(loadConfig(productionEnv).sandbox, false);
+    assertRefused({ ...productionEnv, SANDBOX: '1' }, 'SANDBOX');
+    assertRefused({ ...productionEnv, SANDBOX: 'true' }, 'SANDBOX');
+  });
+
+  it('refuses production without its secrets and SMS settings, naming the missing one', () => {
+    for (const missing of [
+      'PAYMENT_SIGNING_SECRET',
+      'SECRET_PEPPER',
+      'SMS_BASE_URL',
+      'SMS_API_KEY',
+      'PUBLIC_BASE_URL',
+    ] as const) {
+      assertRefused({ ...productionEnv, [missing]: undefined }, missing);
+    }
+    assertRefused({ NODE_ENV: 'production' }, 'PAYMENT_SIGNING_SECRET');
+    // Present but too weak to be a real secret.
+    assertRefused({ ...productionEnv, SECRET_PEPPER: 'short' }, 'SECRET_PEPPER');
+  });
+
+  it('refuses the sandbox signing secret outside the sandbox', () => {
+    assertRefused({ ...productionEnv, PAYMENT_SIGNING_SECRET: 'sk_test_sandbox' }, 'PAYMENT_SIGNING_SECRET');
+    const { PUBLIC_BASE_URL: _unused, ...rest } = productionEnv;
+    assertRefused({ ...rest, NODE_ENV: 'development', SANDBOX: '0', PAYMENT_SIGNING_SECRET: 'sk_test_sandbox' }, 'PAYMENT_SIGNING_SECRET');
+    // Inside the sandbox it is the default, and setting it explicitly is fine.
+    assert.equal(loadConfig({ PAYMENT_SIGNING_SECRET: 'sk_test_sandbox' }).secrets.paymentSigning, 'sk_test_sandbox');
+  });
+});

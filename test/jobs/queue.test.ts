@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { JOB_MAINTENANCE } from '../../src/jobs/definitions.ts';
+import { onPostgres } from '../helpers/database.ts';
+import { createWorld, type World } from '../helpers/world.ts';
+
+// A job enqueued inside a transaction exists exactly when the transaction commits (STYLE.md rule 4).
+// On PGlite this is also the DESIGN.md pitfall: the first enqueue inside a transaction must not wait
+// on pg-boss's own handle, which would hang behind the open transaction. The world is fresh, so the
+// first send below is the first this queue ever sees, and it happens inside a transaction.
+
+/** A hang is the failure this file guards against: fail fast instead of waiting for the suite timeout. */
+const HANG_GUARD = { timeout: 30_000 };
+
+class Rollback extends Error {}
+
+async function jobById(world: World, id: string): Promise<{ name: string; data: unknown } | undefined> {
+  const result = await sql<{ name: string; data: unknown }>`
+    select name, data from pgboss.job where id = ${id}
+  `.execute(world.ctx.db);
+  return result.rows[0];
+}
+
+describe(`enqueueing inside a transaction (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
+  let world: World;
+  before(async () => {
+    world = await createWorld();
+  });
+  after(() => world?.close());
+
+  it('keeps the job when the transaction commits', HANG_GUARD, async () => {
+    const id = await world.ctx.db.transaction().execute(async (trx) => {
+      const sent = await world.ctx.jobs.send(JOB_MAINTENANCE, { probe: 'commit' }, { db: trx });
+      assert.ok(sent !== null, 'send returned no id');
+      // Visible to the transaction itself...
+      const inside = await sql<{ n: bigint }>`select count(*) as n from pgboss.job where id = ${sent}`.execute(trx);
+      assert.equal(inside.rows[0]?.n, 1n);
+      if (onPostgres()) {
+        // ...and to no one else before the commit (on PGlite another handle would wait for the commit).
+        assert.equal(await jobById(world, sent), undefined);
+      }
+      return sent;
+    });
+    const job = await jobById(world, id);
+    assert.deepEqual(job, { name: JOB_MAINTENANCE, data: { probe: 'commit' } });
+  });
+
+  it('drops the job when the transaction rolls back', HANG_GUARD, async () => {
+    let id: string | null = null;
+    await assert.rejects(
+      world.ctx.db.transaction().execute(async (trx) => {
+        id = await world.ctx.jobs.send(JOB_MAINTENANCE, { probe: 'rollback' }, { db: trx });
+        assert.ok(id !== null);
+        const inside = await sql<{ n: bigint }>`select count(*) as n from pgboss.job where id = ${id}`.execute(trx);
+        assert.equal(inside.rows[0]?.n, 1n);
+        throw new Rollback('roll back');
+      }),
+      Rollback,
+    );
+    assert.ok(id !== null);
+    assert.equal(await jobById(world, id), undefined);
+    // The database is usable afterwards: nothing is left waiting on the rolled-back transaction.
+    const count = await sql<{ n: bigint }>`select count(*) as n from pgboss.job where name = ${JOB_MAINTENANCE}`.execute(
+      world.ctx.db,
+    );
+    assert.equal(count.rows[0]?.n, 1n, 'only the committed job of the test above');
+  });
+
+  it('enqueues outside a transaction too', HANG_GUARD, async () => {
+    const id = await world.ctx.jobs.send(JOB_MAINTENANCE, { probe: 'plain' });
+    assert.ok(id !== null);
+    assert.deepEqual(await jobById(world, id), { name: JOB_MAINTENANCE, data: { probe: 'plain' } });
+  });
+
+  it('refuses a queue it does not know instead of creating one', HANG_GUARD, async () => {
+    await assert.rejects(world.ctx.jobs.send('no.such.queue', {}), /unknown job queue/);
+  });
+});
