@@ -13,7 +13,6 @@ import { registerMetrics } from './http/metrics.ts';
 import { BODY_LIMIT_BYTES, registerOperations } from './http/router.ts';
 import { adminOperations } from './admin/ops.ts';
 import type { AnyOperation } from './operation.ts';
-import { registerSandbox } from './sandbox/routes.ts';
 import { walletOperations } from './wallet/ops.ts';
 
 /** Every operation of the contract that exists so far. */
@@ -24,9 +23,9 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
     loggerInstance: ctx.logger as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
-    // Behind a load balancer the client's address comes from X-Forwarded-For; outside production
-    // there is none, and trusting the header would let anyone pick their own rate-limit bucket.
-    trustProxy: ctx.config.env === 'production',
+    // X-Forwarded-For is written by the client except for the hops our own proxies add, so only
+    // that many hops are trusted (TRUST_PROXY_HOPS, 0 by default): the rate-limit key is not forgeable.
+    trustProxy: (_address: string, hop: number) => hop < ctx.config.http.trustProxyHops,
     requestTimeout: 30_000,
     genReqId: () => crypto.randomUUID(),
     // Errors Fastify raises before routing (a malformed URL such as /_serverFn/%) get the envelope too.
@@ -101,6 +100,6 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
   );
 
   registerOperations(app, ctx, operations, createIdempotencyStore(ctx.db, ctx.config.secrets.pepper));
-  if (ctx.sandbox !== undefined) registerSandbox(app, ctx, ctx.sandbox);
+  ctx.sandbox?.registerRoutes(app);
   return app;
 }

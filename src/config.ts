@@ -14,6 +14,7 @@ const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   PORT: port.default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   DATA_DIR: z.string().min(1).default('./data'),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(20),
@@ -39,7 +40,7 @@ export type Env = z.input<typeof envSchema>;
 
 export type Config = {
   env: 'development' | 'test' | 'production';
-  http: { port: number; host: string; publicBaseUrl: string | undefined };
+  http: { port: number; host: string; publicBaseUrl: string | undefined; trustProxyHops: number };
   dataDir: string;
   database: { url: string | undefined; poolMax: number };
   redisUrl: string | undefined;
@@ -93,7 +94,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   return {
     env: e.NODE_ENV,
-    http: { port: e.PORT, host: e.HOST, publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, '') },
+    http: {
+      port: e.PORT,
+      host: e.HOST,
+      publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
+      trustProxyHops: e.TRUST_PROXY_HOPS,
+    },
     dataDir: path.resolve(e.DATA_DIR),
     database: { url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX },
     redisUrl: e.REDIS_URL,

@@ -9,7 +9,8 @@ import { jobDefinitions } from './jobs/definitions.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
 import { toE164 } from './phone.ts';
 import { createHttpSmsGateway, type SmsSender } from './providers/sms/sms-gateway.ts';
-import { createSandboxState, SANDBOX_SMS_API_KEY, type SandboxState } from './sandbox/state.ts';
+import { registerSandbox } from './sandbox/routes.ts';
+import { createSandboxState, SANDBOX_SMS_API_KEY, type Sandbox } from './sandbox/state.ts';
 
 // The composition root: the one place that builds the database, the job queue, the clock and every
 // adapter. Tests pass overrides (an in-memory database, their own clock) instead of monkey-patching.
@@ -27,7 +28,8 @@ export type Context = {
   adminPhones: ReadonlySet<string>;
   /** The service's own public base URL; known only after listen when PORT is 0. */
   baseUrl: { current: string };
-  sandbox: SandboxState | undefined;
+  /** The in-process simulators of the outside parties (SANDBOX=1). */
+  sandbox: Sandbox | undefined;
   /** Prefix of rate-limit keys in Redis, so that separate deployments (or tests) do not share counts. */
   rateLimitNamespace: string;
   close(): Promise<void>;
@@ -78,11 +80,12 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   const sandboxClock = config.sandbox ? createSandboxClock(overrides.clock ?? systemClock) : undefined;
   const clock = sandboxClock ?? overrides.clock ?? systemClock;
   const baseUrl = { current: config.http.publicBaseUrl ?? `http://${config.http.host}:${config.http.port}` };
-  const sandbox = config.sandbox ? createSandboxState() : undefined;
+  const sandboxState = config.sandbox ? createSandboxState() : undefined;
 
   const sms = createHttpSmsGateway({
-    baseUrl: () => (sandbox !== undefined ? `${baseUrl.current}/__sandbox/sms-gateway` : config.sms.baseUrl!),
-    apiKey: sandbox !== undefined ? SANDBOX_SMS_API_KEY : config.sms.apiKey!,
+    baseUrl: () =>
+      sandboxState !== undefined ? `${baseUrl.current}/__sandbox/sms-gateway` : config.sms.baseUrl!,
+    apiKey: sandboxState !== undefined ? SANDBOX_SMS_API_KEY : config.sms.apiKey!,
     senderId: config.sms.senderId,
     timeoutMs: 5_000,
   });
@@ -102,7 +105,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     sms,
     adminPhones,
     baseUrl,
-    sandbox,
+    sandbox: undefined,
     rateLimitNamespace: overrides.rateLimitNamespace ?? 'billrail-rl:',
   } as Omit<Context, 'jobs' | 'close'> as Context;
   try {
@@ -110,6 +113,9 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   } catch (error) {
     await database.close();
     throw error;
+  }
+  if (sandboxState !== undefined) {
+    ctx.sandbox = { state: sandboxState, registerRoutes: (app) => registerSandbox(app, ctx, sandboxState) };
   }
   ctx.close = async () => {
     await ctx.jobs.stop();

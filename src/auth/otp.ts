@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
@@ -8,6 +8,12 @@ import { hmacSecret, newOtpCode, sameDigest } from './secrets.ts';
 export const OTP_TTL_SECONDS = 5 * 60;
 export const OTP_RESEND_INTERVAL_SECONDS = 60;
 export const OTP_ATTEMPTS_MAX = 5;
+/**
+ * Codes per phone per 24 h. Each code allows 5 guesses, so this caps guessing at 50 a day (a 1 in
+ * 20,000 chance against a 6-digit code) and caps the SMS spend one phone can cause.
+ */
+export const OTP_REQUESTS_PER_DAY_MAX = 10;
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 type OtpDeps = { db: Kysely<DB>; clock: Clock; pepper: string; sms: SmsSender };
 
@@ -19,7 +25,8 @@ export async function requestOtp(deps: OtpDeps, phone: string): Promise<{ expire
   const code = newOtpCode();
   const codeHash = otpHash(deps.pepper, phone, code);
   const resendBefore = new Date(now.getTime() - OTP_RESEND_INTERVAL_SECONDS * 1000);
-  // One statement decides the rate limit, so concurrent requests for one phone send one SMS.
+  const dayBefore = new Date(now.getTime() - DAY_MS);
+  // One statement decides both limits, so concurrent requests for one phone send one SMS.
   const issued = await deps.db
     .insertInto('otp_codes')
     .values({
@@ -28,6 +35,8 @@ export async function requestOtp(deps: OtpDeps, phone: string): Promise<{ expire
       expires_at: new Date(now.getTime() + OTP_TTL_SECONDS * 1000),
       attempts: 0,
       sent_at: now,
+      day_started_at: now,
+      day_requests: 1,
     })
     .onConflict((oc) =>
       oc
@@ -37,24 +46,38 @@ export async function requestOtp(deps: OtpDeps, phone: string): Promise<{ expire
           expires_at: eb.ref('excluded.expires_at'),
           attempts: 0,
           sent_at: eb.ref('excluded.sent_at'),
+          day_started_at: sql<Date>`case when otp_codes.day_started_at <= ${dayBefore} then ${now} else otp_codes.day_started_at end`,
+          day_requests: sql<number>`case when otp_codes.day_started_at <= ${dayBefore} then 1 else otp_codes.day_requests + 1 end`,
         }))
-        .where('otp_codes.sent_at', '<=', resendBefore),
+        .where('otp_codes.sent_at', '<=', resendBefore)
+        .where((eb) =>
+          eb.or([
+            eb('otp_codes.day_started_at', '<=', dayBefore),
+            eb('otp_codes.day_requests', '<', OTP_REQUESTS_PER_DAY_MAX),
+          ]),
+        ),
     )
     .returning('phone')
     .executeTakeFirst();
   if (issued === undefined) {
     const row = await deps.db
       .selectFrom('otp_codes')
-      .select('sent_at')
+      .select(['sent_at', 'day_started_at', 'day_requests'])
       .where('phone', '=', phone)
       .executeTakeFirst();
-    const waitMs =
-      row === undefined ? 1000 : row.sent_at.getTime() + OTP_RESEND_INTERVAL_SECONDS * 1000 - now.getTime();
-    const retryAfterSeconds = Math.max(1, Math.ceil(waitMs / 1000));
-    throw new AppError('RATE_LIMITED', 'a code was sent to this phone less than a minute ago', {
-      retryAfterSeconds,
-      details: { retryAfterSeconds },
-    });
+    const resendAt =
+      row === undefined ? now.getTime() : row.sent_at.getTime() + OTP_RESEND_INTERVAL_SECONDS * 1000;
+    const dayFull =
+      row !== undefined && row.day_requests >= OTP_REQUESTS_PER_DAY_MAX && row.day_started_at > dayBefore;
+    const allowedAt = dayFull ? Math.max(resendAt, row.day_started_at.getTime() + DAY_MS) : resendAt;
+    const retryAfterSeconds = Math.max(1, Math.ceil((allowedAt - now.getTime()) / 1000));
+    throw new AppError(
+      'RATE_LIMITED',
+      dayFull
+        ? 'too many codes were sent to this phone today'
+        : 'a code was sent to this phone less than a minute ago',
+      { retryAfterSeconds, details: { retryAfterSeconds } },
+    );
   }
   try {
     await deps.sms.send(phone, `Your billrail code is ${code}. It expires in 5 minutes. Never share it.`);

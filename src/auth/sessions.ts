@@ -146,4 +146,6 @@ export async function purgeExpiredSessions(deps: Deps): Promise<void> {
   const now = deps.clock.now();
   await deps.db.deleteFrom('access_tokens').where('expires_at', '<=', now).execute();
   await deps.db.deleteFrom('refresh_tokens').where('expires_at', '<=', now).execute();
+  // An expired session can never be refreshed again; its remaining tokens go with it (cascade).
+  await deps.db.deleteFrom('sessions').where('expires_at', '<=', now).execute();
 }

@@ -27,6 +27,9 @@ export type OtpCodesTable = {
   expires_at: Timestamp;
   attempts: Generated<number>;
   sent_at: Timestamp;
+  /** Start of the rolling 24 h window in which day_requests codes were sent to this phone. */
+  day_started_at: Timestamp;
+  day_requests: Generated<number>;
 };
 
 export type SessionsTable = {

@@ -47,7 +47,8 @@ function unsafeInput(
   const pending: Array<{ value: unknown; path: Array<string | number> }> = [{ value, path: root }];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     if (typeof next.value === 'string') {
-      if (next.value.includes('\u0000')) return { path: next.path, message: 'NUL characters are not allowed' };
+      if (next.value.includes('\u0000'))
+        return { path: next.path, message: 'NUL characters are not allowed' };
       continue;
     }
     if (next.value === null || typeof next.value !== 'object') continue;
@@ -93,7 +94,11 @@ function registerOperation(
     ...(op.auth === 'public' ? {} : { security: [{ bearer: [] }] }),
     ...(isPost ? { body: z.object({ data: op.input }).strict() } : { querystring: op.input }),
     ...(isPost
-      ? { headers: z.looseObject({ 'idempotency-key': idempotencyKey.describe('A fresh UUID per logical request') }) }
+      ? {
+          headers: z.looseObject({
+            'idempotency-key': idempotencyKey.describe('A fresh UUID per logical request'),
+          }),
+        }
       : {}),
     response: { 200: success },
   };
@@ -244,7 +249,9 @@ async function handle(
     await idempotency.release(key);
     throw error;
   }
-  if (outcome.status >= 500) await idempotency.release(key);
+  // Neither a 5xx nor a 429 is stored: nothing was done, and the client is told to retry, which
+  // it may do with the same key once the wait is over.
+  if (outcome.status >= 500 || outcome.status === 429) await idempotency.release(key);
   else await idempotency.complete(key, { status: outcome.status, body: outcome.body });
   return send(reply, outcome);
 }

@@ -1,3 +1,5 @@
+import type { FastifyInstance } from 'fastify';
+
 // In-memory state of the sandbox's simulated outside parties. It lives as long as the process,
 // like a provider's own test environment would between test runs.
 
@@ -8,6 +10,12 @@ export type SandboxSms = { phone: string; message: string; code: string | null; 
 export type SandboxState = {
   /** The last SMS sent to each phone (E.164). */
   lastSms: Map<string, SandboxSms>;
+};
+
+/** What the app sees of the sandbox: its state and a way to mount its routes. */
+export type Sandbox = {
+  state: SandboxState;
+  registerRoutes(app: FastifyInstance): void;
 };
 
 export function createSandboxState(): SandboxState {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { SmsSender } from '../../src/providers/sms/sms-gateway.ts';
@@ -97,6 +98,37 @@ describe('requestOtp', () => {
     assert.equal(error.code, 'RATE_LIMITED');
     passOtpResendWindow(world);
     ok(await post(world, 'requestOtp', { phone }));
+  });
+
+  it('sends at most 10 codes per phone in 24 hours', async () => {
+    const phone = uniquePhone();
+    for (let sent = 1; sent <= 10; sent++) {
+      ok(await post(world, 'requestOtp', { phone }));
+      passOtpResendWindow(world);
+    }
+    const error = failure(await post(world, 'requestOtp', { phone }));
+    assert.equal(error.status, 429);
+    assert.equal(error.code, 'RATE_LIMITED');
+    const retryAfterSeconds = (error.details as { retryAfterSeconds: number }).retryAfterSeconds;
+    // The window started with the first code, 10 minutes and a few seconds ago.
+    assert.ok(
+      retryAfterSeconds > 23 * 3600 && retryAfterSeconds <= 24 * 3600,
+      `retry after ${retryAfterSeconds} s`,
+    );
+    world.ctx.sandboxClock!.advance(retryAfterSeconds);
+    ok(await post(world, 'requestOtp', { phone }));
+  });
+
+  it('does not store a 429 under the Idempotency-Key: the same key works once the wait is over', async () => {
+    const phone = uniquePhone();
+    ok(await post(world, 'requestOtp', { phone }));
+    const key = randomUUID();
+    const limited = await post(world, 'requestOtp', { phone }, { idempotencyKey: key });
+    assert.equal(limited.status, 429);
+    passOtpResendWindow(world);
+    const retried = await post(world, 'requestOtp', { phone }, { idempotencyKey: key });
+    assert.equal(retried.status, 200);
+    assert.equal(retried.headers.get('idempotent-replayed'), null);
   });
 
   it('counts the 60-second limit per phone, not per spelling of it', async () => {

@@ -191,7 +191,11 @@ export function passOtpResendWindow(world: World): void {
 }
 
 /** Signs an already signed-in phone in again, as a second device would a minute later. */
-export async function signInAgain(world: World, phone: string, extra: Record<string, unknown> = {}): Promise<SignedIn> {
+export async function signInAgain(
+  world: World,
+  phone: string,
+  extra: Record<string, unknown> = {},
+): Promise<SignedIn> {
   passOtpResendWindow(world);
   return signIn(world, phone, extra);
 }

@@ -29,6 +29,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('expires_at', 'timestamptz', (c) => c.notNull())
     .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('sent_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('day_started_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('day_requests', 'integer', (c) => c.notNull().defaultTo(1))
     .execute();
 
   await db.schema
