@@ -91,6 +91,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
         'invalid PAYMENT_SIGNING_SECRET: the sandbox secret is refused outside the sandbox',
       );
     }
+    if (e.SECRET_PEPPER === SANDBOX_PEPPER) {
+      throw new ConfigError('invalid SECRET_PEPPER: the sandbox pepper is refused outside the sandbox');
+    }
   }
   return {
     env: e.NODE_ENV,

@@ -131,8 +131,18 @@ describe('loadConfig', () => {
   it('refuses the sandbox signing secret outside the sandbox', () => {
     assertRefused({ ...productionEnv, PAYMENT_SIGNING_SECRET: 'sk_test_sandbox' }, 'PAYMENT_SIGNING_SECRET');
     const { PUBLIC_BASE_URL: _unused, ...rest } = productionEnv;
-    assertRefused({ ...rest, NODE_ENV: 'development', SANDBOX: '0', PAYMENT_SIGNING_SECRET: 'sk_test_sandbox' }, 'PAYMENT_SIGNING_SECRET');
+    assertRefused(
+      { ...rest, NODE_ENV: 'development', SANDBOX: '0', PAYMENT_SIGNING_SECRET: 'sk_test_sandbox' },
+      'PAYMENT_SIGNING_SECRET',
+    );
     // Inside the sandbox it is the default, and setting it explicitly is fine.
-    assert.equal(loadConfig({ PAYMENT_SIGNING_SECRET: 'sk_test_sandbox' }).secrets.paymentSigning, 'sk_test_sandbox');
+    assert.equal(
+      loadConfig({ PAYMENT_SIGNING_SECRET: 'sk_test_sandbox' }).secrets.paymentSigning,
+      'sk_test_sandbox',
+    );
+  });
+
+  it('refuses the sandbox pepper outside the sandbox', () => {
+    assertRefused({ ...productionEnv, SECRET_PEPPER: 'sandbox-pepper-not-for-production' }, 'SECRET_PEPPER');
   });
 });

@@ -34,6 +34,8 @@ export type JobQueue = {
   stop(): Promise<void>;
 };
 
+const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+
 export async function createJobQueue(
   database: Database,
   definitions: JobDefinition[],
@@ -52,8 +54,10 @@ export async function createJobQueue(
   boss.on('error', (error: unknown) => options.logger.error({ err: error }, 'job queue error'));
   await boss.start();
 
-  // Every queue must exist before any transaction enqueues into it: on PGlite, pg-boss looks an
-  // unknown queue up on its own handle, which waits forever behind the open transaction.
+  // Every queue must be in pg-boss's queue cache before any transaction enqueues into it: on PGlite,
+  // pg-boss looks an uncached queue up on its own handle, which waits forever behind the open
+  // transaction. createQueue evicts the queue from that cache and getQueue does not fill it; a job
+  // look-up by id goes through the cache and fills it (pg-boss 12.35).
   const byName = new Map(definitions.map((d) => [d.name, d]));
   for (const d of definitions) {
     await boss.createQueue(d.name, {
@@ -62,7 +66,7 @@ export async function createJobQueue(
       retryBackoff: true,
       expireInSeconds: d.expireInSeconds,
     });
-    await boss.getQueue(d.name);
+    await boss.getJobById(d.name, NIL_UUID);
   }
 
   const send: JobQueue['send'] = async (name, data, sendOptions = {}) => {

@@ -49,7 +49,10 @@ describe(`int8 as bigint on ${onPostgres() ? 'PostgreSQL' : 'PGlite'}`, () => {
     await sql`insert into bigint_probe (id, amount) values ${sql.join(
       values.map((v, i) => sql`(${i}, ${v.toString()}::int8)`),
     )}`.execute(db);
-    const rows = await sql<{ id: number; amount: unknown }>`select id, amount from bigint_probe order by id`.execute(db);
+    const rows = await sql<{
+      id: number;
+      amount: unknown;
+    }>`select id, amount from bigint_probe order by id`.execute(db);
     assert.deepEqual(
       rows.rows.map((r) => r.amount),
       values,

@@ -107,7 +107,14 @@ describe('HTTP contract', () => {
     assert.equal(body.success, true);
     assert.equal(body.data.id, user.userId);
 
-    const updated = ok(await post<{ firstName: string }>(world, 'updateProfile', { firstName: 'Ada' }, { token: user.accessToken }));
+    const updated = ok(
+      await post<{ firstName: string }>(
+        world,
+        'updateProfile',
+        { firstName: 'Ada' },
+        { token: user.accessToken },
+      ),
+    );
     assert.equal(updated.firstName, 'Ada');
   });
 
@@ -198,11 +205,18 @@ describe('HTTP contract', () => {
 
   it('refuses a body without data with 400', async () => {
     for (const body of ['{}', '{"phone":"08031234567"}']) {
-      const response = await raw(world, '/_serverFn/requestOtp', { method: 'POST', headers: jsonHeaders(), body });
+      const response = await raw(world, '/_serverFn/requestOtp', {
+        method: 'POST',
+        headers: jsonHeaders(),
+        body,
+      });
       assert.equal(response.status, 400, body);
       const error = envelopeError(response);
       assert.equal(error.code, 'VALIDATION_ERROR');
-      assert.ok(issuePaths(error).some((p) => Array.isArray(p) && p[0] === 'data'), JSON.stringify(error));
+      assert.ok(
+        issuePaths(error).some((p) => Array.isArray(p) && p[0] === 'data'),
+        JSON.stringify(error),
+      );
     }
   });
 
@@ -247,7 +261,10 @@ describe('HTTP contract', () => {
     assert.equal(envelopeError(over).code, 'PAYLOAD_TOO_LARGE');
 
     // Without a Content-Length (chunked), the limit holds while the body streams in.
-    const chunks = [new TextEncoder().encode('{"data":{"phone":"'), new Uint8Array(BODY_LIMIT_BYTES).fill(120)];
+    const chunks = [
+      new TextEncoder().encode('{"data":{"phone":"'),
+      new Uint8Array(BODY_LIMIT_BYTES).fill(120),
+    ];
     const stream = new ReadableStream<Uint8Array>({
       pull(controller) {
         const next = chunks.shift();
@@ -320,12 +337,15 @@ describe('HTTP contract', () => {
     const victimAuth = { authorization: `Bearer ${victim.accessToken}` };
     const failures: string[] = [];
     const check = (label: string, response: RawResponse) => {
-      if (response.status >= 500) failures.push(`${label} → ${response.status} ${response.text.slice(0, 120)}`);
+      if (response.status >= 500)
+        failures.push(`${label} → ${response.status} ${response.text.slice(0, 120)}`);
       // HEAD answers carry no body; every other refusal is an error envelope with a catalogue code.
       if (response.status >= 400 && !label.startsWith('HEAD ')) {
         const code = (response.json as ErrorEnvelope | undefined)?.error?.code;
         if (!(errorCodes as readonly string[]).includes(code ?? '')) {
-          failures.push(`${label} → ${response.status} not an error envelope: ${response.text.slice(0, 120)}`);
+          failures.push(
+            `${label} → ${response.status} not an error envelope: ${response.text.slice(0, 120)}`,
+          );
         }
       }
     };
@@ -383,7 +403,14 @@ describe('HTTP contract', () => {
       `{"data":{"firstName":${deepArray}}}`,
       deepArray,
     ];
-    const postOps = ['requestOtp', 'verifyOtp', 'refreshSession', 'signOut', 'updateProfile', 'setTransactionPin'];
+    const postOps = [
+      'requestOtp',
+      'verifyOtp',
+      'refreshSession',
+      'signOut',
+      'updateProfile',
+      'setTransactionPin',
+    ];
     for (const op of postOps) {
       for (const [who, headers] of [
         ['anonymous', {}],
@@ -391,7 +418,10 @@ describe('HTTP contract', () => {
       ] as const) {
         for (const body of bodies) {
           const label = `POST ${op} (${who}) ${JSON.stringify(body.slice(0, 60))}`;
-          check(label, await raw(world, `/_serverFn/${op}`, { method: 'POST', headers: jsonHeaders(headers), body }));
+          check(
+            label,
+            await raw(world, `/_serverFn/${op}`, { method: 'POST', headers: jsonHeaders(headers), body }),
+          );
         }
       }
     }
@@ -479,10 +509,16 @@ describe('HTTP contract', () => {
     ];
     for (const op of ['getMe', 'getWallet', 'adminLedgerCheck']) {
       for (const query of queries) {
-        check(`GET ${op}${query.slice(0, 40)}`, await raw(world, `/_serverFn/${op}${query}`, { headers: victimAuth }));
+        check(
+          `GET ${op}${query.slice(0, 40)}`,
+          await raw(world, `/_serverFn/${op}${query}`, { headers: victimAuth }),
+        );
       }
       for (const headers of authHeaders) {
-        check(`GET ${op} ${JSON.stringify(headers).slice(0, 60)}`, await raw(world, `/_serverFn/${op}`, { headers }));
+        check(
+          `GET ${op} ${JSON.stringify(headers).slice(0, 60)}`,
+          await raw(world, `/_serverFn/${op}`, { headers }),
+        );
       }
       for (const method of ['PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD']) {
         check(`${method} ${op}`, await raw(world, `/_serverFn/${op}`, { method, headers: victimAuth }));
@@ -508,10 +544,21 @@ describe('HTTP contract', () => {
       );
     }
 
-    for (const body of ['{"advanceSeconds":-1}', '{"advanceSeconds":0.5}', '{"advanceSeconds":1e308}', '{"advanceSeconds":"1"}', '[]', 'x']) {
+    for (const body of [
+      '{"advanceSeconds":-1}',
+      '{"advanceSeconds":0.5}',
+      '{"advanceSeconds":1e308}',
+      '{"advanceSeconds":"1"}',
+      '[]',
+      'x',
+    ]) {
       check(
         `/__sandbox/clock ${body}`,
-        await raw(world, '/__sandbox/clock', { method: 'POST', headers: { 'content-type': 'application/json' }, body }),
+        await raw(world, '/__sandbox/clock', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        }),
       );
     }
 

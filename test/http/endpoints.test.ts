@@ -12,7 +12,11 @@ type OpenApiOperation = {
   security?: unknown[];
 };
 type JsonSchema = { type?: string; properties?: Record<string, JsonSchema>; required?: string[] };
-type OpenApiDocument = { openapi: string; info: unknown; paths: Record<string, Record<string, OpenApiOperation>> };
+type OpenApiDocument = {
+  openapi: string;
+  info: unknown;
+  paths: Record<string, Record<string, OpenApiOperation>>;
+};
 
 describe('service endpoints', () => {
   let world: World;

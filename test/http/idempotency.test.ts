@@ -91,7 +91,12 @@ describe('idempotency keys', () => {
       `${uuid},${randomUUID()}`,
     ];
     for (const key of badKeys) {
-      const sent = await send(world, 'updateProfile', { firstName: 'Nokey' }, { key, token: user.accessToken });
+      const sent = await send(
+        world,
+        'updateProfile',
+        { firstName: 'Nokey' },
+        { key, token: user.accessToken },
+      );
       assert.equal(sent.status, 400, `key ${JSON.stringify(key)}`);
       assert.equal(errorCode(sent), 'IDEMPOTENCY_KEY_REQUIRED', `key ${JSON.stringify(key)}`);
     }
@@ -121,12 +126,27 @@ describe('idempotency keys', () => {
     assert.equal(await firstName(world, user.accessToken), 'Bola');
 
     // The key is a UUID, whatever its letter case; the body is compared as JSON, whatever its key order.
-    const upper = await send(world, 'updateProfile', { firstName: 'Ada' }, { key: key.toUpperCase(), token: user.accessToken });
+    const upper = await send(
+      world,
+      'updateProfile',
+      { firstName: 'Ada' },
+      { key: key.toUpperCase(), token: user.accessToken },
+    );
     assert.equal(upper.replayed, true);
     assert.equal(upper.text, first.text);
     const key2 = randomUUID();
-    const two = await send(world, 'updateProfile', { firstName: 'Cy', lastName: 'Dee' }, { key: key2, token: user.accessToken });
-    const reordered = await send(world, 'updateProfile', { lastName: 'Dee', firstName: 'Cy' }, { key: key2, token: user.accessToken });
+    const two = await send(
+      world,
+      'updateProfile',
+      { firstName: 'Cy', lastName: 'Dee' },
+      { key: key2, token: user.accessToken },
+    );
+    const reordered = await send(
+      world,
+      'updateProfile',
+      { lastName: 'Dee', firstName: 'Cy' },
+      { key: key2, token: user.accessToken },
+    );
     assert.equal(reordered.replayed, true);
     assert.equal(reordered.text, two.text);
   });
@@ -134,7 +154,14 @@ describe('idempotency keys', () => {
   it('refuses the same key with a different body with 422 IDEMPOTENCY_KEY_REUSED', async () => {
     const user = await signIn(world);
     const key = randomUUID();
-    ok(await post(world, 'updateProfile', { firstName: 'Ada' }, { token: user.accessToken, idempotencyKey: key }));
+    ok(
+      await post(
+        world,
+        'updateProfile',
+        { firstName: 'Ada' },
+        { token: user.accessToken, idempotencyKey: key },
+      ),
+    );
     const reused = await send(world, 'updateProfile', { firstName: 'Eve' }, { key, token: user.accessToken });
     assert.equal(reused.status, 422);
     assert.equal(errorCode(reused), 'IDEMPOTENCY_KEY_REUSED');
@@ -157,7 +184,12 @@ describe('idempotency keys', () => {
     const alice = await signIn(world);
     const bob = await signIn(world);
     const key = randomUUID();
-    const forAlice = await send(world, 'updateProfile', { firstName: 'Ada' }, { key, token: alice.accessToken });
+    const forAlice = await send(
+      world,
+      'updateProfile',
+      { firstName: 'Ada' },
+      { key, token: alice.accessToken },
+    );
     assert.equal(forAlice.status, 200);
     const forBob = await send(world, 'updateProfile', { firstName: 'Ada' }, { key, token: bob.accessToken });
     assert.equal(forBob.status, 200);
@@ -261,7 +293,9 @@ describe('idempotency keys', () => {
         assert.equal(attempt.text, executed[0]?.text);
       }
     }
-    const userId = (executed[0]?.body as { data: { user: { id: string } } }).data.user.id;
+    const winner = executed[0];
+    assert.ok(winner !== undefined);
+    const userId = (winner.body as { data: { user: { id: string } } }).data.user.id;
     const sessions = await world.ctx.db
       .selectFrom('sessions')
       .select((eb) => eb.fn.countAll<bigint>().as('n'))
@@ -311,7 +345,8 @@ describe('idempotency keys', () => {
 
   it('deletes expired keys, and only those, in the clean-up job', async () => {
     const expired = [randomUUID(), randomUUID()];
-    for (const key of expired) ok(await post(world, 'requestOtp', { phone: uniquePhone() }, { idempotencyKey: key }));
+    for (const key of expired)
+      ok(await post(world, 'requestOtp', { phone: uniquePhone() }, { idempotencyKey: key }));
     world.ctx.sandboxClock!.advance(IDEMPOTENCY_TTL_SECONDS + 1);
     const fresh = randomUUID();
     ok(await post(world, 'requestOtp', { phone: uniquePhone() }, { idempotencyKey: fresh }));

@@ -11,7 +11,11 @@ import { createWorld, type SignedIn, signIn, uniquePhone, type World } from '../
 
 const LIMIT = 5;
 
-type Answer = { status: number; retryAfter: string | undefined; body: { success: boolean; error?: { code: string } } };
+type Answer = {
+  status: number;
+  retryAfter: string | undefined;
+  body: { success: boolean; error?: { code: string } };
+};
 
 function request(
   world: World,
@@ -81,10 +85,22 @@ describe(`rate limiting (${process.env.REDIS_URL ? 'Redis' : 'memory'})`, () => 
 
   it('answers the call after the limit with 429 RATE_LIMITED and Retry-After, per user', async () => {
     for (let i = 1; i <= LIMIT; i++) {
-      const answer = await request(world, { method: 'GET', operation: 'getMe', from: '127.0.0.1', token: alice.accessToken });
+      const answer = await request(world, {
+        method: 'GET',
+        operation: 'getMe',
+        from: '127.0.0.1',
+        token: alice.accessToken,
+      });
       assert.equal(answer.status, 200, `call ${i}`);
     }
-    assertLimited(await request(world, { method: 'GET', operation: 'getMe', from: '127.0.0.1', token: alice.accessToken }));
+    assertLimited(
+      await request(world, {
+        method: 'GET',
+        operation: 'getMe',
+        from: '127.0.0.1',
+        token: alice.accessToken,
+      }),
+    );
 
     // The user is limited as one caller whatever address the call comes from, and a limited POST
     // does not run.
@@ -116,7 +132,12 @@ describe(`rate limiting (${process.env.REDIS_URL ? 'Redis' : 'memory'})`, () => 
   });
 
   it('does not limit another user', async () => {
-    const answer = await request(world, { method: 'GET', operation: 'getMe', from: '127.0.0.1', token: bob.accessToken });
+    const answer = await request(world, {
+      method: 'GET',
+      operation: 'getMe',
+      from: '127.0.0.1',
+      token: bob.accessToken,
+    });
     assert.equal(answer.status, 200);
   });
 
@@ -131,7 +152,12 @@ describe(`rate limiting (${process.env.REDIS_URL ? 'Redis' : 'memory'})`, () => 
       assert.equal(answer.status, 200, `call ${i}: ${JSON.stringify(answer.body)}`);
     }
     assertLimited(
-      await request(world, { method: 'POST', operation: 'requestOtp', from: '127.0.0.2', data: { phone: uniquePhone() } }),
+      await request(world, {
+        method: 'POST',
+        operation: 'requestOtp',
+        from: '127.0.0.2',
+        data: { phone: uniquePhone() },
+      }),
     );
     const elsewhere = await request(world, {
       method: 'POST',

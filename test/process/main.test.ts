@@ -34,7 +34,8 @@ const cleanups: Array<() => Promise<void>> = [];
 
 after(async () => {
   // A failed test can leave a child running: never leave one behind.
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const child of children)
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
 
@@ -56,7 +57,9 @@ function run(script: string, args: string[], env: Record<string, string>): Child
   child.stderr!.on('data', (chunk: string) => {
     stderr += chunk;
   });
-  const exited = new Promise<Exit>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<Exit>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   const logEntries = () =>
     stdout
       .split('\n')
@@ -117,7 +120,8 @@ async function storage(): Promise<Record<string, string>> {
 async function waitHealthy(baseUrl: string, child: Child): Promise<void> {
   let last: unknown;
   for (let attempt = 1; attempt <= HEALTH_ATTEMPTS_MAX; attempt++) {
-    if (child.process.exitCode !== null) throw new Error(`exited ${child.process.exitCode}: ${child.stderr()}`);
+    if (child.process.exitCode !== null)
+      throw new Error(`exited ${child.process.exitCode}: ${child.stderr()}`);
     try {
       const response = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(5_000) });
       if (response.status === 200) return;
