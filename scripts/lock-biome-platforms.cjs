@@ -16,9 +16,17 @@ const platforms = {
 const version = lock.packages['node_modules/@biomejs/biome'].version;
 for (const [name, p] of Object.entries(platforms)) {
   lock.packages[`node_modules/@biomejs/${name}`] ??= {
-    version, cpu: p.cpu, dev: true, ...(p.libc ? { libc: p.libc } : {}), license: 'MIT OR Apache-2.0',
-    optional: true, os: p.os, engines: { node: '>=14.21.3' },
+    version,
+    cpu: p.cpu,
+    dev: true,
+    ...(p.libc ? { libc: p.libc } : {}),
+    license: 'MIT OR Apache-2.0',
+    optional: true,
+    os: p.os,
+    engines: { node: '>=14.21.3' },
   };
 }
-lock.packages = Object.fromEntries(Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))));
+lock.packages = Object.fromEntries(
+  Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))),
+);
 fs.writeFileSync(file, `${JSON.stringify(lock, null, 2)}\n`);
