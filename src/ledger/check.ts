@@ -8,6 +8,7 @@ export type Imbalance =
   | { kind: 'account'; account: string; balance: string; entriesSum: string }
   | { kind: 'posting'; reference: string; sum: string }
   | { kind: 'total'; sum: string }
+  | { kind: 'empty_posting'; reference: string }
   | { kind: 'negative_user_account'; account: string; balance: string };
 
 export type LedgerCheck = { ok: boolean; accounts: number; entries: number; imbalances: Imbalance[] };
@@ -26,6 +27,9 @@ export async function checkLedger(db: Kysely<DB>): Promise<LedgerCheck> {
         select t.reference, sum(e.amount)::int8 as sum
         from ledger_transactions t join ledger_entries e on e.transaction_id = t.id
         group by t.id having sum(e.amount) <> 0`.execute(trx);
+      const empty = await sql<{ reference: string }>`
+        select t.reference from ledger_transactions t
+        where not exists (select 1 from ledger_entries e where e.transaction_id = t.id)`.execute(trx);
       const totals = await sql<{ entries: bigint; sum: bigint }>`
         select count(*)::int8 as entries, coalesce(sum(amount), 0)::int8 as sum from ledger_entries`.execute(
         trx,
@@ -47,6 +51,7 @@ export async function checkLedger(db: Kysely<DB>): Promise<LedgerCheck> {
       }
       for (const p of postings.rows)
         imbalances.push({ kind: 'posting', reference: p.reference, sum: String(p.sum) });
+      for (const p of empty.rows) imbalances.push({ kind: 'empty_posting', reference: p.reference });
       const total = totals.rows[0] ?? { entries: 0n, sum: 0n };
       if (total.sum !== 0n) imbalances.push({ kind: 'total', sum: String(total.sum) });
       return {

@@ -58,6 +58,7 @@ function contentHash(request: PostingRequest): string {
   const perAccount = new Map<string, bigint>();
   for (const e of request.entries) perAccount.set(e.account, (perAccount.get(e.account) ?? 0n) + e.amount);
   const canonical = [...perAccount.entries()]
+    .filter(([, amount]) => amount !== 0n)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([account, amount]) => `${account}=${amount}`)
     .join(';');

@@ -288,3 +288,21 @@ function sortImbalances(check: LedgerCheck): LedgerCheck {
     `${i.kind === 'negative_user_account' ? 'account' : i.kind}|${'account' in i ? i.account : 'reference' in i ? i.reference : ''}|${i.kind}`;
   return { ...check, imbalances: [...check.imbalances].sort((a, b) => (key(a) < key(b) ? -1 : 1)) };
 }
+
+describe('checkLedger on a posting without entries', () => {
+  let ledger: LedgerDatabase;
+  before(async () => {
+    ledger = await openLedgerDatabase();
+  });
+  after(() => ledger.close());
+
+  it('reports a transaction row that has no entries behind it', async () => {
+    // post() cannot produce one (it writes the row and its entries in one transaction, under a
+    // savepoint); raw SQL can, and the check must notice it.
+    await sql`insert into ledger_transactions (reference, description, content_hash, created_at)
+      values ('orphan_1', 'orphan', 'x', now())`.execute(ledger.db);
+    const result = await checkLedger(ledger.db);
+    assert.equal(result.ok, false);
+    assert.deepEqual(result.imbalances, [{ kind: 'empty_posting', reference: 'orphan_1' }]);
+  });
+});

@@ -420,6 +420,8 @@ describe('ledger postings', () => {
       immutable,
     );
     await assert.rejects(sql`delete from ledger_transactions where id = ${id}`.execute(ledger.db), immutable);
+    await assert.rejects(sql`truncate ledger_entries cascade`.execute(ledger.db), immutable);
+    await assert.rejects(sql`truncate ledger_transactions cascade`.execute(ledger.db), immutable);
 
     assert.deepEqual(await entriesOf(ledger.db, reference), entriesBefore);
     const row = await ledger.db

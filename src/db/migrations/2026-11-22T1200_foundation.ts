@@ -139,6 +139,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     for each row execute function ledger_forbid_change()`.execute(db);
   await sql`create trigger ledger_transactions_immutable before update or delete on ledger_transactions
     for each row execute function ledger_forbid_change()`.execute(db);
+  await sql`create trigger ledger_entries_no_truncate before truncate on ledger_entries
+    for each statement execute function ledger_forbid_change()`.execute(db);
+  await sql`create trigger ledger_transactions_no_truncate before truncate on ledger_transactions
+    for each statement execute function ledger_forbid_change()`.execute(db);
 
   // System accounts (DESIGN.md "Money"); provider_float:<provider> accounts are created on demand.
   const now = new Date().toISOString();
