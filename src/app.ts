@@ -4,6 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, validatorCompiler } from 'fastify-type-provider-zod';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
+import { adminOperations } from './admin/ops.ts';
 import { authOperations } from './auth/ops.ts';
 import type { Context } from './context.ts';
 import { AppError } from './errors.ts';
@@ -11,7 +12,6 @@ import { sendError, toErrorResponse } from './http/errors.ts';
 import { createIdempotencyStore } from './http/idempotency-store.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { BODY_LIMIT_BYTES, registerOperations } from './http/router.ts';
-import { adminOperations } from './admin/ops.ts';
 import type { AnyOperation } from './operation.ts';
 import { walletOperations } from './wallet/ops.ts';
 

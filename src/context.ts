@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import pino, { type Logger } from 'pino';
 import { type Clock, createSandboxClock, type SandboxClock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
-import { type Database, type DatabaseTarget, openDatabase } from './db/database.ts';
+import { configuredTarget, type Database, type DatabaseTarget, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import type { DB } from './db/schema.ts';
 import { jobDefinitions } from './jobs/definitions.ts';
@@ -62,11 +62,7 @@ export function createLogger(config: Config): Logger {
 
 export async function createContext(config: Config, overrides: ContextOverrides = {}): Promise<Context> {
   const logger = overrides.logger ?? createLogger(config);
-  const target: DatabaseTarget =
-    overrides.database ??
-    (config.database.url !== undefined
-      ? { kind: 'postgres', url: config.database.url, poolMax: config.database.poolMax }
-      : { kind: 'pglite', dataDir: config.dataDir });
+  const target: DatabaseTarget = overrides.database ?? configuredTarget(config);
   const database = await openDatabase(target, {
     onIdleError: (error) => logger.warn({ err: error }, 'idle database connection failed'),
   });

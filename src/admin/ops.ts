@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineOperation } from '../operation.ts';
 import { checkLedger } from '../ledger/check.ts';
+import { defineOperation } from '../operation.ts';
 
 export const adminOperations = [
   defineOperation({

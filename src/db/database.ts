@@ -3,6 +3,7 @@ import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import type { Config } from '../config.ts';
 import type { DB } from './schema.ts';
 
 // One Kysely handle over either PGlite (embedded, the default) or a node-postgres pool. Both return
@@ -64,4 +65,11 @@ export async function openDatabase(target: DatabaseTarget, options: DatabaseOpti
     // Kysely's destroy closes the PGlite instance it was given.
     close: () => db.destroy(),
   };
+}
+
+/** Where the configuration says the data lives: PostgreSQL when DATABASE_URL is set, else PGlite. */
+export function configuredTarget(config: Config, poolMax = config.database.poolMax): DatabaseTarget {
+  return config.database.url !== undefined
+    ? { kind: 'postgres', url: config.database.url, poolMax }
+    : { kind: 'pglite', dataDir: config.dataDir };
 }

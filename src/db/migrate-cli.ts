@@ -1,16 +1,12 @@
 import type { Kysely } from 'kysely';
 import { loadConfig } from '../config.ts';
-import { openDatabase } from './database.ts';
+import { configuredTarget, openDatabase } from './database.ts';
 import { migrateToLatest } from './migrate.ts';
 
 // `npm run migrate`: applies pending migrations and exits non-zero on any failure.
 try {
   const config = loadConfig(process.env);
-  const database = await openDatabase(
-    config.database.url !== undefined
-      ? { kind: 'postgres', url: config.database.url, poolMax: 2 }
-      : { kind: 'pglite', dataDir: config.dataDir },
-  );
+  const database = await openDatabase(configuredTarget(config, 2));
   try {
     const applied = await migrateToLatest(database.db as Kysely<unknown>);
     process.stdout.write(

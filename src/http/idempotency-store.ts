@@ -24,6 +24,17 @@ export function requestHash(operation: string, canonicalBody: string): string {
   return createHash('sha256').update(`${operation}\n${canonicalBody}`).digest('hex');
 }
 
+/** The columns of a key that a request has just taken: running, nothing stored, 24 h to live. */
+const freshState = (request: IdempotencyRequest, now: Date) => ({
+  operation: request.operation,
+  request_hash: request.requestHash,
+  state: 'in_progress' as const,
+  response_status: null,
+  response_body: null,
+  created_at: now,
+  expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_SECONDS * 1000),
+});
+
 export function createIdempotencyStore(db: Kysely<DB>, pepper: string) {
   const aesKey = Buffer.from(hkdfSync('sha256', pepper, 'billrail', 'idempotency-response', 32));
 
@@ -43,17 +54,7 @@ export function createIdempotencyStore(db: Kysely<DB>, pepper: string) {
   async function tryInsert(request: IdempotencyRequest, now: Date): Promise<boolean> {
     const inserted = await db
       .insertInto('idempotency_keys')
-      .values({
-        scope: request.scope,
-        key: request.key,
-        operation: request.operation,
-        request_hash: request.requestHash,
-        state: 'in_progress',
-        response_status: null,
-        response_body: null,
-        created_at: now,
-        expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_SECONDS * 1000),
-      })
+      .values({ scope: request.scope, key: request.key, ...freshState(request, now) })
       .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
       .returning('key')
       .executeTakeFirst();
@@ -77,15 +78,7 @@ export function createIdempotencyStore(db: Kysely<DB>, pepper: string) {
         // An expired key is a new key. Only one concurrent request may take it over.
         const taken = await db
           .updateTable('idempotency_keys')
-          .set({
-            operation: request.operation,
-            request_hash: request.requestHash,
-            state: 'in_progress',
-            response_status: null,
-            response_body: null,
-            created_at: now,
-            expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_SECONDS * 1000),
-          })
+          .set(freshState(request, now))
           .where('scope', '=', request.scope)
           .where('key', '=', request.key)
           .where('created_at', '=', row.created_at)

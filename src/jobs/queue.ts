@@ -1,5 +1,5 @@
-import { fromKysely, fromPglite, PgBoss, type SendOptions, type WorkOptions } from 'pg-boss';
 import type { Kysely, Transaction } from 'kysely';
+import { fromKysely, fromPglite, PgBoss, type SendOptions, type WorkOptions } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';

@@ -1,17 +1,13 @@
 import type { Kysely } from 'kysely';
 import { loadConfig } from '../config.ts';
-import { openDatabase } from '../db/database.ts';
+import { configuredTarget, openDatabase } from '../db/database.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { checkLedger } from './check.ts';
 
 // `npm run ledger:check`: prints the ledger's invariant check; exits 1 when anything is off.
 try {
   const config = loadConfig(process.env);
-  const database = await openDatabase(
-    config.database.url !== undefined
-      ? { kind: 'postgres', url: config.database.url, poolMax: 2 }
-      : { kind: 'pglite', dataDir: config.dataDir },
-  );
+  const database = await openDatabase(configuredTarget(config, 2));
   try {
     await migrateToLatest(database.db as Kysely<unknown>);
     const result = await checkLedger(database.db);

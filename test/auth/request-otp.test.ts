@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { SmsSender } from '../../src/providers/sms/sms-gateway.ts';
 import {

@@ -10,8 +10,8 @@ import {
   ok,
   post,
   readSms,
-  signIn,
   type SignedIn,
+  signIn,
   uniquePhone,
   type World,
 } from '../helpers/world.ts';

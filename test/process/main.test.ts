@@ -5,8 +5,8 @@ import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../helpers/database.ts';
 
 // The process as an operator runs it (API.md section 13): `node src/main.ts` and the migrate script
