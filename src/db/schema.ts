@@ -93,6 +93,30 @@ export type LedgerEntriesTable = {
   created_at: Timestamp;
 };
 
+export type KycDocumentsTable = {
+  id: string;
+  user_id: string;
+  storage_key: string;
+  document_type: 'passport' | 'drivers_licence' | 'voters_card' | 'nin_slip';
+  mime_type: 'image/jpeg' | 'image/png' | 'application/pdf';
+  size_bytes: number;
+  sha256: string;
+  created_at: Timestamp;
+};
+
+export type KycSubmissionsTable = {
+  id: string;
+  user_id: string;
+  tier: number;
+  status: 'pending' | 'approved' | 'rejected';
+  reason: string | null;
+  details: Json;
+  document_id: string | null;
+  created_at: Timestamp;
+  decided_at: Timestamp | null;
+  decided_by: string | null;
+};
+
 export type DB = {
   users: UsersTable;
   otp_codes: OtpCodesTable;
@@ -103,4 +127,6 @@ export type DB = {
   ledger_accounts: LedgerAccountsTable;
   ledger_transactions: LedgerTransactionsTable;
   ledger_entries: LedgerEntriesTable;
+  kyc_documents: KycDocumentsTable;
+  kyc_submissions: KycSubmissionsTable;
 };
