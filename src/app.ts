@@ -8,15 +8,22 @@ import { adminOperations } from './admin/ops.ts';
 import { authOperations } from './auth/ops.ts';
 import type { Context } from './context.ts';
 import { AppError } from './errors.ts';
+import { registerDocumentRoute } from './http/document-route.ts';
 import { sendError, toErrorResponse } from './http/errors.ts';
 import { createIdempotencyStore } from './http/idempotency-store.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { BODY_LIMIT_BYTES, registerOperations } from './http/router.ts';
+import { kycOperations } from './kyc/ops.ts';
 import type { AnyOperation } from './operation.ts';
 import { walletOperations } from './wallet/ops.ts';
 
 /** Every operation of the contract that exists so far. */
-export const operations: AnyOperation[] = [...authOperations, ...walletOperations, ...adminOperations];
+export const operations: AnyOperation[] = [
+  ...authOperations,
+  ...walletOperations,
+  ...kycOperations,
+  ...adminOperations,
+];
 
 /** Builds the HTTP app over a context. It never listens: main.ts and the tests decide that. */
 export async function buildApp(ctx: Context): Promise<FastifyInstance> {
@@ -100,6 +107,12 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
   );
 
   registerOperations(app, ctx, operations, createIdempotencyStore(ctx.db, ctx.config.secrets.pepper));
+  registerDocumentRoute(app, {
+    db: ctx.db,
+    clock: ctx.clock,
+    store: ctx.kyc.documents,
+    urlKey: ctx.kyc.urlKey,
+  });
   ctx.sandbox?.registerRoutes(app);
   return app;
 }

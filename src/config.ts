@@ -32,6 +32,15 @@ const envSchema = z.object({
   SMS_BASE_URL: optionalUrl,
   SMS_API_KEY: z.string().min(1).optional(),
   SMS_SENDER_ID: z.string().min(1).max(11).default('billrail'),
+  KYC_BASE_URL: optionalUrl,
+  KYC_APP_ID: z.string().min(1).optional(),
+  KYC_SECRET_KEY: z.string().min(1).optional(),
+  S3_BUCKET: z.string().min(1).optional(),
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  S3_ENDPOINT: optionalUrl,
+  S3_FORCE_PATH_STYLE: booleanFlag.default(false),
+  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   WORKER: booleanFlag.default(true),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -51,9 +60,25 @@ export type Config = {
   vapid: { publicKey: string | undefined; privateKey: string | undefined; subject: string | undefined };
   opsEmail: string | undefined;
   sms: { baseUrl: string | undefined; apiKey: string | undefined; senderId: string };
+  /** The KYC provider (liveness, NIN, bank account names); the sandbox simulates it when unset. */
+  kyc: { baseUrl: string | undefined; appId: string | undefined; secretKey: string | undefined };
+  /** Where identity documents are kept: S3 when S3_BUCKET is set, else a private local directory. */
+  storage: StorageConfig;
   runWorker: boolean;
   logLevel: string;
 };
+
+export type StorageConfig =
+  | { kind: 'local' }
+  | {
+      kind: 's3';
+      bucket: string;
+      region: string;
+      endpoint: string | undefined;
+      forcePathStyle: boolean;
+      accessKeyId: string;
+      secretAccessKey: string;
+    };
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -81,6 +106,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       'SECRET_PEPPER',
       'SMS_BASE_URL',
       'SMS_API_KEY',
+      'KYC_BASE_URL',
+      'KYC_APP_ID',
+      'KYC_SECRET_KEY',
     ];
     if (production) required.push('PUBLIC_BASE_URL');
     for (const name of required) {
@@ -95,6 +123,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       throw new ConfigError('invalid SECRET_PEPPER: the sandbox pepper is refused outside the sandbox');
     }
   }
+  const storage = storageConfig(e);
   return {
     env: e.NODE_ENV,
     http: {
@@ -118,7 +147,35 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     vapid: { publicKey: e.VAPID_PUBLIC_KEY, privateKey: e.VAPID_PRIVATE_KEY, subject: e.VAPID_SUBJECT },
     opsEmail: e.OPS_EMAIL,
     sms: { baseUrl: e.SMS_BASE_URL, apiKey: e.SMS_API_KEY, senderId: e.SMS_SENDER_ID },
+    kyc: { baseUrl: e.KYC_BASE_URL?.replace(/\/+$/, ''), appId: e.KYC_APP_ID, secretKey: e.KYC_SECRET_KEY },
+    storage,
     runWorker: e.WORKER,
     logLevel: e.LOG_LEVEL,
+  };
+}
+
+function storageConfig(e: z.output<typeof envSchema>): StorageConfig {
+  if (e.S3_BUCKET === undefined) {
+    // Credentials or an endpoint without a bucket mean S3 was intended: keeping identity documents
+    // on local disk instead, silently, would be the wrong surprise.
+    for (const name of ['S3_ENDPOINT', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'] as const) {
+      if (e[name] !== undefined) throw new ConfigError(`invalid S3_BUCKET: required when ${name} is set`);
+    }
+    return { kind: 'local' };
+  }
+  if (e.S3_ACCESS_KEY_ID === undefined) {
+    throw new ConfigError('invalid S3_ACCESS_KEY_ID: required when S3_BUCKET is set');
+  }
+  if (e.S3_SECRET_ACCESS_KEY === undefined) {
+    throw new ConfigError('invalid S3_SECRET_ACCESS_KEY: required when S3_BUCKET is set');
+  }
+  return {
+    kind: 's3',
+    bucket: e.S3_BUCKET,
+    region: e.S3_REGION,
+    endpoint: e.S3_ENDPOINT,
+    forcePathStyle: e.S3_FORCE_PATH_STYLE,
+    accessKeyId: e.S3_ACCESS_KEY_ID,
+    secretAccessKey: e.S3_SECRET_ACCESS_KEY,
   };
 }

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Kysely } from 'kysely';
 import pino, { type Logger } from 'pino';
 import { type Clock, createSandboxClock, type SandboxClock, systemClock } from './clock.ts';
@@ -5,12 +6,25 @@ import type { Config } from './config.ts';
 import { configuredTarget, type Database, type DatabaseTarget, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import type { DB } from './db/schema.ts';
+import { createEventBus, type EventBus } from './events/domain-events.ts';
 import { jobDefinitions } from './jobs/definitions.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
+import { documentUrlKey } from './kyc/document-urls.ts';
 import { toE164 } from './phone.ts';
+import { createDojahKycProvider } from './providers/kyc/dojah-client.ts';
+import type { KycProvider } from './providers/kyc/kyc-provider.ts';
 import { createHttpSmsGateway, type SmsSender } from './providers/sms/sms-gateway.ts';
+import type { DocumentStore } from './providers/storage/document-store.ts';
+import { createLocalDocumentStore } from './providers/storage/local-store.ts';
+import { createS3DocumentStore } from './providers/storage/s3-store.ts';
 import { registerSandbox } from './sandbox/routes.ts';
-import { createSandboxState, SANDBOX_SMS_API_KEY, type Sandbox } from './sandbox/state.ts';
+import {
+  createSandboxState,
+  SANDBOX_KYC_APP_ID,
+  SANDBOX_KYC_SECRET,
+  SANDBOX_SMS_API_KEY,
+  type Sandbox,
+} from './sandbox/state.ts';
 
 // The composition root: the one place that builds the database, the job queue, the clock and every
 // adapter. Tests pass overrides (an in-memory database, their own clock) instead of monkey-patching.
@@ -25,6 +39,14 @@ export type Context = {
   db: Kysely<DB>;
   jobs: JobQueue;
   sms: SmsSender;
+  kyc: {
+    provider: KycProvider;
+    documents: DocumentStore;
+    /** Signs the service's own short-lived document URLs (local storage). */
+    urlKey: Buffer;
+  };
+  /** Domain events (kyc.tier_approved, ...): subscribers run in the job worker. */
+  events: EventBus;
   adminPhones: ReadonlySet<string>;
   /** The service's own public base URL; known only after listen when PORT is 0. */
   baseUrl: { current: string };
@@ -40,6 +62,8 @@ export type ContextOverrides = {
   clock?: Clock;
   logger?: Logger;
   rateLimitNamespace?: string;
+  /** Where local documents go (tests use a temporary directory). */
+  documentsDir?: string;
 };
 
 export function createLogger(config: Config): Logger {
@@ -86,6 +110,26 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     timeoutMs: 5_000,
   });
 
+  const kycProvider = createDojahKycProvider({
+    baseUrl: () => (sandboxState !== undefined ? `${baseUrl.current}/__sandbox/kyc` : config.kyc.baseUrl!),
+    appId: sandboxState !== undefined ? SANDBOX_KYC_APP_ID : config.kyc.appId!,
+    secretKey: sandboxState !== undefined ? SANDBOX_KYC_SECRET : config.kyc.secretKey!,
+    // Under the 30 s request limit with room to answer: a slow provider becomes a 502, not a hang.
+    timeoutMs: 8_000,
+  });
+  const storage = config.storage;
+  const documents =
+    storage.kind === 's3'
+      ? createS3DocumentStore({
+          bucket: storage.bucket,
+          region: storage.region,
+          ...(storage.endpoint !== undefined ? { endpoint: storage.endpoint } : {}),
+          forcePathStyle: storage.forcePathStyle,
+          accessKeyId: storage.accessKeyId,
+          secretAccessKey: storage.secretAccessKey,
+        })
+      : createLocalDocumentStore(overrides.documentsDir ?? path.join(config.dataDir, 'kyc-documents'));
+
   const adminPhones = new Set(
     config.adminPhones.map((p) => toE164(p)).filter((p): p is string => p !== null),
   );
@@ -99,6 +143,8 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     database,
     db: database.db,
     sms,
+    kyc: { provider: kycProvider, documents, urlKey: documentUrlKey(config.secrets.pepper) },
+    events: createEventBus(),
     adminPhones,
     baseUrl,
     sandbox: undefined,

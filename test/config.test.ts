@@ -145,4 +145,72 @@ describe('loadConfig', () => {
   it('refuses the sandbox pepper outside the sandbox', () => {
     assertRefused({ ...productionEnv, SECRET_PEPPER: 'sandbox-pepper-not-for-production' }, 'SECRET_PEPPER');
   });
+
+  it('keeps documents in the local directory unless S3_BUCKET is set', () => {
+    assert.deepEqual(loadConfig({}).storage, { kind: 'local' });
+    assert.deepEqual(loadConfig(productionEnv).storage, { kind: 'local' });
+  });
+
+  it('reads the S3 settings when S3_BUCKET is set, with their defaults', () => {
+    const s3 = {
+      S3_BUCKET: 'billrail-kyc',
+      S3_ACCESS_KEY_ID: 'AKIAEXAMPLE',
+      S3_SECRET_ACCESS_KEY: 'secret-key',
+    };
+    assert.deepEqual(loadConfig(s3).storage, {
+      kind: 's3',
+      bucket: 'billrail-kyc',
+      region: 'us-east-1',
+      endpoint: undefined,
+      forcePathStyle: false,
+      accessKeyId: 'AKIAEXAMPLE',
+      secretAccessKey: 'secret-key',
+    });
+    assert.deepEqual(
+      loadConfig({
+        ...productionEnv,
+        ...s3,
+        S3_REGION: 'eu-west-2',
+        S3_ENDPOINT: 'http://minio.internal:9000',
+        S3_FORCE_PATH_STYLE: '1',
+      }).storage,
+      {
+        kind: 's3',
+        bucket: 'billrail-kyc',
+        region: 'eu-west-2',
+        endpoint: 'http://minio.internal:9000',
+        forcePathStyle: true,
+        accessKeyId: 'AKIAEXAMPLE',
+        secretAccessKey: 'secret-key',
+      },
+    );
+    const explicitOff = loadConfig({ ...s3, S3_FORCE_PATH_STYLE: '0' }).storage;
+    assert.equal(explicitOff.kind === 's3' && explicitOff.forcePathStyle, false);
+  });
+
+  it('refuses S3_BUCKET without its credentials, naming the missing one', () => {
+    const s3 = {
+      S3_BUCKET: 'billrail-kyc',
+      S3_ACCESS_KEY_ID: 'AKIAEXAMPLE',
+      S3_SECRET_ACCESS_KEY: 'secret-key',
+    };
+    assertRefused({ ...s3, S3_ACCESS_KEY_ID: undefined }, 'S3_ACCESS_KEY_ID');
+    assertRefused({ ...s3, S3_SECRET_ACCESS_KEY: '' }, 'S3_SECRET_ACCESS_KEY');
+    assertRefused({ ...productionEnv, S3_BUCKET: 'billrail-kyc' }, 'S3_ACCESS_KEY_ID');
+  });
+
+  it('refuses S3 settings without S3_BUCKET, and bad S3 values, naming them', () => {
+    assertRefused({ S3_ACCESS_KEY_ID: 'AKIAEXAMPLE', S3_SECRET_ACCESS_KEY: 'secret-key' }, 'S3_BUCKET');
+    assertRefused({ S3_ENDPOINT: 'http://minio.internal:9000' }, 'S3_BUCKET');
+    const s3 = {
+      S3_BUCKET: 'billrail-kyc',
+      S3_ACCESS_KEY_ID: 'AKIAEXAMPLE',
+      S3_SECRET_ACCESS_KEY: 'secret-key',
+    };
+    for (const value of ['not a url', 'ftp://minio.internal', 'minio.internal:9000']) {
+      assertRefused({ ...s3, S3_ENDPOINT: value }, 'S3_ENDPOINT');
+    }
+    for (const value of ['yes', '2', 'path'])
+      assertRefused({ ...s3, S3_FORCE_PATH_STYLE: value }, 'S3_FORCE_PATH_STYLE');
+  });
 });

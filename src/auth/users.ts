@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { DB, UsersTable } from '../db/schema.ts';
 import { newId } from '../ids.ts';
 import { openUserAccounts } from '../ledger/accounts.ts';
@@ -92,4 +92,26 @@ export async function findOrCreateUser(
       if (attempt >= REFERRAL_CODE_ATTEMPTS_MAX) throw new Error('could not draw a unique referral code');
     }
   });
+}
+
+/** The highest KYC tier the user has been approved for (0 when none). */
+export async function kycTierOf(db: Kysely<DB>, userId: string): Promise<number> {
+  const row = await db.selectFrom('users').select('kyc_tier').where('id', '=', userId).executeTakeFirst();
+  return row?.kyc_tier ?? 0;
+}
+
+/** Records an approved tier; called by the KYC domain inside its decision's transaction. */
+export async function setKycTier(
+  trx: Transaction<DB>,
+  userId: string,
+  tier: number,
+  now: Date,
+): Promise<void> {
+  await trx.updateTable('users').set({ kyc_tier: tier, updated_at: now }).where('id', '=', userId).execute();
+}
+
+export async function findUsersByIds(db: Kysely<DB>, ids: string[]): Promise<Map<string, UserRow>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('users').selectAll().where('id', 'in', ids).execute();
+  return new Map(rows.map((r) => [r.id, r]));
 }

@@ -1,5 +1,6 @@
 import { purgeExpiredSessions } from '../auth/sessions.ts';
 import type { Context } from '../context.ts';
+import { type DomainEvent, JOB_DOMAIN_EVENT } from '../events/domain-events.ts';
 import { purgeExpiredIdempotencyKeys } from '../http/idempotency-store.ts';
 import type { JobDefinition } from './queue.ts';
 
@@ -8,6 +9,14 @@ export const JOB_MAINTENANCE = 'maintenance.purge-expired';
 /** Every job the service knows. Each domain adds its own here as it arrives. */
 export function jobDefinitions(ctx: Context): JobDefinition[] {
   return [
+    {
+      // Subscribers are idempotent, so a retry after a failure or a crash is safe.
+      name: JOB_DOMAIN_EVENT,
+      retryLimit: 10,
+      retryDelaySeconds: 5,
+      expireInSeconds: 300,
+      handler: (data) => ctx.events.dispatch(data as DomainEvent),
+    },
     {
       // Idempotency keys are kept 24 h and session tokens until they expire; then they are deleted.
       name: JOB_MAINTENANCE,

@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Context } from '../context.ts';
 import { toE164 } from '../phone.ts';
+import { registerSandboxKyc } from './kyc-provider.ts';
+import { registerSandboxLivenessPage } from './liveness-page.ts';
 import { SANDBOX_SMS_API_KEY, type SandboxState } from './state.ts';
 
 // The sandbox's simulated outside parties, mounted under /__sandbox/. Each speaks its party's real
@@ -11,6 +13,10 @@ const rateLimitOff = { rateLimit: false } as const;
 const hidden = { hide: true } as const;
 
 export function registerSandbox(app: FastifyInstance, ctx: Context, state: SandboxState): void {
+  // The KYC provider (Dojah's wire shape) under /__sandbox/kyc, and its browser widget.
+  registerSandboxKyc(app, state);
+  registerSandboxLivenessPage(app);
+
   // The SMS gateway (Termii's wire shape): accepts a message and remembers the last one per phone.
   app.post(
     '/__sandbox/sms-gateway/api/sms/send',

@@ -4,12 +4,17 @@ import type { FastifyInstance } from 'fastify';
 // like a provider's own test environment would between test runs.
 
 export const SANDBOX_SMS_API_KEY = 'sandbox-sms-key';
+/** The credentials the sandbox KYC provider expects in its `AppId` and `Authorization` headers. */
+export const SANDBOX_KYC_APP_ID = 'sandbox-kyc-app';
+export const SANDBOX_KYC_SECRET = 'sandbox-kyc-secret';
 
 export type SandboxSms = { phone: string; message: string; code: string | null; sentAt: string };
 
 export type SandboxState = {
   /** The last SMS sent to each phone (E.164). */
   lastSms: Map<string, SandboxSms>;
+  /** Liveness tokens the sandbox liveness page issued and nobody has verified yet, with their outcome. */
+  livenessTokens: Map<string, 'pass' | 'fail'>;
 };
 
 /** What the app sees of the sandbox: its state and a way to mount its routes. */
@@ -19,5 +24,5 @@ export type Sandbox = {
 };
 
 export function createSandboxState(): SandboxState {
-  return { lastSms: new Map() };
+  return { lastSms: new Map(), livenessTokens: new Map() };
 }

@@ -1,4 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from '../../src/app.ts';
@@ -36,7 +39,10 @@ export async function createWorld(options: WorldOptions = {}): Promise<World> {
     ...options.env,
   });
   const database = await createTestDatabase();
+  // Identity documents of a test world live in a temporary directory removed on close.
+  const documentsDir = await mkdtemp(path.join(os.tmpdir(), 'billrail-documents-'));
   const ctx = await createContext(config, {
+    documentsDir,
     database: database.target,
     ...(options.clock !== undefined ? { clock: options.clock } : {}),
     ...(options.logger !== undefined ? { logger: options.logger } : {}),
@@ -53,6 +59,7 @@ export async function createWorld(options: WorldOptions = {}): Promise<World> {
       await app.close();
       await ctx.close();
       await database.drop();
+      await rm(documentsDir, { recursive: true, force: true });
     },
   };
 }

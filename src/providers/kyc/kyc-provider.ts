@@ -11,7 +11,12 @@ export type LivenessResult =
   /** The provider does not know the token (never issued, already used, or expired). */
   | { status: 'unknown_token' };
 
-export type NinRecord = { firstName: string; middleName: string | null; lastName: string; phone: string | null };
+export type NinRecord = {
+  firstName: string;
+  middleName: string | null;
+  lastName: string;
+  phone: string | null;
+};
 
 export type NinLookup = { found: true; record: NinRecord } | { found: false };
 

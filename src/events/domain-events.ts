@@ -1,0 +1,48 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { DB } from '../db/schema.ts';
+import type { JobQueue } from '../jobs/queue.ts';
+
+// Domain events: facts one domain states and others react to (the referral bonus reacts to Tier 1
+// approval, notifications to KYC decisions, ...). They are internal only: the service emits no
+// outbound events (SPEC.md "Events"). An event is enqueued as a job inside the transaction that
+// made it true, so it exists exactly when the change committed, and subscribers run in a worker.
+// A job may run more than once, so every subscriber must be idempotent.
+
+export type DomainEvent =
+  | { type: 'kyc.tier_approved'; userId: string; tier: number; occurredAt: string }
+  | { type: 'kyc.tier_rejected'; userId: string; tier: number; reason: string; occurredAt: string };
+
+export type DomainEventType = DomainEvent['type'];
+export type EventOf<T extends DomainEventType> = Extract<DomainEvent, { type: T }>;
+export type Subscriber<T extends DomainEventType> = (event: EventOf<T>) => Promise<void>;
+
+export const JOB_DOMAIN_EVENT = 'domain-event';
+
+export type EventBus = {
+  subscribe<T extends DomainEventType>(type: T, subscriber: Subscriber<T>): void;
+  /** Runs every subscriber of the event's type, in subscription order (the job handler). */
+  dispatch(event: DomainEvent): Promise<void>;
+};
+
+export function createEventBus(): EventBus {
+  const subscribers = new Map<DomainEventType, Array<(event: DomainEvent) => Promise<void>>>();
+  return {
+    subscribe(type, subscriber) {
+      const list = subscribers.get(type) ?? [];
+      list.push(subscriber as (event: DomainEvent) => Promise<void>);
+      subscribers.set(type, list);
+    },
+    async dispatch(event) {
+      for (const subscriber of subscribers.get(event.type) ?? []) await subscriber(event);
+    },
+  };
+}
+
+/** Enqueues the event in the caller's transaction. */
+export async function publishEvent(
+  jobs: JobQueue,
+  trx: Transaction<DB> | Kysely<DB>,
+  event: DomainEvent,
+): Promise<void> {
+  await jobs.send(JOB_DOMAIN_EVENT, event, { db: trx });
+}

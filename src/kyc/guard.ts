@@ -1,0 +1,17 @@
+import type { Kysely } from 'kysely';
+import { kycTierOf } from '../auth/users.ts';
+import type { DB } from '../db/schema.ts';
+import { AppError } from '../errors.ts';
+
+/**
+ * The tier gate for money operations: purchases need Tier 1, wallet transfers and dedicated
+ * accounts Tier 2. Throws 403 KYC_TIER_REQUIRED with details.requiredTier.
+ */
+export async function requireKycTier(db: Kysely<DB>, userId: string, requiredTier: 1 | 2 | 3): Promise<void> {
+  const tier = await kycTierOf(db, userId);
+  if (tier < requiredTier) {
+    throw new AppError('KYC_TIER_REQUIRED', `this needs KYC tier ${requiredTier} (you have ${tier})`, {
+      details: { requiredTier, currentTier: tier },
+    });
+  }
+}

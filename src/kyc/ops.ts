@@ -1,0 +1,117 @@
+import { z } from 'zod';
+import type { Context } from '../context.ts';
+import { defineOperation } from '../operation.ts';
+import * as s from './schemas.ts';
+import {
+  documentUrl,
+  getKycStatus,
+  type KycDeps,
+  listReviews,
+  reviewSubmission,
+  submitTier1,
+  submitTier2,
+  submitTier3,
+} from './service.ts';
+
+const tags = ['kyc'];
+
+const kycDeps = (ctx: Context): KycDeps => ({
+  db: ctx.db,
+  clock: ctx.clock,
+  jobs: ctx.jobs,
+  provider: ctx.kyc.provider,
+  store: ctx.kyc.documents,
+  pepper: ctx.config.secrets.pepper,
+});
+
+/** Tier 3 carries an ID document as base64: its body may be up to 8 MiB (API.md section 1). */
+const TIER3_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+
+export const kycOperations = [
+  defineOperation({
+    name: 'getKycStatus',
+    method: 'GET',
+    auth: 'user',
+    summary: 'The approved tier and the state of each tier',
+    tags,
+    input: z.object({}).strict(),
+    output: s.kycStatusOutput,
+    handler: ({ ctx, caller }) => getKycStatus(ctx.db, caller.userId),
+  }),
+  defineOperation({
+    name: 'submitKycTier1',
+    method: 'POST',
+    auth: 'user',
+    summary: 'Tier 1: the token of a face liveness check done in the browser',
+    tags,
+    input: s.submitTier1Input,
+    output: s.kycTierView,
+    handler: ({ ctx, caller, input }) => submitTier1(kycDeps(ctx), caller.userId, input.livenessToken),
+  }),
+  defineOperation({
+    name: 'submitKycTier2',
+    method: 'POST',
+    auth: 'user',
+    summary: "Tier 2: NIN and the account's phone; the NIN name must match the profile name",
+    tags,
+    input: s.submitTier2Input,
+    output: s.kycTierView,
+    handler: ({ ctx, caller, input }) => submitTier2(kycDeps(ctx), caller.userId, input),
+  }),
+  defineOperation({
+    name: 'submitKycTier3',
+    method: 'POST',
+    auth: 'user',
+    summary: 'Tier 3: bank account (name must match) and an ID document; decided by an admin',
+    tags,
+    input: s.submitTier3Input,
+    output: s.kycTierView,
+    bodyLimitBytes: TIER3_BODY_LIMIT_BYTES,
+    handler: ({ ctx, caller, input }) => submitTier3(kycDeps(ctx), caller.userId, input),
+  }),
+  defineOperation({
+    name: 'getKycDocumentUrl',
+    method: 'POST',
+    auth: 'user',
+    summary: 'A signed URL to one of your documents, valid at most 10 minutes',
+    tags,
+    input: s.documentUrlInput,
+    output: s.documentUrlOutput,
+    handler: ({ ctx, caller, input }) =>
+      documentUrl(
+        {
+          db: ctx.db,
+          clock: ctx.clock,
+          store: ctx.kyc.documents,
+          baseUrl: ctx.baseUrl.current,
+          urlKey: ctx.kyc.urlKey,
+        },
+        { userId: caller.userId, isAdmin: caller.roles.includes('admin') },
+        input.documentId,
+      ),
+  }),
+  defineOperation({
+    name: 'adminListKycReviews',
+    method: 'GET',
+    auth: 'admin',
+    summary: 'KYC submissions by status (pending first in arrival order)',
+    tags: ['admin'],
+    input: s.listReviewsInput,
+    output: s.listReviewsOutput,
+    handler: async ({ ctx, input }) => {
+      const page = await listReviews(ctx.db, input);
+      return { ...page, limit: input.limit, offset: input.offset };
+    },
+  }),
+  defineOperation({
+    name: 'adminReviewKyc',
+    method: 'POST',
+    auth: 'admin',
+    summary: "Approve or reject a user's pending tier (a rejection needs a reason)",
+    tags: ['admin'],
+    input: s.reviewInput,
+    output: s.kycTierView,
+    handler: ({ ctx, caller, input }) =>
+      reviewSubmission({ db: ctx.db, clock: ctx.clock, jobs: ctx.jobs }, caller.userId, input),
+  }),
+];

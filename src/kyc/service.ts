@@ -1,0 +1,403 @@
+import { randomBytes } from 'node:crypto';
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import { hmacSecret } from '../auth/secrets.ts';
+import { findUserById, findUsersByIds, setKycTier } from '../auth/users.ts';
+import type { Clock } from '../clock.ts';
+import type { DB, KycSubmissionsTable } from '../db/schema.ts';
+import { AppError, notFound } from '../errors.ts';
+import { type DomainEvent, publishEvent } from '../events/domain-events.ts';
+import { newId } from '../ids.ts';
+import type { JobQueue } from '../jobs/queue.ts';
+import { type KycProvider, KycProviderUnavailableError } from '../providers/kyc/kyc-provider.ts';
+import type { DocumentStore } from '../providers/storage/document-store.ts';
+import { DOCUMENT_URL_TTL_SECONDS, signDocumentUrl } from './document-urls.ts';
+import { type DocumentMimeType, decodeDocument } from './documents.ts';
+import { matchProfileToFullName, matchProfileToRecord } from './names.ts';
+
+// Tiered KYC (SPEC.md 13): Tier 1 face liveness, Tier 2 NIN with the account's phone, Tier 3 bank
+// account and ID document (decided by an admin). Tiers are strictly sequential; a tier can be
+// submitted again after a rejection, never after an approval. Provider calls happen before any
+// write and with timeouts, so a slow provider answers 502 and changes nothing.
+
+export type KycStatus = 'none' | 'pending' | 'approved' | 'rejected';
+export type KycTierView = { tier: number; status: KycStatus; reason?: string; documentId?: string };
+
+export type KycDeps = {
+  db: Kysely<DB>;
+  clock: Clock;
+  jobs: JobQueue;
+  provider: KycProvider;
+  store: DocumentStore;
+  pepper: string;
+};
+
+type Submission = Selectable<KycSubmissionsTable>;
+
+const TIERS = [1, 2, 3] as const;
+type Tier = (typeof TIERS)[number];
+
+const toView = (s: Submission): KycTierView => ({
+  tier: s.tier,
+  status: s.status,
+  ...(s.reason !== null ? { reason: s.reason } : {}),
+  ...(s.document_id !== null ? { documentId: s.document_id } : {}),
+});
+
+async function latestSubmissions(db: Kysely<DB>, userId: string): Promise<Map<number, Submission>> {
+  const rows = await db
+    .selectFrom('kyc_submissions')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+  const latest = new Map<number, Submission>();
+  for (const row of rows) if (!latest.has(row.tier)) latest.set(row.tier, row);
+  return latest;
+}
+
+export async function getKycStatus(
+  db: Kysely<DB>,
+  userId: string,
+): Promise<{ tier: number; tiers: KycTierView[] }> {
+  const latest = await latestSubmissions(db, userId);
+  const tiers = TIERS.map((tier) => {
+    const s = latest.get(tier);
+    return s === undefined ? { tier, status: 'none' as const } : toView(s);
+  });
+  // The approved tier is the highest of an unbroken run of approvals from Tier 1.
+  let approved = 0;
+  for (const view of tiers) {
+    if (view.status !== 'approved') break;
+    approved = view.tier;
+  }
+  return { tier: approved, tiers };
+}
+
+/** Refuses a submission the tier's state does not allow, before any provider is asked. */
+async function assertCanSubmit(db: Kysely<DB>, userId: string, tier: Tier): Promise<void> {
+  const latest = await latestSubmissions(db, userId);
+  if (tier > 1 && latest.get(tier - 1)?.status !== 'approved') {
+    throw new AppError('KYC_PREVIOUS_TIER_REQUIRED', `tier ${tier - 1} must be approved first`, {
+      details: { requiredTier: tier - 1 },
+    });
+  }
+  const current = latest.get(tier)?.status;
+  if (current === 'approved') throw new AppError('CONFLICT', `tier ${tier} is already approved`);
+  if (current === 'pending') throw new AppError('CONFLICT', `tier ${tier} is already waiting for review`);
+}
+
+const isUniqueViolation = (error: unknown) => (error as { code?: unknown } | null)?.code === '23505';
+
+type Decision = {
+  status: 'approved' | 'rejected' | 'pending';
+  reason?: string;
+  details: Record<string, unknown>;
+  documentId?: string;
+};
+
+/**
+ * Records a decided or pending submission, moves the user's tier on approval and publishes the
+ * decision, all in one transaction. A concurrent submission of the same tier loses on the unique
+ * index and gets 409.
+ */
+async function record(
+  deps: KycDeps,
+  userId: string,
+  tier: Tier,
+  decision: Decision,
+  extra?: (trx: Transaction<DB>) => Promise<void>,
+): Promise<KycTierView> {
+  const now = deps.clock.now();
+  try {
+    const row = await deps.db.transaction().execute(async (trx) => {
+      await extra?.(trx);
+      const inserted = await trx
+        .insertInto('kyc_submissions')
+        .values({
+          id: newId(),
+          user_id: userId,
+          tier,
+          status: decision.status,
+          reason: decision.reason ?? null,
+          details: JSON.stringify(decision.details),
+          document_id: decision.documentId ?? null,
+          created_at: now,
+          decided_at: decision.status === 'pending' ? null : now,
+          decided_by: null,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      if (decision.status !== 'pending') await applyDecision(deps.jobs, trx, inserted, now);
+      return inserted;
+    });
+    return toView(row);
+  } catch (error) {
+    if (isUniqueViolation(error))
+      throw new AppError('CONFLICT', `tier ${tier} was submitted at the same time`);
+    throw error;
+  }
+}
+
+async function applyDecision(jobs: JobQueue, trx: Transaction<DB>, s: Submission, now: Date): Promise<void> {
+  const event: DomainEvent =
+    s.status === 'approved'
+      ? { type: 'kyc.tier_approved', userId: s.user_id, tier: s.tier, occurredAt: now.toISOString() }
+      : {
+          type: 'kyc.tier_rejected',
+          userId: s.user_id,
+          tier: s.tier,
+          reason: s.reason ?? '',
+          occurredAt: now.toISOString(),
+        };
+  if (s.status === 'approved') await setKycTier(trx, s.user_id, s.tier, now);
+  await publishEvent(jobs, trx, event);
+}
+
+async function askProvider<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof KycProviderUnavailableError) {
+      throw new AppError('UPSTREAM_UNAVAILABLE', 'the identity provider could not be reached; try again');
+    }
+    throw error;
+  }
+}
+
+async function profileName(db: Kysely<DB>, userId: string) {
+  const user = await findUserById(db, userId);
+  if (user === undefined) throw notFound('user');
+  if (user.first_name === null || user.last_name === null) {
+    throw new AppError('CONFLICT', 'add your first and last name to your profile first (updateProfile)');
+  }
+  return { user, firstName: user.first_name, lastName: user.last_name };
+}
+
+export async function submitTier1(
+  deps: KycDeps,
+  userId: string,
+  livenessToken: string,
+): Promise<KycTierView> {
+  await assertCanSubmit(deps.db, userId, 1);
+  const result = await askProvider(() => deps.provider.verifyLiveness(livenessToken));
+  if (result.status === 'unknown_token') {
+    throw new AppError('VALIDATION_ERROR', 'the liveness token is unknown, used or expired', {
+      details: { issues: [{ path: ['data', 'livenessToken'], message: 'not a valid liveness token' }] },
+    });
+  }
+  return result.status === 'passed'
+    ? record(deps, userId, 1, { status: 'approved', details: { livenessReference: result.reference } })
+    : record(deps, userId, 1, {
+        status: 'rejected',
+        reason: `liveness check failed: ${result.reason}`,
+        details: { livenessReference: result.reference },
+      });
+}
+
+export async function submitTier2(
+  deps: KycDeps,
+  userId: string,
+  input: { nin: string; phone: string },
+): Promise<KycTierView> {
+  const { user, firstName, lastName } = await profileName(deps.db, userId);
+  if (input.phone !== user.phone) {
+    throw new AppError('VALIDATION_ERROR', 'the phone must be the one this account signed in with', {
+      details: { issues: [{ path: ['data', 'phone'], message: 'not the phone of this account' }] },
+    });
+  }
+  await assertCanSubmit(deps.db, userId, 2);
+  const lookup = await askProvider(() => deps.provider.lookupNin({ nin: input.nin, firstName, lastName }));
+  // The NIN itself is kept only as a keyed hash (to spot one NIN on two accounts) and its last 4.
+  const details: Record<string, unknown> = {
+    ninLast4: input.nin.slice(-4),
+    ninHash: hmacSecret(deps.pepper, 'nin', 'NG', input.nin),
+    phone: input.phone,
+  };
+  if (!lookup.found)
+    return record(deps, userId, 2, { status: 'rejected', reason: 'no NIN record was found', details });
+  const { record: nin } = lookup;
+  details.ninName = { firstName: nin.firstName, middleName: nin.middleName, lastName: nin.lastName };
+  const match = matchProfileToRecord({ firstName, lastName }, nin);
+  if (!match.match) {
+    return record(deps, userId, 2, {
+      status: 'rejected',
+      reason: 'the name on the NIN record does not match your profile name',
+      details,
+    });
+  }
+  return record(deps, userId, 2, { status: 'approved', details });
+}
+
+export type Tier3Input = {
+  bankCode: string;
+  accountNumber: string;
+  documentType: 'passport' | 'drivers_licence' | 'voters_card' | 'nin_slip';
+  documentBase64: string;
+  documentMimeType: DocumentMimeType;
+};
+
+export async function submitTier3(deps: KycDeps, userId: string, input: Tier3Input): Promise<KycTierView> {
+  // The document is checked first: a bad upload costs no provider call.
+  const document = decodeDocument(input.documentBase64, input.documentMimeType);
+  const { firstName, lastName } = await profileName(deps.db, userId);
+  await assertCanSubmit(deps.db, userId, 3);
+  const lookup = await askProvider(() =>
+    deps.provider.lookupBankAccount({
+      bankCode: input.bankCode,
+      accountNumber: input.accountNumber,
+      firstName,
+      lastName,
+    }),
+  );
+  const details: Record<string, unknown> = {
+    bankCode: input.bankCode,
+    accountNumberLast4: input.accountNumber.slice(-4),
+  };
+  if (!lookup.found)
+    return record(deps, userId, 3, { status: 'rejected', reason: 'the bank account was not found', details });
+  details.accountName = lookup.accountName;
+  if (!matchProfileToFullName({ firstName, lastName }, lookup.accountName).match) {
+    return record(deps, userId, 3, {
+      status: 'rejected',
+      reason: 'the bank account name does not match your profile name',
+      details,
+    });
+  }
+  // Stored before the row that points at it: a failure in between leaves an unreferenced object,
+  // never a row without its document.
+  const storageKey = randomBytes(32).toString('hex');
+  await deps.store.put(storageKey, document.bytes, document.mimeType);
+  const documentId = newId();
+  return record(deps, userId, 3, { status: 'pending', details, documentId }, async (trx) => {
+    await trx
+      .insertInto('kyc_documents')
+      .values({
+        id: documentId,
+        user_id: userId,
+        storage_key: storageKey,
+        document_type: input.documentType,
+        mime_type: document.mimeType,
+        size_bytes: document.bytes.length,
+        sha256: document.sha256,
+        created_at: deps.clock.now(),
+      })
+      .execute();
+  });
+}
+
+/** A signed URL for one document, valid at most 10 minutes: the owner's, or any for an admin. */
+export async function documentUrl(
+  deps: Pick<KycDeps, 'db' | 'clock' | 'store'> & { baseUrl: string; urlKey: Buffer },
+  caller: { userId: string; isAdmin: boolean },
+  documentId: string,
+): Promise<{ url: string; expiresAt: string }> {
+  const document = await deps.db
+    .selectFrom('kyc_documents')
+    .select(['id', 'user_id', 'storage_key'])
+    .where('id', '=', documentId)
+    .executeTakeFirst();
+  // Another user's document is "not found", never "forbidden": its existence is not disclosed.
+  if (document === undefined || (document.user_id !== caller.userId && !caller.isAdmin))
+    throw notFound('document');
+  // Whole seconds, as in the signed URL, so the expiresAt we report is exactly when it stops working.
+  const expiresAt = new Date(
+    Math.floor(deps.clock.now().getTime() / 1000) * 1000 + DOCUMENT_URL_TTL_SECONDS * 1000,
+  );
+  const presigned = await deps.store.presignedUrl(document.storage_key, DOCUMENT_URL_TTL_SECONDS);
+  const url =
+    presigned ??
+    signDocumentUrl({ baseUrl: deps.baseUrl, documentId: document.id, expiresAt, key: deps.urlKey });
+  return { url, expiresAt: expiresAt.toISOString() };
+}
+
+export type KycReview = {
+  submissionId: string;
+  userId: string;
+  phone: string;
+  firstName: string | null;
+  lastName: string | null;
+  tier: number;
+  status: 'pending' | 'approved' | 'rejected';
+  reason: string | null;
+  details: Record<string, unknown>;
+  documentId: string | null;
+  createdAt: string;
+  decidedAt: string | null;
+};
+
+export async function listReviews(
+  db: Kysely<DB>,
+  filter: { status: 'pending' | 'approved' | 'rejected'; limit: number; offset: number },
+): Promise<{ items: KycReview[]; total: number }> {
+  const base = db.selectFrom('kyc_submissions').where('status', '=', filter.status);
+  const [rows, count] = await Promise.all([
+    base
+      .selectAll()
+      // The oldest pending first: a review queue is worked in arrival order.
+      .orderBy('created_at', filter.status === 'pending' ? 'asc' : 'desc')
+      .orderBy('id')
+      .limit(filter.limit)
+      .offset(filter.offset)
+      .execute(),
+    base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  const users = await findUsersByIds(db, [...new Set(rows.map((r) => r.user_id))]);
+  const items = rows.map((r) => {
+    const user = users.get(r.user_id);
+    return {
+      submissionId: r.id,
+      userId: r.user_id,
+      phone: user?.phone ?? '',
+      firstName: user?.first_name ?? null,
+      lastName: user?.last_name ?? null,
+      tier: r.tier,
+      status: r.status,
+      reason: r.reason,
+      details: r.details as Record<string, unknown>,
+      documentId: r.document_id,
+      createdAt: r.created_at.toISOString(),
+      decidedAt: r.decided_at?.toISOString() ?? null,
+    };
+  });
+  return { items, total: Number(count.n) };
+}
+
+export async function reviewSubmission(
+  deps: Pick<KycDeps, 'db' | 'clock' | 'jobs'>,
+  adminId: string,
+  input: { userId: string; tier: number; decision: 'approve' | 'reject'; reason?: string | undefined },
+): Promise<KycTierView> {
+  if (input.decision === 'reject' && (input.reason === undefined || input.reason.trim() === '')) {
+    throw new AppError('VALIDATION_ERROR', 'a rejection needs a reason the user will see', {
+      details: { issues: [{ path: ['data', 'reason'], message: 'required when rejecting' }] },
+    });
+  }
+  const now = deps.clock.now();
+  const decided = await deps.db.transaction().execute(async (trx) => {
+    const pending = await trx
+      .selectFrom('kyc_submissions')
+      .selectAll()
+      .where('user_id', '=', input.userId)
+      .where('tier', '=', input.tier)
+      .where('status', '=', 'pending')
+      .forUpdate()
+      .executeTakeFirst();
+    if (pending === undefined) return undefined;
+    const updated = await trx
+      .updateTable('kyc_submissions')
+      .set({
+        status: input.decision === 'approve' ? 'approved' : 'rejected',
+        reason: input.decision === 'reject' ? (input.reason ?? null) : null,
+        decided_at: now,
+        decided_by: adminId,
+      })
+      .where('id', '=', pending.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await applyDecision(deps.jobs, trx, updated, now);
+    return updated;
+  });
+  if (decided === undefined) throw notFound('pending submission');
+  return toView(decided);
+}

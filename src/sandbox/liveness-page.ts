@@ -1,0 +1,162 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+
+// GET /__sandbox/liveness: the sandbox's stand-in for the KYC provider's browser widget. It gets a
+// liveness token from the sandbox provider (POST /__sandbox/kyc/liveness/sessions) and submits it to
+// the service exactly as a client app would (POST /_serverFn/submitKycTier1 with the user's bearer
+// token), then shows what the service decided. The user's access token comes from the URL fragment
+// (`#accessToken=...`, never sent to a server) or the text field.
+
+const style = `
+  body { font: 16px/1.5 system-ui, sans-serif; max-width: 34rem; margin: 2rem auto; padding: 0 1rem; color: #1f2933; }
+  h1 { font-size: 1.4rem; margin-bottom: .25rem; }
+  .note { color: #616e7c; margin-top: 0; }
+  label { display: block; font-weight: 600; margin: 1rem 0 .25rem; }
+  input { width: 100%; box-sizing: border-box; padding: .5rem; font: inherit; border: 1px solid #cbd2d9; border-radius: 6px; }
+  .camera { position: relative; height: 15rem; margin: 1rem 0; border-radius: 12px; background: #102a43;
+    display: flex; align-items: center; justify-content: center; overflow: hidden; }
+  .camera .face { width: 8rem; height: 10.5rem; border: 3px dashed #9fb3c8; border-radius: 50%; }
+  .camera .caption { position: absolute; bottom: .5rem; color: #d9e2ec; font-size: .85rem; }
+  .buttons { display: flex; gap: .75rem; }
+  button { flex: 1; padding: .7rem; font: inherit; font-weight: 600; border: 0; border-radius: 6px; cursor: pointer; color: #fff; }
+  button:disabled { opacity: .5; cursor: wait; }
+  #pass { background: #2f8132; }
+  #fail { background: #b42318; }
+  dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin-top: 1.5rem; }
+  dt { font-weight: 600; }
+  dd { margin: 0; overflow-wrap: anywhere; }
+  #result[data-state="approved"] { color: #2f8132; font-weight: 600; }
+  #result[data-state="rejected"], #result[data-state="error"] { color: #b42318; font-weight: 600; }
+`;
+
+const script = `
+  const field = document.getElementById('accessToken');
+  const tokenOut = document.getElementById('token');
+  const result = document.getElementById('result');
+  const buttons = document.querySelectorAll('button');
+
+  // Take the access token from the fragment, then drop it from the address bar and the history.
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  field.value = fragment.get('accessToken') ?? '';
+  if (location.hash !== '') history.replaceState(null, '', location.pathname + location.search);
+
+  function show(state, text) {
+    result.dataset.state = state;
+    result.textContent = text;
+  }
+
+  // crypto.randomUUID exists only on https or localhost; a sandbox on a LAN address has neither.
+  function uuid() {
+    if (crypto.randomUUID) return crypto.randomUUID();
+    const b = crypto.getRandomValues(new Uint8Array(16));
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    const h = [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
+    return h.slice(0, 8) + '-' + h.slice(8, 12) + '-' + h.slice(12, 16) + '-' + h.slice(16, 20) + '-' + h.slice(20);
+  }
+
+  async function json(response) {
+    try { return await response.json(); } catch { return null; }
+  }
+
+  async function check(outcome) {
+    for (const button of buttons) button.disabled = true;
+    tokenOut.textContent = '…';
+    show('working', 'Checking…');
+    try {
+      // 1. The provider's widget: a liveness session ends with a token.
+      const session = await fetch('/__sandbox/kyc/liveness/sessions', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ outcome }),
+      });
+      const issued = await json(session);
+      if (!session.ok || typeof issued?.token !== 'string') {
+        throw new Error('The liveness provider answered ' + session.status);
+      }
+      tokenOut.textContent = issued.token;
+
+      // 2. The client app: submit the token to the service.
+      const accessToken = field.value.trim();
+      const headers = { 'content-type': 'application/json', 'idempotency-key': uuid() };
+      const submitted = await fetch('/_serverFn/submitKycTier1', {
+        method: 'POST',
+        headers: { ...headers, authorization: 'Bearer ' + accessToken },
+        body: JSON.stringify({ data: { livenessToken: issued.token } }),
+      });
+      const answer = await json(submitted);
+      if (answer?.success !== true) {
+        throw new Error(answer?.error?.message ?? 'The service answered ' + submitted.status);
+      }
+
+      // 3. What the service decided, as getKycStatus reports it.
+      const status = await fetch('/_serverFn/getKycStatus', { headers: { authorization: 'Bearer ' + accessToken } });
+      const kyc = await json(status);
+      const tier1 = kyc?.success === true ? kyc.data.tiers.find((t) => t.tier === 1) : undefined;
+      if (tier1 === undefined) throw new Error(kyc?.error?.message ?? 'The service answered ' + status.status);
+      if (tier1.status === 'approved') show('approved', 'Tier 1 approved');
+      else if (tier1.status === 'rejected') show('rejected', 'Tier 1 rejected: ' + (tier1.reason ?? 'no reason given'));
+      else show(tier1.status, 'Tier 1 ' + tier1.status);
+    } catch (error) {
+      show('error', error instanceof Error ? error.message : String(error));
+    } finally {
+      for (const button of buttons) button.disabled = false;
+    }
+  }
+
+  document.getElementById('pass').addEventListener('click', () => check('pass'));
+  document.getElementById('fail').addEventListener('click', () => check('fail'));
+`;
+
+const html = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Liveness check (sandbox)</title>
+<style>${style}</style>
+</head>
+<body>
+<h1>Liveness check</h1>
+<p class="note">Sandbox: this page stands in for the KYC provider's camera widget. No camera is used.</p>
+<label for="accessToken">Access token</label>
+<input id="accessToken" type="text" autocomplete="off" spellcheck="false" placeholder="the user's access token">
+<div class="camera" aria-hidden="true"><div class="face"></div><div class="caption">Simulated camera</div></div>
+<div class="buttons">
+  <button id="pass" type="button">Complete liveness check</button>
+  <button id="fail" type="button">Fail liveness check</button>
+</div>
+<dl>
+  <dt>Token</dt><dd><code id="token">–</code></dd>
+  <dt>Result</dt><dd id="result" role="status" aria-live="polite">–</dd>
+</dl>
+<script>${script}</script>
+</body>
+</html>
+`;
+
+const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+/** Only this page's own inline style and script run, and it talks only to its own origin. */
+const contentSecurityPolicy = [
+  "default-src 'none'",
+  `style-src ${sha256(style)}`,
+  `script-src ${sha256(script)}`,
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+export function registerSandboxLivenessPage(app: FastifyInstance): void {
+  app.get(
+    '/__sandbox/liveness',
+    { schema: { hide: true }, config: { rateLimit: false } },
+    async (_request, reply) =>
+      reply
+        .header('content-type', 'text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .header('content-security-policy', contentSecurityPolicy)
+        .header('referrer-policy', 'no-referrer')
+        .send(html),
+  );
+}
