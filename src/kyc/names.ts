@@ -30,13 +30,12 @@
 // - The profile must have a first and a last name that are non-empty after normalisation, and the
 //   record a first and a last name; otherwise there is nothing to compare and the answer says which
 //   side is missing (the profile is checked first).
-// - Case, spacing and the order of names do not matter: which of the profile's names is found in
+// - Case, spacing and the order of names do not matter. Which of the profile's names is found in
 //   which of the record's fields is not checked, because providers and users both put names in the
-//   wrong fields. A NIN whose first and last names are the wrong way round ("OGUNLESI"
-//   "ADEBAYO") matches the profile Adebayo Ogunlesi. Spacing does not
-//   matter within one field: adjacent tokens of a field are compared joined, so "Ade-Bayo",
-//   "Ade Bayo" and "ADEBAYO" all match each other. Tokens of different fields are never joined, and
-//   a token that is an initial is never joined to its neighbours.
+//   wrong fields: a NIN with first name "OGUNLESI" and last name "ADEBAYO" matches the profile
+//   Adebayo Ogunlesi. Spacing does not matter within one field: adjacent tokens of a field are
+//   also compared joined, so "Ade-Bayo", "Ade Bayo" and "ADEBAYO" all match each other. Tokens of
+//   different fields are never joined, and an initial is never joined to its neighbours.
 // - Every name the profile gives must be found in the record, each in a different place (a profile
 //   "Adebayo Adebayo" needs two Adebayos). The profile's first-name field may hold first and middle
 //   names together ("Adebayo John"); its first word is the first name and the rest are middle names.
@@ -67,7 +66,9 @@
 //   name, its last name in the surname, its middle names among the middle names. Guessing the order
 //   and then ignoring it as well would compound the guesses: "OGUNLESI ADEBAYO JOHN" read surname
 //   last and swapped would approve a John Ogunlesi, whom the NIN rule above refuses. A two-word name
-//   still matches in either order, because its two readings are each other's swap.
+//   still matches in either order, because its two readings are each other's swap. Adjacent words
+//   may be compared joined, as within a NIN field ("ADE BAYO OGUNLESI" is Adebayo Ogunlesi), but
+//   never a first name with a last name.
 // - A reading that puts an initial in the first or last name's place matches nothing, so
 //   "OGUNLESI ADEBAYO J." can only be read surname first.
 // - A bank name of fewer than two words cannot show a first and a last name, so it counts as
@@ -144,10 +145,12 @@ export function normaliseName(raw: string): string[] {
 /** Which of a person's names a token belongs to. */
 type Role = 'first' | 'middle' | 'last';
 
-/** A profile token. The first word of the first-name field is the first name, later words middle names. */
-type ProfileToken = { text: string; role: Role };
-/** A record token. Its first and last names must all be matched; its middle names need not be. */
-type RecordToken = { text: string; role: Role };
+/**
+ * A token and the name it belongs to. In a profile, the first word of the first-name field is the
+ * first name and its later words middle names. In a record, every token of the first and last
+ * names must be matched; middle-name tokens need not be.
+ */
+type Token = { text: string; role: Role };
 
 /** Adjacent tokens of one field, compared joined. A run is a middle name only if all its tokens are. */
 type ProfileRun = { text: string; role: Role; end: number };
@@ -164,7 +167,7 @@ const isInitial = (text: string) => text.length === 1;
  * record's first and last names. With `rolesMustAgree`, the profile's first name must be found in
  * the record's first name, its middle names among the middle names and its last name in the last.
  */
-function matchesRecord(profile: ProfileToken[][], record: RecordToken[][], rolesMustAgree: boolean): boolean {
+function matchesRecord(profile: Token[][], record: Token[][], rolesMustAgree: boolean): boolean {
   const profileCount = profile.reduce((n, segment) => n + segment.length, 0);
   const recordCount = record.reduce((n, segment) => n + segment.length, 0);
   if (profileCount > tokensMax || recordCount > tokensMax) return false;
@@ -249,7 +252,7 @@ function compatible(profile: ProfileRun, record: RecordRun, rolesMustAgree: bool
   return profile.text === record.text;
 }
 
-function profileTokens(profile: ProfileName): ProfileToken[][] | null {
+function profileTokens(profile: ProfileName): Token[][] | null {
   const first = nameWords(profile.firstName ?? '');
   const last = nameWords(profile.lastName ?? '');
   if (first.length === 0 || last.length === 0) return null;
@@ -257,7 +260,7 @@ function profileTokens(profile: ProfileName): ProfileToken[][] | null {
 }
 
 /** Tokens of the given words, each with the role of its word (all parts of a hyphenated word share it). */
-function withRoles(words: string[][], roleOf: (wordIndex: number) => Role): RecordToken[] {
+function withRoles(words: string[][], roleOf: (wordIndex: number) => Role): Token[] {
   return words.flatMap((word, index) => word.map((text) => ({ text, role: roleOf(index) })));
 }
 
@@ -282,7 +285,7 @@ export function matchProfileToRecord(profile: ProfileName, record: PersonName): 
  * The ways to read a bank account name (see the header), each with whether the profile's names must
  * agree with the reading's roles; null when the name has fewer than two words.
  */
-function bankReadings(fullName: string): { record: RecordToken[][]; rolesMustAgree: boolean }[] | null {
+function bankReadings(fullName: string): { record: Token[][]; rolesMustAgree: boolean }[] | null {
   const parts = fullName
     .split(commas)
     .map(nameWords)

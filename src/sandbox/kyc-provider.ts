@@ -19,11 +19,7 @@ const otherPerson = { firstName: 'MUSA', middleName: 'IBRAHIM', lastName: 'DANJU
 const notFoundNin = '00000000000';
 
 const passed = { liveness_check: true, liveness_probability: 98.2, message: 'Live face detected' };
-const failed = {
-  liveness_check: false,
-  liveness_probability: 12.4,
-  message: 'No live face detected: the selfie looks like a photo of a screen',
-};
+const failed = { liveness_check: false, liveness_probability: 12.4, message: 'No live face detected' };
 
 const name = z.string().trim().min(1).max(100);
 const ninRequest = z.object({ nin: z.string().regex(/^\d{11}$/), first_name: name, last_name: name });

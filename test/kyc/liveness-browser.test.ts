@@ -78,12 +78,14 @@ describe('sandbox liveness page', {
     const user = await userWithProfile('Ada', 'Obi');
     assert.equal((await kycStatus(user)).tier, 0);
     const page = await browser.newPage({ viewport: { width: 640, height: 760 } });
+    let token: string;
     try {
       const outcome = await walk(page, user.accessToken, '#pass');
       await page.screenshot({ path: '/tmp/liveness.png', fullPage: true });
       assert.equal(outcome.result, 'Tier 1 approved');
       assert.equal(outcome.state, 'approved');
       assert.match(outcome.token, /^liv_[0-9a-f]{32}$/);
+      token = outcome.token;
       // The access token does not stay in the address bar (nor in the history).
       assert.equal(new URL(page.url()).hash, '');
     } finally {
@@ -93,6 +95,7 @@ describe('sandbox liveness page', {
     assert.equal(status.tier, 1);
     assert.equal(status.tiers[0]?.tier, 1);
     assert.equal(status.tiers[0]?.status, 'approved');
+    assert.deepEqual(await verifyAgain(token), { status: 'unknown_token' }, 'the service used the token');
   });
 
   it('"Fail liveness check" rejects Tier 1 with the provider’s reason', async () => {
