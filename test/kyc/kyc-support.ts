@@ -3,7 +3,16 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { JOB_DOMAIN_EVENT } from '../../src/events/domain-events.ts';
 import { issuePaths } from '../auth/support.ts';
-import { type ApiResponse, failure, get, ok, post, type SignedIn, signIn, type World } from '../helpers/world.ts';
+import {
+  type ApiResponse,
+  failure,
+  get,
+  ok,
+  post,
+  type SignedIn,
+  signIn,
+  type World,
+} from '../helpers/world.ts';
 
 // Helpers shared by the tiered-KYC tests (tiers, tier 3 documents, admin review, guard and events):
 // users at a given tier through the real operations, tiny real documents, and read-outs of the
@@ -41,9 +50,14 @@ export const submitTier1 = (world: World, user: SignedIn, livenessToken: unknown
   post<TierView>(world, 'submitKycTier1', { livenessToken }, { token: user.accessToken });
 
 export const submitTier2 = (world: World, user: SignedIn, data: Record<string, unknown> = {}) =>
-  post<TierView>(world, 'submitKycTier2', { nin: matchingNin(), phone: user.phone, ...data }, {
-    token: user.accessToken,
-  });
+  post<TierView>(
+    world,
+    'submitKycTier2',
+    { nin: matchingNin(), phone: user.phone, ...data },
+    {
+      token: user.accessToken,
+    },
+  );
 
 export const submitTier3 = (world: World, user: SignedIn, data: Record<string, unknown> = {}) =>
   post<TierView>(world, 'submitKycTier3', tier3Input(data), { token: user.accessToken });
@@ -162,7 +176,10 @@ export function jpegDocument(): Buffer {
   const com = Buffer.concat([Buffer.from([0xff, 0xfe, 0x00, comment.length + 2]), comment]);
   return Buffer.concat([
     Buffer.from([0xff, 0xd8]),
-    Buffer.from([0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00]),
+    Buffer.from([
+      0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00,
+      0x00,
+    ]),
     com,
     Buffer.from([0xff, 0xd9]),
   ]);

@@ -126,7 +126,11 @@ describe(`KYC tiers 1 and 2 (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => 
     }
 
     it('needs a bearer token', async () => {
-      expectError(await post(world, 'submitKycTier1', { livenessToken: 'sandbox-pass' }), 401, 'UNAUTHENTICATED');
+      expectError(
+        await post(world, 'submitKycTier1', { livenessToken: 'sandbox-pass' }),
+        401,
+        'UNAUTHENTICATED',
+      );
     });
 
     it('approves exactly one of 10 concurrent sandbox-pass submissions; the others get 409', async () => {
@@ -258,7 +262,11 @@ describe(`KYC tiers 1 and 2 (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => 
     }
 
     it('approves a matching NIN, keeps the NIN name and never the NIN in clear', async () => {
-      const user = await userAtTier(world, 1, await kycUser(world, { firstName: 'Chiamaka', lastName: 'Obi' }));
+      const user = await userAtTier(
+        world,
+        1,
+        await kycUser(world, { firstName: 'Chiamaka', lastName: 'Obi' }),
+      );
       const nin = matchingNin();
       assert.deepEqual(ok(await submitTier2(world, user, { nin })), { tier: 2, status: 'approved' });
       assert.equal((await getStatus(world, user)).tier, 2);
@@ -285,7 +293,7 @@ describe(`KYC tiers 1 and 2 (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => 
       assert.notEqual(hashes[0], hashes[2]);
     });
 
-    it("rejects a NIN of someone else (starting with 9) with a reason about the name", async () => {
+    it('rejects a NIN of someone else (starting with 9) with a reason about the name', async () => {
       const user = await userAtTier(world, 1);
       const view = ok(await submitTier2(world, user, { nin: '91234567890' }));
       assert.equal(view.status, 'rejected');
@@ -294,7 +302,11 @@ describe(`KYC tiers 1 and 2 (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => 
       assert.equal(await kycTierOfMe(world, user), 1);
       // The reviewer sees whose NIN it was.
       const [row] = await submissions(world, user.userId, 2);
-      assert.deepEqual(row?.details.ninName, { firstName: 'MUSA', middleName: 'IBRAHIM', lastName: 'DANJUMA' });
+      assert.deepEqual(row?.details.ninName, {
+        firstName: 'MUSA',
+        middleName: 'IBRAHIM',
+        lastName: 'DANJUMA',
+      });
       assert.ok(!row?.detailsText.includes('91234567890'));
     });
 
@@ -326,7 +338,11 @@ describe(`KYC tiers 1 and 2 (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => 
     // Precomposed letters only: updateProfile's name pattern (src/auth/schemas.ts) refuses combining
     // marks, such as the grave of "ọ̀", that have no precomposed form.
     it('carries a profile name with tone marks to the provider and back intact', async () => {
-      const user = await userAtTier(world, 1, await kycUser(world, { firstName: 'Adébáyọ', lastName: 'Ọlábísí' }));
+      const user = await userAtTier(
+        world,
+        1,
+        await kycUser(world, { firstName: 'Adébáyọ', lastName: 'Ọlábísí' }),
+      );
       assert.deepEqual(ok(await submitTier2(world, user)), { tier: 2, status: 'approved' });
       const [row] = await submissions(world, user.userId, 2);
       assert.deepEqual(row?.details.ninName, { firstName: 'Adébáyọ', middleName: null, lastName: 'Ọlábísí' });
@@ -343,7 +359,9 @@ describe(`KYC tiers 1 and 2 (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => 
       afterEach(() => {
         world.ctx.kyc.provider = original;
       });
-      const recordAs = (rewrite: (r: { firstName: string; lastName: string }) => { firstName: string; lastName: string }) => {
+      const recordAs = (
+        rewrite: (r: { firstName: string; lastName: string }) => { firstName: string; lastName: string },
+      ) => {
         world.ctx.kyc.provider = {
           ...original,
           async lookupNin(request) {
@@ -355,7 +373,11 @@ describe(`KYC tiers 1 and 2 (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => 
       };
 
       it('matches a profile in mixed case with tone marks to a swapped, capitalised record', async () => {
-        const user = await userAtTier(world, 1, await kycUser(world, { firstName: 'adéBÁYỌ', lastName: 'Ògúnlésí' }));
+        const user = await userAtTier(
+          world,
+          1,
+          await kycUser(world, { firstName: 'adéBÁYỌ', lastName: 'Ògúnlésí' }),
+        );
         recordAs(() => ({ firstName: 'OGUNLESI', lastName: 'ADEBAYO' }));
         assert.deepEqual(ok(await submitTier2(world, user)), { tier: 2, status: 'approved' });
         assert.deepEqual((await submissions(world, user.userId, 2))[0]?.details.ninName, {
@@ -366,7 +388,11 @@ describe(`KYC tiers 1 and 2 (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => 
       });
 
       it('rejects a record one letter away from the profile name', async () => {
-        const user = await userAtTier(world, 1, await kycUser(world, { firstName: 'Chidi', lastName: 'Okafor' }));
+        const user = await userAtTier(
+          world,
+          1,
+          await kycUser(world, { firstName: 'Chidi', lastName: 'Okafor' }),
+        );
         recordAs(() => ({ firstName: 'CHIKA', lastName: 'OKAFOR' }));
         const view = ok(await submitTier2(world, user));
         assert.equal(view.status, 'rejected');
