@@ -1,0 +1,120 @@
+// The payment provider (Paystack's REST API, shared/reference/providers.md section 1): money in
+// through checkout and dedicated virtual accounts, money out through transfers (just-in-time
+// funding of the VTU providers' floats). Amounts are integer kobo as bigint.
+//
+// Every failure says whether its outcome is definite. A definite failure (the provider answered
+// and refused: a 4xx with status:false) means nothing happened; an indefinite one (timeout,
+// network error, 5xx, an unreadable answer) means the request may or may not have taken effect,
+// and the caller must find out (verify by reference) before acting on it.
+
+export type TransactionStatus =
+  | 'success'
+  | 'failed'
+  | 'abandoned'
+  | 'reversed'
+  | 'ongoing'
+  | 'pending'
+  | 'processing'
+  | 'queued';
+
+export type VerifiedTransaction = {
+  reference: string;
+  status: TransactionStatus;
+  amountKobo: bigint;
+  currency: string;
+  paidAt: Date | null;
+  channel: string | null;
+  customerEmail: string | null;
+  customerCode: string | null;
+  gatewayResponse: string | null;
+};
+
+export type TransferStatus =
+  | 'pending'
+  | 'success'
+  | 'reversed'
+  | 'failed'
+  | 'otp'
+  | 'abandoned'
+  | 'blocked'
+  | 'rejected'
+  | 'received';
+
+/** Statuses after which a transfer will not change again ("never retry until conclusive"). */
+export const conclusiveTransferStatuses: ReadonlySet<TransferStatus> = new Set([
+  'success',
+  'reversed',
+  'failed',
+  'abandoned',
+  'blocked',
+  'rejected',
+]);
+
+export type Transfer = {
+  reference: string;
+  transferCode: string;
+  status: TransferStatus;
+  amountKobo: bigint;
+  reason: string | null;
+};
+
+export type DedicatedAccount = {
+  accountNumber: string;
+  accountName: string;
+  bankName: string;
+  providerSlug: string;
+  customerCode: string;
+};
+
+export type PaymentProvider = {
+  initializeTransaction(request: {
+    reference: string;
+    amountKobo: bigint;
+    email: string;
+    callbackUrl?: string;
+    metadata?: Record<string, string>;
+  }): Promise<{ authorizationUrl: string; accessCode: string; reference: string }>;
+  /** null when the provider does not know the reference. */
+  verifyTransaction(reference: string): Promise<VerifiedTransaction | null>;
+  createCustomer(request: {
+    email: string;
+    firstName: string;
+    lastName: string;
+    phone: string;
+  }): Promise<{ customerCode: string }>;
+  createDedicatedAccount(request: {
+    customerCode: string;
+    preferredBank: string;
+  }): Promise<DedicatedAccount>;
+  resolveAccount(request: {
+    accountNumber: string;
+    bankCode: string;
+  }): Promise<{ accountNumber: string; accountName: string } | null>;
+  createTransferRecipient(request: {
+    name: string;
+    accountNumber: string;
+    bankCode: string;
+  }): Promise<{ recipientCode: string }>;
+  initiateTransfer(request: {
+    reference: string;
+    amountKobo: bigint;
+    recipientCode: string;
+    reason: string;
+  }): Promise<Transfer>;
+  /** null when the provider does not know the reference. */
+  verifyTransfer(reference: string): Promise<Transfer | null>;
+  /** The NGN balance available for transfers. */
+  balance(): Promise<{ balanceKobo: bigint }>;
+};
+
+export class PaymentProviderError extends Error {
+  override name = 'PaymentProviderError';
+  /** True when the provider answered and refused: nothing happened. False: outcome unknown. */
+  readonly definite: boolean;
+  readonly httpStatus: number | null;
+  constructor(message: string, options: { definite: boolean; httpStatus?: number | null; cause?: unknown }) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.definite = options.definite;
+    this.httpStatus = options.httpStatus ?? null;
+  }
+}
