@@ -13,6 +13,9 @@ const productionEnv = {
   SECRET_PEPPER: 'a-long-production-pepper-value',
   SMS_BASE_URL: 'https://sms.example.com',
   SMS_API_KEY: 'sms-api-key',
+  KYC_BASE_URL: 'https://api.dojah.io',
+  KYC_APP_ID: 'kyc-app',
+  KYC_SECRET_KEY: 'kyc-secret',
   PUBLIC_BASE_URL: 'https://api.example.com/',
 };
 
@@ -72,7 +75,11 @@ describe('loadConfig', () => {
       SECRET_PEPPER: 'a-long-production-pepper-value',
       SMS_BASE_URL: 'https://sms.example.com',
       SMS_API_KEY: 'key',
+      KYC_BASE_URL: 'https://api.dojah.io/',
+      KYC_APP_ID: 'app',
+      KYC_SECRET_KEY: 'secret',
     });
+    assert.deepEqual(config.kyc, { baseUrl: 'https://api.dojah.io', appId: 'app', secretKey: 'secret' });
     assert.equal(config.http.port, 8080);
     assert.equal(config.http.host, '0.0.0.0');
     assert.equal(config.database.url, 'postgres://user@db.internal:5432/billrail');
@@ -119,6 +126,9 @@ describe('loadConfig', () => {
       'SECRET_PEPPER',
       'SMS_BASE_URL',
       'SMS_API_KEY',
+      'KYC_BASE_URL',
+      'KYC_APP_ID',
+      'KYC_SECRET_KEY',
       'PUBLIC_BASE_URL',
     ] as const) {
       assertRefused({ ...productionEnv, [missing]: undefined }, missing);

@@ -8,7 +8,12 @@ const personName = z
   .trim()
   .min(1)
   .max(60)
-  .regex(/^[\p{L}][\p{L}'’ .-]*$/u, 'letters, spaces, hyphens and apostrophes only');
+  // NFC first: Yoruba and Igbo names carry tone marks and under-dots ("Adébáyọ̀") that phones may
+  // type decomposed; combining marks are allowed after a letter.
+  .transform((name) => name.normalize('NFC'))
+  .pipe(
+    z.string().regex(/^\p{L}\p{M}*(?:[\p{L}\p{M}'’ .-])*$/u, 'letters, spaces, hyphens and apostrophes only'),
+  );
 
 export const requestOtpInput = z.object({ phone: nigerianPhone }).strict();
 export const requestOtpOutput = z.object({ expiresInSeconds: z.number().int() });

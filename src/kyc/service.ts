@@ -98,8 +98,10 @@ type Decision = {
 
 /**
  * Records a decided or pending submission, moves the user's tier on approval and publishes the
- * decision, all in one transaction. A concurrent submission of the same tier loses on the unique
- * index and gets 409.
+ * decision, all in one transaction. A user's decisions are recorded one at a time (the user row is
+ * locked) and the tier's state is checked again under that lock: otherwise a rejection racing an
+ * approval of the same tier, which the unique index does not stop, could be recorded after it and
+ * hide it. A concurrent submission of the same tier gets 409.
  */
 async function record(
   deps: KycDeps,
@@ -108,9 +110,12 @@ async function record(
   decision: Decision,
   extra?: (trx: Transaction<DB>) => Promise<void>,
 ): Promise<KycTierView> {
-  const now = deps.clock.now();
   try {
     const row = await deps.db.transaction().execute(async (trx) => {
+      await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().executeTakeFirst();
+      await assertCanSubmit(trx, userId, tier);
+      // Read under the lock, so that created_at orders a user's submissions as they were decided.
+      const now = deps.clock.now();
       await extra?.(trx);
       const inserted = await trx
         .insertInto('kyc_submissions')

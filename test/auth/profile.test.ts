@@ -53,6 +53,17 @@ describe('getMe and updateProfile', () => {
     assert.equal(error.code, 'VALIDATION_ERROR');
   });
 
+  it('accepts Yoruba and Igbo names with tone marks, typed composed or decomposed, and stores them NFC', async () => {
+    const me = await signIn(world);
+    const decomposed = 'Ade\u0301ba\u0301yo\u0323\u0300'; // Adébáyọ̀ typed as letters + combining marks
+    const updated = ok(await update(me, { firstName: decomposed, lastName: 'Ẹ́mẹ́ka' }));
+    assert.equal(updated.firstName, decomposed.normalize('NFC'));
+    assert.equal(updated.lastName, 'Ẹ́mẹ́ka'.normalize('NFC'));
+    // A combining mark cannot start a name.
+    const error = failure(await update(me, { firstName: '\u0301Ade' }));
+    assert.equal(error.status, 400);
+  });
+
   it('trims names, lowercases the email and returns the updated user', async () => {
     const me = await signIn(world);
     const updated = ok(

@@ -148,7 +148,13 @@ describe(`KYC admin review (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       );
       const past = ok(await listReviews(world, admin, { limit: 2, offset: 3 }));
       assert.deepEqual([past.items, past.total], [[], 3]);
-      for (const query of [{ limit: 0 }, { limit: 101 }, { offset: -1 }, { status: 'waiting' }, { tier: 3 }]) {
+      for (const query of [
+        { limit: 0 },
+        { limit: 101 },
+        { offset: -1 },
+        { status: 'waiting' },
+        { tier: 3 },
+      ]) {
         expectError(await listReviews(world, admin, query), 400, 'VALIDATION_ERROR');
       }
     });
@@ -261,7 +267,12 @@ describe(`KYC admin review (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
         [upload.documentId!, bytes],
       ] as const) {
         const { url } = ok(
-          await post<{ url: string }>(world, 'getKycDocumentUrl', { documentId: id }, { token: admin.accessToken }),
+          await post<{ url: string }>(
+            world,
+            'getKycDocumentUrl',
+            { documentId: id },
+            { token: admin.accessToken },
+          ),
         );
         const response = await fetch(url);
         assert.equal(response.status, 200);
@@ -273,7 +284,12 @@ describe(`KYC admin review (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       }
       // The owner of one document still cannot see the other's.
       expectError(
-        await post(world, 'getKycDocumentUrl', { documentId: upload.documentId }, { token: user.accessToken }),
+        await post(
+          world,
+          'getKycDocumentUrl',
+          { documentId: upload.documentId },
+          { token: user.accessToken },
+        ),
         404,
         'NOT_FOUND',
       );

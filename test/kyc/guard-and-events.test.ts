@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import type { DomainEvent, DomainEventType } from '../../src/events/domain-events.ts';
 import { AppError } from '../../src/errors.ts';
+import type { DomainEvent, DomainEventType } from '../../src/events/domain-events.ts';
 import { requireKycTier } from '../../src/kyc/guard.ts';
 import { submitTier2 as submitTier2Service } from '../../src/kyc/service.ts';
 import { createDojahKycProvider } from '../../src/providers/kyc/dojah-client.ts';
@@ -137,17 +137,21 @@ describe(`KYC guard and events (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () 
       assert.ok(!received.some((e) => e.userId === user.userId && e.type === 'kyc.tier_approved'));
     });
 
-    it('publishes nothing for a refused submission (unknown token, already approved, out of order)', BOUNDED, async () => {
-      const user = await kycUser(world);
-      expectValidationAt(await submitTier1(world, user, 'liv_unknown'), 'data.livenessToken');
-      assert.equal((await submitTier2(world, user)).status, 422);
-      assert.deepEqual(await eventJobs(world, user.userId), []);
-      const delivered = nextEvent('kyc.tier_approved', user.userId, 1);
-      ok(await submitTier1(world, user, 'sandbox-pass'));
-      await delivered;
-      assert.equal((await submitTier1(world, user, 'sandbox-pass')).status, 409);
-      assert.equal((await eventJobs(world, user.userId)).length, 1);
-    });
+    it(
+      'publishes nothing for a refused submission (unknown token, already approved, out of order)',
+      BOUNDED,
+      async () => {
+        const user = await kycUser(world);
+        expectValidationAt(await submitTier1(world, user, 'liv_unknown'), 'data.livenessToken');
+        assert.equal((await submitTier2(world, user)).status, 422);
+        assert.deepEqual(await eventJobs(world, user.userId), []);
+        const delivered = nextEvent('kyc.tier_approved', user.userId, 1);
+        ok(await submitTier1(world, user, 'sandbox-pass'));
+        await delivered;
+        assert.equal((await submitTier1(world, user, 'sandbox-pass')).status, 409);
+        assert.equal((await eventJobs(world, user.userId)).length, 1);
+      },
+    );
 
     it('publishes kyc.tier_approved for tier 2 too', BOUNDED, async () => {
       const user = await userAtTier(world, 2);

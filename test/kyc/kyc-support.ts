@@ -138,12 +138,15 @@ export async function documentCount(world: World, userId?: string): Promise<numb
 
 export type EventJob = { type: string; userId: string; tier: number; reason?: string; occurredAt: string };
 
-/** The domain events enqueued for a user (pg-boss jobs of the 'domain-event' queue), oldest first. */
+/**
+ * The domain events enqueued for a user (pg-boss jobs of the 'domain-event' queue) in the order they
+ * happened (occurredAt: pg-boss's created_on is when the enqueueing transaction began).
+ */
 export async function eventJobs(world: World, userId: string): Promise<EventJob[]> {
   const result = await sql<{ data: EventJob }>`
     select data from pgboss.job
     where name = ${JOB_DOMAIN_EVENT} and data->>'userId' = ${userId}
-    order by created_on, id
+    order by data->>'occurredAt', created_on, id
   `.execute(world.ctx.db);
   return result.rows.map((r) => r.data);
 }

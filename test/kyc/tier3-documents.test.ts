@@ -171,10 +171,7 @@ describe(`KYC tier 3 and its documents (${onPostgres() ? 'PostgreSQL' : 'PGlite'
     for (const [label, base64] of [
       ['characters outside the alphabet', 'iVBORw0KGgo*AAAA'],
       ['a data: URL prefix', `data:image/png;base64,${pngDocument().toString('base64')}`],
-      [
-        'a length that is not a multiple of 4',
-        pngDocument().toString('base64').slice(0, -1),
-      ],
+      ['a length that is not a multiple of 4', pngDocument().toString('base64').slice(0, -1)],
       [
         'line breaks',
         pngDocument()

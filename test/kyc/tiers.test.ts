@@ -156,6 +156,35 @@ describe(`KYC tiers 1 and 2 (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => 
         [['kyc.tier_approved', 1]],
       );
     });
+
+    it('never lets a concurrent rejection hide an approval of the same tier', async () => {
+      // A rejection is not blocked by the one-open-submission index; if it is recorded after a
+      // concurrent approval it must not become the tier's state (tier 0 shown, tier 2 refused, and
+      // tier 1 refused for good since an approved row exists).
+      for (let round = 0; round < 5; round += 1) {
+        const user = await kycUser(world);
+        const tokens = ['sandbox-fail', 'sandbox-pass', 'sandbox-fail', 'sandbox-fail', 'sandbox-fail'];
+        const responses = await Promise.all(tokens.map((token) => submitTier1(world, user, token)));
+        for (const response of responses) {
+          if (response.status !== 200) expectError(response, 409, 'CONFLICT');
+        }
+        assert.equal(responses[1]?.status, 200, JSON.stringify(responses[1]?.body));
+        const status = await getStatus(world, user);
+        assert.deepEqual(status.tiers[0], { tier: 1, status: 'approved' }, `round ${round}`);
+        assert.equal(status.tier, 1);
+        assert.equal(await kycTierOfMe(world, user), 1);
+        // The history reads as it happened: nothing was decided for tier 1 after its approval.
+        const rows = await submissions(world, user.userId, 1);
+        assert.equal(rows.at(-1)?.status, 'approved', JSON.stringify(rows.map((r) => r.status)));
+        assert.equal(rows.filter((r) => r.status === 'approved').length, 1);
+        // One event per recorded decision, and no more.
+        assert.deepEqual(
+          (await eventJobs(world, user.userId)).map((e) => e.type).sort(),
+          rows.map((r) => `kyc.tier_${r.status}`).sort(),
+        );
+        assert.equal(ok(await submitTier2(world, user)).status, 'approved');
+      }
+    });
   });
 
   describe('tiers are strictly sequential', () => {
