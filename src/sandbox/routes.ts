@@ -4,6 +4,7 @@ import type { Context } from '../context.ts';
 import { toE164 } from '../phone.ts';
 import { registerSandboxKyc } from './kyc-provider.ts';
 import { registerSandboxLivenessPage } from './liveness-page.ts';
+import { registerSandboxPayments } from './payment-provider.ts';
 import { SANDBOX_SMS_API_KEY, type SandboxState } from './state.ts';
 
 // The sandbox's simulated outside parties, mounted under /__sandbox/. Each speaks its party's real
@@ -12,10 +13,23 @@ import { SANDBOX_SMS_API_KEY, type SandboxState } from './state.ts';
 const rateLimitOff = { rateLimit: false } as const;
 const hidden = { hide: true } as const;
 
+/** The service's inbound payment webhook (shared/SPEC.md, "Inbound webhook endpoint"). */
+export const paymentWebhookPath = '/api/public/payments/webhook/payment';
+
 export function registerSandbox(app: FastifyInstance, ctx: Context, state: SandboxState): void {
   // The KYC provider (Dojah's wire shape) under /__sandbox/kyc, and its browser widget.
   registerSandboxKyc(app, state);
   registerSandboxLivenessPage(app);
+
+  // The payment provider (Paystack's wire shape) under /__sandbox/payments, its checkout page, the
+  // bank-transfer and webhook-mode controls. Its secret key is PAYMENT_SIGNING_SECRET, which signs the
+  // webhooks it sends to the service's own endpoint.
+  registerSandboxPayments(app, state, {
+    clock: ctx.clock,
+    signingSecret: ctx.config.secrets.paymentSigning,
+    webhookUrl: () => `${ctx.baseUrl.current}${paymentWebhookPath}`,
+    publicBaseUrl: () => ctx.baseUrl.current,
+  });
 
   // The SMS gateway (Termii's wire shape): accepts a message and remembers the last one per phone.
   app.post(

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { createSandboxPaymentsState, type SandboxPaymentsState } from './payments/state.ts';
 
 // In-memory state of the sandbox's simulated outside parties. It lives as long as the process,
 // like a provider's own test environment would between test runs.
@@ -15,6 +16,8 @@ export type SandboxState = {
   lastSms: Map<string, SandboxSms>;
   /** Liveness tokens the sandbox liveness page issued and nobody has verified yet, with their outcome. */
   livenessTokens: Map<string, 'pass' | 'fail'>;
+  /** The payment provider's records (Paystack's wire shapes, src/sandbox/payment-provider.ts). */
+  payments: SandboxPaymentsState;
 };
 
 /** What the app sees of the sandbox: its state and a way to mount its routes. */
@@ -24,5 +27,5 @@ export type Sandbox = {
 };
 
 export function createSandboxState(): SandboxState {
-  return { lastSms: new Map(), livenessTokens: new Map() };
+  return { lastSms: new Map(), livenessTokens: new Map(), payments: createSandboxPaymentsState() };
 }

@@ -82,10 +82,7 @@ export type PaymentProvider = {
     lastName: string;
     phone: string;
   }): Promise<{ customerCode: string }>;
-  createDedicatedAccount(request: {
-    customerCode: string;
-    preferredBank: string;
-  }): Promise<DedicatedAccount>;
+  createDedicatedAccount(request: { customerCode: string; preferredBank: string }): Promise<DedicatedAccount>;
   resolveAccount(request: {
     accountNumber: string;
     bankCode: string;

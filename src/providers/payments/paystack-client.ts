@@ -1,0 +1,453 @@
+import { z } from 'zod';
+import {
+  type DedicatedAccount,
+  type PaymentProvider,
+  PaymentProviderError,
+  type TransactionStatus,
+  type Transfer,
+  type TransferStatus,
+  type VerifiedTransaction,
+} from './payment-provider.ts';
+
+// The payment provider client, speaking Paystack's REST API (shared/reference/providers.md section 1,
+// shared/reference/paystack-openapi.yaml): `Authorization: Bearer <secret key>`, every answer in the
+// envelope `{status, message, data}`, amounts as integer kobo on the wire. In the sandbox the same
+// client talks to the simulator under /__sandbox/payments.
+//
+// Outcomes of a call (PaymentProviderError.definite says which failure is which):
+// - an answer: a 2xx with status:true and a body of the documented shape;
+// - "unknown reference" (null): a 404 with status:false on the verify and resolve calls;
+// - a definite failure: a 4xx with status:false. The provider refused, nothing happened;
+// - an indefinite failure: timeout, network error, 5xx, 429, or anything we cannot read (not JSON, the
+//   wrong shape, an answer about another reference). The request may or may not have taken effect.
+//
+// Retries: a GET (verify, resolve, balance) changes nothing, so it is repeated once after a network
+// error or a 5xx, inside the same time budget. A POST is never repeated here: a repeated initialize
+// or transfer could act twice; after an indefinite failure the caller verifies by reference.
+
+export type PaystackClientOptions = {
+  /** Read on every call: the sandbox's address is known only once the server listens. */
+  baseUrl: () => string;
+  secretKey: string;
+  /** Bounds each call as a whole, the body and the one GET retry included. */
+  timeoutMs: number;
+};
+
+/** A GET is sent at most this many times; a POST once. */
+const getAttemptsMax = 2;
+/** Amounts cross the wire as JSON numbers, exact only up to 2^53 - 1. */
+const wireAmountKoboMax = BigInt(Number.MAX_SAFE_INTEGER);
+/** How much of a provider's error message goes into ours. */
+const providerMessageLengthMax = 200;
+
+const transactionStatuses = [
+  'success',
+  'failed',
+  'abandoned',
+  'reversed',
+  'ongoing',
+  'pending',
+  'processing',
+  'queued',
+] as const satisfies readonly TransactionStatus[];
+const transferStatuses = [
+  'pending',
+  'success',
+  'reversed',
+  'failed',
+  'otp',
+  'abandoned',
+  'blocked',
+  'rejected',
+  'received',
+] as const satisfies readonly TransferStatus[];
+
+/** A wire amount: an integer number of kobo that JSON carried exactly (zod's int() is safe-integer only). */
+const wireKobo = z
+  .number()
+  .int()
+  .min(0)
+  .transform((n) => BigInt(n));
+
+/** Paystack's envelope around a successful answer. */
+const ok = <T extends z.ZodType>(data: T) => z.object({ status: z.literal(true), message: z.string(), data });
+/** Paystack's envelope around a refusal: `{status: false, message}`. */
+const refusal = z.object({ status: z.literal(false), message: z.string() });
+
+const initializeAnswer = ok(
+  z.object({
+    authorization_url: z.url({ protocol: /^https?$/ }),
+    access_code: z.string().min(1),
+    reference: z.string().min(1),
+  }),
+);
+
+const timestamp = z.iso.datetime({ offset: true });
+
+const transactionAnswer = ok(
+  z.object({
+    reference: z.string().min(1),
+    status: z.enum(transactionStatuses),
+    amount: wireKobo,
+    currency: z.string().min(1),
+    paid_at: timestamp.nullish(),
+    paidAt: timestamp.nullish(),
+    channel: z.string().nullish(),
+    gateway_response: z.string().nullish(),
+    customer: z.object({ email: z.string().nullish(), customer_code: z.string().nullish() }).nullish(),
+  }),
+);
+
+const customerAnswer = ok(z.object({ customer_code: z.string().min(1), email: z.string() }));
+
+const dedicatedAccountAnswer = ok(
+  z.object({
+    account_number: z.string().regex(/^\d{10}$/),
+    account_name: z.string().trim().min(1),
+    bank: z.object({ name: z.string().trim().min(1), slug: z.string().min(1) }),
+    customer: z.object({ customer_code: z.string().min(1) }),
+  }),
+);
+
+const resolveAnswer = ok(
+  z.object({ account_number: z.string().min(1), account_name: z.string().trim().min(1) }),
+);
+
+const recipientAnswer = ok(z.object({ recipient_code: z.string().min(1) }));
+
+const transferAnswer = ok(
+  z.object({
+    reference: z.string().min(1),
+    transfer_code: z.string().min(1),
+    status: z.enum(transferStatuses),
+    amount: wireKobo,
+    reason: z.string().nullish(),
+  }),
+);
+
+const balanceAnswer = ok(z.array(z.object({ currency: z.string(), balance: wireKobo })));
+
+type Answer = { kind: 'ok'; body: unknown } | { kind: 'not_found' };
+type Call = {
+  what: string;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: Record<string, unknown>;
+  /** Verify and resolve: a 404 with status:false means "no such reference/account", an answer. */
+  notFoundIsAnswer?: boolean;
+};
+
+export function createPaystackClient(options: PaystackClientOptions): PaymentProvider {
+  async function send(call: Call): Promise<Answer> {
+    const { what } = call;
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      authorization: `Bearer ${options.secretKey}`,
+    };
+    if (call.body !== undefined) headers['content-type'] = 'application/json';
+    const deadline = AbortSignal.timeout(options.timeoutMs);
+    const attemptsMax = call.method === 'GET' ? getAttemptsMax : 1;
+
+    const base = options.baseUrl().replace(/\/+$/, '');
+
+    for (let attempt = 1; ; attempt++) {
+      // Another attempt only while the call's time budget lasts.
+      const again = () => attempt < attemptsMax && !deadline.aborted;
+      let response: Response;
+      let text: string;
+      try {
+        response = await fetch(`${base}${call.path}`, {
+          method: call.method,
+          headers,
+          ...(call.body !== undefined ? { body: JSON.stringify(call.body) } : {}),
+          signal: deadline,
+          redirect: 'error',
+        });
+        // The deadline covers the body too: headers followed by a stall are no answer.
+        text = await response.text();
+      } catch (error) {
+        if (deadline.aborted)
+          throw indefinite(what, `did not answer within ${options.timeoutMs} ms`, null, error);
+        if (again()) continue;
+        throw indefinite(what, `is unreachable (${describe(error)})`, null, error);
+      }
+
+      const status = response.status;
+      if (status >= 200 && status < 300) {
+        const parsed = safeJson(text);
+        if (parsed === undefined)
+          throw indefinite(what, `answered ${status} with a body that is not JSON`, status);
+        return { kind: 'ok', body: parsed };
+      }
+      if (status >= 500) {
+        if (again()) continue;
+        throw indefinite(what, `failed upstream (${status})`, status);
+      }
+      if (status === 429) throw indefinite(what, 'is rate limiting us (429)', status);
+      const refused = refusal.safeParse(safeJson(text));
+      if (status >= 400 && refused.success) {
+        if (status === 404 && call.notFoundIsAnswer === true) return { kind: 'not_found' };
+        const message = refused.data.message.slice(0, providerMessageLengthMax);
+        if (status === 401 || status === 403) {
+          throw definite(what, `refused our secret key (${status}): ${message}`, status);
+        }
+        throw definite(what, `refused the request (${status}): ${message}`, status);
+      }
+      // A 4xx without Paystack's envelope comes from something in between (a proxy, a wrong base URL):
+      // we cannot tell whether the provider saw the request.
+      throw indefinite(
+        what,
+        `answered ${status} without the provider's envelope (is the base URL right?)`,
+        status,
+      );
+    }
+  }
+
+  function validate<T>(what: string, schema: z.ZodType<T>, body: unknown): T {
+    const result = schema.safeParse(body);
+    if (!result.success) {
+      const fields = [...new Set(result.error.issues.map((issue) => issue.path.join('.') || '(root)'))];
+      throw indefinite(what, `answered with an unexpected body (at ${fields.slice(0, 5).join(', ')})`, null);
+    }
+    return result.data;
+  }
+
+  return {
+    async initializeTransaction(request) {
+      const what = 'initialize transaction';
+      requireText(what, 'reference', request.reference);
+      const answer = await send({
+        what,
+        method: 'POST',
+        path: '/transaction/initialize',
+        body: {
+          email: request.email,
+          amount: toWireAmount(what, request.amountKobo),
+          currency: 'NGN',
+          reference: request.reference,
+          ...(request.callbackUrl !== undefined ? { callback_url: request.callbackUrl } : {}),
+          ...(request.metadata !== undefined ? { metadata: request.metadata } : {}),
+        },
+      });
+      const { data } = validate(what, initializeAnswer, okBody(answer));
+      if (data.reference !== request.reference)
+        throw indefinite(what, 'answered for a different reference', null);
+      return {
+        authorizationUrl: data.authorization_url,
+        accessCode: data.access_code,
+        reference: data.reference,
+      };
+    },
+
+    async verifyTransaction(reference): Promise<VerifiedTransaction | null> {
+      const what = 'verify transaction';
+      requireText(what, 'reference', reference);
+      const answer = await send({
+        what,
+        method: 'GET',
+        path: `/transaction/verify/${encodeURIComponent(reference)}`,
+        notFoundIsAnswer: true,
+      });
+      if (answer.kind === 'not_found') return null;
+      const { data } = validate(what, transactionAnswer, answer.body);
+      if (data.reference !== reference) throw indefinite(what, 'answered for a different reference', null);
+      const paidAt = data.paid_at ?? data.paidAt ?? null;
+      return {
+        reference: data.reference,
+        status: data.status,
+        amountKobo: data.amount,
+        currency: data.currency,
+        paidAt: paidAt === null ? null : new Date(paidAt),
+        channel: data.channel ?? null,
+        customerEmail: data.customer?.email ?? null,
+        customerCode: data.customer?.customer_code ?? null,
+        gatewayResponse: data.gateway_response ?? null,
+      };
+    },
+
+    async createCustomer(request) {
+      const what = 'create customer';
+      const answer = await send({
+        what,
+        method: 'POST',
+        path: '/customer',
+        body: {
+          email: request.email,
+          first_name: request.firstName,
+          last_name: request.lastName,
+          phone: request.phone,
+        },
+      });
+      const { data } = validate(what, customerAnswer, okBody(answer));
+      return { customerCode: data.customer_code };
+    },
+
+    async createDedicatedAccount(request): Promise<DedicatedAccount> {
+      const what = 'create dedicated account';
+      requireText(what, 'customer code', request.customerCode);
+      const answer = await send({
+        what,
+        method: 'POST',
+        path: '/dedicated_account',
+        body: { customer: request.customerCode, preferred_bank: request.preferredBank },
+      });
+      const { data } = validate(what, dedicatedAccountAnswer, okBody(answer));
+      if (data.customer.customer_code !== request.customerCode) {
+        throw indefinite(what, 'answered for a different customer', null);
+      }
+      return {
+        accountNumber: data.account_number,
+        accountName: data.account_name.trim(),
+        bankName: data.bank.name.trim(),
+        providerSlug: data.bank.slug,
+        customerCode: data.customer.customer_code,
+      };
+    },
+
+    async resolveAccount(request) {
+      const what = 'resolve account';
+      requireText(what, 'account number', request.accountNumber);
+      requireText(what, 'bank code', request.bankCode);
+      const query = new URLSearchParams({
+        account_number: request.accountNumber,
+        bank_code: request.bankCode,
+      });
+      const answer = await send({
+        what,
+        method: 'GET',
+        path: `/bank/resolve?${query}`,
+        notFoundIsAnswer: true,
+      });
+      if (answer.kind === 'not_found') return null;
+      const { data } = validate(what, resolveAnswer, answer.body);
+      if (data.account_number !== request.accountNumber) {
+        throw indefinite(what, 'answered for a different account', null);
+      }
+      return { accountNumber: data.account_number, accountName: data.account_name.trim() };
+    },
+
+    async createTransferRecipient(request) {
+      const what = 'create transfer recipient';
+      const answer = await send({
+        what,
+        method: 'POST',
+        path: '/transferrecipient',
+        body: {
+          type: 'nuban',
+          name: request.name,
+          account_number: request.accountNumber,
+          bank_code: request.bankCode,
+          currency: 'NGN',
+        },
+      });
+      const { data } = validate(what, recipientAnswer, okBody(answer));
+      return { recipientCode: data.recipient_code };
+    },
+
+    async initiateTransfer(request): Promise<Transfer> {
+      const what = 'initiate transfer';
+      requireText(what, 'reference', request.reference);
+      const amount = toWireAmount(what, request.amountKobo);
+      const answer = await send({
+        what,
+        method: 'POST',
+        path: '/transfer',
+        body: {
+          source: 'balance',
+          amount,
+          recipient: request.recipientCode,
+          reference: request.reference,
+          reason: request.reason,
+          currency: 'NGN',
+        },
+      });
+      const transfer = toTransfer(validate(what, transferAnswer, okBody(answer)).data);
+      if (transfer.reference !== request.reference)
+        throw indefinite(what, 'answered for a different reference', null);
+      if (transfer.amountKobo !== request.amountKobo)
+        throw indefinite(what, 'answered with a different amount', null);
+      return transfer;
+    },
+
+    async verifyTransfer(reference): Promise<Transfer | null> {
+      const what = 'verify transfer';
+      requireText(what, 'reference', reference);
+      const answer = await send({
+        what,
+        method: 'GET',
+        path: `/transfer/verify/${encodeURIComponent(reference)}`,
+        notFoundIsAnswer: true,
+      });
+      if (answer.kind === 'not_found') return null;
+      const transfer = toTransfer(validate(what, transferAnswer, answer.body).data);
+      if (transfer.reference !== reference)
+        throw indefinite(what, 'answered for a different reference', null);
+      return transfer;
+    },
+
+    async balance() {
+      const what = 'balance';
+      const answer = await send({ what, method: 'GET', path: '/balance' });
+      const { data } = validate(what, balanceAnswer, okBody(answer));
+      const ngn = data.filter((entry) => entry.currency === 'NGN');
+      if (ngn.length !== 1) throw indefinite(what, `answered with ${ngn.length} NGN balances`, null);
+      return { balanceKobo: ngn[0]!.balance };
+    },
+  };
+}
+
+function toTransfer(data: z.output<typeof transferAnswer>['data']): Transfer {
+  return {
+    reference: data.reference,
+    transferCode: data.transfer_code,
+    status: data.status,
+    amountKobo: data.amount,
+    reason: data.reason ?? null,
+  };
+}
+
+/** The body of an answer to a call that has no "not found" outcome. */
+function okBody(answer: Answer): unknown {
+  // send() returns not_found only for calls that asked for it.
+  if (answer.kind !== 'ok') throw new Error('unreachable: not_found on a call without notFoundIsAnswer');
+  return answer.body;
+}
+
+/** Kobo for the wire: a positive integer that a JSON number carries exactly. Refused here otherwise. */
+function toWireAmount(what: string, kobo: bigint): number {
+  if (kobo <= 0n || kobo > wireAmountKoboMax) {
+    throw definite(what, `refused locally: ${kobo} kobo is not between 1 and ${wireAmountKoboMax}`, null);
+  }
+  return Number(kobo);
+}
+
+/** A path segment or query value that is empty would address another endpoint: refuse it. */
+function requireText(what: string, name: string, value: string): void {
+  if (value.trim() === '') throw definite(what, `refused locally: the ${name} is empty`, null);
+}
+
+function definite(what: string, happened: string, httpStatus: number | null): PaymentProviderError {
+  return new PaymentProviderError(`Payment provider (${what}) ${happened}`, { definite: true, httpStatus });
+}
+
+function indefinite(what: string, happened: string, httpStatus: number | null, cause?: unknown) {
+  return new PaymentProviderError(`Payment provider (${what}) ${happened}`, {
+    definite: false,
+    httpStatus,
+    ...(cause !== undefined ? { cause } : {}),
+  });
+}
+
+function describe(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  return `${message}${cause}`;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,342 @@
+import { randomBytes } from 'node:crypto';
+import type {
+  SandboxCustomer,
+  SandboxDedicatedAccount,
+  SandboxPaymentsState,
+  SandboxRecipient,
+  SandboxTransaction,
+  SandboxTransfer,
+} from './state.ts';
+
+// Paystack's JSON for the sandbox's records, field for field as the response schemas of
+// shared/reference/paystack-openapi.yaml require them (test/payments/paystack-openapi.test.ts holds the
+// answers to those schemas). Where Paystack would send null but the schema says "string", the field is
+// left out when the schema does not require it, else an empty string is sent.
+
+export const integrationId = 100_032;
+export const dedicatedBank = { id: 9_000, name: 'Test Bank', slug: 'test-bank' } as const;
+/** Who sends money into a dedicated account in the sandbox. */
+const sender = { name: 'SANDBOX SENDER', bank: 'Sandbox Bank', accountNumber: 'XXXXXX4553' } as const;
+
+/** Banks the sandbox knows for resolve and transfer recipients: NIP code → name and Paystack id. */
+export const banks: ReadonlyMap<string, { id: number; name: string }> = new Map([
+  ['044', { id: 1, name: 'Access Bank' }],
+  ['011', { id: 7, name: 'First Bank of Nigeria' }],
+  ['058', { id: 9, name: 'Guaranty Trust Bank' }],
+  ['033', { id: 18, name: 'United Bank For Africa' }],
+  ['035', { id: 20, name: 'Wema Bank' }],
+  ['057', { id: 21, name: 'Zenith Bank' }],
+  ['232', { id: 16, name: 'Sterling Bank' }],
+  ['50211', { id: 67, name: 'Kuda Bank' }],
+  ['50515', { id: 171, name: 'Moniepoint MFB' }],
+  ['999991', { id: 286, name: 'PalmPay' }],
+  ['999992', { id: 287, name: 'OPay Digital Services Limited (OPay)' }],
+]);
+
+export const nextId = (state: SandboxPaymentsState): number => {
+  state.lastId += 1;
+  return state.lastId;
+};
+
+/** A Paystack-style code: prefix and 15 lower-case letters and digits (CUS_, RCP_, TRF_, AUTH_). */
+export function newCode(prefix: string): string {
+  return `${prefix}${lowerAlphanumeric(15)}`;
+}
+
+export function lowerAlphanumeric(length: number): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
+  return [...randomBytes(length)].map((byte) => alphabet[byte % alphabet.length]).join('');
+}
+
+const iso = (date: Date | null): string | null => (date === null ? null : date.toISOString());
+const wire = (kobo: bigint): number => Number(kobo);
+
+/** Paystack's local card fee: 1.5% plus ₦100 from ₦2,500 up, at most ₦2,000. */
+function cardFeeKobo(amount: bigint): bigint {
+  const fee = (amount * 15n) / 1000n + (amount >= 250_000n ? 10_000n : 0n);
+  return fee < 200_000n ? fee : 200_000n;
+}
+
+/** Paystack's dedicated-account fee: 1%, at most ₦300. */
+function transferInFeeKobo(amount: bigint): bigint {
+  const fee = amount / 100n;
+  return fee < 30_000n ? fee : 30_000n;
+}
+
+function customerInTransaction(customer: SandboxCustomer) {
+  return {
+    id: customer.id,
+    first_name: customer.firstName,
+    last_name: customer.lastName,
+    email: customer.email,
+    customer_code: customer.customerCode,
+    phone: customer.phone,
+    metadata: null,
+    risk_action: 'default',
+    international_format_phone: internationalPhone(customer.phone),
+  };
+}
+
+/** +234 form of a Nigerian local number (0803...); null when it is not one. */
+function internationalPhone(phone: string | null): string | null {
+  if (phone === null) return null;
+  if (/^0\d{10}$/.test(phone)) return `+234${phone.slice(1)}`;
+  return /^\+\d{8,15}$/.test(phone) ? phone : null;
+}
+
+function authorization(transaction: SandboxTransaction) {
+  if (transaction.status === 'abandoned') return {};
+  if (transaction.channel === 'dedicated_nuban') {
+    // Money into a dedicated account: Paystack's "Managed Account" authorization, not reusable, no
+    // signature (Paystack sends null; the schema types it as a string, so it is left out).
+    return {
+      authorization_code: transaction.authorizationCode,
+      bin: 'XXXXXX',
+      last4: 'XXXX',
+      exp_month: '12',
+      exp_year: '9999',
+      channel: 'dedicated_nuban',
+      card_type: 'transfer',
+      bank: sender.bank,
+      country_code: 'NG',
+      brand: 'Managed Account',
+      reusable: false,
+      account_name: null,
+      sender_country: 'NG',
+      sender_bank: sender.bank,
+      sender_bank_account_number: sender.accountNumber,
+      sender_name: sender.name,
+      narration: `Transfer to ${transaction.dedicatedAccountNumber}`,
+      receiver_bank_account_number: transaction.dedicatedAccountNumber,
+      receiver_bank: dedicatedBank.name,
+    };
+  }
+  // Paystack's test card (4084 0840 8408 4081).
+  return {
+    authorization_code: transaction.authorizationCode,
+    bin: '408408',
+    last4: '4081',
+    exp_month: '12',
+    exp_year: '2030',
+    channel: 'card',
+    card_type: 'visa ',
+    bank: 'TEST BANK',
+    country_code: 'NG',
+    brand: 'visa',
+    reusable: true,
+    signature: `SIG_${transaction.authorizationCode.slice(5)}`,
+    account_name: null,
+    receiver_bank_account_number: null,
+    receiver_bank: null,
+  };
+}
+
+const gatewayResponses = {
+  abandoned: 'The transaction was not completed',
+  success: 'Successful',
+  failed: 'Declined',
+} as const;
+
+/** The transaction object: `data` of GET /transaction/verify (VerifyResponse) and of charge.success. */
+export function transactionJson(transaction: SandboxTransaction, customer: SandboxCustomer) {
+  const paid = transaction.status === 'success';
+  const fees = paid
+    ? transaction.channel === 'card'
+      ? cardFeeKobo(transaction.amountKobo)
+      : transferInFeeKobo(transaction.amountKobo)
+    : null;
+  return {
+    id: transaction.id,
+    domain: 'test',
+    status: transaction.status,
+    reference: transaction.reference,
+    receipt_number: null,
+    amount: wire(transaction.amountKobo),
+    message: null,
+    gateway_response: gatewayResponses[transaction.status],
+    paid_at: iso(transaction.paidAt),
+    created_at: iso(transaction.createdAt),
+    channel: transaction.channel,
+    currency: 'NGN',
+    ip_address: '127.0.0.1',
+    // Paystack answers "" for a transaction initialized without metadata.
+    metadata: transaction.metadata ?? '',
+    log: null,
+    fees: fees === null ? null : wire(fees),
+    fees_split: null,
+    authorization: authorization(transaction),
+    customer: customerInTransaction(customer),
+    plan: null,
+    split: {},
+    order_id: null,
+    paidAt: iso(transaction.paidAt),
+    createdAt: iso(transaction.createdAt),
+    requested_amount: wire(transaction.amountKobo),
+    pos_transaction_data: null,
+    source: null,
+    fees_breakdown: null,
+    connect: null,
+    transaction_date: iso(transaction.createdAt),
+    plan_object: {},
+    subaccount: {},
+  };
+}
+
+/** `data` of POST /customer (CustomerCreateResponse). */
+export function customerJson(customer: SandboxCustomer) {
+  return {
+    transactions: [],
+    subscriptions: [],
+    authorizations: [],
+    email: customer.email,
+    first_name: customer.firstName ?? '',
+    last_name: customer.lastName ?? '',
+    phone: customer.phone ?? '',
+    integration: integrationId,
+    domain: 'test',
+    metadata: {},
+    customer_code: customer.customerCode,
+    risk_action: 'default',
+    id: customer.id,
+    createdAt: customer.createdAt.toISOString(),
+    updatedAt: customer.updatedAt.toISOString(),
+    identified: false,
+    identifications: null,
+  };
+}
+
+/** `data` of POST /dedicated_account (DedicatedNubanCreateResponse). */
+export function dedicatedAccountJson(account: SandboxDedicatedAccount, customer: SandboxCustomer) {
+  const at = account.createdAt.toISOString();
+  return {
+    bank: { ...dedicatedBank },
+    account_name: account.accountName,
+    account_number: account.accountNumber,
+    assigned: true,
+    currency: 'NGN',
+    metadata: null,
+    active: true,
+    id: account.id,
+    created_at: at,
+    updated_at: at,
+    assignment: {
+      integration: integrationId,
+      assignee_id: customer.id,
+      assignee_type: 'Customer',
+      expired: false,
+      account_type: 'PAY-WITH-TRANSFER-RECURRING',
+      assigned_at: at,
+      expired_at: null,
+    },
+    customer: {
+      id: customer.id,
+      first_name: customer.firstName ?? '',
+      last_name: customer.lastName ?? '',
+      email: customer.email,
+      customer_code: customer.customerCode,
+      phone: customer.phone ?? '',
+      metadata: {},
+      risk_action: 'default',
+      international_format_phone: internationalPhone(customer.phone),
+    },
+  };
+}
+
+function recipientFields(recipient: SandboxRecipient) {
+  return {
+    active: true,
+    createdAt: recipient.createdAt.toISOString(),
+    currency: 'NGN',
+    description: '',
+    domain: 'test',
+    email: '',
+    id: recipient.id,
+    integration: integrationId,
+    metadata: null,
+    name: recipient.name,
+    recipient_code: recipient.recipientCode,
+    type: 'nuban',
+    updatedAt: recipient.createdAt.toISOString(),
+    is_deleted: false,
+  };
+}
+
+function recipientDetails(recipient: SandboxRecipient) {
+  return {
+    authorization_code: null,
+    account_number: recipient.accountNumber,
+    account_name: recipient.accountName,
+    bank_code: recipient.bankCode,
+    bank_name: recipient.bankName,
+  };
+}
+
+/** `data` of POST /transferrecipient (TransferRecipientCreateResponse). */
+export function recipientJson(recipient: SandboxRecipient) {
+  return { ...recipientFields(recipient), isDeleted: false, details: recipientDetails(recipient) };
+}
+
+/** `data` of POST /transfer (TransferCreateResponse): the recipient is its id. */
+export function transferCreatedJson(transfer: SandboxTransfer, recipient: SandboxRecipient) {
+  return {
+    transfersessionid: [],
+    transfertrials: [],
+    domain: 'test',
+    amount: wire(transfer.amountKobo),
+    currency: 'NGN',
+    reference: transfer.reference,
+    source: 'balance',
+    source_details: null,
+    reason: transfer.reason,
+    status: transfer.status,
+    failures: null,
+    transfer_code: transfer.transferCode,
+    titan_code: null,
+    transferred_at: iso(transfer.transferredAt),
+    id: transfer.id,
+    integration: integrationId,
+    request: transfer.id,
+    recipient: recipient.id,
+    createdAt: transfer.createdAt.toISOString(),
+    updatedAt: transfer.updatedAt.toISOString(),
+  };
+}
+
+/** `data` of GET /transfer/verify (TransferVerifyResponse): the recipient in full. */
+export function transferJson(transfer: SandboxTransfer, recipient: SandboxRecipient) {
+  return {
+    amount: wire(transfer.amountKobo),
+    createdAt: transfer.createdAt.toISOString(),
+    currency: 'NGN',
+    domain: 'test',
+    failures: null,
+    id: transfer.id,
+    integration: integrationId,
+    reason: transfer.reason,
+    reference: transfer.reference,
+    source: 'balance',
+    source_details: null,
+    status: transfer.status,
+    titan_code: null,
+    transfer_code: transfer.transferCode,
+    transferred_at: iso(transfer.transferredAt),
+    updatedAt: transfer.updatedAt.toISOString(),
+    recipient: { ...recipientFields(recipient), details: recipientDetails(recipient) },
+    session: { provider: null, id: null },
+    gateway_response: transfer.gatewayResponse,
+  };
+}
+
+/**
+ * `data` of transfer.success / transfer.failed / transfer.reversed: the transfer object as the
+ * webhook carries it (providers.md 1.5): integration as an object, snake_case timestamps.
+ */
+export function transferEventJson(transfer: SandboxTransfer, recipient: SandboxRecipient) {
+  const { createdAt, updatedAt, integration: _id, ...rest } = transferJson(transfer, recipient);
+  return {
+    ...rest,
+    integration: { id: integrationId, is_live: false, business_name: 'billrail sandbox' },
+    created_at: createdAt,
+    updated_at: updatedAt,
+  };
+}
