@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { type PgbenchResult, runPgbench } from './pgbench.ts';
 
 // `npm run bench`: starts the real service as a child process (sandbox on, rate limit out of the
 // way, workers on) on PGlite in a fresh temporary DATA_DIR, then on a fresh PostgreSQL database when
@@ -581,7 +582,13 @@ function gitCommit(): string | null {
   }
 }
 
-function writeResults(runs: DatabaseRun[], skipped: string[], startedAt: Date, loadBefore: number[]): void {
+function writeResults(
+  runs: DatabaseRun[],
+  skipped: string[],
+  startedAt: Date,
+  loadBefore: number[],
+  pgbench: PgbenchResult | null,
+): void {
   const report = {
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
@@ -611,6 +618,7 @@ function writeResults(runs: DatabaseRun[], skipped: string[], startedAt: Date, l
       'peak RSS is VmHWM of the service process, reset before each scenario where Linux allows.',
     ],
     runs,
+    pgbench,
     skipped,
   };
   fs.mkdirSync(path.dirname(resultsFile), { recursive: true });
@@ -632,13 +640,25 @@ async function main(): Promise<void> {
   } else {
     runs.push(await benchPostgres());
   }
+  let pgbench: PgbenchResult | null = null;
+  if (runs.some((r) => r.database === 'postgres')) {
+    pgbench = await runPgbench(POSTGRES_ADMIN_URL, adminQuery, CONNECTIONS).catch((error: unknown) => {
+      skipped.push(`pgbench: ${(error as Error).message.split('\n')[0]}`);
+      return null;
+    });
+  }
   for (const s of skipped) process.stdout.write(`skipped ${s}\n`);
   process.stdout.write(`\n${table(runs)}\n\n`);
+  if (pgbench !== null) {
+    process.stdout.write(
+      `pgbench -N (${pgbench.clients} clients, ${pgbench.threads} threads, scale ${pgbench.scale}, ${pgbench.durationSeconds} s) on the same PostgreSQL: ${pgbench.tps.toFixed(0)} tps\n`,
+    );
+  }
   for (const run of runs) process.stdout.write(`${run.database}: service ready in ${run.startupMs} ms\n`);
   process.stdout.write(
     `load average (1 min) before/after: ${loadBefore[0]?.toFixed(2)} / ${os.loadavg()[0]?.toFixed(2)} on ${os.cpus().length} cpus\n`,
   );
-  writeResults(runs, skipped, startedAt, loadBefore);
+  writeResults(runs, skipped, startedAt, loadBefore, pgbench);
   process.stdout.write(
     `results: ${path.relative(process.cwd(), resultsFile)} (${Math.round((Date.now() - startedAt.getTime()) / 1000)} s)\n`,
   );
