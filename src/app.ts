@@ -8,10 +8,12 @@ import { adminOperations } from './admin/ops.ts';
 import { authOperations } from './auth/ops.ts';
 import type { Context } from './context.ts';
 import { AppError } from './errors.ts';
+import { fundingOperations } from './funding/ops.ts';
 import { registerDocumentRoute } from './http/document-route.ts';
 import { sendError, toErrorResponse } from './http/errors.ts';
 import { createIdempotencyStore } from './http/idempotency-store.ts';
 import { registerMetrics } from './http/metrics.ts';
+import { registerPaymentWebhookRoute } from './http/payment-webhook-route.ts';
 import { BODY_LIMIT_BYTES, registerOperations } from './http/router.ts';
 import { kycOperations } from './kyc/ops.ts';
 import type { AnyOperation } from './operation.ts';
@@ -22,6 +24,7 @@ export const operations: AnyOperation[] = [
   ...authOperations,
   ...walletOperations,
   ...kycOperations,
+  ...fundingOperations,
   ...adminOperations,
 ];
 
@@ -113,6 +116,7 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
     store: ctx.kyc.documents,
     urlKey: ctx.kyc.urlKey,
   });
+  registerPaymentWebhookRoute(app, ctx);
   ctx.sandbox?.registerRoutes(app);
   return app;
 }

@@ -32,6 +32,7 @@ const envSchema = z.object({
   SMS_BASE_URL: optionalUrl,
   SMS_API_KEY: z.string().min(1).optional(),
   SMS_SENDER_ID: z.string().min(1).max(11).default('billrail'),
+  PAYSTACK_BASE_URL: z.url({ protocol: /^https?$/ }).default('https://api.paystack.co'),
   KYC_BASE_URL: optionalUrl,
   KYC_APP_ID: z.string().min(1).optional(),
   KYC_SECRET_KEY: z.string().min(1).optional(),
@@ -60,6 +61,8 @@ export type Config = {
   vapid: { publicKey: string | undefined; privateKey: string | undefined; subject: string | undefined };
   opsEmail: string | undefined;
   sms: { baseUrl: string | undefined; apiKey: string | undefined; senderId: string };
+  /** The payment provider (Paystack's API); the sandbox simulates it when SANDBOX is on. */
+  payments: { baseUrl: string };
   /** The KYC provider (liveness, NIN, bank account names); the sandbox simulates it when unset. */
   kyc: { baseUrl: string | undefined; appId: string | undefined; secretKey: string | undefined };
   /** Where identity documents are kept: S3 when S3_BUCKET is set, else a private local directory. */
@@ -147,6 +150,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     vapid: { publicKey: e.VAPID_PUBLIC_KEY, privateKey: e.VAPID_PRIVATE_KEY, subject: e.VAPID_SUBJECT },
     opsEmail: e.OPS_EMAIL,
     sms: { baseUrl: e.SMS_BASE_URL, apiKey: e.SMS_API_KEY, senderId: e.SMS_SENDER_ID },
+    payments: { baseUrl: e.PAYSTACK_BASE_URL.replace(/\/+$/, '') },
     kyc: { baseUrl: e.KYC_BASE_URL?.replace(/\/+$/, ''), appId: e.KYC_APP_ID, secretKey: e.KYC_SECRET_KEY },
     storage,
     runWorker: e.WORKER,

@@ -13,6 +13,8 @@ import { documentUrlKey } from './kyc/document-urls.ts';
 import { toE164 } from './phone.ts';
 import { createDojahKycProvider } from './providers/kyc/dojah-client.ts';
 import type { KycProvider } from './providers/kyc/kyc-provider.ts';
+import type { PaymentProvider } from './providers/payments/payment-provider.ts';
+import { createPaystackClient } from './providers/payments/paystack-client.ts';
 import { createHttpSmsGateway, type SmsSender } from './providers/sms/sms-gateway.ts';
 import type { DocumentStore } from './providers/storage/document-store.ts';
 import { createLocalDocumentStore } from './providers/storage/local-store.ts';
@@ -39,6 +41,8 @@ export type Context = {
   db: Kysely<DB>;
   jobs: JobQueue;
   sms: SmsSender;
+  /** The payment provider (Paystack's API; the sandbox's simulator when SANDBOX=1). */
+  payments: PaymentProvider;
   kyc: {
     provider: KycProvider;
     documents: DocumentStore;
@@ -117,6 +121,13 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     // Under the 30 s request limit with room to answer: a slow provider becomes a 502, not a hang.
     timeoutMs: 8_000,
   });
+  const payments = createPaystackClient({
+    baseUrl: () =>
+      sandboxState !== undefined ? `${baseUrl.current}/__sandbox/payments` : config.payments.baseUrl,
+    // Paystack has one secret key for its API and for signing its webhooks.
+    secretKey: config.secrets.paymentSigning,
+    timeoutMs: 8_000,
+  });
   const storage = config.storage;
   const documents =
     storage.kind === 's3'
@@ -143,6 +154,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     database,
     db: database.db,
     sms,
+    payments,
     kyc: { provider: kycProvider, documents, urlKey: documentUrlKey(config.secrets.pepper) },
     events: createEventBus(),
     adminPhones,

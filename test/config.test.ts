@@ -91,6 +91,16 @@ describe('loadConfig', () => {
     assert.equal(config.secrets.paymentSigning, 'sk_live_0123456789abcdef');
   });
 
+  it('reads PAYSTACK_BASE_URL, defaulting to Paystack, and refuses a bad one', () => {
+    assert.equal(loadConfig({}).payments.baseUrl, 'https://api.paystack.co');
+    assert.equal(
+      loadConfig({ PAYSTACK_BASE_URL: 'https://paystack.example.com/v1/' }).payments.baseUrl,
+      'https://paystack.example.com/v1',
+    );
+    assertRefused({ PAYSTACK_BASE_URL: 'not a url' }, 'PAYSTACK_BASE_URL');
+    assertRefused({ PAYSTACK_BASE_URL: 'ftp://paystack.example.com' }, 'PAYSTACK_BASE_URL');
+  });
+
   it('refuses a bad PORT, naming it', () => {
     for (const value of ['abc', '-1', '65536', '80.5', 'eighty']) assertRefused({ PORT: value }, 'PORT');
   });

@@ -117,6 +117,40 @@ export type KycSubmissionsTable = {
   decided_by: string | null;
 };
 
+export type TopupIntentsTable = {
+  id: string;
+  user_id: string;
+  reference: string;
+  /** Kobo the user asked to pay. */
+  amount: bigint;
+  status: 'pending' | 'success' | 'failed';
+  /** Kobo actually paid and credited; null until credited. */
+  credited_amount: bigint | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  credited_at: Timestamp | null;
+};
+
+export type PaymentEventsTable = {
+  id: string;
+  received_at: Timestamp;
+  body: string;
+  body_encoding: 'utf8' | 'base64';
+  body_sha256: string;
+  event: string | null;
+  reference: string | null;
+  processed_at: Timestamp | null;
+  outcome: string | null;
+};
+
+export type OpsAlertsTable = {
+  id: string;
+  kind: string;
+  message: string;
+  details: Json;
+  created_at: Timestamp;
+};
+
 export type DB = {
   users: UsersTable;
   otp_codes: OtpCodesTable;
@@ -129,4 +163,7 @@ export type DB = {
   ledger_entries: LedgerEntriesTable;
   kyc_documents: KycDocumentsTable;
   kyc_submissions: KycSubmissionsTable;
+  topup_intents: TopupIntentsTable;
+  payment_events: PaymentEventsTable;
+  ops_alerts: OpsAlertsTable;
 };

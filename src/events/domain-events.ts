@@ -10,7 +10,15 @@ import type { JobQueue } from '../jobs/queue.ts';
 
 export type DomainEvent =
   | { type: 'kyc.tier_approved'; userId: string; tier: number; occurredAt: string }
-  | { type: 'kyc.tier_rejected'; userId: string; tier: number; reason: string; occurredAt: string };
+  | { type: 'kyc.tier_rejected'; userId: string; tier: number; reason: string; occurredAt: string }
+  /** A top-up was credited to the wallet (once per reference); amountKobo is a decimal string. */
+  | {
+      type: 'funding.topup_credited';
+      userId: string;
+      reference: string;
+      amountKobo: string;
+      occurredAt: string;
+    };
 
 export type DomainEventType = DomainEvent['type'];
 export type EventOf<T extends DomainEventType> = Extract<DomainEvent, { type: T }>;

@@ -1,6 +1,7 @@
 import { purgeExpiredSessions } from '../auth/sessions.ts';
 import type { Context } from '../context.ts';
 import { type DomainEvent, JOB_DOMAIN_EVENT } from '../events/domain-events.ts';
+import { JOB_PAYMENT_WEBHOOK_EVENT, processPaymentEvent } from '../funding/webhook.ts';
 import { purgeExpiredIdempotencyKeys } from '../http/idempotency-store.ts';
 import type { JobDefinition } from './queue.ts';
 
@@ -16,6 +17,19 @@ export function jobDefinitions(ctx: Context): JobDefinition[] {
       retryDelaySeconds: 5,
       expireInSeconds: 300,
       handler: (data) => ctx.events.dispatch(data as DomainEvent),
+    },
+    {
+      // A stored payment webhook. The process that stored it runs the same processing right after
+      // commit; this job is the safety net for a crash or a failure there. Processing is idempotent
+      // (the event is locked and marked processed in the transaction that acts on it).
+      name: JOB_PAYMENT_WEBHOOK_EVENT,
+      retryLimit: 10,
+      retryDelaySeconds: 5,
+      expireInSeconds: 300,
+      handler: async (data) => {
+        const { eventId } = data as { eventId: string };
+        await processPaymentEvent({ db: ctx.db, clock: ctx.clock, jobs: ctx.jobs }, eventId);
+      },
     },
     {
       // Idempotency keys are kept 24 h and session tokens until they expire; then they are deleted.

@@ -3,7 +3,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { AppError } from '../../src/errors.ts';
-import type { DomainEvent, DomainEventType } from '../../src/events/domain-events.ts';
+import type { EventOf } from '../../src/events/domain-events.ts';
+
+type KycEvent = EventOf<'kyc.tier_approved' | 'kyc.tier_rejected'>;
+
 import { requireKycTier } from '../../src/kyc/guard.ts';
 import { submitTier2 as submitTier2Service } from '../../src/kyc/service.ts';
 import { createDojahKycProvider } from '../../src/providers/kyc/dojah-client.ts';
@@ -42,12 +45,12 @@ async function guardError(world: World, userId: string, tier: 1 | 2 | 3): Promis
 describe(`KYC guard and events (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
   let world: World;
   /** Every event the subscribers received, and the waiters for events still to come. */
-  const received: DomainEvent[] = [];
-  const waiters: Array<{ matches: (e: DomainEvent) => boolean; resolve: (e: DomainEvent) => void }> = [];
+  const received: KycEvent[] = [];
+  const waiters: Array<{ matches: (e: KycEvent) => boolean; resolve: (e: KycEvent) => void }> = [];
 
   before(async () => {
     world = await createWorld();
-    const record = async (event: DomainEvent) => {
+    const record = async (event: KycEvent) => {
       received.push(event);
       for (const waiter of waiters.filter((w) => w.matches(event))) {
         waiters.splice(waiters.indexOf(waiter), 1);
@@ -62,11 +65,11 @@ describe(`KYC guard and events (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () 
   after(() => closeWorld(world));
 
   /** The first event of this type for this user and tier, already received or still to come. */
-  function nextEvent(type: DomainEventType, userId: string, tier: number): Promise<DomainEvent> {
-    const matches = (e: DomainEvent) => e.type === type && e.userId === userId && e.tier === tier;
+  function nextEvent(type: KycEvent['type'], userId: string, tier: number): Promise<KycEvent> {
+    const matches = (e: KycEvent) => e.type === type && e.userId === userId && e.tier === tier;
     const seen = received.find(matches);
     if (seen !== undefined) return Promise.resolve(seen);
-    const { promise, resolve } = deferred<DomainEvent>();
+    const { promise, resolve } = deferred<KycEvent>();
     waiters.push({ matches, resolve });
     return promise;
   }

@@ -1,0 +1,76 @@
+import type { Context } from '../context.ts';
+import { defineOperation } from '../operation.ts';
+import { listAlerts } from './alerts.ts';
+import * as s from './schemas.ts';
+import {
+  createTopupIntent,
+  type FundingDeps,
+  getWalletTransaction,
+  listWalletTransactions,
+  verifyTopup,
+} from './service.ts';
+
+const tags = ['funding'];
+
+export const fundingDeps = (ctx: Context): FundingDeps => ({
+  db: ctx.db,
+  clock: ctx.clock,
+  jobs: ctx.jobs,
+  payments: ctx.payments,
+});
+
+export const fundingOperations = [
+  defineOperation({
+    name: 'createTopupIntent',
+    method: 'POST',
+    auth: 'user',
+    summary: 'Start a wallet top-up: a reference and the checkout URL to pay at (₦100 – ₦1,000,000)',
+    tags,
+    input: s.createTopupInput,
+    output: s.createTopupOutput,
+    handler: ({ ctx, caller, input }) => createTopupIntent(fundingDeps(ctx), caller.userId, input.amount),
+  }),
+  defineOperation({
+    name: 'verifyTopup',
+    method: 'POST',
+    auth: 'user',
+    summary: 'Ask the payment provider about one of your top-ups; credits the wallet once on success',
+    tags,
+    input: s.verifyTopupInput,
+    output: s.verifyTopupOutput,
+    handler: ({ ctx, caller, input }) => verifyTopup(fundingDeps(ctx), caller.userId, input.reference),
+  }),
+  defineOperation({
+    name: 'listTransactions',
+    method: 'GET',
+    auth: 'user',
+    summary: 'Your wallet history (credits and debits), newest first',
+    tags,
+    input: s.listTransactionsInput,
+    output: s.listTransactionsOutput,
+    handler: ({ ctx, caller, input }) => listWalletTransactions(ctx.db, caller.userId, input),
+  }),
+  defineOperation({
+    name: 'getTransaction',
+    method: 'POST',
+    auth: 'user',
+    summary: 'One entry of your wallet history',
+    tags,
+    input: s.getTransactionInput,
+    output: s.walletTransaction,
+    handler: ({ ctx, caller, input }) => getWalletTransaction(ctx.db, caller.userId, input.id),
+  }),
+  defineOperation({
+    name: 'adminListAlerts',
+    method: 'GET',
+    auth: 'admin',
+    summary: 'Operations alerts, newest first',
+    tags: ['admin'],
+    input: s.listAlertsInput,
+    output: s.listAlertsOutput,
+    handler: async ({ ctx, input }) => {
+      const page = await listAlerts(ctx.db, input);
+      return { ...page, limit: input.limit, offset: input.offset };
+    },
+  }),
+];

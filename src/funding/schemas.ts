@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import { isNairaAmount } from '../money.ts';
+
+/** Top-up limits in naira (API.md section 6). */
+export const topupNairaMin = 100;
+export const topupNairaMax = 1_000_000;
+
+// An amount above the maximum is refused with ABOVE_MAXIMUM by the service, even one too large to
+// be a naira amount at all; anything else must be naira with at most two decimals (400 otherwise).
+const topupAmount = z.number().refine((n) => isNairaAmount(n) || (Number.isFinite(n) && n > topupNairaMax), {
+  message: 'naira, at most two decimals',
+});
+
+export const createTopupInput = z.object({ amount: topupAmount }).strict();
+
+export const topupStatus = z.enum(['pending', 'success', 'failed']);
+
+export const createTopupOutput = z.object({
+  reference: z.string(),
+  checkoutUrl: z.string(),
+  amount: z.number(),
+  status: z.literal('pending'),
+});
+
+export const verifyTopupInput = z.object({ reference: z.string().trim().min(1).max(100) }).strict();
+
+export const verifyTopupOutput = z.object({
+  reference: z.string(),
+  status: topupStatus,
+  credited: z.boolean(),
+});
+
+const pageInput = {
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+};
+
+export const listTransactionsInput = z.object(pageInput).strict();
+
+export const walletTransaction = z.object({
+  id: z.string(),
+  reference: z.string(),
+  description: z.string(),
+  direction: z.enum(['credit', 'debit']),
+  amount: z.number(),
+  balanceAfter: z.number(),
+  createdAt: z.string(),
+});
+
+export const listTransactionsOutput = z.object({
+  items: z.array(walletTransaction),
+  limit: z.number().int(),
+  offset: z.number().int(),
+  total: z.number().int(),
+});
+
+/** A wallet-history id is the ledger entry's id: a positive int8, written in decimal. */
+export const getTransactionInput = z
+  .object({ id: z.string().regex(/^[1-9]\d{0,18}$/, 'a wallet transaction id') })
+  .strict();
+
+export const listAlertsInput = z.object(pageInput).strict();
+
+export const listAlertsOutput = z.object({
+  items: z.array(
+    z.object({
+      id: z.uuid(),
+      kind: z.string(),
+      message: z.string(),
+      details: z.record(z.string(), z.unknown()),
+      createdAt: z.string(),
+    }),
+  ),
+  limit: z.number().int(),
+  offset: z.number().int(),
+  total: z.number().int(),
+});

@@ -1,0 +1,301 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import { findUserById } from '../auth/users.ts';
+import type { Clock } from '../clock.ts';
+import type { DB, TopupIntentsTable } from '../db/schema.ts';
+import { AppError, notFound } from '../errors.ts';
+import { publishEvent } from '../events/domain-events.ts';
+import { newId } from '../ids.ts';
+import type { JobQueue } from '../jobs/queue.ts';
+import { systemAccounts, userAccount } from '../ledger/accounts.ts';
+import { historyEntry, walletHistory } from '../ledger/history.ts';
+import { post } from '../ledger/postings.ts';
+import { koboToNaira, nairaToKobo } from '../money.ts';
+import { type PaymentProvider, PaymentProviderError } from '../providers/payments/payment-provider.ts';
+import { raiseAlert } from './alerts.ts';
+import { topupNairaMax, topupNairaMin } from './schemas.ts';
+
+// Wallet funding through checkout (SPEC.md items 12 and 14). A top-up intent is created only once
+// the provider has accepted its reference; the wallet is credited only on a verified success: a
+// signed charge.success webhook (webhook.ts) or the provider's own answer to a verification by
+// reference. Both go through creditTopup, which credits a reference at most once: the intent row is
+// locked, its credited_at is checked under that lock, and the ledger posting's reference
+// `topup:<reference>` is unique forever, a second line of defence. A browser redirect never credits.
+
+export type FundingDeps = {
+  db: Kysely<DB>;
+  clock: Clock;
+  jobs: JobQueue;
+  payments: PaymentProvider;
+};
+
+type Intent = Selectable<TopupIntentsTable>;
+
+export const topupKoboMin = BigInt(topupNairaMin) * 100n;
+export const topupKoboMax = BigInt(topupNairaMax) * 100n;
+
+/** The ledger reference of a top-up's credit. */
+export const topupPostingReference = (reference: string): string => `topup:${reference}`;
+
+/** Paystack accepts letters, digits, '-', '.' and '=' in a reference: no underscore. */
+const newTopupReference = (): string => `top-${randomBytes(12).toString('hex')}`;
+
+/** Paystack requires an email; a user without one gets a stable address that can never receive mail. */
+export const placeholderEmail = (userId: string): string => `${userId}@users.billrail.invalid`;
+
+const upstreamUnavailable = (error: PaymentProviderError) =>
+  new AppError('UPSTREAM_UNAVAILABLE', 'the payment provider could not be reached; try again', {
+    details: { definite: error.definite },
+  });
+
+export async function createTopupIntent(
+  deps: FundingDeps,
+  userId: string,
+  amountNaira: number,
+): Promise<{ reference: string; checkoutUrl: string; amount: number; status: 'pending' }> {
+  if (amountNaira < topupNairaMin) {
+    throw new AppError('BELOW_MINIMUM', `the minimum top-up is ₦${topupNairaMin}`, {
+      details: { limit: topupNairaMin },
+    });
+  }
+  if (amountNaira > topupNairaMax) {
+    throw new AppError('ABOVE_MAXIMUM', `the maximum top-up is ₦${topupNairaMax}`, {
+      details: { limit: topupNairaMax },
+    });
+  }
+  const amountKobo = nairaToKobo(amountNaira);
+  assert.ok(amountKobo >= topupKoboMin, 'a top-up is at least the minimum');
+  assert.ok(amountKobo <= topupKoboMax, 'a top-up is at most the maximum');
+
+  const user = await findUserById(deps.db, userId);
+  if (user === undefined) throw notFound('user');
+  const reference = newTopupReference();
+  // The provider first: an intent exists only for a reference the provider accepted, and nothing is
+  // written when it cannot be reached. A checkout the provider may have opened but never told us
+  // about cannot be paid, because the user never got its URL.
+  let checkout: { authorizationUrl: string };
+  try {
+    checkout = await deps.payments.initializeTransaction({
+      reference,
+      amountKobo,
+      email: user.email ?? placeholderEmail(userId),
+      metadata: { userId },
+    });
+  } catch (error) {
+    if (error instanceof PaymentProviderError) throw upstreamUnavailable(error);
+    throw error;
+  }
+  const now = deps.clock.now();
+  await deps.db
+    .insertInto('topup_intents')
+    .values({
+      id: newId(),
+      user_id: userId,
+      reference,
+      amount: amountKobo,
+      status: 'pending',
+      credited_amount: null,
+      created_at: now,
+      updated_at: now,
+      credited_at: null,
+    })
+    .execute();
+  return {
+    reference,
+    checkoutUrl: checkout.authorizationUrl,
+    amount: koboToNaira(amountKobo),
+    status: 'pending',
+  };
+}
+
+export type CreditOutcome = 'credited' | 'already_credited' | 'unknown_reference';
+
+/**
+ * Credits the wallet of the intent with this reference with what was actually paid, at most once,
+ * inside the given transaction. The caller has verified the payment (signature or provider answer):
+ * status success, currency NGN, a positive amount.
+ */
+export async function creditTopup(
+  deps: Pick<FundingDeps, 'clock' | 'jobs'>,
+  trx: Transaction<DB>,
+  payment: { reference: string; paidKobo: bigint; source: 'webhook' | 'verify' },
+): Promise<CreditOutcome> {
+  assert.ok(payment.paidKobo > 0n, 'a verified payment moves a positive amount');
+  const intent = await trx
+    .selectFrom('topup_intents')
+    .selectAll()
+    .where('reference', '=', payment.reference)
+    .forUpdate()
+    .executeTakeFirst();
+  if (intent === undefined) return 'unknown_reference';
+  if (intent.credited_at !== null) return 'already_credited';
+
+  // Read under the lock, so that credits order as they committed.
+  const now = deps.clock.now();
+  const posting = await post(
+    trx,
+    {
+      reference: topupPostingReference(intent.reference),
+      description: 'Wallet top-up',
+      entries: [
+        { account: systemAccounts.collectionsPool, amount: -payment.paidKobo },
+        { account: userAccount('wallet', intent.user_id), amount: payment.paidKobo },
+      ],
+      metadata: { topupReference: intent.reference, source: payment.source },
+    },
+    now,
+  );
+  // The intent row is locked and was not credited, so neither was its reference.
+  assert.ok(posting.created, 'an uncredited intent has no posting yet');
+
+  await trx
+    .updateTable('topup_intents')
+    .set({ status: 'success', credited_amount: payment.paidKobo, credited_at: now, updated_at: now })
+    .where('id', '=', intent.id)
+    .execute();
+  if (payment.paidKobo !== intent.amount) {
+    await raiseAlert(
+      trx,
+      {
+        kind: 'topup_amount_mismatch',
+        message: `top-up ${intent.reference} paid ${payment.paidKobo} kobo, not the ${intent.amount} kobo asked; credited what was paid`,
+        details: {
+          reference: intent.reference,
+          userId: intent.user_id,
+          expectedKobo: intent.amount.toString(),
+          paidKobo: payment.paidKobo.toString(),
+          source: payment.source,
+        },
+      },
+      now,
+    );
+  }
+  await publishEvent(deps.jobs, trx, {
+    type: 'funding.topup_credited',
+    userId: intent.user_id,
+    reference: intent.reference,
+    amountKobo: payment.paidKobo.toString(),
+    occurredAt: now.toISOString(),
+  });
+  return 'credited';
+}
+
+const pendingStatuses = new Set(['abandoned', 'ongoing', 'pending', 'processing', 'queued']);
+
+/**
+ * Asks the provider about the caller's own intent and credits it once on a verified success. The
+ * provider is asked outside any transaction; a provider that cannot be reached changes nothing.
+ */
+export async function verifyTopup(
+  deps: FundingDeps,
+  userId: string,
+  reference: string,
+): Promise<{ reference: string; status: 'pending' | 'success' | 'failed'; credited: boolean }> {
+  const intent = await findOwnIntent(deps.db, userId, reference);
+  if (intent.credited_at !== null) return { reference, status: 'success', credited: true };
+
+  let verified: Awaited<ReturnType<PaymentProvider['verifyTransaction']>>;
+  try {
+    verified = await deps.payments.verifyTransaction(reference);
+  } catch (error) {
+    if (error instanceof PaymentProviderError) throw upstreamUnavailable(error);
+    throw error;
+  }
+  const current = () => ({ reference, status: intent.status, credited: false });
+  // The provider does not know a reference it accepted: nothing was paid yet as far as we can tell.
+  if (verified === null) return current();
+
+  if (verified.status === 'success') {
+    if (verified.currency !== 'NGN' || verified.amountKobo <= 0n) {
+      await raiseAlert(
+        deps.db,
+        {
+          kind: 'topup_currency_mismatch',
+          message: `top-up ${reference} was reported paid in ${verified.currency} ${verified.amountKobo}; not credited`,
+          details: { reference, userId, currency: verified.currency, amount: verified.amountKobo.toString() },
+        },
+        deps.clock.now(),
+      );
+      return current();
+    }
+    await deps.db
+      .transaction()
+      .execute((trx) =>
+        creditTopup(deps, trx, { reference, paidKobo: verified.amountKobo, source: 'verify' }),
+      );
+    return { reference, status: 'success', credited: true };
+  }
+  if (verified.status === 'failed' || verified.status === 'reversed') {
+    // Only a pending intent fails: one credited meanwhile (a webhook) stays credited.
+    const now = deps.clock.now();
+    const failed = await deps.db
+      .updateTable('topup_intents')
+      .set({ status: 'failed', updated_at: now })
+      .where('id', '=', intent.id)
+      .where('status', '=', 'pending')
+      .returning('status')
+      .executeTakeFirst();
+    if (failed !== undefined) return { reference, status: 'failed', credited: false };
+    const fresh = await findOwnIntent(deps.db, userId, reference);
+    return { reference, status: fresh.status, credited: fresh.credited_at !== null };
+  }
+  assert.ok(pendingStatuses.has(verified.status), `unexpected transaction status ${verified.status}`);
+  return { reference, status: 'pending', credited: false };
+}
+
+async function findOwnIntent(db: Kysely<DB>, userId: string, reference: string): Promise<Intent> {
+  const intent = await db
+    .selectFrom('topup_intents')
+    .selectAll()
+    .where('reference', '=', reference)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  // Another user's reference is 404, exactly like one that does not exist.
+  if (intent === undefined) throw notFound('top-up');
+  return intent;
+}
+
+export type WalletTransactionView = {
+  id: string;
+  reference: string;
+  description: string;
+  direction: 'credit' | 'debit';
+  amount: number;
+  balanceAfter: number;
+  createdAt: string;
+};
+
+const toView = (entry: Awaited<ReturnType<typeof historyEntry>> & object): WalletTransactionView => ({
+  id: entry.id.toString(),
+  reference: entry.reference,
+  description: entry.description,
+  direction: entry.amount > 0n ? 'credit' : 'debit',
+  amount: koboToNaira(entry.amount > 0n ? entry.amount : -entry.amount),
+  balanceAfter: koboToNaira(entry.balanceAfter),
+  createdAt: entry.createdAt.toISOString(),
+});
+
+export async function listWalletTransactions(
+  db: Kysely<DB>,
+  userId: string,
+  page: { limit: number; offset: number },
+): Promise<{ items: WalletTransactionView[]; limit: number; offset: number; total: number }> {
+  const { items, total } = await walletHistory(db, userAccount('wallet', userId), page);
+  return { items: items.map(toView), limit: page.limit, offset: page.offset, total };
+}
+
+/** int8's largest value: a larger id cannot exist, and would make the query fail rather than miss. */
+const entryIdMax = 9_223_372_036_854_775_807n;
+
+export async function getWalletTransaction(
+  db: Kysely<DB>,
+  userId: string,
+  id: string,
+): Promise<WalletTransactionView> {
+  const entryId = BigInt(id);
+  const entry =
+    entryId <= entryIdMax ? await historyEntry(db, userAccount('wallet', userId), entryId) : undefined;
+  if (entry === undefined) throw notFound('transaction');
+  return toView(entry);
+}
