@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { randomBytes, randomInt, randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomInt, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -21,6 +21,22 @@ import { type PgbenchResult, runPgbench } from './pgbench.ts';
 //                  scenario: every request creates a user, its ledger accounts and a session
 //   full sign-in   a custom loop at fixed concurrency: requestOtp, GET /__sandbox/sms, verifyOtp
 //                  with a new phone each time; latency is the whole sign-in as a client sees it
+//   webhook        POST /api/public/payments/webhook/payment, autocannon, 50 connections: a distinct,
+//                  validly signed charge.success body on every request (bodies and signatures are
+//                  computed before the run). Every 16th names a top-up intent created beforehand by
+//                  signed-in users (the event credits a wallet), the rest a reference nobody created
+//                  (stored, processed as unknown_reference): providers do send those, and they keep
+//                  the measure on ingestion rather than on the ledger
+//   webhook dup    the same, re-delivering bodies already stored: the duplicate path
+//
+// After the webhook scenarios every built top-up body is delivered (again) and the bench checks that
+// each credited its wallet exactly once, that on PostgreSQL every answered event is stored and
+// processed, and that adminLedgerCheck (as an ADMIN_PHONES user) finds the ledger balanced.
+// After the PostgreSQL scenarios, `pgbench -N` runs on the same PostgreSQL at the same connection
+// count (bench/pgbench.ts), and the webhook rate is printed as a ratio of its tps.
+//
+// BENCH_SCENARIOS=webhook (a comma-separated list of getWallet, otp, signIn, webhook) runs a subset;
+// BENCH_PGLITE=0 or BENCH_POSTGRES=0 leaves a database out.
 //
 // The client and the server share the machine's cores, so the figures are for comparison between
 // runs on one machine, not capacity planning. Results go to bench/results/latest.json.
@@ -36,15 +52,35 @@ const REQUEST_OTP_DURATION_SECONDS = 8;
 const VERIFY_OTP_AMOUNT_MAX = 2_000;
 const SIGN_IN_DURATION_SECONDS = 8;
 const SIGN_IN_CONCURRENCY = 10;
+const WEBHOOK_DURATION_SECONDS = 10;
+const WEBHOOK_DUPLICATE_DURATION_SECONDS = 5;
+const WEBHOOK_USERS = 20;
+const WEBHOOK_INTENTS = 500;
+/** One body in this many names a top-up intent (while intents last); the rest unknown references. */
+const WEBHOOK_KNOWN_EVERY = 16;
+/** Bodies signed before the run; more than any run sends (a later request is signed on the fly). */
+const WEBHOOK_BODIES = 40_000;
+const WEBHOOK_TOPUP_NAIRA = 1_000;
+const WEBHOOK_DRAIN_TIMEOUT_MS = 60_000;
+/** Issue 4's targets: the webhook on PostgreSQL against `pgbench -N`, and on PGlite in req/s. */
+const WEBHOOK_TARGET_PGBENCH_RATIO = 0.7;
+const WEBHOOK_TARGET_PGLITE_RPS = 800;
 const REQUEST_TIMEOUT_SECONDS = 10;
 const STARTUP_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 20_000;
 /** The whole bench, both databases, must finish within this or it fails. */
-const BENCH_TIMEOUT_MS = 240_000;
+const BENCH_TIMEOUT_MS = 360_000;
 const OUTPUT_LINES_MAX = 40;
 
 const POSTGRES_ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const POSTGRES_ENABLED = process.env.BENCH_POSTGRES !== '0';
+const PGLITE_ENABLED = process.env.BENCH_PGLITE !== '0';
+// The service is started with the caller's environment, so it signs with the same secret.
+const PAYMENT_SIGNING_SECRET = process.env.PAYMENT_SIGNING_SECRET ?? 'sk_test_sandbox';
+const WEBHOOK_PATH = '/api/public/payments/webhook/payment';
+const SCENARIOS = new Set(
+  (process.env.BENCH_SCENARIOS ?? 'getWallet,otp,signIn,webhook').split(',').map((s) => s.trim()),
+);
 
 type ScenarioResult = {
   database: string;
@@ -65,6 +101,8 @@ type DatabaseRun = {
   startupMs: number;
   scenarios: ScenarioResult[];
   serverPeakRssMb: number | null;
+  /** What the bench verified after the webhook scenarios; `ok: false` fails the run. */
+  checks: { name: string; ok: boolean; detail: string }[];
 };
 
 class SetupError extends Error {
@@ -206,11 +244,31 @@ function nextPhone(): string {
 
 type Envelope = { success: boolean; data?: unknown; error?: { code: string; message: string } };
 
-async function postOperation(baseUrl: string, operation: string, data: object): Promise<Envelope> {
+async function postOperation(
+  baseUrl: string,
+  operation: string,
+  data: object,
+  token?: string,
+): Promise<Envelope> {
   const response = await fetch(`${baseUrl}/_serverFn/${operation}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+    headers: {
+      'content-type': 'application/json',
+      'idempotency-key': randomUUID(),
+      ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+    },
     body: JSON.stringify({ data }),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_SECONDS * 1000),
+  });
+  const body = (await response.json()) as Envelope;
+  if (response.status !== 200 || !body.success)
+    throw new Error(`${operation} answered ${response.status}: ${JSON.stringify(body)}`);
+  return body;
+}
+
+async function getOperation(baseUrl: string, operation: string, token: string): Promise<Envelope> {
+  const response = await fetch(`${baseUrl}/_serverFn/${operation}`, {
+    headers: { authorization: `Bearer ${token}` },
     signal: AbortSignal.timeout(REQUEST_TIMEOUT_SECONDS * 1000),
   });
   const body = (await response.json()) as Envelope;
@@ -460,26 +518,278 @@ async function fullSignInScenario(server: Server, database: string): Promise<Sce
   };
 }
 
-async function benchDatabase(database: string, extraEnv: Record<string, string>): Promise<DatabaseRun> {
+type SignedBody = { body: string; signature: string; reference: string };
+
+/** A Paystack-shaped charge.success event, signed as the provider signs it. */
+function signedChargeSuccess(sequence: number, reference: string, amountKobo: number): SignedBody {
+  const body = JSON.stringify({
+    event: 'charge.success',
+    data: {
+      id: sequence,
+      domain: 'test',
+      status: 'success',
+      reference,
+      amount: amountKobo,
+      currency: 'NGN',
+      channel: 'card',
+      gateway_response: 'Successful',
+      paid_at: new Date().toISOString(),
+      customer: { email: `bench-${sequence}@example.invalid` },
+    },
+  });
+  return {
+    body,
+    signature: createHmac('sha512', PAYMENT_SIGNING_SECRET).update(body).digest('hex'),
+    reference,
+  };
+}
+
+async function deliver(baseUrl: string, signed: SignedBody): Promise<number> {
+  const response = await fetch(`${baseUrl}${WEBHOOK_PATH}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-payment-signature': signed.signature },
+    body: signed.body,
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_SECONDS * 1000),
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+async function walletBalancesNaira(baseUrl: string, tokens: string[]): Promise<number> {
+  const balances = await mapConcurrent(tokens, SETUP_CONCURRENCY, async (token) => {
+    const wallet = await getOperation(baseUrl, 'getWallet', token);
+    return (wallet.data as { balance: number }).balance;
+  });
+  return balances.reduce((a, b) => a + b, 0);
+}
+
+type Check = DatabaseRun['checks'][number];
+
+async function webhookScenarios(
+  server: Server,
+  database: string,
+  admin: { phone: string },
+  databaseUrl: string | undefined,
+): Promise<{ results: ScenarioResult[]; checks: Check[] }> {
+  // Signed-in users and their top-up intents, through the API like a client.
+  let tokens: string[];
+  let adminToken: string;
+  let intents: { reference: string; token: string }[];
+  try {
+    tokens = await mapConcurrent(
+      Array.from({ length: WEBHOOK_USERS }, () => nextPhone()),
+      SETUP_CONCURRENCY,
+      (phone) => signIn(server.baseUrl, phone),
+    );
+    adminToken = await signIn(server.baseUrl, admin.phone);
+    intents = await mapConcurrent(
+      Array.from({ length: WEBHOOK_INTENTS }, (_, i) => tokens[i % tokens.length] as string),
+      SETUP_CONCURRENCY,
+      async (token) => {
+        const created = await postOperation(
+          server.baseUrl,
+          'createTopupIntent',
+          { amount: WEBHOOK_TOPUP_NAIRA },
+          token,
+        );
+        return { reference: (created.data as { reference: string }).reference, token };
+      },
+    );
+  } catch (error) {
+    throw new SetupError(
+      `creating the webhook scenario's users and top-ups failed: ${(error as Error).message}`,
+    );
+  }
+  const balanceBefore = await walletBalancesNaira(server.baseUrl, tokens);
+
+  // Every body distinct (the service de-duplicates identical bytes), signed before the run.
+  const unknownPrefix = `bench-${randomBytes(4).toString('hex')}-`;
+  const topupKobo = WEBHOOK_TOPUP_NAIRA * 100;
+  let nextIntent = 0;
+  const bodyAt = (i: number): SignedBody =>
+    i % WEBHOOK_KNOWN_EVERY === 0 && nextIntent < intents.length
+      ? signedChargeSuccess(i, (intents[nextIntent++] as { reference: string }).reference, topupKobo)
+      : signedChargeSuccess(i, `${unknownPrefix}${i}`, 100 * (100 + (i % 10_000)));
+  const bodies = Array.from({ length: WEBHOOK_BODIES }, (_, i) => bodyAt(i));
+  const probe = await deliver(server.baseUrl, signedChargeSuccess(-1, `${unknownPrefix}probe`, 10_000));
+  if (probe !== 200) throw new SetupError(`the webhook answered ${probe} to a signed body`);
+
+  let built = 0;
+  const webhookRequest = (next: () => SignedBody): autocannon.Request => ({
+    method: 'POST',
+    path: WEBHOOK_PATH,
+    setupRequest: (request) => {
+      const signed = next();
+      return {
+        ...request,
+        headers: { 'content-type': 'application/json', 'x-payment-signature': signed.signature },
+        body: signed.body,
+      };
+    },
+  });
+  const distinct = await measured(server, () =>
+    autocannon({
+      url: server.baseUrl,
+      connections: CONNECTIONS,
+      duration: WEBHOOK_DURATION_SECONDS,
+      timeout: REQUEST_TIMEOUT_SECONDS,
+      requests: [
+        webhookRequest(() => {
+          const i = built++;
+          return bodies[i] ?? bodyAt(i);
+        }),
+      ],
+    }),
+  );
+  const results = [
+    fromAutocannon(
+      database,
+      'webhook',
+      `POST, distinct signed charge.success, 1/${WEBHOOK_KNOWN_EVERY} known ref, ${CONNECTIONS} conns, ${WEBHOOK_DURATION_SECONDS}s`,
+      distinct.value,
+      distinct.peak,
+    ),
+  ];
+  const answered = distinct.value['2xx'];
+
+  // Re-deliveries of bodies already stored (answered 200 above): the de-duplication path.
+  const delivered = Math.max(1, Math.min(answered, built) - CONNECTIONS);
+  let again = 0;
+  const duplicate = await measured(server, () =>
+    autocannon({
+      url: server.baseUrl,
+      connections: CONNECTIONS,
+      duration: WEBHOOK_DUPLICATE_DURATION_SECONDS,
+      timeout: REQUEST_TIMEOUT_SECONDS,
+      requests: [webhookRequest(() => bodies[again++ % delivered] as SignedBody)],
+    }),
+  );
+  results.push(
+    fromAutocannon(
+      database,
+      'webhook dup',
+      `POST, re-delivered bodies, ${CONNECTIONS} conns, ${WEBHOOK_DUPLICATE_DURATION_SECONDS}s`,
+      duplicate.value,
+      duplicate.peak,
+    ),
+  );
+
+  // Every top-up body built is delivered (again): each must credit its wallet once, never twice.
+  const knownBuilt = bodies.slice(0, built).filter((b) => !b.reference.startsWith(unknownPrefix));
+  const redelivered = await mapConcurrent(knownBuilt, SETUP_CONCURRENCY, (b) => deliver(server.baseUrl, b));
+  const checks: Check[] = [];
+  checks.push({
+    name: 'top-up bodies re-delivered',
+    ok: redelivered.every((status) => status === 200),
+    detail: `${redelivered.filter((status) => status === 200).length}/${knownBuilt.length} answered 200`,
+  });
+  const expectedNaira = balanceBefore + knownBuilt.length * WEBHOOK_TOPUP_NAIRA;
+  let balanceAfter = await walletBalancesNaira(server.baseUrl, tokens);
+  const drainDeadline = Date.now() + WEBHOOK_DRAIN_TIMEOUT_MS;
+  const drainStartedAt = performance.now();
+  while (balanceAfter < expectedNaira && Date.now() < drainDeadline) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    balanceAfter = await walletBalancesNaira(server.baseUrl, tokens);
+  }
+  checks.push({
+    name: 'wallets credited once per top-up',
+    ok: balanceAfter === expectedNaira,
+    detail: `${knownBuilt.length} top-ups of ₦${WEBHOOK_TOPUP_NAIRA}: wallets hold ₦${balanceAfter}, expected ₦${expectedNaira} (settled in ${Math.round(performance.now() - drainStartedAt)} ms)`,
+  });
+
+  if (databaseUrl !== undefined) {
+    // Straight from the service's database: the answered events are all there, and all processed.
+    const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5_000 });
+    await client.connect();
+    try {
+      const count = async () =>
+        (
+          await client.query<{ stored: string; unprocessed: string; unknown: string; credited: string }>(
+            `select count(*) as stored,
+                    count(*) filter (where processed_at is null) as unprocessed,
+                    count(*) filter (where reference like $1) as unknown,
+                    count(*) filter (where outcome = 'credited') as credited
+               from payment_events`,
+            [`${unknownPrefix}%`],
+          )
+        ).rows[0];
+      let row = await count();
+      while (row !== undefined && Number(row.unprocessed) > 0 && Date.now() < drainDeadline) {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        row = await count();
+      }
+      const stored = Number(row?.stored);
+      // Requests in flight when autocannon stopped may be stored without an answer it counted.
+      const sentMax = built + 1 + knownBuilt.length;
+      checks.push({
+        name: 'payment_events stored',
+        ok: stored >= answered && stored <= sentMax,
+        detail: `${stored} rows (${row?.unknown} unknown-reference, ${row?.credited} credited) for ${answered} distinct bodies answered 200, at most ${sentMax} sent; ${row?.unprocessed} unprocessed`,
+      });
+      checks.push({
+        name: 'payment_events processed',
+        ok: Number(row?.unprocessed) === 0 && Number(row?.credited) === knownBuilt.length,
+        detail: `${row?.unprocessed} unprocessed, ${row?.credited} credited of ${knownBuilt.length} top-ups`,
+      });
+    } finally {
+      await client.end();
+    }
+  }
+
+  const ledger = await getOperation(server.baseUrl, 'adminLedgerCheck', adminToken);
+  const check = ledger.data as { ok: boolean; accounts: number; entries: number; imbalances: unknown[] };
+  checks.push({
+    name: 'adminLedgerCheck',
+    ok: check.ok,
+    detail: `ok ${check.ok}, ${check.accounts} accounts, ${check.entries} entries, ${check.imbalances.length} imbalances`,
+  });
+  return { results, checks };
+}
+
+async function benchDatabase(
+  database: string,
+  extraEnv: Record<string, string>,
+  databaseUrl?: string,
+): Promise<DatabaseRun> {
   process.stdout.write(`\n${database}: starting the service\n`);
+  const admin = { phone: nextPhone() };
   const startedAt = performance.now();
-  const server = await startServer(extraEnv);
+  const server = await startServer({ ...extraEnv, ADMIN_PHONES: admin.phone });
   const startupMs = Math.round(performance.now() - startedAt);
   try {
     const scenarios: ScenarioResult[] = [];
+    const checks: Check[] = [];
     const step = (result: ScenarioResult) => {
       scenarios.push(result);
       process.stdout.write(
         `${database}: ${result.scenario}: ${result.requestsPerSecond}/s, p50 ${result.latencyP50Ms} ms, p99 ${result.latencyP99Ms} ms\n`,
       );
     };
-    step(await walletScenario(server, database));
-    const otp = await requestOtpScenario(server, database);
-    step(otp.result);
-    step(await verifyOtpScenario(server, database, otp.phones));
-    step(await fullSignInScenario(server, database));
+    if (SCENARIOS.has('getWallet')) step(await walletScenario(server, database));
+    if (SCENARIOS.has('otp')) {
+      const otp = await requestOtpScenario(server, database);
+      step(otp.result);
+      step(await verifyOtpScenario(server, database, otp.phones));
+    }
+    if (SCENARIOS.has('signIn')) step(await fullSignInScenario(server, database));
+    if (SCENARIOS.has('webhook')) {
+      const webhook = await webhookScenarios(server, database, admin, databaseUrl);
+      for (const result of webhook.results) step(result);
+      for (const check of webhook.checks) {
+        checks.push(check);
+        process.stdout.write(
+          `${database}: check ${check.name}: ${check.ok ? 'ok' : 'FAILED'}: ${check.detail}\n`,
+        );
+      }
+    }
     const peaks = scenarios.map((s) => s.serverPeakRssMb).filter((p): p is number => p !== null);
-    return { database, startupMs, scenarios, serverPeakRssMb: peaks.length > 0 ? Math.max(...peaks) : null };
+    return {
+      database,
+      startupMs,
+      scenarios,
+      serverPeakRssMb: peaks.length > 0 ? Math.max(...peaks) : null,
+      checks,
+    };
   } catch (error) {
     if (error instanceof SetupError) error.message += `\nservice output:\n${server.output()}`;
     throw error;
@@ -531,7 +841,11 @@ async function benchPostgres(): Promise<DatabaseRun> {
   try {
     const url = new URL(POSTGRES_ADMIN_URL);
     url.pathname = `/${name}`;
-    return await benchDatabase('postgres', { DATABASE_URL: url.toString(), DATA_DIR: dataDir });
+    return await benchDatabase(
+      'postgres',
+      { DATABASE_URL: url.toString(), DATA_DIR: dataDir },
+      url.toString(),
+    );
   } finally {
     await adminQuery(`drop database if exists ${name} with (force)`);
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -574,6 +888,54 @@ function table(runs: DatabaseRun[]): string {
   return [line(header), rule, ...rows.map(line)].join('\n');
 }
 
+type WebhookTargets = {
+  lines: string[];
+  summary: {
+    postgresRequestsPerSecond: number | null;
+    pgbenchTps: number | null;
+    ratioToPgbench: number | null;
+    ratioTarget: number;
+    ratioMet: boolean | null;
+    pgliteRequestsPerSecond: number | null;
+    pgliteTarget: number;
+    pgliteMet: boolean | null;
+  };
+};
+
+/** Issue 4's targets for webhook ingestion (distinct bodies), met or not. */
+function webhookTargets(runs: DatabaseRun[], pgbench: PgbenchResult | null): WebhookTargets {
+  const rate = (database: string) =>
+    runs.find((r) => r.database === database)?.scenarios.find((s) => s.scenario === 'webhook')
+      ?.requestsPerSecond ?? null;
+  const postgres = rate('postgres');
+  const pglite = rate('pglite');
+  const ratio = postgres !== null && pgbench !== null ? postgres / pgbench.tps : null;
+  const lines: string[] = [];
+  if (ratio !== null && pgbench !== null) {
+    lines.push(
+      `webhook on postgres / pgbench -N: ${postgres}/s ÷ ${pgbench.tps.toFixed(0)} tps = ${ratio.toFixed(2)} (target ≥ ${WEBHOOK_TARGET_PGBENCH_RATIO}): ${ratio >= WEBHOOK_TARGET_PGBENCH_RATIO ? 'met' : 'NOT met'}`,
+    );
+  }
+  if (pglite !== null) {
+    lines.push(
+      `webhook on pglite: ${pglite}/s (target ≥ ${WEBHOOK_TARGET_PGLITE_RPS}/s): ${pglite >= WEBHOOK_TARGET_PGLITE_RPS ? 'met' : 'NOT met'}`,
+    );
+  }
+  return {
+    lines,
+    summary: {
+      postgresRequestsPerSecond: postgres,
+      pgbenchTps: pgbench?.tps ?? null,
+      ratioToPgbench: ratio === null ? null : Math.round(ratio * 100) / 100,
+      ratioTarget: WEBHOOK_TARGET_PGBENCH_RATIO,
+      ratioMet: ratio === null ? null : ratio >= WEBHOOK_TARGET_PGBENCH_RATIO,
+      pgliteRequestsPerSecond: pglite,
+      pgliteTarget: WEBHOOK_TARGET_PGLITE_RPS,
+      pgliteMet: pglite === null ? null : pglite >= WEBHOOK_TARGET_PGLITE_RPS,
+    },
+  };
+}
+
 function gitCommit(): string | null {
   try {
     return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' }).trim();
@@ -588,6 +950,7 @@ function writeResults(
   startedAt: Date,
   loadBefore: number[],
   pgbench: PgbenchResult | null,
+  webhookTargets: WebhookTargets['summary'],
 ): void {
   const report = {
     startedAt: startedAt.toISOString(),
@@ -610,15 +973,23 @@ function writeResults(
       verifyOtpAmountMax: VERIFY_OTP_AMOUNT_MAX,
       signInConcurrency: SIGN_IN_CONCURRENCY,
       signInDurationSeconds: SIGN_IN_DURATION_SECONDS,
+      webhookDurationSeconds: WEBHOOK_DURATION_SECONDS,
+      webhookDuplicateDurationSeconds: WEBHOOK_DUPLICATE_DURATION_SECONDS,
+      webhookUsers: WEBHOOK_USERS,
+      webhookIntents: WEBHOOK_INTENTS,
+      webhookKnownEvery: WEBHOOK_KNOWN_EVERY,
     },
     notes: [
       'The load generator runs on the same machine as the service and competes for its cores.',
       'requestOtp includes the service calling the sandbox SMS gateway over HTTP (same process).',
       'full sign-in: req/s is completed sign-ins per second; latency is the whole sign-in.',
       'peak RSS is VmHWM of the service process, reset before each scenario where Linux allows.',
+      'webhook: every body distinct and signed before the run; 1 in webhookKnownEvery names a top-up intent (credits a wallet) while they last, the rest unknown references.',
+      'webhook dup: re-deliveries of bodies stored by the webhook scenario (the de-duplication path).',
     ],
     runs,
     pgbench,
+    webhookTargets,
     skipped,
   };
   fs.mkdirSync(path.dirname(resultsFile), { recursive: true });
@@ -633,7 +1004,8 @@ async function main(): Promise<void> {
   const loadBefore = os.loadavg();
   const runs: DatabaseRun[] = [];
   const skipped: string[] = [];
-  runs.push(await benchPglite());
+  if (PGLITE_ENABLED) runs.push(await benchPglite());
+  else skipped.push('pglite: BENCH_PGLITE=0');
   if (!POSTGRES_ENABLED) skipped.push('postgres: BENCH_POSTGRES=0');
   else if (!(await postgresReachable())) {
     skipped.push(`postgres: not reachable at ${POSTGRES_ADMIN_URL}`);
@@ -654,11 +1026,20 @@ async function main(): Promise<void> {
       `pgbench -N (${pgbench.clients} clients, ${pgbench.threads} threads, scale ${pgbench.scale}, ${pgbench.durationSeconds} s) on the same PostgreSQL: ${pgbench.tps.toFixed(0)} tps\n`,
     );
   }
+  const targets = webhookTargets(runs, pgbench);
+  for (const line of targets.lines) process.stdout.write(`${line}\n`);
   for (const run of runs) process.stdout.write(`${run.database}: service ready in ${run.startupMs} ms\n`);
   process.stdout.write(
     `load average (1 min) before/after: ${loadBefore[0]?.toFixed(2)} / ${os.loadavg()[0]?.toFixed(2)} on ${os.cpus().length} cpus\n`,
   );
-  writeResults(runs, skipped, startedAt, loadBefore, pgbench);
+  writeResults(runs, skipped, startedAt, loadBefore, pgbench, targets.summary);
+  const failed = runs.flatMap((run) =>
+    run.checks.filter((c) => !c.ok).map((c) => `${run.database}: ${c.name}`),
+  );
+  if (failed.length > 0) {
+    process.stderr.write(`bench: checks failed: ${failed.join('; ')}\n`);
+    process.exitCode = 1;
+  }
   process.stdout.write(
     `results: ${path.relative(process.cwd(), resultsFile)} (${Math.round((Date.now() - startedAt.getTime()) / 1000)} s)\n`,
   );

@@ -29,10 +29,16 @@ const envSchema = z.object({
   VAPID_PRIVATE_KEY: z.string().min(1).optional(),
   VAPID_SUBJECT: z.string().min(1).optional(),
   OPS_EMAIL: z.email().optional(),
+  SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
+  MAIL_FROM: z.string().min(3).max(200).default('billrail <no-reply@billrail.invalid>'),
   SMS_BASE_URL: optionalUrl,
   SMS_API_KEY: z.string().min(1).optional(),
   SMS_SENDER_ID: z.string().min(1).max(11).default('billrail'),
   PAYSTACK_BASE_URL: z.url({ protocol: /^https?$/ }).default('https://api.paystack.co'),
+  PAYSTACK_PREFERRED_BANK: z
+    .string()
+    .regex(/^[a-z0-9-]{1,64}$/, 'a provider slug such as wema-bank')
+    .optional(),
   KYC_BASE_URL: optionalUrl,
   KYC_APP_ID: z.string().min(1).optional(),
   KYC_SECRET_KEY: z.string().min(1).optional(),
@@ -60,9 +66,14 @@ export type Config = {
   rateLimitPerMinute: number;
   vapid: { publicKey: string | undefined; privateKey: string | undefined; subject: string | undefined };
   opsEmail: string | undefined;
+  /** Transactional email: SMTP outside the sandbox; the sandbox keeps messages at /__sandbox/emails. */
+  mail: { smtpUrl: string | undefined; from: string };
   sms: { baseUrl: string | undefined; apiKey: string | undefined; senderId: string };
-  /** The payment provider (Paystack's API); the sandbox simulates it when SANDBOX is on. */
-  payments: { baseUrl: string };
+  /**
+   * The payment provider (Paystack's API); the sandbox simulates it when SANDBOX is on. preferredBank:
+   * the bank dedicated virtual accounts are opened at (test-bank in the sandbox, wema-bank otherwise).
+   */
+  payments: { baseUrl: string; preferredBank: string };
   /** The KYC provider (liveness, NIN, bank account names); the sandbox simulates it when unset. */
   kyc: { baseUrl: string | undefined; appId: string | undefined; secretKey: string | undefined };
   /** Where identity documents are kept: S3 when S3_BUCKET is set, else a private local directory. */
@@ -117,6 +128,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     for (const name of required) {
       if (e[name] === undefined) throw new ConfigError(`invalid ${name}: required when SANDBOX is off`);
     }
+    // An operations address with no way to reach it would lose every alert email, silently.
+    if (e.OPS_EMAIL !== undefined && e.SMTP_URL === undefined) {
+      throw new ConfigError('invalid SMTP_URL: required when OPS_EMAIL is set and SANDBOX is off');
+    }
     if (e.PAYMENT_SIGNING_SECRET === SANDBOX_SIGNING_SECRET) {
       throw new ConfigError(
         'invalid PAYMENT_SIGNING_SECRET: the sandbox secret is refused outside the sandbox',
@@ -149,8 +164,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     vapid: { publicKey: e.VAPID_PUBLIC_KEY, privateKey: e.VAPID_PRIVATE_KEY, subject: e.VAPID_SUBJECT },
     opsEmail: e.OPS_EMAIL,
+    mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     sms: { baseUrl: e.SMS_BASE_URL, apiKey: e.SMS_API_KEY, senderId: e.SMS_SENDER_ID },
-    payments: { baseUrl: e.PAYSTACK_BASE_URL.replace(/\/+$/, '') },
+    payments: {
+      baseUrl: e.PAYSTACK_BASE_URL.replace(/\/+$/, ''),
+      preferredBank: e.PAYSTACK_PREFERRED_BANK ?? (sandbox ? 'test-bank' : 'wema-bank'),
+    },
     kyc: { baseUrl: e.KYC_BASE_URL?.replace(/\/+$/, ''), appId: e.KYC_APP_ID, secretKey: e.KYC_SECRET_KEY },
     storage,
     runWorker: e.WORKER,

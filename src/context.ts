@@ -11,6 +11,7 @@ import { jobDefinitions } from './jobs/definitions.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
 import { documentUrlKey } from './kyc/document-urls.ts';
 import { toE164 } from './phone.ts';
+import { createSmtpMailer, type Mailer } from './providers/email/mailer.ts';
 import { createDojahKycProvider } from './providers/kyc/dojah-client.ts';
 import type { KycProvider } from './providers/kyc/kyc-provider.ts';
 import type { PaymentProvider } from './providers/payments/payment-provider.ts';
@@ -19,6 +20,7 @@ import { createHttpSmsGateway, type SmsSender } from './providers/sms/sms-gatewa
 import type { DocumentStore } from './providers/storage/document-store.ts';
 import { createLocalDocumentStore } from './providers/storage/local-store.ts';
 import { createS3DocumentStore } from './providers/storage/s3-store.ts';
+import { createSandboxMailer } from './sandbox/mailbox.ts';
 import { registerSandbox } from './sandbox/routes.ts';
 import {
   createSandboxState,
@@ -43,6 +45,8 @@ export type Context = {
   sms: SmsSender;
   /** The payment provider (Paystack's API; the sandbox's simulator when SANDBOX=1). */
   payments: PaymentProvider;
+  /** Transactional email (SMTP; the sandbox's mailbox when SANDBOX=1). */
+  mailer: Mailer;
   kyc: {
     provider: KycProvider;
     documents: DocumentStore;
@@ -121,6 +125,15 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     // Under the 30 s request limit with room to answer: a slow provider becomes a 502, not a hang.
     timeoutMs: 8_000,
   });
+  // Without SMTP_URL outside the sandbox (allowed only while OPS_EMAIL is unset), sending fails loudly.
+  const mailer =
+    sandboxState !== undefined
+      ? createSandboxMailer(sandboxState, clock, config.mail.from)
+      : config.mail.smtpUrl !== undefined
+        ? createSmtpMailer({ url: config.mail.smtpUrl, from: config.mail.from, timeoutMs: 10_000 })
+        : {
+            send: () => Promise.reject(new Error('no SMTP_URL configured: email cannot be sent')),
+          };
   const payments = createPaystackClient({
     baseUrl: () =>
       sandboxState !== undefined ? `${baseUrl.current}/__sandbox/payments` : config.payments.baseUrl,
@@ -155,6 +168,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     db: database.db,
     sms,
     payments,
+    mailer,
     kyc: { provider: kycProvider, documents, urlKey: documentUrlKey(config.secrets.pepper) },
     events: createEventBus(),
     adminPhones,

@@ -151,6 +151,16 @@ export type OpsAlertsTable = {
   created_at: Timestamp;
 };
 
+export type DedicatedAccountsTable = {
+  user_id: string;
+  customer_code: string;
+  account_number: string;
+  account_name: string;
+  bank_name: string;
+  provider_slug: string;
+  created_at: Timestamp;
+};
+
 export type DB = {
   users: UsersTable;
   otp_codes: OtpCodesTable;
@@ -166,4 +176,5 @@ export type DB = {
   topup_intents: TopupIntentsTable;
   payment_events: PaymentEventsTable;
   ops_alerts: OpsAlertsTable;
+  dedicated_accounts: DedicatedAccountsTable;
 };

@@ -18,6 +18,15 @@ export type DomainEvent =
       reference: string;
       amountKobo: string;
       occurredAt: string;
+    }
+  /** A bank transfer into a user's dedicated account was credited (once per charge reference). */
+  | {
+      type: 'funding.transfer_credited';
+      userId: string;
+      reference: string;
+      accountNumber: string;
+      amountKobo: string;
+      occurredAt: string;
     };
 
 export type DomainEventType = DomainEvent['type'];

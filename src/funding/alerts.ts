@@ -1,11 +1,17 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import { newId } from '../ids.ts';
+import type { JobQueue } from '../jobs/queue.ts';
+import type { Mailer } from '../providers/email/mailer.ts';
 
 // Operations alerts: things a person must look at (a charge that paid another amount than its
 // intent, and later failed provider funding, stuck purchases, ledger imbalances). Raised inside the
-// transaction that found the problem, so an alert exists exactly when its cause committed. Alert
-// emails will read from here when they arrive.
+// transaction that found the problem, so an alert exists exactly when its cause committed. Its email
+// to OPS_EMAIL is a job enqueued in the same transaction (no outside I/O inside it): sent after
+// commit, retried with backoff, and never sent for an alert whose transaction rolled back.
+
+/** The job that emails one alert to OPS_EMAIL. */
+export const JOB_ALERT_EMAIL = 'ops.alert-email';
 
 export type AlertKind = 'topup_amount_mismatch' | 'topup_currency_mismatch';
 
@@ -13,17 +19,58 @@ export async function raiseAlert(
   db: Kysely<DB> | Transaction<DB>,
   alert: { kind: AlertKind; message: string; details: Record<string, string | number | boolean | null> },
   now: Date,
+  jobs: Pick<JobQueue, 'send'>,
 ): Promise<void> {
+  const id = newId();
   await db
     .insertInto('ops_alerts')
     .values({
-      id: newId(),
+      id,
       kind: alert.kind,
       message: alert.message,
       details: JSON.stringify(alert.details),
       created_at: now,
     })
     .execute();
+  await jobs.send(JOB_ALERT_EMAIL, { alertId: id }, { db });
+}
+
+/**
+ * Emails one stored alert to the operations address, if one is configured: its kind, message and
+ * details. Delivery is at least once: a retry after a send whose answer was lost sends it again.
+ */
+export async function emailAlert(
+  deps: { db: Kysely<DB>; mailer: Mailer; opsEmail: string | undefined },
+  alertId: string,
+): Promise<'sent' | 'no_ops_email' | 'unknown_alert'> {
+  if (deps.opsEmail === undefined) return 'no_ops_email';
+  const alert = await deps.db
+    .selectFrom('ops_alerts')
+    .selectAll()
+    .where('id', '=', alertId)
+    .executeTakeFirst();
+  if (alert === undefined) return 'unknown_alert';
+  const details = (typeof alert.details === 'string' ? JSON.parse(alert.details) : alert.details) as Record<
+    string,
+    unknown
+  >;
+  const lines = Object.entries(details).map(([key, value]) => `  ${key}: ${String(value)}`);
+  await deps.mailer.send({
+    to: deps.opsEmail,
+    subject: `[billrail alert] ${alert.kind}`,
+    text: [
+      `Kind: ${alert.kind}`,
+      `Raised at: ${alert.created_at.toISOString()}`,
+      `Alert id: ${alert.id}`,
+      '',
+      alert.message,
+      '',
+      'Details:',
+      ...(lines.length > 0 ? lines : ['  (none)']),
+      '',
+    ].join('\n'),
+  });
+  return 'sent';
 }
 
 export type AlertView = {

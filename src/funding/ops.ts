@@ -1,6 +1,7 @@
 import type { Context } from '../context.ts';
 import { defineOperation } from '../operation.ts';
 import { listAlerts } from './alerts.ts';
+import { requestDedicatedAccount } from './dedicated-accounts.ts';
 import * as s from './schemas.ts';
 import {
   createTopupIntent,
@@ -39,6 +40,21 @@ export const fundingOperations = [
     input: s.verifyTopupInput,
     output: s.verifyTopupOutput,
     handler: ({ ctx, caller, input }) => verifyTopup(fundingDeps(ctx), caller.userId, input.reference),
+  }),
+  defineOperation({
+    name: 'requestDedicatedAccount',
+    method: 'POST',
+    auth: 'user',
+    summary:
+      'Your permanent bank account number for wallet funding by transfer (KYC tier 2); the same every time',
+    tags,
+    input: s.requestDedicatedAccountInput,
+    output: s.dedicatedAccountOutput,
+    handler: ({ ctx, caller }) =>
+      requestDedicatedAccount(
+        { ...fundingDeps(ctx), preferredBank: ctx.config.payments.preferredBank },
+        caller.userId,
+      ),
   }),
   defineOperation({
     name: 'listTransactions',

@@ -75,3 +75,11 @@ export const listAlertsOutput = z.object({
   offset: z.number().int(),
   total: z.number().int(),
 });
+
+export const requestDedicatedAccountInput = z.object({}).strict();
+
+export const dedicatedAccountOutput = z.object({
+  accountNumber: z.string(),
+  accountName: z.string(),
+  bankName: z.string(),
+});

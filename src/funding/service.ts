@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { findUserById } from '../auth/users.ts';
 import type { Clock } from '../clock.ts';
 import type { DB, TopupIntentsTable } from '../db/schema.ts';
@@ -30,7 +30,7 @@ export type FundingDeps = {
   payments: PaymentProvider;
 };
 
-type Intent = Selectable<TopupIntentsTable>;
+export type Intent = Selectable<TopupIntentsTable>;
 
 export const topupKoboMin = BigInt(topupNairaMin) * 100n;
 export const topupKoboMax = BigInt(topupNairaMax) * 100n;
@@ -169,6 +169,7 @@ export async function creditTopup(
         },
       },
       now,
+      deps.jobs,
     );
   }
   await publishEvent(deps.jobs, trx, {
@@ -184,49 +185,77 @@ export async function creditTopup(
 const pendingStatuses = new Set(['abandoned', 'ongoing', 'pending', 'processing', 'queued']);
 
 /**
- * Asks the provider about the caller's own intent and credits it once on a verified success. The
- * provider is asked outside any transaction; a provider that cannot be reached changes nothing.
+ * What one verification of an intent with the provider did: `credited` (this call credited it),
+ * `already_credited` (a webhook or another verification did, before or meanwhile), `failed` (this
+ * call marked it failed on the provider's definite failure), `expired` (this call closed it as
+ * failed: the checkout was left unpaid for longer than the caller's window), `settled` (it was
+ * failed or credited meanwhile by someone else), `pending` (nothing to do yet).
  */
-export async function verifyTopup(
-  deps: FundingDeps,
-  userId: string,
-  reference: string,
-): Promise<{ reference: string; status: 'pending' | 'success' | 'failed'; credited: boolean }> {
-  const intent = await findOwnIntent(deps.db, userId, reference);
-  if (intent.credited_at !== null) return { reference, status: 'success', credited: true };
+export type ReconcileOutcome = 'credited' | 'already_credited' | 'failed' | 'expired' | 'settled' | 'pending';
 
-  let verified: Awaited<ReturnType<PaymentProvider['verifyTransaction']>>;
-  try {
-    verified = await deps.payments.verifyTransaction(reference);
-  } catch (error) {
-    if (error instanceof PaymentProviderError) throw upstreamUnavailable(error);
-    throw error;
-  }
-  const current = () => ({ reference, status: intent.status, credited: false });
+export type ReconcileResult = {
+  status: 'pending' | 'success' | 'failed';
+  credited: boolean;
+  outcome: ReconcileOutcome;
+};
+
+/**
+ * Asks the provider about one intent and acts on a definite answer, once: a verified success is
+ * credited through creditTopup, a definite failure marks a pending intent failed. Shared by
+ * verifyTopup (a user asks) and reconciliation (a missed webhook, SPEC.md item 14). The provider is
+ * asked outside any transaction; a PaymentProviderError propagates and nothing has changed.
+ * `closeAbandonedBefore`: an intent created before it whose checkout the provider still reports
+ * unpaid ('abandoned') is closed as failed; a payment that arrives later is still credited by its
+ * webhook, since creditTopup credits an uncredited intent whatever its status.
+ */
+export async function reconcileTopup(
+  deps: FundingDeps,
+  intent: Intent,
+  options: { closeAbandonedBefore?: Date } = {},
+): Promise<ReconcileResult> {
+  const reference = intent.reference;
+  if (intent.credited_at !== null) return { status: 'success', credited: true, outcome: 'already_credited' };
+
+  const verified = await deps.payments.verifyTransaction(reference);
+  const current = (): ReconcileResult => ({ status: intent.status, credited: false, outcome: 'pending' });
   // The provider does not know a reference it accepted: nothing was paid yet as far as we can tell.
   if (verified === null) return current();
 
   if (verified.status === 'success') {
     if (verified.currency !== 'NGN' || verified.amountKobo <= 0n) {
-      await raiseAlert(
-        deps.db,
+      await raiseAlertOnce(
+        deps,
         {
           kind: 'topup_currency_mismatch',
           message: `top-up ${reference} was reported paid in ${verified.currency} ${verified.amountKobo}; not credited`,
-          details: { reference, userId, currency: verified.currency, amount: verified.amountKobo.toString() },
+          details: {
+            reference,
+            userId: intent.user_id,
+            currency: verified.currency,
+            amount: verified.amountKobo.toString(),
+          },
         },
         deps.clock.now(),
       );
       return current();
     }
-    await deps.db
+    const outcome = await deps.db
       .transaction()
       .execute((trx) =>
         creditTopup(deps, trx, { reference, paidKobo: verified.amountKobo, source: 'verify' }),
       );
-    return { reference, status: 'success', credited: true };
+    assert.notEqual(outcome, 'unknown_reference', 'the intent exists, so its reference is known');
+    return {
+      status: 'success',
+      credited: true,
+      outcome: outcome === 'credited' ? 'credited' : 'already_credited',
+    };
   }
-  if (verified.status === 'failed' || verified.status === 'reversed') {
+  const expired =
+    verified.status === 'abandoned' &&
+    options.closeAbandonedBefore !== undefined &&
+    intent.created_at < options.closeAbandonedBefore;
+  if (verified.status === 'failed' || verified.status === 'reversed' || expired) {
     // Only a pending intent fails: one credited meanwhile (a webhook) stays credited.
     const now = deps.clock.now();
     const failed = await deps.db
@@ -236,12 +265,51 @@ export async function verifyTopup(
       .where('status', '=', 'pending')
       .returning('status')
       .executeTakeFirst();
-    if (failed !== undefined) return { reference, status: 'failed', credited: false };
-    const fresh = await findOwnIntent(deps.db, userId, reference);
-    return { reference, status: fresh.status, credited: fresh.credited_at !== null };
+    if (failed !== undefined)
+      return { status: 'failed', credited: false, outcome: expired ? 'expired' : 'failed' };
+    const fresh = await deps.db
+      .selectFrom('topup_intents')
+      .select(['status', 'credited_at'])
+      .where('id', '=', intent.id)
+      .executeTakeFirstOrThrow();
+    return { status: fresh.status, credited: fresh.credited_at !== null, outcome: 'settled' };
   }
   assert.ok(pendingStatuses.has(verified.status), `unexpected transaction status ${verified.status}`);
-  return { reference, status: 'pending', credited: false };
+  return { status: 'pending', credited: false, outcome: 'pending' };
+}
+
+/** Verification asks again and again (a user, every reconciliation run): one alert per reference and kind. */
+async function raiseAlertOnce(
+  deps: FundingDeps,
+  alert: Parameters<typeof raiseAlert>[1] & { details: { reference: string } },
+  now: Date,
+): Promise<void> {
+  const seen = await deps.db
+    .selectFrom('ops_alerts')
+    .select('id')
+    .where('kind', '=', alert.kind)
+    .where(sql<boolean>`details->>'reference' = ${alert.details.reference}`)
+    .executeTakeFirst();
+  if (seen === undefined) await raiseAlert(deps.db, alert, now, deps.jobs);
+}
+
+/**
+ * Asks the provider about the caller's own intent and credits it once on a verified success. The
+ * provider is asked outside any transaction; a provider that cannot be reached changes nothing.
+ */
+export async function verifyTopup(
+  deps: FundingDeps,
+  userId: string,
+  reference: string,
+): Promise<{ reference: string; status: 'pending' | 'success' | 'failed'; credited: boolean }> {
+  const intent = await findOwnIntent(deps.db, userId, reference);
+  try {
+    const result = await reconcileTopup(deps, intent);
+    return { reference, status: result.status, credited: result.credited };
+  } catch (error) {
+    if (error instanceof PaymentProviderError) throw upstreamUnavailable(error);
+    throw error;
+  }
 }
 
 async function findOwnIntent(db: Kysely<DB>, userId: string, reference: string): Promise<Intent> {

@@ -1,6 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { newId } from '../ids.ts';
+import { creditDedicatedTransfer } from './dedicated-accounts.ts';
 import { creditTopup, type FundingDeps } from './service.ts';
 
 // The payment provider's signed webhooks (SPEC.md "Inbound webhook endpoint", "Authentication" 5,
@@ -139,11 +140,24 @@ export type EventOutcome =
  * Processes a stored event once. Safe to run any number of times and concurrently (the route after
  * commit and the job): the event row is locked, and an event already processed is left alone.
  * Returns the outcome, or null when the event was processed before (or does not exist).
+ *
+ * The job usually runs after the route has processed the event, so it first looks without a lock or
+ * a transaction: processed_at, once set, is never cleared, so a processed event seen there is final
+ * (one round trip instead of three). `justStored` (the route, right after storing) skips that look.
  */
 export async function processPaymentEvent(
   deps: Pick<FundingDeps, 'db' | 'clock' | 'jobs'>,
   eventId: string,
+  options: { justStored?: boolean } = {},
 ): Promise<EventOutcome | null> {
+  if (options.justStored !== true) {
+    const seen = await deps.db
+      .selectFrom('payment_events')
+      .select('processed_at')
+      .where('id', '=', eventId)
+      .executeTakeFirst();
+    if (seen === undefined || seen.processed_at !== null) return null;
+  }
   return deps.db.transaction().execute(async (trx) => {
     const event = await trx
       .selectFrom('payment_events')
@@ -174,11 +188,11 @@ export async function processPaymentEvent(
       if (envelope.event !== 'charge.success') return 'ignored_event';
       const data = chargeSuccessData.safeParse(envelope.data);
       if (!data.success) return 'invalid_charge';
-      return creditTopup(deps, trx, {
-        reference: data.data.reference,
-        paidKobo: BigInt(data.data.amount),
-        source: 'webhook',
-      });
+      const payment = { reference: data.data.reference, paidKobo: BigInt(data.data.amount) };
+      const outcome = await creditTopup(deps, trx, { ...payment, source: 'webhook' });
+      // No top-up intent: a bank transfer into a dedicated account, when it is one of ours.
+      if (outcome !== 'unknown_reference') return outcome;
+      return creditDedicatedTransfer(deps, trx, { ...payment, data: envelope.data });
     }
   });
 }

@@ -1,6 +1,8 @@
 import { purgeExpiredSessions } from '../auth/sessions.ts';
 import type { Context } from '../context.ts';
 import { type DomainEvent, JOB_DOMAIN_EVENT } from '../events/domain-events.ts';
+import { emailAlert, JOB_ALERT_EMAIL } from '../funding/alerts.ts';
+import { JOB_FUNDING_RECONCILE, reconcile, reconcileDefaults } from '../funding/reconcile.ts';
 import { JOB_PAYMENT_WEBHOOK_EVENT, processPaymentEvent } from '../funding/webhook.ts';
 import { purgeExpiredIdempotencyKeys } from '../http/idempotency-store.ts';
 import type { JobDefinition } from './queue.ts';
@@ -29,6 +31,39 @@ export function jobDefinitions(ctx: Context): JobDefinition[] {
       handler: async (data) => {
         const { eventId } = data as { eventId: string };
         await processPaymentEvent({ db: ctx.db, clock: ctx.clock, jobs: ctx.jobs }, eventId);
+      },
+    },
+    {
+      // Missed webhooks (SPEC.md item 14): every pending top-up older than a minute is verified with
+      // the provider and credited once. Safe to run twice at once: crediting is once per reference.
+      name: JOB_FUNDING_RECONCILE,
+      cron: '*/5 * * * *',
+      retryLimit: 2,
+      retryDelaySeconds: 30,
+      expireInSeconds: 600,
+      runOnClockAdvance: true,
+      handler: async () => {
+        const counts = await reconcile(
+          { db: ctx.db, clock: ctx.clock, jobs: ctx.jobs, payments: ctx.payments },
+          {
+            ...reconcileDefaults,
+            onError: (reference, error) =>
+              ctx.logger.warn({ err: error, reference }, 'reconciliation could not verify a top-up'),
+          },
+        );
+        if (counts.topups.checked > 0) ctx.logger.info({ counts }, 'reconciliation run');
+      },
+    },
+    {
+      // The email of an operations alert, enqueued with the alert. Retried with backoff (an SMTP server
+      // that is down for a while); nothing is sent when OPS_EMAIL is unset.
+      name: JOB_ALERT_EMAIL,
+      retryLimit: 8,
+      retryDelaySeconds: 30,
+      expireInSeconds: 120,
+      handler: async (data) => {
+        const { alertId } = data as { alertId: string };
+        await emailAlert({ db: ctx.db, mailer: ctx.mailer, opsEmail: ctx.config.opsEmail }, alertId);
       },
     },
     {

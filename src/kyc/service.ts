@@ -12,7 +12,7 @@ import { type KycProvider, KycProviderUnavailableError } from '../providers/kyc/
 import type { DocumentStore } from '../providers/storage/document-store.ts';
 import { DOCUMENT_URL_TTL_SECONDS, signDocumentUrl } from './document-urls.ts';
 import { type DocumentMimeType, decodeDocument } from './documents.ts';
-import { matchProfileToFullName, matchProfileToRecord } from './names.ts';
+import { matchProfileToFullName, matchProfileToRecord, type PersonName } from './names.ts';
 
 // Tiered KYC (SPEC.md 13): Tier 1 face liveness, Tier 2 NIN with the account's phone, Tier 3 bank
 // account and ID document (decided by an admin). Tiers are strictly sequential; a tier can be
@@ -232,6 +232,25 @@ export async function submitTier2(
     });
   }
   return record(deps, userId, 2, { status: 'approved', details });
+}
+
+/**
+ * The name on the NIN record of the user's approved Tier 2, as the identity provider gave it, or
+ * null when Tier 2 is not approved. Other domains (dedicated accounts) read it through here.
+ */
+export async function approvedNinName(db: Kysely<DB>, userId: string): Promise<PersonName | null> {
+  const latest = (await latestSubmissions(db, userId)).get(2);
+  if (latest?.status !== 'approved') return null;
+  const details = (typeof latest.details === 'string' ? JSON.parse(latest.details) : latest.details) as {
+    ninName?: { firstName?: unknown; middleName?: unknown; lastName?: unknown };
+  } | null;
+  const name = details?.ninName;
+  if (typeof name?.firstName !== 'string' || typeof name.lastName !== 'string') return null;
+  return {
+    firstName: name.firstName,
+    middleName: typeof name.middleName === 'string' ? name.middleName : null,
+    lastName: name.lastName,
+  };
 }
 
 export type Tier3Input = {

@@ -85,6 +85,23 @@ export function registerSandbox(app: FastifyInstance, ctx: Context, state: Sandb
     return { success: true, data: sms };
   });
 
+  // What the operations inbox would have received: the newest first, at most `limit` (default 20).
+  app.get('/__sandbox/emails', { schema: hidden, config: rateLimitOff }, async (request, reply) => {
+    const query = z
+      .object({ to: z.email(), limit: z.coerce.number().int().min(1).max(100).default(20) })
+      .strict()
+      .safeParse(request.query);
+    if (!query.success) {
+      return reply.code(400).send({
+        success: false,
+        error: { code: 'VALIDATION_ERROR', message: 'to: an email address; limit: 1 to 100' },
+      });
+    }
+    const to = query.data.to.toLowerCase();
+    const emails = state.emails.filter((e) => e.to.toLowerCase() === to);
+    return { success: true, data: emails.slice(-query.data.limit).reverse() };
+  });
+
   app.get('/__sandbox/clock', { schema: hidden, config: rateLimitOff }, async () => ({
     success: true,
     data: { now: ctx.clock.now().toISOString() },

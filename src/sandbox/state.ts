@@ -11,11 +11,24 @@ export const SANDBOX_KYC_SECRET = 'sandbox-kyc-secret';
 
 export type SandboxSms = { phone: string; message: string; code: string | null; sentAt: string };
 
+export type SandboxEmail = {
+  messageId: string;
+  from: string;
+  to: string;
+  subject: string;
+  text: string;
+  sentAt: string;
+};
+/** Emails the sandbox mailbox keeps; the oldest go first. */
+export const sandboxEmailsMax = 1_000;
+
 export type SandboxState = {
   /** The last SMS sent to each phone (E.164). */
   lastSms: Map<string, SandboxSms>;
   /** Liveness tokens the sandbox liveness page issued and nobody has verified yet, with their outcome. */
   livenessTokens: Map<string, 'pass' | 'fail'>;
+  /** Every email the service sent (the JSON transport's rendering), oldest first, at most sandboxEmailsMax. */
+  emails: SandboxEmail[];
   /** The payment provider's records (Paystack's wire shapes, src/sandbox/payment-provider.ts). */
   payments: SandboxPaymentsState;
 };
@@ -27,5 +40,10 @@ export type Sandbox = {
 };
 
 export function createSandboxState(): SandboxState {
-  return { lastSms: new Map(), livenessTokens: new Map(), payments: createSandboxPaymentsState() };
+  return {
+    lastSms: new Map(),
+    livenessTokens: new Map(),
+    emails: [],
+    payments: createSandboxPaymentsState(),
+  };
 }
