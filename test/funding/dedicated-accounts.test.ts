@@ -153,11 +153,11 @@ describe(`dedicated virtual accounts (${onPostgres() ? 'PostgreSQL' : 'PGlite'})
         assert.equal(provider.customers[0]?.firstName?.toLowerCase(), 'adebayo');
         assert.equal(provider.customers[0]?.lastName?.toLowerCase(), 'ogunlesi');
         const { phone } = await world.ctx.db
-        .selectFrom('users')
-        .select('phone')
-        .where('id', '=', user.userId)
-        .executeTakeFirstOrThrow();
-      assert.equal(provider.customers[0]?.phone, phone);
+          .selectFrom('users')
+          .select('phone')
+          .where('id', '=', user.userId)
+          .executeTakeFirstOrThrow();
+        assert.equal(provider.customers[0]?.phone, phone);
         assert.equal(rows[0]?.customer_code, provider.customers[0]?.customerCode);
         // The second call was answered from our row: the provider was asked once.
         assert.equal(customerCalls.filter((e) => e === placeholderEmailOf(user.userId)).length, 1);
@@ -344,6 +344,34 @@ describe(`dedicated virtual accounts (${onPostgres() ? 'PostgreSQL' : 'PGlite'})
         );
         assert.equal(await dvaPostings(world, reference), 0);
         assert.equal(await walletKobo(world, other.userId), 0n);
+      },
+    );
+
+    it(
+      'a transfer charge without the receiving account is matched by its customer code, once',
+      BOUNDED,
+      async () => {
+        const rows = await accountRows(world, user.userId);
+        const before = await walletKobo(world, user.userId);
+        const reference = `custtest${Date.now()}`;
+        const body = JSON.stringify({
+          event: 'charge.success',
+          data: {
+            reference,
+            status: 'success',
+            amount: 70_001,
+            currency: 'NGN',
+            channel: 'dedicated_nuban',
+            authorization: { channel: 'dedicated_nuban' },
+            customer: { email: placeholderEmailOf(user.userId), customer_code: rows[0]?.customer_code },
+          },
+        });
+        assert.equal((await sendWebhook(world, body)).status, 200);
+        assert.equal((await sendWebhook(world, `${body}\n`)).status, 200);
+        const events = await processedByReference(world, reference);
+        assert.deepEqual(events.map((e) => e.outcome).sort(), ['already_credited', 'credited']);
+        assert.equal(await walletKobo(world, user.userId), before + 70_001n);
+        assert.equal(await dvaPostings(world, reference), 1);
       },
     );
 
