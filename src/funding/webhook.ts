@@ -140,24 +140,11 @@ export type EventOutcome =
  * Processes a stored event once. Safe to run any number of times and concurrently (the route after
  * commit and the job): the event row is locked, and an event already processed is left alone.
  * Returns the outcome, or null when the event was processed before (or does not exist).
- *
- * The job usually runs after the route has processed the event, so it first looks without a lock or
- * a transaction: processed_at, once set, is never cleared, so a processed event seen there is final
- * (one round trip instead of three). `justStored` (the route, right after storing) skips that look.
  */
 export async function processPaymentEvent(
   deps: Pick<FundingDeps, 'db' | 'clock' | 'jobs'>,
   eventId: string,
-  options: { justStored?: boolean } = {},
 ): Promise<EventOutcome | null> {
-  if (options.justStored !== true) {
-    const seen = await deps.db
-      .selectFrom('payment_events')
-      .select('processed_at')
-      .where('id', '=', eventId)
-      .executeTakeFirst();
-    if (seen === undefined || seen.processed_at !== null) return null;
-  }
   return deps.db.transaction().execute(async (trx) => {
     const event = await trx
       .selectFrom('payment_events')

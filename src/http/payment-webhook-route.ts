@@ -18,13 +18,8 @@ import {
 // 200 at once, and this process runs the same processing right after: the wallet is credited within
 // milliseconds, without waiting for a worker's poll, and without making the provider wait on our
 // crediting. Should this process crash or the processing fail, the job (retried with backoff) does it.
-// In a burst, when this process is already processing inlineProcessingMax events, it leaves the
-// event to its job rather than take more database connections from the deliveries still coming in.
 
 export const paymentWebhookPath = '/api/public/payments/webhook/payment';
-
-/** Events processed right after their 200 at once, at most; beyond, their (already enqueued) jobs do it. */
-const inlineProcessingMax = 8;
 
 export function registerPaymentWebhookRoute(app: FastifyInstance, ctx: Context): void {
   const deps = fundingDeps(ctx);
@@ -55,8 +50,8 @@ export function registerPaymentWebhookRoute(app: FastifyInstance, ctx: Context):
         // A failure to store is a 500: the provider retries, and nothing was acknowledged.
         const stored = await storePaymentEvent(deps, raw);
         request.log.info({ eventId: stored.eventId, duplicate: !stored.created }, 'payment webhook stored');
-        if (stored.needsProcessing && inFlight.size < inlineProcessingMax) {
-          const run = processPaymentEvent(deps, stored.eventId, { justStored: stored.created })
+        if (stored.needsProcessing) {
+          const run = processPaymentEvent(deps, stored.eventId)
             .then((outcome) =>
               request.log.info({ eventId: stored.eventId, outcome }, 'payment webhook processed'),
             )
