@@ -5,6 +5,14 @@ import { after, before, describe, it } from 'node:test';
 import { createDojahKycProvider } from '../../src/providers/kyc/dojah-client.ts';
 import { type KycProvider, KycProviderUnavailableError } from '../../src/providers/kyc/kyc-provider.ts';
 import { SANDBOX_KYC_APP_ID, SANDBOX_KYC_SECRET } from '../../src/sandbox/state.ts';
+import {
+  type Handler,
+  json,
+  type Received,
+  raw,
+  type ScriptedServer,
+  startScriptedServer,
+} from '../helpers/scripted-server.ts';
 import { createWorld, type World } from '../helpers/world.ts';
 
 // The real KYC client (Dojah's wire shapes) against the sandbox simulator over HTTP, for every magic
@@ -199,54 +207,23 @@ describe('Dojah KYC client against the sandbox provider', () => {
   });
 });
 
-type Handler = (request: IncomingMessage, body: string, response: ServerResponse) => void;
-
 describe('Dojah KYC client against a misbehaving provider', () => {
-  let server: Server;
+  let server: ScriptedServer;
   let baseUrl: string;
   let handler: Handler;
-  const received: Array<{ method: string; url: string; headers: IncomingMessage['headers']; body: string }> =
-    [];
+  const received: Received[] = [];
 
   before(async () => {
-    server = createServer((request, response) => {
-      // One connection per request, so that no test inherits a socket another test broke.
-      response.shouldKeepAlive = false;
-      let body = '';
-      request.setEncoding('utf8');
-      request.on('data', (chunk: string) => {
-        body += chunk;
-      });
-      request.on('end', () => {
-        received.push({
-          method: request.method ?? '',
-          url: request.url ?? '',
-          headers: request.headers,
-          body,
-        });
-        handler(request, body, response);
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server = await startScriptedServer(
+      (request, body, response) => handler(request, body, response),
+      received,
+    );
+    baseUrl = server.baseUrl;
   });
-  after(async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
+  after(() => server.close());
 
   const client = (timeoutMs = 2000) =>
     createDojahKycProvider({ baseUrl: () => baseUrl, appId: 'app-1', secretKey: 'sk-secret-1', timeoutMs });
-  const json = (status: number, body: unknown): Handler => {
-    return (_request, _body, response) => {
-      response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    };
-  };
-  const raw = (status: number, text: string, contentType = 'application/json'): Handler => {
-    return (_request, _body, response) => {
-      response.writeHead(status, { 'content-type': contentType }).end(text);
-    };
-  };
   /** Runs `call` and returns what the server received, asserting it received exactly one request. */
   async function onlyRequest<T>(
     call: () => Promise<T>,

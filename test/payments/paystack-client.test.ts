@@ -4,6 +4,14 @@ import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { type PaymentProvider, PaymentProviderError } from '../../src/providers/payments/payment-provider.ts';
 import { createPaystackClient } from '../../src/providers/payments/paystack-client.ts';
+import {
+  type Handler,
+  json,
+  type Received,
+  raw,
+  type ScriptedServer,
+  startScriptedServer,
+} from '../helpers/scripted-server.ts';
 import { createWorld, type World } from '../helpers/world.ts';
 import {
   checkout,
@@ -561,57 +569,26 @@ async function setBalance(world: World, naira: number): Promise<void> {
   assert.equal(response.status, 200);
 }
 
-type Handler = (request: IncomingMessage, body: string, response: ServerResponse) => void;
-type Received = { method: string; url: string; headers: IncomingMessage['headers']; body: string };
-
 describe('Paystack client against a misbehaving provider', () => {
-  let server: Server;
+  let server: ScriptedServer;
   let baseUrl: string;
   let handler: Handler;
   const received: Received[] = [];
 
   before(async () => {
-    server = createServer((request, response) => {
-      // One connection per request, so that no test inherits a socket another test broke.
-      response.shouldKeepAlive = false;
-      let body = '';
-      request.setEncoding('utf8');
-      request.on('data', (chunk: string) => {
-        body += chunk;
-      });
-      request.on('end', () => {
-        received.push({
-          method: request.method ?? '',
-          url: request.url ?? '',
-          headers: request.headers,
-          body,
-        });
-        handler(request, body, response);
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server = await startScriptedServer(
+      (request, body, response) => handler(request, body, response),
+      received,
+    );
+    baseUrl = server.baseUrl;
   });
   beforeEach(() => {
     received.length = 0;
   });
-  after(async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
+  after(() => server.close());
 
   const client = (timeoutMs = 2_000) =>
     createPaystackClient({ baseUrl: () => baseUrl, secretKey: 'sk_test_secret_1', timeoutMs });
-  const json = (status: number, body: unknown): Handler => {
-    return (_request, _body, response) => {
-      response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    };
-  };
-  const raw = (status: number, text: string, contentType = 'application/json'): Handler => {
-    return (_request, _body, response) => {
-      response.writeHead(status, { 'content-type': contentType }).end(text);
-    };
-  };
   /** Answers with the handlers in turn, the last one for every request after. */
   const inTurn = (...handlers: Handler[]): Handler => {
     let next = 0;
