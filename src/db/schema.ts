@@ -177,4 +177,5 @@ export type DB = {
   payment_events: PaymentEventsTable;
   ops_alerts: OpsAlertsTable;
   dedicated_accounts: DedicatedAccountsTable;
+  dedicated_account_claims: { user_id: string; claimed_at: Timestamp };
 };

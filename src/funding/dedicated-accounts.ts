@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Transaction } from 'kysely';
 import { z } from 'zod';
 import type { DB } from '../db/schema.ts';
@@ -18,12 +19,12 @@ import { type CreditOutcome, type FundingDeps, placeholderEmail } from './servic
 // NIN record gets one, and it is opened in the NIN name (the provider and the banks show it to
 // whoever pays in).
 //
-// Created once. A user's requests are serialised on the user's row (FOR NO KEY UPDATE, which does not
-// block inserts that reference the user), held across the provider calls, so concurrent requests
-// make one provider account and all get it. The row is written only after the provider answered;
-// when the provider fails nothing is stored (502), and when it succeeded but our insert did not,
-// a retry is safe: the provider has one customer per email and one dedicated account per customer,
-// so it answers the same customer and the same account again.
+// Created once. No database transaction is held across the provider calls (they take seconds when
+// the provider is slow): a user's concurrent requests are serialised by a claim row instead, and
+// the others wait for the creator's account, so concurrent requests make one provider account and
+// all get it. The row is written only after the provider answered; when the provider fails nothing
+// is stored (502), and when it succeeded but our insert did not, a retry is safe: the provider has
+// one customer per email and one dedicated account per customer, so it answers the same again.
 //
 // Crediting: a charge.success that matches no top-up intent, on channel dedicated_nuban, whose
 // receiving account number (or, failing that, customer code) is a dedicated account, credits that
@@ -50,74 +51,127 @@ const toView = (row: { account_number: string; account_name: string; bank_name: 
   bankName: row.bank_name,
 });
 
+/** A creator that has not finished within this has died (provider calls time out at 8 s each). */
+const CLAIM_STALE_MS = 60_000;
+/** How long a concurrent request of the same user waits for the creator's account. */
+const WAIT_FOR_CREATOR_MS_MAX = 25_000;
+const WAIT_STEPS_MS = [20, 50, 100, 200, 400] as const;
+
 export async function requestDedicatedAccount(
   deps: DedicatedAccountDeps,
   userId: string,
 ): Promise<DedicatedAccountView> {
   await requireKycTier(deps.db, userId, 2);
-  return deps.db.transaction().execute(async (trx) => {
-    // One request per user at a time, until commit: a concurrent one waits here, then finds the row.
-    const user = await trx
-      .selectFrom('users')
-      .select(['id', 'first_name', 'last_name', 'email', 'phone'])
-      .where('id', '=', userId)
-      .forNoKeyUpdate()
-      .executeTakeFirst();
-    if (user === undefined) throw notFound('user');
-
-    const ninName = await approvedNinName(trx, userId);
-    if (ninName === null) {
-      throw new AppError('KYC_TIER_REQUIRED', 'this needs KYC tier 2', { details: { requiredTier: 2 } });
-    }
-    const match = matchProfileToRecord({ firstName: user.first_name, lastName: user.last_name }, ninName);
-    if (!match.match) {
-      throw new AppError(
-        'CONFLICT',
-        'your profile name no longer matches the name on your NIN record (verified at KYC tier 2); change it back to request a dedicated account',
-      );
-    }
-
-    const existing = await trx
-      .selectFrom('dedicated_accounts')
-      .selectAll()
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
+  const holder = await eligibleHolder(deps, userId);
+  for (let step = 0, waitedMs = 0; ; step++) {
+    const existing = await findAccount(deps, userId);
     if (existing !== undefined) return toView(existing);
-
-    let account: Awaited<ReturnType<DedicatedAccountDeps['payments']['createDedicatedAccount']>>;
-    try {
-      const { customerCode } = await deps.payments.createCustomer({
-        email: user.email ?? placeholderEmail(userId),
-        firstName: ninName.firstName,
-        lastName: ninName.lastName,
-        phone: user.phone,
-      });
-      // The provider keeps one customer per email: another user with the same email would be given
-      // this user's account. Refused before anything is created for it.
-      const taken = await trx
-        .selectFrom('dedicated_accounts')
-        .select('user_id')
-        .where('customer_code', '=', customerCode)
-        .where('user_id', '<>', userId)
-        .executeTakeFirst();
-      if (taken !== undefined) {
-        throw new AppError(
-          'CONFLICT',
-          'the email on your profile is used by another account; change it to request a dedicated account',
-        );
+    const claimedAt = await claim(deps, userId);
+    if (claimedAt !== null) {
+      try {
+        return toView(await createAccount(deps, holder));
+      } finally {
+        await deps.db
+          .deleteFrom('dedicated_account_claims')
+          .where('user_id', '=', userId)
+          .where('claimed_at', '=', claimedAt)
+          .execute();
       }
-      account = await deps.payments.createDedicatedAccount({
-        customerCode,
-        preferredBank: deps.preferredBank,
-      });
-    } catch (error) {
-      if (error instanceof PaymentProviderError) throw upstreamUnavailable(error);
-      throw error;
     }
-    const row = await trx
+    // Another request of this user is creating the account: wait for it rather than ask the
+    // provider twice, and answer with the same account.
+    if (waitedMs >= WAIT_FOR_CREATOR_MS_MAX) {
+      throw new AppError('CONFLICT', 'your dedicated account is still being created; try again shortly');
+    }
+    const pauseMs = WAIT_STEPS_MS[Math.min(step, WAIT_STEPS_MS.length - 1)]!;
+    await delay(pauseMs);
+    waitedMs += pauseMs;
+  }
+}
+
+type Holder = {
+  userId: string;
+  email: string | null;
+  phone: string;
+  ninName: { firstName: string; lastName: string };
+};
+
+/** Approved Tier 2 whose NIN name still matches the profile: the account is opened in the NIN name. */
+async function eligibleHolder(deps: DedicatedAccountDeps, userId: string): Promise<Holder> {
+  const user = await deps.db
+    .selectFrom('users')
+    .select(['id', 'first_name', 'last_name', 'email', 'phone'])
+    .where('id', '=', userId)
+    .executeTakeFirst();
+  if (user === undefined) throw notFound('user');
+  const ninName = await approvedNinName(deps.db, userId);
+  if (ninName === null) {
+    throw new AppError('KYC_TIER_REQUIRED', 'this needs KYC tier 2', { details: { requiredTier: 2 } });
+  }
+  const match = matchProfileToRecord({ firstName: user.first_name, lastName: user.last_name }, ninName);
+  if (!match.match) {
+    throw new AppError(
+      'CONFLICT',
+      'your profile name no longer matches the name on your NIN record (verified at KYC tier 2); change it back to request a dedicated account',
+    );
+  }
+  return { userId, email: user.email, phone: user.phone, ninName };
+}
+
+const findAccount = (deps: DedicatedAccountDeps, userId: string) =>
+  deps.db.selectFrom('dedicated_accounts').selectAll().where('user_id', '=', userId).executeTakeFirst();
+
+/** Takes the user's creation claim (or a dead creator's); returns its timestamp, or null when held. */
+async function claim(deps: DedicatedAccountDeps, userId: string): Promise<Date | null> {
+  const now = deps.clock.now();
+  const staleBefore = new Date(now.getTime() - CLAIM_STALE_MS);
+  const taken = await deps.db
+    .insertInto('dedicated_account_claims')
+    .values({ user_id: userId, claimed_at: now })
+    .onConflict((oc) =>
+      oc
+        .column('user_id')
+        .doUpdateSet({ claimed_at: now })
+        .where('dedicated_account_claims.claimed_at', '<', staleBefore),
+    )
+    .returning('claimed_at')
+    .executeTakeFirst();
+  return taken?.claimed_at ?? null;
+}
+
+/**
+ * Asks the provider for the customer and its account, outside any database transaction, then
+ * records the account. When the provider succeeded but the insert did not, a retry is safe: the
+ * provider has one customer per email and one dedicated account per customer.
+ */
+async function createAccount(deps: DedicatedAccountDeps, holder: Holder) {
+  let account: Awaited<ReturnType<DedicatedAccountDeps['payments']['createDedicatedAccount']>>;
+  try {
+    const { customerCode } = await deps.payments.createCustomer({
+      email: holder.email ?? placeholderEmail(holder.userId),
+      firstName: holder.ninName.firstName,
+      lastName: holder.ninName.lastName,
+      phone: holder.phone,
+    });
+    // The provider keeps one customer per email: another user with the same email would be given
+    // this user's account. Refused before anything is created for it.
+    const taken = await deps.db
+      .selectFrom('dedicated_accounts')
+      .select('user_id')
+      .where('customer_code', '=', customerCode)
+      .where('user_id', '<>', holder.userId)
+      .executeTakeFirst();
+    if (taken !== undefined) throw emailTaken();
+    account = await deps.payments.createDedicatedAccount({ customerCode, preferredBank: deps.preferredBank });
+  } catch (error) {
+    if (error instanceof PaymentProviderError) throw upstreamUnavailable(error);
+    throw error;
+  }
+  try {
+    return await deps.db
       .insertInto('dedicated_accounts')
       .values({
-        user_id: userId,
+        user_id: holder.userId,
         customer_code: account.customerCode,
         account_number: account.accountNumber,
         account_name: account.accountName,
@@ -127,9 +181,18 @@ export async function requestDedicatedAccount(
       })
       .returningAll()
       .executeTakeFirstOrThrow();
-    return toView(row);
-  });
+  } catch (error) {
+    // Two users with one email racing: the second gets the first's account number, refused here.
+    if ((error as { code?: unknown } | null)?.code === '23505') throw emailTaken();
+    throw error;
+  }
 }
+
+const emailTaken = () =>
+  new AppError(
+    'CONFLICT',
+    'the email on your profile is used by another account; change it to request a dedicated account',
+  );
 
 /** The fields of a charge.success that say which dedicated account was paid (providers.md 1.3). */
 const dedicatedCharge = z.object({

@@ -19,6 +19,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('provider_slug', 'text', (c) => c.notNull())
     .addColumn('created_at', 'timestamptz', (c) => c.notNull())
     .execute();
+  // Who is creating a user's account right now. The provider calls happen outside any database
+  // transaction, so concurrent requests of one user are serialised by this claim instead of a lock;
+  // a claim older than a minute belonged to a process that died and may be taken over.
+  await db.schema
+    .createTable('dedicated_account_claims')
+    .addColumn('user_id', 'uuid', (c) => c.primaryKey().references('users.id'))
+    .addColumn('claimed_at', 'timestamptz', (c) => c.notNull())
+    .execute();
   // The fallback look-up of a transfer's account is by the provider's customer code.
   await db.schema
     .createIndex('dedicated_accounts_customer_idx')
