@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createWorld, failure, get, ok, post, type SignedIn, signIn, type World } from '../helpers/world.ts';
-import { closeWorld, e164, issuePaths } from './support.ts';
+import { e164, issuePaths } from './support.ts';
 
 // getMe and updateProfile (API.md section 4).
 
@@ -22,7 +22,7 @@ describe('getMe and updateProfile', () => {
   before(async () => {
     world = await createWorld();
   });
-  after(() => closeWorld(world));
+  after(() => world.close());
 
   const getMe = (me: SignedIn) => get<UserView>(world, 'getMe', {}, { token: me.accessToken });
   const update = (me: SignedIn, data: Record<string, unknown>) =>

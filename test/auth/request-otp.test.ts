@@ -12,7 +12,7 @@ import {
   uniquePhone,
   type World,
 } from '../helpers/world.ts';
-import { advanceClock, closeWorld, e164, issuePaths, lastSms } from './support.ts';
+import { advanceClock, e164, issuePaths, lastSms } from './support.ts';
 
 // requestOtp (API.md section 4): one 6-digit code per phone per 60 s, sent by SMS, whatever shape
 // the phone number arrives in.
@@ -37,7 +37,7 @@ describe('requestOtp', () => {
   });
   after(async () => {
     world.ctx.sms = realSms;
-    await closeWorld(world);
+    await world.close();
   });
 
   const sentTo = (phone: string) => sent.filter((sms) => sms.to === phone);

@@ -15,7 +15,7 @@ import {
   uniquePhone,
   type World,
 } from '../helpers/world.ts';
-import { closeWorld, e164 } from './support.ts';
+import { e164 } from './support.ts';
 
 // Bearer authentication (API.md sections 1 and 4) and secrets at rest: tokens, PINs and OTPs are
 // never stored in clear.
@@ -27,7 +27,7 @@ describe('authentication and secrets at rest', () => {
     world = await createWorld();
     me = await signIn(world);
   });
-  after(() => closeWorld(world));
+  after(() => world.close());
 
   function assertUnauthenticated(response: ApiResponse, what: string): void {
     const error = failure(response);

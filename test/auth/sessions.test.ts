@@ -13,7 +13,7 @@ import {
   signInAgain,
   type World,
 } from '../helpers/world.ts';
-import { advanceClock, closeWorld } from './support.ts';
+import { advanceClock } from './support.ts';
 
 // refreshSession and signOut (API.md section 4): access tokens live 15 minutes, refresh tokens 30
 // days; refreshing rotates the refresh token, and presenting a rotated one revokes the session.
@@ -27,7 +27,7 @@ describe('sessions', () => {
   before(async () => {
     world = await createWorld();
   });
-  after(() => closeWorld(world));
+  after(() => world.close());
 
   const getMe = (token: string) => get<{ id: string }>(world, 'getMe', {}, { token });
   const refresh = (refreshToken: string) => post<Tokens>(world, 'refreshSession', { refreshToken });

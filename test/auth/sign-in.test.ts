@@ -14,7 +14,7 @@ import {
   uniquePhone,
   type World,
 } from '../helpers/world.ts';
-import { advanceClock, closeWorld, e164, issuePaths, otherCode } from './support.ts';
+import { advanceClock, e164, issuePaths, otherCode } from './support.ts';
 
 // verifyOtp (API.md section 4): the SMS code signs in, creating the user on first sign-in. Codes
 // live 5 minutes, allow 5 attempts and work once.
@@ -41,7 +41,7 @@ describe('verifyOtp', () => {
   before(async () => {
     world = await createWorld({ env: { ADMIN_PHONES: adminPhone } });
   });
-  after(() => closeWorld(world));
+  after(() => world.close());
 
   /** Asks for a code and returns it as the phone received it. */
   async function codeFor(phone: string): Promise<string> {

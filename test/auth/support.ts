@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { setTimeout as delay } from 'node:timers/promises';
-import pg from 'pg';
 import type { World } from '../helpers/world.ts';
 
 // Small helpers shared by the account and session tests. Kept under test/auth/ because they only
@@ -45,41 +43,4 @@ export function issuePaths(details: Record<string, unknown> | undefined): string
   const issues = details.issues as Array<{ path: Array<string | number> }> | undefined;
   assert.ok(Array.isArray(issues) && issues.length > 0, 'details.issues lists at least one issue');
   return issues.map((issue) => issue.path.join('.'));
-}
-
-const DISCONNECT_WAIT_MS_MAX = 10_000;
-const DISCONNECT_POLL_MS = 20;
-
-/**
- * Closes a world without racing its own connections. pg-pool's end() resolves before its sockets
- * have closed, and the pool has no 'error' listener, so `drop database ... with (force)` in
- * world.close() can kill a still-closing backend and crash the test process with an uncaught
- * "terminating connection due to administrator command" (seen after concurrency tests open many
- * connections). On PostgreSQL this closes the app and context first, waits until the database has
- * no sessions left, and only then lets world.close() (idempotent) drop it.
- */
-export async function closeWorld(world: World): Promise<void> {
-  const url = world.ctx.database.url;
-  if (url !== undefined) {
-    await world.app.close();
-    await world.ctx.close();
-    const adminUrl = new URL(url);
-    const name = adminUrl.pathname.slice(1);
-    adminUrl.pathname = '/postgres';
-    const admin = new pg.Client({ connectionString: adminUrl.toString() });
-    await admin.connect();
-    try {
-      for (let waitedMs = 0; waitedMs < DISCONNECT_WAIT_MS_MAX; waitedMs += DISCONNECT_POLL_MS) {
-        const { rows } = await admin.query<{ n: number }>(
-          'select count(*)::int as n from pg_stat_activity where datname = $1',
-          [name],
-        );
-        if (rows[0]?.n === 0) break;
-        await delay(DISCONNECT_POLL_MS);
-      }
-    } finally {
-      await admin.end();
-    }
-  }
-  await world.close();
 }

@@ -17,7 +17,7 @@ import {
   signIn,
   type World,
 } from '../helpers/world.ts';
-import { advanceClock, closeWorld, e164, issuePaths, otherCode } from './support.ts';
+import { advanceClock, e164, issuePaths, otherCode } from './support.ts';
 
 // setTransactionPin over HTTP, and the PIN check (verifyTransactionPin) that purchases call: five
 // wrong in a row lock the PIN for 30 minutes, counted per user in the database.
@@ -29,7 +29,7 @@ describe('transaction PIN', () => {
   before(async () => {
     world = await createWorld();
   });
-  after(() => closeWorld(world));
+  after(() => world.close());
 
   const deps = () => ({ db: world.ctx.db, clock: world.ctx.clock, pepper: world.ctx.config.secrets.pepper });
 

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { JOB_ALERT_EMAIL, raiseAlert } from '../../src/funding/alerts.ts';
 import type { EmailMessage } from '../../src/providers/email/mailer.ts';
 import type { SandboxEmail } from '../../src/sandbox/state.ts';
-import { closeWorld } from '../auth/support.ts';
+
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, get, ok, type SignedIn, signIn, uniquePhone, type World } from '../helpers/world.ts';
 import { assertLedgerOk, BOUNDED, chargeSuccess, createIntent, processed, sendWebhook } from './support.ts';
@@ -71,7 +71,7 @@ describe(`alert email with OPS_EMAIL (${onPostgres() ? 'PostgreSQL' : 'PGlite'})
     };
     await world.ctx.jobs.startWorkers();
   });
-  after(() => closeWorld(world));
+  after(() => world.close());
 
   it('an amount-mismatch webhook emails the alert to OPS_EMAIL', BOUNDED, async () => {
     const user = await signIn(world);
@@ -145,7 +145,7 @@ describe(`alert email without OPS_EMAIL (${onPostgres() ? 'PostgreSQL' : 'PGlite
   before(async () => {
     world = await createWorld({ env: { ADMIN_PHONES: adminPhone } });
   });
-  after(() => closeWorld(world));
+  after(() => world.close());
 
   it('no email is sent, and the alert is still stored and listed', BOUNDED, async () => {
     assert.equal(world.ctx.config.opsEmail, undefined);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { JOB_PAYMENT_WEBHOOK_EVENT } from '../../src/funding/webhook.ts';
-import { closeWorld } from '../auth/support.ts';
+
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, type SignedIn, signIn, type World } from '../helpers/world.ts';
 import {
@@ -31,7 +31,7 @@ describe(`crediting once under concurrency (${onPostgres() ? 'PostgreSQL' : 'PGl
     world = await createWorld();
     user = await signIn(world);
   });
-  after(() => closeWorld(world));
+  after(() => world.close());
   afterEach(() => assertLedgerOk(world));
 
   it(

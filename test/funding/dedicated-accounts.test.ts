@@ -3,7 +3,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { JOB_PAYMENT_WEBHOOK_EVENT } from '../../src/funding/webhook.ts';
 import { PaymentProviderError } from '../../src/providers/payments/payment-provider.ts';
-import { closeWorld } from '../auth/support.ts';
+
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, ok, post, type SignedIn, signIn, type World } from '../helpers/world.ts';
 import { expectError, userAtTier } from '../kyc/kyc-support.ts';
@@ -112,7 +112,7 @@ describe(`dedicated virtual accounts (${onPostgres() ? 'PostgreSQL' : 'PGlite'})
       return createDedicatedAccount(request);
     };
   });
-  after(() => closeWorld(world));
+  after(() => world.close());
   afterEach(() => assertLedgerOk(world));
 
   describe('requestDedicatedAccount', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { systemAccounts, userAccount } from '../../src/ledger/accounts.ts';
 import { post as postLedger } from '../../src/ledger/postings.ts';
-import { closeWorld } from '../auth/support.ts';
+
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, failure, get, ok, post, type SignedIn, signIn, type World } from '../helpers/world.ts';
 import { assertLedgerOk, BOUNDED, chargeSuccess, createIntent, processed, sendWebhook } from './support.ts';
@@ -56,7 +56,7 @@ describe(`wallet history (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
     );
     await topUp(other, 999);
   });
-  after(() => closeWorld(world));
+  after(() => world.close());
   afterEach(() => assertLedgerOk(world));
 
   it('lists the caller’s entries newest first with running balances', BOUNDED, async () => {

@@ -6,7 +6,7 @@ import { type ReconcileCounts, reconcileDefaults, reconcileTopups } from '../../
 import type { FundingDeps } from '../../src/funding/service.ts';
 import { JOB_PAYMENT_WEBHOOK_EVENT } from '../../src/funding/webhook.ts';
 import { createPaystackClient } from '../../src/providers/payments/paystack-client.ts';
-import { closeWorld } from '../auth/support.ts';
+
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, failure, ok, post, signIn, uniquePhone, type World } from '../helpers/world.ts';
 import { checkout, deliveryOf, sandboxPayments } from '../payments/helpers.ts';
@@ -47,7 +47,7 @@ describe(`reconciliation of top-ups (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`
   before(async () => {
     world = await createWorld({ env: { ADMIN_PHONES: adminPhone } });
   });
-  after(() => closeWorld(world));
+  after(() => world.close());
   afterEach(() => assertLedgerOk(world));
 
   const deps = (): FundingDeps => ({

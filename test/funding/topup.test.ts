@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { EventOf } from '../../src/events/domain-events.ts';
-import { closeWorld } from '../auth/support.ts';
+
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, failure, get, ok, post, signIn, uniquePhone, type World } from '../helpers/world.ts';
 import { checkout, deliveryOf, sandboxPayments } from '../payments/helpers.ts';
@@ -51,7 +51,7 @@ describe(`top-ups through checkout (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`,
     });
     await world.ctx.jobs.startWorkers();
   });
-  after(() => closeWorld(world));
+  after(() => world.close());
   afterEach(() => assertLedgerOk(world));
 
   describe('createTopupIntent', () => {
@@ -379,7 +379,7 @@ describe('the process that stores a webhook processes it right away, without the
       await assertLedgerOk(world);
     } finally {
       if (!closed) await world.app.close();
-      await closeWorld(world);
+      await world.close();
     }
   });
 });

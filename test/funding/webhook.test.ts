@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { closeWorld } from '../auth/support.ts';
+
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, type SignedIn, signIn, type World } from '../helpers/world.ts';
 import {
@@ -30,7 +30,7 @@ describe(`payment webhook signature and acknowledgement (${onPostgres() ? 'Postg
     world = await createWorld();
     user = await signIn(world);
   });
-  after(() => closeWorld(world));
+  after(() => world.close());
   afterEach(() => assertLedgerOk(world));
 
   describe('refused signatures: 401 in plain text, nothing stored, nothing credited', () => {
@@ -195,7 +195,7 @@ describe('payment webhook is not rate limited', () => {
   before(async () => {
     world = await createWorld({ env: { RATE_LIMIT_PER_MINUTE: '2' } });
   });
-  after(() => closeWorld(world));
+  after(() => world.close());
 
   it('answers every delivery even when other routes would be limited', BOUNDED, async () => {
     for (let i = 0; i < 6; i++) {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { closeWorld, e164 } from '../auth/support.ts';
+import { e164 } from '../auth/support.ts';
 import { onPostgres } from '../helpers/database.ts';
 import {
   createWorld,
@@ -83,7 +83,7 @@ describe(`KYC admin review (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
     before(async () => {
       ({ world, admin } = await adminWorld());
     });
-    after(() => closeWorld(world));
+    after(() => world.close());
 
     it('refuses a non-admin with 403 FORBIDDEN and no token with 401, and changes nothing', async () => {
       const { user } = await pendingTier3(world);
@@ -114,7 +114,7 @@ describe(`KYC admin review (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       world.ctx.sandboxClock!.advance(1);
       c = await pendingTier3(world, { firstName: 'Chidi', lastName: 'Eze' });
     });
-    after(() => closeWorld(world));
+    after(() => world.close());
 
     it('lists pending tier 3 submissions oldest first with who, what was checked and the document', async () => {
       const page = ok(await listReviews(world, admin));

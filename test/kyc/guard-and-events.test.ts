@@ -10,7 +10,7 @@ type KycEvent = EventOf<'kyc.tier_approved' | 'kyc.tier_rejected'>;
 import { requireKycTier } from '../../src/kyc/guard.ts';
 import { submitTier2 as submitTier2Service } from '../../src/kyc/service.ts';
 import { createDojahKycProvider } from '../../src/providers/kyc/dojah-client.ts';
-import { closeWorld } from '../auth/support.ts';
+
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, ok, signIn, type World } from '../helpers/world.ts';
 import {
@@ -62,7 +62,7 @@ describe(`KYC guard and events (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () 
     world.ctx.events.subscribe('kyc.tier_rejected', record);
     await world.ctx.jobs.startWorkers();
   });
-  after(() => closeWorld(world));
+  after(() => world.close());
 
   /** The first event of this type for this user and tier, already received or still to come. */
   function nextEvent(type: KycEvent['type'], userId: string, tier: number): Promise<KycEvent> {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { closeWorld } from '../auth/support.ts';
+
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, ok, post, type SignedIn, signIn, type World } from '../helpers/world.ts';
 import {
@@ -35,7 +35,7 @@ describe(`KYC tier 3 and its documents (${onPostgres() ? 'PostgreSQL' : 'PGlite'
   before(async () => {
     world = await createWorld();
   });
-  after(() => closeWorld(world));
+  after(() => world.close());
 
   const documentUrl = (user: SignedIn, documentId: unknown) =>
     post<DocumentUrl>(world, 'getKycDocumentUrl', { documentId }, { token: user.accessToken });

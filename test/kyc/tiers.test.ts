@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { newId } from '../../src/ids.ts';
 import type { KycProvider } from '../../src/providers/kyc/kyc-provider.ts';
-import { closeWorld, e164 } from '../auth/support.ts';
+import { e164 } from '../auth/support.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, get, ok, post, signIn, type World } from '../helpers/world.ts';
 import {
@@ -30,7 +30,7 @@ describe(`KYC tiers 1 and 2 (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => 
   before(async () => {
     world = await createWorld();
   });
-  after(() => closeWorld(world));
+  after(() => world.close());
 
   describe('getKycStatus', () => {
     it('shows tier 0 and every tier "none" for a fresh user', async () => {

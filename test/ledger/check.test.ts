@@ -15,7 +15,6 @@ import { createTestDatabase, onPostgres } from '../helpers/database.ts';
 import {
   balanceOf,
   createUser,
-  dropWhenIdle,
   type LedgerDatabase,
   now,
   openLedgerDatabase,
@@ -277,7 +276,7 @@ describe('npm run ledger:check', () => {
         { kind: 'account', account: vtuInFlight, balance: '-3', entriesSum: '0' },
       ]);
     } finally {
-      await dropWhenIdle(testDatabase);
+      await testDatabase.drop();
     }
   });
 });

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import pg from 'pg';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import type { DB } from '../../src/db/schema.ts';
@@ -30,39 +29,9 @@ export async function openLedgerDatabase(): Promise<LedgerDatabase> {
     testDatabase,
     async close() {
       await database.close();
-      await dropWhenIdle(testDatabase);
+      await testDatabase.drop();
     },
   };
-}
-
-/** Drops a test database once every connection to it has gone (see backendsGone). */
-export async function dropWhenIdle(testDatabase: TestDatabase): Promise<void> {
-  if (testDatabase.target.kind === 'postgres') await backendsGone(testDatabase.target.url);
-  await testDatabase.drop();
-}
-
-const BACKEND_CHECKS_MAX = 5_000;
-
-/**
- * pg-pool's end() resolves once its clients are told to end, not once their sockets are closed; a
- * forced DROP DATABASE right after can kill a closing connection, whose error then reaches a pool
- * with no error listener. So wait until the server no longer sees any connection to the database.
- */
-async function backendsGone(url: string): Promise<void> {
-  const name = decodeURIComponent(new URL(url).pathname.slice(1));
-  const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
-  await admin.connect();
-  try {
-    for (let check = 0; check < BACKEND_CHECKS_MAX; check++) {
-      const { rows } = await admin.query<{ n: string }>(
-        'select count(*) as n from pg_stat_activity where datname = $1',
-        [name],
-      );
-      if (rows[0]?.n === '0') return;
-    }
-  } finally {
-    await admin.end();
-  }
 }
 
 export const now = (): Date => new Date('2026-11-22T12:00:00Z');
