@@ -115,3 +115,11 @@ export async function findUsersByIds(db: Kysely<DB>, ids: string[]): Promise<Map
   const rows = await db.selectFrom('users').selectAll().where('id', 'in', ids).execute();
   return new Map(rows.map((r) => [r.id, r]));
 }
+
+/**
+ * Locks the user's row until the caller's transaction ends, so that another domain can serialise
+ * one user's decisions (KYC) without reaching into this table itself.
+ */
+export async function lockUser(trx: Transaction<DB>, userId: string): Promise<void> {
+  await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().executeTakeFirst();
+}

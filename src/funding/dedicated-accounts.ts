@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Transaction } from 'kysely';
 import { z } from 'zod';
+import { findUserById } from '../auth/users.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError, notFound } from '../errors.ts';
 import { publishEvent } from '../events/domain-events.ts';
@@ -98,11 +99,7 @@ type Holder = {
 
 /** Approved Tier 2 whose NIN name still matches the profile: the account is opened in the NIN name. */
 async function eligibleHolder(deps: DedicatedAccountDeps, userId: string): Promise<Holder> {
-  const user = await deps.db
-    .selectFrom('users')
-    .select(['id', 'first_name', 'last_name', 'email', 'phone'])
-    .where('id', '=', userId)
-    .executeTakeFirst();
+  const user = await findUserById(deps.db, userId);
   if (user === undefined) throw notFound('user');
   const ninName = await approvedNinName(deps.db, userId);
   if (ninName === null) {

@@ -4,6 +4,7 @@ import type { Clock } from '../clock.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { verifyDocumentSignature } from '../kyc/document-urls.ts';
+import { storedDocument } from '../kyc/service.ts';
 import type { DocumentStore } from '../providers/storage/document-store.ts';
 import { sendError, toErrorResponse } from './errors.ts';
 
@@ -40,20 +41,16 @@ export function registerDocumentRoute(
       if (verdict !== 'ok') {
         return fail(new AppError('FORBIDDEN', 'this document link is invalid or has expired'));
       }
-      const document = await deps.db
-        .selectFrom('kyc_documents')
-        .select(['storage_key', 'mime_type'])
-        .where('id', '=', id)
-        .executeTakeFirst();
+      const document = await storedDocument(deps.db, id);
       if (document === undefined) return fail(new AppError('NOT_FOUND', 'document not found'));
-      const bytes = await deps.store.get(document.storage_key);
+      const bytes = await deps.store.get(document.storageKey);
       // A row whose object is gone is our fault, not the client's: a 500 with its errorId in the log.
       if (bytes === null) throw new Error(`the stored object of document ${id} is missing`);
       return reply
         .code(200)
-        .header('content-type', document.mime_type)
+        .header('content-type', document.mimeType)
         .header('x-content-type-options', 'nosniff')
-        .header('content-disposition', `inline; filename="document.${extensions[document.mime_type]}"`)
+        .header('content-disposition', `inline; filename="document.${extensions[document.mimeType]}"`)
         .send(bytes);
     } catch (error) {
       return fail(error);

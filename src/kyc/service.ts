@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import { hmacSecret } from '../auth/secrets.ts';
-import { findUserById, findUsersByIds, setKycTier } from '../auth/users.ts';
+import { findUserById, findUsersByIds, lockUser, setKycTier } from '../auth/users.ts';
 import type { Clock } from '../clock.ts';
 import type { DB, KycSubmissionsTable } from '../db/schema.ts';
 import { AppError, notFound } from '../errors.ts';
@@ -112,7 +112,7 @@ async function record(
 ): Promise<KycTierView> {
   try {
     const row = await deps.db.transaction().execute(async (trx) => {
-      await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().executeTakeFirst();
+      await lockUser(trx, userId);
       await assertCanSubmit(trx, userId, tier);
       // Read under the lock, so that created_at orders a user's submissions as they were decided.
       const now = deps.clock.now();
@@ -424,4 +424,17 @@ export async function reviewSubmission(
   });
   if (decided === undefined) throw notFound('pending submission');
   return toView(decided);
+}
+
+/** What the document route needs to serve a document it has already verified the signature of. */
+export async function storedDocument(
+  db: Kysely<DB>,
+  documentId: string,
+): Promise<{ storageKey: string; mimeType: DocumentMimeType } | undefined> {
+  const row = await db
+    .selectFrom('kyc_documents')
+    .select(['storage_key', 'mime_type'])
+    .where('id', '=', documentId)
+    .executeTakeFirst();
+  return row === undefined ? undefined : { storageKey: row.storage_key, mimeType: row.mime_type };
 }
