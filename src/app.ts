@@ -17,6 +17,8 @@ import { registerPaymentWebhookRoute } from './http/payment-webhook-route.ts';
 import { BODY_LIMIT_BYTES, registerOperations } from './http/router.ts';
 import { kycOperations } from './kyc/ops.ts';
 import type { AnyOperation } from './operation.ts';
+import { catalogueOperations } from './vtu/catalogue-ops.ts';
+import { purchaseOperations } from './vtu/purchase-ops.ts';
 import { walletOperations } from './wallet/ops.ts';
 
 /** Every operation of the contract that exists so far. */
@@ -25,6 +27,8 @@ export const operations: AnyOperation[] = [
   ...walletOperations,
   ...kycOperations,
   ...fundingOperations,
+  ...catalogueOperations,
+  ...purchaseOperations,
   ...adminOperations,
 ];
 

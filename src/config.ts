@@ -9,6 +9,47 @@ const SANDBOX_PEPPER = 'sandbox-pepper-not-for-production';
 const booleanFlag = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
 const port = z.coerce.number().int().min(0).max(65535);
 const optionalUrl = z.url({ protocol: /^https?$/ }).optional();
+const fundingAccountPattern = /^\d{3,6}:\d{10}:.{1,100}$/;
+const fundingAccountHint = 'bankCode:accountNumber:Account Name, such as 058:0123456789:Vendor Ltd';
+
+export const vtuProviderNames = ['data', 'bills', 'social'] as const;
+export type VtuProviderName = (typeof vtuProviderNames)[number];
+export const vtuServices = [
+  'airtime',
+  'data',
+  'cable',
+  'electricity',
+  'betting',
+  'education',
+  'airtime_to_cash',
+  'social',
+] as const;
+export type VtuServiceName = (typeof vtuServices)[number];
+
+/** SPEC.md item 3: data to one provider; airtime, electricity, cable, betting, airtime-to-cash (and exam pins) to a second; social to a third. */
+const defaultVtuRoutes: Record<VtuServiceName, VtuProviderName> = {
+  data: 'data',
+  airtime: 'bills',
+  cable: 'bills',
+  electricity: 'bills',
+  betting: 'bills',
+  education: 'bills',
+  airtime_to_cash: 'bills',
+  social: 'social',
+};
+
+/** The sandbox simulators' bank accounts (ending in 0: the sandbox bank settles such transfers). */
+const sandboxFundingAccounts: Record<VtuProviderName, string> = {
+  data: '058:9900000010:Sandbox Data Vendor',
+  bills: '058:9900000020:Sandbox Bills Aggregator',
+  social: '058:9900000030:Sandbox Social Panel',
+};
+
+export type VtuProviderConfig = {
+  /** Unused in the sandbox, which simulates the provider. */
+  baseUrl: string | undefined;
+  funding: { bankCode: string; accountNumber: string; accountName: string };
+};
 
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
@@ -48,6 +89,38 @@ const envSchema = z.object({
   S3_FORCE_PATH_STYLE: booleanFlag.default(false),
   S3_ACCESS_KEY_ID: z.string().min(1).optional(),
   S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  // The three upstream VTU providers (DESIGN.md "Outside parties"); the sandbox simulates them all.
+  DATA_PROVIDER_BASE_URL: optionalUrl,
+  DATA_PROVIDER_TOKEN: z.string().min(1).optional(),
+  DATA_PROVIDER_NETWORK_IDS: z
+    .string()
+    .regex(
+      /^(mtn|glo|airtel|9mobile)=\d+(,(mtn|glo|airtel|9mobile)=\d+)*$/,
+      'a list such as mtn=1,glo=2,9mobile=3,airtel=4',
+    )
+    .optional(),
+  BILLS_BASE_URL: optionalUrl,
+  BILLS_API_KEY: z.string().min(1).optional(),
+  BILLS_PUBLIC_KEY: z.string().min(1).optional(),
+  BILLS_SECRET_KEY: z.string().min(1).optional(),
+  SOCIAL_BASE_URL: optionalUrl,
+  SOCIAL_API_KEY: z.string().min(1).optional(),
+  SOCIAL_KOBO_PER_USD: z.coerce.bigint().positive().optional(),
+  VTU_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(20_000),
+  // The least one float top-up sends (naira), so that a run of small purchases makes one transfer.
+  VTU_FLOAT_TOPUP_MIN: z.coerce.number().int().min(1).max(100_000_000).default(50_000),
+  // Which provider serves which service: SPEC.md item 3 by default; a list such as data=bills overrides.
+  VTU_ROUTES: z
+    .string()
+    .regex(
+      /^[a-z_]+=(data|bills|social)(,[a-z_]+=(data|bills|social))*$/,
+      'a list such as data=data,airtime=bills',
+    )
+    .optional(),
+  // Each provider's bank account, which just-in-time funding pays: bankCode:accountNumber:Account Name.
+  DATA_FUNDING_ACCOUNT: z.string().regex(fundingAccountPattern, fundingAccountHint).optional(),
+  BILLS_FUNDING_ACCOUNT: z.string().regex(fundingAccountPattern, fundingAccountHint).optional(),
+  SOCIAL_FUNDING_ACCOUNT: z.string().regex(fundingAccountPattern, fundingAccountHint).optional(),
   WORKER: booleanFlag.default(true),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -78,6 +151,19 @@ export type Config = {
   kyc: { baseUrl: string | undefined; appId: string | undefined; secretKey: string | undefined };
   /** Where identity documents are kept: S3 when S3_BUCKET is set, else a private local directory. */
   storage: StorageConfig;
+  /** The upstream VTU providers, their routing and the accounts that fund their floats. */
+  vtu: {
+    timeoutMs: number;
+    floatTopupMinKobo: bigint;
+    routes: Record<VtuServiceName, VtuProviderName>;
+    data: VtuProviderConfig & { token: string | undefined; networkIds: Record<string, number> };
+    bills: VtuProviderConfig & {
+      apiKey: string | undefined;
+      publicKey: string | undefined;
+      secretKey: string | undefined;
+    };
+    social: VtuProviderConfig & { apiKey: string | undefined; koboPerUsd: bigint | undefined };
+  };
   runWorker: boolean;
   logLevel: string;
 };
@@ -125,6 +211,19 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       'KYC_SECRET_KEY',
     ];
     if (production) required.push('PUBLIC_BASE_URL');
+    required.push(
+      'DATA_PROVIDER_BASE_URL',
+      'DATA_PROVIDER_TOKEN',
+      'DATA_FUNDING_ACCOUNT',
+      'BILLS_BASE_URL',
+      'BILLS_API_KEY',
+      'BILLS_PUBLIC_KEY',
+      'BILLS_SECRET_KEY',
+      'BILLS_FUNDING_ACCOUNT',
+      'SOCIAL_BASE_URL',
+      'SOCIAL_API_KEY',
+      'SOCIAL_FUNDING_ACCOUNT',
+    );
     for (const name of required) {
       if (e[name] === undefined) throw new ConfigError(`invalid ${name}: required when SANDBOX is off`);
     }
@@ -172,8 +271,54 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     kyc: { baseUrl: e.KYC_BASE_URL?.replace(/\/+$/, ''), appId: e.KYC_APP_ID, secretKey: e.KYC_SECRET_KEY },
     storage,
+    vtu: vtuConfig(e),
     runWorker: e.WORKER,
     logLevel: e.LOG_LEVEL,
+  };
+}
+
+function vtuConfig(e: z.output<typeof envSchema>): Config['vtu'] {
+  const routes = { ...defaultVtuRoutes };
+  for (const pair of e.VTU_ROUTES?.split(',') ?? []) {
+    const [service, provider] = pair.split('=') as [string, VtuProviderName];
+    if (!(vtuServices as readonly string[]).includes(service)) {
+      throw new ConfigError(`invalid VTU_ROUTES: unknown service ${service}`);
+    }
+    routes[service as VtuServiceName] = provider;
+  }
+  const funding = (value: string | undefined, provider: VtuProviderName) => {
+    const [bankCode, accountNumber, ...name] = (value ?? sandboxFundingAccounts[provider]).split(':');
+    return { bankCode: bankCode!, accountNumber: accountNumber!, accountName: name.join(':') };
+  };
+  const trim = (url: string | undefined) => url?.replace(/\/+$/, '');
+  return {
+    timeoutMs: e.VTU_TIMEOUT_MS,
+    floatTopupMinKobo: BigInt(e.VTU_FLOAT_TOPUP_MIN) * 100n,
+    routes,
+    data: {
+      baseUrl: trim(e.DATA_PROVIDER_BASE_URL),
+      token: e.DATA_PROVIDER_TOKEN,
+      networkIds: Object.fromEntries(
+        (e.DATA_PROVIDER_NETWORK_IDS?.split(',') ?? []).map((pair) => {
+          const [network, id] = pair.split('=');
+          return [network!, Number(id)];
+        }),
+      ),
+      funding: funding(e.DATA_FUNDING_ACCOUNT, 'data'),
+    },
+    bills: {
+      baseUrl: trim(e.BILLS_BASE_URL),
+      apiKey: e.BILLS_API_KEY,
+      publicKey: e.BILLS_PUBLIC_KEY,
+      secretKey: e.BILLS_SECRET_KEY,
+      funding: funding(e.BILLS_FUNDING_ACCOUNT, 'bills'),
+    },
+    social: {
+      baseUrl: trim(e.SOCIAL_BASE_URL),
+      apiKey: e.SOCIAL_API_KEY,
+      koboPerUsd: e.SOCIAL_KOBO_PER_USD,
+      funding: funding(e.SOCIAL_FUNDING_ACCOUNT, 'social'),
+    },
   };
 }
 

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Kysely } from 'kysely';
 import pino, { type Logger } from 'pino';
 import { type Clock, createSandboxClock, type SandboxClock, systemClock } from './clock.ts';
-import type { Config } from './config.ts';
+import type { Config, VtuProviderName } from './config.ts';
 import { configuredTarget, type Database, type DatabaseTarget, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import type { DB } from './db/schema.ts';
@@ -20,6 +20,10 @@ import { createHttpSmsGateway, type SmsSender } from './providers/sms/sms-gatewa
 import type { DocumentStore } from './providers/storage/document-store.ts';
 import { createLocalDocumentStore } from './providers/storage/local-store.ts';
 import { createS3DocumentStore } from './providers/storage/s3-store.ts';
+import { createDataVendorClient } from './providers/vtu/data-vendor-client.ts';
+import { createSmmPanelClient } from './providers/vtu/smm-panel-client.ts';
+import { createVtpassClient } from './providers/vtu/vtpass-client.ts';
+import type { VtuProvider } from './providers/vtu/vtu-provider.ts';
 import { createSandboxMailer } from './sandbox/mailbox.ts';
 import { registerSandbox } from './sandbox/routes.ts';
 import {
@@ -29,6 +33,16 @@ import {
   SANDBOX_SMS_API_KEY,
   type Sandbox,
 } from './sandbox/state.ts';
+import {
+  SANDBOX_BILLS_API_KEY,
+  SANDBOX_BILLS_PUBLIC_KEY,
+  SANDBOX_BILLS_SECRET_KEY,
+} from './sandbox/vtu/bills.ts';
+import { SANDBOX_DATA_TOKEN } from './sandbox/vtu/data-state.ts';
+import { SANDBOX_SOCIAL_API_KEY, sandboxSocialPath } from './sandbox/vtu/social.ts';
+import { type Catalogue, createCatalogue } from './vtu/catalogue.ts';
+import { dispatchesEnded } from './vtu/purchases.ts';
+import { subscribePurchasesToFunding } from './vtu/subscribers.ts';
 
 // The composition root: the one place that builds the database, the job queue, the clock and every
 // adapter. Tests pass overrides (an in-memory database, their own clock) instead of monkey-patching.
@@ -53,6 +67,10 @@ export type Context = {
     /** Signs the service's own short-lived document URLs (local storage). */
     urlKey: Buffer;
   };
+  /** The upstream VTU providers by configuration name (data, bills, social); routing is config.vtu.routes. */
+  vtuProviders: Record<VtuProviderName, VtuProvider>;
+  /** The VTU catalogues from the routed providers, cached (in Redis when REDIS_URL is set). */
+  catalogue: Catalogue;
   /** Domain events (kyc.tier_approved, ...): subscribers run in the job worker. */
   events: EventBus;
   adminPhones: ReadonlySet<string>;
@@ -141,6 +159,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     secretKey: config.secrets.paymentSigning,
     timeoutMs: 8_000,
   });
+  const vtuProviders = createVtuProviders(config, sandboxState !== undefined, () => baseUrl.current, clock);
   const storage = config.storage;
   const documents =
     storage.kind === 's3'
@@ -170,6 +189,15 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     payments,
     mailer,
     kyc: { provider: kycProvider, documents, urlKey: documentUrlKey(config.secrets.pepper) },
+    vtuProviders,
+    catalogue: createCatalogue({
+      config,
+      clock,
+      logger,
+      providers: vtuProviders,
+      // The rate limits' namespace is already distinct per deployment and per test world.
+      redisPrefix: `${overrides.rateLimitNamespace ?? 'billrail-rl:'}catalogue:`,
+    }),
     events: createEventBus(),
     adminPhones,
     baseUrl,
@@ -179,15 +207,57 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   try {
     ctx.jobs = await createJobQueue(database, jobDefinitions(ctx), { logger, runWorkers: config.runWorker });
   } catch (error) {
+    await ctx.catalogue.close();
     await database.close();
     throw error;
   }
+  subscribePurchasesToFunding(ctx);
   if (sandboxState !== undefined) {
     ctx.sandbox = { state: sandboxState, registerRoutes: (app) => registerSandbox(app, ctx, sandboxState) };
   }
   ctx.close = async () => {
+    // A purchase being sent finishes (or times out) and is settled before the database goes.
+    await dispatchesEnded();
     await ctx.jobs.stop();
+    await ctx.catalogue.close();
     await database.close();
   };
   return ctx;
+}
+
+/** The three VTU adapters, each pointed at its provider, or at its sandbox simulator over HTTP. */
+function createVtuProviders(
+  config: Config,
+  sandbox: boolean,
+  baseUrl: () => string,
+  clock: Clock,
+): Record<VtuProviderName, VtuProvider> {
+  const { vtu } = config;
+  const at = (simulatorPath: string, configured: string | undefined) => () =>
+    sandbox ? `${baseUrl()}${simulatorPath}` : configured!;
+  return {
+    data: createDataVendorClient({
+      name: 'data',
+      baseUrl: at('/__sandbox/vtu/data', vtu.data.baseUrl),
+      token: sandbox ? SANDBOX_DATA_TOKEN : vtu.data.token!,
+      timeoutMs: vtu.timeoutMs,
+      networkIds: vtu.data.networkIds,
+    }),
+    bills: createVtpassClient({
+      name: 'bills',
+      baseUrl: at('/__sandbox/vtu/bills/api', vtu.bills.baseUrl),
+      apiKey: sandbox ? SANDBOX_BILLS_API_KEY : vtu.bills.apiKey!,
+      publicKey: sandbox ? SANDBOX_BILLS_PUBLIC_KEY : vtu.bills.publicKey!,
+      secretKey: sandbox ? SANDBOX_BILLS_SECRET_KEY : vtu.bills.secretKey!,
+      timeoutMs: vtu.timeoutMs,
+      clock,
+    }),
+    social: createSmmPanelClient({
+      name: 'social',
+      baseUrl: at(sandboxSocialPath, vtu.social.baseUrl),
+      apiKey: sandbox ? SANDBOX_SOCIAL_API_KEY : vtu.social.apiKey!,
+      timeoutMs: vtu.timeoutMs,
+      ...(vtu.social.koboPerUsd === undefined ? {} : { koboPerCurrencyUnit: { USD: vtu.social.koboPerUsd } }),
+    }),
+  };
 }

@@ -17,7 +17,25 @@ const productionEnv = {
   KYC_APP_ID: 'kyc-app',
   KYC_SECRET_KEY: 'kyc-secret',
   PUBLIC_BASE_URL: 'https://api.example.com/',
+  ...vtuProvidersEnv(),
 };
+
+/** The three VTU providers' endpoints, credentials and funding accounts. */
+function vtuProvidersEnv() {
+  return {
+    DATA_PROVIDER_BASE_URL: 'https://data-vendor.example.com/',
+    DATA_PROVIDER_TOKEN: 'data-token',
+    DATA_FUNDING_ACCOUNT: '058:0123456780:Data Vendor Ltd',
+    BILLS_BASE_URL: 'https://vtpass.com/api',
+    BILLS_API_KEY: 'bills-api-key',
+    BILLS_PUBLIC_KEY: 'PK_bills',
+    BILLS_SECRET_KEY: 'SK_bills',
+    BILLS_FUNDING_ACCOUNT: '044:0123456781:VTpass: Float',
+    SOCIAL_BASE_URL: 'https://panel.example.com/api/v2',
+    SOCIAL_API_KEY: 'social-key',
+    SOCIAL_FUNDING_ACCOUNT: '058:0123456782:Social Panel',
+  };
+}
 
 /** Asserts that loading env throws a ConfigError whose single line names the variable. */
 function assertRefused(env: Record<string, string | undefined>, variable: string): void {
@@ -78,8 +96,22 @@ describe('loadConfig', () => {
       KYC_BASE_URL: 'https://api.dojah.io/',
       KYC_APP_ID: 'app',
       KYC_SECRET_KEY: 'secret',
+      ...vtuProvidersEnv(),
+      DATA_PROVIDER_NETWORK_IDS: 'mtn=1,glo=3,9mobile=2,airtel=4',
+      SOCIAL_KOBO_PER_USD: '160000',
+      VTU_TIMEOUT_MS: '15000',
     });
     assert.deepEqual(config.kyc, { baseUrl: 'https://api.dojah.io', appId: 'app', secretKey: 'secret' });
+    assert.equal(config.vtu.data.baseUrl, 'https://data-vendor.example.com');
+    assert.deepEqual(config.vtu.data.networkIds, { mtn: 1, glo: 3, '9mobile': 2, airtel: 4 });
+    // The account name keeps any colon after the first two fields.
+    assert.deepEqual(config.vtu.bills.funding, {
+      bankCode: '044',
+      accountNumber: '0123456781',
+      accountName: 'VTpass: Float',
+    });
+    assert.equal(config.vtu.social.koboPerUsd, 160_000n);
+    assert.equal(config.vtu.timeoutMs, 15_000);
     assert.equal(config.http.port, 8080);
     assert.equal(config.http.host, '0.0.0.0');
     assert.equal(config.database.url, 'postgres://user@db.internal:5432/billrail');
@@ -121,6 +153,10 @@ describe('loadConfig', () => {
     assertRefused({ NODE_ENV: 'staging' }, 'NODE_ENV');
     assertRefused({ SANDBOX: 'yes' }, 'SANDBOX');
     assertRefused({ REDIS_URL: 'http://cache:6379' }, 'REDIS_URL');
+    assertRefused({ DATA_FUNDING_ACCOUNT: '0123456789' }, 'DATA_FUNDING_ACCOUNT');
+    assertRefused({ DATA_PROVIDER_NETWORK_IDS: 'mtn=one' }, 'DATA_PROVIDER_NETWORK_IDS');
+    assertRefused({ VTU_TIMEOUT_MS: '10' }, 'VTU_TIMEOUT_MS');
+    assertRefused({ SOCIAL_KOBO_PER_USD: '0' }, 'SOCIAL_KOBO_PER_USD');
     assertRefused({ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL');
   });
 
@@ -140,6 +176,7 @@ describe('loadConfig', () => {
       'KYC_APP_ID',
       'KYC_SECRET_KEY',
       'PUBLIC_BASE_URL',
+      ...(Object.keys(vtuProvidersEnv()) as Array<keyof ReturnType<typeof vtuProvidersEnv>>),
     ] as const) {
       assertRefused({ ...productionEnv, [missing]: undefined }, missing);
     }

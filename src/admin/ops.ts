@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import { reconcile, reconcileDefaults } from '../funding/reconcile.ts';
 import { checkLedger } from '../ledger/check.ts';
+import { koboToNaira, nairaToKobo } from '../money.ts';
 import { defineOperation } from '../operation.ts';
+import { markupOutput, setMarkupInput } from '../vtu/catalogue-schemas.ts';
+import { vtuDeps } from '../vtu/deps.ts';
+import { requeryDefaults, requeryDuePurchases } from '../vtu/dispatch.ts';
+import { basisPointsToPercent, percentToBasisPoints, setMarkup } from '../vtu/pricing.ts';
 
 export const adminOperations = [
   defineOperation({
@@ -24,7 +29,7 @@ export const adminOperations = [
     method: 'POST',
     auth: 'admin',
     summary:
-      'Reconcile now: re-verify pending top-ups older than a minute with the provider (crediting each once); returns counts',
+      'Reconcile now: re-verify pending top-ups (crediting each once) and pending funding transfers older than a minute with the provider, credit transfers into dedicated accounts whose webhook was lost, and requery every purchase still processing; returns counts',
     tags: ['admin'],
     input: z.object({}).strict(),
     output: z.object({
@@ -37,9 +42,66 @@ export const adminOperations = [
         stillPending: z.number().int(),
         errors: z.number().int(),
       }),
+      transfers: z.object({
+        checked: z.number().int(),
+        resolved: z.number().int(),
+        notFound: z.number().int(),
+        stillPending: z.number().int(),
+        errors: z.number().int(),
+      }),
+      dedicatedAccounts: z.object({
+        scanned: z.number().int(),
+        credited: z.number().int(),
+        alreadyCredited: z.number().int(),
+        ignored: z.number().int(),
+        errors: z.number().int(),
+      }),
+      purchases: z.object({
+        checked: z.number().int(),
+        succeeded: z.number().int(),
+        failed: z.number().int(),
+        stillProcessing: z.number().int(),
+        dispatched: z.number().int(),
+        alerted: z.number().int(),
+      }),
     }),
     // The same run as the five-minute job, with the same limits: the next batch is one call away.
-    handler: ({ ctx }) =>
-      reconcile({ db: ctx.db, clock: ctx.clock, jobs: ctx.jobs, payments: ctx.payments }, reconcileDefaults),
+    handler: async ({ ctx }) => ({
+      ...(await reconcile(
+        { db: ctx.db, clock: ctx.clock, jobs: ctx.jobs, payments: ctx.payments },
+        reconcileDefaults,
+      )),
+      purchases: await requeryDuePurchases(vtuDeps(ctx), { ...requeryDefaults, includeNotDue: true }),
+    }),
+  }),
+  defineOperation({
+    name: 'adminSetMarkup',
+    method: 'POST',
+    auth: 'admin',
+    summary:
+      'Set the markup of a VTU service (every provider), or of one provider of it, which wins: flat naira plus a percentage of the wholesale price; a field left out keeps its value',
+    tags: ['admin'],
+    input: setMarkupInput,
+    output: markupOutput,
+    // The next catalogue read and quote show it: markups are applied at read time, never cached.
+    handler: async ({ ctx, caller, input }) => {
+      const stored = await setMarkup(
+        { db: ctx.db, clock: ctx.clock },
+        {
+          service: input.service,
+          provider: input.provider ?? null,
+          flatKobo: input.flat === undefined ? undefined : nairaToKobo(input.flat),
+          percentBp: input.percent === undefined ? undefined : percentToBasisPoints(input.percent)!,
+          updatedBy: caller.userId,
+        },
+      );
+      return {
+        service: stored.service,
+        provider: stored.provider,
+        flat: koboToNaira(stored.flatKobo),
+        percent: basisPointsToPercent(stored.percentBp),
+        updatedAt: stored.updatedAt.toISOString(),
+      };
+    },
   }),
 ];

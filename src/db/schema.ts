@@ -161,6 +161,67 @@ export type DedicatedAccountsTable = {
   created_at: Timestamp;
 };
 
+export type FundingTransfersTable = {
+  id: string;
+  reference: string;
+  provider: string;
+  /** Kobo sent. */
+  amount: bigint;
+  bank_code: string;
+  account_number: string;
+  account_name: string;
+  reason: string;
+  status: 'pending' | 'success' | 'failed' | 'reversed';
+  transfer_code: string | null;
+  failure_reason: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  settled_at: Timestamp | null;
+  closed_at: Timestamp | null;
+};
+
+export type VtuTransactionsTable = {
+  id: string;
+  user_id: string;
+  reference: string;
+  service: string;
+  provider: string;
+  network: string | null;
+  recipient: string;
+  request: Json;
+  description: string;
+  /** Kobo charged to the wallet = wholesale + markup. */
+  amount: bigint;
+  wholesale: bigint;
+  markup: bigint;
+  status: 'processing' | 'success' | 'failed';
+  provider_reference: string | null;
+  token: string | null;
+  units: string | null;
+  pins: Json | null;
+  failure_reason: string | null;
+  sent_at: Timestamp | null;
+  funding_reference: string | null;
+  requery_attempts: Generated<number>;
+  next_requery_at: Timestamp | null;
+  stuck_alerted_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  completed_at: Timestamp | null;
+};
+
+export type VtuMarkupsTable = {
+  service: string;
+  /** Null: the service-wide markup; a provider's own row wins over it. */
+  provider: string | null;
+  flat_kobo: bigint;
+  /** Basis points of the wholesale price (250 = 2.5 %). */
+  percent_bp: number;
+  updated_by: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+};
+
 export type DB = {
   users: UsersTable;
   otp_codes: OtpCodesTable;
@@ -178,4 +239,8 @@ export type DB = {
   ops_alerts: OpsAlertsTable;
   dedicated_accounts: DedicatedAccountsTable;
   dedicated_account_claims: { user_id: string; claimed_at: Timestamp };
+  funding_transfers: FundingTransfersTable;
+  reconcile_cursors: { name: string; position: Timestamp; updated_at: Timestamp };
+  vtu_transactions: VtuTransactionsTable;
+  vtu_markups: VtuMarkupsTable;
 };

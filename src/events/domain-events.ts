@@ -27,6 +27,44 @@ export type DomainEvent =
       accountNumber: string;
       amountKobo: string;
       occurredAt: string;
+    }
+  /** An outbound transfer topping up a VTU provider's float settled (once per transfer reference). */
+  | {
+      type: 'funding.transfer_settled';
+      reference: string;
+      provider: string;
+      amountKobo: string;
+      occurredAt: string;
+    }
+  /** An outbound transfer topping up a VTU provider's float failed (or was reversed before it settled). */
+  | {
+      type: 'funding.transfer_failed';
+      reference: string;
+      provider: string;
+      amountKobo: string;
+      reason: string;
+      occurredAt: string;
+    }
+  /** A purchase was delivered (once per purchase). */
+  | {
+      type: 'vtu.purchase_succeeded';
+      userId: string;
+      transactionId: string;
+      reference: string;
+      service: string;
+      amountKobo: string;
+      occurredAt: string;
+    }
+  /** A purchase failed at the provider and its amount went back to the wallet (once per purchase). */
+  | {
+      type: 'vtu.purchase_failed';
+      userId: string;
+      transactionId: string;
+      reference: string;
+      service: string;
+      amountKobo: string;
+      reason: string;
+      occurredAt: string;
     };
 
 export type DomainEventType = DomainEvent['type'];

@@ -13,7 +13,18 @@ import type { Mailer } from '../providers/email/mailer.ts';
 /** The job that emails one alert to OPS_EMAIL. */
 export const JOB_ALERT_EMAIL = 'ops.alert-email';
 
-export type AlertKind = 'topup_amount_mismatch' | 'topup_currency_mismatch';
+export type AlertKind =
+  | 'topup_amount_mismatch'
+  | 'topup_currency_mismatch'
+  /** An outbound transfer to a VTU provider failed, or was reversed before it counted. */
+  | 'provider_funding_failed'
+  /** An outbound transfer that had settled was reversed: the money is back in the pool. */
+  | 'provider_funding_reversed'
+  /** Signed news about a transfer that contradicts what we recorded. */
+  | 'transfer_conflicting_event'
+  | 'transfer_amount_mismatch'
+  /** A purchase still processing after the configured window: never refunded blindly, a person looks. */
+  | 'vtu_purchase_stuck';
 
 export async function raiseAlert(
   db: Kysely<DB> | Transaction<DB>,

@@ -205,21 +205,41 @@ const dedicatedCharge = z.object({
   customer: z.object({ customer_code: z.string().min(1).nullish() }).nullish(),
 });
 
+/** Money that came into a dedicated account, as a verified charge.success or transaction says it. */
+export type DedicatedPayment = {
+  reference: string;
+  paidKobo: bigint;
+  /** The receiving account; null when the provider did not say. */
+  accountNumber: string | null;
+  /** The provider's customer the account belongs to; used when the account is not given. */
+  customerCode: string | null;
+};
+
+/** The dedicated-account fields of a charge's data; null when it is not a transfer into one. */
+export function dedicatedPaymentOf(
+  payment: { reference: string; paidKobo: bigint },
+  data: unknown,
+): DedicatedPayment | null {
+  const parsed = dedicatedCharge.safeParse(data);
+  if (!parsed.success) return null;
+  return {
+    ...payment,
+    accountNumber: parsed.data.authorization?.receiver_bank_account_number ?? null,
+    customerCode: parsed.data.customer?.customer_code ?? null,
+  };
+}
+
 /**
- * Credits a verified charge.success (status success, NGN, positive amount) that is a transfer into
- * a dedicated account, once per reference, inside the event's transaction. 'unknown_reference' when
- * it is not a transfer into one of ours.
+ * Credits a verified payment into a dedicated account (status success, NGN, positive amount), once
+ * per reference, inside the caller's transaction. 'unknown_reference' when the account is not ours.
  */
 export async function creditDedicatedTransfer(
   deps: Pick<FundingDeps, 'clock' | 'jobs'>,
   trx: Transaction<DB>,
-  payment: { reference: string; paidKobo: bigint; data: unknown },
+  payment: DedicatedPayment,
 ): Promise<CreditOutcome> {
   assert.ok(payment.paidKobo > 0n, 'a verified payment moves a positive amount');
-  const parsed = dedicatedCharge.safeParse(payment.data);
-  if (!parsed.success) return 'unknown_reference';
-  const accountNumber = parsed.data.authorization?.receiver_bank_account_number ?? null;
-  const customerCode = parsed.data.customer?.customer_code ?? null;
+  const { accountNumber, customerCode } = payment;
 
   // The receiving account is where the money went; the customer code only when it is not given.
   let account: { user_id: string; account_number: string } | undefined;

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { PaymentProviderError } from '../providers/payments/payment-provider.ts';
+import { creditDedicatedTransfer } from './dedicated-accounts.ts';
 import { type FundingDeps, reconcileTopup } from './service.ts';
+import { settleTransfer, transferEnd } from './transfers.ts';
 
 // Reconciliation (SPEC.md item 14, Events rule 5): a top-up whose webhook never arrived is found by
 // asking the provider about every intent still pending, and credited once through the same path as
@@ -48,7 +50,229 @@ export type TopupReconcileCounts = {
 };
 
 /** Counts per kind of record, so that purchases can join top-ups without changing the shape. */
-export type ReconcileCounts = { topups: TopupReconcileCounts };
+export type ReconcileCounts = {
+  topups: TopupReconcileCounts;
+  transfers: TransferReconcileCounts;
+  dedicatedAccounts: DedicatedReconcileCounts;
+};
+
+export type DedicatedReconcileCounts = {
+  /** Successful transfers into dedicated accounts the provider listed. */
+  scanned: number;
+  /** Credited by this run: their webhook was lost. */
+  credited: number;
+  alreadyCredited: number;
+  /** Into an account that is not one of ours (or not in NGN): left alone. */
+  ignored: number;
+  /** The provider could not be reached or answered unreadably: the scan resumes next run. */
+  errors: number;
+};
+
+export type ReconcileDedicatedOptions = {
+  /** How far back the first scan ever looks. */
+  firstScanSeconds: number;
+  /** Each scan starts this long before the last one ended, for transactions listed late. */
+  overlapSeconds: number;
+  perPage: number;
+  /** At most this many pages per run; a longer scan continues next run. */
+  pagesMax: number;
+  onError?: (scan: string, error: PaymentProviderError) => void;
+};
+
+export const dedicatedReconcileDefaults = {
+  firstScanSeconds: 24 * 60 * 60,
+  overlapSeconds: 10 * 60,
+  perPage: 100,
+  pagesMax: 20,
+} as const satisfies ReconcileDedicatedOptions;
+
+const dedicatedScanCursor = 'dedicated_account_transfers';
+
+/**
+ * Transfers into dedicated accounts have no intent to re-verify, so a lost charge.success would
+ * leave the money uncredited forever. This lists the provider's successful dedicated_nuban
+ * transactions since the last complete scan and credits each once (the same path as the webhook:
+ * the ledger reference `dva:<reference>` makes a second credit impossible). The cursor moves only
+ * after a complete scan, so a failed or cut-short run is repeated, never skipped.
+ */
+export async function reconcileDedicatedTransfers(
+  deps: FundingDeps,
+  options: ReconcileDedicatedOptions,
+): Promise<DedicatedReconcileCounts> {
+  assert.ok(options.perPage >= 1 && options.pagesMax >= 1, 'at least one page of one item');
+  const now = deps.clock.now();
+  const cursor = await deps.db
+    .selectFrom('reconcile_cursors')
+    .select('position')
+    .where('name', '=', dedicatedScanCursor)
+    .executeTakeFirst();
+  const from = cursor?.position ?? new Date(now.getTime() - options.firstScanSeconds * 1000);
+  const counts: DedicatedReconcileCounts = {
+    scanned: 0,
+    credited: 0,
+    alreadyCredited: 0,
+    ignored: 0,
+    errors: 0,
+  };
+
+  let complete = false;
+  try {
+    for (let page = 1; page <= options.pagesMax; page++) {
+      const { transactions, pageCount } = await deps.payments.listTransactions({
+        from,
+        to: now,
+        status: 'success',
+        channel: 'dedicated_nuban',
+        page,
+        perPage: options.perPage,
+      });
+      for (const transaction of transactions) {
+        counts.scanned += 1;
+        if (
+          transaction.status !== 'success' ||
+          transaction.currency !== 'NGN' ||
+          transaction.amountKobo <= 0n
+        ) {
+          counts.ignored += 1;
+          continue;
+        }
+        const outcome = await deps.db.transaction().execute((trx) =>
+          creditDedicatedTransfer(deps, trx, {
+            reference: transaction.reference,
+            paidKobo: transaction.amountKobo,
+            accountNumber: transaction.receiverAccountNumber,
+            customerCode: transaction.customerCode,
+          }),
+        );
+        if (outcome === 'credited') counts.credited += 1;
+        else if (outcome === 'already_credited') counts.alreadyCredited += 1;
+        else counts.ignored += 1;
+      }
+      if (page >= pageCount || transactions.length === 0) {
+        complete = true;
+        break;
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof PaymentProviderError)) throw error;
+    counts.errors += 1;
+    options.onError?.(dedicatedScanCursor, error);
+  }
+  if (complete) {
+    const position = new Date(now.getTime() - options.overlapSeconds * 1000);
+    await deps.db
+      .insertInto('reconcile_cursors')
+      .values({ name: dedicatedScanCursor, position, updated_at: now })
+      .onConflict((oc) =>
+        // Never backwards: a slow run finishing after a newer one leaves the newer position.
+        oc
+          .column('name')
+          .doUpdateSet({ position, updated_at: now })
+          .where('reconcile_cursors.position', '<', position),
+      )
+      .execute();
+  }
+  return counts;
+}
+
+export type TransferReconcileCounts = {
+  /** Pending funding transfers asked about. */
+  checked: number;
+  /** Found settled, failed or reversed by this run (a missed webhook recovered). */
+  resolved: number;
+  /** Closed as failed: the provider still had no record of the reference after notFoundAfterSeconds. */
+  notFound: number;
+  /** Still pending at the provider, or unknown to it for less than notFoundAfterSeconds. */
+  stillPending: number;
+  /** The provider could not be reached or answered unreadably. */
+  errors: number;
+};
+
+export type ReconcileTransfersOptions = {
+  /** Transfers younger than this are left to their webhook. */
+  olderThanSeconds: number;
+  batchMax: number;
+  /**
+   * A transfer the provider still does not know this long after we recorded it never reached it
+   * (the initiating call was lost before the provider saw it): closed as failed.
+   */
+  notFoundAfterSeconds: number;
+  onError?: (reference: string, error: PaymentProviderError) => void;
+};
+
+export const transferReconcileDefaults = {
+  olderThanSeconds: 60,
+  batchMax: 100,
+  notFoundAfterSeconds: 30 * 60,
+} as const satisfies ReconcileTransfersOptions;
+
+/**
+ * Asks the provider about every funding transfer still pending, least recently asked first, and
+ * moves it through the same state machine as its webhooks (transfers.ts), so a lost transfer.*
+ * webhook changes nothing but the delay.
+ */
+export async function reconcileTransfers(
+  deps: FundingDeps,
+  options: ReconcileTransfersOptions,
+): Promise<TransferReconcileCounts> {
+  assert.ok(options.batchMax >= 1, 'batchMax is at least 1');
+  assert.ok(options.notFoundAfterSeconds > options.olderThanSeconds, 'not found means older than pending');
+  const now = deps.clock.now();
+  const pending = await deps.db
+    .selectFrom('funding_transfers')
+    .select(['id', 'reference', 'created_at'])
+    .where('status', '=', 'pending')
+    .where('updated_at', '<=', new Date(now.getTime() - options.olderThanSeconds * 1000))
+    .orderBy('updated_at', 'asc')
+    .orderBy('id', 'asc')
+    .limit(options.batchMax)
+    .execute();
+  const counts: TransferReconcileCounts = {
+    checked: 0,
+    resolved: 0,
+    notFound: 0,
+    stillPending: 0,
+    errors: 0,
+  };
+  for (const row of pending) {
+    counts.checked += 1;
+    try {
+      const transfer = await deps.payments.verifyTransfer(row.reference);
+      const end = transfer === null ? null : transferEnd(transfer.status);
+      const lostForGood =
+        transfer === null && now.getTime() - row.created_at.getTime() >= options.notFoundAfterSeconds * 1000;
+      if (end !== null) {
+        await settleTransfer(deps, {
+          reference: row.reference,
+          end,
+          reason: transfer?.reason ?? null,
+          ...(transfer === null ? {} : { amountKobo: transfer.amountKobo }),
+        });
+        counts.resolved += 1;
+      } else if (lostForGood) {
+        await settleTransfer(deps, {
+          reference: row.reference,
+          end: 'failed',
+          reason: 'the payment provider has no record of the transfer',
+        });
+        counts.notFound += 1;
+      } else {
+        counts.stillPending += 1;
+        await deps.db
+          .updateTable('funding_transfers')
+          .set({ updated_at: now })
+          .where('id', '=', row.id)
+          .where('status', '=', 'pending')
+          .execute();
+      }
+    } catch (error) {
+      if (!(error instanceof PaymentProviderError)) throw error;
+      counts.errors += 1;
+      options.onError?.(row.reference, error);
+    }
+  }
+  return counts;
+}
 
 export async function reconcileTopups(
   deps: FundingDeps,
@@ -141,10 +365,16 @@ export async function reconcileTopups(
   return counts;
 }
 
-/** One reconciliation run of everything that can be reconciled (today: top-ups). */
+/** One reconciliation run of everything that can be reconciled: top-ups, funding transfers, dedicated accounts. */
 export async function reconcile(
   deps: FundingDeps,
   options: ReconcileTopupsOptions = reconcileDefaults,
+  transferOptions: ReconcileTransfersOptions = transferReconcileDefaults,
+  dedicatedOptions: ReconcileDedicatedOptions = dedicatedReconcileDefaults,
 ): Promise<ReconcileCounts> {
-  return { topups: await reconcileTopups(deps, options) };
+  return {
+    topups: await reconcileTopups(deps, options),
+    transfers: await reconcileTransfers(deps, transferOptions),
+    dedicatedAccounts: await reconcileDedicatedTransfers(deps, dedicatedOptions),
+  };
 }

@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Context } from '../context.ts';
 import { fundingDeps } from '../funding/ops.ts';
 import {
+  createPaymentEventInbox,
   processPaymentEvent,
   signatureValid,
-  storePaymentEvent,
   webhookBodyLimitBytes,
 } from '../funding/webhook.ts';
 
@@ -14,15 +14,22 @@ import {
 // events, unknown references, duplicates, unparseable bodies), so the provider stops retrying; an
 // invalid one gets 401 in plain text and nothing is stored.
 //
-// The event is stored and its processing job enqueued in one transaction, then the provider gets its
-// 200 at once, and this process runs the same processing right after: the wallet is credited within
+// The event is stored and its processing job enqueued in one transaction (shared with the deliveries
+// that arrived meanwhile: see createPaymentEventInbox), then the provider gets its 200 at once, and this process runs the same processing right after: the wallet is credited within
 // milliseconds, without waiting for a worker's poll, and without making the provider wait on our
-// crediting. Should this process crash or the processing fail, the job (retried with backoff) does it.
+// crediting. Should this process crash, the processing fail or too many runs be under way already,
+// the job (fetched in batches, retried with backoff) does it.
 
 export const paymentWebhookPath = '/api/public/payments/webhook/payment';
 
+/** Deliveries stored per transaction at most: bounds one statement's size (bodies are ≤ 256 KiB). */
+const inboxBatchMax = 64;
+/** Events processed right after their 200 at once, at most; the rest wait for a worker's batch. */
+const inlineProcessingMax = 4;
+
 export function registerPaymentWebhookRoute(app: FastifyInstance, ctx: Context): void {
   const deps = fundingDeps(ctx);
+  const inbox = createPaymentEventInbox(deps, { batchMax: inboxBatchMax });
   // Processing started after an answer; close waits for it, so a graceful stop does not cut it off.
   const inFlight = new Set<Promise<unknown>>();
 
@@ -35,6 +42,7 @@ export function registerPaymentWebhookRoute(app: FastifyInstance, ctx: Context):
       (_r, body, done) => done(null, body),
     );
     scope.addHook('onClose', async () => {
+      await inbox.drained();
       await Promise.allSettled([...inFlight]);
     });
 
@@ -48,9 +56,11 @@ export function registerPaymentWebhookRoute(app: FastifyInstance, ctx: Context):
           return reply.code(401).type('text/plain; charset=utf-8').send('invalid signature');
         }
         // A failure to store is a 500: the provider retries, and nothing was acknowledged.
-        const stored = await storePaymentEvent(deps, raw);
+        const stored = await inbox.store(raw);
         request.log.info({ eventId: stored.eventId, duplicate: !stored.created }, 'payment webhook stored');
-        if (stored.needsProcessing) {
+        // Under load the job workers (in batches) take over from the inline runs, so that storing,
+        // which the provider waits on, is not starved by crediting, which it does not.
+        if (stored.needsProcessing && inFlight.size < inlineProcessingMax) {
           const run = processPaymentEvent(deps, stored.eventId)
             .then((outcome) =>
               request.log.info({ eventId: stored.eventId, outcome }, 'payment webhook processed'),

@@ -2,9 +2,23 @@ import { purgeExpiredSessions } from '../auth/sessions.ts';
 import type { Context } from '../context.ts';
 import { type DomainEvent, JOB_DOMAIN_EVENT } from '../events/domain-events.ts';
 import { emailAlert, JOB_ALERT_EMAIL } from '../funding/alerts.ts';
-import { JOB_FUNDING_RECONCILE, reconcile, reconcileDefaults } from '../funding/reconcile.ts';
+import {
+  dedicatedReconcileDefaults,
+  JOB_FUNDING_RECONCILE,
+  reconcile,
+  reconcileDefaults,
+  transferReconcileDefaults,
+} from '../funding/reconcile.ts';
 import { JOB_PAYMENT_WEBHOOK_EVENT, processPaymentEvent } from '../funding/webhook.ts';
 import { purgeExpiredIdempotencyKeys } from '../http/idempotency-store.ts';
+import { vtuDeps } from '../vtu/deps.ts';
+import {
+  dispatchPurchase,
+  JOB_VTU_DISPATCH,
+  JOB_VTU_REQUERY,
+  requeryDefaults,
+  requeryDuePurchases,
+} from '../vtu/dispatch.ts';
 import type { JobDefinition } from './queue.ts';
 
 export const JOB_MAINTENANCE = 'maintenance.purge-expired';
@@ -25,6 +39,12 @@ export function jobDefinitions(ctx: Context): JobDefinition[] {
       // commit; this job is the safety net for a crash or a failure there. Processing is idempotent
       // (the event is locked and marked processed in the transaction that acts on it).
       name: JOB_PAYMENT_WEBHOOK_EVENT,
+      // Processing is idempotent (once per event, credits once per reference), so a batch may be
+      // retried whole; batches and workers keep up with bursts of deliveries the inline runs leave
+      // to the queue: up to 4 × 50 events per half-second poll. PGlite has one connection, where
+      // more workers only queue behind each other and the storing the provider waits on.
+      batchSize: ctx.database.kind === 'pglite' ? 25 : 50,
+      workers: ctx.database.kind === 'pglite' ? 1 : 4,
       retryLimit: 10,
       retryDelaySeconds: 5,
       expireInSeconds: 300,
@@ -34,8 +54,9 @@ export function jobDefinitions(ctx: Context): JobDefinition[] {
       },
     },
     {
-      // Missed webhooks (SPEC.md item 14): every pending top-up older than a minute is verified with
-      // the provider and credited once. Safe to run twice at once: crediting is once per reference.
+      // Missed webhooks (SPEC.md item 14): every pending top-up and funding transfer older than a
+      // minute is verified with the provider, and transfers into dedicated accounts since the last
+      // scan are listed. Safe to run twice at once: crediting is once per reference.
       name: JOB_FUNDING_RECONCILE,
       cron: '*/5 * * * *',
       retryLimit: 2,
@@ -50,8 +71,48 @@ export function jobDefinitions(ctx: Context): JobDefinition[] {
             onError: (reference, error) =>
               ctx.logger.warn({ err: error, reference }, 'reconciliation could not verify a top-up'),
           },
+          {
+            ...transferReconcileDefaults,
+            onError: (reference, error) =>
+              ctx.logger.warn({ err: error, reference }, 'reconciliation could not verify a transfer'),
+          },
+          {
+            ...dedicatedReconcileDefaults,
+            onError: (_scan, error) =>
+              ctx.logger.warn(
+                { err: error },
+                'reconciliation could not list transfers into dedicated accounts',
+              ),
+          },
         );
-        if (counts.topups.checked > 0) ctx.logger.info({ counts }, 'reconciliation run');
+        if (counts.topups.checked + counts.transfers.checked + counts.dedicatedAccounts.credited > 0)
+          ctx.logger.info({ counts }, 'reconciliation run');
+      },
+    },
+    {
+      // A purchase accepted and committed: the accepting process sends it right after commit; this
+      // job is the safety net after a crash. At most one run sends it (dispatch claims the row).
+      name: JOB_VTU_DISPATCH,
+      retryLimit: 5,
+      retryDelaySeconds: 10,
+      expireInSeconds: 120,
+      handler: async (data) => {
+        const { id } = data as { id: string };
+        await dispatchPurchase(vtuDeps(ctx), id);
+      },
+    },
+    {
+      // Purchases still processing (pending or unknown at the provider): requeried on their backoff
+      // schedule under the same reference; alerted, never refunded, when they stay unresolved.
+      name: JOB_VTU_REQUERY,
+      cron: '* * * * *',
+      retryLimit: 1,
+      retryDelaySeconds: 30,
+      expireInSeconds: 300,
+      runOnClockAdvance: true,
+      handler: async () => {
+        const counts = await requeryDuePurchases(vtuDeps(ctx), requeryDefaults);
+        if (counts.checked > 0) ctx.logger.info({ counts }, 'purchase requery run');
       },
     },
     {

@@ -24,6 +24,7 @@ import {
   nextId,
   recipientJson,
   transactionJson,
+  transactionListItemJson,
   transferCreatedJson,
   transferEventJson,
   transferJson,
@@ -78,6 +79,11 @@ export type SandboxPaymentsOptions = {
   webhookUrl: () => string;
   /** The service's public base URL, where the checkout page is served. */
   publicBaseUrl: () => string;
+  /**
+   * Told of every transfer that settles, so the sandbox's VTU simulators can see money arrive in
+   * their bank accounts, as a real provider's float grows when our transfer lands.
+   */
+  onTransferSettled?: (accountNumber: string, amountKobo: bigint) => void;
 };
 
 const apiPrefix = '/__sandbox/payments';
@@ -210,6 +216,43 @@ export function registerSandboxPayments(
         status: true,
         message: 'Verification successful',
         data: transactionJson(transaction, customerOf(transaction.customerCode)),
+      };
+    });
+
+    // List Transactions: newest first, filtered by status, channel and creation time, paged like
+    // Paystack (perPage default 50; `per_page` is the OpenAPI document's spelling of the same).
+    api.get('/transaction', routeOptions, async (request, reply) => {
+      const query = request.query as Record<string, string | undefined>;
+      const page = Number(query.page ?? '1');
+      const perPage = Number(query.per_page ?? query.perPage ?? '50');
+      const from = query.from === undefined ? null : new Date(query.from);
+      const to = query.to === undefined ? null : new Date(query.to);
+      if (!Number.isInteger(page) || page < 1 || !Number.isInteger(perPage) || perPage < 1 || perPage > 1000)
+        return refuse(reply, 400, 'Invalid page or perPage');
+      if ((from !== null && Number.isNaN(from.getTime())) || (to !== null && Number.isNaN(to.getTime())))
+        return refuse(reply, 400, 'Invalid date in from or to');
+      const matching = [...payments.transactions.values()]
+        .filter(
+          (t) =>
+            (query.status === undefined || t.status === query.status) &&
+            (query.channel === undefined || t.channel === query.channel) &&
+            (from === null || t.createdAt >= from) &&
+            (to === null || t.createdAt <= to),
+        )
+        .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || b.id - a.id);
+      const items = matching.slice((page - 1) * perPage, page * perPage);
+      return {
+        status: true,
+        message: 'Transactions retrieved',
+        data: items.map((t) => transactionListItemJson(t, customerOf(t.customerCode))),
+        meta: {
+          total: matching.length,
+          total_volume: Number(matching.reduce((sum, t) => sum + t.amountKobo, 0n)),
+          skipped: (page - 1) * perPage,
+          perPage,
+          page,
+          pageCount: Math.ceil(matching.length / perPage),
+        },
       };
     });
 
@@ -540,6 +583,7 @@ export function registerSandboxPayments(
     }
     transfer.status = 'success';
     transfer.transferredAt = at;
+    options.onTransferSettled?.(recipient.accountNumber, transfer.amountKobo);
     webhooks.send('transfer.success', transfer.reference, transferEventJson(transfer, recipient));
     if (recipient.accountNumber.endsWith('2')) {
       timers.after(payments.transferReversalDelayMs, () => reverseTransfer(transfer, recipient));

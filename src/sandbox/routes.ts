@@ -6,6 +6,9 @@ import { registerSandboxKyc } from './kyc-provider.ts';
 import { registerSandboxLivenessPage } from './liveness-page.ts';
 import { registerSandboxPayments } from './payment-provider.ts';
 import { SANDBOX_SMS_API_KEY, type SandboxState } from './state.ts';
+import { fundSandboxBills, registerSandboxBills } from './vtu/bills.ts';
+import { fundSandboxData, registerSandboxData } from './vtu/data.ts';
+import { fundSandboxSocial, registerSandboxSocial } from './vtu/social.ts';
 
 // The sandbox's simulated outside parties, mounted under /__sandbox/. Each speaks its party's real
 // wire format, and the service reaches it over HTTP through the same adapter it uses in production.
@@ -29,7 +32,20 @@ export function registerSandbox(app: FastifyInstance, ctx: Context, state: Sandb
     signingSecret: ctx.config.secrets.paymentSigning,
     webhookUrl: () => `${ctx.baseUrl.current}${paymentWebhookPath}`,
     publicBaseUrl: () => ctx.baseUrl.current,
+    // A transfer into a VTU provider's configured bank account tops up that simulator's balance.
+    onTransferSettled: (accountNumber, amountKobo) => {
+      const { vtu } = ctx.config;
+      if (accountNumber === vtu.data.funding.accountNumber) fundSandboxData(state.data, amountKobo);
+      if (accountNumber === vtu.bills.funding.accountNumber) fundSandboxBills(state.bills, amountKobo);
+      if (accountNumber === vtu.social.funding.accountNumber) fundSandboxSocial(state.social, amountKobo);
+    },
   });
+
+  // The VTU providers under /__sandbox/vtu/<data|bills|social>, each with its settable balance at
+  // /__sandbox/providers/<name>/balance (API.md section 8).
+  registerSandboxData(app, state.data, { clock: ctx.clock });
+  registerSandboxBills(app, state.bills, { clock: ctx.clock });
+  registerSandboxSocial(app, state.social, { clock: ctx.clock });
 
   // The SMS gateway (Termii's wire shape): accepts a message and remembers the last one per phone.
   app.post(

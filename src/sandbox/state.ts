@@ -1,5 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { createSandboxPaymentsState, type SandboxPaymentsState } from './payments/state.ts';
+import { createSandboxBillsState, type SandboxBillsState } from './vtu/bills.ts';
+import { createSandboxDataState, type SandboxDataState } from './vtu/data-state.ts';
+import { createSandboxSocialState, type SandboxSocialState } from './vtu/social.ts';
 
 // In-memory state of the sandbox's simulated outside parties. It lives as long as the process,
 // like a provider's own test environment would between test runs.
@@ -31,6 +34,10 @@ export type SandboxState = {
   emails: SandboxEmail[];
   /** The payment provider's records (Paystack's wire shapes, src/sandbox/payment-provider.ts). */
   payments: SandboxPaymentsState;
+  /** The VTU providers' simulators: the data vendor, the bills aggregator (VTpass), the SMM panel. */
+  data: SandboxDataState;
+  bills: SandboxBillsState;
+  social: SandboxSocialState;
 };
 
 /** What the app sees of the sandbox: its state and a way to mount its routes. */
@@ -45,5 +52,8 @@ export function createSandboxState(): SandboxState {
     livenessTokens: new Map(),
     emails: [],
     payments: createSandboxPaymentsState(),
+    data: createSandboxDataState(),
+    bills: createSandboxBillsState(),
+    social: createSandboxSocialState(),
   };
 }

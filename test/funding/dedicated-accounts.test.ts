@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
+import { dedicatedReconcileDefaults, reconcileDedicatedTransfers } from '../../src/funding/reconcile.ts';
 import { JOB_PAYMENT_WEBHOOK_EVENT } from '../../src/funding/webhook.ts';
 import { PaymentProviderError } from '../../src/providers/payments/payment-provider.ts';
 
@@ -283,6 +284,74 @@ describe(`dedicated virtual accounts (${onPostgres() ? 'PostgreSQL' : 'PGlite'})
         assert.equal(await walletKobo(world, user.userId), before + 250_000n);
         assert.equal(await dvaPostings(world, reference), 1);
         assert.equal((await transferCreditedEvents(world, reference)).length, 1);
+      },
+    );
+
+    it(
+      'a transfer whose webhook was lost is credited once by reconciliation; the late webhook changes nothing',
+      BOUNDED,
+      async () => {
+        const deps = {
+          db: world.ctx.db,
+          clock: world.ctx.clock,
+          jobs: world.ctx.jobs,
+          payments: world.ctx.payments,
+        };
+        // Earlier tests' transfers are credited already: a first scan settles them and sets the cursor.
+        await reconcileDedicatedTransfers(deps, dedicatedReconcileDefaults);
+        const before = await walletKobo(world, user.userId);
+        await setWebhookMode(world, 'drop');
+        let reference: string;
+        try {
+          reference = await bankTransfer(world, account.accountNumber, 1234.56);
+        } finally {
+          await setWebhookMode(world, 'deliver');
+        }
+        assert.equal(deliveryOf(world, 'charge.success', reference).status, 'dropped');
+        assert.equal(await walletKobo(world, user.userId), before, 'no webhook, no credit yet');
+
+        // Pages of one, so the scan must walk every page the window holds.
+        const counts = await reconcileDedicatedTransfers(deps, { ...dedicatedReconcileDefaults, perPage: 1 });
+        assert.equal(counts.credited, 1);
+        assert.equal(counts.errors, 0);
+        assert.equal(await walletKobo(world, user.userId), before + 123_456n);
+        assert.equal(await dvaPostings(world, reference), 1);
+        assert.equal((await transferCreditedEvents(world, reference)).length, 1);
+
+        // Run again at once: it is inside the overlap, seen again, and not credited again.
+        const again = await reconcileDedicatedTransfers(deps, dedicatedReconcileDefaults);
+        assert.equal(again.credited, 0);
+        assert.ok(again.alreadyCredited >= 1);
+
+        // The provider's webhook arrives after all.
+        assert.equal((await sendWebhook(world, await providerChargeSuccess(world, reference))).status, 200);
+        const events = await processedByReference(world, reference);
+        assert.deepEqual(
+          events.map((e) => e.outcome),
+          ['already_credited'],
+        );
+        assert.equal(await walletKobo(world, user.userId), before + 123_456n);
+      },
+    );
+
+    it(
+      'a provider that cannot list transactions leaves the scan where it was, to be repeated',
+      BOUNDED,
+      async () => {
+        const failing = {
+          ...world.ctx.payments,
+          listTransactions: async () => {
+            throw new PaymentProviderError('list transactions did not answer', { definite: false });
+          },
+        };
+        const deps = { db: world.ctx.db, clock: world.ctx.clock, jobs: world.ctx.jobs, payments: failing };
+        const cursor = () =>
+          world.ctx.db.selectFrom('reconcile_cursors').select('position').executeTakeFirst();
+        const before = await cursor();
+        world.ctx.sandboxClock!.advance(3600);
+        const counts = await reconcileDedicatedTransfers(deps, dedicatedReconcileDefaults);
+        assert.equal(counts.errors, 1);
+        assert.deepEqual(await cursor(), before, 'the cursor did not move');
       },
     );
 

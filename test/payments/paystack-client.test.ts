@@ -95,6 +95,7 @@ describe('Paystack client against the sandbox provider', () => {
         customerEmail: 'Ada@Example.com',
         customerCode: verified.customerCode,
         gatewayResponse: 'The transaction was not completed',
+        receiverAccountNumber: null,
       });
     });
 
@@ -688,6 +689,7 @@ describe('Paystack client against a misbehaving provider', () => {
       customerEmail: 'a@example.com',
       customerCode: 'CUS_abc',
       gatewayResponse: 'Successful',
+      receiverAccountNumber: null,
     });
     request = expectAuth();
     assert.equal(request.method, 'GET');

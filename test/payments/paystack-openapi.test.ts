@@ -30,6 +30,7 @@ type Loose = any;
 const expectedCoverage: Record<string, string[]> = {
   'POST /transaction/initialize': ['TransactionInitializeResponse', 'TransactionInitializeBadRequestModel'],
   'GET /transaction/verify/{reference}': ['VerifyResponse', 'Error'],
+  'GET /transaction': ['TransactionListResponse'],
   'POST /customer': ['CustomerCreateResponse'],
   'POST /dedicated_account': ['DedicatedNubanCreateResponse'],
   'GET /bank/resolve': ['VerificationResolveAccountNumberResponse', 'Error'],
@@ -107,6 +108,20 @@ describe("Paystack wire format against Paystack's OpenAPI document", () => {
     });
     const { data: inbound } = (await transferIn.json()) as { data: { reference: string } };
     assert.equal((await client.verifyTransaction(inbound.reference))?.channel, 'dedicated_nuban');
+    // Reconciliation's scan for transfers into dedicated accounts.
+    const listed = await client.listTransactions({
+      from: new Date(Date.now() - 3_600_000),
+      to: new Date(Date.now() + 3_600_000),
+      status: 'success',
+      channel: 'dedicated_nuban',
+      page: 1,
+      perPage: 50,
+    });
+    assert.equal(listed.pageCount, 1);
+    assert.deepEqual(
+      listed.transactions.map((t) => [t.reference, t.receiverAccountNumber, t.customerCode]),
+      [[inbound.reference, account.accountNumber, customerCode]],
+    );
     chargeWebhooks.push(
       ...(await receiver.waitFor(
         (w) => w.event === 'charge.success' && [paid, inbound.reference].includes(w.data.reference),

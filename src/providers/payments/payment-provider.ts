@@ -27,6 +27,8 @@ export type VerifiedTransaction = {
   customerEmail: string | null;
   customerCode: string | null;
   gatewayResponse: string | null;
+  /** The dedicated account the money was sent to (channel dedicated_nuban); null otherwise. */
+  receiverAccountNumber: string | null;
 };
 
 export type TransferStatus =
@@ -76,6 +78,18 @@ export type PaymentProvider = {
   }): Promise<{ authorizationUrl: string; accessCode: string; reference: string }>;
   /** null when the provider does not know the reference. */
   verifyTransaction(reference: string): Promise<VerifiedTransaction | null>;
+  /**
+   * One page of the integration's transactions created between `from` and `to`, filtered as asked;
+   * pages count from 1. Reconciliation finds transfers into dedicated accounts with it.
+   */
+  listTransactions(request: {
+    from: Date;
+    to: Date;
+    status: 'success';
+    channel: 'dedicated_nuban';
+    page: number;
+    perPage: number;
+  }): Promise<{ transactions: VerifiedTransaction[]; pageCount: number }>;
   createCustomer(request: {
     email: string;
     firstName: string;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { exchange, safeJson } from '../http-exchange.ts';
 import {
   type DedicatedAccount,
   type PaymentProvider,
@@ -33,8 +34,6 @@ export type PaystackClientOptions = {
   timeoutMs: number;
 };
 
-/** A GET is sent at most this many times; a POST once. */
-const getAttemptsMax = 2;
 /** Amounts cross the wire as JSON numbers, exact only up to 2^53 - 1. */
 const wireAmountKoboMax = BigInt(Number.MAX_SAFE_INTEGER);
 /** How much of a provider's error message goes into ours. */
@@ -84,19 +83,39 @@ const initializeAnswer = ok(
 
 const timestamp = z.iso.datetime({ offset: true });
 
-const transactionAnswer = ok(
-  z.object({
-    reference: z.string().min(1),
-    status: z.enum(transactionStatuses),
-    amount: wireKobo,
-    currency: z.string().min(1),
-    paid_at: timestamp.nullish(),
-    paidAt: timestamp.nullish(),
-    channel: z.string().nullish(),
-    gateway_response: z.string().nullish(),
-    customer: z.object({ email: z.string().nullish(), customer_code: z.string().nullish() }).nullish(),
-  }),
-);
+const transactionData = z.object({
+  reference: z.string().min(1),
+  status: z.enum(transactionStatuses),
+  amount: wireKobo,
+  currency: z.string().min(1),
+  paid_at: timestamp.nullish(),
+  paidAt: timestamp.nullish(),
+  channel: z.string().nullish(),
+  gateway_response: z.string().nullish(),
+  customer: z.object({ email: z.string().nullish(), customer_code: z.string().nullish() }).nullish(),
+  // An empty object for an abandoned checkout; for money into a dedicated account, the account.
+  authorization: z.object({ receiver_bank_account_number: z.string().nullish() }).nullish(),
+});
+const transactionAnswer = ok(transactionData);
+const transactionListAnswer = ok(z.array(transactionData)).extend({
+  meta: z.object({ page: z.number().int(), pageCount: z.number().int().min(0) }),
+});
+
+function verifiedTransaction(data: z.infer<typeof transactionData>): VerifiedTransaction {
+  const paidAt = data.paid_at ?? data.paidAt ?? null;
+  return {
+    reference: data.reference,
+    status: data.status,
+    amountKobo: data.amount,
+    currency: data.currency,
+    paidAt: paidAt === null ? null : new Date(paidAt),
+    channel: data.channel ?? null,
+    customerEmail: data.customer?.email ?? null,
+    customerCode: data.customer?.customer_code ?? null,
+    gatewayResponse: data.gateway_response ?? null,
+    receiverAccountNumber: data.authorization?.receiver_bank_account_number ?? null,
+  };
+}
 
 const customerAnswer = ok(z.object({ customer_code: z.string().min(1), email: z.string() }));
 
@@ -145,62 +164,40 @@ export function createPaystackClient(options: PaystackClientOptions): PaymentPro
       authorization: `Bearer ${options.secretKey}`,
     };
     if (call.body !== undefined) headers['content-type'] = 'application/json';
-    const deadline = AbortSignal.timeout(options.timeoutMs);
-    const attemptsMax = call.method === 'GET' ? getAttemptsMax : 1;
-
-    const base = options.baseUrl().replace(/\/+$/, '');
-
-    for (let attempt = 1; ; attempt++) {
-      // Another attempt only while the call's time budget lasts.
-      const again = () => attempt < attemptsMax && !deadline.aborted;
-      let response: Response;
-      let text: string;
-      try {
-        response = await fetch(`${base}${call.path}`, {
-          method: call.method,
-          headers,
-          ...(call.body !== undefined ? { body: JSON.stringify(call.body) } : {}),
-          signal: deadline,
-          redirect: 'error',
-        });
-        // The deadline covers the body too: headers followed by a stall are no answer.
-        text = await response.text();
-      } catch (error) {
-        if (deadline.aborted)
-          throw indefinite(what, `did not answer within ${options.timeoutMs} ms`, null, error);
-        if (again()) continue;
-        throw indefinite(what, `is unreachable (${describe(error)})`, null, error);
-      }
-
-      const status = response.status;
-      if (status >= 200 && status < 300) {
-        const parsed = safeJson(text);
-        if (parsed === undefined)
-          throw indefinite(what, `answered ${status} with a body that is not JSON`, status);
-        return { kind: 'ok', body: parsed };
-      }
-      if (status >= 500) {
-        if (again()) continue;
-        throw indefinite(what, `failed upstream (${status})`, status);
-      }
-      if (status === 429) throw indefinite(what, 'is rate limiting us (429)', status);
-      const refused = refusal.safeParse(safeJson(text));
-      if (status >= 400 && refused.success) {
-        if (status === 404 && call.notFoundIsAnswer === true) return { kind: 'not_found' };
-        const message = refused.data.message.slice(0, providerMessageLengthMax);
-        if (status === 401 || status === 403) {
-          throw definite(what, `refused our secret key (${status}): ${message}`, status);
-        }
-        throw definite(what, `refused the request (${status}): ${message}`, status);
-      }
-      // A 4xx without Paystack's envelope comes from something in between (a proxy, a wrong base URL):
-      // we cannot tell whether the provider saw the request.
-      throw indefinite(
-        what,
-        `answered ${status} without the provider's envelope (is the base URL right?)`,
-        status,
-      );
+    const result = await exchange({
+      url: `${options.baseUrl().replace(/\/+$/, '')}${call.path}`,
+      method: call.method,
+      headers,
+      ...(call.body !== undefined ? { body: JSON.stringify(call.body) } : {}),
+      timeoutMs: options.timeoutMs,
+      retry: call.method === 'GET',
+    });
+    if (result.kind === 'no_answer') throw indefinite(what, result.reason, null);
+    const { status, text } = result;
+    if (status >= 200 && status < 300) {
+      const parsed = safeJson(text);
+      if (parsed === undefined)
+        throw indefinite(what, `answered ${status} with a body that is not JSON`, status);
+      return { kind: 'ok', body: parsed };
     }
+    if (status >= 500) throw indefinite(what, `failed upstream (${status})`, status);
+    if (status === 429) throw indefinite(what, 'is rate limiting us (429)', status);
+    const refused = refusal.safeParse(safeJson(text));
+    if (status >= 400 && refused.success) {
+      if (status === 404 && call.notFoundIsAnswer === true) return { kind: 'not_found' };
+      const message = refused.data.message.slice(0, providerMessageLengthMax);
+      if (status === 401 || status === 403) {
+        throw definite(what, `refused our secret key (${status}): ${message}`, status);
+      }
+      throw definite(what, `refused the request (${status}): ${message}`, status);
+    }
+    // A 4xx without Paystack's envelope comes from something in between (a proxy, a wrong base URL):
+    // we cannot tell whether the provider saw the request.
+    throw indefinite(
+      what,
+      `answered ${status} without the provider's envelope (is the base URL right?)`,
+      status,
+    );
   }
 
   function validate<T>(what: string, schema: z.ZodType<T>, body: unknown): T {
@@ -251,18 +248,23 @@ export function createPaystackClient(options: PaystackClientOptions): PaymentPro
       if (answer.kind === 'not_found') return null;
       const { data } = validate(what, transactionAnswer, answer.body);
       if (data.reference !== reference) throw indefinite(what, 'answered for a different reference', null);
-      const paidAt = data.paid_at ?? data.paidAt ?? null;
-      return {
-        reference: data.reference,
-        status: data.status,
-        amountKobo: data.amount,
-        currency: data.currency,
-        paidAt: paidAt === null ? null : new Date(paidAt),
-        channel: data.channel ?? null,
-        customerEmail: data.customer?.email ?? null,
-        customerCode: data.customer?.customer_code ?? null,
-        gatewayResponse: data.gateway_response ?? null,
-      };
+      return verifiedTransaction(data);
+    },
+
+    async listTransactions(request) {
+      const what = 'list transactions';
+      const query = new URLSearchParams({
+        status: request.status,
+        channel: request.channel,
+        from: request.from.toISOString(),
+        to: request.to.toISOString(),
+        page: String(request.page),
+        per_page: String(request.perPage),
+      });
+      const answer = await send({ what, method: 'GET', path: `/transaction?${query}` });
+      if (answer.kind === 'not_found') throw indefinite(what, 'answered 404', 404);
+      const { data, meta } = validate(what, transactionListAnswer, answer.body);
+      return { transactions: data.map(verifiedTransaction), pageCount: meta.pageCount };
     },
 
     async createCustomer(request) {
@@ -430,24 +432,6 @@ function definite(what: string, happened: string, httpStatus: number | null): Pa
   return new PaymentProviderError(`Payment provider (${what}) ${happened}`, { definite: true, httpStatus });
 }
 
-function indefinite(what: string, happened: string, httpStatus: number | null, cause?: unknown) {
-  return new PaymentProviderError(`Payment provider (${what}) ${happened}`, {
-    definite: false,
-    httpStatus,
-    ...(cause !== undefined ? { cause } : {}),
-  });
-}
-
-function describe(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
-  return `${message}${cause}`;
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
+function indefinite(what: string, happened: string, httpStatus: number | null) {
+  return new PaymentProviderError(`Payment provider (${what}) ${happened}`, { definite: false, httpStatus });
 }

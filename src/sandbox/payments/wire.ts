@@ -340,3 +340,18 @@ export function transferEventJson(transfer: SandboxTransfer, recipient: SandboxR
     updated_at: updatedAt,
   };
 }
+
+/**
+ * One item of GET /transaction (TransactionListResponseArray): the transaction object, where the
+ * list's schema wants `plan` as an object and the authorization's `signature` present (null for
+ * money into a dedicated account).
+ */
+export function transactionListItemJson(transaction: SandboxTransaction, customer: SandboxCustomer) {
+  const item = transactionJson(transaction, customer);
+  const auth = item.authorization as Record<string, unknown>;
+  return {
+    ...item,
+    plan: {},
+    authorization: Object.keys(auth).length === 0 ? auth : { signature: null, ...auth },
+  };
+}

@@ -1,0 +1,75 @@
+// One HTTP exchange with an outside party, as every adapter needs it: a single time budget for the
+// whole call (the body included: headers followed by a stall are no answer), no redirects, and the
+// retry rule that is safe for money. A read (`retry: true`, GET and other calls that change nothing)
+// is sent once more after a network error or a 5xx while the budget lasts; anything else is sent once,
+// since a repeated purchase or transfer could act twice. What the status and body mean is the
+// adapter's to say.
+
+export type ExchangeRequest = {
+  url: string;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  /** Sent as is (the caller serialises it and sets its content type). */
+  body?: string;
+  timeoutMs: number;
+  /** True only for calls that change nothing at the other end. */
+  retry: boolean;
+};
+
+export type ExchangeResult =
+  /** An answer came: any status, with its body as text. */
+  | { kind: 'answer'; status: number; text: string }
+  /** No usable answer: `reason` completes "the call …" ("did not answer within 8000 ms"). */
+  | { kind: 'no_answer'; reason: string; timedOut: boolean };
+
+/** Two attempts at most, the second only for a read. */
+const attemptsMax = 2;
+
+export async function exchange(request: ExchangeRequest): Promise<ExchangeResult> {
+  const deadline = AbortSignal.timeout(request.timeoutMs);
+  const attempts = request.retry ? attemptsMax : 1;
+  for (let attempt = 1; ; attempt++) {
+    // Another attempt only while the call's time budget lasts.
+    const again = attempt < attempts && !deadline.aborted;
+    let response: Response;
+    let text: string;
+    try {
+      response = await fetch(request.url, {
+        method: request.method,
+        headers: request.headers,
+        ...(request.body !== undefined ? { body: request.body } : {}),
+        signal: deadline,
+        redirect: 'error',
+      });
+      text = await response.text();
+    } catch (error) {
+      if (deadline.aborted) {
+        return { kind: 'no_answer', reason: `did not answer within ${request.timeoutMs} ms`, timedOut: true };
+      }
+      if (again) continue;
+      return {
+        kind: 'no_answer',
+        reason: `is unreachable (${describeNetworkError(error)})`,
+        timedOut: false,
+      };
+    }
+    if (response.status >= 500 && again) continue;
+    return { kind: 'answer', status: response.status, text };
+  }
+}
+
+/** A network error with its cause (fetch wraps it: "fetch failed" alone says nothing). */
+export function describeNetworkError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  return `${message}${cause}`;
+}
+
+/** The body as JSON, or undefined when it is not JSON. */
+export function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}

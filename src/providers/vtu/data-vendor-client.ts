@@ -1,0 +1,552 @@
+import { z } from 'zod';
+import { isNairaAmount, nairaToKobo } from '../../money.ts';
+import { exchange, safeJson } from '../http-exchange.ts';
+import {
+  type DataPlanItem,
+  type Network,
+  type NetworkItem,
+  notOffered,
+  type PurchaseOutcome,
+  type RequeryOutcome,
+  type VtuProvider,
+  VtuProviderError,
+  type VtuService,
+} from './vtu-provider.ts';
+
+// The data provider client, speaking the API of the "DataStation clone" family of Nigerian data
+// vendors (shared/reference/providers.md section 3.1): one Django REST framework script run by many
+// vendors. `Authorization: Token <key>`; data at POST /api/data/, airtime at POST /api/topup/, an order
+// read back at GET /api/data/{id} (or /api/topup/{id}), the order lists at GET /api/data/ and
+// /api/topup/, and the account with its wallet balance and plan catalogue at GET /api/user/. An order
+// carries its state in `Status` (capital S): successful, pending (or processing), failed.
+//
+// The outcome rule. Many clients of these vendors treat anything but "successful" as failed; this one
+// must not, because `failed` refunds the user (vtu-provider.ts). So:
+// - Status "successful" → success; "pending"/"processing" → pending;
+// - Status "failed", or a 400/401/403 whose body is the vendor's own refusal (`{"error": [...]}`,
+//   `{"detail": ...}`, DRF field errors such as `{"plan": [...]}`) → failed: the vendor refused and
+//   nothing was sent. A 401 counts: DRF checks the token before the purchase view runs;
+// - everything else → unknown: a timeout, a network error, a 5xx, a 429, any other Status, a body that
+//   is not JSON or not an order, an order for another reference, and a refusal that is about our
+//   `ident` (the reference was already used: an earlier attempt may have delivered). The caller
+//   requeries an unknown outcome and never refunds on it.
+//
+// Our reference travels as `ident`, which is how a purchase whose answer never came is found again:
+// requery without the vendor's id reads the order list (newest first, up to listPagesMax pages) and
+// looks for it. `not_found` is answered only when the whole list was read without it; a vendor still
+// working on a request that timed out may not list it yet, so the caller should trust not_found only
+// some time after the purchase. An order missing from the pages we read is `unknown`, never not_found. `Ported_number: true` is
+// always sent, because the service checks the prefix itself and a ported number is still the user's.
+//
+// Retries: a GET is repeated once after a network error or a 5xx, inside the call's time budget. A
+// POST is never repeated here; the caller requeries instead.
+
+export type DataVendorClientOptions = {
+  /** The configuration name (data). */
+  name: string;
+  /** Read on every call: the sandbox's address is known only once the server listens. */
+  baseUrl: () => string;
+  /** The vendor's API token, sent as `Authorization: Token <token>`. */
+  token: string;
+  /** Bounds each HTTP call as a whole, the body and the one GET retry included. */
+  timeoutMs: number;
+  /** The vendor's network ids, where they differ from DataStation's (1 MTN, 2 GLO, 3 9MOBILE, 4 AIRTEL). */
+  networkIds?: Partial<Record<Network, number>>;
+};
+
+export const defaultDataVendorNetworkIds: Readonly<Record<Network, number>> = {
+  mtn: 1,
+  glo: 2,
+  '9mobile': 3,
+  airtel: 4,
+};
+
+const networkNames: Readonly<Record<Network, string>> = {
+  mtn: 'MTN',
+  glo: 'GLO',
+  airtel: 'Airtel',
+  '9mobile': '9mobile',
+};
+
+/** The catalogue's key for each network's plans in `Dataplans`. */
+const planKeys: Readonly<Record<Network, string>> = {
+  mtn: 'MTN_PLAN',
+  glo: 'GLO_PLAN',
+  airtel: 'AIRTEL_PLAN',
+  '9mobile': '9MOBILE_PLAN',
+};
+
+const networksInOrder: readonly Network[] = ['mtn', 'glo', 'airtel', '9mobile'];
+
+/** A GET is sent at most this many times; a POST once. */
+/** Requery by reference reads at most this many pages of the order list, newest first. */
+export const listPagesMax = 10;
+/** How much of a vendor's message goes into ours. */
+const vendorMessageLengthMax = 200;
+/** Airtime is sold in whole naira between these bounds by every vendor of this family. */
+const airtimeKoboMin = 50_00n;
+const airtimeKoboMax = 50_000_00n;
+
+const localPhonePattern = /^0\d{10}$/;
+const planIdPattern = /^[1-9]\d{0,9}$/;
+
+/** A naira amount as these vendors write it: "560.0", "1,000.50", "₦560", or a JSON number. */
+const nairaText = z.union([z.string(), z.number()]).transform((value, ctx) => {
+  const kobo = parseNaira(value);
+  if (kobo === null) {
+    ctx.addIssue({ code: 'custom', message: 'not an exact naira amount' });
+    return z.NEVER;
+  }
+  return kobo;
+});
+
+const vendorId = z.union([z.number().int().nonnegative(), z.string().regex(/^\d+$/)]).transform(String);
+
+/** An order, data or airtime: only the fields we read. */
+const orderSchema = z.object({
+  id: vendorId.nullish(),
+  ident: z.string().nullish(),
+  Status: z.string(),
+  api_response: z.string().nullish(),
+  plan_amount: z.unknown().optional(),
+  paid_amount: z.unknown().optional(),
+});
+type Order = z.output<typeof orderSchema>;
+
+const orderListSchema = z.union([
+  z.array(z.unknown()),
+  z.object({
+    count: z.number().int().nonnegative().nullish(),
+    next: z.string().nullish(),
+    previous: z.string().nullish(),
+    results: z.array(z.unknown()),
+  }),
+]);
+
+const planSchema = z.object({
+  id: vendorId,
+  network: z.number().int().nullish(),
+  plan_type: z.string().trim().min(1),
+  plan_network: z.string().nullish(),
+  month_validate: z.string().nullish(),
+  plan: z.string().trim().min(1),
+  plan_amount: nairaText,
+});
+
+/** A network's plans: `{ALL: [...]}` in most of these scripts, a bare array in some. */
+const networkPlansSchema = z.union([z.array(z.unknown()), z.object({ ALL: z.array(z.unknown()) })]);
+
+const accountSchema = z.object({
+  user: z.object({ wallet_balance: nairaText }),
+  Dataplans: z.record(z.string(), z.unknown()).nullish(),
+});
+
+/** A DRF error body: every value a message or a list of messages. */
+const refusalSchema = z
+  .record(z.string(), z.union([z.string(), z.array(z.string())]))
+  .refine((body) => Object.keys(body).length > 0);
+
+type Answer =
+  | { kind: 'ok'; body: unknown }
+  /** A 4xx with the vendor's refusal body. */
+  | { kind: 'refused'; httpStatus: number; message: string; aboutIdent: boolean }
+  /** A 404 with DRF's `{"detail": "Not found."}`. */
+  | { kind: 'not_found' }
+  | { kind: 'indefinite'; reason: string };
+
+type Call = { what: string; method: 'GET' | 'POST'; path: string; body?: Record<string, unknown> };
+
+type Kind = { path: '/api/data/' | '/api/topup/'; label: string };
+const dataKind: Kind = { path: '/api/data/', label: 'data' };
+const topupKind: Kind = { path: '/api/topup/', label: 'airtime' };
+
+export function createDataVendorClient(options: DataVendorClientOptions): VtuProvider {
+  const provider = options.name;
+  const networkIds: Record<Network, number> = { ...defaultDataVendorNetworkIds, ...options.networkIds };
+  const services: ReadonlySet<VtuService> = new Set<VtuService>(['data', 'airtime']);
+
+  async function send(call: Call): Promise<Answer> {
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      authorization: `Token ${options.token}`,
+    };
+    if (call.body !== undefined) headers['content-type'] = 'application/json';
+    const result = await exchange({
+      url: `${options.baseUrl().replace(/\/+$/, '')}${call.path}`,
+      method: call.method,
+      headers,
+      ...(call.body !== undefined ? { body: JSON.stringify(call.body) } : {}),
+      timeoutMs: options.timeoutMs,
+      retry: call.method === 'GET',
+    });
+    if (result.kind === 'no_answer') return indefinite(`${call.what} ${result.reason}`);
+    const { status, text } = result;
+    const parsed = safeJson(text);
+    if (status >= 200 && status < 300) {
+      if (parsed === undefined)
+        return indefinite(`${call.what} answered ${status} with a body that is not JSON`);
+      return { kind: 'ok', body: parsed };
+    }
+    if (status >= 500) return indefinite(`${call.what} failed upstream (${status})`);
+    if (status === 429) return indefinite(`${call.what} is rate limiting us (429)`);
+    if (status === 404 && isNotFoundBody(parsed)) return { kind: 'not_found' };
+    // A failed order may come back with a 4xx; any other Status on a 4xx contradicts itself.
+    const order = orderSchema.safeParse(parsed);
+    if (order.success && order.data.Status.trim().toLowerCase() === 'failed')
+      return { kind: 'ok', body: parsed };
+    const refused = refusalSchema.safeParse(parsed);
+    if ((status === 400 || status === 401 || status === 403) && refused.success) {
+      return {
+        kind: 'refused',
+        httpStatus: status,
+        message: refusalMessage(refused.data),
+        aboutIdent: isAboutIdent(refused.data),
+      };
+    }
+    // Any other 4xx (no DRF body, or 404/405 from a wrong base URL or a proxy): we cannot tell
+    // whether the vendor saw the request.
+    return indefinite(
+      `${call.what} answered ${status} without the vendor's error body (is the base URL right?)`,
+    );
+  }
+
+  /** The outcome an order describes, for a purchase or a requery of `reference`. */
+  function outcomeOf(what: string, reference: string, body: unknown, kind: Kind): PurchaseOutcome {
+    const parsed = orderSchema.safeParse(body);
+    if (!parsed.success)
+      return { status: 'unknown', reason: `${provider}: ${what} answered with an unexpected body` };
+    const order = parsed.data;
+    if (order.ident != null && order.ident !== '' && order.ident !== reference) {
+      return {
+        status: 'unknown',
+        reason: `${provider}: ${what} answered about another order (${order.ident})`,
+      };
+    }
+    const providerReference = order.id ?? null;
+    const status = order.Status.trim().toLowerCase();
+    switch (status) {
+      case 'successful':
+      case 'success': {
+        const charged = chargedKobo(order, kind);
+        return {
+          status: 'success',
+          providerReference,
+          ...(charged !== null ? { chargedKobo: charged } : {}),
+        };
+      }
+      case 'pending':
+      case 'processing':
+        return { status: 'pending', providerReference };
+      case 'failed':
+        return {
+          status: 'failed',
+          reason: `${provider}: ${kind.label} order failed${order.api_response ? `: ${clip(order.api_response)}` : ''}`,
+        };
+      default:
+        return {
+          status: 'unknown',
+          reason: `${provider}: ${what} answered with Status "${clip(order.Status)}"`,
+        };
+    }
+  }
+
+  function purchaseAnswer(what: string, reference: string, answer: Answer, kind: Kind): PurchaseOutcome {
+    switch (answer.kind) {
+      case 'ok':
+        return outcomeOf(what, reference, answer.body, kind);
+      case 'refused':
+        // A refusal about the reference itself says an order with it may exist: find out, never refund.
+        if (answer.aboutIdent) {
+          return {
+            status: 'unknown',
+            reason: `${provider}: ${what} refused our reference: ${answer.message}`,
+          };
+        }
+        return {
+          status: 'failed',
+          reason: `${provider}: ${what} refused (${answer.httpStatus}): ${answer.message}`,
+        };
+      case 'not_found':
+        return { status: 'unknown', reason: `${provider}: ${what} answered 404 (is the base URL right?)` };
+      case 'indefinite':
+        return { status: 'unknown', reason: `${provider}: ${answer.reason}` };
+    }
+  }
+
+  async function requeryById(reference: string, id: string, kind: Kind): Promise<RequeryOutcome> {
+    const what = `${kind.label} requery`;
+    if (!/^\d+$/.test(id))
+      return { status: 'unknown', reason: `${provider}: ${id} is not one of its order ids` };
+    const answer = await send({ what, method: 'GET', path: `${kind.path}${id}` });
+    // The vendor gave us this id, so "not found" is an anomaly to look into, never a reason to refund.
+    if (answer.kind === 'not_found') {
+      return { status: 'unknown', reason: `${provider}: ${what} says its own order ${id} does not exist` };
+    }
+    if (answer.kind === 'refused') {
+      return {
+        status: 'unknown',
+        reason: `${provider}: ${what} refused (${answer.httpStatus}): ${answer.message}`,
+      };
+    }
+    return purchaseAnswer(what, reference, answer, kind);
+  }
+
+  async function requeryByIdent(reference: string, kind: Kind): Promise<RequeryOutcome> {
+    const what = `${kind.label} order list`;
+    let query = '';
+    for (let page = 1; page <= listPagesMax; page++) {
+      const answer = await send({ what, method: 'GET', path: `${kind.path}${query}` });
+      if (answer.kind !== 'ok') {
+        const why = answer.kind === 'indefinite' ? answer.reason : `${what} answered ${answer.kind}`;
+        return { status: 'unknown', reason: `${provider}: ${why}` };
+      }
+      const list = orderListSchema.safeParse(answer.body);
+      if (!list.success)
+        return { status: 'unknown', reason: `${provider}: ${what} answered with an unexpected body` };
+      const orders = Array.isArray(list.data) ? list.data : list.data.results;
+      const found = orders.find((order) => isRecord(order) && order.ident === reference);
+      if (found !== undefined) return outcomeOf(what, reference, found, kind);
+      const next = Array.isArray(list.data) ? null : (list.data.next ?? null);
+      if (next === null) return { status: 'not_found' };
+      // Only the query of `next` is used: the vendor builds it from the Host header it saw, and our
+      // token goes to no address but the configured one.
+      const nextQuery = queryOf(next);
+      if (nextQuery === null || nextQuery === query) {
+        return { status: 'unknown', reason: `${provider}: ${what} gave a next page we cannot follow` };
+      }
+      query = nextQuery;
+    }
+    return {
+      status: 'unknown',
+      reason: `${provider}: ${reference} is not in the newest ${listPagesMax} pages of the ${what}`,
+    };
+  }
+
+  async function account(what: string): Promise<z.output<typeof accountSchema>> {
+    const answer = await send({ what, method: 'GET', path: '/api/user/' });
+    if (answer.kind === 'indefinite') throw new VtuProviderError(provider, answer.reason);
+    if (answer.kind === 'refused') {
+      throw new VtuProviderError(provider, `${what} refused (${answer.httpStatus}): ${answer.message}`);
+    }
+    if (answer.kind === 'not_found')
+      throw new VtuProviderError(provider, `${what} answered 404 (is the base URL right?)`);
+    const parsed = accountSchema.safeParse(answer.body);
+    if (!parsed.success) {
+      const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join('.') || '(root)'))];
+      throw new VtuProviderError(
+        provider,
+        `${what} answered with an unexpected body (at ${fields.slice(0, 5).join(', ')})`,
+      );
+    }
+    return parsed.data;
+  }
+
+  function plansOf(network: Network, dataplans: Record<string, unknown>): DataPlanItem[] {
+    const raw = dataplans[planKeys[network]];
+    if (raw === undefined || raw === null) return [];
+    const container = networkPlansSchema.safeParse(raw);
+    if (!container.success) {
+      throw new VtuProviderError(provider, `the catalogue's ${planKeys[network]} is not a list of plans`);
+    }
+    const items = Array.isArray(container.data) ? container.data : container.data.ALL;
+    const plans: DataPlanItem[] = [];
+    for (const item of items) {
+      // One unreadable plan (a price we cannot read exactly, say) is left out rather than guessed at;
+      // the rest of the catalogue stays usable.
+      const plan = planSchema.safeParse(item);
+      if (!plan.success) continue;
+      const { data } = plan;
+      if (data.network != null && data.network !== networkIds[network]) {
+        throw new VtuProviderError(
+          provider,
+          `the catalogue lists ${planKeys[network]} under network id ${data.network}, but ${network} is configured as ${networkIds[network]}: check the vendor's network ids`,
+        );
+      }
+      const validity = data.month_validate?.trim() || null;
+      // Some of these scripts mark a withdrawn plan in its validity text rather than removing it.
+      if (validity !== null && /unavailable/i.test(validity)) continue;
+      if (data.plan_amount <= 0n) continue;
+      plans.push({
+        planId: data.id,
+        network,
+        planType: planType(data.plan_type),
+        name: data.plan,
+        validity,
+        wholesaleKobo: data.plan_amount,
+      });
+    }
+    return plans;
+  }
+
+  return {
+    name: provider,
+    services,
+
+    async networks(service): Promise<NetworkItem[]> {
+      if (service === 'airtime') return networksInOrder.map((id) => ({ id, name: networkNames[id] }));
+      if (service !== 'data') return notOffered(provider, `networks for ${String(service)}`);
+      const { Dataplans } = await account('catalogue');
+      return networksInOrder
+        .filter((network) => plansOf(network, Dataplans ?? {}).length > 0)
+        .map((id) => ({ id, name: networkNames[id] }));
+    },
+
+    async dataPlans(network) {
+      if (!(network in planKeys)) throw new VtuProviderError(provider, `unknown network ${String(network)}`);
+      const { Dataplans } = await account('catalogue');
+      return plansOf(network, Dataplans ?? {});
+    },
+
+    // Async, so that the routing mistake arrives as a rejection like every other failure of a call.
+    cableProviders: async () => notOffered(provider, 'cable'),
+    cablePlans: async () => notOffered(provider, 'cable'),
+    discos: async () => notOffered(provider, 'electricity'),
+    bettingCompanies: async () => notOffered(provider, 'betting'),
+    educationItems: async () => notOffered(provider, 'education'),
+    socialServices: async () => notOffered(provider, 'social'),
+    verifyCustomer: async (request) => notOffered(provider, `customer look-up for ${request.service}`),
+
+    async purchase(request) {
+      if (request.service !== 'data' && request.service !== 'airtime') {
+        return notOffered(provider, request.service);
+      }
+      // Refused here, before anything is sent: nothing can have been delivered, so failed is exact.
+      if (request.reference.trim() === '') return localRefusal('the reference is empty');
+      if (!localPhonePattern.test(request.phone))
+        return localRefusal(`${request.phone} is not an 11-digit local number`);
+      const network = networkIds[request.network];
+      if (network === undefined) return localRefusal(`unknown network ${String(request.network)}`);
+
+      if (request.service === 'data') {
+        if (!planIdPattern.test(request.planId))
+          return localRefusal(`${request.planId} is not one of its plan ids`);
+        const what = 'data purchase';
+        const answer = await send({
+          what,
+          method: 'POST',
+          path: dataKind.path,
+          body: {
+            network,
+            mobile_number: request.phone,
+            plan: Number(request.planId),
+            Ported_number: true,
+            ident: request.reference,
+          },
+        });
+        return purchaseAnswer(what, request.reference, answer, dataKind);
+      }
+
+      const kobo = request.amountKobo;
+      if (kobo % 100n !== 0n || kobo < airtimeKoboMin || kobo > airtimeKoboMax) {
+        return localRefusal(`airtime of ${kobo} kobo is not whole naira between ₦50 and ₦50,000`);
+      }
+      const what = 'airtime purchase';
+      const answer = await send({
+        what,
+        method: 'POST',
+        path: topupKind.path,
+        body: {
+          network,
+          amount: Number(kobo / 100n),
+          mobile_number: request.phone,
+          Ported_number: true,
+          airtime_type: 'VTU',
+          ident: request.reference,
+        },
+      });
+      return purchaseAnswer(what, request.reference, answer, topupKind);
+    },
+
+    async requery(request) {
+      if (request.service !== 'data' && request.service !== 'airtime') {
+        return notOffered(provider, `requery for ${request.service}`);
+      }
+      const kind = request.service === 'data' ? dataKind : topupKind;
+      if (request.providerReference !== null)
+        return requeryById(request.reference, request.providerReference, kind);
+      if (request.reference.trim() === '')
+        return { status: 'unknown', reason: `${provider}: empty reference` };
+      return requeryByIdent(request.reference, kind);
+    },
+
+    async balance() {
+      const { user } = await account('balance');
+      return user.wallet_balance;
+    },
+  };
+
+  function localRefusal(why: string): PurchaseOutcome {
+    return { status: 'failed', reason: `${provider}: refused locally: ${why}` };
+  }
+}
+
+/** What the vendor charged, when the order says so exactly; an unreadable amount is left out. */
+function chargedKobo(order: Order, kind: Kind): bigint | null {
+  const raw = kind === topupKind ? order.paid_amount : order.plan_amount;
+  if (typeof raw !== 'string' && typeof raw !== 'number') return null;
+  return parseNaira(raw);
+}
+
+/**
+ * Kobo from a naira amount as these vendors write it, exactly, or null. Strings are read digit by
+ * digit, never through a float; a third decimal is accepted only when it adds nothing ("560.000").
+ */
+export function parseNaira(value: string | number): bigint | null {
+  if (typeof value === 'number') return isNairaAmount(value) ? nairaToKobo(value) : null;
+  const text = value
+    .trim()
+    .replace(/^(?:₦|NGN|N)\s*/i, '')
+    .replace(/,(?=\d{3}(?:\D|$))/g, '');
+  const match = /^(\d{1,15})(?:\.(\d+))?$/.exec(text);
+  if (match === null) return null;
+  const fraction = match[2] ?? '';
+  if (/[^0]/.test(fraction.slice(2))) return null;
+  return BigInt(match[1] ?? '0') * 100n + BigInt(fraction.slice(0, 2).padEnd(2, '0'));
+}
+
+/** "CORPORATE GIFTING" is CG in our catalogue; every other type as the vendor wrote it, upper case. */
+function planType(vendorType: string): string {
+  const upper = vendorType.trim().toUpperCase().replace(/\s+/g, ' ');
+  return upper.replace(/^CORPORATE GIFTING\s*/, 'CG');
+}
+
+function isNotFoundBody(body: unknown): boolean {
+  return isRecord(body) && typeof body.detail === 'string' && /not found/i.test(body.detail);
+}
+
+function isAboutIdent(body: Record<string, string | string[]>): boolean {
+  if ('ident' in body) return true;
+  const messages = Object.values(body).flat();
+  return messages.some((message) =>
+    /\bident\b|duplicate|already (?:been )?used|already exists/i.test(message),
+  );
+}
+
+function refusalMessage(body: Record<string, string | string[]>): string {
+  const parts = Object.entries(body).map(([key, value]) => {
+    const text = Array.isArray(value) ? value.join(' ') : value;
+    return key === 'error' || key === 'detail' || key === 'non_field_errors' ? text : `${key}: ${text}`;
+  });
+  return clip(parts.join('; '));
+}
+
+function queryOf(next: string): string | null {
+  try {
+    const search = new URL(next, 'http://vendor.invalid').search;
+    return search === '' ? null : search;
+  } catch {
+    return null;
+  }
+}
+
+function indefinite(reason: string): Answer {
+  return { kind: 'indefinite', reason };
+}
+
+function clip(text: string): string {
+  return text.length > vendorMessageLengthMax ? `${text.slice(0, vendorMessageLengthMax)}…` : text;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

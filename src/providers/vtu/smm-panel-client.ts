@@ -1,0 +1,360 @@
+import { z } from 'zod';
+import { exchange, safeJson } from '../http-exchange.ts';
+import {
+  notOffered,
+  type PurchaseOutcome,
+  type RequeryOutcome,
+  type SocialServiceItem,
+  type VtuProvider,
+  VtuProviderError,
+  type VtuService,
+} from './vtu-provider.ts';
+
+// The social provider client, speaking the standard SMM panel API v2 ("Perfect Panel",
+// shared/reference/providers.md section 4): one endpoint, `POST <panel>/api/v2`, form-encoded, every
+// request carrying `key` and `action`; errors come as `{error: "..."}` with HTTP 200. In the sandbox
+// the same client talks to the simulator at /__sandbox/vtu/social/api/v2.
+//
+// Outcomes of a purchase (`action=add`):
+// - `{order}`: pending, with the order id as providerReference. A panel never completes an order
+//   while we wait, so there is no immediate success.
+// - `{error}` with a message that is a known refusal (not enough funds, incorrect request, an
+//   invalid service, link or quantity, an active order on the link, an invalid API key): failed. A
+//   panel creates the order and hands back its id in one step, so a refusal placed nothing.
+//   "Invalid API key" is failed too: the panel did not know who we were, so it cannot have placed an
+//   order for us (it is a configuration fault, and the reason says so, for the alert).
+// - `{error}` with any other message, a timeout, a network error, a 5xx, a 429 or an answer we cannot
+//   read: unknown. The panel may have placed the order.
+//
+// Requery (`action=status&order=<id>`): Completed and Partial are success, Canceled is failed,
+// "Incorrect order ID" is not_found, and every other status word is pending: the field is free-form,
+// and an unexpected word must not refund (or charge) anyone. Panels take no client reference, so
+// without the order id (the `add` answer was lost) nothing can find the order: requery answers unknown
+// and says so, and the purchase needs a person (the panel's order history, by link and time).
+//
+// Money: rates are per 1,000 units in the panel's currency, as decimal strings ("0.45"). The panel's
+// currency is the one its `balance` answer names (the services list does not say); NGN converts at 100
+// kobo per naira, any other currency at options.koboPerCurrencyUnit[currency] or not at all (the
+// catalogue call throws). Conversions are exact decimal-string arithmetic on bigint and round a
+// fraction of a kobo UP for prices and charges, so that we never sell below what the panel takes,
+// and DOWN for the balance, so that we never count on a fraction of a kobo we do not have.
+//
+// Retries: `services`, `status` and `balance` change nothing, so one of them is sent once more after a
+// network error or a 5xx, inside the same time budget. `add` is never repeated: it would place a
+// second order.
+
+export type SmmPanelClientOptions = {
+  /** The configuration name (social). */
+  name: string;
+  /** The panel's API URL, `https://<panel>/api/v2`. Read on every call: the sandbox's address is known only once the server listens. */
+  baseUrl: () => string;
+  apiKey: string;
+  /** Bounds each call as a whole, the body and the one retry included. */
+  timeoutMs: number;
+  /** Kobo per unit of each foreign currency a panel may price in (USD: 160_000n at ₦1,600/$). NGN is always 100. */
+  koboPerCurrencyUnit?: Record<string, bigint>;
+};
+
+/** A read-only action is sent at most this many times; `add` once. */
+/** How much of a panel's error message goes into ours. */
+const panelMessageLengthMax = 200;
+const nairaKoboPerUnit = 100n;
+/** Decimal digits of a rate or charge that we accept; panels write at most 5 or so. */
+const fractionDigitsMax = 12;
+
+/**
+ * The `{error}` messages of `add` that are refusals: the order was not placed. Any other message is
+ * read as "we do not know" (see the header).
+ */
+const refusalPatterns: readonly RegExp[] = [
+  /not enough funds/i,
+  /incorrect request/i,
+  /invalid api key/i,
+  /incorrect (service|link|quantity)/i,
+  /invalid (service|link|quantity)/i,
+  /service (is )?(disabled|not (found|available|active))/i,
+  /quantity (is )?(less|more|greater) than (min|max)/i,
+  /active order with this link/i,
+];
+const unknownOrderPattern = /incorrect order id|order not found/i;
+
+const panelError = z.object({ error: z.string() });
+const orderId = z.union([
+  z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+  z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
+]);
+const addAnswer = z.object({ order: orderId });
+/** A decimal the panel wrote as a string ("0.45") or, on some panels, as a JSON number. */
+const decimal = z.union([z.string(), z.number()]);
+const count = z.union([
+  z.number().int().min(0),
+  z
+    .string()
+    .regex(/^\d{1,15}$/)
+    .transform(Number),
+]);
+const statusAnswer = z.object({
+  status: z.string(),
+  charge: decimal.nullish(),
+  remains: z.union([z.number(), z.string()]).nullish(),
+  currency: z.string().nullish(),
+});
+const serviceItem = z.object({
+  service: orderId,
+  name: z.string().trim().min(1),
+  type: z.string().nullish(),
+  category: z.string().trim().min(1),
+  rate: decimal,
+  min: count,
+  max: count,
+});
+const balanceAnswer = z.object({ balance: decimal, currency: z.string().trim().min(1) });
+
+type Answer = { kind: 'answer'; body: unknown } | { kind: 'indefinite'; reason: string };
+
+export function createSmmPanelClient(options: SmmPanelClientOptions): VtuProvider {
+  const provider = options.name;
+  const koboPerUnit = new Map<string, bigint>(
+    Object.entries(options.koboPerCurrencyUnit ?? {}).map(([currency, kobo]) => [
+      currency.toUpperCase(),
+      kobo,
+    ]),
+  );
+  for (const [currency, kobo] of koboPerUnit) {
+    if (kobo <= 0n) throw new VtuProviderError(provider, `koboPerCurrencyUnit.${currency} must be positive`);
+  }
+  if (koboPerUnit.has('NGN') && koboPerUnit.get('NGN') !== nairaKoboPerUnit) {
+    throw new VtuProviderError(provider, 'koboPerCurrencyUnit.NGN must be 100 (or absent)');
+  }
+  koboPerUnit.set('NGN', nairaKoboPerUnit);
+  /** The panel's currency, learnt from its balance answer; a panel does not change it. */
+  let panelCurrency: string | null = null;
+
+  async function send(action: string, params: Record<string, string>): Promise<Answer> {
+    const result = await exchange({
+      url: options.baseUrl(),
+      method: 'POST',
+      headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ key: options.apiKey, action, ...params }).toString(),
+      timeoutMs: options.timeoutMs,
+      // Every action but `add` only reads; a repeated `add` could place a second order.
+      retry: action !== 'add',
+    });
+    if (result.kind === 'no_answer') return indefinite(result.reason);
+    const { status, text } = result;
+    const parsed = safeJson(text);
+    if (status >= 200 && status < 300) {
+      if (parsed === undefined) return indefinite(`answered ${status} with a body that is not JSON`);
+      return { kind: 'answer', body: parsed };
+    }
+    if (status >= 500) return indefinite(`failed upstream (${status})`);
+    if (status === 429) return indefinite('is rate limiting us (429)');
+    // Some panels send their `{error}` with a 4xx instead of a 200: it is still the panel speaking.
+    if (panelError.safeParse(parsed).success) return { kind: 'answer', body: parsed };
+    // A 4xx without the panel's `{error}` comes from something in between (a proxy, a wrong URL).
+    return indefinite(`answered ${status} without the panel's error shape (is the base URL right?)`);
+  }
+
+  /** For catalogue and balance calls: the answer's body, or a VtuProviderError. */
+  async function read<T>(action: string, schema: z.ZodType<T>): Promise<T> {
+    const answer = await send(action, {});
+    if (answer.kind === 'indefinite') throw new VtuProviderError(provider, `${action}: ${answer.reason}`);
+    const refused = panelError.safeParse(answer.body);
+    if (refused.success) {
+      throw new VtuProviderError(provider, `${action}: the panel refused: ${clip(refused.data.error)}`);
+    }
+    const result = schema.safeParse(answer.body);
+    if (!result.success) throw new VtuProviderError(provider, `${action}: ${unexpected(result.error)}`);
+    return result.data;
+  }
+
+  async function readBalance(): Promise<{ amount: string; currency: string }> {
+    const answer = await read('balance', balanceAnswer);
+    const currency = answer.currency.toUpperCase();
+    panelCurrency = currency;
+    return { amount: String(answer.balance), currency };
+  }
+
+  function factorFor(currency: string, what: string): bigint {
+    const factor = koboPerUnit.get(currency.toUpperCase());
+    if (factor === undefined) {
+      throw new VtuProviderError(
+        provider,
+        `${what}: the panel's currency ${currency} is not configured (koboPerCurrencyUnit.${currency.toUpperCase()})`,
+      );
+    }
+    return factor;
+  }
+
+  function indefinite(reason: string): Answer {
+    return { kind: 'indefinite', reason: `the panel ${reason}` };
+  }
+
+  return {
+    name: provider,
+    services: new Set<VtuService>(['social']),
+    networks: () => notOffered(provider, 'airtime or data networks'),
+    dataPlans: () => notOffered(provider, 'data plans'),
+    cableProviders: () => notOffered(provider, 'cable'),
+    cablePlans: () => notOffered(provider, 'cable'),
+    discos: () => notOffered(provider, 'electricity'),
+    bettingCompanies: () => notOffered(provider, 'betting'),
+    educationItems: () => notOffered(provider, 'exam pins'),
+    verifyCustomer: (request) => notOffered(provider, `customer look-ups (${request.service})`),
+
+    async socialServices(): Promise<SocialServiceItem[]> {
+      const currency = panelCurrency ?? (await readBalance()).currency;
+      const factor = factorFor(currency, 'services');
+      const list = await read('services', z.array(z.unknown()));
+      const items: SocialServiceItem[] = [];
+      for (const raw of list) {
+        // One service the panel describes oddly must not take the others off sale: it is left out.
+        const item = serviceItem.safeParse(raw);
+        if (!item.success) continue;
+        const { data } = item;
+        // Only the "Default" type orders with service, link and quantity alone; comments, packages,
+        // subscriptions and polls need fields a PurchaseRequest does not carry.
+        if (data.type !== undefined && data.type !== null && data.type.trim().toLowerCase() !== 'default')
+          continue;
+        const rate = toKobo(String(data.rate), factor, 'up');
+        if (rate === null || data.min < 1 || data.max < data.min) continue;
+        items.push({
+          serviceId: String(data.service),
+          name: data.name,
+          category: data.category,
+          ratePer1000Kobo: rate,
+          min: data.min,
+          max: data.max,
+        });
+      }
+      if (list.length > 0 && items.length === 0) {
+        throw new VtuProviderError(provider, `services: none of the ${list.length} services could be read`);
+      }
+      return items;
+    },
+
+    async purchase(request): Promise<PurchaseOutcome> {
+      if (request.service !== 'social') return notOffered(provider, request.service);
+      if (request.serviceId.trim() === '')
+        return { status: 'failed', reason: 'refused locally: no service id' };
+      if (request.link.trim() === '') return { status: 'failed', reason: 'refused locally: no link' };
+      if (!Number.isSafeInteger(request.quantity) || request.quantity < 1) {
+        return {
+          status: 'failed',
+          reason: `refused locally: quantity ${request.quantity} is not a positive integer`,
+        };
+      }
+      const answer = await send('add', {
+        service: request.serviceId,
+        link: request.link,
+        quantity: String(request.quantity),
+      });
+      if (answer.kind === 'indefinite') return { status: 'unknown', reason: answer.reason };
+      const refused = panelError.safeParse(answer.body);
+      if (refused.success) {
+        const message = clip(refused.data.error);
+        if (/invalid api key/i.test(message)) {
+          return {
+            status: 'failed',
+            reason: `the panel refused our API key (check the configuration): ${message}`,
+          };
+        }
+        if (refusalPatterns.some((pattern) => pattern.test(message))) {
+          return { status: 'failed', reason: `the panel refused the order: ${message}` };
+        }
+        return { status: 'unknown', reason: `the panel answered with an error we do not know: ${message}` };
+      }
+      const placed = addAnswer.safeParse(answer.body);
+      if (!placed.success) return { status: 'unknown', reason: `the panel ${unexpected(placed.error)}` };
+      return { status: 'pending', providerReference: String(placed.data.order) };
+    },
+
+    async requery(request): Promise<RequeryOutcome> {
+      if (request.service !== 'social') return notOffered(provider, request.service);
+      if (request.providerReference === null) {
+        return {
+          status: 'unknown',
+          reason:
+            'the SMM panel API takes no reference of ours, so an order whose add answer was lost cannot be ' +
+            'looked up: check the panel order history by link and time',
+        };
+      }
+      const providerReference = request.providerReference;
+      const answer = await send('status', { order: providerReference });
+      if (answer.kind === 'indefinite') return { status: 'unknown', reason: answer.reason };
+      const refused = panelError.safeParse(answer.body);
+      if (refused.success) {
+        const message = clip(refused.data.error);
+        if (unknownOrderPattern.test(message)) return { status: 'not_found' };
+        return { status: 'unknown', reason: `the panel answered the status query with an error: ${message}` };
+      }
+      const parsed = statusAnswer.safeParse(answer.body);
+      if (!parsed.success) return { status: 'unknown', reason: `the panel ${unexpected(parsed.error)}` };
+      const order = parsed.data;
+      const word = order.status.trim().toLowerCase();
+      if (word === 'canceled' || word === 'cancelled') {
+        return { status: 'failed', reason: 'the panel canceled the order: nothing was delivered' };
+      }
+      if (word !== 'completed' && word !== 'partial') return { status: 'pending', providerReference };
+      const chargedKobo = chargeInKobo(order.charge, order.currency ?? panelCurrency);
+      return {
+        status: 'success',
+        providerReference,
+        ...(chargedKobo !== null ? { chargedKobo } : {}),
+        // Delivery has no field for a part delivery: `units` (what was delivered, as the provider
+        // wrote it) carries it, so the transaction shows it and the integrator can act on it.
+        ...(word === 'partial' ? { units: `partial, remains ${remainsText(order.remains)}` } : {}),
+      };
+    },
+
+    async balance(): Promise<bigint> {
+      const { amount, currency } = await readBalance();
+      const kobo = toKobo(amount, factorFor(currency, 'balance'), 'down');
+      if (kobo === null)
+        throw new VtuProviderError(provider, `balance: the panel wrote an unreadable amount`);
+      return kobo;
+    },
+  };
+
+  /** The charge in kobo when the panel said it in a currency we can convert; otherwise null (charge is informative). */
+  function chargeInKobo(charge: string | number | null | undefined, currency: string | null): bigint | null {
+    if (charge === null || charge === undefined || currency === null) return null;
+    const factor = koboPerUnit.get(currency.trim().toUpperCase());
+    if (factor === undefined) return null;
+    const kobo = toKobo(String(charge), factor, 'up');
+    return kobo !== null && kobo >= 0n ? kobo : null;
+  }
+}
+
+/**
+ * A decimal string times a whole number of kobo per unit, in exact bigint arithmetic; a fraction of a
+ * kobo goes up or down as asked (towards +∞ or −∞). Null when the text is not a plain decimal.
+ */
+export function toKobo(text: string, koboPerUnit: bigint, round: 'up' | 'down'): bigint | null {
+  const match = new RegExp(`^(-?)(\\d{1,18})(?:\\.(\\d{1,${fractionDigitsMax}}))?$`).exec(text.trim());
+  if (match === null) return null;
+  const fraction = match[3] ?? '';
+  const scale = 10n ** BigInt(fraction.length);
+  let scaled = BigInt(`${match[2]}${fraction}`) * koboPerUnit;
+  if (match[1] === '-') scaled = -scaled;
+  const whole = scaled / scale;
+  const rest = scaled % scale;
+  // bigint division truncates towards zero; a remainder moves the result one kobo the asked way.
+  if (rest > 0n && round === 'up') return whole + 1n;
+  if (rest < 0n && round === 'down') return whole - 1n;
+  return whole;
+}
+
+function remainsText(remains: string | number | null | undefined): string {
+  if (remains === null || remains === undefined) return 'not stated';
+  return clip(String(remains)).slice(0, 20);
+}
+
+function clip(message: string): string {
+  return message.trim().slice(0, panelMessageLengthMax);
+}
+
+function unexpected(error: z.ZodError): string {
+  const fields = [...new Set(error.issues.map((issue) => issue.path.join('.') || '(root)'))];
+  return `answered with an unexpected body (at ${fields.slice(0, 5).join(', ')})`;
+}

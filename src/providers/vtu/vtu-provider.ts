@@ -1,0 +1,171 @@
+// The upstream VTU providers (DESIGN.md "Outside parties"): a data vendor, a bills aggregator
+// (VTpass) and an SMM panel. Each adapter speaks its party's real wire format and answers in the
+// shapes below, so the purchase flow (src/vtu/) never sees a wire detail. Amounts are integer kobo
+// as bigint; phones are the local 11-digit form (0803...), which is what every Nigerian vendor takes.
+//
+// The one rule that matters: only a definite refusal is `failed`. A timeout, a network error, a 5xx,
+// an unknown response code or an answer we cannot read is `unknown`: the provider may have
+// delivered, so the caller requeries by the same reference and never refunds on it.
+
+export type VtuService =
+  | 'airtime'
+  | 'data'
+  | 'cable'
+  | 'electricity'
+  | 'betting'
+  | 'education'
+  | 'airtime_to_cash'
+  | 'social';
+
+export type Network = 'mtn' | 'glo' | 'airtel' | '9mobile';
+
+/** One purchase, sent once per reference. `reference` is ours and is what a requery looks up. */
+export type PurchaseRequest =
+  | { service: 'airtime'; reference: string; network: Network; phone: string; amountKobo: bigint }
+  | { service: 'data'; reference: string; network: Network; planId: string; phone: string }
+  | {
+      service: 'cable';
+      reference: string;
+      /** dstv, gotv, startimes, showmax */
+      provider: string;
+      iuc: string;
+      planId: string;
+      amountKobo: bigint;
+      phone: string;
+      subscriptionType: 'change' | 'renew';
+    }
+  | {
+      service: 'electricity';
+      reference: string;
+      /** The disco id of the catalogue (ikeja-electric, ...). */
+      disco: string;
+      meter: string;
+      meterType: 'prepaid' | 'postpaid';
+      amountKobo: bigint;
+      phone: string;
+    }
+  | { service: 'betting'; reference: string; company: string; customerId: string; amountKobo: bigint }
+  | {
+      service: 'education';
+      reference: string;
+      /** waec, waec-registration, neco, nabteb, jamb */
+      exam: string;
+      /** The variation code (jamb: utme, de). */
+      variation: string;
+      quantity: number;
+      phone: string;
+      profileId?: string;
+    }
+  | { service: 'airtime_to_cash'; reference: string; network: Network; phone: string; amountKobo: bigint }
+  | { service: 'social'; reference: string; serviceId: string; link: string; quantity: number };
+
+/** What the provider delivered, carried onto the transaction for the user. */
+export type Delivery = {
+  /** The provider's own id for the order, when it gave one. */
+  providerReference: string | null;
+  /** Electricity (prepaid): the token to type into the meter. */
+  token?: string;
+  /** Electricity: the units bought, as the provider wrote them (e.g. "67.8 kWh"). */
+  units?: string;
+  /** Exam pins. */
+  pins?: string[];
+  /** What the provider charged us, when it said (kobo). */
+  chargedKobo?: bigint;
+};
+
+export type PurchaseOutcome =
+  | ({ status: 'success' } & Delivery)
+  /** A definite refusal: nothing was delivered and nothing is owed. The only outcome that refunds. */
+  | { status: 'failed'; reason: string }
+  /** Accepted, not finished: requery later. */
+  | { status: 'pending'; providerReference: string | null }
+  /** We do not know (timeout, network, 5xx, unknown code, unreadable answer): requery later. */
+  | { status: 'unknown'; reason: string };
+
+/** A requery's answer; `not_found` means the provider never received the reference. */
+export type RequeryOutcome = PurchaseOutcome | { status: 'not_found' };
+
+// Catalogue items, normalised. Prices are the provider's (wholesale) in kobo; retail is ours.
+
+export type NetworkItem = { id: Network; name: string };
+export type DataPlanItem = {
+  planId: string;
+  network: Network;
+  /** The category (SME, CG, GIFTING, ...), upper case. */
+  planType: string;
+  name: string;
+  /** As the provider wrote it ("30 days"); null when it did not say. */
+  validity: string | null;
+  wholesaleKobo: bigint;
+};
+export type CableProviderItem = { id: string; name: string };
+export type CablePlanItem = { planId: string; provider: string; name: string; wholesaleKobo: bigint };
+export type DiscoItem = { id: string; name: string };
+export type BettingCompanyItem = { id: string; name: string };
+export type EducationItem = { exam: string; variation: string; name: string; wholesaleKobo: bigint };
+export type SocialServiceItem = {
+  serviceId: string;
+  name: string;
+  category: string;
+  /** Price per 1,000 units. */
+  ratePer1000Kobo: bigint;
+  min: number;
+  max: number;
+};
+
+export type CustomerLookup =
+  | { found: true; name: string; details: Record<string, string> }
+  | { found: false; reason: string };
+
+export type CustomerLookupRequest =
+  | { service: 'cable'; provider: string; iuc: string }
+  | { service: 'electricity'; disco: string; meter: string; meterType: 'prepaid' | 'postpaid' }
+  | { service: 'betting'; company: string; customerId: string };
+
+/**
+ * One upstream provider. `services` says what it can serve; calling it for anything else throws
+ * VtuProviderError (a routing mistake, caught at start-up). Catalogue and look-up calls throw
+ * VtuProviderError when the provider cannot answer; purchase and requery never throw for the
+ * provider's behaviour: every answer, and every non-answer, is an outcome.
+ */
+export type VtuProvider = {
+  /** The configuration name: data, bills or social. */
+  readonly name: string;
+  readonly services: ReadonlySet<VtuService>;
+  networks(service: 'airtime' | 'data'): Promise<NetworkItem[]>;
+  dataPlans(network: Network): Promise<DataPlanItem[]>;
+  cableProviders(): Promise<CableProviderItem[]>;
+  cablePlans(provider: string): Promise<CablePlanItem[]>;
+  discos(): Promise<DiscoItem[]>;
+  bettingCompanies(): Promise<BettingCompanyItem[]>;
+  educationItems(): Promise<EducationItem[]>;
+  socialServices(): Promise<SocialServiceItem[]>;
+  verifyCustomer(request: CustomerLookupRequest): Promise<CustomerLookup>;
+  purchase(request: PurchaseRequest): Promise<PurchaseOutcome>;
+  /**
+   * Asks what became of a purchase. `providerReference` is the provider's id from an earlier
+   * answer, or null when none came (a timeout): the adapter then finds the order by our reference
+   * where its API allows, and answers `unknown` where it cannot.
+   */
+  requery(request: {
+    reference: string;
+    service: VtuService;
+    providerReference: string | null;
+  }): Promise<RequeryOutcome>;
+  /** Our float at the provider, in kobo. */
+  balance(): Promise<bigint>;
+};
+
+export class VtuProviderError extends Error {
+  override name = 'VtuProviderError';
+  readonly provider: string;
+  constructor(provider: string, message: string, options?: { cause?: unknown }) {
+    super(`${provider}: ${message}`, options);
+    this.provider = provider;
+  }
+}
+
+/** The answer for a service the provider does not offer. */
+export function notOffered(provider: string, what: string): never {
+  throw new VtuProviderError(provider, `does not offer ${what}`);
+}

@@ -1,0 +1,317 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Clock } from '../../clock.ts';
+import { isNairaAmount, koboToNaira, nairaToKobo } from '../../money.ts';
+
+// The sandbox social provider: an SMM panel speaking the standard API v2 ("Perfect Panel",
+// shared/reference/providers.md section 4) at POST /__sandbox/vtu/social/api/v2, so a client's base
+// URL is `${publicBaseUrl}/__sandbox/vtu/social/api/v2`. Bodies may be form-encoded (what panels
+// document) or JSON (what they accept too). Every request carries `key` (SANDBOX_SOCIAL_API_KEY) and
+// `action`; every refusal is `{error}` with HTTP 200, as on a real panel. It reaches nothing but its
+// own state: no ledger, no domain module.
+//
+// Actions: services, add (service, link, quantity), status (order, or orders = up to 100 ids
+// separated by commas) and balance. Prices are in NGN, per 1,000 units.
+//
+// Sandbox rules (API.md section 8, "VTU outcome by the recipient's last digit"; for an order the
+// recipient is the link, and the digit is the last digit character anywhere in it):
+//   1      → refused: {error: "Incorrect link"}, nothing charged;
+//   2      → accepted; Pending until the first status query, which reports Completed;
+//   3      → accepted; Pending until the first status query, which reports Canceled, and the charge
+//            goes back to the balance (as a panel refunds a canceled order);
+//   4      → accepted and recorded as Completed, but the answer never comes: the request is held
+//            state.timeoutHoldMs (30 s unless a test sets it), then its socket is destroyed. Held
+//            requests are let go when the app closes;
+//   other  → accepted, Completed at once (no digit in the link counts as "other").
+// The charge is rate × quantity / 1000 in kobo, rounded up; the balance (₦1,000,000 at start; set it
+// with POST /__sandbox/providers/social/balance {amount (naira)}, read it with GET) must cover it,
+// else {error: "Not enough funds on balance"}. Quantities outside a service's min/max are refused as
+// a panel does ("Quantity less than minimal 10").
+
+export const SANDBOX_SOCIAL_API_KEY = 'sandbox-social-key';
+
+export type SandboxSocialStatus = 'Pending' | 'In progress' | 'Completed' | 'Partial' | 'Canceled';
+
+export type SandboxSocialService = {
+  service: number;
+  name: string;
+  type: string;
+  category: string;
+  /** Naira per 1,000, as the panel writes it. */
+  rate: string;
+  min: number;
+  max: number;
+  refill: boolean;
+  cancel: boolean;
+};
+
+export type SandboxSocialOrder = {
+  order: number;
+  service: number;
+  link: string;
+  quantity: number;
+  chargeKobo: bigint;
+  startCount: number;
+  status: SandboxSocialStatus;
+  remains: number;
+  /** What the first status query turns a Pending order into (digits 2 and 3). */
+  settlesTo: 'Completed' | 'Canceled' | null;
+  createdAt: Date;
+};
+
+export type SandboxSocialState = {
+  balanceKobo: bigint;
+  orders: Map<number, SandboxSocialOrder>;
+  nextOrderId: number;
+  /** How long a digit-4 request is held before its socket is destroyed. */
+  timeoutHoldMs: number;
+  services: SandboxSocialService[];
+};
+
+export type SandboxSocialOptions = { clock: Clock };
+
+export const sandboxSocialPath = '/__sandbox/vtu/social/api/v2';
+const balancePath = '/__sandbox/providers/social/balance';
+const routeOptions = { schema: { hide: true }, config: { rateLimit: false } } as const;
+const formBodyLimitBytes = 64 * 1024;
+const startingBalanceKobo = 100_000_000n;
+const timeoutHoldMsDefault = 30_000;
+/** The most order ids one status query may ask about (the panels' own limit). */
+const statusOrdersMax = 100;
+
+const catalogue: readonly SandboxSocialService[] = [
+  service(
+    1001,
+    'Instagram Followers [Real, 30-day refill]',
+    'Instagram Followers',
+    '1450.00',
+    10,
+    100_000,
+    true,
+  ),
+  service(1002, 'Instagram Likes [Instant]', 'Instagram Likes', '320.50', 10, 50_000, false),
+  service(1003, 'Instagram Reel Views', 'Instagram Views', '18.75', 100, 5_000_000, false),
+  {
+    ...service(1004, 'Instagram Custom Comments', 'Instagram Comments', '9000.00', 5, 1_000, false),
+    type: 'Custom Comments',
+  },
+  service(2001, 'TikTok Views [Fast]', 'TikTok Views', '45.25', 100, 10_000_000, false),
+  service(2002, 'TikTok Likes', 'TikTok Likes', '12.345', 50, 100_000, false),
+  service(2003, 'TikTok Followers', 'TikTok Followers', '2600.00', 50, 50_000, true),
+  service(3001, 'YouTube Views [Non-drop]', 'YouTube Views', '2100.00', 500, 1_000_000, true),
+  service(3002, 'YouTube Subscribers', 'YouTube Subscribers', '12500.00', 100, 10_000, true),
+  service(4001, 'Twitter/X Followers', 'Twitter/X Followers', '3800.75', 50, 50_000, true),
+  service(4002, 'Twitter/X Likes', 'Twitter/X Likes', '900.00', 20, 20_000, false),
+  service(5001, 'Facebook Page Likes', 'Facebook Page Likes', '1800.00', 100, 100_000, true),
+  service(6001, 'Telegram Channel Members', 'Telegram Members', '950.50', 100, 100_000, false),
+];
+
+export function createSandboxSocialState(): SandboxSocialState {
+  return {
+    balanceKobo: startingBalanceKobo,
+    orders: new Map(),
+    nextOrderId: 23_501,
+    timeoutHoldMs: timeoutHoldMsDefault,
+    services: catalogue.map((item) => ({ ...item })),
+  };
+}
+
+/** Adds to the panel balance, as a payment into the panel would. */
+export function fundSandboxSocial(state: SandboxSocialState, kobo: bigint): void {
+  if (kobo <= 0n) throw new RangeError(`funding must be positive, got ${kobo} kobo`);
+  state.balanceKobo += kobo;
+}
+
+type Fields = Record<string, string>;
+
+export function registerSandboxSocial(
+  app: FastifyInstance,
+  state: SandboxSocialState,
+  options: SandboxSocialOptions,
+): void {
+  /** Requests held without an answer (digit 4), each with the function that lets it go. */
+  const held = new Set<() => void>();
+  const releaseAll = async () => {
+    for (const release of [...held]) release();
+  };
+
+  void app.register(async (scope) => {
+    // Panels document form-encoded bodies; the parser is scoped to this plugin so the rest of the app
+    // keeps refusing them.
+    scope.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: formBodyLimitBytes },
+      (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
+    );
+    // preClose runs while in-flight requests still hold the server open: a held request must go
+    // before the server can close. onClose catches any that arrived in between.
+    scope.addHook('preClose', releaseAll);
+    scope.addHook('onClose', releaseAll);
+
+    scope.post(sandboxSocialPath, routeOptions, async (request, reply) => {
+      const fields = asFields(request.body);
+      if (!keyMatches(fields.key)) return { error: 'Invalid API key' };
+      switch (fields.action) {
+        case 'services':
+          return state.services;
+        case 'balance':
+          return { balance: nairaText(state.balanceKobo), currency: 'NGN' };
+        case 'add':
+          return add(fields, reply, request.raw.socket);
+        case 'status':
+          return status(fields);
+        default:
+          return { error: 'Incorrect request' };
+      }
+    });
+
+    scope.post(balancePath, routeOptions, async (request, reply) => {
+      const body = request.body;
+      const amount =
+        typeof body === 'object' && body !== null && !Array.isArray(body)
+          ? (body as Record<string, unknown>).amount
+          : undefined;
+      if (typeof amount !== 'number' || !isNairaAmount(amount) || Object.keys(body as object).length !== 1) {
+        return invalid(reply, 'amount: naira, 0 or more, two decimals at most');
+      }
+      state.balanceKobo = nairaToKobo(amount);
+      return { balance: koboToNaira(state.balanceKobo) };
+    });
+
+    // `{balance}` in naira, like the data and bills sandboxes' controls (API.md section 8).
+    scope.get(balancePath, routeOptions, async () => ({ balance: koboToNaira(state.balanceKobo) }));
+  });
+
+  function add(fields: Fields, reply: FastifyReply, socket: { destroy(): void }) {
+    const item = state.services.find((s) => String(s.service) === fields.service);
+    if (item === undefined) return { error: 'Incorrect service ID' };
+    const link = fields.link?.trim() ?? '';
+    if (link === '') return { error: 'Incorrect link' };
+    const quantityText = fields.quantity ?? '';
+    if (!/^\d{1,9}$/.test(quantityText)) return { error: 'Incorrect quantity' };
+    const quantity = Number(quantityText);
+    if (quantity < item.min) return { error: `Quantity less than minimal ${item.min}` };
+    if (quantity > item.max) return { error: `Quantity more than maximal ${item.max}` };
+    const digit = lastDigit(link);
+    if (digit === '1') return { error: 'Incorrect link' };
+    const chargeKobo = chargeFor(item.rate, quantity);
+    if (chargeKobo > state.balanceKobo) return { error: 'Not enough funds on balance' };
+
+    state.balanceKobo -= chargeKobo;
+    const order: SandboxSocialOrder = {
+      order: state.nextOrderId++,
+      service: item.service,
+      link,
+      quantity,
+      chargeKobo,
+      // A made-up but stable count of what the account had before the order.
+      startCount: (item.service * 7 + quantity) % 10_000,
+      status: digit === '2' || digit === '3' ? 'Pending' : 'Completed',
+      remains: digit === '2' || digit === '3' ? quantity : 0,
+      settlesTo: digit === '2' ? 'Completed' : digit === '3' ? 'Canceled' : null,
+      createdAt: options.clock.now(),
+    };
+    state.orders.set(order.order, order);
+    if (digit !== '4') return { order: order.order };
+
+    // The provider took the order but its answer is lost: hold the request, then drop the connection.
+    reply.hijack();
+    return new Promise<void>((resolve) => {
+      const release = () => {
+        clearTimeout(timer);
+        held.delete(release);
+        socket.destroy();
+        resolve();
+      };
+      const timer = setTimeout(release, state.timeoutHoldMs);
+      held.add(release);
+    });
+  }
+
+  function status(fields: Fields) {
+    if (fields.order !== undefined) return statusOf(fields.order);
+    if (fields.orders === undefined) return { error: 'Incorrect request' };
+    const ids = fields.orders
+      .split(',')
+      .map((id) => id.trim())
+      .filter((id) => id !== '');
+    if (ids.length === 0 || ids.length > statusOrdersMax) return { error: 'Incorrect request' };
+    return Object.fromEntries(ids.map((id) => [id, statusOf(id)]));
+  }
+
+  function statusOf(id: string) {
+    const order = /^\d{1,15}$/.test(id) ? state.orders.get(Number(id)) : undefined;
+    if (order === undefined) return { error: 'Incorrect order ID' };
+    if (order.settlesTo === 'Completed') {
+      order.status = 'Completed';
+      order.remains = 0;
+    } else if (order.settlesTo === 'Canceled') {
+      order.status = 'Canceled';
+      state.balanceKobo += order.chargeKobo;
+      order.chargeKobo = 0n;
+    }
+    order.settlesTo = null;
+    return {
+      charge: nairaText(order.chargeKobo),
+      start_count: String(order.startCount),
+      status: order.status,
+      remains: String(order.remains),
+      currency: 'NGN',
+    };
+  }
+}
+
+function service(
+  id: number,
+  name: string,
+  category: string,
+  rate: string,
+  min: number,
+  max: number,
+  refill: boolean,
+): SandboxSocialService {
+  return { service: id, name, type: 'Default', category, rate, min, max, refill, cancel: !refill };
+}
+
+/** Kobo for rate (naira per 1,000, a decimal string) × quantity / 1000, rounded up to the kobo. */
+function chargeFor(rate: string, quantity: number): bigint {
+  const match = /^(\d+)(?:\.(\d+))?$/.exec(rate);
+  if (match === null) throw new Error(`sandbox catalogue broken: rate ${rate}`);
+  const fraction = match[2] ?? '';
+  const numerator = BigInt(`${match[1]}${fraction}`) * 100n * BigInt(quantity);
+  const denominator = 10n ** BigInt(fraction.length) * 1000n;
+  return (numerator + denominator - 1n) / denominator;
+}
+
+/** Naira as a panel writes them: a decimal string. */
+function nairaText(kobo: bigint): string {
+  return `${kobo / 100n}.${(kobo % 100n).toString().padStart(2, '0')}`;
+}
+
+function lastDigit(link: string): string | null {
+  const digits = link.match(/\d/g);
+  return digits === null ? null : digits[digits.length - 1]!;
+}
+
+/** Form fields arrive as strings; JSON may carry numbers (quantity: 100), which mean the same. */
+function asFields(body: unknown): Fields {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return {};
+  const fields: Fields = {};
+  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+    if (typeof value === 'string') fields[name] = value;
+    else if (typeof value === 'number' && Number.isFinite(value)) fields[name] = String(value);
+  }
+  return fields;
+}
+
+function keyMatches(given: string | undefined): boolean {
+  if (given === undefined) return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(SANDBOX_SOCIAL_API_KEY);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** The service's envelope, for the sandbox's own control endpoint. */
+function invalid(reply: FastifyReply, message: string) {
+  return reply.code(400).send({ success: false, error: { code: 'VALIDATION_ERROR', message } });
+}

@@ -1,0 +1,245 @@
+import type { Context } from '../context.ts';
+import { AppError } from '../errors.ts';
+import { koboToNaira, nairaToKobo } from '../money.ts';
+import { defineOperation } from '../operation.ts';
+import type { DataPlanItem, Network } from '../providers/vtu/vtu-provider.ts';
+import * as s from './catalogue-schemas.ts';
+import { lookUpCustomer } from './lookups.ts';
+import { applyMarkup, markupFor, retailPrice } from './pricing.ts';
+
+// The catalogue, pricing and look-up operations (SPEC.md "Endpoints"; API.md section 5).
+//
+// Every one needs a signed-in caller: SPEC.md "Authentication" exempts only getPushPublicKey. Lists
+// answer {items: [...]}. An id the catalogue does not hold (a network the data provider does not
+// sell, a cable provider, a disco, a betting company, a plan type) is 400 VALIDATION_ERROR naming
+// the field, like any other bad input; 404 is kept for "the provider found no such customer".
+
+const tags = ['vtu'];
+
+/** 400 for an id that is well formed but not in the catalogue, shaped like a schema error. */
+function unknownItem(path: string[], what: string): AppError {
+  return new AppError('VALIDATION_ERROR', `no such ${what} in the catalogue`, {
+    details: { issues: [{ path, message: `not in the catalogue of ${what}s` }] },
+  });
+}
+
+async function retailDataPlans(ctx: Context, plans: DataPlanItem[]) {
+  const markup = await markupFor(ctx.db, 'data', ctx.catalogue.providerFor('data'));
+  return plans.map((plan) => ({
+    plan_id: plan.planId,
+    network: plan.network,
+    planType: plan.planType,
+    name: plan.name,
+    validity: plan.validity,
+    amount: koboToNaira(applyMarkup(markup, plan.wholesaleKobo).retailKobo),
+  }));
+}
+
+async function dataPlansOf(ctx: Context, network: Network) {
+  const plans = await ctx.catalogue.dataPlans(network);
+  if (plans === null) throw unknownItem(['query', 'network'], 'data network');
+  return plans;
+}
+
+const lookupDeps = (ctx: Context) => ({
+  catalogue: ctx.catalogue,
+  providers: ctx.vtuProviders,
+  logger: ctx.logger,
+});
+
+export const catalogueOperations = [
+  defineOperation({
+    name: 'listAirtimeNetworks',
+    method: 'GET',
+    auth: 'user',
+    summary: 'Networks airtime can be bought for',
+    tags,
+    input: s.listNetworksInput,
+    output: s.listNetworksOutput,
+    handler: async ({ ctx }) => ({ items: await ctx.catalogue.airtimeNetworks() }),
+  }),
+  defineOperation({
+    name: 'listDataNetworks',
+    method: 'GET',
+    auth: 'user',
+    summary: 'Networks data bundles can be bought for',
+    tags,
+    input: s.listNetworksInput,
+    output: s.listNetworksOutput,
+    handler: async ({ ctx }) => ({ items: await ctx.catalogue.dataNetworks() }),
+  }),
+  defineOperation({
+    name: 'listDataPlanTypes',
+    method: 'GET',
+    auth: 'user',
+    summary: 'The plan categories of a network (SME, CG, GIFTING, ...) and how many plans each has',
+    tags,
+    input: s.listDataPlanTypesInput,
+    output: s.listDataPlanTypesOutput,
+    handler: async ({ ctx, input }) => {
+      const counts = new Map<string, number>();
+      for (const plan of await dataPlansOf(ctx, input.network)) {
+        counts.set(plan.planType, (counts.get(plan.planType) ?? 0) + 1);
+      }
+      return { items: [...counts].map(([planType, plans]) => ({ planType, plans })) };
+    },
+  }),
+  defineOperation({
+    name: 'listDataPlans',
+    method: 'GET',
+    auth: 'user',
+    summary: 'Every data plan of a network, at its retail price in naira',
+    tags,
+    input: s.listDataPlansInput,
+    output: s.listDataPlansOutput,
+    handler: async ({ ctx, input }) => ({
+      items: await retailDataPlans(ctx, await dataPlansOf(ctx, input.network)),
+    }),
+  }),
+  defineOperation({
+    name: 'listDataPlansForCategory',
+    method: 'GET',
+    auth: 'user',
+    summary: 'The data plans of one category of a network, at their retail price in naira',
+    tags,
+    input: s.listDataPlansForCategoryInput,
+    output: s.listDataPlansOutput,
+    handler: async ({ ctx, input }) => {
+      const wanted = input.planType.toUpperCase();
+      const plans = (await dataPlansOf(ctx, input.network)).filter(
+        (p) => p.planType.toUpperCase() === wanted,
+      );
+      if (plans.length === 0) throw unknownItem(['query', 'planType'], 'plan type');
+      return { items: await retailDataPlans(ctx, plans) };
+    },
+  }),
+  defineOperation({
+    name: 'listCableProviders',
+    method: 'GET',
+    auth: 'user',
+    summary: 'Cable TV providers (dstv, gotv, startimes, showmax)',
+    tags,
+    input: s.listCableProvidersInput,
+    output: s.listNamedOutput,
+    handler: async ({ ctx }) => ({ items: await ctx.catalogue.cableProviders() }),
+  }),
+  defineOperation({
+    name: 'listCablePlans',
+    method: 'GET',
+    auth: 'user',
+    summary: 'The plans of one cable provider, at their retail price in naira',
+    tags,
+    input: s.listCablePlansInput,
+    output: s.listCablePlansOutput,
+    handler: async ({ ctx, input }) => {
+      const plans = await ctx.catalogue.cablePlans(input.identifier);
+      if (plans === null) throw unknownItem(['query', 'identifier'], 'cable provider');
+      const markup = await markupFor(ctx.db, 'cable', ctx.catalogue.providerFor('cable'));
+      return {
+        items: plans.map((plan) => ({
+          plan_id: plan.planId,
+          identifier: plan.provider,
+          name: plan.name,
+          amount: koboToNaira(applyMarkup(markup, plan.wholesaleKobo).retailKobo),
+        })),
+      };
+    },
+  }),
+  defineOperation({
+    name: 'listElectricityPlans',
+    method: 'GET',
+    auth: 'user',
+    summary: 'Electricity distribution companies (discos); the id is the `plan` of buyElectricity',
+    tags,
+    input: s.listNamedInput,
+    output: s.listNamedOutput,
+    handler: async ({ ctx }) => ({ items: await ctx.catalogue.discos() }),
+  }),
+  defineOperation({
+    name: 'listBetCompanies',
+    method: 'GET',
+    auth: 'user',
+    summary: 'Betting companies whose wallets can be funded',
+    tags,
+    input: s.listNamedInput,
+    output: s.listNamedOutput,
+    handler: async ({ ctx }) => ({ items: await ctx.catalogue.bettingCompanies() }),
+  }),
+  defineOperation({
+    name: 'quotePrice',
+    method: 'POST',
+    auth: 'user',
+    summary: 'The retail price (wholesale + markup) of a wholesale amount, in naira',
+    tags,
+    input: s.quotePriceInput,
+    output: s.quotePriceOutput,
+    handler: async ({ ctx, input }) => {
+      const provider = input.provider ?? ctx.catalogue.providerFor(input.service);
+      const wholesaleKobo = nairaToKobo(input.wholesale);
+      const price = await retailPrice(ctx.db, { service: input.service, provider, wholesaleKobo });
+      return {
+        service: input.service,
+        provider,
+        wholesale: input.wholesale,
+        markup: koboToNaira(price.markupKobo),
+        retail: koboToNaira(price.retailKobo),
+      };
+    },
+  }),
+  defineOperation({
+    name: 'verifyCableIUC',
+    method: 'POST',
+    auth: 'user',
+    summary: 'The name (and current bouquet) on a cable smartcard / IUC number',
+    tags,
+    input: s.verifyCableInput,
+    output: s.verifyOutput,
+    handler: async ({ ctx, input }) => {
+      const known = await ctx.catalogue.cableProviders();
+      if (!known.some((c) => c.id === input.identifier))
+        throw unknownItem(['data', 'identifier'], 'cable provider');
+      return lookUpCustomer(lookupDeps(ctx), {
+        service: 'cable',
+        provider: input.identifier,
+        iuc: input.iuc,
+      });
+    },
+  }),
+  defineOperation({
+    name: 'verifyMeter',
+    method: 'POST',
+    auth: 'user',
+    summary: 'The name and address on an electricity meter',
+    tags,
+    input: s.verifyMeterInput,
+    output: s.verifyOutput,
+    handler: async ({ ctx, input }) => {
+      if (!(await ctx.catalogue.discos()).some((d) => d.id === input.plan))
+        throw unknownItem(['data', 'plan'], 'disco');
+      return lookUpCustomer(lookupDeps(ctx), {
+        service: 'electricity',
+        disco: input.plan,
+        meter: input.meter,
+        meterType: input.type,
+      });
+    },
+  }),
+  defineOperation({
+    name: 'verifyBetAccount',
+    method: 'POST',
+    auth: 'user',
+    summary: 'The name on a betting account',
+    tags,
+    input: s.verifyBetInput,
+    output: s.verifyOutput,
+    handler: async ({ ctx, input }) => {
+      if (!(await ctx.catalogue.bettingCompanies()).some((b) => b.id === input.betting_company))
+        throw unknownItem(['data', 'betting_company'], 'betting company');
+      return lookUpCustomer(lookupDeps(ctx), {
+        service: 'betting',
+        company: input.betting_company,
+        customerId: input.customer_id,
+      });
+    },
+  }),
+];

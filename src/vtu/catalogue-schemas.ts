@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import { vtuProviderNames, vtuServices } from '../config.ts';
+import { isNairaAmount } from '../money.ts';
+import { percentToBasisPoints } from './pricing.ts';
+
+// Schemas of the catalogue, pricing and look-up operations. Prices leave as RETAIL naira (`amount`,
+// what buyData and subscribeCable expect back); wholesale prices never appear in a catalogue.
+
+export const networkIds = ['mtn', 'glo', 'airtel', '9mobile'] as const;
+
+const noInput = z.object({}).strict();
+const network = z.enum(networkIds);
+/** A catalogue id as the providers write them (dstv, ikeja-electric, bet9ja, 1xbet). */
+const catalogueId = z
+  .string()
+  .trim()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/i, 'a catalogue id such as dstv');
+const naira = z.number().refine(isNairaAmount, { message: 'naira, at most two decimals' });
+
+const items = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item) });
+
+const networkItem = z.object({ id: network, name: z.string() });
+const namedItem = z.object({ id: z.string(), name: z.string() });
+
+export const dataPlan = z.object({
+  plan_id: z.string(),
+  network,
+  /** SME, CG, GIFTING, ... */
+  planType: z.string(),
+  name: z.string(),
+  validity: z.string().nullable(),
+  amount: z.number().describe('Retail price in naira: what buyData charges, and what its amount must equal'),
+});
+
+export const cablePlan = z.object({
+  plan_id: z.string(),
+  identifier: z.string(),
+  name: z.string(),
+  amount: z.number().describe('Retail price in naira'),
+});
+
+export const listNetworksInput = noInput;
+export const listNetworksOutput = items(networkItem);
+
+export const listDataPlanTypesInput = z.object({ network }).strict();
+export const listDataPlanTypesOutput = items(z.object({ planType: z.string(), plans: z.number().int() }));
+
+export const listDataPlansInput = z.object({ network }).strict();
+export const listDataPlansForCategoryInput = z
+  .object({ network, planType: z.string().trim().min(1).max(40) })
+  .strict();
+export const listDataPlansOutput = items(dataPlan);
+
+export const listCableProvidersInput = noInput;
+export const listCablePlansInput = z.object({ identifier: catalogueId }).strict();
+export const listCablePlansOutput = items(cablePlan);
+
+export const listNamedInput = noInput;
+export const listNamedOutput = items(namedItem);
+
+const service = z.enum(vtuServices);
+const provider = z.enum(vtuProviderNames);
+
+export const quotePriceInput = z
+  .object({ service, provider: provider.optional(), wholesale: naira })
+  .strict();
+export const quotePriceOutput = z.object({
+  service,
+  provider,
+  wholesale: z.number(),
+  markup: z.number(),
+  retail: z.number(),
+});
+
+const percent = z
+  .number()
+  .min(0)
+  .max(100)
+  .refine((n) => percentToBasisPoints(n) !== null, { message: 'a percentage, at most two decimals' });
+
+export const setMarkupInput = z
+  .object({ service, provider: provider.optional(), flat: naira.optional(), percent: percent.optional() })
+  .strict()
+  .refine((input) => input.flat !== undefined || input.percent !== undefined, {
+    message: 'give flat, percent or both',
+    path: ['flat'],
+  });
+export const markupOutput = z.object({
+  service,
+  provider: provider
+    .nullable()
+    .describe('null: the markup of every provider of the service that has no markup of its own'),
+  flat: z.number(),
+  percent: z.number(),
+  updatedAt: z.string(),
+});
+
+/** Smartcard / IUC and meter numbers: digits only. */
+const accountNumber = z
+  .string()
+  .trim()
+  .regex(/^\d{6,20}$/, '6 to 20 digits');
+
+export const verifyCableInput = z.object({ iuc: accountNumber, identifier: catalogueId }).strict();
+export const verifyMeterInput = z
+  .object({ meter: accountNumber, plan: catalogueId, type: z.enum(['prepaid', 'postpaid']) })
+  .strict();
+export const verifyBetInput = z
+  .object({
+    betting_company: catalogueId,
+    customer_id: z
+      .string()
+      .trim()
+      .regex(/^[A-Za-z0-9_-]{1,50}$/, 'letters, digits, - and _ only'),
+  })
+  .strict();
+export const verifyOutput = z.object({
+  found: z.literal(true),
+  name: z.string(),
+  /** What else the provider said about the customer (address, current bouquet, ...). */
+  details: z.record(z.string(), z.string()),
+});

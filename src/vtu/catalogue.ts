@@ -1,0 +1,110 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.ts';
+import type { Config, VtuProviderName, VtuServiceName } from '../config.ts';
+import type {
+  BettingCompanyItem,
+  CablePlanItem,
+  CableProviderItem,
+  DataPlanItem,
+  DiscoItem,
+  Network,
+  NetworkItem,
+  VtuProvider,
+} from '../providers/vtu/vtu-provider.ts';
+import {
+  type CatalogueCache,
+  createCatalogueCache,
+  createMemoryCacheStore,
+  createRedisCacheStore,
+} from './catalogue-cache.ts';
+
+// The provider catalogues (networks, data plans, cable providers and plans, discos, betting
+// companies), each read from the provider routed for its service and cached (catalogue-cache.ts).
+// Prices stay WHOLESALE here: the markup is applied when a catalogue is read (pricing.ts), so a
+// changed markup shows on the very next read without touching the cache.
+//
+// Keys carry the provider's name, so a change of routing never serves another provider's plans.
+// Items named by a caller (a network, a cable provider) are checked against the cached lists before
+// they become part of a key: nobody can fill the cache, or keep the provider busy, with made-up ids.
+
+/** SPEC.md "Limits": a catalogue refreshes at most every 30 minutes. */
+export const catalogueFreshMs = 30 * 60 * 1000;
+/** Stale values are kept this long in Redis, to be served while a provider is failing. */
+const staleRetainMs = 24 * 60 * 60 * 1000;
+const lockWaitMs = 3_000;
+const lockPollMs = 50;
+
+export type Catalogue = {
+  /** The provider routed for a service (config.vtu.routes). */
+  providerFor(service: VtuServiceName): VtuProviderName;
+  airtimeNetworks(): Promise<NetworkItem[]>;
+  dataNetworks(): Promise<NetworkItem[]>;
+  /** Null when the routed data provider does not sell that network. */
+  dataPlans(network: Network): Promise<DataPlanItem[] | null>;
+  cableProviders(): Promise<CableProviderItem[]>;
+  /** Null when the cable provider is not in the catalogue. */
+  cablePlans(identifier: string): Promise<CablePlanItem[] | null>;
+  discos(): Promise<DiscoItem[]>;
+  bettingCompanies(): Promise<BettingCompanyItem[]>;
+  close(): Promise<void>;
+};
+
+export type CatalogueDeps = {
+  config: Config;
+  clock: Clock;
+  logger: Logger;
+  /** Read on every call, so that a replaced adapter (or method) is the one used. */
+  providers: Record<VtuProviderName, VtuProvider>;
+  /** Prefix of the Redis keys, distinct per deployment. */
+  redisPrefix: string;
+};
+
+export function createCatalogue(deps: CatalogueDeps): Catalogue {
+  const { config } = deps;
+  const store =
+    config.redisUrl === undefined
+      ? createMemoryCacheStore()
+      : createRedisCacheStore({
+          url: config.redisUrl,
+          prefix: deps.redisPrefix,
+          retainMs: staleRetainMs,
+          // A refresh is one provider call, bounded by the VTU timeout (a GET may retry inside it).
+          lockTtlMs: config.vtu.timeoutMs + 5_000,
+        });
+  const cache: CatalogueCache = createCatalogueCache({
+    store,
+    clock: deps.clock,
+    logger: deps.logger,
+    freshMs: catalogueFreshMs,
+    lockWaitMs,
+    lockPollMs,
+  });
+
+  const providerFor = (service: VtuServiceName) => config.vtu.routes[service];
+  /** Reads through the cache from the provider routed for `service`. */
+  function read<T>(service: VtuServiceName, what: string, fetch: (provider: VtuProvider) => Promise<T>) {
+    const name = providerFor(service);
+    return cache.read(`${name}:${what}`, () => fetch(deps.providers[name]));
+  }
+
+  const dataNetworks = () => read('data', 'networks:data', (p) => p.networks('data'));
+  const cableProviders = () => read('cable', 'cable-providers', (p) => p.cableProviders());
+
+  return {
+    providerFor,
+    airtimeNetworks: () => read('airtime', 'networks:airtime', (p) => p.networks('airtime')),
+    dataNetworks,
+    async dataPlans(network) {
+      if (!(await dataNetworks()).some((n) => n.id === network)) return null;
+      return read('data', `data-plans:${network}`, (p) => p.dataPlans(network));
+    },
+    cableProviders,
+    async cablePlans(identifier) {
+      if (!(await cableProviders()).some((c) => c.id === identifier)) return null;
+      return read('cable', `cable-plans:${identifier}`, (p) => p.cablePlans(identifier));
+    },
+    discos: () => read('electricity', 'discos', (p) => p.discos()),
+    bettingCompanies: () => read('betting', 'betting-companies', (p) => p.bettingCompanies()),
+    close: () => cache.close(),
+  };
+}

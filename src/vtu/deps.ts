@@ -1,0 +1,19 @@
+import type { Context } from '../context.ts';
+import type { DispatchDeps } from './dispatch.ts';
+
+/** What sending and settling purchases needs from the context, just-in-time funding included. */
+export function vtuDeps(ctx: Context): DispatchDeps {
+  const { vtu } = ctx.config;
+  return {
+    db: ctx.db,
+    clock: ctx.clock,
+    jobs: ctx.jobs,
+    providers: ctx.vtuProviders,
+    logger: ctx.logger,
+    float: {
+      payments: ctx.payments,
+      destinations: { data: vtu.data.funding, bills: vtu.bills.funding, social: vtu.social.funding },
+      topupMinKobo: vtu.floatTopupMinKobo,
+    },
+  };
+}

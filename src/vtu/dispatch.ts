@@ -1,0 +1,200 @@
+import type { Logger } from 'pino';
+import {
+  type PurchaseOutcome,
+  type PurchaseRequest,
+  type RequeryOutcome,
+  type VtuProvider,
+  VtuProviderError,
+  type VtuService,
+} from '../providers/vtu/vtu-provider.ts';
+import { ensureFloat, type FloatDecision, type FloatDeps, reserve } from './float.ts';
+import {
+  alertStuck,
+  type SettlementDeps,
+  type SettleResult,
+  settlePurchase,
+  type VtuTransaction,
+} from './settlement.ts';
+
+// Sending a purchase to its provider, and finding out what became of it. The provider is called at
+// most once per purchase: dispatch claims the row (sent_at) in one conditional UPDATE before the
+// call, so the inline run after acceptance, the durable job and the requery runner can race and only
+// one sends. Whatever happens after the claim (an answer, a timeout, a crash) is settled by requery
+// under the same reference.
+
+export const JOB_VTU_DISPATCH = 'vtu.dispatch';
+export const JOB_VTU_REQUERY = 'vtu.requery';
+
+export type DispatchDeps = SettlementDeps & {
+  providers: Record<string, VtuProvider>;
+  logger?: Pick<Logger, 'warn' | 'error'>;
+  /** Just-in-time funding of the providers' floats (float.ts); without it purchases are sent as they come. */
+  float?: Omit<FloatDeps, keyof SettlementDeps>;
+};
+
+/** When a purchase whose answer never came is first requeried (the call's own timeout comes first). */
+const firstRequeryAfterSeconds = 60;
+
+/** The request stored with a purchase, as the adapter takes it. */
+export function purchaseRequestOf(purchase: VtuTransaction): PurchaseRequest {
+  const stored = (
+    typeof purchase.request === 'string' ? JSON.parse(purchase.request) : purchase.request
+  ) as Record<string, unknown>;
+  const { amountKobo, ...rest } = stored;
+  return {
+    ...rest,
+    ...(typeof amountKobo === 'string' ? { amountKobo: BigInt(amountKobo) } : {}),
+    reference: purchase.reference,
+  } as PurchaseRequest;
+}
+
+export type DispatchResult = SettleResult | 'already_sent' | Exclude<FloatDecision, 'send'>;
+
+/**
+ * Sends a purchase not sent yet and settles it on the answer: 'already_sent' when another run did,
+ * 'waiting' when its provider's float is being topped up first (it is dispatched again then).
+ */
+export async function dispatchPurchase(deps: DispatchDeps, id: string): Promise<DispatchResult> {
+  const purchase = await deps.db
+    .selectFrom('vtu_transactions')
+    .selectAll()
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (purchase === undefined || purchase.status !== 'processing' || purchase.sent_at !== null)
+    return 'already_sent';
+  const provider = providerOf(deps, purchase.provider);
+  if (deps.float !== undefined) {
+    const decision = await ensureFloat({ ...deps, ...deps.float }, provider, purchase);
+    if (decision !== 'send') return decision;
+  }
+  const release = reserve(provider.name, purchase.wholesale);
+  try {
+    const now = deps.clock.now();
+    const claimed = await deps.db
+      .updateTable('vtu_transactions')
+      .set({
+        sent_at: now,
+        next_requery_at: new Date(now.getTime() + firstRequeryAfterSeconds * 1000),
+        updated_at: now,
+      })
+      .where('id', '=', id)
+      .where('status', '=', 'processing')
+      .where('sent_at', 'is', null)
+      .returningAll()
+      .executeTakeFirst();
+    if (claimed === undefined) return 'already_sent';
+    let outcome: PurchaseOutcome;
+    try {
+      outcome = await provider.purchase(purchaseRequestOf(claimed));
+    } catch (error) {
+      // The adapter refuses before sending (a request it cannot put on the wire): nothing reached
+      // the provider, which is as definite as a refusal. Anything else: we cannot tell, so requery.
+      outcome =
+        error instanceof VtuProviderError
+          ? { status: 'failed', reason: error.message }
+          : { status: 'unknown', reason: `dispatch failed: ${(error as Error).message}` };
+      if (!(error instanceof VtuProviderError))
+        deps.logger?.error({ err: error, id }, 'purchase dispatch failed');
+    }
+    return await settlePurchase(deps, claimed.id, outcome);
+  } finally {
+    release();
+  }
+}
+
+export type RequeryOptions = {
+  batchMax: number;
+  /** A purchase the provider still does not know this long after it was sent never reached it: failed. */
+  notFoundFailAfterSeconds: number;
+  /** A purchase unresolved this long after acceptance raises one operations alert. */
+  stuckAlertAfterSeconds: number;
+  /** Every processing purchase, not only those due (adminReconcile: "requery now"). */
+  includeNotDue?: boolean;
+};
+
+export const requeryDefaults = {
+  batchMax: 100,
+  notFoundFailAfterSeconds: 15 * 60,
+  stuckAlertAfterSeconds: 30 * 60,
+} as const satisfies RequeryOptions;
+
+export type RequeryCounts = {
+  checked: number;
+  succeeded: number;
+  failed: number;
+  stillProcessing: number;
+  /** Accepted but never sent (the process died between commit and dispatch): sent now. */
+  dispatched: number;
+  alerted: number;
+};
+
+/**
+ * Requeries every purchase whose next requery is due (or which was never sent), oldest due first.
+ * Runs as a job every minute, on the sandbox clock, and from adminReconcile.
+ */
+export async function requeryDuePurchases(
+  deps: DispatchDeps,
+  options: RequeryOptions,
+): Promise<RequeryCounts> {
+  const now = deps.clock.now();
+  let query = deps.db.selectFrom('vtu_transactions').selectAll().where('status', '=', 'processing');
+  if (options.includeNotDue !== true) query = query.where('next_requery_at', '<=', now);
+  const due = await query
+    .orderBy('next_requery_at', 'asc')
+    .orderBy('id', 'asc')
+    .limit(options.batchMax)
+    .execute();
+  const counts: RequeryCounts = {
+    checked: 0,
+    succeeded: 0,
+    failed: 0,
+    stillProcessing: 0,
+    dispatched: 0,
+    alerted: 0,
+  };
+  for (const purchase of due) {
+    counts.checked += 1;
+    let result: DispatchResult;
+    if (purchase.sent_at === null) {
+      result = await dispatchPurchase(deps, purchase.id);
+      if (result !== 'already_sent' && result !== 'waiting') counts.dispatched += 1;
+    } else {
+      let outcome = await requery(deps, purchase);
+      const sentFor = now.getTime() - purchase.sent_at.getTime();
+      if (outcome.status === 'not_found' && sentFor >= options.notFoundFailAfterSeconds * 1000) {
+        outcome = { status: 'failed', reason: 'the provider has no record of the purchase' };
+      }
+      result = await settlePurchase(deps, purchase.id, outcome);
+    }
+    if (result === 'success') counts.succeeded += 1;
+    else if (result === 'failed') counts.failed += 1;
+    else {
+      counts.stillProcessing += 1;
+      const age = now.getTime() - purchase.created_at.getTime();
+      if (age >= options.stuckAlertAfterSeconds * 1000 && purchase.stuck_alerted_at === null) {
+        await alertStuck(deps, purchase.id, Math.floor(age / 60_000));
+        counts.alerted += 1;
+      }
+    }
+  }
+  return counts;
+}
+
+async function requery(deps: DispatchDeps, purchase: VtuTransaction): Promise<RequeryOutcome> {
+  try {
+    return await providerOf(deps, purchase.provider).requery({
+      reference: purchase.reference,
+      service: purchase.service as VtuService,
+      providerReference: purchase.provider_reference,
+    });
+  } catch (error) {
+    deps.logger?.warn({ err: error, reference: purchase.reference }, 'purchase requery failed');
+    return { status: 'unknown', reason: `requery failed: ${(error as Error).message}` };
+  }
+}
+
+function providerOf(deps: DispatchDeps, name: string): VtuProvider {
+  const provider = deps.providers[name];
+  if (provider === undefined) throw new Error(`no VTU provider named ${name}`);
+  return provider;
+}

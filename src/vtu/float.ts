@@ -1,0 +1,141 @@
+import { sql } from 'kysely';
+import { type FundingDestination, recordFundingTransfer, sendFundingTransfer } from '../funding/transfers.ts';
+import type { PaymentProvider } from '../providers/payments/payment-provider.ts';
+import type { VtuProvider } from '../providers/vtu/vtu-provider.ts';
+import { fail, type SettlementDeps, type VtuTransaction } from './settlement.ts';
+
+// Just-in-time funding of the providers' floats (SPEC.md item 3, issue 5 item 8). Before a purchase
+// is sent, its provider's balance is read; when it would not cover the purchase (with what this
+// process is sending to it at the same moment), the collections pool tops it up by an outbound
+// transfer (a funding event, src/funding/transfers.ts) and the purchase waits, unsent. When the
+// transfer settles the waiting purchases are dispatched again; when it fails they were never sent,
+// so they fail and are refunded (operations are alerted by the transfer itself).
+
+export type FloatDeps = SettlementDeps & {
+  payments: PaymentProvider;
+  /** Each provider's bank account (configuration). */
+  destinations: Record<string, Omit<FundingDestination, 'provider'>>;
+  /** The least a top-up sends, so that a run of small purchases does not make a transfer each. */
+  topupMinKobo: bigint;
+};
+
+/** What this process is sending to each provider right now, not yet in the balance it reports. */
+const sending = new Map<string, bigint>();
+
+export function reserve(provider: string, kobo: bigint): () => void {
+  sending.set(provider, (sending.get(provider) ?? 0n) + kobo);
+  return () => sending.set(provider, (sending.get(provider) ?? 0n) - kobo);
+}
+
+export type FloatDecision = 'send' | 'waiting' | 'failed';
+
+/**
+ * Whether the purchase may be sent now. 'waiting': it is attached to a float top-up in progress.
+ * 'failed': the top-up it waited for failed, and it has been refunded.
+ */
+export async function ensureFloat(
+  deps: FloatDeps,
+  provider: VtuProvider,
+  purchase: VtuTransaction,
+): Promise<FloatDecision> {
+  if (purchase.funding_reference !== null) {
+    const funding = await deps.db
+      .selectFrom('funding_transfers')
+      .select(['status'])
+      .where('reference', '=', purchase.funding_reference)
+      .executeTakeFirstOrThrow();
+    if (funding.status === 'pending') return 'waiting';
+    if (funding.status !== 'success')
+      return failWaiting(deps, purchase.id, 'the provider could not be funded');
+    // Settled: the balance is read again below, for the top-up may not cover every purchase that waited.
+  }
+  let balance: bigint;
+  try {
+    balance = await provider.balance();
+  } catch {
+    // The balance cannot be read: the purchase itself will tell (a refusal for want of float is a
+    // definite failure, refunded).
+    return 'send';
+  }
+  const inFlight = sending.get(provider.name) ?? 0n;
+  if (balance - inFlight >= purchase.wholesale) return 'send';
+
+  const destination = deps.destinations[provider.name];
+  if (destination === undefined) return 'send';
+  const shortfall = purchase.wholesale + inFlight - balance;
+  const amountKobo = shortfall > deps.topupMinKobo ? shortfall : deps.topupMinKobo;
+  const now = deps.clock.now();
+  const attached = await deps.db.transaction().execute(async (trx) => {
+    // One decision at a time per provider, so that a burst of purchases shares one top-up.
+    await sql`select pg_advisory_xact_lock(hashtext(${`vtu-float:${provider.name}`}))`.execute(trx);
+    const current = await trx
+      .selectFrom('vtu_transactions')
+      .select(['status', 'sent_at'])
+      .where('id', '=', purchase.id)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
+    if (current.status !== 'processing' || current.sent_at !== null) return null;
+    const pending = await trx
+      .selectFrom('funding_transfers')
+      .select('reference')
+      .where('provider', '=', provider.name)
+      .where('status', '=', 'pending')
+      .orderBy('created_at', 'desc')
+      .executeTakeFirst();
+    const reference =
+      pending?.reference ??
+      (await recordFundingTransfer(trx, now, {
+        destination: { provider: provider.name, ...destination },
+        amountKobo,
+        reason: `Float top-up of ${provider.name}`,
+      }));
+    await trx
+      .updateTable('vtu_transactions')
+      // Checked again by the requery runner in a minute, should the settlement be missed.
+      .set({
+        funding_reference: reference,
+        next_requery_at: new Date(now.getTime() + 60_000),
+        updated_at: now,
+      })
+      .where('id', '=', purchase.id)
+      .execute();
+    return { reference, created: pending === undefined };
+  });
+  if (attached === null) return 'waiting';
+  if (attached.created) {
+    const transfer = await sendFundingTransfer(deps, attached.reference);
+    if (transfer.status === 'failed')
+      return failWaiting(deps, purchase.id, 'the provider could not be funded');
+  }
+  return 'waiting';
+}
+
+/** Fails and refunds one purchase that waited for a top-up and was never sent. */
+export async function failWaiting(deps: SettlementDeps, id: string, reason: string): Promise<'failed'> {
+  await deps.db.transaction().execute(async (trx) => {
+    const purchase = await trx
+      .selectFrom('vtu_transactions')
+      .selectAll()
+      .where('id', '=', id)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
+    if (purchase.status !== 'processing' || purchase.sent_at !== null) return;
+    await fail(deps, trx, purchase, reason, deps.clock.now());
+  });
+  return 'failed';
+}
+
+/** The purchases waiting, unsent, for a funding transfer. */
+export async function purchasesWaitingFor(
+  deps: Pick<SettlementDeps, 'db'>,
+  reference: string,
+): Promise<string[]> {
+  const rows = await deps.db
+    .selectFrom('vtu_transactions')
+    .select('id')
+    .where('funding_reference', '=', reference)
+    .where('status', '=', 'processing')
+    .where('sent_at', 'is', null)
+    .execute();
+  return rows.map((r) => r.id);
+}

@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import type { Kysely } from 'kysely';
+import type { Clock } from '../clock.ts';
+import type { VtuProviderName, VtuServiceName } from '../config.ts';
+import type { DB } from '../db/schema.ts';
+
+// Retail = wholesale + markup (SPEC.md item 6). A markup is a flat amount plus a percentage of the
+// wholesale price, configured per service and optionally per provider; the provider's own row wins
+// over the service-wide one, and no row at all is no markup. Everything here is integer kobo and
+// integer basis points: no float ever touches a price.
+
+/** 100 % in basis points. */
+export const basisPointsMax = 10_000;
+
+export type Markup = {
+  flatKobo: bigint;
+  /** Basis points of the wholesale price: 250 is 2.5 %. */
+  percentBp: number;
+};
+
+export type StoredMarkup = Markup & {
+  service: VtuServiceName;
+  /** Null: the row applies to every provider of the service. */
+  provider: VtuProviderName | null;
+  updatedAt: Date;
+};
+
+export type Price = { retailKobo: bigint; markupKobo: bigint };
+
+export const noMarkup: Markup = { flatKobo: 0n, percentBp: 0 };
+
+/**
+ * The price of one wholesale amount under a markup. The percentage is rounded UP to the kobo: a
+ * fraction of a kobo rounded down would be sold below what the markup says, on every sale.
+ */
+export function applyMarkup(markup: Markup, wholesaleKobo: bigint): Price {
+  assert.ok(wholesaleKobo >= 0n, `a wholesale price is never negative: ${wholesaleKobo}`);
+  assert.ok(markup.flatKobo >= 0n, `a flat markup is never negative: ${markup.flatKobo}`);
+  assert.ok(Number.isInteger(markup.percentBp), 'basis points are whole');
+  assert.ok(
+    markup.percentBp >= 0 && markup.percentBp <= basisPointsMax,
+    `percent out of range: ${markup.percentBp}`,
+  );
+  const scaled = wholesaleKobo * BigInt(markup.percentBp);
+  const divisor = BigInt(basisPointsMax);
+  const percentKobo = (scaled + divisor - 1n) / divisor;
+  const markupKobo = markup.flatKobo + percentKobo;
+  return { retailKobo: wholesaleKobo + markupKobo, markupKobo };
+}
+
+/** The markup that applies to a service sold through a provider. */
+export async function markupFor(
+  db: Kysely<DB>,
+  service: VtuServiceName,
+  provider: VtuProviderName,
+): Promise<Markup> {
+  const row = await db
+    .selectFrom('vtu_markups')
+    .select(['flat_kobo', 'percent_bp', 'provider'])
+    .where('service', '=', service)
+    .where((eb) => eb.or([eb('provider', '=', provider), eb('provider', 'is', null)]))
+    // The provider's own row first: it wins over the service-wide one.
+    .orderBy('provider', (o) => o.asc().nullsLast())
+    .limit(1)
+    .executeTakeFirst();
+  return row === undefined ? noMarkup : { flatKobo: BigInt(row.flat_kobo), percentBp: row.percent_bp };
+}
+
+/**
+ * What the purchase flow charges for a wholesale price: `retailKobo` to the wallet, of which
+ * `markupKobo` is revenue. Pass the transaction handle to read the markup inside the purchase's
+ * transaction.
+ */
+export async function retailPrice(
+  db: Kysely<DB>,
+  request: { service: VtuServiceName; provider: VtuProviderName; wholesaleKobo: bigint },
+): Promise<Price> {
+  return applyMarkup(await markupFor(db, request.service, request.provider), request.wholesaleKobo);
+}
+
+/** The batch form, for a catalogue: one markup read for many prices, in the order given. */
+export async function retailPrices(
+  db: Kysely<DB>,
+  request: { service: VtuServiceName; provider: VtuProviderName; wholesaleKobo: readonly bigint[] },
+): Promise<Price[]> {
+  const markup = await markupFor(db, request.service, request.provider);
+  return request.wholesaleKobo.map((kobo) => applyMarkup(markup, kobo));
+}
+
+/**
+ * Sets the markup of a service (provider null) or of one provider of it. A field left out keeps its
+ * stored value (zero for a new row), so an administrator can change the percentage alone.
+ */
+export async function setMarkup(
+  deps: { db: Kysely<DB>; clock: Clock },
+  request: {
+    service: VtuServiceName;
+    provider: VtuProviderName | null;
+    flatKobo: bigint | undefined;
+    percentBp: number | undefined;
+    updatedBy: string;
+  },
+): Promise<StoredMarkup> {
+  if (request.flatKobo !== undefined) assert.ok(request.flatKobo >= 0n, 'a flat markup is never negative');
+  if (request.percentBp !== undefined) {
+    assert.ok(Number.isInteger(request.percentBp), 'basis points are whole');
+    assert.ok(request.percentBp >= 0 && request.percentBp <= basisPointsMax, 'percent out of range');
+  }
+  const now = deps.clock.now();
+  const row = await deps.db
+    .insertInto('vtu_markups')
+    .values({
+      service: request.service,
+      provider: request.provider,
+      flat_kobo: request.flatKobo ?? 0n,
+      percent_bp: request.percentBp ?? 0,
+      updated_by: request.updatedBy,
+      created_at: now,
+      updated_at: now,
+    })
+    .onConflict((oc) =>
+      oc.columns(['service', 'provider']).doUpdateSet((eb) => ({
+        flat_kobo: request.flatKobo ?? eb.ref('vtu_markups.flat_kobo'),
+        percent_bp: request.percentBp ?? eb.ref('vtu_markups.percent_bp'),
+        updated_by: request.updatedBy,
+        updated_at: now,
+      })),
+    )
+    .returning(['service', 'provider', 'flat_kobo', 'percent_bp', 'updated_at'])
+    .executeTakeFirstOrThrow();
+  return {
+    service: row.service as VtuServiceName,
+    provider: row.provider as VtuProviderName | null,
+    flatKobo: BigInt(row.flat_kobo),
+    percentBp: row.percent_bp,
+    updatedAt: new Date(row.updated_at),
+  };
+}
+
+const percentPattern = /^(\d{1,3})(?:\.(\d{1,2}))?$/;
+
+/** A percentage with at most two decimals as whole basis points (2.5 → 250), through its digits. */
+export function percentToBasisPoints(percent: number): number | null {
+  if (!Number.isFinite(percent) || percent < 0) return null;
+  const match = percentPattern.exec(String(percent));
+  if (match === null) return null;
+  const bp = Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
+  return bp <= basisPointsMax ? bp : null;
+}
+
+/** Basis points back to a percentage for the API edge (250 → 2.5): exact, since bp is whole. */
+export function basisPointsToPercent(bp: number): number {
+  return Number(`${Math.trunc(bp / 100)}.${String(bp % 100).padStart(2, '0')}`);
+}

@@ -1,0 +1,332 @@
+import { verifyTransactionPin } from '../auth/pin.ts';
+import type { VtuProviderName } from '../config.ts';
+import type { Context } from '../context.ts';
+import { AppError } from '../errors.ts';
+import { requireKycTier } from '../kyc/guard.ts';
+import { koboToNaira, nairaToKobo } from '../money.ts';
+import { defineOperation } from '../operation.ts';
+import {
+  type Network,
+  type VtuProvider,
+  VtuProviderError,
+  type VtuService,
+} from '../providers/vtu/vtu-provider.ts';
+import { vtuDeps } from './deps.ts';
+import { localPhone, networkOfPhone } from './prefixes.ts';
+import { retailPrice } from './pricing.ts';
+import * as s from './purchase-schemas.ts';
+import { acceptPurchase, findPurchase, listPurchases, type PurchaseOrder } from './purchases.ts';
+
+// The six purchases and their reads (SPEC.md "Endpoints", API.md section 5). Every purchase runs the
+// same checks in the same order: schema (the router) → auth → Tier 1 → PIN (with lockout) →
+// recipient → price → one transaction that debits and records it. Nothing is charged before the
+// last step, so every refusal on the way leaves the wallet as it was.
+
+const tags = ['vtu'];
+
+const routed = (ctx: Context, service: VtuService): { name: VtuProviderName; provider: VtuProvider } => {
+  const name = ctx.config.vtu.routes[service];
+  return { name, provider: ctx.vtuProviders[name] };
+};
+
+/** Tier 1 and the PIN, in that order, before anything about the purchase itself is looked at. */
+async function authorise(ctx: Context, userId: string, pin: string): Promise<void> {
+  await requireKycTier(ctx.db, userId, 1);
+  await verifyTransactionPin(
+    { db: ctx.db, clock: ctx.clock, pepper: ctx.config.secrets.pepper },
+    userId,
+    pin,
+  );
+}
+
+/** SPEC.md item 5: the number's prefix must belong to the chosen network, before any debit. */
+function requireNetwork(phone: string, network: Network): void {
+  const actual = networkOfPhone(phone);
+  if (actual !== network) {
+    throw new AppError('NETWORK_MISMATCH', `${localPhone(phone)} is not a ${network} number`, {
+      details: { network, detected: actual ?? 'unknown' },
+    });
+  }
+}
+
+/** The caller's price must be the server's price now (API.md section 5). */
+function requireAmount(givenNaira: number, retailKobo: bigint): void {
+  if (nairaToKobo(givenNaira) !== retailKobo) {
+    throw new AppError('PRICE_CHANGED', `the price is now ₦${koboToNaira(retailKobo)}`, {
+      details: { amount: koboToNaira(retailKobo) },
+    });
+  }
+}
+
+const upstream = (error: unknown): never => {
+  if (error instanceof VtuProviderError) {
+    throw new AppError('UPSTREAM_UNAVAILABLE', 'the provider could not be reached; nothing was charged', {
+      details: { provider: error.provider },
+    });
+  }
+  throw error;
+};
+
+async function priced(
+  ctx: Context,
+  service: VtuService,
+  provider: VtuProviderName,
+  wholesaleKobo: bigint,
+): Promise<{ wholesaleKobo: bigint; markupKobo: bigint; retailKobo: bigint }> {
+  const { retailKobo, markupKobo } = await retailPrice(ctx.db, { service, provider, wholesaleKobo });
+  return { wholesaleKobo, markupKobo, retailKobo };
+}
+
+function buy(ctx: Context, userId: string, order: PurchaseOrder) {
+  return acceptPurchase(vtuDeps(ctx), userId, order);
+}
+
+export const purchaseOperations = [
+  defineOperation({
+    name: 'buyAirtime',
+    method: 'POST',
+    auth: 'user',
+    summary: 'Buy airtime: the wallet is charged the quoted retail price of the face value',
+    tags,
+    input: s.buyAirtimeInput,
+    output: s.vtuTransaction,
+    handler: async ({ ctx, caller, input }) => {
+      await authorise(ctx, caller.userId, input.pin);
+      requireNetwork(input.phone, input.network);
+      const face = nairaToKobo(input.amount);
+      if (input.amount < s.airtimeNairaMin)
+        throw new AppError('BELOW_MINIMUM', `the minimum airtime is ₦${s.airtimeNairaMin}`);
+      if (input.amount > s.airtimeNairaMax)
+        throw new AppError('ABOVE_MAXIMUM', `the maximum airtime is ₦${s.airtimeNairaMax}`);
+      const { name } = routed(ctx, 'airtime');
+      const price = await priced(ctx, 'airtime', name, face);
+      const phone = localPhone(input.phone);
+      return buy(ctx, caller.userId, {
+        service: 'airtime',
+        provider: name,
+        network: input.network,
+        recipient: phone,
+        request: { service: 'airtime', network: input.network, phone, amountKobo: face },
+        ...price,
+        description: `₦${input.amount} ${input.network.toUpperCase()} airtime to ${phone}`,
+      });
+    },
+  }),
+  defineOperation({
+    name: 'buyData',
+    method: 'POST',
+    auth: 'user',
+    summary:
+      "Buy a data bundle; `amount` must be the plan's current retail price (409 PRICE_CHANGED otherwise)",
+    tags,
+    input: s.buyDataInput,
+    output: s.vtuTransaction,
+    handler: async ({ ctx, caller, input }) => {
+      await authorise(ctx, caller.userId, input.pin);
+      requireNetwork(input.phone, input.network);
+      // The cached catalogue: the price checked is the price the user was shown (at most 30 minutes old).
+      const { name } = routed(ctx, 'data');
+      const plans = await ctx.catalogue.dataPlans(input.network).catch(upstream);
+      const plan = plans?.find((p) => p.planId === input.plan_id);
+      if (plan === undefined) {
+        throw new AppError('VALIDATION_ERROR', `no ${input.network} data plan ${input.plan_id}`, {
+          details: { field: 'plan_id' },
+        });
+      }
+      const price = await priced(ctx, 'data', name, plan.wholesaleKobo);
+      requireAmount(input.amount, price.retailKobo);
+      const phone = localPhone(input.phone);
+      return buy(ctx, caller.userId, {
+        service: 'data',
+        provider: name,
+        network: input.network,
+        recipient: phone,
+        request: { service: 'data', network: input.network, planId: plan.planId, phone },
+        ...price,
+        description: `${input.network.toUpperCase()} ${plan.name} data to ${phone}`,
+      });
+    },
+  }),
+  defineOperation({
+    name: 'subscribeCable',
+    method: 'POST',
+    auth: 'user',
+    summary: "Pay a cable TV subscription; `amount` must be the plan's current retail price",
+    tags,
+    input: s.subscribeCableInput,
+    output: s.vtuTransaction,
+    handler: async ({ ctx, caller, input }) => {
+      await authorise(ctx, caller.userId, input.pin);
+      const { name } = routed(ctx, 'cable');
+      const plans = await ctx.catalogue.cablePlans(input.identifier).catch(upstream);
+      const plan = plans?.find((p) => p.planId === input.plan_id);
+      if (plan === undefined) {
+        throw new AppError('VALIDATION_ERROR', `no ${input.identifier} plan ${input.plan_id}`, {
+          details: { field: 'plan_id' },
+        });
+      }
+      const price = await priced(ctx, 'cable', name, plan.wholesaleKobo);
+      requireAmount(input.amount, price.retailKobo);
+      return buy(ctx, caller.userId, {
+        service: 'cable',
+        provider: name,
+        network: null,
+        recipient: input.iuc,
+        request: {
+          service: 'cable',
+          provider: input.identifier,
+          iuc: input.iuc,
+          planId: plan.planId,
+          amountKobo: plan.wholesaleKobo,
+          phone: localPhone(input.phone),
+          subscriptionType: input.subscription_type,
+        },
+        ...price,
+        description: `${plan.name} (${input.identifier.toUpperCase()}) for ${input.iuc}`,
+      });
+    },
+  }),
+  defineOperation({
+    name: 'buyElectricity',
+    method: 'POST',
+    auth: 'user',
+    summary: 'Buy electricity (minimum ₦1,000); success carries the token (prepaid) and units',
+    tags,
+    input: s.buyElectricityInput,
+    output: s.vtuTransaction,
+    handler: async ({ ctx, caller, input }) => {
+      await authorise(ctx, caller.userId, input.pin);
+      if (input.amount < s.electricityNairaMin) {
+        throw new AppError('BELOW_MINIMUM', `the minimum electricity purchase is ₦${s.electricityNairaMin}`, {
+          details: { limit: s.electricityNairaMin },
+        });
+      }
+      const { name } = routed(ctx, 'electricity');
+      const face = nairaToKobo(input.amount);
+      const price = await priced(ctx, 'electricity', name, face);
+      return buy(ctx, caller.userId, {
+        service: 'electricity',
+        provider: name,
+        network: null,
+        recipient: input.meter,
+        request: {
+          service: 'electricity',
+          disco: input.plan,
+          meter: input.meter,
+          meterType: input.type,
+          amountKobo: face,
+          phone: localPhone(input.phone),
+        },
+        ...price,
+        description: `₦${input.amount} ${input.type} electricity (${input.plan}) for meter ${input.meter}`,
+      });
+    },
+  }),
+  defineOperation({
+    name: 'fundBet',
+    method: 'POST',
+    auth: 'user',
+    summary: 'Fund a betting wallet',
+    tags,
+    input: s.fundBetInput,
+    output: s.vtuTransaction,
+    handler: async ({ ctx, caller, input }) => {
+      await authorise(ctx, caller.userId, input.pin);
+      const { name } = routed(ctx, 'betting');
+      const face = nairaToKobo(input.amount);
+      const price = await priced(ctx, 'betting', name, face);
+      return buy(ctx, caller.userId, {
+        service: 'betting',
+        provider: name,
+        network: null,
+        recipient: input.customer_id,
+        request: {
+          service: 'betting',
+          company: input.betting_company,
+          customerId: input.customer_id,
+          amountKobo: face,
+        },
+        ...price,
+        description: `₦${input.amount} to ${input.betting_company} account ${input.customer_id}`,
+      });
+    },
+  }),
+  defineOperation({
+    name: 'buyEducationPin',
+    method: 'POST',
+    auth: 'user',
+    summary:
+      'Buy exam pins (1-10); `amount` must be the current retail price of them all; success carries the pins',
+    tags,
+    input: s.buyEducationPinInput,
+    output: s.vtuTransaction,
+    handler: async ({ ctx, caller, input }) => {
+      await authorise(ctx, caller.userId, input.pin);
+      if (input.exam === 'jamb' && input.profile_id === undefined) {
+        throw new AppError('VALIDATION_ERROR', 'profile_id is required for jamb', {
+          details: { field: 'profile_id' },
+        });
+      }
+      const { name, provider } = routed(ctx, 'education');
+      const items = await provider.educationItems().catch(upstream);
+      const item = items.find(
+        (i) => i.exam === input.exam && (input.variation === undefined || i.variation === input.variation),
+      );
+      if (item === undefined) {
+        throw new AppError('VALIDATION_ERROR', `no ${input.exam} pin ${input.variation ?? ''}`.trim(), {
+          details: { field: 'variation' },
+        });
+      }
+      const price = await priced(ctx, 'education', name, item.wholesaleKobo * BigInt(input.quantity));
+      requireAmount(input.amount, price.retailKobo);
+      const phone = localPhone(input.phone);
+      return buy(ctx, caller.userId, {
+        service: 'education',
+        provider: name,
+        network: null,
+        recipient: input.profile_id ?? phone,
+        request: {
+          service: 'education',
+          exam: input.exam,
+          variation: item.variation,
+          quantity: input.quantity,
+          phone,
+          ...(input.profile_id === undefined ? {} : { profileId: input.profile_id }),
+        },
+        ...price,
+        description: `${input.quantity} × ${item.name}`,
+      });
+    },
+  }),
+  defineOperation({
+    name: 'listMyVtuTransactions',
+    method: 'GET',
+    auth: 'user',
+    summary: 'Your purchases, newest first, filtered by status, service and date',
+    tags,
+    input: s.listMyVtuTransactionsInput,
+    output: s.listMyVtuTransactionsOutput,
+    handler: ({ ctx, caller, input }) =>
+      listPurchases(
+        vtuDeps(ctx),
+        caller.userId,
+        {
+          ...(input.status === undefined ? {} : { status: input.status }),
+          ...(input.service === undefined ? {} : { service: input.service }),
+          ...(input.from === undefined ? {} : { from: input.from }),
+          ...(input.to === undefined ? {} : { to: input.to }),
+        },
+        { limit: input.limit, offset: input.offset },
+      ),
+  }),
+  defineOperation({
+    name: 'getMyVtuTransaction',
+    method: 'POST',
+    auth: 'user',
+    summary: "One of your purchases by id (another user's is 404)",
+    tags,
+    input: s.getMyVtuTransactionInput,
+    output: s.vtuTransaction,
+    handler: ({ ctx, caller, input }) => findPurchase(vtuDeps(ctx), caller.userId, input.id),
+  }),
+];

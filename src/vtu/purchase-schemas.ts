@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { pin } from '../auth/schemas.ts';
+import { isNairaAmount } from '../money.ts';
+import { nigerianPhone } from '../phone.ts';
+
+// Request and answer shapes of the six purchases and their reads (API.md section 5).
+
+/** Naira with at most two decimals, positive. */
+const naira = z.number().positive().refine(isNairaAmount, { message: 'naira, at most two decimals' });
+const network = z.enum(['mtn', 'glo', 'airtel', '9mobile']);
+const code = z.string().trim().min(1).max(64);
+/** Meter, smartcard and betting account numbers: digits (and for betting, letters) only. */
+const accountNumber = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z0-9]{4,30}$/, '4-30 letters or digits');
+
+/** Airtime face value bounds in naira (the bills provider's own limits). */
+export const airtimeNairaMin = 50;
+export const airtimeNairaMax = 50_000;
+/** SPEC.md "Limits": the minimum electricity purchase. */
+export const electricityNairaMin = 1_000;
+
+export const buyAirtimeInput = z.object({ network, phone: nigerianPhone, amount: naira, pin }).strict();
+export const buyDataInput = z
+  .object({ network, plan_id: code, phone: nigerianPhone, amount: naira, pin })
+  .strict();
+export const subscribeCableInput = z
+  .object({
+    identifier: z.enum(['dstv', 'gotv', 'startimes', 'showmax']),
+    iuc: accountNumber,
+    plan_id: code,
+    amount: naira,
+    phone: nigerianPhone,
+    subscription_type: z.enum(['change', 'renew']).default('change'),
+    pin,
+  })
+  .strict();
+export const buyElectricityInput = z
+  .object({
+    plan: code,
+    meter: accountNumber,
+    type: z.enum(['prepaid', 'postpaid']),
+    amount: naira,
+    phone: nigerianPhone,
+    pin,
+  })
+  .strict();
+export const fundBetInput = z
+  .object({ betting_company: code, customer_id: accountNumber, amount: naira, pin })
+  .strict();
+export const buyEducationPinInput = z
+  .object({
+    exam: z.enum(['waec', 'waec-registration', 'neco', 'nabteb', 'jamb']),
+    variation: code.optional(),
+    quantity: z.number().int().min(1).max(10),
+    amount: naira,
+    phone: nigerianPhone,
+    pin,
+    profile_id: accountNumber.optional(),
+  })
+  .strict();
+
+export const vtuTransaction = z.object({
+  id: z.string(),
+  reference: z.string(),
+  status: z.enum(['processing', 'success', 'failed']),
+  service: z.string(),
+  provider: z.string(),
+  network: z.string().optional(),
+  recipient: z.string(),
+  amount: z.number(),
+  token: z.string().optional(),
+  units: z.string().optional(),
+  pins: z.array(z.string()).optional(),
+  failureReason: z.string().optional(),
+  description: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+const isoDate = z.iso
+  .datetime({ offset: true })
+  .or(z.iso.date())
+  .transform((s) => new Date(s));
+
+export const listMyVtuTransactionsInput = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+    offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+    status: z.enum(['processing', 'success', 'failed']).optional(),
+    service: z
+      .enum(['airtime', 'data', 'cable', 'electricity', 'betting', 'education', 'airtime_to_cash', 'social'])
+      .optional(),
+    from: isoDate.optional(),
+    to: isoDate.optional(),
+  })
+  .strict();
+
+export const listMyVtuTransactionsOutput = z.object({
+  items: z.array(vtuTransaction),
+  limit: z.number().int(),
+  offset: z.number().int(),
+  total: z.number().int(),
+});
+
+export const getMyVtuTransactionInput = z.object({ id: z.uuid() }).strict();

@@ -1,0 +1,208 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import { AppError, notFound } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { systemAccounts, userAccount } from '../ledger/accounts.ts';
+import { InsufficientBalanceError, post } from '../ledger/postings.ts';
+import { koboToNaira } from '../money.ts';
+import { vtpassRequestId } from '../providers/vtu/vtpass-client.ts';
+import type { PurchaseRequest, VtuService } from '../providers/vtu/vtu-provider.ts';
+import { type DispatchDeps, dispatchPurchase, JOB_VTU_DISPATCH } from './dispatch.ts';
+import { purchasePostings, type VtuTransaction } from './settlement.ts';
+
+// Accepting a purchase (SPEC.md "What the service does" 2, API.md section 5): after the caller's
+// checks (schema, auth, Tier 1, PIN, recipient, price), one database transaction debits the wallet
+// into vtu_in_flight, records the purchase as processing and enqueues its dispatch. The purchase is
+// then sent by this process right after commit, so nobody waits on a queue's poll; the job is the
+// safety net that sends it after a crash.
+
+/** A purchase ready to accept: routed, priced and checked. */
+export type PurchaseOrder = {
+  service: VtuService;
+  provider: string;
+  network: string | null;
+  /** What the user sees as the recipient (phone, meter, IUC, customer id, link). */
+  recipient: string;
+  /** The provider request without its reference, which is made here. */
+  request: DistributiveOmit<PurchaseRequest, 'reference'>;
+  wholesaleKobo: bigint;
+  markupKobo: bigint;
+  description: string;
+};
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** VTpass's rule (Lagos-time prefix) suits every provider: letters and digits, unique, dated. */
+const newPurchaseReference = (now: Date): string => vtpassRequestId(now, randomBytes(10).toString('hex'));
+
+export async function acceptPurchase(
+  deps: DispatchDeps,
+  userId: string,
+  order: PurchaseOrder,
+): Promise<VtuTransactionView> {
+  const amount = order.wholesaleKobo + order.markupKobo;
+  const now = deps.clock.now();
+  const id = newId();
+  const reference = newPurchaseReference(now);
+  const { amountKobo, ...rest } = order.request as { amountKobo?: bigint };
+  const storedRequest = {
+    ...rest,
+    ...(amountKobo === undefined ? {} : { amountKobo: amountKobo.toString() }),
+  };
+  try {
+    await deps.db.transaction().execute(async (trx) => {
+      await post(
+        trx,
+        {
+          reference: purchasePostings.debit(reference),
+          description: order.description,
+          entries: [
+            { account: userAccount('wallet', userId), amount: -amount },
+            { account: systemAccounts.vtuInFlight, amount },
+          ],
+          metadata: { purchaseId: id, service: order.service, provider: order.provider },
+        },
+        now,
+      );
+      await trx
+        .insertInto('vtu_transactions')
+        .values({
+          id,
+          user_id: userId,
+          reference,
+          service: order.service,
+          provider: order.provider,
+          network: order.network,
+          recipient: order.recipient,
+          request: JSON.stringify(storedRequest),
+          description: order.description,
+          amount,
+          wholesale: order.wholesaleKobo,
+          markup: order.markupKobo,
+          status: 'processing',
+          // Picked up by the requery runner should both the inline dispatch and its job be lost.
+          next_requery_at: new Date(now.getTime() + 60_000),
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+      await deps.jobs.send(JOB_VTU_DISPATCH, { id }, { db: trx });
+    });
+  } catch (error) {
+    if (error instanceof InsufficientBalanceError) {
+      throw new AppError('INSUFFICIENT_FUNDS', `your wallet does not cover ₦${koboToNaira(amount)}`, {
+        details: { required: koboToNaira(amount) },
+      });
+    }
+    throw error;
+  }
+  const accepted = await findPurchase(deps, userId, id);
+  const run = dispatchPurchase(deps, id)
+    .then(() => undefined)
+    .catch((error: unknown) =>
+      deps.logger?.error({ err: error, id }, 'purchase dispatch after acceptance failed; its job retries'),
+    )
+    .finally(() => dispatching.delete(id));
+  dispatching.set(id, run);
+  return accepted;
+}
+
+/** The dispatches this process started after acceptance and has not finished, by purchase id. */
+const dispatching = new Map<string, Promise<void>>();
+
+/** Resolves when this process's dispatch of the purchase (if any) has ended. */
+export async function dispatchEnded(id: string): Promise<void> {
+  await dispatching.get(id);
+}
+
+/** Resolves when every dispatch under way in this process has ended (graceful shutdown). */
+export async function dispatchesEnded(): Promise<void> {
+  await Promise.allSettled([...dispatching.values()]);
+}
+
+export type VtuTransactionView = {
+  id: string;
+  reference: string;
+  status: 'processing' | 'success' | 'failed';
+  service: string;
+  provider: string;
+  network?: string;
+  recipient: string;
+  /** Naira charged to the wallet. */
+  amount: number;
+  token?: string;
+  units?: string;
+  pins?: string[];
+  failureReason?: string;
+  description: string;
+  createdAt: string;
+  updatedAt: string;
+};
+
+export function toView(row: VtuTransaction): VtuTransactionView {
+  const pins =
+    typeof row.pins === 'string' ? (JSON.parse(row.pins) as string[]) : (row.pins as string[] | null);
+  return {
+    id: row.id,
+    reference: row.reference,
+    status: row.status,
+    service: row.service,
+    provider: row.provider,
+    ...(row.network === null ? {} : { network: row.network }),
+    recipient: row.recipient,
+    amount: koboToNaira(row.amount),
+    ...(row.token === null ? {} : { token: row.token }),
+    ...(row.units === null ? {} : { units: row.units }),
+    ...(pins === null ? {} : { pins }),
+    ...(row.failure_reason === null ? {} : { failureReason: row.failure_reason }),
+    description: row.description,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/** One of the caller's purchases; another user's is NOT_FOUND, as if it did not exist. */
+export async function findPurchase(
+  deps: Pick<DispatchDeps, 'db'>,
+  userId: string,
+  id: string,
+): Promise<VtuTransactionView> {
+  const row = await deps.db
+    .selectFrom('vtu_transactions')
+    .selectAll()
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  if (row === undefined) throw notFound('transaction');
+  return toView(row);
+}
+
+export type PurchaseFilter = {
+  status?: 'processing' | 'success' | 'failed';
+  service?: string;
+  from?: Date;
+  to?: Date;
+};
+
+/** The caller's purchases, newest first (ids are UUIDv7: they order ties), with the total. */
+export async function listPurchases(
+  deps: Pick<DispatchDeps, 'db'>,
+  userId: string,
+  filter: PurchaseFilter,
+  page: { limit: number; offset: number },
+): Promise<{ items: VtuTransactionView[]; limit: number; offset: number; total: number }> {
+  let query = deps.db.selectFrom('vtu_transactions').where('user_id', '=', userId);
+  if (filter.status !== undefined) query = query.where('status', '=', filter.status);
+  if (filter.service !== undefined) query = query.where('service', '=', filter.service);
+  if (filter.from !== undefined) query = query.where('created_at', '>=', filter.from);
+  if (filter.to !== undefined) query = query.where('created_at', '<=', filter.to);
+  const rows = await query
+    .selectAll()
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+  const counted = await query.select(sql<string>`count(*)::text`.as('n')).executeTakeFirstOrThrow();
+  return { items: rows.map(toView), limit: page.limit, offset: page.offset, total: Number(counted.n) };
+}

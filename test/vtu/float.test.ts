@@ -1,0 +1,148 @@
+import assert from 'node:assert/strict';
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import type { DomainEvent } from '../../src/events/domain-events.ts';
+import { checkLedger } from '../../src/ledger/check.ts';
+import { dispatchesEnded } from '../../src/vtu/purchases.ts';
+import { processed, sendWebhook } from '../funding/support.ts';
+import { onPostgres } from '../helpers/database.ts';
+import { createWorld, ok, type World } from '../helpers/world.ts';
+import { sandboxPayments, startWebhookReceiver, type WebhookReceiver } from '../payments/helpers.ts';
+import { buyCall, buyer, current } from './purchase-support.ts';
+
+// Just-in-time funding of a provider's float (issue 5 item 8): a provider whose balance at the
+// sandbox would not cover a purchase is topped up from the collections pool by an outbound transfer,
+// and the purchase waits for it, unsent. The sandbox provider's transfer webhooks are caught by a test
+// receiver and handed to the service byte for byte, and the domain events they cause are run here,
+// so each step happens when the test says.
+
+const mtn = (last: string) => `0803${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}${last}`;
+
+async function setBillsBalance(world: World, naira: number): Promise<void> {
+  const response = await fetch(`${world.baseUrl}/__sandbox/providers/bills/balance`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ amount: naira }),
+  });
+  assert.equal(response.status, 200, await response.text());
+}
+
+function describeFloat(name: string, fundingAccountLast: '0' | '1', body: (ctx: () => Harness) => void) {
+  describe(`${name} (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
+    let harness: Harness;
+    before(async () => {
+      const world = await createWorld({
+        env: {
+          BILLS_FUNDING_ACCOUNT: `058:99000000${fundingAccountLast === '0' ? '20' : '21'}:Sandbox Bills Aggregator`,
+        },
+      });
+      harness = { world, receiver: await startWebhookReceiver() };
+    });
+    beforeEach(() => {
+      const payments = sandboxPayments(harness.world);
+      payments.webhookUrlOverride = harness.receiver.url;
+      payments.transferSettleDelayMs = 0;
+    });
+    afterEach(async () => {
+      const check = await checkLedger(harness.world.ctx.db);
+      assert.ok(check.ok, JSON.stringify(check.imbalances));
+    });
+    after(async () => {
+      await harness.receiver.close();
+      await harness.world.close();
+    });
+    body(() => harness);
+  });
+}
+
+type Harness = { world: World; receiver: WebhookReceiver };
+
+/** Hands the provider's transfer webhook to the service, processes it, and runs the events it raised. */
+async function deliverTransferEvent(h: Harness, reference: string, event: string): Promise<void> {
+  const [webhook] = await h.receiver.waitFor((w) => w.event === event && w.data?.reference === reference);
+  assert.equal((await sendWebhook(h.world, webhook!.raw)).status, 200);
+  await processed(h.world, webhook!.raw);
+  const { rows } = await sql<{ data: DomainEvent }>`
+    select data from pgboss.job where name = 'domain-event' and data->>'reference' = ${reference}
+  `.execute(h.world.ctx.db);
+  for (const row of rows) await h.world.ctx.events.dispatch(row.data);
+}
+
+async function fundingTransfers(world: World) {
+  return world.ctx.db
+    .selectFrom('funding_transfers')
+    .select(['reference', 'amount', 'status'])
+    .where('provider', '=', 'bills')
+    .orderBy('created_at')
+    .execute();
+}
+
+describeFloat('just-in-time funding of a provider float', '0', (h) => {
+  it('a provider short of float is topped up by ₦50,000 first; the purchase waits, then is delivered', async () => {
+    const { world } = h();
+    await setBillsBalance(world, 100);
+    const user = await buyer(world, 5_000);
+    const accepted = ok(
+      await buyCall(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 500 }),
+    );
+    await dispatchesEnded();
+    assert.equal((await current(world, user, accepted.id)).status, 'processing', 'waiting for the float');
+    const transfers = await fundingTransfers(world);
+    assert.equal(transfers.length, 1);
+    assert.equal(transfers[0]!.amount, 5_000_000n, 'the configured minimum top-up');
+
+    await deliverTransferEvent(h(), transfers[0]!.reference, 'transfer.success');
+    assert.equal((await current(world, user, accepted.id)).status, 'success');
+    assert.equal(await world.ctx.vtuProviders.bills.balance(), 10_000n + 5_000_000n - 50_000n);
+  });
+
+  it('a burst of purchases short of float shares one top-up', async () => {
+    const { world } = h();
+    await setBillsBalance(world, 0);
+    const before = (await fundingTransfers(world)).length;
+    const user = await buyer(world, 10_000);
+    const accepted = await Promise.all(
+      Array.from({ length: 5 }, async () =>
+        ok(await buyCall(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 100 })),
+      ),
+    );
+    await dispatchesEnded();
+    const transfers = (await fundingTransfers(world)).slice(before);
+    assert.equal(transfers.length, 1, 'one top-up for the burst');
+    await deliverTransferEvent(h(), transfers[0]!.reference, 'transfer.success');
+    for (const purchase of accepted)
+      assert.equal((await current(world, user, purchase.id)).status, 'success');
+  });
+});
+
+describeFloat('a float top-up that fails', '1', (h) => {
+  it('fails the waiting purchase, refunds it exactly, alerts operations; the provider never saw it', async () => {
+    const { world } = h();
+    await setBillsBalance(world, 0);
+    const user = await buyer(world, 5_000);
+    const accepted = ok(
+      await buyCall(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 500 }),
+    );
+    await dispatchesEnded();
+    const [transfer] = await fundingTransfers(world);
+    assert.ok(transfer !== undefined);
+    await deliverTransferEvent(h(), transfer.reference, 'transfer.failed');
+    const done = await current(world, user, accepted.id);
+    assert.equal(done.status, 'failed');
+    assert.match(done.failureReason ?? '', /could not be funded/);
+    const { rows } = await sql<{ wallet: string }>`
+      select balance::text as wallet from ledger_accounts where code = ${`wallet:${user.userId}`}
+    `.execute(world.ctx.db);
+    assert.equal(rows[0]?.wallet, '500000', 'refunded in full');
+    const orders = [...world.ctx.sandbox!.state.bills.orders.values()].filter(
+      (o) => o.requestId === done.reference,
+    );
+    assert.equal(orders.length, 0, 'never sent to the provider');
+    const alerts = await world.ctx.db
+      .selectFrom('ops_alerts')
+      .select('kind')
+      .where('kind', '=', 'provider_funding_failed')
+      .execute();
+    assert.ok(alerts.length >= 1);
+  });
+});

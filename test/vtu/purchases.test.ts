@@ -1,0 +1,323 @@
+import assert from 'node:assert/strict';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { userBalances } from '../../src/ledger/accounts.ts';
+import { checkLedger } from '../../src/ledger/check.ts';
+import { onPostgres } from '../helpers/database.ts';
+import { createWorld, failure, get, ok, post, signIn, type World } from '../helpers/world.ts';
+import { userAtTier } from '../kyc/kyc-support.ts';
+import { advanceClock, bought, buyCall, buyer, current, PIN } from './purchase-support.ts';
+
+// The six purchases end to end against the sandbox providers (SPEC.md "States and transitions",
+// API.md sections 5 and 8): the state table by the recipient's last digit (1 fails and refunds, 2
+// pending then success, 3 pending then failure, 4 no answer then success on requery, others at
+// once), every refusal before a debit, and the money after each path.
+
+/** An MTN number (0803) ending in the given digit. */
+const mtn = (last: string) => `0803${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}${last}`;
+
+describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
+  let world: World;
+  before(async () => {
+    // A short provider timeout, so the "no answer" digit is an unknown outcome within the test.
+    world = await createWorld({ env: { VTU_TIMEOUT_MS: '300' } });
+  });
+  after(() => world.close());
+  afterEach(async () => {
+    const check = await checkLedger(world.ctx.db);
+    assert.ok(check.ok, JSON.stringify(check.imbalances));
+  });
+
+  const wallet = async (userId: string) => (await userBalances(world.ctx.db, userId)).wallet;
+
+  describe('the state table, by the last digit of the recipient', () => {
+    it('any other digit: success at once, charged exactly the retail price, settled to the provider', async () => {
+      const user = await buyer(world, 5_000);
+      const done = await bought(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 500 });
+      assert.equal(done.status, 'success');
+      assert.equal(done.amount, 500, 'no markup configured: the face value');
+      assert.equal(done.service, 'airtime');
+      assert.equal(done.provider, 'bills');
+      assert.equal(await wallet(user.userId), 450_000n);
+    });
+
+    it('1: the provider fails it; the wallet gets back exactly what it paid; failed with a reason', async () => {
+      const user = await buyer(world, 5_000);
+      const done = await bought(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('1'), amount: 700 });
+      assert.equal(done.status, 'failed');
+      assert.ok(done.failureReason !== undefined);
+      assert.equal(await wallet(user.userId), 500_000n, 'refunded in full');
+    });
+
+    it('2: pending, no refund; the requery on the sandbox clock finds it delivered', async () => {
+      const user = await buyer(world, 5_000);
+      const pending = await bought(world, user, 'buyAirtime', {
+        network: 'mtn',
+        phone: mtn('2'),
+        amount: 300,
+      });
+      assert.equal(pending.status, 'processing');
+      assert.equal(await wallet(user.userId), 470_000n, 'charged, not refunded while pending');
+      await advanceClock(world, 61);
+      const done = await current(world, user, pending.id);
+      assert.equal(done.status, 'success');
+      assert.equal(await wallet(user.userId), 470_000n);
+    });
+
+    it('3: pending, then the requery says failed: refunded once, exactly', async () => {
+      const user = await buyer(world, 5_000);
+      const pending = await bought(world, user, 'buyAirtime', {
+        network: 'mtn',
+        phone: mtn('3'),
+        amount: 300,
+      });
+      assert.equal(pending.status, 'processing');
+      await advanceClock(world, 61);
+      assert.equal((await current(world, user, pending.id)).status, 'failed');
+      assert.equal(await wallet(user.userId), 500_000n);
+      await advanceClock(world, 3_600);
+      assert.equal(await wallet(user.userId), 500_000n, 'a later requery run refunds nothing more');
+    });
+
+    it('4: no answer (timeout) is unknown: processing, no refund; the requery finds it delivered', async () => {
+      const user = await buyer(world, 5_000);
+      const unknown = await bought(world, user, 'buyAirtime', {
+        network: 'mtn',
+        phone: mtn('4'),
+        amount: 200,
+      });
+      assert.equal(unknown.status, 'processing');
+      assert.equal(await wallet(user.userId), 480_000n);
+      await advanceClock(world, 61);
+      assert.equal((await current(world, user, unknown.id)).status, 'success');
+      assert.equal(await wallet(user.userId), 480_000n);
+    });
+
+    it('the provider is called once per reference, however many runs race to send it', async () => {
+      const user = await buyer(world, 5_000);
+      const done = await bought(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('6'), amount: 100 });
+      // The durable job and the requery runner both try again: already sent, nothing more.
+      await Promise.all([
+        world.ctx.jobs.runNow('vtu.dispatch', { id: done.id }),
+        world.ctx.jobs.runNow('vtu.dispatch', { id: done.id }),
+      ]);
+      const orders = [...world.ctx.sandbox!.state.bills.orders.values()].filter(
+        (o) => o.requestId === done.reference,
+      );
+      assert.equal(orders.length, 1);
+    });
+  });
+
+  describe('refusals before any debit', () => {
+    it('NETWORK_MISMATCH: a Glo number bought as MTN is refused, nothing charged, nothing recorded', async () => {
+      const user = await buyer(world, 1_000);
+      const refused = failure(
+        await buyCall(world, user, 'buyAirtime', { network: 'mtn', phone: '08051234565', amount: 100 }),
+      );
+      assert.equal(refused.status, 422);
+      assert.equal(refused.code, 'NETWORK_MISMATCH');
+      assert.equal(await wallet(user.userId), 100_000n);
+      const list = ok(
+        await get<{ total: number }>(world, 'listMyVtuTransactions', {}, { token: user.accessToken }),
+      );
+      assert.equal(list.total, 0);
+    });
+
+    it('5-digit prefixes first: 07025… is MTN (not Smile), so it buys as MTN', async () => {
+      const user = await buyer(world, 1_000);
+      const done = await bought(world, user, 'buyAirtime', {
+        network: 'mtn',
+        phone: '07025123456',
+        amount: 100,
+      });
+      assert.equal(done.status, 'success');
+    });
+
+    it('INSUFFICIENT_FUNDS, INVALID_PIN, Tier 1 required, BELOW_MINIMUM', async () => {
+      const poor = await buyer(world, 50);
+      const broke = failure(
+        await buyCall(world, poor, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 100 }),
+      );
+      assert.equal(broke.code, 'INSUFFICIENT_FUNDS');
+      assert.equal(await wallet(poor.userId), 5_000n);
+
+      const wrongPin = failure(
+        await post(
+          world,
+          'buyAirtime',
+          { network: 'mtn', phone: mtn('5'), amount: 50, pin: '0000' },
+          { token: poor.accessToken },
+        ),
+      );
+      assert.equal(wrongPin.code, 'INVALID_PIN');
+
+      const tier0 = await signIn(world);
+      const noKyc = failure(
+        await post(
+          world,
+          'buyAirtime',
+          { network: 'mtn', phone: mtn('5'), amount: 50, pin: PIN },
+          { token: tier0.accessToken },
+        ),
+      );
+      assert.equal(noKyc.status, 403);
+      assert.equal(noKyc.code, 'KYC_TIER_REQUIRED');
+
+      const rich = await buyer(world, 5_000);
+      const small = failure(
+        await buyCall(world, rich, 'buyElectricity', {
+          plan: 'ikeja-electric',
+          meter: '45012345675',
+          type: 'prepaid',
+          amount: 999,
+          phone: mtn('5'),
+        }),
+      );
+      assert.equal(small.code, 'BELOW_MINIMUM');
+      assert.equal(await wallet(rich.userId), 500_000n);
+    });
+  });
+
+  describe('each purchase', () => {
+    it('buyData at the plan price; another amount is 409 PRICE_CHANGED and charges nothing', async () => {
+      const user = await buyer(world, 10_000);
+      const plans = await world.ctx.vtuProviders.data.dataPlans('mtn');
+      const plan = plans[0]!;
+      const price = Number(plan.wholesaleKobo) / 100;
+      const changed = failure(
+        await buyCall(world, user, 'buyData', {
+          network: 'mtn',
+          plan_id: plan.planId,
+          phone: mtn('5'),
+          amount: price + 1,
+        }),
+      );
+      assert.equal(changed.status, 409);
+      assert.equal(changed.code, 'PRICE_CHANGED');
+      assert.equal(await wallet(user.userId), 1_000_000n);
+      const done = await bought(world, user, 'buyData', {
+        network: 'mtn',
+        plan_id: plan.planId,
+        phone: mtn('5'),
+        amount: price,
+      });
+      assert.equal(done.status, 'success');
+      assert.equal(done.provider, 'data');
+      assert.equal(await wallet(user.userId), 1_000_000n - plan.wholesaleKobo);
+    });
+
+    it('buyElectricity: success carries the token and the units', async () => {
+      const user = await buyer(world, 10_000);
+      const done = await bought(world, user, 'buyElectricity', {
+        plan: 'ikeja-electric',
+        meter: '45012345675',
+        type: 'prepaid',
+        amount: 2_000,
+        phone: mtn('5'),
+      });
+      assert.equal(done.status, 'success');
+      assert.match(done.token ?? '', /\d{4}/);
+      assert.ok(done.units !== undefined);
+    });
+
+    it('subscribeCable and fundBet', async () => {
+      const user = await buyer(world, 50_000);
+      const plan = (await world.ctx.vtuProviders.bills.cablePlans('dstv'))[0]!;
+      const cable = await bought(world, user, 'subscribeCable', {
+        identifier: 'dstv',
+        iuc: '7012345675',
+        plan_id: plan.planId,
+        amount: Number(plan.wholesaleKobo) / 100,
+        phone: mtn('5'),
+      });
+      assert.equal(cable.status, 'success');
+      const company = (await world.ctx.vtuProviders.bills.bettingCompanies())[0]!;
+      const bet = await bought(world, user, 'fundBet', {
+        betting_company: company.id,
+        customer_id: '12345675',
+        amount: 1_000,
+      });
+      assert.equal(bet.status, 'success');
+    });
+
+    it('buyEducationPin: success carries the pins; jamb needs a profile id', async () => {
+      const user = await buyer(world, 50_000);
+      const item = (await world.ctx.vtuProviders.bills.educationItems()).find((i) => i.exam === 'waec')!;
+      const done = await bought(world, user, 'buyEducationPin', {
+        exam: 'waec',
+        variation: item.variation,
+        quantity: 2,
+        amount: (Number(item.wholesaleKobo) * 2) / 100,
+        phone: mtn('5'),
+      });
+      assert.equal(done.status, 'success');
+      assert.equal(done.pins?.length, 2);
+      const jamb = failure(
+        await buyCall(world, user, 'buyEducationPin', {
+          exam: 'jamb',
+          quantity: 1,
+          amount: 6_200,
+          phone: mtn('5'),
+        }),
+      );
+      assert.equal(jamb.status, 400);
+    });
+  });
+
+  describe('reads', () => {
+    it('listMyVtuTransactions: newest first, filtered, with the total; another user sees none of them', async () => {
+      const user = await buyer(world, 5_000);
+      const a = await bought(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 100 });
+      const b = await bought(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('1'), amount: 100 });
+      const all = ok(
+        await get<{ items: Array<{ id: string }>; total: number }>(
+          world,
+          'listMyVtuTransactions',
+          {},
+          { token: user.accessToken },
+        ),
+      );
+      assert.deepEqual(
+        all.items.map((i) => i.id),
+        [b.id, a.id],
+      );
+      assert.equal(all.total, 2);
+      const failedOnly = ok(
+        await get<{ items: Array<{ id: string }>; total: number }>(
+          world,
+          'listMyVtuTransactions',
+          { status: 'failed' },
+          { token: user.accessToken },
+        ),
+      );
+      assert.deepEqual(
+        failedOnly.items.map((i) => i.id),
+        [b.id],
+      );
+      const stranger = await userAtTier(world, 0);
+      const theirs = failure(
+        await post(world, 'getMyVtuTransaction', { id: a.id }, { token: stranger.accessToken }),
+      );
+      assert.equal(theirs.status, 404);
+    });
+  });
+
+  it('30 parallel purchases against a wallet that covers 3: exactly 3 accepted, the rest INSUFFICIENT_FUNDS', async () => {
+    const user = await buyer(world, 300);
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, () =>
+        buyCall(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 100 }),
+      ),
+    );
+    const accepted = answers.filter((a) => a.status === 200);
+    assert.equal(accepted.length, 3);
+    for (const refused of answers.filter((a) => a.status !== 200))
+      assert.equal(failure(refused).code, 'INSUFFICIENT_FUNDS');
+    const balance = await wallet(user.userId);
+    assert.ok(balance >= 0n);
+    const { rows } = await sql<{ n: number }>`
+      select count(*)::int as n from vtu_transactions where user_id = ${user.userId}
+    `.execute(world.ctx.db);
+    assert.equal(rows[0]?.n, 3);
+  });
+});
