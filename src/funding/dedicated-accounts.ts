@@ -70,6 +70,9 @@ export async function requestDedicatedAccount(
     const claimedAt = await claim(deps, userId);
     if (claimedAt !== null) {
       try {
+        // The creator before us may have finished between our look-up and our claim.
+        const created = await findAccount(deps, userId);
+        if (created !== undefined) return toView(created);
         return toView(await createAccount(deps, holder));
       } finally {
         await deps.db
@@ -179,8 +182,14 @@ async function createAccount(deps: DedicatedAccountDeps, holder: Holder) {
       .returningAll()
       .executeTakeFirstOrThrow();
   } catch (error) {
-    // Two users with one email racing: the second gets the first's account number, refused here.
-    if ((error as { code?: unknown } | null)?.code === '23505') throw emailTaken();
+    if ((error as { code?: unknown } | null)?.code === '23505') {
+      // A stale claim was taken over while its creator was still alive and finished first: that
+      // creator's account is this user's account (the provider answers the same for one customer).
+      const mine = await findAccount(deps, holder.userId);
+      if (mine !== undefined) return mine;
+      // Two users with one email racing: the second gets the first's account number, refused here.
+      throw emailTaken();
+    }
     throw error;
   }
 }
