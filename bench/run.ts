@@ -636,7 +636,10 @@ async function webhookScenarios(
       requests: [
         webhookRequest(() => {
           const i = built++;
-          return bodies[i] ?? bodyAt(i);
+          // Kept once built: the duplicate pass and the crediting check re-deliver them.
+          const body = bodies[i] ?? bodyAt(i);
+          bodies[i] = body;
+          return body;
         }),
       ],
     }),

@@ -7,6 +7,7 @@ import { configuredTarget, type Database, type DatabaseTarget, openDatabase } fr
 import { migrateToLatest } from './db/migrate.ts';
 import type { DB } from './db/schema.ts';
 import { createEventBus, type EventBus } from './events/domain-events.ts';
+import { createPaymentEventDrainer, type PaymentEventDrainer } from './funding/webhook-processing.ts';
 import { jobDefinitions } from './jobs/definitions.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
 import { documentUrlKey } from './kyc/document-urls.ts';
@@ -73,6 +74,8 @@ export type Context = {
   catalogue: Catalogue;
   /** Domain events (kyc.tier_approved, ...): subscribers run in the job worker. */
   events: EventBus;
+  /** Processes stored payment webhooks: kicked after each store, and by the sweep job. */
+  paymentEvents: PaymentEventDrainer;
   adminPhones: ReadonlySet<string>;
   /** The service's own public base URL; known only after listen when PORT is 0. */
   baseUrl: { current: string };
@@ -199,6 +202,11 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       redisPrefix: `${overrides.rateLimitNamespace ?? 'billrail-rl:'}catalogue:`,
     }),
     events: createEventBus(),
+    // Deps read lazily: the job queue exists only once the context does.
+    paymentEvents: createPaymentEventDrainer(() => ({ db: ctx.db, clock: ctx.clock, jobs: ctx.jobs }), {
+      batchMax: paymentEventBatchMax,
+      logger,
+    }),
     adminPhones,
     baseUrl,
     sandbox: undefined,
@@ -218,12 +226,19 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   ctx.close = async () => {
     // A purchase being sent finishes (or times out) and is settled before the database goes.
     await dispatchesEnded();
+    await ctx.paymentEvents.drainNow();
     await ctx.jobs.stop();
     await ctx.catalogue.close();
     await database.close();
   };
   return ctx;
 }
+
+/**
+ * Stored payment events processed per transaction at most: large enough that a burst of deliveries
+ * costs a few commits, small enough that a batch holds its locks (the collections pool) briefly.
+ */
+const paymentEventBatchMax = 100;
 
 /** The three VTU adapters, each pointed at its provider, or at its sandbox simulator over HTTP. */
 function createVtuProviders(

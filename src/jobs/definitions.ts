@@ -9,7 +9,7 @@ import {
   reconcileDefaults,
   transferReconcileDefaults,
 } from '../funding/reconcile.ts';
-import { JOB_PAYMENT_WEBHOOK_EVENT, processPaymentEvent } from '../funding/webhook.ts';
+import { JOB_PAYMENT_WEBHOOK_SWEEP } from '../funding/webhook-processing.ts';
 import { purgeExpiredIdempotencyKeys } from '../http/idempotency-store.ts';
 import { vtuDeps } from '../vtu/deps.ts';
 import {
@@ -35,23 +35,16 @@ export function jobDefinitions(ctx: Context): JobDefinition[] {
       handler: (data) => ctx.events.dispatch(data as DomainEvent),
     },
     {
-      // A stored payment webhook. The process that stored it runs the same processing right after
-      // commit; this job is the safety net for a crash or a failure there. Processing is idempotent
-      // (the event is locked and marked processed in the transaction that acts on it).
-      name: JOB_PAYMENT_WEBHOOK_EVENT,
-      // Processing is idempotent (once per event, credits once per reference), so a batch may be
-      // retried whole; batches and workers keep up with bursts of deliveries the inline runs leave
-      // to the queue: up to 4 × 50 events per half-second poll. PGlite has one connection, where
-      // more workers only queue behind each other and the storing the provider waits on.
-      batchSize: ctx.database.kind === 'pglite' ? 25 : 50,
-      workers: ctx.database.kind === 'pglite' ? 1 : 4,
-      retryLimit: 10,
-      retryDelaySeconds: 5,
+      // Stored payment webhooks not yet processed. The process that stored them drains them right
+      // after commit; this sweep is the safety net for a crash or a failure there. In this process it
+      // waits for a drain under way; another process's locked events are skipped, not waited for.
+      name: JOB_PAYMENT_WEBHOOK_SWEEP,
+      cron: '* * * * *',
+      retryLimit: 2,
+      retryDelaySeconds: 10,
       expireInSeconds: 300,
-      handler: async (data) => {
-        const { eventId } = data as { eventId: string };
-        await processPaymentEvent({ db: ctx.db, clock: ctx.clock, jobs: ctx.jobs }, eventId);
-      },
+      runOnClockAdvance: true,
+      handler: () => ctx.paymentEvents.drainNow(),
     },
     {
       // Missed webhooks (SPEC.md item 14): every pending top-up and funding transfer older than a

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { dedicatedReconcileDefaults, reconcileDedicatedTransfers } from '../../src/funding/reconcile.ts';
-import { JOB_PAYMENT_WEBHOOK_EVENT } from '../../src/funding/webhook.ts';
+import { JOB_PAYMENT_WEBHOOK_SWEEP } from '../../src/funding/webhook-processing.ts';
 import { PaymentProviderError } from '../../src/providers/payments/payment-provider.ts';
 
 import { onPostgres } from '../helpers/database.ts';
@@ -65,7 +65,7 @@ async function processedByReference(world: World, reference: string) {
     .where('reference', '=', reference)
     .execute();
   assert.ok(ids.length > 0, 'the charge was stored');
-  await Promise.all(ids.map((e) => world.ctx.jobs.runNow(JOB_PAYMENT_WEBHOOK_EVENT, { eventId: e.id })));
+  await world.ctx.jobs.runNow(JOB_PAYMENT_WEBHOOK_SWEEP);
   const rows = await world.ctx.db
     .selectFrom('payment_events')
     .select(['id', 'outcome', 'processed_at'])

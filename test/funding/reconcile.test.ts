@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { type ReconcileCounts, reconcileDefaults, reconcileTopups } from '../../src/funding/reconcile.ts';
 import type { FundingDeps } from '../../src/funding/service.ts';
-import { JOB_PAYMENT_WEBHOOK_EVENT } from '../../src/funding/webhook.ts';
+import { JOB_PAYMENT_WEBHOOK_SWEEP } from '../../src/funding/webhook-processing.ts';
 import { createPaystackClient } from '../../src/providers/payments/paystack-client.ts';
 
 import { onPostgres } from '../helpers/database.ts';
@@ -254,13 +254,8 @@ describe(`reconciliation of top-ups (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`
       const delivery = deliveryOf(world, 'charge.success', intent.reference);
       await delivery.settled;
       assert.equal(delivery.status, 'delivered');
-      // The route processes after answering; running the event's job waits for that run to end.
-      const event = await world.ctx.db
-        .selectFrom('payment_events')
-        .select('id')
-        .where('reference', '=', intent.reference)
-        .executeTakeFirstOrThrow();
-      await world.ctx.jobs.runNow(JOB_PAYMENT_WEBHOOK_EVENT, { eventId: event.id });
+      // The route processes after answering; the sweep job waits for that drain to end.
+      await world.ctx.jobs.runNow(JOB_PAYMENT_WEBHOOK_SWEEP);
       assert.equal(await walletKobo(world, user.userId), TOPUP_KOBO);
       assert.equal((await intentRow(world, intent.reference))?.status, 'success');
       assert.equal(await creditPostings(world, intent.reference), 1);

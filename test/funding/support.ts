@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash, createHmac } from 'node:crypto';
 import { sql } from 'kysely';
-import { JOB_PAYMENT_WEBHOOK_EVENT } from '../../src/funding/webhook.ts';
+import { JOB_PAYMENT_WEBHOOK_SWEEP } from '../../src/funding/webhook-processing.ts';
 import { userBalances } from '../../src/ledger/accounts.ts';
 import { checkLedger } from '../../src/ledger/check.ts';
 import { ok, post, type SignedIn, type World } from '../helpers/world.ts';
@@ -89,11 +89,11 @@ export async function storedEvent(world: World, body: Buffer | string) {
     .executeTakeFirst();
 }
 
-/** Runs the processing job of a stored body now (it waits for a run in progress) and returns the row. */
+/** Runs the sweep job now (it waits for a drain in progress) and returns the body's processed row. */
 export async function processed(world: World, body: Buffer | string) {
   const event = await storedEvent(world, body);
   assert.ok(event !== undefined, 'the event was stored');
-  await world.ctx.jobs.runNow(JOB_PAYMENT_WEBHOOK_EVENT, { eventId: event.id });
+  await world.ctx.jobs.runNow(JOB_PAYMENT_WEBHOOK_SWEEP);
   const row = await storedEvent(world, body);
   assert.ok(row?.processed_at !== null && row?.processed_at !== undefined, 'the event was processed');
   return row;
