@@ -175,7 +175,9 @@ export function createPaymentEventInbox(
     store(raw) {
       return new Promise<StoredEvent>((resolve, reject) => {
         waiting.push({ raw, resolve, reject });
-        flushing ??= flush();
+        // Flushed after this turn's I/O: the deliveries read in the same turn join the batch. PGlite
+        // answers synchronously, so without this pause every batch would be of one.
+        flushing ??= new Promise<void>((next) => setImmediate(next)).then(flush);
       });
     },
     drained: async () => {

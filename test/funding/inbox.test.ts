@@ -7,26 +7,28 @@ import { onPostgres } from '../helpers/database.ts';
 import { createWorld, type World } from '../helpers/world.ts';
 import { chargeSuccess, sha256 } from './support.ts';
 
-/** The database, but its next insert fails once, as when the connection drops mid-batch. */
-function failingOnce(db: Kysely<DB>): Kysely<DB> {
-  let failNext = true;
-  return new Proxy(db, {
+/**
+ * The database, counting its inserts; with `failFirst`, the first fails, as when the connection
+ * drops mid-batch.
+ */
+function watched(db: Kysely<DB>, options: { failFirst: boolean }): { db: Kysely<DB>; inserts: () => number } {
+  let inserts = 0;
+  const proxy = new Proxy(db, {
     get(target, property) {
-      if (property === 'insertInto' && failNext) {
-        failNext = false;
-        return () => {
-          throw new Error('the database went away');
-        };
+      if (property === 'insertInto') {
+        inserts += 1;
+        if (options.failFirst && inserts === 1) {
+          return () => {
+            throw new Error('the database went away');
+          };
+        }
       }
       const value: unknown = Reflect.get(target, property);
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
+  return { db: proxy, inserts: () => inserts };
 }
-
-// Webhook deliveries are stored in batches (group commit): the bodies that arrive while one batch is
-// being stored go together in the next transaction. Each delivery still learns exactly what became
-// of its own body, and none is acknowledged unless the batch holding it committed.
 
 describe(`storing webhook deliveries in batches (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
   let world: World;
@@ -65,11 +67,13 @@ describe(`storing webhook deliveries in batches (${onPostgres() ? 'PostgreSQL' :
     assert.equal(byId.get(answers[3]!.eventId)?.outcome, 'unparseable');
   });
 
-  it('60 concurrent deliveries share transactions, each answered for its own body', async () => {
-    const inbox = createPaymentEventInbox(deps(), { batchMax: 16 });
+  it('60 concurrent deliveries share INSERTs of at most 16, each answered for its own body', async () => {
+    const database = watched(world.ctx.db, { failFirst: false });
+    const inbox = createPaymentEventInbox({ ...deps(), db: database.db }, { batchMax: 16 });
     const bodies = Array.from({ length: 60 }, body);
     const answers = await Promise.all(bodies.map((b) => inbox.store(b)));
     assert.ok(answers.every((a) => a.created && a.needsProcessing));
+    assert.equal(database.inserts(), 4, 'four statements, not sixty');
     const rows = await world.ctx.db
       .selectFrom('payment_events')
       .select(['id', 'body_sha256'])
@@ -88,21 +92,25 @@ describe(`storing webhook deliveries in batches (${onPostgres() ? 'PostgreSQL' :
   });
 
   it('a batch that fails answers every delivery in it with the error, and the next batch is stored', async () => {
-    const inbox = createPaymentEventInbox({ ...deps(), db: failingOnce(world.ctx.db) }, { batchMax: 64 });
-    // At rest the first delivery is stored at once, alone; the ones arriving meanwhile form the next
-    // batch, and the one after.
-    const bodies = [body(), body(), body()];
-    const first = inbox.store(bodies[0]!);
-    const [second, third] = [inbox.store(bodies[1]!), inbox.store(bodies[2]!)];
-    await assert.rejects(first, /the database went away/);
-    assert.ok((await second).created && (await third).created, 'the next batch was stored');
+    const database = watched(world.ctx.db, { failFirst: true });
+    const inbox = createPaymentEventInbox({ ...deps(), db: database.db }, { batchMax: 64 });
+    // Deliveries read in one turn form one batch; this one fails as a whole.
+    const failed = [body(), body()];
+    const answers = failed.map((b) => inbox.store(b));
+    for (const answer of answers) await assert.rejects(answer, /the database went away/);
     const kept = await world.ctx.db
       .selectFrom('payment_events')
       .select('id')
-      .where('body_sha256', '=', sha256(bodies[0]!))
+      .where(
+        'body_sha256',
+        'in',
+        failed.map((b) => sha256(b)),
+      )
       .execute();
     assert.equal(kept.length, 0, 'the failed batch left nothing behind');
-    // The provider retries the same bytes: stored now.
-    assert.equal((await inbox.store(bodies[0]!)).created, true);
+    // The next batch is stored, and the provider's retry of the same bytes with it.
+    const next = await Promise.all([inbox.store(body()), inbox.store(failed[0]!)]);
+    assert.ok(next.every((a) => a.created));
+    assert.equal(database.inserts(), 2);
   });
 });
