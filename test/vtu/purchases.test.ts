@@ -29,6 +29,15 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
   });
 
   const wallet = async (userId: string) => (await userBalances(world.ctx.db, userId)).wallet;
+  /** Read from the database: after hours on the sandbox clock the buyer's access token has expired. */
+  const statusOf = async (id: string) =>
+    (
+      await world.ctx.db
+        .selectFrom('vtu_transactions')
+        .select('status')
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow()
+    ).status;
 
   describe('the state table, by the last digit of the recipient', () => {
     it('any other digit: success at once, charged exactly the retail price, settled to the provider', async () => {
@@ -91,6 +100,42 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       await advanceClock(world, 61);
       assert.equal((await current(world, user, unknown.id)).status, 'success');
       assert.equal(await wallet(user.userId), 480_000n);
+    });
+
+    it('a purchase the provider never settles: one stuck alert after 30 minutes, never refunded', async () => {
+      const user = await buyer(world, 5_000);
+      // Digit 4: no answer to the purchase, an unknown outcome.
+      const stuck = await bought(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('4'), amount: 250 });
+      const bills = world.ctx.vtuProviders.bills;
+      const requery = bills.requery;
+      // From now on the provider says pending, however often it is asked.
+      bills.requery = async () => ({ status: 'pending', providerReference: null });
+      try {
+        assert.equal(stuck.status, 'processing');
+        const alertsOf = () =>
+          world.ctx.db
+            .selectFrom('ops_alerts')
+            .select(['kind', 'details'])
+            .where('kind', '=', 'vtu_purchase_stuck')
+            .execute()
+            .then((rows) =>
+              rows.filter((r) => (r.details as { purchaseId?: string }).purchaseId === stuck.id),
+            );
+        await advanceClock(world, 29 * 60);
+        assert.deepEqual(await alertsOf(), [], 'not yet: 29 minutes');
+        await advanceClock(world, 2 * 60);
+        assert.equal((await alertsOf()).length, 1, 'alerted once past 30 minutes');
+        await advanceClock(world, 3 * 3_600);
+        assert.equal((await alertsOf()).length, 1, 'and not again');
+        assert.equal(await statusOf(stuck.id), 'processing');
+        assert.equal(await wallet(user.userId), 475_000n, 'charged, never refunded blindly');
+      } finally {
+        bills.requery = requery;
+      }
+      // When the provider answers again, the next requery settles it.
+      await advanceClock(world, 3_600);
+      assert.equal(await statusOf(stuck.id), 'success');
+      assert.equal(await wallet(user.userId), 475_000n);
     });
 
     it('the provider is called once per reference, however many runs race to send it', async () => {
