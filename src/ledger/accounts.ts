@@ -17,6 +17,9 @@ export const systemAccounts = {
 } as const;
 
 export const userAccount = (kind: UserAccountKind, userId: string): string => `${kind}:${userId}`;
+/** True for a user's account code (`<kind>:<userId>`), false for a system account's. */
+export const isUserAccount = (code: string): boolean =>
+  userAccountKinds.some((kind) => code.startsWith(`${kind}:`));
 export const providerFloatAccount = (provider: string): string => `provider_float:${provider}`;
 
 type Handle = Kysely<DB> | Transaction<DB>;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../db/schema.ts';
+import { isUserAccount } from './accounts.ts';
 
 // Double-entry postings. A posting is one ledger transaction of two or more entries that sum to
 // zero, under a reference that is unique forever: posting the same reference with the same content
@@ -144,13 +145,16 @@ async function postInTransaction(trx: Transaction<DB>, request: PostingRequest, 
     return { id: existing.id, reference: request.reference, created: false };
   }
 
-  // Sum per account, then update in a fixed order (by code) so that two postings touching the same
-  // accounts lock them in the same order and cannot deadlock.
+  // Sum per account, then update in one fixed order so that two postings touching the same accounts
+  // lock them in the same order and cannot deadlock: user accounts first, then system accounts, each
+  // by code. System accounts (the collections pool, purchases in flight) are in nearly every posting:
+  // locked last, they are held for the least time, and a refusal for want of funds comes before it.
   const perAccount = new Map<string, bigint>();
   for (const e of request.entries) perAccount.set(e.account, (perAccount.get(e.account) ?? 0n) + e.amount);
+  const lockOrder = (code: string) => `${isUserAccount(code) ? 0 : 1}${code}`;
   const ordered = [...perAccount.entries()]
     .filter(([, amount]) => amount !== 0n)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    .sort(([a], [b]) => (lockOrder(a) < lockOrder(b) ? -1 : lockOrder(a) > lockOrder(b) ? 1 : 0));
 
   const entries: Array<{ account_id: bigint; amount: bigint; balance_after: bigint }> = [];
   for (const [code, amount] of ordered) {

@@ -51,19 +51,6 @@ export async function acceptPurchase(
   };
   try {
     await deps.db.transaction().execute(async (trx) => {
-      await post(
-        trx,
-        {
-          reference: purchasePostings.debit(reference),
-          description: order.description,
-          entries: [
-            { account: userAccount('wallet', userId), amount: -amount },
-            { account: systemAccounts.vtuInFlight, amount },
-          ],
-          metadata: { purchaseId: id, service: order.service, provider: order.provider },
-        },
-        now,
-      );
       await trx
         .insertInto('vtu_transactions')
         .values({
@@ -87,6 +74,21 @@ export async function acceptPurchase(
         })
         .execute();
       await deps.jobs.send(JOB_VTU_DISPATCH, { id }, { db: trx });
+      // The debit last: the in-flight account it credits is in every purchase, and its row lock is
+      // held from here to the commit. Refused for want of funds, it rolls the whole purchase back.
+      await post(
+        trx,
+        {
+          reference: purchasePostings.debit(reference),
+          description: order.description,
+          entries: [
+            { account: userAccount('wallet', userId), amount: -amount },
+            { account: systemAccounts.vtuInFlight, amount },
+          ],
+          metadata: { purchaseId: id, service: order.service, provider: order.provider },
+        },
+        now,
+      );
     });
   } catch (error) {
     if (error instanceof InsufficientBalanceError) {

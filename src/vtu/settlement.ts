@@ -5,7 +5,7 @@ import { publishEvent } from '../events/domain-events.ts';
 import { raiseAlert } from '../funding/alerts.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { openSystemAccount, providerFloatAccount, systemAccounts, userAccount } from '../ledger/accounts.ts';
-import { post } from '../ledger/postings.ts';
+import { post, UnknownAccountError } from '../ledger/postings.ts';
 import type { PurchaseOutcome, RequeryOutcome } from '../providers/vtu/vtu-provider.ts';
 
 // What a provider's answer does to a purchase (SPEC.md "States and transitions", DESIGN.md "Money"):
@@ -92,22 +92,6 @@ async function succeed(
   now: Date,
 ): Promise<void> {
   const float = providerFloatAccount(purchase.provider);
-  await openSystemAccount(trx, float, now);
-  const entries = [
-    { account: systemAccounts.vtuInFlight, amount: -purchase.amount },
-    { account: float, amount: purchase.wholesale },
-  ];
-  if (purchase.markup > 0n) entries.push({ account: systemAccounts.revenueMarkup, amount: purchase.markup });
-  await post(
-    trx,
-    {
-      reference: purchasePostings.settle(purchase.reference),
-      description: `${purchase.description}: delivered`,
-      entries,
-      metadata: { purchaseId: purchase.id, provider: purchase.provider },
-    },
-    now,
-  );
   await trx
     .updateTable('vtu_transactions')
     .set({
@@ -131,6 +115,27 @@ async function succeed(
     amountKobo: purchase.amount.toString(),
     occurredAt: now.toISOString(),
   });
+  const entries = [
+    { account: systemAccounts.vtuInFlight, amount: -purchase.amount },
+    { account: float, amount: purchase.wholesale },
+  ];
+  if (purchase.markup > 0n) entries.push({ account: systemAccounts.revenueMarkup, amount: purchase.markup });
+  const settlement = {
+    reference: purchasePostings.settle(purchase.reference),
+    description: `${purchase.description}: delivered`,
+    entries,
+    metadata: { purchaseId: purchase.id, provider: purchase.provider },
+  };
+  // The posting last, for the system accounts' row locks are held from it to the commit.
+  try {
+    await post(trx, settlement, now);
+  } catch (error) {
+    if (!(error instanceof UnknownAccountError)) throw error;
+    // The provider's first delivery: its float account opens now (an insert every time would wait
+    // on the float row's lock held by every concurrent settlement).
+    await openSystemAccount(trx, float, now);
+    await post(trx, settlement, now);
+  }
 }
 
 /** Refunds exactly what was charged and closes the purchase as failed (a definite failure only). */
@@ -141,19 +146,6 @@ export async function fail(
   reason: string,
   now: Date,
 ): Promise<void> {
-  await post(
-    trx,
-    {
-      reference: purchasePostings.refund(purchase.reference),
-      description: `${purchase.description}: refunded`,
-      entries: [
-        { account: systemAccounts.vtuInFlight, amount: -purchase.amount },
-        { account: userAccount('wallet', purchase.user_id), amount: purchase.amount },
-      ],
-      metadata: { purchaseId: purchase.id, provider: purchase.provider },
-    },
-    now,
-  );
   await trx
     .updateTable('vtu_transactions')
     .set({
@@ -175,6 +167,20 @@ export async function fail(
     reason,
     occurredAt: now.toISOString(),
   });
+  // The refund last, for the in-flight account's row lock is held from it to the commit.
+  await post(
+    trx,
+    {
+      reference: purchasePostings.refund(purchase.reference),
+      description: `${purchase.description}: refunded`,
+      entries: [
+        { account: systemAccounts.vtuInFlight, amount: -purchase.amount },
+        { account: userAccount('wallet', purchase.user_id), amount: purchase.amount },
+      ],
+      metadata: { purchaseId: purchase.id, provider: purchase.provider },
+    },
+    now,
+  );
 }
 
 /** Alerts operations, once per purchase, that it is still unresolved; it stays processing. */

@@ -1,0 +1,209 @@
+import { createHmac, randomInt, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import type autocannon from 'autocannon';
+
+// What the bench's scenarios share: a client of the service's API over HTTP (sign-in through the
+// sandbox SMS, operations, signed webhooks), the result shape, and the measuring of a scenario.
+
+export const REQUEST_TIMEOUT_SECONDS = 10;
+export const SETUP_CONCURRENCY = 10;
+export const CONNECTIONS = 50;
+export const WEBHOOK_PATH = '/api/public/payments/webhook/payment';
+// The service is started with the caller's environment, so it signs with the same secret.
+const PAYMENT_SIGNING_SECRET = process.env.PAYMENT_SIGNING_SECRET ?? 'sk_test_sandbox';
+
+export type ScenarioResult = {
+  database: string;
+  scenario: string;
+  measures: string;
+  requestsPerSecond: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  requests: number;
+  errors: number;
+  non2xx: number;
+  /** Peak resident set of the server process during the scenario (VmHWM), in MiB. */
+  serverPeakRssMb: number | null;
+};
+
+export type Server = {
+  baseUrl: string;
+  pid: number;
+  output(): string;
+  stop(): Promise<void>;
+};
+
+/** Resets the peak RSS of a process (Linux: `5` into clear_refs). False where that is not allowed. */
+export function resetPeakRss(pid: number): boolean {
+  try {
+    fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** VmHWM of a process in MiB, or null where /proc is not available. */
+export function peakRssMb(pid: number): number | null {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const match = /^VmHWM:\s+(\d+)\s+kB$/m.exec(status);
+    return match?.[1] !== undefined ? Math.round(Number(match[1]) / 1024) : null;
+  } catch {
+    return null;
+  }
+}
+
+let phoneSequence = randomInt(0, 50_000_000);
+
+/** A new valid Nigerian number (080 + 8 digits) on every call. */
+export function nextPhone(): string {
+  phoneSequence = (phoneSequence + 1) % 100_000_000;
+  return `080${String(phoneSequence).padStart(8, '0')}`;
+}
+
+export type Envelope = { success: boolean; data?: unknown; error?: { code: string; message: string } };
+
+export async function postOperation(
+  baseUrl: string,
+  operation: string,
+  data: object,
+  token?: string,
+): Promise<Envelope> {
+  const response = await fetch(`${baseUrl}/_serverFn/${operation}`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'idempotency-key': randomUUID(),
+      ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+    },
+    body: JSON.stringify({ data }),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_SECONDS * 1000),
+  });
+  const body = (await response.json()) as Envelope;
+  if (response.status !== 200 || !body.success)
+    throw new Error(`${operation} answered ${response.status}: ${JSON.stringify(body)}`);
+  return body;
+}
+
+export async function getOperation(baseUrl: string, operation: string, token: string): Promise<Envelope> {
+  const response = await fetch(`${baseUrl}/_serverFn/${operation}`, {
+    headers: { authorization: `Bearer ${token}` },
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_SECONDS * 1000),
+  });
+  const body = (await response.json()) as Envelope;
+  if (response.status !== 200 || !body.success)
+    throw new Error(`${operation} answered ${response.status}: ${JSON.stringify(body)}`);
+  return body;
+}
+
+export async function readOtp(baseUrl: string, phone: string): Promise<string | null> {
+  const response = await fetch(`${baseUrl}/__sandbox/sms?phone=${encodeURIComponent(phone)}`, {
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_SECONDS * 1000),
+  });
+  if (response.status === 404) return null;
+  const body = (await response.json()) as { success: boolean; data?: { code: string | null } };
+  return body.data?.code ?? null;
+}
+
+/** requestOtp, the code from the sandbox SMS, verifyOtp: the access token. */
+export async function signIn(baseUrl: string, phone: string): Promise<string> {
+  await postOperation(baseUrl, 'requestOtp', { phone });
+  const code = await readOtp(baseUrl, phone);
+  if (code === null) throw new Error(`no SMS for ${phone}`);
+  const session = await postOperation(baseUrl, 'verifyOtp', { phone, code });
+  return (session.data as { accessToken: string }).accessToken;
+}
+
+/** Runs fn over items with at most `concurrency` at a time; results in input order. */
+export async function mapConcurrent<T, R>(
+  items: T[],
+  concurrency: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        results[index] = await fn(items[index] as T);
+      }
+    }),
+  );
+  return results;
+}
+
+export function fromAutocannon(
+  database: string,
+  scenario: string,
+  measures: string,
+  result: autocannon.Result,
+  peak: number | null,
+): ScenarioResult {
+  return {
+    database,
+    scenario,
+    measures,
+    requestsPerSecond: Math.round(result.requests.average),
+    latencyP50Ms: result.latency.p50,
+    latencyP99Ms: result.latency.p99,
+    requests: result.requests.total,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    serverPeakRssMb: peak,
+  };
+}
+
+export async function measured<T>(
+  server: Server,
+  run: () => Promise<T>,
+): Promise<{ value: T; peak: number | null }> {
+  // Where the reset is not allowed, VmHWM is the peak since the process started: still an upper bound.
+  resetPeakRss(server.pid);
+  const value = await run();
+  return { value, peak: peakRssMb(server.pid) };
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  const index = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
+  return Math.round((sorted[Math.max(0, index)] ?? 0) * 10) / 10;
+}
+
+export type SignedBody = { body: string; signature: string; reference: string };
+
+/** A Paystack-shaped charge.success event, signed as the provider signs it. */
+export function signedChargeSuccess(sequence: number, reference: string, amountKobo: number): SignedBody {
+  const body = JSON.stringify({
+    event: 'charge.success',
+    data: {
+      id: sequence,
+      domain: 'test',
+      status: 'success',
+      reference,
+      amount: amountKobo,
+      currency: 'NGN',
+      channel: 'card',
+      gateway_response: 'Successful',
+      paid_at: new Date().toISOString(),
+      customer: { email: `bench-${sequence}@example.invalid` },
+    },
+  });
+  return {
+    body,
+    signature: createHmac('sha512', PAYMENT_SIGNING_SECRET).update(body).digest('hex'),
+    reference,
+  };
+}
+
+export async function deliver(baseUrl: string, signed: SignedBody): Promise<number> {
+  const response = await fetch(`${baseUrl}${WEBHOOK_PATH}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-payment-signature': signed.signature },
+    body: signed.body,
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_SECONDS * 1000),
+  });
+  await response.arrayBuffer();
+  return response.status;
+}

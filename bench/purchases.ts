@@ -1,0 +1,203 @@
+import { randomUUID } from 'node:crypto';
+import autocannon from 'autocannon';
+import {
+  CONNECTIONS,
+  deliver,
+  fromAutocannon,
+  getOperation,
+  mapConcurrent,
+  measured,
+  nextPhone,
+  percentile,
+  postOperation,
+  REQUEST_TIMEOUT_SECONDS,
+  type ScenarioResult,
+  SETUP_CONCURRENCY,
+  type Server,
+  signedChargeSuccess,
+  signIn,
+} from './common.ts';
+
+// buyAirtime under load (issue 5): BUYERS users, each at KYC Tier 1 with a PIN and a wallet funded
+// by a signed charge.success, buy ₦100 of MTN airtime for numbers that the sandbox delivers at once,
+// at 50 connections (one buyer per connection), each request with its own Idempotency-Key. The
+// sandbox bills provider's float is set high first, so no just-in-time top-up runs during it.
+//
+// Afterwards every purchase is read back through listMyVtuTransactions: the time from acceptance
+// (createdAt) to success (updatedAt, when it was settled) is the latency a user polling the
+// transaction sees, and the bench checks that every accepted purchase succeeded, that the wallets
+// hold exactly what was funded less what was bought, and that adminLedgerCheck is ok.
+
+const BUYERS = 50;
+const PIN = '2580';
+const FUND_NAIRA = 1_000_000;
+const AIRTIME_NAIRA = 100;
+const DURATION_SECONDS = 10;
+/** The sandbox bills float, in naira: more than any run buys. */
+const BILLS_FLOAT_NAIRA = 100_000_000;
+const SETTLE_TIMEOUT_MS = 60_000;
+const PAGE = 100;
+
+export type PurchaseRun = {
+  result: ScenarioResult;
+  /** Acceptance to success, server clock, over every purchase of the run. */
+  acceptedToSuccess: { purchases: number; p50Ms: number; p99Ms: number; maxMs: number };
+  checks: { name: string; ok: boolean; detail: string }[];
+};
+
+type Purchase = { status: string; amount: number; createdAt: string; updatedAt: string };
+
+/** An MTN number (0803…) whose last digit the sandbox delivers at once (not 1–4). */
+const deliveredAtOnce = (i: number): string => `0803${String(i % 1_000_000).padStart(6, '0')}${5 + (i % 5)}`;
+
+async function buyer(server: Server, sequence: number): Promise<string> {
+  const token = await signIn(server.baseUrl, nextPhone());
+  await postOperation(server.baseUrl, 'submitKycTier1', { livenessToken: 'sandbox-pass' }, token);
+  await postOperation(server.baseUrl, 'setTransactionPin', { pin: PIN }, token);
+  const intent = await postOperation(server.baseUrl, 'createTopupIntent', { amount: FUND_NAIRA }, token);
+  const { reference } = intent.data as { reference: string };
+  const status = await deliver(server.baseUrl, signedChargeSuccess(sequence, reference, FUND_NAIRA * 100));
+  if (status !== 200) throw new Error(`the funding webhook answered ${status}`);
+  return token;
+}
+
+async function balanceNaira(server: Server, token: string): Promise<number> {
+  return ((await getOperation(server.baseUrl, 'getWallet', token)).data as { balance: number }).balance;
+}
+
+/** Waits (polling, with a deadline) until the condition holds; the bench's own setup only. */
+async function eventually(what: string, condition: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${SETTLE_TIMEOUT_MS / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function purchasesOf(server: Server, token: string): Promise<Purchase[]> {
+  const all: Purchase[] = [];
+  for (let offset = 0; ; offset += PAGE) {
+    const response = await fetch(
+      `${server.baseUrl}/_serverFn/listMyVtuTransactions?limit=${PAGE}&offset=${offset}`,
+      {
+        headers: { authorization: `Bearer ${token}` },
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_SECONDS * 1000),
+      },
+    );
+    const body = (await response.json()) as { data: { items: Purchase[]; total: number } };
+    all.push(...body.data.items);
+    if (offset + PAGE >= body.data.total) return all;
+  }
+}
+
+export async function buyAirtimeScenario(
+  server: Server,
+  database: string,
+  adminToken: string,
+): Promise<PurchaseRun> {
+  const tokens = await mapConcurrent(
+    Array.from({ length: BUYERS }, (_, i) => i),
+    SETUP_CONCURRENCY,
+    (i) => buyer(server, 1_000_000 + i),
+  );
+  await eventually('the buyers’ wallets funded', async () =>
+    (await mapConcurrent(tokens, SETUP_CONCURRENCY, (t) => balanceNaira(server, t))).every(
+      (b) => b >= FUND_NAIRA,
+    ),
+  );
+  const float = await fetch(`${server.baseUrl}/__sandbox/providers/bills/balance`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ amount: BILLS_FLOAT_NAIRA }),
+  });
+  if (float.status !== 200) throw new Error(`setting the bills float answered ${float.status}`);
+
+  let sequence = 0;
+  let nextToken = 0;
+  const { value, peak } = await measured(server, () =>
+    autocannon({
+      url: server.baseUrl,
+      connections: CONNECTIONS,
+      duration: DURATION_SECONDS,
+      timeout: REQUEST_TIMEOUT_SECONDS,
+      // One buyer per connection, handed out round-robin.
+      setupClient: (client) => {
+        client.setHeaders({
+          authorization: `Bearer ${tokens[nextToken++ % tokens.length]}`,
+          'content-type': 'application/json',
+        });
+      },
+      requests: [
+        {
+          method: 'POST',
+          path: '/_serverFn/buyAirtime',
+          setupRequest: (request) => ({
+            ...request,
+            headers: { ...request.headers, 'idempotency-key': randomUUID() },
+            body: JSON.stringify({
+              data: { network: 'mtn', phone: deliveredAtOnce(sequence++), amount: AIRTIME_NAIRA, pin: PIN },
+            }),
+          }),
+        },
+      ],
+    }),
+  );
+  const result = fromAutocannon(
+    database,
+    'buyAirtime',
+    `POST, ₦${AIRTIME_NAIRA} MTN, ${BUYERS} Tier-1 buyers, ${CONNECTIONS} conns, ${DURATION_SECONDS}s`,
+    value,
+    peak,
+  );
+
+  // Every accepted purchase leaves processing (the instant provider answers at once).
+  const accepted = value['2xx'];
+  let purchases: Purchase[] = [];
+  await eventually('every purchase settled', async () => {
+    purchases = (await mapConcurrent(tokens, SETUP_CONCURRENCY, (t) => purchasesOf(server, t))).flat();
+    return purchases.length >= accepted && purchases.every((p) => p.status !== 'processing');
+  });
+  const latencies = purchases
+    .filter((p) => p.status === 'success')
+    .map((p) => Date.parse(p.updatedAt) - Date.parse(p.createdAt))
+    .sort((a, b) => a - b);
+
+  const checks: PurchaseRun['checks'] = [];
+  const succeeded = purchases.filter((p) => p.status === 'success').length;
+  // Requests in flight when the load generator stopped may be recorded without an answer it counted.
+  checks.push({
+    name: 'every accepted purchase succeeded',
+    ok:
+      purchases.length >= accepted &&
+      purchases.length <= accepted + CONNECTIONS &&
+      succeeded === purchases.length,
+    detail: `${accepted} accepted (2xx), ${purchases.length} recorded, ${succeeded} success`,
+  });
+  const balances = await mapConcurrent(tokens, SETUP_CONCURRENCY, (t) => balanceNaira(server, t));
+  const held = balances.reduce((a, b) => a + b, 0);
+  const expected = BUYERS * FUND_NAIRA - purchases.reduce((sum, p) => sum + p.amount, 0);
+  checks.push({
+    name: 'wallets hold what was funded less what was bought',
+    ok: held === expected,
+    detail: `₦${held}, expected ₦${expected}`,
+  });
+  const ledger = (await getOperation(server.baseUrl, 'adminLedgerCheck', adminToken)).data as {
+    ok: boolean;
+    imbalances: unknown[];
+  };
+  checks.push({
+    name: 'adminLedgerCheck after purchases',
+    ok: ledger.ok,
+    detail: `ok ${ledger.ok}, ${ledger.imbalances.length} imbalances`,
+  });
+  return {
+    result,
+    acceptedToSuccess: {
+      purchases: latencies.length,
+      p50Ms: percentile(latencies, 50),
+      p99Ms: percentile(latencies, 99),
+      maxMs: latencies.at(-1) ?? 0,
+    },
+    checks,
+  };
+}
