@@ -107,6 +107,9 @@ const envSchema = z.object({
   SOCIAL_API_KEY: z.string().min(1).optional(),
   SOCIAL_KOBO_PER_USD: z.coerce.bigint().positive().optional(),
   VTU_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(20_000),
+  // Sandbox only: the service whose /__sandbox/vtu simulators the VTU adapters use (default: this
+  // one's own), so that a simulator can outlive this process (the crash test kills it).
+  SANDBOX_VTU_BASE_URL: optionalUrl,
   // The least one float top-up sends (naira), so that a run of small purchases makes one transfer.
   VTU_FLOAT_TOPUP_MIN: z.coerce.number().int().min(1).max(100_000_000).default(50_000),
   // Which provider serves which service: SPEC.md item 3 by default; a list such as data=bills overrides.
@@ -154,6 +157,8 @@ export type Config = {
   /** The upstream VTU providers, their routing and the accounts that fund their floats. */
   vtu: {
     timeoutMs: number;
+    /** In the sandbox: the base URL of the service hosting the VTU simulators; undefined: this one. */
+    sandboxBaseUrl: string | undefined;
     floatTopupMinKobo: bigint;
     routes: Record<VtuServiceName, VtuProviderName>;
     data: VtuProviderConfig & { token: string | undefined; networkIds: Record<string, number> };
@@ -239,6 +244,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     if (e.SECRET_PEPPER === SANDBOX_PEPPER) {
       throw new ConfigError('invalid SECRET_PEPPER: the sandbox pepper is refused outside the sandbox');
     }
+    // Ignoring it would hide a mistake: someone meant the providers to be simulated somewhere.
+    if (e.SANDBOX_VTU_BASE_URL !== undefined) {
+      throw new ConfigError('invalid SANDBOX_VTU_BASE_URL: only used when SANDBOX is on');
+    }
   }
   const storage = storageConfig(e);
   return {
@@ -293,6 +302,7 @@ function vtuConfig(e: z.output<typeof envSchema>): Config['vtu'] {
   const trim = (url: string | undefined) => url?.replace(/\/+$/, '');
   return {
     timeoutMs: e.VTU_TIMEOUT_MS,
+    sandboxBaseUrl: trim(e.SANDBOX_VTU_BASE_URL),
     floatTopupMinKobo: BigInt(e.VTU_FLOAT_TOPUP_MIN) * 100n,
     routes,
     data: {

@@ -248,8 +248,10 @@ function createVtuProviders(
   clock: Clock,
 ): Record<VtuProviderName, VtuProvider> {
   const { vtu } = config;
+  // The simulators are this service's own unless SANDBOX_VTU_BASE_URL names another's.
+  const simulators = () => vtu.sandboxBaseUrl ?? baseUrl();
   const at = (simulatorPath: string, configured: string | undefined) => () =>
-    sandbox ? `${baseUrl()}${simulatorPath}` : configured!;
+    sandbox ? `${simulators()}${simulatorPath}` : configured!;
   return {
     data: createDataVendorClient({
       name: 'data',

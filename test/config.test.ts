@@ -203,6 +203,21 @@ describe('loadConfig', () => {
     assertRefused({ ...productionEnv, SECRET_PEPPER: 'sandbox-pepper-not-for-production' }, 'SECRET_PEPPER');
   });
 
+  it('reads SANDBOX_VTU_BASE_URL in the sandbox only, and refuses a bad one', () => {
+    assert.equal(loadConfig({}).vtu.sandboxBaseUrl, undefined, "default: this service's own simulators");
+    assert.equal(
+      loadConfig({ SANDBOX_VTU_BASE_URL: 'http://127.0.0.1:4100/' }).vtu.sandboxBaseUrl,
+      'http://127.0.0.1:4100',
+    );
+    for (const value of ['not a url', 'ftp://127.0.0.1:4100'])
+      assertRefused({ SANDBOX_VTU_BASE_URL: value }, 'SANDBOX_VTU_BASE_URL');
+    // Outside the sandbox the real providers are configured; a simulator address there is a mistake.
+    assertRefused(
+      { ...productionEnv, SANDBOX_VTU_BASE_URL: 'http://127.0.0.1:4100' },
+      'SANDBOX_VTU_BASE_URL',
+    );
+  });
+
   it('keeps documents in the local directory unless S3_BUCKET is set', () => {
     assert.deepEqual(loadConfig({}).storage, { kind: 'local' });
     assert.deepEqual(loadConfig(productionEnv).storage, { kind: 'local' });

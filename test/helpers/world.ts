@@ -20,6 +20,9 @@ export type World = {
   close(): Promise<void>;
 };
 
+/** What the HTTP helpers need: a service to call (a World, or a service running as a child process). */
+export type Reachable = Pick<World, 'baseUrl'>;
+
 export type WorldOptions = {
   env?: Record<string, string>;
   clock?: Clock;
@@ -83,7 +86,7 @@ export type CallOptions = {
 
 /** Calls an operation the way a client does: GET with query parameters, POST with {data} and a key. */
 export async function call<T = unknown>(
-  world: World,
+  world: Reachable,
   method: 'GET' | 'POST',
   operation: string,
   data: Record<string, unknown> = {},
@@ -111,13 +114,13 @@ export async function call<T = unknown>(
 }
 
 export const get = <T = unknown>(
-  world: World,
+  world: Reachable,
   operation: string,
   data?: Record<string, unknown>,
   options?: CallOptions,
 ) => call<T>(world, 'GET', operation, data, options);
 export const post = <T = unknown>(
-  world: World,
+  world: Reachable,
   operation: string,
   data?: Record<string, unknown>,
   options?: CallOptions,
@@ -147,7 +150,7 @@ export function uniquePhone(): string {
 }
 
 export async function readSms(
-  world: World,
+  world: Reachable,
   phone: string,
 ): Promise<{ phone: string; message: string; code: string }> {
   const response = await fetch(`${world.baseUrl}/__sandbox/sms?phone=${encodeURIComponent(phone)}`);
@@ -168,7 +171,7 @@ export type SignedIn = {
 
 /** Signs a phone in through requestOtp, the sandbox SMS and verifyOtp. */
 export async function signIn(
-  world: World,
+  world: Reachable,
   phone = uniquePhone(),
   extra: Record<string, unknown> = {},
 ): Promise<SignedIn> {
