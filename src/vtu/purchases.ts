@@ -40,6 +40,19 @@ export async function acceptPurchase(
   userId: string,
   order: PurchaseOrder,
 ): Promise<VtuTransactionView> {
+  await dispatchPlaces.take();
+  let dispatched = false;
+  try {
+    const accepted = await accept(deps, userId, order);
+    startDispatch(deps, accepted.id);
+    dispatched = true;
+    return accepted;
+  } finally {
+    if (!dispatched) dispatchPlaces.release();
+  }
+}
+
+async function accept(deps: DispatchDeps, userId: string, order: PurchaseOrder): Promise<VtuTransactionView> {
   const amount = order.wholesaleKobo + order.markupKobo;
   const now = deps.clock.now();
   const id = newId();
@@ -98,16 +111,50 @@ export async function acceptPurchase(
     }
     throw error;
   }
-  const accepted = await findPurchase(deps, userId, id);
+  return findPurchase(deps, userId, id);
+}
+
+/** Sends an accepted purchase now, in this process; its place is handed on when it ends. */
+function startDispatch(deps: DispatchDeps, id: string): void {
   const run = dispatchPurchase(deps, id)
     .then(() => undefined)
     .catch((error: unknown) =>
       deps.logger?.error({ err: error, id }, 'purchase dispatch after acceptance failed; its job retries'),
     )
-    .finally(() => dispatching.delete(id));
+    .finally(() => {
+      dispatching.delete(id);
+      dispatchPlaces.release();
+    });
   dispatching.set(id, run);
-  return accepted;
 }
+
+/**
+ * Purchases this process accepts and sends at once, at most. Accepting faster than purchases can be
+ * sent only lengthens every purchase's time in processing (on PGlite's one connection, each send
+ * queues behind the accepts): under load a new purchase waits for a place before its transaction,
+ * so the wait is the client's, on its request, and a purchase accepted is sent at once.
+ */
+export const inlineDispatchMax = 16;
+
+const dispatchPlaces = (() => {
+  let inUse = 0;
+  const waiting: Array<() => void> = [];
+  return {
+    async take(): Promise<void> {
+      if (inUse < inlineDispatchMax) {
+        inUse += 1;
+        return;
+      }
+      // The place is handed over by release, never counted twice.
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    },
+    release(): void {
+      const next = waiting.shift();
+      if (next !== undefined) next();
+      else inUse -= 1;
+    },
+  };
+})();
 
 /** The dispatches this process started after acceptance and has not finished, by purchase id. */
 const dispatching = new Map<string, Promise<void>>();

@@ -3,6 +3,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { userBalances } from '../../src/ledger/accounts.ts';
 import { checkLedger } from '../../src/ledger/check.ts';
+import { dispatchEnded, inlineDispatchMax } from '../../src/vtu/purchases.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, failure, get, ok, post, signIn, type World } from '../helpers/world.ts';
 import { userAtTier } from '../kyc/kyc-support.ts';
@@ -345,6 +346,50 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       );
       assert.equal(theirs.status, 404);
     });
+  });
+
+  it(`at most ${inlineDispatchMax} purchases are sent at once; the next wait before any debit`, async () => {
+    const user = await buyer(world, 50_000);
+    const bills = world.ctx.vtuProviders.bills;
+    const purchase = bills.purchase;
+    // The provider takes the calls and answers none until the gate opens.
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    let calls = 0;
+    let full!: () => void;
+    const allPlacesTaken = new Promise<void>((resolve) => {
+      full = resolve;
+    });
+    bills.purchase = async (request) => {
+      calls += 1;
+      if (calls === inlineDispatchMax) full();
+      await gate;
+      return purchase(request);
+    };
+    try {
+      const buys = Array.from({ length: inlineDispatchMax + 4 }, () =>
+        buyCall(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 100 }),
+      );
+      await allPlacesTaken;
+      const accepted = await world.ctx.db
+        .selectFrom('vtu_transactions')
+        .select('id')
+        .where('user_id', '=', user.userId)
+        .execute();
+      assert.equal(accepted.length, inlineDispatchMax, 'the rest wait, not yet debited');
+      assert.equal(await wallet(user.userId), 5_000_000n - BigInt(inlineDispatchMax) * 10_000n);
+      open();
+      const answers = await Promise.all(buys);
+      assert.ok(answers.every((a) => a.status === 200));
+      await Promise.all(answers.map((a) => dispatchEnded(ok(a).id)));
+      assert.equal(calls, inlineDispatchMax + 4, 'each sent once');
+      assert.equal(await wallet(user.userId), 5_000_000n - BigInt(inlineDispatchMax + 4) * 10_000n);
+    } finally {
+      open();
+      bills.purchase = purchase;
+    }
   });
 
   it('30 parallel purchases against a wallet that covers 3: exactly 3 accepted, the rest INSUFFICIENT_FUNDS', async () => {
