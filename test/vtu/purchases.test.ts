@@ -222,6 +222,66 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       assert.equal(small.code, 'BELOW_MINIMUM');
       assert.equal(await wallet(rich.userId), 500_000n);
     });
+    it('PIN_NOT_SET, PIN_LOCKED after 5 wrong PINs, ABOVE_MAXIMUM, VALIDATION_ERROR: nothing charged or recorded', async () => {
+      const recorded = async (userId: string) =>
+        (
+          await world.ctx.db
+            .selectFrom('vtu_transactions')
+            .select('id')
+            .where('user_id', '=', userId)
+            .execute()
+        ).length;
+
+      // Tier 1, but no PIN set yet.
+      const noPin = await userAtTier(world, 1);
+      const notSet = failure(
+        await post(
+          world,
+          'buyAirtime',
+          { network: 'mtn', phone: mtn('5'), amount: 100, pin: PIN },
+          { token: noPin.accessToken },
+        ),
+      );
+      assert.deepEqual([notSet.status, notSet.code], [403, 'PIN_NOT_SET']);
+
+      const user = await buyer(world, 1_000);
+      const wrong = () =>
+        post(
+          world,
+          'buyAirtime',
+          { network: 'mtn', phone: mtn('5'), amount: 100, pin: '9999' },
+          { token: user.accessToken },
+        );
+      for (let attempt = 1; attempt <= 4; attempt++) {
+        const refused = failure(await wrong());
+        assert.equal(refused.code, 'INVALID_PIN');
+        assert.equal((refused.details as { attemptsLeft: number }).attemptsLeft, 5 - attempt);
+      }
+      const locked = failure(await wrong());
+      assert.deepEqual([locked.status, locked.code], [423, 'PIN_LOCKED']);
+      assert.ok((locked.details as { retryAfterSeconds: number }).retryAfterSeconds > 0);
+      // Locked: the right PIN is refused too, until the lock ends.
+      const stillLocked = failure(
+        await buyCall(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 100 }),
+      );
+      assert.equal(stillLocked.code, 'PIN_LOCKED');
+
+      const rich = await buyer(world, 100_000);
+      const tooMuch = failure(
+        await buyCall(world, rich, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 50_001 }),
+      );
+      assert.deepEqual([tooMuch.status, tooMuch.code], [422, 'ABOVE_MAXIMUM']);
+      const malformed = failure(
+        await buyCall(world, rich, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 'a lot' }),
+      );
+      assert.deepEqual([malformed.status, malformed.code], [400, 'VALIDATION_ERROR']);
+
+      for (const who of [noPin, user, rich]) {
+        assert.equal(await recorded(who.userId), 0, 'no purchase recorded');
+      }
+      assert.equal(await wallet(user.userId), 100_000n, 'nothing charged');
+      assert.equal(await wallet(rich.userId), 10_000_000n);
+    });
   });
 
   describe('each purchase', () => {
