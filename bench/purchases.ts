@@ -36,6 +36,8 @@ const DURATION_SECONDS = 10;
 /** The sandbox bills float, in naira: more than any run buys. */
 const BILLS_FLOAT_NAIRA = 100_000_000;
 const SETTLE_TIMEOUT_MS = 60_000;
+/** How long the purchases get to settle by themselves before adminReconcile is asked to requery. */
+const SETTLE_WAIT_MS = 15_000;
 const PAGE = 100;
 
 export type PurchaseRun = {
@@ -66,11 +68,26 @@ async function balanceNaira(server: Server, token: string): Promise<number> {
 }
 
 /** Waits (polling, with a deadline) until the condition holds; the bench's own setup only. */
-async function eventually(what: string, condition: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+async function eventually(
+  what: string,
+  condition: () => Promise<boolean>,
+  state: () => string = () => '',
+  timeoutMs = SETTLE_TIMEOUT_MS,
+): Promise<true> {
+  const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${SETTLE_TIMEOUT_MS / 1000} s`);
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s ${state()}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return true;
+}
+
+/** Runs fn; a failure carries the service's last log lines, which say why. */
+async function withServiceOutput<T>(server: Server, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\nservice output:\n${server.output()}`);
   }
 }
 
@@ -153,9 +170,27 @@ export async function buyAirtimeScenario(
   // Every accepted purchase leaves processing (the instant provider answers at once).
   const accepted = value['2xx'];
   let purchases: Purchase[] = [];
-  await eventually('every purchase settled', async () => {
+  const settled = async () => {
     purchases = (await mapConcurrent(tokens, SETUP_CONCURRENCY, (t) => purchasesOf(server, t))).flat();
     return purchases.length >= accepted && purchases.every((p) => p.status !== 'processing');
+  };
+  const state = () => {
+    const byStatus = Object.entries(Object.groupBy(purchases, (p) => p.status)).map(
+      ([k, v]) => `${k} ${v?.length}`,
+    );
+    return `(${accepted} accepted; recorded: ${byStatus.join(', ')})`;
+  };
+  // A purchase whose answer was lost (a dropped connection, say) is unknown: it stays processing
+  // until its requery, a minute later. After a short wait, operations' adminReconcile requeries it now.
+  let reconciled = 0;
+  await withServiceOutput(server, async () => {
+    if (await eventually('every purchase settled', settled, state, SETTLE_WAIT_MS).catch(() => false)) return;
+    reconciled = purchases.filter((p) => p.status === 'processing').length;
+    process.stdout.write(
+      `${database}: ${reconciled} purchases still processing; the service said:\n${server.output()}\n`,
+    );
+    await postOperation(server.baseUrl, 'adminReconcile', {}, adminToken);
+    await eventually('every purchase settled after adminReconcile', settled, state, SETTLE_TIMEOUT_MS);
   });
   const latencies = purchases
     .filter((p) => p.status === 'success')
@@ -171,7 +206,7 @@ export async function buyAirtimeScenario(
       purchases.length >= accepted &&
       purchases.length <= accepted + CONNECTIONS &&
       succeeded === purchases.length,
-    detail: `${accepted} accepted (2xx), ${purchases.length} recorded, ${succeeded} success`,
+    detail: `${accepted} accepted (2xx), ${purchases.length} recorded, ${succeeded} success, ${reconciled} settled by adminReconcile after their answer was lost`,
   });
   const balances = await mapConcurrent(tokens, SETUP_CONCURRENCY, (t) => balanceNaira(server, t));
   const held = balances.reduce((a, b) => a + b, 0);
