@@ -33,6 +33,10 @@ export function requeryDelaySeconds(attempt: number): number {
   return requeryDelaysSeconds[Math.min(attempt, requeryDelaysSeconds.length - 1)]!;
 }
 
+/** The purchase row, locked until the transaction ends, for settling, failing or alerting it. */
+export const lockPurchase = (trx: Transaction<DB>, id: string): Promise<VtuTransaction> =>
+  trx.selectFrom('vtu_transactions').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
+
 export type SettleResult = 'success' | 'failed' | 'processing' | 'already_settled';
 
 /** Applies one answer about a purchase, in a transaction of its own. */
@@ -42,12 +46,7 @@ export async function settlePurchase(
   outcome: PurchaseOutcome | RequeryOutcome,
 ): Promise<SettleResult> {
   return deps.db.transaction().execute(async (trx) => {
-    const purchase = await trx
-      .selectFrom('vtu_transactions')
-      .selectAll()
-      .where('id', '=', id)
-      .forUpdate()
-      .executeTakeFirstOrThrow();
+    const purchase = await lockPurchase(trx, id);
     if (purchase.status !== 'processing') return 'already_settled';
     const now = deps.clock.now();
     switch (outcome.status) {
@@ -186,12 +185,7 @@ export async function fail(
 /** Alerts operations, once per purchase, that it is still unresolved; it stays processing. */
 export async function alertStuck(deps: SettlementDeps, id: string, minutes: number): Promise<void> {
   await deps.db.transaction().execute(async (trx) => {
-    const purchase = await trx
-      .selectFrom('vtu_transactions')
-      .selectAll()
-      .where('id', '=', id)
-      .forUpdate()
-      .executeTakeFirstOrThrow();
+    const purchase = await lockPurchase(trx, id);
     if (purchase.status !== 'processing' || purchase.stuck_alerted_at !== null) return;
     const now = deps.clock.now();
     await trx.updateTable('vtu_transactions').set({ stuck_alerted_at: now }).where('id', '=', id).execute();
