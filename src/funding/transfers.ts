@@ -4,7 +4,7 @@ import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { DB, FundingTransfersTable } from '../db/schema.ts';
 import { publishEvent } from '../events/domain-events.ts';
 import { newId } from '../ids.ts';
-import { openSystemAccount, providerFloatAccount, systemAccounts } from '../ledger/accounts.ts';
+import { providerFloatAccount, systemAccounts } from '../ledger/accounts.ts';
 import { post } from '../ledger/postings.ts';
 import { PaymentProviderError, type Transfer } from '../providers/payments/payment-provider.ts';
 import { raiseAlert } from './alerts.ts';
@@ -258,7 +258,6 @@ export async function applyTransferOutcome(
   const floatAccount = providerFloatAccount(transfer.provider);
   const reason = news.reason ?? null;
   if (news.end === 'success') {
-    await openSystemAccount(trx, floatAccount, now);
     await post(
       trx,
       {

@@ -105,7 +105,9 @@ export async function processPendingPaymentEvents(
   options: { batchMax: number; logger: Pick<Logger, 'error'> },
 ): Promise<BatchResult> {
   let picked: string[] = [];
-  let transfers: string[] = [];
+  // Processed after the batch, each in its own transaction: transfer events, or every event of a
+  // batch that failed.
+  let oneByOne: string[] = [];
   let processed = 0;
   try {
     await deps.db.transaction().execute(async (trx) => {
@@ -119,8 +121,9 @@ export async function processPendingPaymentEvents(
         .skipLocked()
         .execute();
       picked = events.map((e) => e.id);
-      transfers = events.filter((e) => transferEvents[e.event ?? ''] !== undefined).map((e) => e.id);
-      const charges = events.filter((e) => transferEvents[e.event ?? ''] === undefined);
+      const isTransfer = (e: { event: string | null }) => transferEvents[e.event ?? ''] !== undefined;
+      oneByOne = events.filter(isTransfer).map((e) => e.id);
+      const charges = events.filter((e) => !isTransfer(e));
       const intents = await lockIntents(
         trx,
         charges.filter((e) => e.event === 'charge.success').map((e) => e.reference),
@@ -136,10 +139,10 @@ export async function processPendingPaymentEvents(
       { err: error, events: picked.length },
       'payment event batch failed; processing one by one',
     );
-    transfers = picked;
+    oneByOne = picked;
     processed = 0;
   }
-  for (const id of transfers) {
+  for (const id of oneByOne) {
     try {
       if ((await processPaymentEvent(deps, id)) !== null) processed += 1;
     } catch (error) {

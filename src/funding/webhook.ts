@@ -70,17 +70,10 @@ export type StoredEvent = {
 type StoreDeps = Pick<FundingDeps, 'db' | 'clock'>;
 
 /**
- * Stores a signature-checked body once per distinct bytes. A stored event that is not processed yet
- * is its own durable to-do: the inbox is the queue (webhook-processing.ts drains it).
- */
-export async function storePaymentEvent(deps: StoreDeps, rawBody: Buffer): Promise<StoredEvent> {
-  const [stored] = await storePaymentEvents(deps, [rawBody]);
-  return stored!;
-}
-
-/**
- * storePaymentEvent for many bodies in one INSERT (one commit), answering for each body in order.
- * The same bytes twice in one batch are one event: the first is `created`.
+ * Stores signature-checked bodies once per distinct bytes, in one INSERT (one commit), answering for
+ * each body in order. The same bytes twice in one batch are one event: the first is `created`. A
+ * stored event not processed yet is its own durable to-do: the inbox is the queue
+ * (webhook-processing.ts drains it).
  */
 export async function storePaymentEvents(deps: StoreDeps, rawBodies: Buffer[]): Promise<StoredEvent[]> {
   const now = deps.clock.now();

@@ -19,11 +19,6 @@ export type JobDefinition = {
    * batch, so only idempotent handlers that are safe to run side by side may take more than one.
    */
   batchSize?: number;
-  /**
-   * Workers polling this queue in each process (default 1). pg-boss polls every half second whatever
-   * the last fetch found, so a queue that must keep up with bursts needs batches and workers.
-   */
-  workers?: number;
   /** Time-driven work (maturity, expiry, clean-up) that the sandbox clock runs when it moves. */
   runOnClockAdvance?: boolean;
   handler: (data: unknown) => Promise<void>;
@@ -36,8 +31,6 @@ export type JobQueue = {
     data: object,
     options?: { db?: Kysely<DB> | Transaction<DB>; singletonKey?: string; startAfter?: Date },
   ): Promise<string | null>;
-  /** Enqueues many jobs of one queue in one statement (inside the caller's transaction when given). */
-  sendMany(name: string, data: object[], options?: { db?: Kysely<DB> | Transaction<DB> }): Promise<void>;
   /** Runs the handler of every job definition once now (sandbox clock, adminReconcile-style triggers). */
   runNow(name: string, data?: unknown): Promise<void>;
   /** Runs every time-driven job once, in declaration order (POST /__sandbox/clock). */
@@ -90,22 +83,10 @@ export async function createJobQueue(
     return boss.send(name, data, opts);
   };
 
-  const sendMany: JobQueue['sendMany'] = async (name, data, sendOptions = {}) => {
-    if (!byName.has(name)) throw new Error(`unknown job queue ${name}`);
-    if (data.length === 0) return;
-    // The queue's retry and expiry policy applies to inserted jobs as it does to sent ones.
-    await boss.insert(
-      name,
-      data.map((d) => ({ data: d })),
-      sendOptions.db === undefined ? {} : { db: fromKysely(sendOptions.db) },
-    );
-  };
-
   let workersStarted = false;
   return {
     boss,
     send,
-    sendMany,
     async runNow(name, data) {
       const d = byName.get(name);
       if (d === undefined) throw new Error(`unknown job queue ${name}`);
@@ -120,7 +101,6 @@ export async function createJobQueue(
       for (const d of definitions) {
         const workOptions: WorkOptions = {
           batchSize: d.batchSize ?? 1,
-          localConcurrency: d.workers ?? 1,
           pollingIntervalSeconds: 0.5,
         };
         await boss.work(d.name, workOptions, async (jobs) => {

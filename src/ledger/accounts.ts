@@ -1,8 +1,8 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../db/schema.ts';
 
-// Account codes. User accounts are `<kind>:<userId>`; system accounts have fixed codes, except the
-// per-provider float accounts, which are created the first time a provider is used.
+// Account codes. User accounts are `<kind>:<userId>`; system accounts have fixed codes, opened by
+// the migrations, the per-provider float accounts (`provider_float:<provider>`) among them.
 
 export const userAccountKinds = ['wallet', 'savings', 'bonus_locked', 'checkin_accrued'] as const;
 export type UserAccountKind = (typeof userAccountKinds)[number];
@@ -36,15 +36,6 @@ export async function openUserAccounts(db: Handle, userId: string, now: Date): P
         created_at: now,
       })),
     )
-    .onConflict((oc) => oc.column('code').doNothing())
-    .execute();
-}
-
-/** Opens a system account (such as a provider's float) if it does not exist yet. */
-export async function openSystemAccount(db: Handle, code: string, now: Date): Promise<void> {
-  await db
-    .insertInto('ledger_accounts')
-    .values({ code, kind: 'system', user_id: null, created_at: now })
     .onConflict((oc) => oc.column('code').doNothing())
     .execute();
 }

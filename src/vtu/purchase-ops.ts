@@ -58,6 +58,33 @@ function requireAmount(givenNaira: number, retailKobo: bigint): void {
   }
 }
 
+/** API.md section 2: BELOW_MINIMUM / ABOVE_MAXIMUM with `details.limit`, before anything is priced. */
+function requireWithin(naira: number, what: string, limits: { min: number; max?: number }): void {
+  if (naira < limits.min) {
+    throw new AppError('BELOW_MINIMUM', `the minimum ${what} is ₦${limits.min}`, {
+      details: { limit: limits.min },
+    });
+  }
+  if (limits.max !== undefined && naira > limits.max) {
+    throw new AppError('ABOVE_MAXIMUM', `the maximum ${what} is ₦${limits.max}`, {
+      details: { limit: limits.max },
+    });
+  }
+}
+
+/** The plan the caller chose, from the routed provider's (cached) catalogue. */
+function chosenPlan<P extends { planId: string }>(
+  plans: P[] | null | undefined,
+  planId: string,
+  what: string,
+): P {
+  const plan = plans?.find((p) => p.planId === planId);
+  if (plan === undefined) {
+    throw new AppError('VALIDATION_ERROR', `no ${what} plan ${planId}`, { details: { field: 'plan_id' } });
+  }
+  return plan;
+}
+
 const upstream = (error: unknown): never => {
   if (error instanceof VtuProviderError) {
     throw new AppError('UPSTREAM_UNAVAILABLE', 'the provider could not be reached; nothing was charged', {
@@ -93,11 +120,8 @@ export const purchaseOperations = [
     handler: async ({ ctx, caller, input }) => {
       await authorise(ctx, caller.userId, input.pin);
       requireNetwork(input.phone, input.network);
+      requireWithin(input.amount, 'airtime', { min: s.airtimeNairaMin, max: s.airtimeNairaMax });
       const face = nairaToKobo(input.amount);
-      if (input.amount < s.airtimeNairaMin)
-        throw new AppError('BELOW_MINIMUM', `the minimum airtime is ₦${s.airtimeNairaMin}`);
-      if (input.amount > s.airtimeNairaMax)
-        throw new AppError('ABOVE_MAXIMUM', `the maximum airtime is ₦${s.airtimeNairaMax}`);
       const { name } = routed(ctx, 'airtime');
       const price = await priced(ctx, 'airtime', name, face);
       const phone = localPhone(input.phone);
@@ -127,12 +151,7 @@ export const purchaseOperations = [
       // The cached catalogue: the price checked is the price the user was shown (at most 30 minutes old).
       const { name } = routed(ctx, 'data');
       const plans = await ctx.catalogue.dataPlans(input.network).catch(upstream);
-      const plan = plans?.find((p) => p.planId === input.plan_id);
-      if (plan === undefined) {
-        throw new AppError('VALIDATION_ERROR', `no ${input.network} data plan ${input.plan_id}`, {
-          details: { field: 'plan_id' },
-        });
-      }
+      const plan = chosenPlan(plans, input.plan_id, `${input.network} data`);
       const price = await priced(ctx, 'data', name, plan.wholesaleKobo);
       requireAmount(input.amount, price.retailKobo);
       const phone = localPhone(input.phone);
@@ -159,12 +178,7 @@ export const purchaseOperations = [
       await authorise(ctx, caller.userId, input.pin);
       const { name } = routed(ctx, 'cable');
       const plans = await ctx.catalogue.cablePlans(input.identifier).catch(upstream);
-      const plan = plans?.find((p) => p.planId === input.plan_id);
-      if (plan === undefined) {
-        throw new AppError('VALIDATION_ERROR', `no ${input.identifier} plan ${input.plan_id}`, {
-          details: { field: 'plan_id' },
-        });
-      }
+      const plan = chosenPlan(plans, input.plan_id, input.identifier);
       const price = await priced(ctx, 'cable', name, plan.wholesaleKobo);
       requireAmount(input.amount, price.retailKobo);
       return buy(ctx, caller.userId, {
@@ -196,11 +210,7 @@ export const purchaseOperations = [
     output: s.vtuTransaction,
     handler: async ({ ctx, caller, input }) => {
       await authorise(ctx, caller.userId, input.pin);
-      if (input.amount < s.electricityNairaMin) {
-        throw new AppError('BELOW_MINIMUM', `the minimum electricity purchase is ₦${s.electricityNairaMin}`, {
-          details: { limit: s.electricityNairaMin },
-        });
-      }
+      requireWithin(input.amount, 'electricity purchase', { min: s.electricityNairaMin });
       const { name } = routed(ctx, 'electricity');
       const face = nairaToKobo(input.amount);
       const price = await priced(ctx, 'electricity', name, face);

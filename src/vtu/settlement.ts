@@ -4,8 +4,8 @@ import type { DB, VtuTransactionsTable } from '../db/schema.ts';
 import { publishEvent } from '../events/domain-events.ts';
 import { raiseAlert } from '../funding/alerts.ts';
 import type { JobQueue } from '../jobs/queue.ts';
-import { openSystemAccount, providerFloatAccount, systemAccounts, userAccount } from '../ledger/accounts.ts';
-import { post, UnknownAccountError } from '../ledger/postings.ts';
+import { providerFloatAccount, systemAccounts, userAccount } from '../ledger/accounts.ts';
+import { post } from '../ledger/postings.ts';
 import type { PurchaseOutcome, RequeryOutcome } from '../providers/vtu/vtu-provider.ts';
 
 // What a provider's answer does to a purchase (SPEC.md "States and transitions", DESIGN.md "Money"):
@@ -119,22 +119,17 @@ async function succeed(
     { account: float, amount: purchase.wholesale },
   ];
   if (purchase.markup > 0n) entries.push({ account: systemAccounts.revenueMarkup, amount: purchase.markup });
-  const settlement = {
-    reference: purchasePostings.settle(purchase.reference),
-    description: `${purchase.description}: delivered`,
-    entries,
-    metadata: { purchaseId: purchase.id, provider: purchase.provider },
-  };
   // The posting last, for the system accounts' row locks are held from it to the commit.
-  try {
-    await post(trx, settlement, now);
-  } catch (error) {
-    if (!(error instanceof UnknownAccountError)) throw error;
-    // The provider's first delivery: its float account opens now (an insert every time would wait
-    // on the float row's lock held by every concurrent settlement).
-    await openSystemAccount(trx, float, now);
-    await post(trx, settlement, now);
-  }
+  await post(
+    trx,
+    {
+      reference: purchasePostings.settle(purchase.reference),
+      description: `${purchase.description}: delivered`,
+      entries,
+      metadata: { purchaseId: purchase.id, provider: purchase.provider },
+    },
+    now,
+  );
 }
 
 /** Refunds exactly what was charged and closes the purchase as failed (a definite failure only). */

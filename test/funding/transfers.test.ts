@@ -141,7 +141,7 @@ describe(`funding transfers and their webhooks (${onPostgres() ? 'PostgreSQL' : 
     'transfer.success settles it once: pool → provider float, a settled event, duplicates change nothing',
     BOUNDED,
     async () => {
-      const provider = 'data-success';
+      const provider = 'data';
       const before = await pool(provider);
       const started = await startProviderFunding(deps(), {
         destination: destination('0', provider),
@@ -175,7 +175,7 @@ describe(`funding transfers and their webhooks (${onPostgres() ? 'PostgreSQL' : 
     'transfer.failed: marked failed, nothing posted, operations alerted by email, a failed event',
     BOUNDED,
     async () => {
-      const provider = 'bills-failed';
+      const provider = 'bills';
       const before = await pool(provider);
       const started = await startProviderFunding(deps(), {
         destination: destination('1', provider),
@@ -202,7 +202,7 @@ describe(`funding transfers and their webhooks (${onPostgres() ? 'PostgreSQL' : 
     'success then reversed: the money goes back to the pool, net zero, operations alerted',
     BOUNDED,
     async () => {
-      const provider = 'social-reversed';
+      const provider = 'social';
       const before = await pool(provider);
       const started = await startProviderFunding(deps(), {
         destination: destination('2', provider),
@@ -229,7 +229,7 @@ describe(`funding transfers and their webhooks (${onPostgres() ? 'PostgreSQL' : 
     'reversed before success: closed as reversed, nothing posted, the late success changes nothing',
     BOUNDED,
     async () => {
-      const provider = 'bills-out-of-order';
+      const provider = 'bills';
       const transfer = await pendingTransfer(provider);
       const before = await pool(provider);
       assert.equal(await sendTransferEvent('transfer.reversed', transfer.reference), 'transfer_reversed');
@@ -302,7 +302,7 @@ describe(`funding transfers and their webhooks (${onPostgres() ? 'PostgreSQL' : 
     '20 success and 20 reversed deliveries at once: one posting each way at most, ends reversed, pool whole',
     BOUNDED,
     async () => {
-      const provider = 'race';
+      const provider = 'bills';
       const transfer = await pendingTransfer(provider);
       const before = await pool(provider);
       const bodies = Array.from({ length: 40 }, (_, i) =>
@@ -337,7 +337,7 @@ describe(`funding transfers and their webhooks (${onPostgres() ? 'PostgreSQL' : 
     const passGrace = () => world.ctx.sandboxClock!.advance(transferReconcileDefaults.olderThanSeconds + 1);
 
     it('a settled transfer whose webhook was dropped is found settled, once', BOUNDED, async () => {
-      const provider = 'recon';
+      const provider = 'data';
       const before = await pool(provider);
       sandboxPayments(world).webhookMode = 'drop';
       sandboxPayments(world).transferSettleDelayMs = 3_600_000;

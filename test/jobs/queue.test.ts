@@ -72,38 +72,6 @@ describe(`enqueueing inside a transaction (${onPostgres() ? 'PostgreSQL' : 'PGli
     assert.equal(count.rows[0]?.n, 0n);
   });
 
-  it(
-    'sendMany enqueues a batch in the transaction, with the queue policy send applies',
-    HANG_GUARD,
-    async () => {
-      const policy = (probe: string) =>
-        sql<{ retry_limit: number; retry_backoff: boolean; expire_seconds: number; n: number }>`
-        select retry_limit, retry_backoff, expire_seconds, count(*) over ()::int as n
-        from pgboss.job where name = ${JOB_MAINTENANCE} and data->>'probe' = ${probe}
-      `.execute(world.ctx.db);
-      await world.ctx.db.transaction().execute(async (trx) => {
-        await world.ctx.jobs.sendMany(
-          JOB_MAINTENANCE,
-          [{ probe: 'many' }, { probe: 'many' }, { probe: 'many' }],
-          {
-            db: trx,
-          },
-        );
-        await world.ctx.jobs.send(JOB_MAINTENANCE, { probe: 'one' }, { db: trx });
-      });
-      const many = (await policy('many')).rows;
-      const one = (await policy('one')).rows[0]!;
-      assert.equal(many.length, 3);
-      for (const row of many) {
-        assert.deepEqual(
-          { ...row, n: 1 },
-          { ...one, n: 1 },
-          'the same retry and expiry policy as a sent job',
-        );
-      }
-    },
-  );
-
   it('enqueues outside a transaction too', HANG_GUARD, async () => {
     const id = await world.ctx.jobs.send(JOB_MAINTENANCE, { probe: 'plain' });
     assert.ok(id !== null);

@@ -220,6 +220,7 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
         }),
       );
       assert.equal(small.code, 'BELOW_MINIMUM');
+      assert.deepEqual(small.details, { limit: 1_000 });
       assert.equal(await wallet(rich.userId), 500_000n);
     });
     it('PIN_NOT_SET, PIN_LOCKED after 5 wrong PINs, ABOVE_MAXIMUM, VALIDATION_ERROR: nothing charged or recorded', async () => {
@@ -271,6 +272,7 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
         await buyCall(world, rich, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 50_001 }),
       );
       assert.deepEqual([tooMuch.status, tooMuch.code], [422, 'ABOVE_MAXIMUM']);
+      assert.deepEqual(tooMuch.details, { limit: 50_000 });
       const malformed = failure(
         await buyCall(world, rich, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 'a lot' }),
       );
