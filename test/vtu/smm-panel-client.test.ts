@@ -233,7 +233,14 @@ describe('SMM panel client', () => {
         { status: 'success', providerReference: '7' },
       ],
       ['Completed without a charge', { status: 'Completed' }, { status: 'success', providerReference: '7' }],
-      ['"Incorrect order ID": not_found', { error: 'Incorrect order ID' }, { status: 'not_found' }],
+      [
+        '"Incorrect order ID" for its own order id: unknown, never the not_found that refunds',
+        { error: 'Incorrect order ID' },
+        {
+          status: 'unknown',
+          reason: 'the panel does not know its own order 7 (Incorrect order ID): check the panel account',
+        },
+      ],
     ];
     for (const [what, answer, expected] of answers) {
       it(`reads ${what}`, async () => {

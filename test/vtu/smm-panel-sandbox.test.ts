@@ -233,9 +233,12 @@ describe('SMM panel sandbox, through the real client', () => {
     assert.deepEqual(await missing.json(), { error: 'Invalid API key' });
   });
 
-  it('answers not_found for an order it never took', async () => {
-    assert.deepEqual(await requery('1'), { status: 'not_found' });
-    assert.deepEqual(await requery('not-a-number'), { status: 'not_found' });
+  it('answers "Incorrect order ID" for an order it never took, which the client reads as unknown', async () => {
+    for (const id of ['1', 'not-a-number']) {
+      const outcome = await requery(id);
+      assert.equal(outcome.status, 'unknown');
+      assert.match((outcome as { reason: string }).reason, /Incorrect order ID/);
+    }
   });
 
   it('takes JSON bodies too, several orders in one status query, and refuses an unknown action', async () => {

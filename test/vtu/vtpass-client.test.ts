@@ -397,6 +397,25 @@ describe('VTpass client against a scripted provider', () => {
     server.closeAllConnections();
   });
 
+  it('never fails a requery on a refusal of the call itself: the order may be delivered', async () => {
+    const requery = (providerReference: string | null = null) =>
+      client(200).requery({ reference, service: 'airtime', providerReference });
+    // Keys rotated, IP not whitelisted, wallet low, bad arguments: about the requery, not the order.
+    for (const code of ['087', '027', '018', '011']) {
+      handler = json(200, { code, response_description: `REFUSED ${code}` });
+      const outcome = await requery();
+      assert.equal(outcome.status, 'unknown', `code ${code}`);
+    }
+    // What VTpass says of the order itself still fails it.
+    handler = json(200, payReply('040', 'reversed'));
+    assert.equal((await requery()).status, 'failed');
+    // "No such request id" about an order VTpass once named: not believed.
+    handler = json(200, { code: '015', response_description: 'INVALID REQUEST ID' });
+    const named = await requery('17000000000000000001');
+    assert.equal(named.status, 'unknown');
+    server.closeAllConnections();
+  });
+
   it('finds the electricity token and units in each DisCo shape', async () => {
     const electricity: PurchaseRequest = {
       service: 'electricity',

@@ -27,7 +27,8 @@ import {
 //   read: unknown. The panel may have placed the order.
 //
 // Requery (`action=status&order=<id>`): Completed and Partial are success, Canceled is failed,
-// "Incorrect order ID" is not_found, and every other status word is pending: the field is free-form,
+// "Incorrect order ID" about the id the panel itself gave is unknown (never not_found, which refunds:
+// another API key, say, does not know it), and every other status word is pending: the field is free-form,
 // and an unexpected word must not refund (or charge) anyone. Panels take no client reference, so
 // without the order id (the `add` answer was lost) nothing can find the order: requery answers unknown
 // and says so, and the purchase needs a person (the panel's order history, by link and time).
@@ -285,7 +286,14 @@ export function createSmmPanelClient(options: SmmPanelClientOptions): VtuProvide
       const refused = panelError.safeParse(answer.body);
       if (refused.success) {
         const message = clip(refused.data.error);
-        if (unknownOrderPattern.test(message)) return { status: 'not_found' };
+        // The panel gave us this order id: not knowing it now (another API key, say) is no proof that
+        // nothing was delivered, so never the refund that not_found leads to.
+        if (unknownOrderPattern.test(message)) {
+          return {
+            status: 'unknown',
+            reason: `the panel does not know its own order ${providerReference} (${message}): check the panel account`,
+          };
+        }
         return { status: 'unknown', reason: `the panel answered the status query with an error: ${message}` };
       }
       const parsed = statusAnswer.safeParse(answer.body);

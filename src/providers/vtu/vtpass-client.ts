@@ -38,7 +38,9 @@ import {
 // - The refusals in `definiteRefusals` (016, 040, 091 and the validation codes): failed.
 // - Anything else (083 system error, 044, unknown codes), a timeout, a network error, a 5xx, a 4xx
 //   without VTpass's envelope, or a body we cannot read: unknown.
-// A requery answers in the same shape, except that 015 means VTpass never received the reference.
+// A requery answers in the same shape, except that 015 means VTpass never received the reference
+// (when it never gave us a transaction id), and that only 000 failed/reversed, 016 and 040 speak of
+// the order: any other refusal is of the requery call itself, so unknown.
 //
 // VTpass documents no betting category; betting companies are read from the `betting` category of
 // /services and bought like any other biller (billersCode = the customer id). The client's clock is
@@ -156,6 +158,9 @@ const offered: ReadonlySet<VtuService> = new Set<VtuService>([
 ]);
 
 /** Codes that say VTpass refused the order and nothing was delivered or charged. */
+/** Refusal codes that speak of the order itself, on a requery as on a purchase. */
+const orderFailureCodes: ReadonlySet<string> = new Set(['016', '040']);
+
 const definiteRefusals: ReadonlyMap<string, string> = new Map([
   ['010', 'variation code does not exist'],
   ['011', 'invalid arguments'],
@@ -613,11 +618,25 @@ export function createVtpassClient(options: VtpassClientOptions): VtuProvider {
         path: '/requery',
         body: { request_id: request.reference },
       });
-      if (reply.kind === 'body') {
-        const code = envelope.safeParse(reply.body);
-        if (code.success && code.data.code === '015') return { status: 'not_found' };
+      const parsed = reply.kind === 'body' ? envelope.safeParse(reply.body) : null;
+      const code = parsed?.success === true ? parsed.data.code : null;
+      if (code === '015') {
+        // "No such request id" is believable only while VTpass has never named the order to us.
+        return request.providerReference === null
+          ? { status: 'not_found' }
+          : {
+              status: 'unknown',
+              reason: `${provider} has no record of ${request.reference}, yet named it ${request.providerReference}`,
+            };
       }
-      return outcomeOf(reply, request.service, request.reference);
+      const outcome = outcomeOf(reply, request.service, request.reference);
+      // A refusal of the requery (credentials, IP whitelist, float, account state, validation) is
+      // about this call, not the order, which may well have been delivered: never a refund. Only
+      // VTpass's word about the order itself is a failure.
+      if (outcome.status === 'failed' && code !== '000' && !orderFailureCodes.has(code ?? '')) {
+        return { status: 'unknown', reason: `${provider} refused the requery: ${outcome.reason}` };
+      }
+      return outcome;
     },
 
     async balance() {
