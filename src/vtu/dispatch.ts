@@ -4,7 +4,7 @@ import {
   type PurchaseRequest,
   type RequeryOutcome,
   type VtuProvider,
-  VtuProviderError,
+  VtuRefusedLocally,
   type VtuService,
 } from '../providers/vtu/vtu-provider.ts';
 import { ensureFloat, type FloatDecision, type FloatDeps, reserve } from './float.ts';
@@ -87,14 +87,14 @@ export async function dispatchPurchase(deps: DispatchDeps, id: string): Promise<
     try {
       outcome = await provider.purchase(purchaseRequestOf(claimed));
     } catch (error) {
-      // The adapter refuses before sending (a request it cannot put on the wire): nothing reached
-      // the provider, which is as definite as a refusal. Anything else: we cannot tell, so requery.
-      outcome =
-        error instanceof VtuProviderError
-          ? { status: 'failed', reason: error.message }
-          : { status: 'unknown', reason: `dispatch failed: ${(error as Error).message}` };
-      if (!(error instanceof VtuProviderError))
+      // Refused by the adapter before sending: nothing reached the provider, as definite as its own
+      // refusal. Anything else (a timeout that escaped, a bug): we cannot tell, so requery.
+      if (error instanceof VtuRefusedLocally) {
+        outcome = { status: 'failed', reason: error.message };
+      } else {
+        outcome = { status: 'unknown', reason: `dispatch failed: ${(error as Error).message}` };
         deps.logger?.error({ err: error, id }, 'purchase dispatch failed');
+      }
     }
     return await settlePurchase(deps, claimed.id, outcome);
   } finally {

@@ -3,6 +3,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { userBalances } from '../../src/ledger/accounts.ts';
 import { checkLedger } from '../../src/ledger/check.ts';
+import { VtuProviderError, VtuRefusedLocally } from '../../src/providers/vtu/vtu-provider.ts';
 import { dispatchEnded, inlineDispatchMax } from '../../src/vtu/purchases.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, failure, get, ok, post, signIn, type World } from '../helpers/world.ts';
@@ -137,6 +138,37 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       await advanceClock(world, 3_600);
       assert.equal(await statusOf(stuck.id), 'success');
       assert.equal(await wallet(user.userId), 475_000n);
+    });
+
+    it('an adapter error is an unknown outcome, never a refund; only a refusal before sending fails it', async () => {
+      const user = await buyer(world, 5_000);
+      const bills = world.ctx.vtuProviders.bills;
+      const purchase = bills.purchase;
+      try {
+        bills.purchase = async () => {
+          throw new VtuProviderError('bills', 'purchase did not answer within 20000 ms');
+        };
+        const lost = await bought(world, user, 'buyAirtime', {
+          network: 'mtn',
+          phone: mtn('5'),
+          amount: 200,
+        });
+        assert.equal(lost.status, 'processing', 'it may have reached the provider: requeried, not refunded');
+        assert.equal(await wallet(user.userId), 480_000n);
+
+        bills.purchase = async () => {
+          throw new VtuRefusedLocally('bills', 'purchase refused locally: not a VTpass request id');
+        };
+        const refused = await bought(world, user, 'buyAirtime', {
+          network: 'mtn',
+          phone: mtn('5'),
+          amount: 300,
+        });
+        assert.equal(refused.status, 'failed', 'nothing was sent: refunded');
+        assert.equal(await wallet(user.userId), 480_000n);
+      } finally {
+        bills.purchase = purchase;
+      }
     });
 
     it('the provider is called once per reference, however many runs race to send it', async () => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { koboToNaira } from '../../money.ts';
+import { koboToNaira, nairaKoboMax } from '../../money.ts';
 import { exchange, safeJson } from '../http-exchange.ts';
 import {
   type BettingCompanyItem,
@@ -19,6 +19,7 @@ import {
   type RequeryOutcome,
   type VtuProvider,
   VtuProviderError,
+  VtuRefusedLocally,
   type VtuService,
 } from './vtu-provider.ts';
 
@@ -311,6 +312,11 @@ export function createVtpassClient(options: VtpassClientOptions): VtuProvider {
     return new VtuProviderError(provider, `${what} ${happened}`);
   }
 
+  /** Nothing was sent: the request cannot go on the wire (vtu-provider.ts VtuRefusedLocally). */
+  function refusedLocally(what: string, why: string): VtuRefusedLocally {
+    return new VtuRefusedLocally(provider, `${what} refused locally: ${why}`);
+  }
+
   /** A call whose failure is an error (catalogue, verify, balance), its body read by the schema. */
   async function fetchChecked<T>(call: Call, schema: z.ZodType<T>): Promise<T> {
     const reply = await send(call);
@@ -416,7 +422,7 @@ export function createVtpassClient(options: VtpassClientOptions): VtuProvider {
         };
       case 'education':
         if (!Number.isSafeInteger(request.quantity) || request.quantity < 1) {
-          throw error('purchase', `refused locally: quantity ${request.quantity} is not a positive integer`);
+          throw refusedLocally('purchase', `quantity ${request.quantity} is not a positive integer`);
         }
         return {
           request_id,
@@ -433,7 +439,9 @@ export function createVtpassClient(options: VtpassClientOptions): VtuProvider {
   }
 
   function wireNaira(kobo: bigint): number {
-    if (kobo <= 0n) throw error('purchase', `refused locally: ${kobo} kobo is not a positive amount`);
+    if (kobo <= 0n || kobo > nairaKoboMax) {
+      throw refusedLocally('purchase', `${kobo} kobo is not an amount a JSON number carries exactly`);
+    }
     return koboToNaira(kobo);
   }
 
@@ -599,7 +607,7 @@ export function createVtpassClient(options: VtpassClientOptions): VtuProvider {
     async purchase(request): Promise<PurchaseOutcome> {
       requireOffered(request.service);
       if (!isVtpassRequestId(request.reference)) {
-        throw error('purchase', `refused locally: ${request.reference} is not a VTpass request id`);
+        throw refusedLocally('purchase', `${request.reference} is not a VTpass request id`);
       }
       const body = purchaseBody(request);
       const reply = await send({ what: 'purchase', method: 'POST', path: '/pay', body });

@@ -165,7 +165,16 @@ export class VtuProviderError extends Error {
   }
 }
 
+/**
+ * Refused by the adapter before anything was sent (a request it cannot put on the wire, a service
+ * the provider does not offer): as definite as the provider's own refusal. Any other error from a
+ * purchase leaves its outcome unknown.
+ */
+export class VtuRefusedLocally extends VtuProviderError {
+  override name = 'VtuRefusedLocally';
+}
+
 /** The answer for a service the provider does not offer. */
 export function notOffered(provider: string, what: string): never {
-  throw new VtuProviderError(provider, `does not offer ${what}`);
+  throw new VtuRefusedLocally(provider, `does not offer ${what}`);
 }
