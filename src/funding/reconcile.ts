@@ -86,7 +86,7 @@ export const dedicatedReconcileDefaults = {
   pagesMax: 20,
 } as const satisfies ReconcileDedicatedOptions;
 
-const dedicatedScanCursor = 'dedicated_account_transfers';
+export const dedicatedScanCursor = 'dedicated_account_transfers';
 
 /**
  * Transfers into dedicated accounts have no intent to re-verify, so a lost charge.success would

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { dedicatedReconcileDefaults, reconcileDedicatedTransfers } from '../../src/funding/reconcile.ts';
+import { fundingDeps } from '../../src/funding/ops.ts';
+import {
+  dedicatedReconcileDefaults,
+  dedicatedScanCursor,
+  reconcileDedicatedTransfers,
+} from '../../src/funding/reconcile.ts';
 import { JOB_PAYMENT_WEBHOOK_SWEEP } from '../../src/funding/webhook-processing.ts';
 import { PaymentProviderError } from '../../src/providers/payments/payment-provider.ts';
 
@@ -346,8 +351,15 @@ describe(`dedicated virtual accounts (${onPostgres() ? 'PostgreSQL' : 'PGlite'})
         };
         const deps = { db: world.ctx.db, clock: world.ctx.clock, jobs: world.ctx.jobs, payments: failing };
         const cursor = () =>
-          world.ctx.db.selectFrom('reconcile_cursors').select('position').executeTakeFirst();
+          world.ctx.db
+            .selectFrom('reconcile_cursors')
+            .select('position')
+            .where('name', '=', dedicatedScanCursor)
+            .executeTakeFirst();
+        // A complete scan first, so that there is a cursor to keep.
+        await reconcileDedicatedTransfers(fundingDeps(world.ctx), dedicatedReconcileDefaults);
         const before = await cursor();
+        assert.ok(before !== undefined, 'a complete scan set the cursor');
         world.ctx.sandboxClock!.advance(3600);
         const counts = await reconcileDedicatedTransfers(deps, dedicatedReconcileDefaults);
         assert.equal(counts.errors, 1);

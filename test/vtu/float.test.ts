@@ -138,11 +138,13 @@ describeFloat('a float top-up that fails', '1', (h) => {
       (o) => o.requestId === done.reference,
     );
     assert.equal(orders.length, 0, 'never sent to the provider');
-    const alerts = await world.ctx.db
-      .selectFrom('ops_alerts')
-      .select('kind')
-      .where('kind', '=', 'provider_funding_failed')
-      .execute();
-    assert.ok(alerts.length >= 1);
+    const { rows: alerts } = await sql<{ kind: string }>`
+      select kind from ops_alerts where details->>'reference' = ${transfer.reference}
+    `.execute(world.ctx.db);
+    assert.deepEqual(
+      alerts.map((a) => a.kind),
+      ['provider_funding_failed'],
+      'operations told of this transfer, once',
+    );
   });
 });

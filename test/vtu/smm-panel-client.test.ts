@@ -278,6 +278,8 @@ describe('SMM panel client', () => {
         });
         server.closeAllConnections();
         assert.equal(outcome.status, 'unknown', JSON.stringify(outcome));
+        // A status query changes nothing, so a 5xx is asked once more; silence is not.
+        if (what === '5xx twice') assert.equal(received.length, 2);
       });
     }
 

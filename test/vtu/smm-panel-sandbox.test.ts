@@ -12,6 +12,7 @@ import {
   SANDBOX_SOCIAL_API_KEY,
   type SandboxSocialState,
 } from '../../src/sandbox/vtu/social.ts';
+import { until } from '../helpers/until.ts';
 
 // The real SMM panel client over real HTTP against the sandbox panel alone, in a bare Fastify app:
 // every magic digit of the link, requery, the balance controls, the panel's own refusals, and the
@@ -36,14 +37,6 @@ const clientFor = (panel: Panel, options: { timeoutMs?: number; apiKey?: string 
     apiKey: options.apiKey ?? SANDBOX_SOCIAL_API_KEY,
     timeoutMs: options.timeoutMs ?? 5_000,
   });
-
-/** Yields to the event loop until the condition holds: waits on the server's state, not on time. */
-async function until(condition: () => boolean): Promise<void> {
-  for (let turn = 0; !condition(); turn++) {
-    assert.ok(turn < 100_000, 'the condition never held');
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}
 
 const order = (link: string, quantity = 1000, serviceId = '1001') =>
   ({ service: 'social', reference: `vtu_${link}`, serviceId, link, quantity }) as const;
@@ -148,26 +141,36 @@ describe('SMM panel sandbox, through the real client', () => {
   });
 
   it('digit 4: no answer (unknown), the order recorded and charged; requery without its id stays unknown', async () => {
+    const holdMs = panel.state.timeoutHoldMs;
     panel.state.timeoutHoldMs = 60_000;
-    const before = await social.balance();
-    const outcome = await clientFor(panel, { timeoutMs: 150 }).purchase(
-      order('https://instagram.com/p/zz4', 100),
-    );
-    assert.deepEqual(outcome, { status: 'unknown', reason: 'the panel did not answer within 150 ms' });
-    const recorded = [...panel.state.orders.values()].find((o) => o.link === 'https://instagram.com/p/zz4');
-    assert.equal(recorded?.status, 'Completed');
-    assert.equal(await social.balance(), before - 14_500n);
-    const lost = await requery(null);
-    assert.equal(lost.status, 'unknown');
-    // The panel knows the order; only its id, lost with the answer, would find it.
-    assert.equal((await requery(String(recorded.order))).status, 'success');
+    try {
+      const before = await social.balance();
+      const outcome = await clientFor(panel, { timeoutMs: 150 }).purchase(
+        order('https://instagram.com/p/zz4', 100),
+      );
+      assert.deepEqual(outcome, { status: 'unknown', reason: 'the panel did not answer within 150 ms' });
+      const recorded = [...panel.state.orders.values()].find((o) => o.link === 'https://instagram.com/p/zz4');
+      assert.equal(recorded?.status, 'Completed');
+      assert.equal(await social.balance(), before - 14_500n);
+      const lost = await requery(null);
+      assert.equal(lost.status, 'unknown');
+      // The panel knows the order; only its id, lost with the answer, would find it.
+      assert.equal((await requery(String(recorded.order))).status, 'success');
+    } finally {
+      panel.state.timeoutHoldMs = holdMs;
+    }
   });
 
   it('digit 4: drops the connection once the hold is over', async () => {
+    const holdMs = panel.state.timeoutHoldMs;
     panel.state.timeoutHoldMs = 20;
-    const outcome = await social.purchase(order('https://tiktok.com/@b/video/44', 100, '2001'));
-    assert.equal(outcome.status, 'unknown');
-    assert.match(outcome.status === 'unknown' ? outcome.reason : '', /unreachable/);
+    try {
+      const outcome = await social.purchase(order('https://tiktok.com/@b/video/44', 100, '2001'));
+      assert.equal(outcome.status, 'unknown');
+      assert.match(outcome.status === 'unknown' ? outcome.reason : '', /unreachable/);
+    } finally {
+      panel.state.timeoutHoldMs = holdMs;
+    }
   });
 
   it('refuses quantities outside the service limits, as a panel words it', async () => {

@@ -13,6 +13,7 @@ import {
   SANDBOX_BILLS_SECRET_KEY,
   type SandboxBillsState,
 } from '../../src/sandbox/vtu/bills.ts';
+import { until } from '../helpers/until.ts';
 
 // The real VTpass client against the sandbox bills provider over real HTTP, on a bare Fastify app
 // with nothing else mounted: every outcome digit for every service, requery resolution, the float,
@@ -195,13 +196,14 @@ describe('VTpass client against the sandbox bills provider', () => {
   }
 
   it('ends a held request after state.timeoutHoldMs by dropping the connection', async () => {
+    const holdMs = sandbox.state.timeoutHoldMs;
     sandbox.state.timeoutHoldMs = 20;
     try {
       const outcome = await client.purchase(purchaseFor('airtime', '4', reference()));
       assert.equal(outcome.status, 'unknown');
       assert.match(outcome.status === 'unknown' ? outcome.reason : '', /unreachable/);
     } finally {
-      sandbox.state.timeoutHoldMs = 30_000;
+      sandbox.state.timeoutHoldMs = holdMs;
     }
   });
 
@@ -378,12 +380,9 @@ describe('VTpass client against the sandbox bills provider', () => {
     assert.match(cable.name, /^[A-Z]+ [A-Z]+$/);
     assert.match(cable.details.Current_Bouquet ?? '', /^GOtv /);
     assert.match(cable.details.Renewal_Amount ?? '', /^\d+$/);
-    assert.equal(
-      (await client.verifyCustomer({ service: 'cable', provider: 'gotv', iuc: '7023456782' })).found &&
-        cable.name,
-      cable.name,
-      'the same number, the same name',
-    );
+    const again = await client.verifyCustomer({ service: 'cable', provider: 'gotv', iuc: '7023456782' });
+    assert.ok(again.found);
+    assert.equal(again.name, cable.name, 'the same number, the same name');
     // A renewal pays the amount verify quoted.
     const renewal = await client.purchase({
       service: 'cable',
@@ -517,7 +516,7 @@ describe('sandbox bills provider lifecycle', () => {
       client.purchase(purchaseFor('electricity', '4', referenceAt(sandbox.clock.at))),
     ];
     // Both orders are recorded before the app is closed, so both requests are held.
-    while (sandbox.state.orders.size < 2) await new Promise((resolve) => setImmediate(resolve));
+    await until(() => sandbox.state.orders.size === 2, 'both orders recorded');
     const started = Date.now();
     await sandbox.app.close();
     const outcomes = await Promise.all(pending);
