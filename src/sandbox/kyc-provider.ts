@@ -1,6 +1,7 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { sameSecret } from './secrets.ts';
 import { SANDBOX_KYC_APP_ID, SANDBOX_KYC_SECRET, type SandboxState } from './state.ts';
 
 // The sandbox KYC provider, under /__sandbox/kyc: Dojah's wire shapes (headers `AppId` and
@@ -106,11 +107,4 @@ function authorised(request: FastifyRequest): boolean {
 
 function refuse(reply: FastifyReply) {
   return reply.code(401).send({ error: 'Invalid AppId or Authorization secret' });
-}
-
-function sameSecret(given: string | string[] | undefined, expected: string): boolean {
-  if (typeof given !== 'string') return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
 }

@@ -1,4 +1,4 @@
-import { randomInt, timingSafeEqual } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.ts';
 import { isNairaAmount, koboToNaira, nairaToKobo } from '../money.ts';
@@ -29,6 +29,7 @@ import {
   transferEventJson,
   transferJson,
 } from './payments/wire.ts';
+import { sameSecret } from './secrets.ts';
 import type { SandboxState } from './state.ts';
 
 // The sandbox payment provider: Paystack's REST API under /__sandbox/payments (so a client's base URL
@@ -84,6 +85,8 @@ export type SandboxPaymentsOptions = {
    * their bank accounts, as a real provider's float grows when our transfer lands.
    */
   onTransferSettled?: (accountNumber: string, amountKobo: bigint) => void;
+  /** Told of every settled transfer that is reversed: the money leaves the recipient's account again. */
+  onTransferReversed?: (accountNumber: string, amountKobo: bigint) => void;
 };
 
 const apiPrefix = '/__sandbox/payments';
@@ -596,6 +599,7 @@ export function registerSandboxPayments(
     transfer.updatedAt = now();
     transfer.gatewayResponse = 'Reversed by the receiving bank (sandbox: account number ends in 2)';
     payments.balanceKobo += transfer.amountKobo;
+    options.onTransferReversed?.(recipient.accountNumber, transfer.amountKobo);
     webhooks.send('transfer.reversed', transfer.reference, transferEventJson(transfer, recipient));
   }
 
@@ -678,11 +682,7 @@ export function registerSandboxPayments(
 }
 
 function authorised(request: FastifyRequest, secret: string): boolean {
-  const given = request.headers.authorization;
-  if (typeof given !== 'string') return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(`Bearer ${secret}`);
-  return a.length === b.length && timingSafeEqual(a, b);
+  return sameSecret(request.headers.authorization, `Bearer ${secret}`);
 }
 
 /** Paystack's refusal: `{status: false, message}`. */

@@ -6,9 +6,9 @@ import { registerSandboxKyc } from './kyc-provider.ts';
 import { registerSandboxLivenessPage } from './liveness-page.ts';
 import { registerSandboxPayments } from './payment-provider.ts';
 import { SANDBOX_SMS_API_KEY, type SandboxState } from './state.ts';
-import { fundSandboxBills, registerSandboxBills } from './vtu/bills.ts';
-import { fundSandboxData, registerSandboxData } from './vtu/data.ts';
-import { fundSandboxSocial, registerSandboxSocial } from './vtu/social.ts';
+import { registerSandboxBills } from './vtu/bills.ts';
+import { registerSandboxData } from './vtu/data.ts';
+import { registerSandboxSocial } from './vtu/social.ts';
 
 // The sandbox's simulated outside parties, mounted under /__sandbox/. Each speaks its party's real
 // wire format, and the service reaches it over HTTP through the same adapter it uses in production.
@@ -27,17 +27,28 @@ export function registerSandbox(app: FastifyInstance, ctx: Context, state: Sandb
   // The payment provider (Paystack's wire shape) under /__sandbox/payments, its checkout page, the
   // bank-transfer and webhook-mode controls. Its secret key is PAYMENT_SIGNING_SECRET, which signs the
   // webhooks it sends to the service's own endpoint.
+  const { vtu } = ctx.config;
+  /** The VTU simulator whose bank account this is (each provider's funding account), if any. */
+  const simulatorFloat = (accountNumber: string): { balanceKobo: bigint } | undefined =>
+    new Map<string, { balanceKobo: bigint }>([
+      [vtu.data.funding.accountNumber, state.data],
+      [vtu.bills.funding.accountNumber, state.bills],
+      [vtu.social.funding.accountNumber, state.social],
+    ]).get(accountNumber);
   registerSandboxPayments(app, state, {
     clock: ctx.clock,
     signingSecret: ctx.config.secrets.paymentSigning,
     webhookUrl: () => `${ctx.baseUrl.current}${paymentWebhookPath}`,
     publicBaseUrl: () => ctx.baseUrl.current,
-    // A transfer into a VTU provider's configured bank account tops up that simulator's balance.
+    // A transfer into a VTU provider's configured bank account tops up that simulator's balance; its
+    // reversal takes the money back out, as the provider's float would lose it.
     onTransferSettled: (accountNumber, amountKobo) => {
-      const { vtu } = ctx.config;
-      if (accountNumber === vtu.data.funding.accountNumber) fundSandboxData(state.data, amountKobo);
-      if (accountNumber === vtu.bills.funding.accountNumber) fundSandboxBills(state.bills, amountKobo);
-      if (accountNumber === vtu.social.funding.accountNumber) fundSandboxSocial(state.social, amountKobo);
+      const float = simulatorFloat(accountNumber);
+      if (float !== undefined) float.balanceKobo += amountKobo;
+    },
+    onTransferReversed: (accountNumber, amountKobo) => {
+      const float = simulatorFloat(accountNumber);
+      if (float !== undefined) float.balanceKobo -= amountKobo;
     },
   });
 

@@ -71,4 +71,38 @@ describe(`VTU providers wired into the service (${onPostgres() ? 'PostgreSQL' : 
     await receiver.waitFor((w) => w.event === 'transfer.success' && w.data.reference === transfer.reference);
     assert.equal((await bills.balance()) - before, 2_500_000n);
   });
+
+  it('a funding transfer settled, then reversed, leaves the bills simulator balance where it was', async () => {
+    // The sandbox bank reverses transfers into an account number ending in 2.
+    const reversing = await createWorld({
+      env: { BILLS_FUNDING_ACCOUNT: '058:9900000022:Sandbox Bills Aggregator' },
+    });
+    try {
+      const payments = sandboxPayments(reversing);
+      payments.webhookUrlOverride = receiver.url;
+      payments.transferSettleDelayMs = 0;
+      payments.transferReversalDelayMs = 0;
+      const bills = reversing.ctx.vtuProviders.bills;
+      const before = await bills.balance();
+      const transfer = await startProviderFunding(
+        {
+          db: reversing.ctx.db,
+          clock: reversing.ctx.clock,
+          jobs: reversing.ctx.jobs,
+          payments: reversing.ctx.payments,
+        },
+        {
+          destination: { provider: 'bills', ...reversing.ctx.config.vtu.bills.funding },
+          amountKobo: 1_500_000n,
+          reason: 'float',
+        },
+      );
+      await receiver.waitFor(
+        (w) => w.event === 'transfer.reversed' && w.data.reference === transfer.reference,
+      );
+      assert.equal(await bills.balance(), before, 'the reversed money left the simulator again');
+    } finally {
+      await reversing.close();
+    }
+  });
 });

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isNairaAmount, koboToNaira, nairaToKobo } from '../../money.ts';
+import { sameSecret } from '../secrets.ts';
 import {
   type BillsService,
   billsServiceById,
@@ -716,13 +717,6 @@ function wireKobo(value: unknown): bigint | null {
 
 function codeOnly(code: string, description: string): Answer {
   return { code, response_description: description };
-}
-
-function sameSecret(given: string | string[] | undefined, expected: string): boolean {
-  if (typeof given !== 'string') return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 function asBody(body: unknown): Body {

@@ -1,7 +1,7 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isNairaAmount, koboToNaira, nairaToKobo } from '../../money.ts';
+import { sameSecret } from '../secrets.ts';
 import type { SandboxDataPlan, SandboxNetwork } from './data-catalogue.ts';
 import {
   SANDBOX_DATA_TOKEN,
@@ -387,9 +387,7 @@ function authProblem(request: FastifyRequest): string | null {
   const given = request.headers.authorization;
   if (typeof given !== 'string' || given.trim() === '')
     return 'Authentication credentials were not provided.';
-  const a = Buffer.from(given);
-  const b = Buffer.from(`Token ${SANDBOX_DATA_TOKEN}`);
-  return a.length === b.length && timingSafeEqual(a, b) ? null : 'Invalid token.';
+  return sameSecret(given, `Token ${SANDBOX_DATA_TOKEN}`) ? null : 'Invalid token.';
 }
 
 function successMessage(

@@ -1,7 +1,7 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Clock } from '../../clock.ts';
 import { isNairaAmount, koboToNaira, nairaToKobo } from '../../money.ts';
+import { sameSecret } from '../secrets.ts';
 
 // The sandbox social provider: an SMM panel speaking the standard API v2 ("Perfect Panel",
 // shared/reference/providers.md section 4) at POST /__sandbox/vtu/social/api/v2, so a client's base
@@ -305,10 +305,7 @@ function asFields(body: unknown): Fields {
 }
 
 function keyMatches(given: string | undefined): boolean {
-  if (given === undefined) return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(SANDBOX_SOCIAL_API_KEY);
-  return a.length === b.length && timingSafeEqual(a, b);
+  return sameSecret(given, SANDBOX_SOCIAL_API_KEY);
 }
 
 /** The service's envelope, for the sandbox's own control endpoint. */
