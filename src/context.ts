@@ -162,7 +162,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     secretKey: config.secrets.paymentSigning,
     timeoutMs: 8_000,
   });
-  const vtuProviders = createVtuProviders(config, sandboxState !== undefined, () => baseUrl.current, clock);
+  const vtuProviders = createVtuProviders(config, sandboxState !== undefined, () => baseUrl.current);
   const storage = config.storage;
   const documents =
     storage.kind === 's3'
@@ -245,7 +245,6 @@ function createVtuProviders(
   config: Config,
   sandbox: boolean,
   baseUrl: () => string,
-  clock: Clock,
 ): Record<VtuProviderName, VtuProvider> {
   const { vtu } = config;
   // The simulators are this service's own unless SANDBOX_VTU_BASE_URL names another's.
@@ -267,7 +266,6 @@ function createVtuProviders(
       publicKey: sandbox ? SANDBOX_BILLS_PUBLIC_KEY : vtu.bills.publicKey!,
       secretKey: sandbox ? SANDBOX_BILLS_SECRET_KEY : vtu.bills.secretKey!,
       timeoutMs: vtu.timeoutMs,
-      clock,
     }),
     social: createSmmPanelClient({
       name: 'social',

@@ -20,7 +20,7 @@ export type ExchangeResult =
   /** An answer came: any status, with its body as text. */
   | { kind: 'answer'; status: number; text: string }
   /** No usable answer: `reason` completes "the call …" ("did not answer within 8000 ms"). */
-  | { kind: 'no_answer'; reason: string; timedOut: boolean };
+  | { kind: 'no_answer'; reason: string };
 
 /** Two attempts at most, the second only for a read. */
 const attemptsMax = 2;
@@ -44,13 +44,12 @@ export async function exchange(request: ExchangeRequest): Promise<ExchangeResult
       text = await response.text();
     } catch (error) {
       if (deadline.aborted) {
-        return { kind: 'no_answer', reason: `did not answer within ${request.timeoutMs} ms`, timedOut: true };
+        return { kind: 'no_answer', reason: `did not answer within ${request.timeoutMs} ms` };
       }
       if (again) continue;
       return {
         kind: 'no_answer',
         reason: `is unreachable (${describeNetworkError(error)})`,
-        timedOut: false,
       };
     }
     if (response.status >= 500 && again) continue;
@@ -72,4 +71,22 @@ export function safeJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** Where an answer broke the schema, for the error: the first few field paths. */
+export function issuePaths(error: { issues: { path: PropertyKey[] }[] }): string {
+  return [...new Set(error.issues.map((issue) => issue.path.map(String).join('.') || '(root)'))]
+    .slice(0, 5)
+    .join(', ');
+}
+
+/** How much of a provider's own message goes into ours. */
+const providerMessageLengthMax = 200;
+
+/** A provider's message, trimmed and cut to a length fit for our reasons and logs. */
+export function clipMessage(text: string): string {
+  const trimmed = text.trim();
+  return trimmed.length > providerMessageLengthMax
+    ? `${trimmed.slice(0, providerMessageLengthMax)}…`
+    : trimmed;
 }

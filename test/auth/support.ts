@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { World } from '../helpers/world.ts';
+import type { Reachable, World } from '../helpers/world.ts';
 
 // Small helpers shared by the account and session tests. Kept under test/auth/ because they only
 // make sense for these flows; the general harness is test/helpers/world.ts.
@@ -13,8 +13,8 @@ export const e164 = (localPhone: string): string => {
 /** A 6-digit code guaranteed to differ from the given one. */
 export const otherCode = (code: string): string => (code === '000000' ? '111111' : '000000');
 
-/** Moves the world's sandbox clock forward (and runs the jobs that became due). */
-export async function advanceClock(world: World, seconds: number): Promise<void> {
+/** Moves a sandbox service's clock forward (and runs the jobs that became due). */
+export async function advanceClock(world: Reachable, seconds: number): Promise<void> {
   const response = await fetch(`${world.baseUrl}/__sandbox/clock`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

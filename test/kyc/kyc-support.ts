@@ -152,14 +152,7 @@ export async function eventJobs(world: World, userId: string): Promise<EventJob[
 }
 
 /** Moves the service clock through the sandbox endpoint (which also runs the jobs that became due). */
-export async function advanceSandboxClock(world: World, seconds: number): Promise<void> {
-  const response = await fetch(`${world.baseUrl}/__sandbox/clock`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ advanceSeconds: seconds }),
-  });
-  assert.equal(response.status, 200, await response.text());
-}
+export { advanceClock as advanceSandboxClock } from '../auth/support.ts';
 
 // Tiny real documents. Each carries a few random bytes so that two uploads never look alike, and a
 // served document can only be the one that was uploaded.

@@ -19,6 +19,7 @@ import { nairaToKobo } from '../../src/money.ts';
 import { JOB_VTU_DISPATCH } from '../../src/vtu/dispatch.ts';
 import type { VtuTransactionView } from '../../src/vtu/purchases.ts';
 import { purchasePostings } from '../../src/vtu/settlement.ts';
+import { advanceClock } from '../auth/support.ts';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../helpers/database.ts';
 import { createWorld, ok, post, type Reachable, signIn, type World } from '../helpers/world.ts';
 import { PIN } from './purchase-support.ts';
@@ -370,16 +371,6 @@ async function buyAirtime(
       { token },
     ),
   );
-}
-
-/** Moves the service's sandbox clock, which runs the time-driven jobs (the requery) before answering. */
-async function advanceClock(service: Reachable, seconds: number): Promise<void> {
-  const response = await fetch(`${service.baseUrl}/__sandbox/clock`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ advanceSeconds: seconds }),
-  });
-  assert.equal(response.status, 200, await response.text());
 }
 
 /**

@@ -129,7 +129,6 @@ describe(`customer look-ups (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => 
       publicKey: SANDBOX_BILLS_PUBLIC_KEY,
       secretKey: SANDBOX_BILLS_SECRET_KEY,
       timeoutMs: 5_000,
-      clock: world.ctx.clock,
     });
     try {
       for (const c of cases) {

@@ -62,11 +62,4 @@ export async function current(world: World, user: Buyer, id: string): Promise<Vt
 }
 
 /** Moves the sandbox clock, which runs the time-driven jobs (the requery among them) before answering. */
-export async function advanceClock(world: World, seconds: number): Promise<void> {
-  const response = await fetch(`${world.baseUrl}/__sandbox/clock`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ advanceSeconds: seconds }),
-  });
-  assert.equal(response.status, 200, await response.text());
-}
+export { advanceClock } from '../auth/support.ts';

@@ -89,7 +89,6 @@ describe('VTpass client against a scripted provider', () => {
       publicKey: 'PK_public_1',
       secretKey: 'SK_secret_1',
       timeoutMs,
-      clock: { now: () => fixedNow },
     });
   const inTurn = (...handlers: Handler[]): Handler => {
     let next = 0;

@@ -42,7 +42,6 @@ function clientFor(
     publicKey: overrides.publicKey ?? SANDBOX_BILLS_PUBLIC_KEY,
     secretKey: overrides.secretKey ?? SANDBOX_BILLS_SECRET_KEY,
     timeoutMs: overrides.timeoutMs ?? 5_000,
-    clock: { now: () => sandbox.clock.at },
   });
 }
 

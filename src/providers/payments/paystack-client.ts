@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { exchange, safeJson } from '../http-exchange.ts';
+import { exchange, issuePaths, safeJson } from '../http-exchange.ts';
 import {
   type DedicatedAccount,
   type PaymentProvider,
@@ -203,8 +203,7 @@ export function createPaystackClient(options: PaystackClientOptions): PaymentPro
   function validate<T>(what: string, schema: z.ZodType<T>, body: unknown): T {
     const result = schema.safeParse(body);
     if (!result.success) {
-      const fields = [...new Set(result.error.issues.map((issue) => issue.path.join('.') || '(root)'))];
-      throw indefinite(what, `answered with an unexpected body (at ${fields.slice(0, 5).join(', ')})`, null);
+      throw indefinite(what, `answered with an unexpected body (at ${issuePaths(result.error)})`, null);
     }
     return result.data;
   }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isNairaAmount, nairaToKobo } from '../../money.ts';
-import { exchange, safeJson } from '../http-exchange.ts';
+import { clipMessage, exchange, issuePaths, safeJson } from '../http-exchange.ts';
 import {
   type DataPlanItem,
   type Network,
@@ -78,11 +78,8 @@ const planKeys: Readonly<Record<Network, string>> = {
 
 const networksInOrder: readonly Network[] = ['mtn', 'glo', 'airtel', '9mobile'];
 
-/** A GET is sent at most this many times; a POST once. */
 /** Requery by reference reads at most this many pages of the order list, newest first. */
 export const listPagesMax = 10;
-/** How much of a vendor's message goes into ours. */
-const vendorMessageLengthMax = 200;
 /** Airtime is sold in whole naira between these bounds by every vendor of this family. */
 const airtimeKoboMin = 50_00n;
 const airtimeKoboMax = 50_000_00n;
@@ -240,12 +237,12 @@ export function createDataVendorClient(options: DataVendorClientOptions): VtuPro
       case 'failed':
         return {
           status: 'failed',
-          reason: `${provider}: ${kind.label} order failed${order.api_response ? `: ${clip(order.api_response)}` : ''}`,
+          reason: `${provider}: ${kind.label} order failed${order.api_response ? `: ${clipMessage(order.api_response)}` : ''}`,
         };
       default:
         return {
           status: 'unknown',
-          reason: `${provider}: ${what} answered with Status "${clip(order.Status)}"`,
+          reason: `${provider}: ${what} answered with Status "${clipMessage(order.Status)}"`,
         };
     }
   }
@@ -332,10 +329,9 @@ export function createDataVendorClient(options: DataVendorClientOptions): VtuPro
       throw new VtuProviderError(provider, `${what} answered 404 (is the base URL right?)`);
     const parsed = accountSchema.safeParse(answer.body);
     if (!parsed.success) {
-      const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join('.') || '(root)'))];
       throw new VtuProviderError(
         provider,
-        `${what} answered with an unexpected body (at ${fields.slice(0, 5).join(', ')})`,
+        `${what} answered with an unexpected body (at ${issuePaths(parsed.error)})`,
       );
     }
     return parsed.data;
@@ -527,7 +523,7 @@ function refusalMessage(body: Record<string, string | string[]>): string {
     const text = Array.isArray(value) ? value.join(' ') : value;
     return key === 'error' || key === 'detail' || key === 'non_field_errors' ? text : `${key}: ${text}`;
   });
-  return clip(parts.join('; '));
+  return clipMessage(parts.join('; '));
 }
 
 function queryOf(next: string): string | null {
@@ -541,10 +537,6 @@ function queryOf(next: string): string | null {
 
 function indefinite(reason: string): Answer {
   return { kind: 'indefinite', reason };
-}
-
-function clip(text: string): string {
-  return text.length > vendorMessageLengthMax ? `${text.slice(0, vendorMessageLengthMax)}…` : text;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

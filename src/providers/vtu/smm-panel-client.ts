@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { exchange, safeJson } from '../http-exchange.ts';
+import { clipMessage, exchange, issuePaths, safeJson } from '../http-exchange.ts';
 import {
   notOffered,
   type PurchaseOutcome,
@@ -56,9 +56,6 @@ export type SmmPanelClientOptions = {
   koboPerCurrencyUnit?: Record<string, bigint>;
 };
 
-/** A read-only action is sent at most this many times; `add` once. */
-/** How much of a panel's error message goes into ours. */
-const panelMessageLengthMax = 200;
 const nairaKoboPerUnit = 100n;
 /** Decimal digits of a rate or charge that we accept; panels write at most 5 or so. */
 const fractionDigitsMax = 12;
@@ -162,7 +159,10 @@ export function createSmmPanelClient(options: SmmPanelClientOptions): VtuProvide
     if (answer.kind === 'indefinite') throw new VtuProviderError(provider, `${action}: ${answer.reason}`);
     const refused = panelError.safeParse(answer.body);
     if (refused.success) {
-      throw new VtuProviderError(provider, `${action}: the panel refused: ${clip(refused.data.error)}`);
+      throw new VtuProviderError(
+        provider,
+        `${action}: the panel refused: ${clipMessage(refused.data.error)}`,
+      );
     }
     const result = schema.safeParse(answer.body);
     if (!result.success) throw new VtuProviderError(provider, `${action}: ${unexpected(result.error)}`);
@@ -253,7 +253,7 @@ export function createSmmPanelClient(options: SmmPanelClientOptions): VtuProvide
       if (answer.kind === 'indefinite') return { status: 'unknown', reason: answer.reason };
       const refused = panelError.safeParse(answer.body);
       if (refused.success) {
-        const message = clip(refused.data.error);
+        const message = clipMessage(refused.data.error);
         if (/invalid api key/i.test(message)) {
           return {
             status: 'failed',
@@ -285,7 +285,7 @@ export function createSmmPanelClient(options: SmmPanelClientOptions): VtuProvide
       if (answer.kind === 'indefinite') return { status: 'unknown', reason: answer.reason };
       const refused = panelError.safeParse(answer.body);
       if (refused.success) {
-        const message = clip(refused.data.error);
+        const message = clipMessage(refused.data.error);
         // The panel gave us this order id: not knowing it now (another API key, say) is no proof that
         // nothing was delivered, so never the refund that not_found leads to.
         if (unknownOrderPattern.test(message)) {
@@ -355,14 +355,9 @@ export function toKobo(text: string, koboPerUnit: bigint, round: 'up' | 'down'):
 
 function remainsText(remains: string | number | null | undefined): string {
   if (remains === null || remains === undefined) return 'not stated';
-  return clip(String(remains)).slice(0, 20);
-}
-
-function clip(message: string): string {
-  return message.trim().slice(0, panelMessageLengthMax);
+  return clipMessage(String(remains)).slice(0, 20);
 }
 
 function unexpected(error: z.ZodError): string {
-  const fields = [...new Set(error.issues.map((issue) => issue.path.join('.') || '(root)'))];
-  return `answered with an unexpected body (at ${fields.slice(0, 5).join(', ')})`;
+  return `answered with an unexpected body (at ${issuePaths(error)})`;
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { koboToNaira, nairaKoboMax } from '../../money.ts';
-import { exchange, safeJson } from '../http-exchange.ts';
+import { clipMessage, exchange, issuePaths, safeJson } from '../http-exchange.ts';
 import {
   type BettingCompanyItem,
   type CablePlanItem,
@@ -44,8 +44,8 @@ import {
 // the order: any other refusal is of the requery call itself, so unknown.
 //
 // VTpass documents no betting category; betting companies are read from the `betting` category of
-// /services and bought like any other biller (billersCode = the customer id). The client's clock is
-// not needed today: references are made by the caller with vtpassRequestId and a stale one is the
+// /services and bought like any other biller (billersCode = the customer id).
+// References are made by the caller with vtpassRequestId, and a stale one is the
 // provider's to refuse (085).
 //
 // Retries: a GET (catalogue, balance) changes nothing, so it is repeated once after a network error
@@ -61,12 +61,8 @@ export type VtpassClientOptions = {
   secretKey: string;
   /** Bounds each call as a whole, the body and the one GET retry included. */
   timeoutMs: number;
-  clock: { now(): Date };
 };
 
-/** A GET is sent at most this many times; a POST once. */
-/** How much of a provider's description goes into ours. */
-const providerMessageLengthMax = 200;
 /** A request id: 12 digits of Lagos time, then our alphanumeric suffix. */
 const requestIdSuffixLengthMax = 38;
 const requestIdPattern = new RegExp(
@@ -585,7 +581,7 @@ export function createVtpassClient(options: VtpassClientOptions): VtuProvider {
       const wrong = content.WrongBillersCode === true || content.WrongBillersCode === 'true';
       if (content.error !== undefined || wrong) {
         const reason = typeof content.error === 'string' ? content.error : 'the number was not found';
-        return { found: false, reason: reason.slice(0, providerMessageLengthMax) };
+        return { found: false, reason: clipMessage(reason) };
       }
       // 011 is VTpass's answer to a number it cannot read at all: the customer is not there.
       if (answer.code === '011') return { found: false, reason: describeCode(answer) };
@@ -721,10 +717,9 @@ function validityOf(name: string): string | null {
 }
 
 function describeCode(answer: { code: string; response_description?: string | null | undefined }): string {
-  const description = answer.response_description?.slice(0, providerMessageLengthMax);
+  const description =
+    answer.response_description === undefined || answer.response_description === null
+      ? undefined
+      : clipMessage(answer.response_description);
   return description === undefined || description === '' ? answer.code : `${answer.code} ${description}`;
-}
-
-function issuePaths(error: z.ZodError): string {
-  return [...new Set(error.issues.map((issue) => issue.path.join('.') || '(root)'))].slice(0, 5).join(', ');
 }
