@@ -272,15 +272,18 @@ export function registerSandboxData(
 
     if (digit === '4') {
       // The order stands; only its answer is lost, as when a vendor's gateway times out.
-      reply.hijack();
       const socket = reply.raw.socket;
-      if (socket === null) return reply;
-      const timer = setTimeout(() => {
-        held.delete(socket);
-        socket.destroy();
-      }, state.timeoutHoldMs);
+      // No socket: the client is gone already, and there is no answer to lose.
+      if (socket === null) return reply.code(201).send(orderJson(order));
+      reply.hijack();
+      const timer = setTimeout(() => socket.destroy(), state.timeoutHoldMs);
       timer.unref();
       held.set(socket, timer);
+      // However the connection ends (the hold, the client giving up, close), the hold is over.
+      socket.once('close', () => {
+        clearTimeout(timer);
+        held.delete(socket);
+      });
       return reply;
     }
     return reply.code(201).send(orderJson(order));

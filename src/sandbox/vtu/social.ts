@@ -224,6 +224,8 @@ export function registerSandboxSocial(
         resolve();
       };
       const timer = setTimeout(release, state.timeoutHoldMs);
+      // A hold never keeps the process alive; close releases it anyway.
+      timer.unref();
       held.add(release);
     });
   }
