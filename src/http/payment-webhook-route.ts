@@ -29,8 +29,12 @@ export function registerPaymentWebhookRoute(app: FastifyInstance, ctx: Context):
       { parseAs: 'buffer', bodyLimit: webhookBodyLimitBytes },
       (_r, body, done) => done(null, body),
     );
-    // The last batch is stored before the app closes; the context's close then drains the inbox.
-    scope.addHook('onClose', () => inbox.drained());
+    // Closing the app finishes what its deliveries started: the last batch stored, then processed.
+    // (ctx.close drains too, for a process without the app: a worker, a test's context.)
+    scope.addHook('onClose', async () => {
+      await inbox.drained();
+      await ctx.paymentEvents.drainNow();
+    });
 
     scope.post(
       paymentWebhookPath,
