@@ -176,7 +176,7 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       const bills = world.ctx.vtuProviders.bills;
       const purchase = bills.purchase;
       const sent: string[] = [];
-      // The provider holds its answer, so the inline send is still in flight when the others run.
+      // The provider holds its first answer, so the first send is still in flight when the others run.
       let answer!: () => void;
       const held = new Promise<void>((resolve) => {
         answer = resolve;
@@ -190,13 +190,26 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
         const accepted = ok(
           await buyCall(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('6'), amount: 100 }),
         );
-        // The durable job twice (a retry, a second worker) while the inline send waits.
-        await Promise.all([
+        // The inline send and the durable job twice (a retry, a second worker) race. Whichever claims
+        // it first is held in flight; the provider answers once the other two have finished.
+        let othersDone!: () => void;
+        const twoFinished = new Promise<void>((resolve) => {
+          othersDone = resolve;
+        });
+        let finished = 0;
+        const attempts = [
+          dispatchEnded(accepted.id),
           world.ctx.jobs.runNow('vtu.dispatch', { id: accepted.id }),
           world.ctx.jobs.runNow('vtu.dispatch', { id: accepted.id }),
-        ]);
+        ].map((attempt) =>
+          attempt.then(() => {
+            finished += 1;
+            if (finished === 2) othersDone();
+          }),
+        );
+        await twoFinished;
         answer();
-        await dispatchEnded(accepted.id);
+        await Promise.all(attempts);
         assert.deepEqual(sent, [accepted.reference]);
         assert.equal((await current(world, user, accepted.id)).status, 'success');
       } finally {
