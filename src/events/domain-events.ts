@@ -101,3 +101,16 @@ export async function publishEvent(
 ): Promise<void> {
   await jobs.send(JOB_DOMAIN_EVENT, event, { db: trx });
 }
+
+/** Enqueues many events in the caller's transaction, with one statement. */
+export async function publishEvents(
+  jobs: JobQueue,
+  trx: Transaction<DB>,
+  events: DomainEvent[],
+): Promise<void> {
+  await jobs.insert(
+    JOB_DOMAIN_EVENT,
+    events.map((data) => ({ data })),
+    { db: trx },
+  );
+}

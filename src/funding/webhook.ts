@@ -1,4 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createBatcher, fulfilled } from '../batching.ts';
 import { newId } from '../ids.ts';
 import type { FundingDeps } from './service.ts';
 
@@ -134,7 +135,7 @@ export async function storePaymentEvents(deps: StoreDeps, rawBodies: Buffer[]): 
 
 /**
  * Gathers the webhook bodies that arrive while a batch is being stored into the next batch, so that
- * under load many deliveries share one transaction (group commit) and at rest each is stored at
+ * under load many deliveries share one statement (group commit) and at rest each is stored at
  * once. Every delivery is answered only after the batch holding it committed: nothing is
  * acknowledged before it is durable. One batch is stored at a time per process.
  */
@@ -142,39 +143,9 @@ export function createPaymentEventInbox(
   deps: StoreDeps,
   options: { batchMax: number },
 ): { store(rawBody: Buffer): Promise<StoredEvent>; drained(): Promise<void> } {
-  type Waiting = { raw: Buffer; resolve: (stored: StoredEvent) => void; reject: (error: unknown) => void };
-  let waiting: Waiting[] = [];
-  let flushing: Promise<void> | null = null;
-
-  async function flush(): Promise<void> {
-    while (waiting.length > 0) {
-      const batch = waiting.slice(0, options.batchMax);
-      waiting = waiting.slice(batch.length);
-      try {
-        const stored = await storePaymentEvents(
-          deps,
-          batch.map((w) => w.raw),
-        );
-        for (const [i, w] of batch.entries()) w.resolve(stored[i]!);
-      } catch (error) {
-        // The whole batch rolled back: every delivery in it gets its 500, and the provider retries.
-        for (const w of batch) w.reject(error);
-      }
-    }
-    flushing = null;
-  }
-
-  return {
-    store(raw) {
-      return new Promise<StoredEvent>((resolve, reject) => {
-        waiting.push({ raw, resolve, reject });
-        // Flushed after this turn's I/O: the deliveries read in the same turn join the batch. PGlite
-        // answers synchronously, so without this pause every batch would be of one.
-        flushing ??= new Promise<void>((next) => setImmediate(next)).then(flush);
-      });
-    },
-    drained: async () => {
-      await flushing;
-    },
-  };
+  const batcher = createBatcher<Buffer, StoredEvent>(
+    async (bodies) => (await storePaymentEvents(deps, bodies)).map(fulfilled),
+    options,
+  );
+  return { store: (raw) => batcher.add(raw), drained: () => batcher.drained() };
 }

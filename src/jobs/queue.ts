@@ -31,6 +31,12 @@ export type JobQueue = {
     data: object,
     options?: { db?: Kysely<DB> | Transaction<DB>; singletonKey?: string; startAfter?: Date },
   ): Promise<string | null>;
+  /** Enqueues many jobs with one statement, in the caller's transaction (group commit). */
+  insert(
+    name: string,
+    jobs: Array<{ data: object }>,
+    options: { db: Kysely<DB> | Transaction<DB> },
+  ): Promise<void>;
   /** Runs the handler of every job definition once now (sandbox clock, adminReconcile-style triggers). */
   runNow(name: string, data?: unknown): Promise<void>;
   /** Runs every time-driven job once, in declaration order (POST /__sandbox/clock). */
@@ -83,10 +89,17 @@ export async function createJobQueue(
     return boss.send(name, data, opts);
   };
 
+  const insert: JobQueue['insert'] = async (name, jobs, insertOptions) => {
+    if (!byName.has(name)) throw new Error(`unknown job queue ${name}`);
+    if (jobs.length === 0) return;
+    await boss.insert(name, jobs, { db: fromKysely(insertOptions.db) });
+  };
+
   let workersStarted = false;
   return {
     boss,
     send,
+    insert,
     async runNow(name, data) {
       const d = byName.get(name);
       if (d === undefined) throw new Error(`unknown job queue ${name}`);

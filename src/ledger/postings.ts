@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { type Kysely, sql, type Transaction } from 'kysely';
+import { type BatchResults, fulfilled, rejected } from '../batching.ts';
 import type { DB } from '../db/schema.ts';
 import { isUserAccount } from './accounts.ts';
 
@@ -64,6 +65,16 @@ function contentHash(request: PostingRequest): string {
     .map(([account, amount]) => `${account}=${amount}`)
     .join(';');
   return createHash('sha256').update(`${request.description}\n${canonical}`).digest('hex');
+}
+
+/** A posting's entries netted per account, zeroes dropped, in the one lock order every posting uses. */
+function netInLockOrder(request: PostingRequest): Array<[string, bigint]> {
+  const perAccount = new Map<string, bigint>();
+  for (const e of request.entries) perAccount.set(e.account, (perAccount.get(e.account) ?? 0n) + e.amount);
+  const lockOrder = (code: string) => `${isUserAccount(code) ? 0 : 1}${code}`;
+  return [...perAccount.entries()]
+    .filter(([, amount]) => amount !== 0n)
+    .sort(([a], [b]) => (lockOrder(a) < lockOrder(b) ? -1 : lockOrder(a) > lockOrder(b) ? 1 : 0));
 }
 
 function validate(request: PostingRequest): void {
@@ -149,12 +160,7 @@ async function postInTransaction(trx: Transaction<DB>, request: PostingRequest, 
   // lock them in the same order and cannot deadlock: user accounts first, then system accounts, each
   // by code. System accounts (the collections pool, purchases in flight) are in nearly every posting:
   // locked last, they are held for the least time, and a refusal for want of funds comes before it.
-  const perAccount = new Map<string, bigint>();
-  for (const e of request.entries) perAccount.set(e.account, (perAccount.get(e.account) ?? 0n) + e.amount);
-  const lockOrder = (code: string) => `${isUserAccount(code) ? 0 : 1}${code}`;
-  const ordered = [...perAccount.entries()]
-    .filter(([, amount]) => amount !== 0n)
-    .sort(([a], [b]) => (lockOrder(a) < lockOrder(b) ? -1 : lockOrder(a) > lockOrder(b) ? 1 : 0));
+  const ordered = netInLockOrder(request);
 
   const entries: Array<{ account_id: bigint; amount: bigint; balance_after: bigint }> = [];
   for (const [code, amount] of ordered) {
@@ -182,4 +188,130 @@ async function postInTransaction(trx: Transaction<DB>, request: PostingRequest, 
     .values(entries.map((e) => ({ ...e, transaction_id: inserted.id, created_at: now })))
     .execute();
   return { id: inserted.id, reference: request.reference, created: true };
+}
+
+/**
+ * Posts many movements in the caller's transaction with five statements whatever their number (the
+ * group commit of purchases and their settlements, src/batching.ts). Each is decided on its own, in
+ * the order given, exactly as post() would one after the other: one refused for want of funds, for an
+ * unknown account or a reference posted with other content leaves nothing behind and does not touch
+ * the rest. A reference already posted with the same content answers created: false.
+ *
+ * Every account involved is locked first, in post()'s order (user accounts, then system accounts,
+ * each by code, compared bytewise as JavaScript does), so a batch and a single posting cannot
+ * deadlock; the balances are then decided in memory under those locks.
+ */
+export async function postBatch(
+  trx: Transaction<DB>,
+  requests: PostingRequest[],
+  now: Date,
+): Promise<BatchResults<Posting>> {
+  for (const request of requests) validate(request);
+  if (requests.length === 0) return [];
+  const hashes = requests.map(contentHash);
+  const nets = requests.map(netInLockOrder);
+  const posted = new Map(
+    (
+      await trx
+        .selectFrom('ledger_transactions')
+        .select(['id', 'reference', 'content_hash'])
+        .where('reference', 'in', [...new Set(requests.map((r) => r.reference))])
+        .execute()
+    ).map((row) => [row.reference, { id: row.id as bigint | null, hash: row.content_hash }]),
+  );
+  const accounts = new Map(
+    (
+      await trx
+        .selectFrom('ledger_accounts')
+        .select(['id', 'code', 'kind', 'balance'])
+        .where('code', 'in', [...new Set(nets.flatMap((net) => net.map(([code]) => code)))])
+        .orderBy(sql`kind <> 'user'`)
+        .orderBy(sql`code collate "C"`)
+        .forUpdate()
+        .execute()
+    ).map((row) => [row.code, row]),
+  );
+
+  type Decision =
+    | { kind: 'new'; entries: Array<{ id: bigint; amount: bigint; after: bigint }> }
+    | { kind: 'done' };
+  const decisions: Array<Decision | Error> = requests.map((request, i) => {
+    const earlier = posted.get(request.reference);
+    if (earlier !== undefined) {
+      return earlier.hash === hashes[i] ? { kind: 'done' } : new ReferenceConflictError(request.reference);
+    }
+    const net = nets[i]!;
+    const unknown = net.find(([code]) => !accounts.has(code));
+    if (unknown !== undefined) return new UnknownAccountError(unknown[0]);
+    const short = net.find(([code, amount]) => {
+      const account = accounts.get(code)!;
+      return account.kind !== 'system' && account.balance + amount < 0n;
+    });
+    if (short !== undefined) return new InsufficientBalanceError(short[0]);
+    // Posted (in memory): a later request of this batch sees its balances and its reference.
+    posted.set(request.reference, { id: null, hash: hashes[i]! });
+    return {
+      kind: 'new',
+      entries: net.map(([code, amount]) => {
+        const account = accounts.get(code)!;
+        account.balance += amount;
+        return { id: account.id, amount, after: account.balance };
+      }),
+    };
+  });
+
+  const fresh = requests.flatMap((request, i) => {
+    const decision = decisions[i]!;
+    return decision instanceof Error || decision.kind !== 'new'
+      ? []
+      : [{ request, hash: hashes[i]!, decision }];
+  });
+  if (fresh.length > 0) {
+    // No ON CONFLICT: a reference posted by a concurrent transaction since the read above fails the
+    // whole batch (which its caller retries item by item), rather than shifting the ids returned.
+    const ids = await trx
+      .insertInto('ledger_transactions')
+      .values(
+        fresh.map(({ request, hash }) => ({
+          reference: request.reference,
+          description: request.description,
+          content_hash: hash,
+          metadata: JSON.stringify(request.metadata ?? {}),
+          created_at: now,
+        })),
+      )
+      .returning(['id', 'reference'])
+      .execute();
+    for (const row of ids) posted.get(row.reference)!.id = row.id;
+    const deltas = new Map<bigint, bigint>();
+    for (const { decision } of fresh)
+      for (const e of decision.entries) deltas.set(e.id, (deltas.get(e.id) ?? 0n) + e.amount);
+    await sql`
+      update ledger_accounts as a set balance = a.balance + v.delta
+      from (values ${sql.join([...deltas].map(([id, delta]) => sql`(${id}::bigint, ${delta}::bigint)`))}) as v(id, delta)
+      where a.id = v.id`.execute(trx);
+    await trx
+      .insertInto('ledger_entries')
+      .values(
+        fresh.flatMap(({ request, decision }) =>
+          decision.entries.map((e) => ({
+            transaction_id: posted.get(request.reference)!.id!,
+            account_id: e.id,
+            amount: e.amount,
+            balance_after: e.after,
+            created_at: now,
+          })),
+        ),
+      )
+      .execute();
+  }
+  return requests.map((request, i) => {
+    const decision = decisions[i]!;
+    if (decision instanceof Error) return rejected(decision);
+    return fulfilled({
+      id: posted.get(request.reference)!.id!,
+      reference: request.reference,
+      created: decision.kind === 'new',
+    });
+  });
 }

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { type FundingDestination, recordFundingTransfer, sendFundingTransfer } from '../funding/transfers.ts';
 import type { PaymentProvider } from '../providers/payments/payment-provider.ts';
 import type { VtuProvider } from '../providers/vtu/vtu-provider.ts';
-import { fail, lockPurchase, type SettlementDeps, type VtuTransaction } from './settlement.ts';
+import { lockPurchase, type SettlementDeps, settleLocked, type VtuTransaction } from './settlement.ts';
 
 // Just-in-time funding of the providers' floats (SPEC.md item 3, issue 5 item 8). Before a purchase
 // is sent, its provider's balance is read; when it would not cover the purchase (with what this
@@ -115,7 +115,7 @@ export async function failWaiting(deps: SettlementDeps, id: string, reason: stri
   await deps.db.transaction().execute(async (trx) => {
     const purchase = await lockPurchase(trx, id);
     if (purchase.status !== 'processing' || purchase.sent_at !== null) return;
-    await fail(deps, trx, purchase, reason, deps.clock.now());
+    await settleLocked(deps, trx, [{ id, outcome: { status: 'failed', reason } }], new Map([[id, purchase]]));
   });
   return 'failed';
 }

@@ -1,11 +1,12 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import { type BatchResults, fulfilled, rejected } from '../batching.ts';
 import type { Clock } from '../clock.ts';
 import type { DB, VtuTransactionsTable } from '../db/schema.ts';
-import { publishEvent } from '../events/domain-events.ts';
+import { type DomainEvent, publishEvents } from '../events/domain-events.ts';
 import { raiseAlert } from '../funding/alerts.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { providerFloatAccount, systemAccounts, userAccount } from '../ledger/accounts.ts';
-import { post } from '../ledger/postings.ts';
+import { type PostingRequest, postBatch } from '../ledger/postings.ts';
 import type { PurchaseOutcome, RequeryOutcome } from '../providers/vtu/vtu-provider.ts';
 
 // What a provider's answer does to a purchase (SPEC.md "States and transitions", DESIGN.md "Money"):
@@ -39,142 +40,186 @@ export const lockPurchase = (trx: Transaction<DB>, id: string): Promise<VtuTrans
 
 export type SettleResult = 'success' | 'failed' | 'processing' | 'already_settled';
 
+/** One answer about a purchase: the provider's, or a decision of ours (a top-up that failed). */
+export type PurchaseAnswer = { id: string; outcome: PurchaseOutcome | RequeryOutcome };
+
+/**
+ * Applies answers about purchases, many in one transaction (the settlement half of the group commit,
+ * src/batching.ts): the purchases are locked in id order, their new states written by one UPDATE,
+ * their events enqueued by one INSERT and their settlements and refunds posted together.
+ */
+export async function settlePurchases(
+  deps: SettlementDeps,
+  answers: PurchaseAnswer[],
+): Promise<BatchResults<SettleResult>> {
+  return deps.db.transaction().execute(async (trx) => {
+    const rows = await trx
+      .selectFrom('vtu_transactions')
+      .selectAll()
+      .where('id', 'in', [...new Set(answers.map((a) => a.id))])
+      .orderBy('id')
+      .forUpdate()
+      .execute();
+    const locked = new Map(rows.map((row) => [row.id, row]));
+    return settleLocked(deps, trx, answers, locked);
+  });
+}
+
 /** Applies one answer about a purchase, in a transaction of its own. */
 export async function settlePurchase(
   deps: SettlementDeps,
   id: string,
   outcome: PurchaseOutcome | RequeryOutcome,
 ): Promise<SettleResult> {
-  return deps.db.transaction().execute(async (trx) => {
-    const purchase = await lockPurchase(trx, id);
-    if (purchase.status !== 'processing') return 'already_settled';
-    const now = deps.clock.now();
-    switch (outcome.status) {
-      case 'success':
-        await succeed(deps, trx, purchase, outcome, now);
-        return 'success';
-      case 'failed':
-        await fail(deps, trx, purchase, outcome.reason, now);
-        return 'failed';
-      case 'pending':
-      case 'unknown':
-      case 'not_found': {
-        const attempts = purchase.requery_attempts;
-        await trx
-          .updateTable('vtu_transactions')
-          .set({
-            provider_reference:
-              outcome.status === 'pending'
-                ? (outcome.providerReference ?? purchase.provider_reference)
-                : purchase.provider_reference,
-            next_requery_at: new Date(now.getTime() + requeryDelaySeconds(attempts) * 1000),
-            requery_attempts: attempts + 1,
-            updated_at: now,
-          })
-          .where('id', '=', purchase.id)
-          .execute();
-        return 'processing';
-      }
-      default: {
-        const unreachable: never = outcome;
-        throw new Error(`unknown purchase outcome ${JSON.stringify(unreachable)}`);
-      }
-    }
-  });
+  const [result] = await settlePurchases(deps, [{ id, outcome }]);
+  if (result!.status === 'rejected') throw result!.reason;
+  return result!.value;
 }
 
-async function succeed(
+/**
+ * Settles purchases locked by the caller's transaction (`locked`, by id). Each answer acts only on a
+ * purchase still processing; a purchase answered twice in one batch is settled by the first answer.
+ */
+export async function settleLocked(
   deps: SettlementDeps,
   trx: Transaction<DB>,
-  purchase: VtuTransaction,
-  delivery: Extract<PurchaseOutcome, { status: 'success' }>,
-  now: Date,
-): Promise<void> {
-  const float = providerFloatAccount(purchase.provider);
-  await trx
-    .updateTable('vtu_transactions')
-    .set({
-      status: 'success',
-      provider_reference: delivery.providerReference ?? purchase.provider_reference,
-      token: delivery.token ?? null,
-      units: delivery.units ?? null,
-      pins: delivery.pins === undefined ? null : JSON.stringify(delivery.pins),
-      next_requery_at: null,
-      updated_at: now,
-      completed_at: now,
-    })
-    .where('id', '=', purchase.id)
-    .execute();
-  await publishEvent(deps.jobs, trx, {
-    type: 'vtu.purchase_succeeded',
-    userId: purchase.user_id,
-    transactionId: purchase.id,
-    reference: purchase.reference,
-    service: purchase.service,
-    amountKobo: purchase.amount.toString(),
-    occurredAt: now.toISOString(),
+  answers: PurchaseAnswer[],
+  locked: Map<string, VtuTransaction>,
+): Promise<BatchResults<SettleResult>> {
+  const now = deps.clock.now();
+  const changed = new Map<string, VtuTransaction>();
+  const events: DomainEvent[] = [];
+  const postings: PostingRequest[] = [];
+  const results = answers.map(({ id, outcome }): PromiseSettledResult<SettleResult> => {
+    const current = changed.get(id) ?? locked.get(id);
+    if (current === undefined) return rejected(new Error(`no purchase ${id}`));
+    if (current.status !== 'processing') return fulfilled('already_settled');
+    const next = nextState(current, outcome, now);
+    changed.set(id, next);
+    if (next.status === 'processing') return fulfilled('processing');
+    const event = {
+      userId: next.user_id,
+      transactionId: next.id,
+      reference: next.reference,
+      service: next.service,
+      amountKobo: next.amount.toString(),
+      occurredAt: now.toISOString(),
+    };
+    if (next.status === 'success') {
+      events.push({ type: 'vtu.purchase_succeeded', ...event });
+      postings.push(deliveredPosting(next));
+    } else {
+      events.push({ type: 'vtu.purchase_failed', ...event, reason: next.failure_reason ?? '' });
+      postings.push(refundPosting(next));
+    }
+    return fulfilled(next.status);
   });
+  if (changed.size > 0) await writeStates(trx, [...changed.values()]);
+  await publishEvents(deps.jobs, trx, events);
+  // The postings last, for the system accounts' row locks are held from them to the commit. Neither a
+  // settlement nor a refund can be refused (they draw on vtu_in_flight, a system account): a refusal
+  // is a bug, and the whole batch rolls back.
+  for (const posted of await postBatch(trx, postings, now)) {
+    if (posted.status === 'rejected') throw posted.reason;
+  }
+  return results;
+}
+
+/** The purchase after the answer: settled (success, failed) or still processing, requeried later. */
+function nextState(
+  purchase: VtuTransaction,
+  outcome: PurchaseOutcome | RequeryOutcome,
+  now: Date,
+): VtuTransaction {
+  switch (outcome.status) {
+    case 'success':
+      return {
+        ...purchase,
+        status: 'success',
+        provider_reference: outcome.providerReference ?? purchase.provider_reference,
+        token: outcome.token ?? null,
+        units: outcome.units ?? null,
+        pins: outcome.pins === undefined ? null : JSON.stringify(outcome.pins),
+        next_requery_at: null,
+        updated_at: now,
+        completed_at: now,
+      };
+    case 'failed':
+      return {
+        ...purchase,
+        status: 'failed',
+        failure_reason: outcome.reason,
+        next_requery_at: null,
+        updated_at: now,
+        completed_at: now,
+      };
+    case 'pending':
+    case 'unknown':
+    case 'not_found':
+      return {
+        ...purchase,
+        provider_reference:
+          outcome.status === 'pending'
+            ? (outcome.providerReference ?? purchase.provider_reference)
+            : purchase.provider_reference,
+        next_requery_at: new Date(now.getTime() + requeryDelaySeconds(purchase.requery_attempts) * 1000),
+        requery_attempts: purchase.requery_attempts + 1,
+        updated_at: now,
+      };
+    default: {
+      const unreachable: never = outcome;
+      throw new Error(`unknown purchase outcome ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+/** A jsonb column as its text: pg would write a JavaScript array as a PostgreSQL array. */
+const jsonText = (value: unknown): string | null =>
+  value === null ? null : typeof value === 'string' ? value : JSON.stringify(value);
+
+/** Writes the settled columns of many locked purchases with one statement. */
+async function writeStates(trx: Transaction<DB>, purchases: VtuTransaction[]): Promise<void> {
+  const rows = purchases.map(
+    (p) => sql`(${p.id}::uuid, ${p.status}::text, ${p.provider_reference}::text, ${p.token}::text,
+      ${p.units}::text, ${jsonText(p.pins)}::jsonb, ${p.failure_reason}::text, ${p.next_requery_at}::timestamptz,
+      ${p.requery_attempts}::integer, ${p.updated_at}::timestamptz, ${p.completed_at}::timestamptz)`,
+  );
+  await sql`
+    update vtu_transactions as t set
+      status = v.status, provider_reference = v.provider_reference, token = v.token, units = v.units,
+      pins = v.pins, failure_reason = v.failure_reason, next_requery_at = v.next_requery_at,
+      requery_attempts = v.requery_attempts, updated_at = v.updated_at, completed_at = v.completed_at
+    from (values ${sql.join(rows)}) as v(id, status, provider_reference, token, units, pins,
+      failure_reason, next_requery_at, requery_attempts, updated_at, completed_at)
+    where t.id = v.id`.execute(trx);
+}
+
+/** Delivered: vtu_in_flight → the provider's float (wholesale) and revenue (markup). */
+function deliveredPosting(purchase: VtuTransaction): PostingRequest {
   const entries = [
     { account: systemAccounts.vtuInFlight, amount: -purchase.amount },
-    { account: float, amount: purchase.wholesale },
+    { account: providerFloatAccount(purchase.provider), amount: purchase.wholesale },
   ];
   if (purchase.markup > 0n) entries.push({ account: systemAccounts.revenueMarkup, amount: purchase.markup });
-  // The posting last, for the system accounts' row locks are held from it to the commit.
-  await post(
-    trx,
-    {
-      reference: purchasePostings.settle(purchase.reference),
-      description: `${purchase.description}: delivered`,
-      entries,
-      metadata: { purchaseId: purchase.id, provider: purchase.provider },
-    },
-    now,
-  );
+  return {
+    reference: purchasePostings.settle(purchase.reference),
+    description: `${purchase.description}: delivered`,
+    entries,
+    metadata: { purchaseId: purchase.id, provider: purchase.provider },
+  };
 }
 
-/** Refunds exactly what was charged and closes the purchase as failed (a definite failure only). */
-export async function fail(
-  deps: SettlementDeps,
-  trx: Transaction<DB>,
-  purchase: VtuTransaction,
-  reason: string,
-  now: Date,
-): Promise<void> {
-  await trx
-    .updateTable('vtu_transactions')
-    .set({
-      status: 'failed',
-      failure_reason: reason,
-      next_requery_at: null,
-      updated_at: now,
-      completed_at: now,
-    })
-    .where('id', '=', purchase.id)
-    .execute();
-  await publishEvent(deps.jobs, trx, {
-    type: 'vtu.purchase_failed',
-    userId: purchase.user_id,
-    transactionId: purchase.id,
-    reference: purchase.reference,
-    service: purchase.service,
-    amountKobo: purchase.amount.toString(),
-    reason,
-    occurredAt: now.toISOString(),
-  });
-  // The refund last, for the in-flight account's row lock is held from it to the commit.
-  await post(
-    trx,
-    {
-      reference: purchasePostings.refund(purchase.reference),
-      description: `${purchase.description}: refunded`,
-      entries: [
-        { account: systemAccounts.vtuInFlight, amount: -purchase.amount },
-        { account: userAccount('wallet', purchase.user_id), amount: purchase.amount },
-      ],
-      metadata: { purchaseId: purchase.id, provider: purchase.provider },
-    },
-    now,
-  );
+/** Failed: exactly what was charged goes back to the wallet (the only refund there is). */
+function refundPosting(purchase: VtuTransaction): PostingRequest {
+  return {
+    reference: purchasePostings.refund(purchase.reference),
+    description: `${purchase.description}: refunded`,
+    entries: [
+      { account: systemAccounts.vtuInFlight, amount: -purchase.amount },
+      { account: userAccount('wallet', purchase.user_id), amount: purchase.amount },
+    ],
+    metadata: { purchaseId: purchase.id, provider: purchase.provider },
+  };
 }
 
 /** Alerts operations, once per purchase, that it is still unresolved; it stays processing. */
