@@ -19,6 +19,12 @@ export type Batcher<I, O> = {
 export type BatcherOptions = {
   batchMax: number;
   /**
+   * Batches run at once, at most (1 by default: each batch is whatever arrived while the previous
+   * one ran). More where batches share no hot rows, so that one batch waiting on a row lock does
+   * not hold up the others.
+   */
+  concurrency?: number;
+  /**
    * When a whole batch throws (it rolled back: a deadlock, one poisonous item), each of its items is
    * run again alone, so that one bad item fails only its own caller. True by default; set it false
    * where running an item twice is not safe.
@@ -27,8 +33,9 @@ export type BatcherOptions = {
 };
 
 /**
- * `run` takes the items of one batch and answers one result per item, in order. One batch runs at a
- * time: the batch after it is whatever arrived meanwhile, up to batchMax.
+ * `run` takes the items of one batch and answers one result per item, in order. At most
+ * `concurrency` batches run at a time: the batch after them is whatever arrived meanwhile, up to
+ * batchMax.
  */
 export function createBatcher<I, O>(
   run: (items: I[]) => Promise<BatchResults<O>>,
@@ -36,7 +43,6 @@ export function createBatcher<I, O>(
 ): Batcher<I, O> {
   type Waiting = { item: I; resolve: (value: O) => void; reject: (reason: unknown) => void };
   let waiting: Waiting[] = [];
-  let running: Promise<void> | null = null;
 
   const settle = (w: Waiting, result: PromiseSettledResult<O> | undefined): void => {
     if (result === undefined) w.reject(new Error('a batch answered fewer results than it was given'));
@@ -57,26 +63,41 @@ export function createBatcher<I, O>(
     }
   }
 
-  async function flush(): Promise<void> {
-    while (waiting.length > 0) {
+  const concurrency = options.concurrency ?? 1;
+  const runningBatches = new Set<Promise<void>>();
+  let starting = false;
+
+  /** Starts a batch after this turn's I/O, if one is waiting and a place is free. */
+  function schedule(): void {
+    if (starting || waiting.length === 0 || runningBatches.size >= concurrency) return;
+    starting = true;
+    // After this turn's I/O, so the requests read in the same turn join the batch. PGlite answers
+    // synchronously: without this pause every batch would be of one.
+    setImmediate(() => {
+      starting = false;
       const batch = waiting.slice(0, options.batchMax);
       waiting = waiting.slice(batch.length);
-      await runBatch(batch);
-    }
-    running = null;
+      const running = runBatch(batch).finally(() => {
+        runningBatches.delete(running);
+        schedule();
+      });
+      runningBatches.add(running);
+      schedule();
+    });
   }
 
   return {
     add(item) {
       return new Promise<O>((resolve, reject) => {
         waiting.push({ item, resolve, reject });
-        // Started after this turn's I/O, so the requests read in the same turn join the batch. PGlite
-        // answers synchronously: without this pause every batch would be of one.
-        running ??= new Promise<void>((next) => setImmediate(next)).then(flush);
+        schedule();
       });
     },
     async drained() {
-      while (running !== null) await running;
+      while (waiting.length > 0 || runningBatches.size > 0) {
+        if (runningBatches.size > 0) await Promise.all(runningBatches);
+        else await new Promise<void>((next) => setImmediate(next));
+      }
     },
   };
 }

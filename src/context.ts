@@ -41,7 +41,9 @@ import {
 } from './sandbox/vtu/bills.ts';
 import { SANDBOX_DATA_TOKEN } from './sandbox/vtu/data-state.ts';
 import { SANDBOX_SOCIAL_API_KEY, sandboxSocialPath } from './sandbox/vtu/social.ts';
+import { createPurchaseBatches, type PurchaseBatches } from './vtu/batches.ts';
 import { type Catalogue, createCatalogue } from './vtu/catalogue.ts';
+import { vtuDeps } from './vtu/deps.ts';
 import { dispatchesEnded } from './vtu/purchases.ts';
 import { subscribePurchasesToFunding } from './vtu/subscribers.ts';
 
@@ -76,6 +78,8 @@ export type Context = {
   events: EventBus;
   /** Processes stored payment webhooks: kicked after each store, and by the sweep job. */
   paymentEvents: PaymentEventDrainer;
+  /** The group commit of purchases: acceptances, claims and settlements, many per transaction. */
+  purchaseBatches: PurchaseBatches;
   adminPhones: ReadonlySet<string>;
   /** The service's own public base URL; known only after listen when PORT is 0. */
   baseUrl: { current: string };
@@ -207,6 +211,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       batchMax: paymentEventBatchMax,
       logger,
     }),
+    purchaseBatches: createPurchaseBatches(() => vtuDeps(ctx)),
     adminPhones,
     baseUrl,
     sandbox: undefined,
@@ -226,6 +231,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   ctx.close = async () => {
     // A purchase being sent finishes (or times out) and is settled before the database goes.
     await dispatchesEnded();
+    await ctx.purchaseBatches.drained();
     await ctx.paymentEvents.drainNow();
     await ctx.jobs.stop();
     await ctx.catalogue.close();

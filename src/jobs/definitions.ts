@@ -86,18 +86,19 @@ export function jobDefinitions(ctx: Context): JobDefinition[] {
       },
     },
     {
-      // A purchase accepted and committed: the accepting process sends it right after commit; this
-      // job is the safety net after a crash. At most one run sends it (dispatch claims the row).
+      // The purchases accepted by one transaction: the accepting process sends them right after
+      // commit; this job is the safety net after a crash. At most one run sends each (dispatch
+      // claims the row), so the job nearly always finds them all sent.
       name: JOB_VTU_DISPATCH,
-      // One per purchase, nearly always finding it sent already: fetched in batches (dispatch is
-      // idempotent, so a batch may be retried whole).
       batchSize: 20,
       retryLimit: 5,
       retryDelaySeconds: 10,
       expireInSeconds: 120,
       handler: async (data) => {
-        const { id } = data as { id: string };
-        await dispatchPurchase(vtuDeps(ctx), id);
+        // { id } is the form of jobs enqueued before purchases were accepted in batches.
+        const { ids, id } = data as { ids?: string[]; id?: string };
+        const deps = vtuDeps(ctx);
+        await Promise.all((ids ?? [id!]).map((one) => dispatchPurchase(deps, one)));
       },
     },
     {

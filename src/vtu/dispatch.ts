@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { type BatchResults, fulfilled, rejected } from '../batching.ts';
 import {
   type PurchaseOutcome,
   type PurchaseRequest,
@@ -7,14 +8,9 @@ import {
   VtuRefusedLocally,
   type VtuService,
 } from '../providers/vtu/vtu-provider.ts';
-import { ensureFloat, type FloatDecision, type FloatDeps, reserve } from './float.ts';
-import {
-  alertStuck,
-  type SettlementDeps,
-  type SettleResult,
-  settlePurchase,
-  type VtuTransaction,
-} from './settlement.ts';
+import type { PurchaseBatches } from './batches.ts';
+import { type FloatDecision, type FloatDeps, floatDecisions, reserve } from './float.ts';
+import { alertStuck, type SettlementDeps, type SettleResult, type VtuTransaction } from './settlement.ts';
 
 // Sending a purchase to its provider, and finding out what became of it. The provider is called at
 // most once per purchase: dispatch claims the row (sent_at) in one conditional UPDATE before the
@@ -30,6 +26,8 @@ export type DispatchDeps = SettlementDeps & {
   logger?: Pick<Logger, 'warn' | 'error'>;
   /** Just-in-time funding of the providers' floats (float.ts); without it purchases are sent as they come. */
   float?: Omit<FloatDeps, keyof SettlementDeps>;
+  /** The group commit of claims and settlements (batches.ts), one per context. */
+  batches: PurchaseBatches;
 };
 
 /** When a purchase whose answer never came is first requeried (the call's own timeout comes first). */
@@ -50,56 +48,111 @@ export function purchaseRequestOf(purchase: VtuTransaction): PurchaseRequest {
 
 export type DispatchResult = SettleResult | 'already_sent' | Exclude<FloatDecision, 'send'>;
 
+/** A purchase claimed for sending (with its share of the float reserved), or why it was not. */
+export type Claim =
+  | { purchase: VtuTransaction; release: () => void }
+  | 'already_sent'
+  | Exclude<FloatDecision, 'send'>;
+
 /**
  * Sends a purchase not sent yet and settles it on the answer: 'already_sent' when another run did,
- * 'waiting' when its provider's float is being topped up first (it is dispatched again then).
+ * 'waiting' when its provider's float is being topped up first (it is dispatched again then). The
+ * claim and the settlement go through the group commit (deps.batches): under load one statement
+ * claims many purchases and one transaction settles many answers.
  */
 export async function dispatchPurchase(deps: DispatchDeps, id: string): Promise<DispatchResult> {
-  const purchase = await deps.db
+  const claim = await deps.batches.claim.add(id);
+  if (typeof claim === 'string') return claim;
+  let outcome: PurchaseOutcome;
+  try {
+    outcome = await providerOf(deps, claim.purchase.provider).purchase(purchaseRequestOf(claim.purchase));
+  } catch (error) {
+    // Refused by the adapter before sending: nothing reached the provider, as definite as its own
+    // refusal. Anything else (a timeout that escaped, a bug): we cannot tell, so requery.
+    if (error instanceof VtuRefusedLocally) {
+      outcome = { status: 'failed', reason: error.message };
+    } else {
+      outcome = { status: 'unknown', reason: `dispatch failed: ${(error as Error).message}` };
+      deps.logger?.error({ err: error, id }, 'purchase dispatch failed');
+    }
+  } finally {
+    claim.release();
+  }
+  return deps.batches.settle.add({ id, outcome });
+}
+
+/**
+ * Claims for sending the purchases not sent yet: decides each provider's float once for the lot,
+ * then marks them sent (sent_at) in one conditional UPDATE, which only one of several racing runs
+ * (the inline dispatch, the durable job, the requery runner) can win for each purchase.
+ */
+export async function claimPurchases(deps: DispatchDeps, ids: string[]): Promise<BatchResults<Claim>> {
+  const unsent = await deps.db
     .selectFrom('vtu_transactions')
     .selectAll()
-    .where('id', '=', id)
-    .executeTakeFirst();
-  if (purchase === undefined || purchase.status !== 'processing' || purchase.sent_at !== null)
-    return 'already_sent';
-  const provider = providerOf(deps, purchase.provider);
-  if (deps.float !== undefined) {
-    const decision = await ensureFloat({ ...deps, ...deps.float }, provider, purchase);
-    if (decision !== 'send') return decision;
-  }
-  const release = reserve(provider.name, purchase.wholesale);
-  try {
-    const now = deps.clock.now();
-    const claimed = await deps.db
-      .updateTable('vtu_transactions')
-      .set({
-        sent_at: now,
-        next_requery_at: new Date(now.getTime() + firstRequeryAfterSeconds * 1000),
-        updated_at: now,
-      })
-      .where('id', '=', id)
-      .where('status', '=', 'processing')
-      .where('sent_at', 'is', null)
-      .returningAll()
-      .executeTakeFirst();
-    if (claimed === undefined) return 'already_sent';
-    let outcome: PurchaseOutcome;
+    .where('id', 'in', [...new Set(ids)])
+    .where('status', '=', 'processing')
+    .where('sent_at', 'is', null)
+    .orderBy('id')
+    .execute();
+  const decided = new Map<string, PromiseSettledResult<FloatDecision>>();
+  for (const [name, purchases] of Map.groupBy(unsent, (p) => p.provider)) {
+    const provider = providerOf(deps, name);
     try {
-      outcome = await provider.purchase(purchaseRequestOf(claimed));
+      const decisions =
+        deps.float === undefined
+          ? purchases.map((): FloatDecision => 'send')
+          : await floatDecisions({ ...deps, ...deps.float }, provider, purchases);
+      for (const [i, p] of purchases.entries()) decided.set(p.id, fulfilled(decisions[i]!));
     } catch (error) {
-      // Refused by the adapter before sending: nothing reached the provider, as definite as its own
-      // refusal. Anything else (a timeout that escaped, a bug): we cannot tell, so requery.
-      if (error instanceof VtuRefusedLocally) {
-        outcome = { status: 'failed', reason: error.message };
-      } else {
-        outcome = { status: 'unknown', reason: `dispatch failed: ${(error as Error).message}` };
-        deps.logger?.error({ err: error, id }, 'purchase dispatch failed');
-      }
+      for (const p of purchases) decided.set(p.id, rejected(error));
     }
-    return await settlePurchase(deps, claimed.id, outcome);
-  } finally {
-    release();
   }
+  const toSend = unsent.filter((p) => {
+    const decision = decided.get(p.id);
+    return decision?.status === 'fulfilled' && decision.value === 'send';
+  });
+  const releases = new Map(toSend.map((p) => [p.id, reserve(p.provider, p.wholesale)]));
+  let claimed: VtuTransaction[] = [];
+  try {
+    if (toSend.length > 0) {
+      const now = deps.clock.now();
+      claimed = await deps.db
+        .updateTable('vtu_transactions')
+        .set({
+          sent_at: now,
+          next_requery_at: new Date(now.getTime() + firstRequeryAfterSeconds * 1000),
+          updated_at: now,
+        })
+        .where(
+          'id',
+          'in',
+          toSend.map((p) => p.id),
+        )
+        .where('status', '=', 'processing')
+        .where('sent_at', 'is', null)
+        .returningAll()
+        .execute();
+    }
+  } finally {
+    const won = new Set(claimed.map((p) => p.id));
+    for (const [id, release] of releases) if (!won.has(id)) release();
+  }
+  const byId = new Map(claimed.map((p) => [p.id, p]));
+  return ids.map((id): PromiseSettledResult<Claim> => {
+    const purchase = byId.get(id);
+    if (purchase !== undefined) {
+      // The first asker of an id sends it; a repeat of the id in the batch finds it sent.
+      byId.delete(id);
+      return fulfilled({ purchase, release: releases.get(id)! });
+    }
+    const decision = decided.get(id);
+    if (decision === undefined || (decision.status === 'fulfilled' && decision.value === 'send'))
+      return fulfilled('already_sent');
+    return decision.status === 'rejected'
+      ? decision
+      : fulfilled(decision.value as Exclude<FloatDecision, 'send'>);
+  });
 }
 
 export type RequeryOptions = {
@@ -164,7 +217,7 @@ export async function requeryDuePurchases(
       if (outcome.status === 'not_found' && sentFor >= options.notFoundFailAfterSeconds * 1000) {
         outcome = { status: 'failed', reason: 'the provider has no record of the purchase' };
       }
-      result = await settlePurchase(deps, purchase.id, outcome);
+      result = await deps.batches.settle.add({ id: purchase.id, outcome });
     }
     if (result === 'success') counts.succeeded += 1;
     else if (result === 'failed') counts.failed += 1;

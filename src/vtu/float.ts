@@ -30,40 +30,63 @@ export function reserve(provider: string, kobo: bigint): () => void {
 export type FloatDecision = 'send' | 'waiting' | 'failed';
 
 /**
- * Whether the purchase may be sent now. 'waiting': it is attached to a float top-up in progress.
+ * Whether each purchase (all of one provider, in the order they are to be sent) may be sent now,
+ * with one balance read for the lot. 'waiting': it is attached to a float top-up in progress.
  * 'failed': the top-up it waited for failed, and it has been refunded.
  */
-export async function ensureFloat(
+export async function floatDecisions(
+  deps: FloatDeps,
+  provider: VtuProvider,
+  purchases: VtuTransaction[],
+): Promise<FloatDecision[]> {
+  const decisions: FloatDecision[] = [];
+  // Read once, when first needed: undefined before, null when it could not be read.
+  let balance: bigint | null | undefined;
+  // What this batch will send before the purchase at hand, beside what the process is sending.
+  let planned = 0n;
+  for (const purchase of purchases) {
+    if (purchase.funding_reference !== null) {
+      const funding = await deps.db
+        .selectFrom('funding_transfers')
+        .select(['status'])
+        .where('reference', '=', purchase.funding_reference)
+        .executeTakeFirstOrThrow();
+      if (funding.status === 'pending') {
+        decisions.push('waiting');
+        continue;
+      }
+      if (funding.status !== 'success') {
+        decisions.push(await failWaiting(deps, purchase.id, 'the provider could not be funded'));
+        continue;
+      }
+      // Settled: the balance decides, for the top-up may not cover every purchase that waited.
+    }
+    // Unreadable, the purchase itself will tell: a refusal for want of float is a definite failure,
+    // refunded.
+    balance ??= await provider.balance().catch(() => null);
+    const inFlight = (sending.get(provider.name) ?? 0n) + planned;
+    if (balance === null || balance - inFlight >= purchase.wholesale) {
+      planned += purchase.wholesale;
+      decisions.push('send');
+      continue;
+    }
+    decisions.push(await topUpFor(deps, provider, purchase, balance - inFlight));
+  }
+  return decisions;
+}
+
+/** Attaches the purchase to a top-up of its provider's float, starting one if none is pending. */
+async function topUpFor(
   deps: FloatDeps,
   provider: VtuProvider,
   purchase: VtuTransaction,
+  available: bigint,
 ): Promise<FloatDecision> {
-  if (purchase.funding_reference !== null) {
-    const funding = await deps.db
-      .selectFrom('funding_transfers')
-      .select(['status'])
-      .where('reference', '=', purchase.funding_reference)
-      .executeTakeFirstOrThrow();
-    if (funding.status === 'pending') return 'waiting';
-    if (funding.status !== 'success')
-      return failWaiting(deps, purchase.id, 'the provider could not be funded');
-    // Settled: the balance is read again below, for the top-up may not cover every purchase that waited.
-  }
-  let balance: bigint;
-  try {
-    balance = await provider.balance();
-  } catch {
-    // The balance cannot be read: the purchase itself will tell (a refusal for want of float is a
-    // definite failure, refunded).
-    return 'send';
-  }
-  const inFlight = sending.get(provider.name) ?? 0n;
-  if (balance - inFlight >= purchase.wholesale) return 'send';
-
   const destination = deps.destinations[provider.name];
   if (destination === undefined) return 'send';
-  const shortfall = purchase.wholesale + inFlight - balance;
-  const amountKobo = shortfall > deps.topupMinKobo ? shortfall : deps.topupMinKobo;
+  // The shortfall, or the least a top-up sends (bigint: no Math.max).
+  let amountKobo = purchase.wholesale - available;
+  if (amountKobo < deps.topupMinKobo) amountKobo = deps.topupMinKobo;
   const now = deps.clock.now();
   const attached = await deps.db.transaction().execute(async (trx) => {
     // One decision at a time per provider, so that a burst of purchases shares one top-up.

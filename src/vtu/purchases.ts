@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
+import { type BatchResults, fulfilled, rejected } from '../batching.ts';
 import { AppError, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { systemAccounts, userAccount } from '../ledger/accounts.ts';
-import { InsufficientBalanceError, post } from '../ledger/postings.ts';
+import { InsufficientBalanceError, postBatch } from '../ledger/postings.ts';
 import { koboToNaira } from '../money.ts';
 import { vtpassRequestId } from '../providers/vtu/vtpass-client.ts';
 import type { PurchaseRequest, VtuService } from '../providers/vtu/vtu-provider.ts';
@@ -43,7 +44,7 @@ export async function acceptPurchase(
   await dispatchPlaces.take();
   let dispatched = false;
   try {
-    const accepted = await accept(deps, userId, order);
+    const accepted = await deps.batches.accept.add({ userId, order });
     startDispatch(deps, accepted.id);
     dispatched = true;
     return accepted;
@@ -52,66 +53,91 @@ export async function acceptPurchase(
   }
 }
 
-async function accept(deps: DispatchDeps, userId: string, order: PurchaseOrder): Promise<VtuTransactionView> {
-  const amount = order.wholesaleKobo + order.markupKobo;
+export type AcceptRequest = { userId: string; order: PurchaseOrder };
+
+/**
+ * Accepts many purchases in one transaction (the group commit, src/batching.ts): the debits are
+ * decided one by one in arrival order, as if each had its own transaction, so a wallet that covers
+ * two of three purchases accepts the first two; then the accepted purchases are recorded by one
+ * INSERT and their dispatch enqueued as one durable job.
+ */
+export async function acceptPurchases(
+  deps: DispatchDeps,
+  requests: AcceptRequest[],
+): Promise<BatchResults<VtuTransactionView>> {
   const now = deps.clock.now();
-  const id = newId();
-  const reference = newPurchaseReference(now);
+  const rows = requests.map(({ userId, order }) => purchaseRow(userId, order, now));
+  return deps.db.transaction().execute(async (trx) => {
+    const debits = await postBatch(
+      trx,
+      rows.map((row) => ({
+        reference: purchasePostings.debit(row.reference),
+        description: row.description,
+        entries: [
+          { account: userAccount('wallet', row.user_id), amount: -row.amount },
+          { account: systemAccounts.vtuInFlight, amount: row.amount },
+        ],
+        metadata: { purchaseId: row.id, service: row.service, provider: row.provider },
+      })),
+      now,
+    );
+    const accepted = rows.filter((_, i) => debits[i]!.status === 'fulfilled');
+    const recorded =
+      accepted.length === 0
+        ? new Map<string, VtuTransaction>()
+        : new Map(
+            (await trx.insertInto('vtu_transactions').values(accepted).returningAll().execute()).map((r) => [
+              r.id,
+              r,
+            ]),
+          );
+    // The safety net after a crash: one job sends whatever of the batch was not sent by then.
+    await deps.jobs.insert(
+      JOB_VTU_DISPATCH,
+      accepted.length === 0 ? [] : [{ data: { ids: [...recorded.keys()] } }],
+      {
+        db: trx,
+      },
+    );
+    return debits.map((debit, i): PromiseSettledResult<VtuTransactionView> => {
+      if (debit.status === 'fulfilled') return fulfilled(toView(recorded.get(rows[i]!.id)!));
+      if (!(debit.reason instanceof InsufficientBalanceError)) return debit;
+      const naira = koboToNaira(rows[i]!.amount);
+      return rejected(
+        new AppError('INSUFFICIENT_FUNDS', `your wallet does not cover ₦${naira}`, {
+          details: { required: naira },
+        }),
+      );
+    });
+  });
+}
+
+/** The row of a purchase about to be accepted: processing, its reference made here. */
+function purchaseRow(userId: string, order: PurchaseOrder, now: Date) {
   const { amountKobo, ...rest } = order.request as { amountKobo?: bigint };
   const storedRequest = {
     ...rest,
     ...(amountKobo === undefined ? {} : { amountKobo: amountKobo.toString() }),
   };
-  try {
-    await deps.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('vtu_transactions')
-        .values({
-          id,
-          user_id: userId,
-          reference,
-          service: order.service,
-          provider: order.provider,
-          network: order.network,
-          recipient: order.recipient,
-          request: JSON.stringify(storedRequest),
-          description: order.description,
-          amount,
-          wholesale: order.wholesaleKobo,
-          markup: order.markupKobo,
-          status: 'processing',
-          // Picked up by the requery runner should both the inline dispatch and its job be lost.
-          next_requery_at: new Date(now.getTime() + 60_000),
-          created_at: now,
-          updated_at: now,
-        })
-        .execute();
-      await deps.jobs.send(JOB_VTU_DISPATCH, { id }, { db: trx });
-      // The debit last: the in-flight account it credits is in every purchase, and its row lock is
-      // held from here to the commit. Refused for want of funds, it rolls the whole purchase back.
-      await post(
-        trx,
-        {
-          reference: purchasePostings.debit(reference),
-          description: order.description,
-          entries: [
-            { account: userAccount('wallet', userId), amount: -amount },
-            { account: systemAccounts.vtuInFlight, amount },
-          ],
-          metadata: { purchaseId: id, service: order.service, provider: order.provider },
-        },
-        now,
-      );
-    });
-  } catch (error) {
-    if (error instanceof InsufficientBalanceError) {
-      throw new AppError('INSUFFICIENT_FUNDS', `your wallet does not cover ₦${koboToNaira(amount)}`, {
-        details: { required: koboToNaira(amount) },
-      });
-    }
-    throw error;
-  }
-  return findPurchase(deps, userId, id);
+  return {
+    id: newId(),
+    user_id: userId,
+    reference: newPurchaseReference(now),
+    service: order.service,
+    provider: order.provider,
+    network: order.network,
+    recipient: order.recipient,
+    request: JSON.stringify(storedRequest),
+    description: order.description,
+    amount: order.wholesaleKobo + order.markupKobo,
+    wholesale: order.wholesaleKobo,
+    markup: order.markupKobo,
+    status: 'processing' as const,
+    // Picked up by the requery runner should both the inline dispatch and its job be lost.
+    next_requery_at: new Date(now.getTime() + 60_000),
+    created_at: now,
+    updated_at: now,
+  };
 }
 
 /** Sends an accepted purchase now, in this process; its place is handed on when it ends. */

@@ -9,7 +9,9 @@ import { failWaiting, purchasesWaitingFor } from './float.ts';
 export function subscribePurchasesToFunding(ctx: Context): void {
   ctx.events.subscribe('funding.transfer_settled', async (event) => {
     const deps = vtuDeps(ctx);
-    for (const id of await purchasesWaitingFor(deps, event.reference)) await dispatchPurchase(deps, id);
+    // Together, so that one claim decides the float for all of them.
+    const waiting = await purchasesWaitingFor(deps, event.reference);
+    await Promise.all(waiting.map((id) => dispatchPurchase(deps, id)));
   });
   ctx.events.subscribe('funding.transfer_failed', async (event) => {
     const deps = vtuDeps(ctx);

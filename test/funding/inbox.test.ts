@@ -8,16 +8,16 @@ import { createWorld, type World } from '../helpers/world.ts';
 import { chargeSuccess, sha256 } from './support.ts';
 
 /**
- * The database, counting its inserts; with `failFirst`, the first fails, as when the connection
+ * The database, counting its inserts; the first `failFirst` of them fail, as when the connection
  * drops mid-batch.
  */
-function watched(db: Kysely<DB>, options: { failFirst: boolean }): { db: Kysely<DB>; inserts: () => number } {
+function watched(db: Kysely<DB>, options: { failFirst: number }): { db: Kysely<DB>; inserts: () => number } {
   let inserts = 0;
   const proxy = new Proxy(db, {
     get(target, property) {
       if (property === 'insertInto') {
         inserts += 1;
-        if (options.failFirst && inserts === 1) {
+        if (inserts <= options.failFirst) {
           return () => {
             throw new Error('the database went away');
           };
@@ -68,7 +68,7 @@ describe(`storing webhook deliveries in batches (${onPostgres() ? 'PostgreSQL' :
   });
 
   it('60 concurrent deliveries share INSERTs of at most 16, each answered for its own body', async () => {
-    const database = watched(world.ctx.db, { failFirst: false });
+    const database = watched(world.ctx.db, { failFirst: 0 });
     const inbox = createPaymentEventInbox({ ...deps(), db: database.db }, { batchMax: 16 });
     const bodies = Array.from({ length: 60 }, body);
     const answers = await Promise.all(bodies.map((b) => inbox.store(b)));
@@ -91,26 +91,40 @@ describe(`storing webhook deliveries in batches (${onPostgres() ? 'PostgreSQL' :
     );
   });
 
-  it('a batch that fails answers every delivery in it with the error, and the next batch is stored', async () => {
-    const database = watched(world.ctx.db, { failFirst: true });
+  const storedOf = async (bodies: Buffer[]) =>
+    (
+      await world.ctx.db
+        .selectFrom('payment_events')
+        .select('id')
+        .where(
+          'body_sha256',
+          'in',
+          bodies.map((b) => sha256(b)),
+        )
+        .execute()
+    ).length;
+
+  it('a batch that fails is stored again delivery by delivery, so a passing failure costs no answer', async () => {
+    const database = watched(world.ctx.db, { failFirst: 1 });
     const inbox = createPaymentEventInbox({ ...deps(), db: database.db }, { batchMax: 64 });
-    // Deliveries read in one turn form one batch; this one fails as a whole.
+    // Deliveries read in one turn form one batch; it fails as a whole, then each is stored alone.
+    const bodies = [body(), body()];
+    const answers = await Promise.all(bodies.map((b) => inbox.store(b)));
+    assert.ok(answers.every((a) => a.created));
+    assert.equal(await storedOf(bodies), 2);
+    assert.equal(database.inserts(), 3, 'the failed batch, then one INSERT per delivery');
+  });
+
+  it('deliveries that cannot be stored are each answered with the error, and the next batch is stored', async () => {
+    const database = watched(world.ctx.db, { failFirst: 3 });
+    const inbox = createPaymentEventInbox({ ...deps(), db: database.db }, { batchMax: 64 });
     const failed = [body(), body()];
     const answers = failed.map((b) => inbox.store(b));
     for (const answer of answers) await assert.rejects(answer, /the database went away/);
-    const kept = await world.ctx.db
-      .selectFrom('payment_events')
-      .select('id')
-      .where(
-        'body_sha256',
-        'in',
-        failed.map((b) => sha256(b)),
-      )
-      .execute();
-    assert.equal(kept.length, 0, 'the failed batch left nothing behind');
+    assert.equal(await storedOf(failed), 0, 'the failed batch left nothing behind');
     // The next batch is stored, and the provider's retry of the same bytes with it.
     const next = await Promise.all([inbox.store(body()), inbox.store(failed[0]!)]);
     assert.ok(next.every((a) => a.created));
-    assert.equal(database.inserts(), 2);
+    assert.equal(database.inserts(), 4);
   });
 });

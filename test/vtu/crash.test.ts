@@ -154,7 +154,9 @@ describe('VTU purchases across a killed process (PostgreSQL)', {
   const dispatchJobStates = async (id: string) =>
     (
       await sql<{ state: string }>`
-        select state from pgboss.job where name = ${JOB_VTU_DISPATCH} and data->>'id' = ${id}`.execute(db.db)
+        select state from pgboss.job where name = ${JOB_VTU_DISPATCH} and data->'ids' @> to_jsonb(${id}::text)`.execute(
+        db.db,
+      )
     ).rows.map((r) => r.state);
 
   /** What every scenario ends with: nothing left processing, the ledger whole, each reference sent once. */

@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createBatcher, fulfilled, rejected } from '../src/batching.ts';
+
+// The group commit's batcher: what arrives together runs together, each caller gets its own answer,
+// and one bad item or one stuck batch costs only what it must.
+
+/** A batch runner that records its batches and answers each item doubled (or rejects a negative one). */
+function doubling(options: { holdFirst?: Promise<void>; throwWhen?: (items: number[]) => boolean } = {}) {
+  const batches: number[][] = [];
+  const run = async (items: number[]) => {
+    batches.push(items);
+    if (batches.length === 1 && options.holdFirst !== undefined) await options.holdFirst;
+    if (options.throwWhen?.(items) === true) throw new Error(`batch ${items.join(',')} failed`);
+    return items.map((n) => (n < 0 ? rejected(new Error(`negative ${n}`)) : fulfilled(n * 2)));
+  };
+  return { run, batches };
+}
+
+describe('createBatcher', () => {
+  it('runs the calls made in one turn as one batch, answering each caller its own result', async () => {
+    const { run, batches } = doubling();
+    const batcher = createBatcher(run, { batchMax: 10 });
+    assert.deepEqual(await Promise.all([1, 2, 3].map((n) => batcher.add(n))), [2, 4, 6]);
+    assert.deepEqual(batches, [[1, 2, 3]]);
+  });
+
+  it('gathers what arrives while a batch runs into the next one, up to batchMax', async () => {
+    let release!: () => void;
+    const { run, batches } = doubling({ holdFirst: new Promise((r) => (release = r)) });
+    const batcher = createBatcher(run, { batchMax: 2 });
+    const first = batcher.add(1);
+    await new Promise((r) => setImmediate(r));
+    const later = [2, 3, 4].map((n) => batcher.add(n));
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(batches, [[1]], 'nothing else starts while the first batch runs');
+    release();
+    assert.deepEqual(await Promise.all([first, ...later]), [2, 4, 6, 8]);
+    assert.deepEqual(batches, [[1], [2, 3], [4]]);
+  });
+
+  it('rejects only the item its batch refused', async () => {
+    const batcher = createBatcher(doubling().run, { batchMax: 10 });
+    const answers = await Promise.allSettled([1, -2, 3].map((n) => batcher.add(n)));
+    assert.deepEqual(
+      answers.map((a) => (a.status === 'fulfilled' ? a.value : (a.reason as Error).message)),
+      [2, 'negative -2', 6],
+    );
+  });
+
+  it('runs each item of a batch that threw alone, so the item that breaks it fails only its caller', async () => {
+    const { run, batches } = doubling({ throwWhen: (items) => items.includes(13) });
+    const batcher = createBatcher(run, { batchMax: 10 });
+    const answers = await Promise.allSettled([1, 13, 3].map((n) => batcher.add(n)));
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    );
+    assert.deepEqual(batches, [[1, 13, 3], [1], [13], [3]]);
+  });
+
+  it('with retryAlone false, a batch that threw rejects every item once', async () => {
+    const { run, batches } = doubling({ throwWhen: () => true });
+    const batcher = createBatcher(run, { batchMax: 10, retryAlone: false });
+    const answers = await Promise.allSettled([1, 2].map((n) => batcher.add(n)));
+    assert.ok(answers.every((a) => a.status === 'rejected'));
+    assert.equal(batches.length, 1);
+  });
+
+  it('with concurrency, a batch that waits does not hold up the next', async () => {
+    let release!: () => void;
+    const { run, batches } = doubling({ holdFirst: new Promise((r) => (release = r)) });
+    const batcher = createBatcher(run, { batchMax: 10, concurrency: 2 });
+    const stuck = batcher.add(1);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(await batcher.add(2), 4, 'answered while the first batch still waits');
+    release();
+    assert.equal(await stuck, 2);
+    assert.deepEqual(batches, [[1], [2]]);
+  });
+
+  it('drained waits for what is queued and running', async () => {
+    let release!: () => void;
+    const { run } = doubling({ holdFirst: new Promise((r) => (release = r)) });
+    const batcher = createBatcher(run, { batchMax: 10 });
+    let answered = 0;
+    for (const n of [1, 2]) void batcher.add(n).then(() => answered++);
+    let drained = false;
+    const draining = batcher.drained().then(() => (drained = true));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(drained, false);
+    release();
+    await draining;
+    assert.equal(answered, 2);
+  });
+});
