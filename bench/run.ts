@@ -153,7 +153,9 @@ async function startServer(extraEnv: Record<string, string>): Promise<Server> {
     WORKER: '1',
     ...extraEnv,
   });
-  const child = spawn(process.execPath, ['src/main.ts'], {
+  // BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the service under load.
+  const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const child = spawn(process.execPath, [...nodeArgs, 'src/main.ts'], {
     cwd: repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -101,3 +101,19 @@ export function createBatcher<I, O>(
     },
   };
 }
+
+/**
+ * A read of rows by key, batched: the keys asked for in one turn (or while the previous read ran)
+ * are read by one query. `load` answers what it found; a key it did not find reads as undefined.
+ * Nothing is cached between batches: every caller sees rows as they are when its batch runs.
+ */
+export function createLoader<K, V>(
+  load: (keys: K[]) => Promise<Map<K, V>>,
+  options: Omit<BatcherOptions, 'retryAlone'>,
+): (key: K) => Promise<V | undefined> {
+  const batcher = createBatcher<K, V | undefined>(async (keys) => {
+    const found = await load([...new Set(keys)]);
+    return keys.map((key) => fulfilled(found.get(key)));
+  }, options);
+  return (key) => batcher.add(key);
+}

@@ -58,9 +58,30 @@ type PinOutcome =
   | { kind: 'locked'; until: Date }
   | { kind: 'wrong'; attemptsLeft: number };
 
-/** Throws PIN_NOT_SET, INVALID_PIN or PIN_LOCKED unless the PIN is right and not locked. */
-export async function verifyTransactionPin(deps: Deps, userId: string, pin: string): Promise<void> {
+/** The PIN columns of a user row, as read without a lock. */
+export type PinState = { pin_hash: string | null; pin_failed_count: number; pin_locked_until: Date | null };
+
+/**
+ * Throws PIN_NOT_SET, INVALID_PIN or PIN_LOCKED unless the PIN is right and not locked. Given the
+ * user's PIN columns as just read (`seen`), a right PIN with no failure to forget is accepted without
+ * a transaction: nothing is written, so nothing can be counted twice. Anything else is decided under
+ * the user row's lock.
+ */
+export async function verifyTransactionPin(
+  deps: Deps,
+  userId: string,
+  pin: string,
+  seen?: PinState,
+): Promise<void> {
   const now = deps.clock.now();
+  if (
+    seen !== undefined &&
+    seen.pin_hash !== null &&
+    seen.pin_failed_count === 0 &&
+    seen.pin_locked_until === null &&
+    sameDigest(seen.pin_hash, pinHash(deps.pepper, userId, pin))
+  )
+    return;
   const outcome = await deps.db.transaction().execute(async (trx): Promise<PinOutcome> => {
     const user = await trx
       .selectFrom('users')

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { createLoader } from '../batching.ts';
 import type { Clock } from '../clock.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
@@ -117,28 +118,49 @@ export async function signOut(deps: Deps, sessionId: string): Promise<void> {
   await deps.db.transaction().execute((trx) => revoke(trx, sessionId, deps.clock.now(), 'signed_out'));
 }
 
-/** Resolves a bearer token to its caller, or null when it is unknown, expired or revoked. */
-export async function authenticate(
+/**
+ * The callers of many access tokens (by hash) in one query: the router's batched authentication,
+ * which runs for nearly every request.
+ */
+export async function callersOf(
   deps: Deps & { adminPhones: ReadonlySet<string> },
-  accessToken: string,
-): Promise<Caller | null> {
-  const now = deps.clock.now();
-  const row = await deps.db
+  tokenHashes: string[],
+): Promise<Map<string, Caller>> {
+  const rows = await deps.db
     .selectFrom('access_tokens as a')
     .innerJoin('sessions as s', 's.id', 'a.session_id')
     .innerJoin('users as u', 'u.id', 's.user_id')
-    .select(['s.id as session_id', 'u.id as user_id', 'u.phone'])
-    .where('a.token_hash', '=', sha256Hex(accessToken))
-    .where('a.expires_at', '>', now)
+    .select(['a.token_hash', 's.id as session_id', 'u.id as user_id', 'u.phone'])
+    .where('a.token_hash', 'in', tokenHashes)
+    .where('a.expires_at', '>', deps.clock.now())
     .where('s.revoked_at', 'is', null)
-    .executeTakeFirst();
-  if (row === undefined) return null;
-  return {
-    userId: row.user_id,
-    sessionId: row.session_id,
-    phone: row.phone,
-    roles: rolesOf(row.phone, deps.adminPhones),
-  };
+    .execute();
+  return new Map(
+    rows.map((row) => [
+      row.token_hash,
+      {
+        userId: row.user_id,
+        sessionId: row.session_id,
+        phone: row.phone,
+        roles: rolesOf(row.phone, deps.adminPhones),
+      },
+    ]),
+  );
+}
+
+/**
+ * Resolves a bearer token to its caller, or null when it is unknown, expired or revoked. Batched:
+ * the tokens presented in one turn are looked up together.
+ */
+export function createAuthenticator(
+  deps: () => Deps & { adminPhones: ReadonlySet<string> },
+): (accessToken: string) => Promise<Caller | null> {
+  // Reads only: several batches may run at once on a pool.
+  const load = createLoader((hashes: string[]) => callersOf(deps(), hashes), {
+    batchMax: 200,
+    concurrency: 4,
+  });
+  return async (accessToken) => (await load(sha256Hex(accessToken))) ?? null;
 }
 
 /** Deletes tokens and sessions that can no longer be used (run by a job). */

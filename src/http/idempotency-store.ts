@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { createBatcher, fulfilled } from '../batching.ts';
 import type { DB } from '../db/schema.ts';
 
 // Idempotency keys (API.md section 3). A key is scoped to its caller and kept 24 hours. The stored
@@ -51,15 +52,58 @@ export function createIdempotencyStore(db: Kysely<DB>, pepper: string) {
     return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
   };
 
-  async function tryInsert(request: IdempotencyRequest, now: Date): Promise<boolean> {
+  const keyOf = (request: { scope: string; key: string }) => `${request.scope}\n${request.key}`;
+
+  /** Takes many fresh keys with one INSERT; true for each taken (false: the key exists already). */
+  async function insertMany(requests: IdempotencyRequest[], now: Date): Promise<boolean[]> {
+    // A key twice in one batch: the first takes it, the second finds it taken.
+    const unique = new Map<string, IdempotencyRequest>();
+    for (const request of requests) if (!unique.has(keyOf(request))) unique.set(keyOf(request), request);
     const inserted = await db
       .insertInto('idempotency_keys')
-      .values({ scope: request.scope, key: request.key, ...freshState(request, now) })
+      .values(
+        [...unique.values()].map((request) => ({
+          scope: request.scope,
+          key: request.key,
+          ...freshState(request, now),
+        })),
+      )
       .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
-      .returning('key')
-      .executeTakeFirst();
-    return inserted !== undefined;
+      .returning(['scope', 'key'])
+      .execute();
+    const taken = new Set(inserted.map(keyOf));
+    return requests.map((request) => taken.delete(keyOf(request)));
   }
+
+  // Nearly every POST takes a fresh key and stores its response: both are batched across requests.
+  const inserts = createBatcher(
+    async (items: Array<{ request: IdempotencyRequest; now: Date }>) =>
+      (
+        await insertMany(
+          items.map((i) => i.request),
+          items[0]!.now,
+        )
+      ).map(fulfilled),
+    { batchMax: 200 },
+  );
+  const completions = createBatcher(
+    async (items: Array<{ request: IdempotencyRequest; response: StoredResponse }>) => {
+      const rows = items.map(
+        ({ request, response }) =>
+          sql`(${request.scope}::text, ${request.key}::uuid, ${response.status}::integer, ${seal(response.body)}::text)`,
+      );
+      await sql`
+        update idempotency_keys as k
+        set state = 'done', response_status = v.status, response_body = v.body
+        from (values ${sql.join(rows)}) as v(scope, key, status, body)
+        where k.scope = v.scope and k.key = v.key`.execute(db);
+      return items.map(() => fulfilled(undefined));
+    },
+    { batchMax: 200 },
+  );
+
+  const tryInsert = (request: IdempotencyRequest, now: Date): Promise<boolean> =>
+    inserts.add({ request, now });
 
   return {
     async begin(request: IdempotencyRequest, now: Date): Promise<BeginResult> {
@@ -106,12 +150,7 @@ export function createIdempotencyStore(db: Kysely<DB>, pepper: string) {
     },
 
     async complete(request: IdempotencyRequest, response: StoredResponse): Promise<void> {
-      await db
-        .updateTable('idempotency_keys')
-        .set({ state: 'done', response_status: response.status, response_body: seal(response.body) })
-        .where('scope', '=', request.scope)
-        .where('key', '=', request.key)
-        .execute();
+      await completions.add({ request, response });
     },
 
     /** A 5xx is not stored: the key is released and the client may retry with it. */

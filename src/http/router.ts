@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate } from '../auth/sessions.ts';
+import { createAuthenticator } from '../auth/sessions.ts';
 import type { Context } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { AnyOperation, Caller } from '../operation.ts';
@@ -72,10 +72,15 @@ export function registerOperations(
   idempotency: IdempotencyStore,
 ): void {
   const names = new Set<string>();
+  const authenticate = createAuthenticator(() => ({
+    db: ctx.db,
+    clock: ctx.clock,
+    adminPhones: ctx.adminPhones,
+  }));
   for (const op of operations) {
     if (names.has(op.name)) throw new Error(`operation ${op.name} is declared twice`);
     names.add(op.name);
-    registerOperation(app, ctx, op, idempotency);
+    registerOperation(app, ctx, op, idempotency, authenticate);
   }
 }
 
@@ -84,6 +89,7 @@ function registerOperation(
   ctx: Context,
   op: AnyOperation,
   idempotency: IdempotencyStore,
+  authenticate: (accessToken: string) => Promise<Caller | null>,
 ): void {
   const isPost = op.method === 'POST';
   const success = z.object({ success: z.literal(true), data: op.output });
@@ -114,10 +120,7 @@ function registerOperation(
       request.caller = null;
       if (op.auth === 'public') return;
       const token = bearerToken(request);
-      const caller =
-        token === null
-          ? null
-          : await authenticate({ db: ctx.db, clock: ctx.clock, adminPhones: ctx.adminPhones }, token);
+      const caller = token === null ? null : await authenticate(token);
       if (caller === null) {
         return sendError(
           reply,

@@ -8,7 +8,11 @@ import { AppError } from '../errors.ts';
  * accounts Tier 2. Throws 403 KYC_TIER_REQUIRED with details.requiredTier.
  */
 export async function requireKycTier(db: Kysely<DB>, userId: string, requiredTier: 1 | 2 | 3): Promise<void> {
-  const tier = await kycTierOf(db, userId);
+  requireTier(await kycTierOf(db, userId), requiredTier);
+}
+
+/** The gate itself, for a caller that has read the user's tier already. */
+export function requireTier(tier: number, requiredTier: 1 | 2 | 3): void {
   if (tier < requiredTier) {
     throw new AppError('KYC_TIER_REQUIRED', `this needs KYC tier ${requiredTier} (you have ${tier})`, {
       details: { requiredTier, currentTier: tier },

@@ -2,7 +2,7 @@ import { verifyTransactionPin } from '../auth/pin.ts';
 import type { VtuProviderName } from '../config.ts';
 import type { Context } from '../context.ts';
 import { AppError } from '../errors.ts';
-import { requireKycTier } from '../kyc/guard.ts';
+import { requireTier } from '../kyc/guard.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { defineOperation } from '../operation.ts';
 import {
@@ -13,7 +13,7 @@ import {
 } from '../providers/vtu/vtu-provider.ts';
 import { vtuDeps } from './deps.ts';
 import { localPhone, networkOfPhone } from './prefixes.ts';
-import { retailPrice } from './pricing.ts';
+import { applyMarkup } from './pricing.ts';
 import * as s from './purchase-schemas.ts';
 import { acceptPurchase, findPurchase, listPurchases, type PurchaseOrder } from './purchases.ts';
 
@@ -31,11 +31,13 @@ const routed = (ctx: Context, service: VtuService): { name: VtuProviderName; pro
 
 /** Tier 1 and the PIN, in that order, before anything about the purchase itself is looked at. */
 async function authorise(ctx: Context, userId: string, pin: string): Promise<void> {
-  await requireKycTier(ctx.db, userId, 1);
+  const buyer = await ctx.purchaseReads.buyer(userId);
+  requireTier(buyer?.kyc_tier ?? 0, 1);
   await verifyTransactionPin(
     { db: ctx.db, clock: ctx.clock, pepper: ctx.config.secrets.pepper },
     userId,
     pin,
+    buyer,
   );
 }
 
@@ -100,7 +102,10 @@ async function priced(
   provider: VtuProviderName,
   wholesaleKobo: bigint,
 ): Promise<{ wholesaleKobo: bigint; markupKobo: bigint; retailKobo: bigint }> {
-  const { retailKobo, markupKobo } = await retailPrice(ctx.db, { service, provider, wholesaleKobo });
+  const { retailKobo, markupKobo } = applyMarkup(
+    await ctx.purchaseReads.markup(service, provider),
+    wholesaleKobo,
+  );
   return { wholesaleKobo, markupKobo, retailKobo };
 }
 
