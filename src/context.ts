@@ -44,7 +44,7 @@ import { SANDBOX_SOCIAL_API_KEY, sandboxSocialPath } from './sandbox/vtu/social.
 import { createPurchaseBatches, type PurchaseBatches } from './vtu/batches.ts';
 import { type Catalogue, createCatalogue } from './vtu/catalogue.ts';
 import { vtuDeps } from './vtu/deps.ts';
-import { createPurchaseReads, type PurchaseReads } from './vtu/purchase-reads.ts';
+import { createPurchaseReads, type PurchaseFacts } from './vtu/purchase-reads.ts';
 import { dispatchesEnded } from './vtu/purchases.ts';
 import { subscribePurchasesToFunding } from './vtu/subscribers.ts';
 
@@ -82,7 +82,7 @@ export type Context = {
   /** The group commit of purchases: acceptances, claims and settlements, many per transaction. */
   purchaseBatches: PurchaseBatches;
   /** What every purchase reads before its debit, batched the same way. */
-  purchaseReads: PurchaseReads;
+  purchaseReads: (userId: string) => Promise<PurchaseFacts>;
   adminPhones: ReadonlySet<string>;
   /** The service's own public base URL; known only after listen when PORT is 0. */
   baseUrl: { current: string };

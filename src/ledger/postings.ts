@@ -191,7 +191,7 @@ async function postInTransaction(trx: Transaction<DB>, request: PostingRequest, 
 }
 
 /**
- * Posts many movements in the caller's transaction with five statements whatever their number (the
+ * Posts many movements in the caller's transaction with three statements whatever their number (the
  * group commit of purchases and their settlements, src/batching.ts). Each is decided on its own, in
  * the order given, exactly as post() would one after the other: one refused for want of funds, for an
  * unknown account or a reference posted with other content leaves nothing behind and does not touch
@@ -205,19 +205,29 @@ export async function postBatch(
   trx: Transaction<DB>,
   requests: PostingRequest[],
   now: Date,
+  options: {
+    /**
+     * The caller knows no posting carries these references yet (made just now, or derived from a
+     * row it holds locked in a state that has posted nothing): the read of earlier postings is
+     * skipped. Should one exist after all, the unique index refuses it and the batch fails whole.
+     */
+    referencesUnposted?: boolean;
+  } = {},
 ): Promise<BatchResults<Posting>> {
   for (const request of requests) validate(request);
   if (requests.length === 0) return [];
   const hashes = requests.map(contentHash);
   const nets = requests.map(netInLockOrder);
+  const earlier =
+    options.referencesUnposted === true
+      ? []
+      : await trx
+          .selectFrom('ledger_transactions')
+          .select(['id', 'reference', 'content_hash'])
+          .where('reference', 'in', [...new Set(requests.map((r) => r.reference))])
+          .execute();
   const posted = new Map(
-    (
-      await trx
-        .selectFrom('ledger_transactions')
-        .select(['id', 'reference', 'content_hash'])
-        .where('reference', 'in', [...new Set(requests.map((r) => r.reference))])
-        .execute()
-    ).map((row) => [row.reference, { id: row.id as bigint | null, hash: row.content_hash }]),
+    earlier.map((row) => [row.reference, { id: row.id as bigint | null, hash: row.content_hash }]),
   );
   const accounts = new Map(
     (
@@ -267,43 +277,41 @@ export async function postBatch(
       : [{ request, hash: hashes[i]!, decision }];
   });
   if (fresh.length > 0) {
-    // No ON CONFLICT: a reference posted by a concurrent transaction since the read above fails the
-    // whole batch (which its caller retries item by item), rather than shifting the ids returned.
-    const ids = await trx
-      .insertInto('ledger_transactions')
-      .values(
-        fresh.map(({ request, hash }) => ({
-          reference: request.reference,
-          description: request.description,
-          content_hash: hash,
-          metadata: JSON.stringify(request.metadata ?? {}),
-          created_at: now,
-        })),
-      )
-      .returning(['id', 'reference'])
-      .execute();
-    for (const row of ids) posted.get(row.reference)!.id = row.id;
     const deltas = new Map<bigint, bigint>();
     for (const { decision } of fresh)
       for (const e of decision.entries) deltas.set(e.id, (deltas.get(e.id) ?? 0n) + e.amount);
-    await sql`
-      update ledger_accounts as a set balance = a.balance + v.delta
-      from (values ${sql.join([...deltas].map(([id, delta]) => sql`(${id}::bigint, ${delta}::bigint)`))}) as v(id, delta)
-      where a.id = v.id`.execute(trx);
-    await trx
-      .insertInto('ledger_entries')
-      .values(
-        fresh.flatMap(({ request, decision }) =>
-          decision.entries.map((e) => ({
-            transaction_id: posted.get(request.reference)!.id!,
-            account_id: e.id,
-            amount: e.amount,
-            balance_after: e.after,
-            created_at: now,
-          })),
-        ),
+    // One statement writes the transactions, the balances and the entries. No ON CONFLICT: a
+    // reference posted by a concurrent transaction since the read above fails the whole batch (which
+    // its caller retries item by item) rather than posting it twice.
+    const written = await sql<{ id: bigint; reference: string }>`
+      with tx as (
+        insert into ledger_transactions (reference, description, content_hash, metadata, created_at)
+        values ${sql.join(
+          fresh.map(
+            ({ request, hash }) =>
+              sql`(${request.reference}, ${request.description}, ${hash}, ${JSON.stringify(request.metadata ?? {})}::jsonb, ${now}::timestamptz)`,
+          ),
+        )}
+        returning id, reference
+      ), balances as (
+        update ledger_accounts as a set balance = a.balance + v.delta
+        from (values ${sql.join([...deltas].map(([id, delta]) => sql`(${id}::bigint, ${delta}::bigint)`))}) as v(id, delta)
+        where a.id = v.id
+      ), entries as (
+        insert into ledger_entries (transaction_id, account_id, amount, balance_after, created_at)
+        select tx.id, e.account_id, e.amount, e.balance_after, ${now}::timestamptz
+        from (values ${sql.join(
+          fresh.flatMap(({ request, decision }) =>
+            decision.entries.map(
+              (e) =>
+                sql`(${request.reference}::text, ${e.id}::bigint, ${e.amount}::bigint, ${e.after}::bigint)`,
+            ),
+          ),
+        )}) as e(reference, account_id, amount, balance_after)
+        join tx on tx.reference = e.reference
       )
-      .execute();
+      select id, reference from tx`.execute(trx);
+    for (const row of written.rows) posted.get(row.reference)!.id = row.id;
   }
   return requests.map((request, i) => {
     const decision = decisions[i]!;

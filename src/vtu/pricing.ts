@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import type { Kysely } from 'kysely';
-import { createLoader } from '../batching.ts';
 import type { Clock } from '../clock.ts';
 import type { VtuProviderName, VtuServiceName } from '../config.ts';
 import type { DB } from '../db/schema.ts';
@@ -65,42 +64,6 @@ export async function markupFor(
     .limit(1)
     .executeTakeFirst();
   return row === undefined ? noMarkup : { flatKobo: BigInt(row.flat_kobo), percentBp: row.percent_bp };
-}
-
-/**
- * markupFor, batched: the markups asked for in one turn are read by one query. Purchases price every
- * request, and under load most ask for the same few.
- */
-export function createMarkupLoader(
-  db: () => Kysely<DB>,
-): (service: VtuServiceName, provider: VtuProviderName) => Promise<Markup> {
-  const load = createLoader(
-    async (keys: string[]) => {
-      const wanted = keys.map((key) => key.split(':') as [VtuServiceName, VtuProviderName]);
-      const rows = await db()
-        .selectFrom('vtu_markups')
-        .select(['service', 'provider', 'flat_kobo', 'percent_bp'])
-        .where(
-          'service',
-          'in',
-          wanted.map(([service]) => service),
-        )
-        .execute();
-      return new Map(
-        wanted.map(([service, provider]) => {
-          // The provider's own row wins over the service-wide one.
-          const row =
-            rows.find((r) => r.service === service && r.provider === provider) ??
-            rows.find((r) => r.service === service && r.provider === null);
-          const markup =
-            row === undefined ? noMarkup : { flatKobo: BigInt(row.flat_kobo), percentBp: row.percent_bp };
-          return [`${service}:${provider}`, markup];
-        }),
-      );
-    },
-    { batchMax: 100, concurrency: 4 },
-  );
-  return async (service, provider) => (await load(`${service}:${provider}`)) ?? noMarkup;
 }
 
 /**

@@ -14,6 +14,7 @@ import {
 import { vtuDeps } from './deps.ts';
 import { localPhone, networkOfPhone } from './prefixes.ts';
 import { applyMarkup } from './pricing.ts';
+import type { PurchaseFacts } from './purchase-reads.ts';
 import * as s from './purchase-schemas.ts';
 import { acceptPurchase, findPurchase, listPurchases, type PurchaseOrder } from './purchases.ts';
 
@@ -29,9 +30,12 @@ const routed = (ctx: Context, service: VtuService): { name: VtuProviderName; pro
   return { name, provider: ctx.vtuProviders[name] };
 };
 
-/** Tier 1 and the PIN, in that order, before anything about the purchase itself is looked at. */
-async function authorise(ctx: Context, userId: string, pin: string): Promise<void> {
-  const buyer = await ctx.purchaseReads.buyer(userId);
+/**
+ * Tier 1 and the PIN, in that order, before anything about the purchase itself is looked at. Answers
+ * the markups, read in the same step, for pricing the purchase.
+ */
+async function authorise(ctx: Context, userId: string, pin: string): Promise<PurchaseFacts['markupOf']> {
+  const { buyer, markupOf } = await ctx.purchaseReads(userId);
   requireTier(buyer?.kyc_tier ?? 0, 1);
   await verifyTransactionPin(
     { db: ctx.db, clock: ctx.clock, pepper: ctx.config.secrets.pepper },
@@ -39,6 +43,7 @@ async function authorise(ctx: Context, userId: string, pin: string): Promise<voi
     pin,
     buyer,
   );
+  return markupOf;
 }
 
 /** SPEC.md item 5: the number's prefix must belong to the chosen network, before any debit. */
@@ -96,16 +101,13 @@ const upstream = (error: unknown): never => {
   throw error;
 };
 
-async function priced(
-  ctx: Context,
+function priced(
+  markupOf: PurchaseFacts['markupOf'],
   service: VtuService,
   provider: VtuProviderName,
   wholesaleKobo: bigint,
-): Promise<{ wholesaleKobo: bigint; markupKobo: bigint; retailKobo: bigint }> {
-  const { retailKobo, markupKobo } = applyMarkup(
-    await ctx.purchaseReads.markup(service, provider),
-    wholesaleKobo,
-  );
+): { wholesaleKobo: bigint; markupKobo: bigint; retailKobo: bigint } {
+  const { retailKobo, markupKobo } = applyMarkup(markupOf(service, provider), wholesaleKobo);
   return { wholesaleKobo, markupKobo, retailKobo };
 }
 
@@ -123,12 +125,12 @@ export const purchaseOperations = [
     input: s.buyAirtimeInput,
     output: s.vtuTransaction,
     handler: async ({ ctx, caller, input }) => {
-      await authorise(ctx, caller.userId, input.pin);
+      const markupOf = await authorise(ctx, caller.userId, input.pin);
       requireNetwork(input.phone, input.network);
       requireWithin(input.amount, 'airtime', { min: s.airtimeNairaMin, max: s.airtimeNairaMax });
       const face = nairaToKobo(input.amount);
       const { name } = routed(ctx, 'airtime');
-      const price = await priced(ctx, 'airtime', name, face);
+      const price = priced(markupOf, 'airtime', name, face);
       const phone = localPhone(input.phone);
       return buy(ctx, caller.userId, {
         service: 'airtime',
@@ -151,13 +153,13 @@ export const purchaseOperations = [
     input: s.buyDataInput,
     output: s.vtuTransaction,
     handler: async ({ ctx, caller, input }) => {
-      await authorise(ctx, caller.userId, input.pin);
+      const markupOf = await authorise(ctx, caller.userId, input.pin);
       requireNetwork(input.phone, input.network);
       // The cached catalogue: the price checked is the price the user was shown (at most 30 minutes old).
       const { name } = routed(ctx, 'data');
       const plans = await ctx.catalogue.dataPlans(input.network).catch(upstream);
       const plan = chosenPlan(plans, input.plan_id, `${input.network} data`);
-      const price = await priced(ctx, 'data', name, plan.wholesaleKobo);
+      const price = priced(markupOf, 'data', name, plan.wholesaleKobo);
       requireAmount(input.amount, price.retailKobo);
       const phone = localPhone(input.phone);
       return buy(ctx, caller.userId, {
@@ -180,11 +182,11 @@ export const purchaseOperations = [
     input: s.subscribeCableInput,
     output: s.vtuTransaction,
     handler: async ({ ctx, caller, input }) => {
-      await authorise(ctx, caller.userId, input.pin);
+      const markupOf = await authorise(ctx, caller.userId, input.pin);
       const { name } = routed(ctx, 'cable');
       const plans = await ctx.catalogue.cablePlans(input.identifier).catch(upstream);
       const plan = chosenPlan(plans, input.plan_id, input.identifier);
-      const price = await priced(ctx, 'cable', name, plan.wholesaleKobo);
+      const price = priced(markupOf, 'cable', name, plan.wholesaleKobo);
       requireAmount(input.amount, price.retailKobo);
       return buy(ctx, caller.userId, {
         service: 'cable',
@@ -214,11 +216,11 @@ export const purchaseOperations = [
     input: s.buyElectricityInput,
     output: s.vtuTransaction,
     handler: async ({ ctx, caller, input }) => {
-      await authorise(ctx, caller.userId, input.pin);
+      const markupOf = await authorise(ctx, caller.userId, input.pin);
       requireWithin(input.amount, 'electricity purchase', { min: s.electricityNairaMin });
       const { name } = routed(ctx, 'electricity');
       const face = nairaToKobo(input.amount);
-      const price = await priced(ctx, 'electricity', name, face);
+      const price = priced(markupOf, 'electricity', name, face);
       return buy(ctx, caller.userId, {
         service: 'electricity',
         provider: name,
@@ -246,10 +248,10 @@ export const purchaseOperations = [
     input: s.fundBetInput,
     output: s.vtuTransaction,
     handler: async ({ ctx, caller, input }) => {
-      await authorise(ctx, caller.userId, input.pin);
+      const markupOf = await authorise(ctx, caller.userId, input.pin);
       const { name } = routed(ctx, 'betting');
       const face = nairaToKobo(input.amount);
-      const price = await priced(ctx, 'betting', name, face);
+      const price = priced(markupOf, 'betting', name, face);
       return buy(ctx, caller.userId, {
         service: 'betting',
         provider: name,
@@ -276,7 +278,7 @@ export const purchaseOperations = [
     input: s.buyEducationPinInput,
     output: s.vtuTransaction,
     handler: async ({ ctx, caller, input }) => {
-      await authorise(ctx, caller.userId, input.pin);
+      const markupOf = await authorise(ctx, caller.userId, input.pin);
       if (input.exam === 'jamb' && input.profile_id === undefined) {
         throw new AppError('VALIDATION_ERROR', 'profile_id is required for jamb', {
           details: { field: 'profile_id' },
@@ -292,7 +294,7 @@ export const purchaseOperations = [
           details: { field: 'variation' },
         });
       }
-      const price = await priced(ctx, 'education', name, item.wholesaleKobo * BigInt(input.quantity));
+      const price = priced(markupOf, 'education', name, item.wholesaleKobo * BigInt(input.quantity));
       requireAmount(input.amount, price.retailKobo);
       const phone = localPhone(input.phone);
       return buy(ctx, caller.userId, {

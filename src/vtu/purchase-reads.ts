@@ -3,32 +3,42 @@ import type { PinState } from '../auth/pin.ts';
 import { createLoader } from '../batching.ts';
 import type { VtuProviderName, VtuServiceName } from '../config.ts';
 import type { DB } from '../db/schema.ts';
-import { createMarkupLoader, type Markup } from './pricing.ts';
+import { type Markup, noMarkup } from './pricing.ts';
 
-// What every purchase reads before its debit (its buyer's tier and PIN state, the markup of its
-// service), batched: under load the purchases arriving together share one query for each.
+// What every purchase reads before its debit, its buyer's tier and PIN state and the markups, in one
+// batched step: under load the purchases arriving together share one query for their buyers and one
+// for the markups (a table of a few dozen rows at most: one per service, and per provider).
 
 export type Buyer = PinState & { kyc_tier: number };
 
-export type PurchaseReads = {
+export type PurchaseFacts = {
   /** The buyer's tier and PIN columns as they are now; undefined for no such user. */
-  buyer(userId: string): Promise<Buyer | undefined>;
-  markup(service: VtuServiceName, provider: VtuProviderName): Promise<Markup>;
+  buyer: Buyer | undefined;
+  /** The markup of a service sold through a provider: the provider's own row wins over the service's. */
+  markupOf(service: VtuServiceName, provider: VtuProviderName): Markup;
 };
 
-export function createPurchaseReads(db: () => Kysely<DB>): PurchaseReads {
-  const buyer = createLoader(
-    async (ids: string[]) =>
-      new Map(
-        (
-          await db()
-            .selectFrom('users')
-            .select(['id', 'kyc_tier', 'pin_hash', 'pin_failed_count', 'pin_locked_until'])
-            .where('id', 'in', ids)
-            .execute()
-        ).map(({ id, ...row }) => [id, row]),
-      ),
+export function createPurchaseReads(db: () => Kysely<DB>): (userId: string) => Promise<PurchaseFacts> {
+  const load = createLoader(
+    async (ids: string[]) => {
+      const [buyers, markups] = await Promise.all([
+        db()
+          .selectFrom('users')
+          .select(['id', 'kyc_tier', 'pin_hash', 'pin_failed_count', 'pin_locked_until'])
+          .where('id', 'in', ids)
+          .execute(),
+        db().selectFrom('vtu_markups').select(['service', 'provider', 'flat_kobo', 'percent_bp']).execute(),
+      ]);
+      const markupOf = (service: VtuServiceName, provider: VtuProviderName): Markup => {
+        const row =
+          markups.find((m) => m.service === service && m.provider === provider) ??
+          markups.find((m) => m.service === service && m.provider === null);
+        return row === undefined ? noMarkup : { flatKobo: BigInt(row.flat_kobo), percentBp: row.percent_bp };
+      };
+      const byId = new Map(buyers.map(({ id, ...buyer }) => [id, buyer]));
+      return new Map(ids.map((id) => [id, { buyer: byId.get(id), markupOf }]));
+    },
     { batchMax: 200, concurrency: 4 },
   );
-  return { buyer, markup: createMarkupLoader(db) };
+  return async (userId) => (await load(userId))!;
 }

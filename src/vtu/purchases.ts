@@ -80,6 +80,8 @@ export async function acceptPurchases(
         metadata: { purchaseId: row.id, service: row.service, provider: row.provider },
       })),
       now,
+      // Each reference was made just now, at random.
+      { referencesUnposted: true },
     );
     const accepted = rows.filter((_, i) => debits[i]!.status === 'fulfilled');
     const recorded =

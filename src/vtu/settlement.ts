@@ -119,7 +119,8 @@ export async function settleLocked(
   // The postings last, for the system accounts' row locks are held from them to the commit. Neither a
   // settlement nor a refund can be refused (they draw on vtu_in_flight, a system account): a refusal
   // is a bug, and the whole batch rolls back.
-  for (const posted of await postBatch(trx, postings, now)) {
+  // Each purchase was locked processing, so its settlement and its refund are not posted yet.
+  for (const posted of await postBatch(trx, postings, now, { referencesUnposted: true })) {
     if (posted.status === 'rejected') throw posted.reason;
   }
   return results;

@@ -80,6 +80,22 @@ describe('ledger batch postings', () => {
     assert.ok((await checkLedger(ledger.db)).ok);
   });
 
+  it('told the references are unposted, fails whole (moving nothing) when one was posted after all', async () => {
+    const user = await createUser(ledger.db);
+    await topUp(user, 10_000n);
+    const first = transfer(uniqueReference('vtu'), wallet(user), vtuInFlight, 1_000n, 'airtime');
+    await post(ledger.db, first, now());
+    const other = transfer(uniqueReference('vtu'), wallet(user), vtuInFlight, 2_000n, 'airtime');
+    await assert.rejects(
+      ledger.db
+        .transaction()
+        .execute((trx) => postBatch(trx, [other, first], now(), { referencesUnposted: true })),
+      /duplicate key|unique/,
+    );
+    assert.equal(await balanceOf(ledger.db, wallet(user)), 9_000n, 'only the first posting moved money');
+    assert.deepEqual(await entriesOf(ledger.db, other.reference), []);
+  });
+
   it('refuses a posting to an account that does not exist and posts the rest', async () => {
     const user = await createUser(ledger.db);
     await topUp(user, 1_000n);
