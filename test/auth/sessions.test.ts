@@ -214,6 +214,21 @@ describe('sessions', () => {
       assertUnauthenticated(await refresh(tokens.refreshToken), 'the refresh token');
     });
 
+    it('judges each token presented at the same moment on its own (tokens are looked up in batches)', async () => {
+      const users = await Promise.all([signIn(world), signIn(world), signIn(world)]);
+      ok(await post(world, 'signOut', {}, { token: users[1]!.accessToken }));
+      const answers = await Promise.all([
+        ...users.map((u) => getMe(u.accessToken)),
+        getMe(users[0]!.accessToken),
+        getMe('x'.repeat(43)),
+      ]);
+      assert.equal(ok(answers[0]!).id, users[0]!.userId);
+      assertUnauthenticated(answers[1]!, 'the signed-out token beside live ones');
+      assert.equal(ok(answers[2]!).id, users[2]!.userId);
+      assert.equal(ok(answers[3]!).id, users[0]!.userId, 'one token twice in a batch');
+      assertUnauthenticated(answers[4]!, 'an unknown token beside live ones');
+    });
+
     it('needs a bearer token and takes no fields', async () => {
       assertUnauthenticated(await post(world, 'signOut', {}), 'signOut without a token');
       const me = await signIn(world);

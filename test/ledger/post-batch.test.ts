@@ -41,6 +41,16 @@ describe('ledger batch postings', () => {
   const outcome = (r: PromiseSettledResult<{ created: boolean }>) =>
     r.status === 'fulfilled' ? (r.value.created ? 'created' : 'repeated') : (r.reason as Error).name;
 
+  /** A user with ₦100 less ₦10 already posted (`first`), and a ₦20 debit not posted yet (`fresh`). */
+  async function postedOnce() {
+    const user = await createUser(ledger.db);
+    await topUp(user, 10_000n);
+    const first = transfer(uniqueReference('vtu'), wallet(user), vtuInFlight, 1_000n, 'airtime');
+    await post(ledger.db, first, now());
+    const fresh = transfer(uniqueReference('vtu'), wallet(user), vtuInFlight, 2_000n, 'airtime');
+    return { user, first, fresh };
+  }
+
   it('decides each posting in order on the balances the earlier ones left, refusing only those that do not fit', async () => {
     const user = await createUser(ledger.db);
     await topUp(user, 2_500n);
@@ -63,11 +73,7 @@ describe('ledger batch postings', () => {
   });
 
   it('answers a reference posted before (or earlier in the batch) as repeated, and other content as a conflict', async () => {
-    const user = await createUser(ledger.db);
-    await topUp(user, 10_000n);
-    const first = transfer(uniqueReference('vtu'), wallet(user), vtuInFlight, 1_000n, 'airtime');
-    await post(ledger.db, first, now());
-    const fresh = transfer(uniqueReference('vtu'), wallet(user), vtuInFlight, 2_000n, 'airtime');
+    const { user, first, fresh } = await postedOnce();
     const results = await batch([
       first,
       fresh,
@@ -81,11 +87,7 @@ describe('ledger batch postings', () => {
   });
 
   it('told the references are unposted, fails whole (moving nothing) when one was posted after all', async () => {
-    const user = await createUser(ledger.db);
-    await topUp(user, 10_000n);
-    const first = transfer(uniqueReference('vtu'), wallet(user), vtuInFlight, 1_000n, 'airtime');
-    await post(ledger.db, first, now());
-    const other = transfer(uniqueReference('vtu'), wallet(user), vtuInFlight, 2_000n, 'airtime');
+    const { user, first, fresh: other } = await postedOnce();
     await assert.rejects(
       ledger.db
         .transaction()
