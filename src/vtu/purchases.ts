@@ -162,7 +162,7 @@ function startDispatch(deps: DispatchDeps, id: string): void {
  * queues behind the accepts): under load a new purchase waits for a place before its transaction,
  * so the wait is the client's, on its request, and a purchase accepted is sent at once.
  */
-export const inlineDispatchMax = 64;
+export const inlineDispatchMax = 16;
 
 const dispatchPlaces = (() => {
   let inUse = 0;
