@@ -48,28 +48,40 @@ export function applyMarkup(markup: Markup, wholesaleKobo: bigint): Price {
   return { retailKobo: wholesaleKobo + markupKobo, markupKobo };
 }
 
+type MarkupRow = { service: string; provider: string | null; flat_kobo: bigint | string; percent_bp: number };
+
+/**
+ * The markup that applies to a service sold through a provider, among stored rows: the provider's own
+ * row wins over the service-wide one, and no row at all is no markup.
+ */
+export function markupAmong(
+  rows: readonly MarkupRow[],
+  service: VtuServiceName,
+  provider: VtuProviderName,
+): Markup {
+  const row =
+    rows.find((r) => r.service === service && r.provider === provider) ??
+    rows.find((r) => r.service === service && r.provider === null);
+  return row === undefined ? noMarkup : { flatKobo: BigInt(row.flat_kobo), percentBp: row.percent_bp };
+}
+
 /** The markup that applies to a service sold through a provider. */
 export async function markupFor(
   db: Kysely<DB>,
   service: VtuServiceName,
   provider: VtuProviderName,
 ): Promise<Markup> {
-  const row = await db
+  const rows = await db
     .selectFrom('vtu_markups')
-    .select(['flat_kobo', 'percent_bp', 'provider'])
+    .select(['service', 'provider', 'flat_kobo', 'percent_bp'])
     .where('service', '=', service)
-    .where((eb) => eb.or([eb('provider', '=', provider), eb('provider', 'is', null)]))
-    // The provider's own row first: it wins over the service-wide one.
-    .orderBy('provider', (o) => o.asc().nullsLast())
-    .limit(1)
-    .executeTakeFirst();
-  return row === undefined ? noMarkup : { flatKobo: BigInt(row.flat_kobo), percentBp: row.percent_bp };
+    .execute();
+  return markupAmong(rows, service, provider);
 }
 
 /**
- * What the purchase flow charges for a wholesale price: `retailKobo` to the wallet, of which
- * `markupKobo` is revenue. Pass the transaction handle to read the markup inside the purchase's
- * transaction.
+ * What a wholesale price sells for: `retailKobo` to the wallet, of which `markupKobo` is revenue
+ * (quotePrice; the purchases price with the markups read in their batched checks, purchase-reads.ts).
  */
 export async function retailPrice(
   db: Kysely<DB>,

@@ -3,7 +3,7 @@ import type { PinState } from '../auth/pin.ts';
 import { createLoader } from '../batching.ts';
 import type { VtuProviderName, VtuServiceName } from '../config.ts';
 import type { DB } from '../db/schema.ts';
-import { type Markup, noMarkup } from './pricing.ts';
+import { type Markup, markupAmong } from './pricing.ts';
 
 // What every purchase reads before its debit, its buyer's tier and PIN state and the markups, in one
 // batched step: under load the purchases arriving together share one query for their buyers and one
@@ -29,12 +29,8 @@ export function createPurchaseReads(db: () => Kysely<DB>): (userId: string) => P
           .execute(),
         db().selectFrom('vtu_markups').select(['service', 'provider', 'flat_kobo', 'percent_bp']).execute(),
       ]);
-      const markupOf = (service: VtuServiceName, provider: VtuProviderName): Markup => {
-        const row =
-          markups.find((m) => m.service === service && m.provider === provider) ??
-          markups.find((m) => m.service === service && m.provider === null);
-        return row === undefined ? noMarkup : { flatKobo: BigInt(row.flat_kobo), percentBp: row.percent_bp };
-      };
+      const markupOf = (service: VtuServiceName, provider: VtuProviderName): Markup =>
+        markupAmong(markups, service, provider);
       const byId = new Map(buyers.map(({ id, ...buyer }) => [id, buyer]));
       return new Map(ids.map((id) => [id, { buyer: byId.get(id), markupOf }]));
     },

@@ -84,23 +84,13 @@ export async function acceptPurchases(
       { referencesUnposted: true },
     );
     const accepted = rows.filter((_, i) => debits[i]!.status === 'fulfilled');
-    const recorded =
-      accepted.length === 0
-        ? new Map<string, VtuTransaction>()
-        : new Map(
-            (await trx.insertInto('vtu_transactions').values(accepted).returningAll().execute()).map((r) => [
-              r.id,
-              r,
-            ]),
-          );
-    // The safety net after a crash: one job sends whatever of the batch was not sent by then.
-    await deps.jobs.insert(
-      JOB_VTU_DISPATCH,
-      accepted.length === 0 ? [] : [{ data: { ids: [...recorded.keys()] } }],
-      {
-        db: trx,
-      },
-    );
+    const recorded = new Map<string, VtuTransaction>();
+    if (accepted.length > 0) {
+      for (const row of await trx.insertInto('vtu_transactions').values(accepted).returningAll().execute())
+        recorded.set(row.id, row);
+      // The safety net after a crash: one job sends whatever of the batch was not sent by then.
+      await deps.jobs.insert(JOB_VTU_DISPATCH, [{ data: { ids: [...recorded.keys()] } }], { db: trx });
+    }
     return debits.map((debit, i): PromiseSettledResult<VtuTransactionView> => {
       if (debit.status === 'fulfilled') return fulfilled(toView(recorded.get(rows[i]!.id)!));
       if (!(debit.reason instanceof InsufficientBalanceError)) return debit;
@@ -181,8 +171,12 @@ const dispatchPlaces = (() => {
       if (next !== undefined) next();
       else inUse -= 1;
     },
+    waiting: () => waiting.length,
   };
 })();
+
+/** Purchases checked and waiting for a place, not debited yet (what the bound holds back now). */
+export const purchasesWaitingForAPlace = (): number => dispatchPlaces.waiting();
 
 /** The dispatches this process started after acceptance and has not finished, by purchase id. */
 const dispatching = new Map<string, Promise<void>>();

@@ -65,20 +65,9 @@ export async function settlePurchases(
   });
 }
 
-/** Applies one answer about a purchase, in a transaction of its own. */
-export async function settlePurchase(
-  deps: SettlementDeps,
-  id: string,
-  outcome: PurchaseOutcome | RequeryOutcome,
-): Promise<SettleResult> {
-  const [result] = await settlePurchases(deps, [{ id, outcome }]);
-  if (result!.status === 'rejected') throw result!.reason;
-  return result!.value;
-}
-
 /**
- * Settles purchases locked by the caller's transaction (`locked`, by id). Each answer acts only on a
- * purchase still processing; a purchase answered twice in one batch is settled by the first answer.
+ * Settles purchases locked by the caller's transaction (`locked`, by id). The answers apply in order,
+ * each only to a purchase still processing: once one settles a purchase, later ones find it settled.
  */
 export async function settleLocked(
   deps: SettlementDeps,
@@ -118,8 +107,8 @@ export async function settleLocked(
   await publishEvents(deps.jobs, trx, events);
   // The postings last, for the system accounts' row locks are held from them to the commit. Neither a
   // settlement nor a refund can be refused (they draw on vtu_in_flight, a system account): a refusal
-  // is a bug, and the whole batch rolls back.
-  // Each purchase was locked processing, so its settlement and its refund are not posted yet.
+  // is a bug, and the whole batch rolls back. Each purchase was locked while processing, so neither
+  // its settlement nor its refund is posted yet.
   for (const posted of await postBatch(trx, postings, now, { referencesUnposted: true })) {
     if (posted.status === 'rejected') throw posted.reason;
   }

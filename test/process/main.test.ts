@@ -8,6 +8,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../helpers/database.ts';
+import { freePort } from '../helpers/free-port.ts';
 
 // The process as an operator runs it (API.md section 13): `node src/main.ts` and the migrate script
 // as child processes of the pinned node, on PGlite files in a temporary DATA_DIR or, when the suite
@@ -86,15 +87,6 @@ function run(script: string, args: string[], env: Record<string, string>): Child
         });
       }),
   };
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  assert.ok(address !== null && typeof address === 'object');
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return address.port;
 }
 
 async function tempDir(): Promise<string> {

@@ -3,7 +3,6 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
@@ -21,6 +20,7 @@ import type { VtuTransactionView } from '../../src/vtu/purchases.ts';
 import { purchasePostings } from '../../src/vtu/settlement.ts';
 import { advanceClock } from '../auth/support.ts';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../helpers/database.ts';
+import { freePort } from '../helpers/free-port.ts';
 import { createWorld, ok, post, type Reachable, signIn, type World } from '../helpers/world.ts';
 import { PIN } from './purchase-support.ts';
 
@@ -467,15 +467,6 @@ async function spawnService(env: Record<string, string>): Promise<ServiceProcess
     throw error;
   }
   return service;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  assert.ok(address !== null && typeof address === 'object');
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return address.port;
 }
 
 // ---- Between the service and its providers ----

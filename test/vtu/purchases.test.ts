@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { sql } from 'kysely';
 import { userBalances } from '../../src/ledger/accounts.ts';
 import { checkLedger } from '../../src/ledger/check.ts';
 import { VtuProviderError, VtuRefusedLocally } from '../../src/providers/vtu/vtu-provider.ts';
-import { dispatchEnded, inlineDispatchMax } from '../../src/vtu/purchases.ts';
+import { dispatchEnded, inlineDispatchMax, purchasesWaitingForAPlace } from '../../src/vtu/purchases.ts';
 import { onPostgres } from '../helpers/database.ts';
+import { until } from '../helpers/until.ts';
 import { createWorld, failure, get, ok, post, signIn, type World } from '../helpers/world.ts';
 import { userAtTier } from '../kyc/kyc-support.ts';
 import { advanceClock, bought, buyCall, buyer, current, PIN } from './purchase-support.ts';
@@ -31,6 +31,10 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
   });
 
   const wallet = async (userId: string) => (await userBalances(world.ctx.db, userId)).wallet;
+  /** How many purchases the user has on record, whatever their status. */
+  const recorded = async (userId: string) =>
+    (await world.ctx.db.selectFrom('vtu_transactions').select('id').where('user_id', '=', userId).execute())
+      .length;
   /** Read from the database: after hours on the sandbox clock the buyer's access token has expired. */
   const statusOf = async (id: string) =>
     (
@@ -289,15 +293,6 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       assert.equal(await wallet(rich.userId), 500_000n);
     });
     it('PIN_NOT_SET, PIN_LOCKED after 5 wrong PINs, ABOVE_MAXIMUM, VALIDATION_ERROR: nothing charged or recorded', async () => {
-      const recorded = async (userId: string) =>
-        (
-          await world.ctx.db
-            .selectFrom('vtu_transactions')
-            .select('id')
-            .where('user_id', '=', userId)
-            .execute()
-        ).length;
-
       // Tier 1, but no PIN set yet.
       const noPin = await userAtTier(world, 1);
       const notSet = failure(
@@ -500,12 +495,10 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
         buyCall(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 100 }),
       );
       await allPlacesTaken;
-      const accepted = await world.ctx.db
-        .selectFrom('vtu_transactions')
-        .select('id')
-        .where('user_id', '=', user.userId)
-        .execute();
-      assert.equal(accepted.length, inlineDispatchMax, 'the rest wait, not yet debited');
+      // The other four have passed their checks and wait for a place: only then is "not debited"
+      // evidence that the bound holds them, rather than that they have not arrived yet.
+      await until(() => purchasesWaitingForAPlace() === 4, 'four purchases waiting for a place');
+      assert.equal(await recorded(user.userId), inlineDispatchMax, 'the rest wait, not yet debited');
       assert.equal(await wallet(user.userId), 5_000_000n - BigInt(inlineDispatchMax) * 10_000n);
       open();
       const answers = await Promise.all(buys);
@@ -532,9 +525,6 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       assert.equal(failure(refused).code, 'INSUFFICIENT_FUNDS');
     // ₦300 paid for exactly three ₦100 purchases: the balance is exact, and never went below zero.
     assert.equal(await wallet(user.userId), 0n);
-    const { rows } = await sql<{ n: number }>`
-      select count(*)::int as n from vtu_transactions where user_id = ${user.userId}
-    `.execute(world.ctx.db);
-    assert.equal(rows[0]?.n, 3);
+    assert.equal(await recorded(user.userId), 3);
   });
 });
