@@ -113,7 +113,12 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
     app.swagger(),
   );
 
-  registerOperations(app, ctx, operations, createIdempotencyStore(ctx.db, ctx.config.secrets.pepper));
+  registerOperations(
+    app,
+    ctx,
+    operations,
+    createIdempotencyStore(ctx.db, ctx.config.secrets.pepper, ctx.database.turn),
+  );
   registerDocumentRoute(app, {
     db: ctx.db,
     clock: ctx.clock,

@@ -30,6 +30,12 @@ export type BatcherOptions = {
    * where running an item twice is not safe.
    */
   retryAlone?: boolean;
+  /**
+   * Awaited before each batch is cut (see `databaseTurn`): on a database that runs one statement at
+   * a time, a batch cut at once would only queue behind the work ahead of it, while the calls that
+   * arrive meanwhile wait for the batch after. With a turn there is one batch at a time.
+   */
+  turn?: (() => Promise<void>) | undefined;
 };
 
 /**
@@ -63,7 +69,7 @@ export function createBatcher<I, O>(
     }
   }
 
-  const concurrency = options.concurrency ?? 1;
+  const concurrency = options.turn !== undefined ? 1 : (options.concurrency ?? 1);
   const runningBatches = new Set<Promise<void>>();
   let starting = false;
 
@@ -73,7 +79,9 @@ export function createBatcher<I, O>(
     starting = true;
     // After this turn's I/O, so the requests read in the same turn join the batch. PGlite answers
     // synchronously: without this pause every batch would be of one.
-    setImmediate(() => {
+    setImmediate(async () => {
+      // A turn that fails (the database closed) leaves the batch to fail on its own statements.
+      await options.turn?.().catch(() => undefined);
       starting = false;
       const batch = waiting.slice(0, options.batchMax);
       waiting = waiting.slice(batch.length);

@@ -79,6 +79,34 @@ describe('createBatcher', () => {
     assert.deepEqual(batches, [[1], [2]]);
   });
 
+  it('with a turn, the batch is cut only once the turn comes, taking what arrived meanwhile', async () => {
+    let giveTurn!: () => void;
+    const turns: Array<Promise<void>> = [new Promise((r) => (giveTurn = r))];
+    const { run, batches } = doubling();
+    // Even with concurrency asked for: one database turn at a time means one batch at a time.
+    const batcher = createBatcher(run, {
+      batchMax: 10,
+      concurrency: 4,
+      turn: () => turns.shift() ?? Promise.resolve(),
+    });
+    const first = batcher.add(1);
+    await new Promise((r) => setImmediate(r));
+    const meanwhile = [2, 3].map((n) => batcher.add(n));
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(batches, [], 'nothing runs before the turn');
+    giveTurn();
+    assert.deepEqual(await Promise.all([first, ...meanwhile]), [2, 4, 6]);
+    assert.deepEqual(batches, [[1, 2, 3]]);
+  });
+
+  it('with a turn that fails, the batch still runs and answers for itself', async () => {
+    const batcher = createBatcher(doubling().run, {
+      batchMax: 10,
+      turn: () => Promise.reject(new Error('database closed')),
+    });
+    assert.equal(await batcher.add(5), 10);
+  });
+
   it('drained waits for what is queued and running', async () => {
     let release!: () => void;
     const { run } = doubling({ holdFirst: new Promise((r) => (release = r)) });

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { createLoader } from '../batching.ts';
 import type { Clock } from '../clock.ts';
+import type { Database } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
@@ -154,11 +155,13 @@ export async function callersOf(
  */
 export function createAuthenticator(
   deps: () => Deps & { adminPhones: ReadonlySet<string> },
+  turn: Database['turn'],
 ): (accessToken: string) => Promise<Caller | null> {
   // Reads only: several batches may run at once on a pool.
   const load = createLoader((hashes: string[]) => callersOf(deps(), hashes), {
     batchMax: 200,
     concurrency: 4,
+    turn,
   });
   return async (accessToken) => (await load(sha256Hex(accessToken))) ?? null;
 }

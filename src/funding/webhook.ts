@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { createBatcher, fulfilled } from '../batching.ts';
+import { type BatcherOptions, createBatcher, fulfilled } from '../batching.ts';
 import { newId } from '../ids.ts';
 import type { FundingDeps } from './service.ts';
 
@@ -141,7 +141,7 @@ export async function storePaymentEvents(deps: StoreDeps, rawBodies: Buffer[]): 
  */
 export function createPaymentEventInbox(
   deps: StoreDeps,
-  options: { batchMax: number },
+  options: Pick<BatcherOptions, 'batchMax' | 'turn'>,
 ): { store(rawBody: Buffer): Promise<StoredEvent>; drained(): Promise<void> } {
   const batcher = createBatcher<Buffer, StoredEvent>(
     async (bodies) => (await storePaymentEvents(deps, bodies)).map(fulfilled),

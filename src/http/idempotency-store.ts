@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import { createBatcher, fulfilled } from '../batching.ts';
+import type { Database } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 
 // Idempotency keys (API.md section 3). A key is scoped to its caller and kept 24 hours. The stored
@@ -36,7 +37,7 @@ const freshState = (request: IdempotencyRequest, now: Date) => ({
   expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_SECONDS * 1000),
 });
 
-export function createIdempotencyStore(db: Kysely<DB>, pepper: string) {
+export function createIdempotencyStore(db: Kysely<DB>, pepper: string, turn: Database['turn']) {
   const aesKey = Buffer.from(hkdfSync('sha256', pepper, 'billrail', 'idempotency-response', 32));
 
   const seal = (plain: string): string => {
@@ -84,7 +85,7 @@ export function createIdempotencyStore(db: Kysely<DB>, pepper: string) {
           items[0]!.now,
         )
       ).map(fulfilled),
-    { batchMax: 200 },
+    { batchMax: 200, turn },
   );
   const completions = createBatcher(
     async (items: Array<{ request: IdempotencyRequest; response: StoredResponse }>) => {
@@ -99,7 +100,7 @@ export function createIdempotencyStore(db: Kysely<DB>, pepper: string) {
         where k.scope = v.scope and k.key = v.key`.execute(db);
       return items.map(() => fulfilled(undefined));
     },
-    { batchMax: 200 },
+    { batchMax: 200, turn },
   );
 
   const tryInsert = (request: IdempotencyRequest, now: Date): Promise<boolean> =>

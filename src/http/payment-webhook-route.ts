@@ -19,7 +19,10 @@ export const paymentWebhookPath = '/api/public/payments/webhook/payment';
 const inboxBatchMax = 64;
 
 export function registerPaymentWebhookRoute(app: FastifyInstance, ctx: Context): void {
-  const inbox = createPaymentEventInbox({ db: ctx.db, clock: ctx.clock }, { batchMax: inboxBatchMax });
+  const inbox = createPaymentEventInbox(
+    { db: ctx.db, clock: ctx.clock },
+    { batchMax: inboxBatchMax, turn: ctx.database.turn },
+  );
 
   void app.register(async (scope) => {
     // In this scope only: every content type is read as raw bytes, for the signature is over them.

@@ -72,11 +72,10 @@ export function registerOperations(
   idempotency: IdempotencyStore,
 ): void {
   const names = new Set<string>();
-  const authenticate = createAuthenticator(() => ({
-    db: ctx.db,
-    clock: ctx.clock,
-    adminPhones: ctx.adminPhones,
-  }));
+  const authenticate = createAuthenticator(
+    () => ({ db: ctx.db, clock: ctx.clock, adminPhones: ctx.adminPhones }),
+    ctx.database.turn,
+  );
   for (const op of operations) {
     if (names.has(op.name)) throw new Error(`operation ${op.name} is declared twice`);
     names.add(op.name);

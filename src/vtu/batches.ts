@@ -1,4 +1,5 @@
 import { type Batcher, createBatcher } from '../batching.ts';
+import type { Database } from '../db/database.ts';
 import { type Claim, claimPurchases, type DispatchDeps } from './dispatch.ts';
 import { type AcceptRequest, acceptPurchases, type VtuTransactionView } from './purchases.ts';
 import { type PurchaseAnswer, type SettleResult, settlePurchases } from './settlement.ts';
@@ -23,8 +24,8 @@ export type PurchaseBatches = {
 export const purchaseBatchMax = 100;
 
 /** One per context; the deps are read when each batch runs (the job queue exists only later). */
-export function createPurchaseBatches(deps: () => DispatchDeps): PurchaseBatches {
-  const options = { batchMax: purchaseBatchMax };
+export function createPurchaseBatches(deps: () => DispatchDeps, turn: Database['turn']): PurchaseBatches {
+  const options = { batchMax: purchaseBatchMax, turn };
   const accept = createBatcher((requests: AcceptRequest[]) => acceptPurchases(deps(), requests), options);
   // Claims touch no shared row: a claim waiting on one purchase's row lock (a settlement of it in
   // progress) must not hold up every other send of the process.

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { PinState } from '../auth/pin.ts';
 import { createLoader } from '../batching.ts';
 import type { VtuProviderName, VtuServiceName } from '../config.ts';
+import type { Database } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import { type Markup, markupAmong } from './pricing.ts';
 
@@ -18,7 +19,10 @@ export type PurchaseFacts = {
   markupOf(service: VtuServiceName, provider: VtuProviderName): Markup;
 };
 
-export function createPurchaseReads(db: () => Kysely<DB>): (userId: string) => Promise<PurchaseFacts> {
+export function createPurchaseReads(
+  db: () => Kysely<DB>,
+  turn: Database['turn'],
+): (userId: string) => Promise<PurchaseFacts> {
   const load = createLoader(
     async (ids: string[]) => {
       const [buyers, markups] = await Promise.all([
@@ -34,7 +38,7 @@ export function createPurchaseReads(db: () => Kysely<DB>): (userId: string) => P
       const byId = new Map(buyers.map(({ id, ...buyer }) => [id, buyer]));
       return new Map(ids.map((id) => [id, { buyer: byId.get(id), markupOf }]));
     },
-    { batchMax: 200, concurrency: 4 },
+    { batchMax: 200, concurrency: 4, turn },
   );
   return async (userId) => (await load(userId))!;
 }
