@@ -1,4 +1,11 @@
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createSecretKey,
+  hkdfSync,
+  randomBytes,
+} from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import { createBatcher, fulfilled } from '../batching.ts';
 import type { Database } from '../db/database.ts';
@@ -38,7 +45,10 @@ const freshState = (request: IdempotencyRequest, now: Date) => ({
 });
 
 export function createIdempotencyStore(db: Kysely<DB>, pepper: string, turn: Database['turn']) {
-  const aesKey = Buffer.from(hkdfSync('sha256', pepper, 'billrail', 'idempotency-response', 32));
+  // A key object made once: a raw key given to every cipher is prepared again each time.
+  const aesKey = createSecretKey(
+    Buffer.from(hkdfSync('sha256', pepper, 'billrail', 'idempotency-response', 32)),
+  );
 
   const seal = (plain: string): string => {
     const iv = randomBytes(12);

@@ -29,6 +29,14 @@ describe('VTpass request ids', () => {
     assert.equal(vtpassRequestId(new Date('2026-06-15T10:05:59Z'), 'x'), '202606151105x');
   });
 
+  it('moves to the next minute on the minute, and back when the clock is set back', () => {
+    // The minute is formatted once per minute (lagosMinute): each call must still read its own clock.
+    assert.equal(vtpassRequestId(new Date('2026-06-15T10:05:00.000Z'), 'x'), '202606151105x');
+    assert.equal(vtpassRequestId(new Date('2026-06-15T10:05:59.999Z'), 'x'), '202606151105x');
+    assert.equal(vtpassRequestId(new Date('2026-06-15T10:06:00.000Z'), 'x'), '202606151106x');
+    assert.equal(vtpassRequestId(fixedNow, 'x'), '202601020030x');
+  });
+
   it('refuses a suffix that VTpass would not take', () => {
     assert.throws(() => vtpassRequestId(fixedNow, ''), RangeError);
     assert.throws(() => vtpassRequestId(fixedNow, 'vtu_1'), RangeError);

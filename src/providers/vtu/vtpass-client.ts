@@ -82,9 +82,17 @@ const lagosTime = new Intl.DateTimeFormat('en-GB', {
 
 /** YYYYMMDDHHmm of the instant in Africa/Lagos, the prefix VTpass requires of every request id. */
 export function lagosMinute(now: Date): string {
-  const parts = Object.fromEntries(lagosTime.formatToParts(now).map((part) => [part.type, part.value]));
-  return `${parts.year}${parts.month}${parts.day}${parts.hour}${parts.minute}`;
+  // Every zone's offset is whole minutes, so the Lagos minute changes only when the UTC one does:
+  // formatted once a minute, not once a request.
+  const utcMinute = Math.floor(now.getTime() / 60_000);
+  if (utcMinute !== lastMinute.utcMinute) {
+    const parts = Object.fromEntries(lagosTime.formatToParts(now).map((part) => [part.type, part.value]));
+    lastMinute = { utcMinute, lagos: `${parts.year}${parts.month}${parts.day}${parts.hour}${parts.minute}` };
+  }
+  return lastMinute.lagos;
 }
+
+let lastMinute = { utcMinute: Number.NaN, lagos: '' };
 
 /** A VTpass request id: now in Lagos to the minute, then the suffix that makes it unique. */
 export function vtpassRequestId(now: Date, suffix: string): string {

@@ -690,11 +690,21 @@ const lagosTime = new Intl.DateTimeFormat('en-GB', {
 
 /** The Lagos wall clock at `now`, to the minute, as if it were UTC (for comparing wall clocks). */
 function lagosWallClock(now: Date): number {
-  const parts = Object.fromEntries(
-    lagosTime.formatToParts(now).map((part) => [part.type, Number(part.value)]),
-  );
-  return Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!);
+  // Every zone's offset is whole minutes: the Lagos minute changes only when the UTC one does.
+  const utcMinute = Math.floor(now.getTime() / 60_000);
+  if (utcMinute !== lastWallClock.utcMinute) {
+    const parts = Object.fromEntries(
+      lagosTime.formatToParts(now).map((part) => [part.type, Number(part.value)]),
+    );
+    lastWallClock = {
+      utcMinute,
+      lagos: Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!),
+    };
+  }
+  return lastWallClock.lagos;
 }
+
+let lastWallClock = { utcMinute: Number.NaN, lagos: 0 };
 
 /** Stable digits from a seed, so a request's token and pins read the same on every requery. */
 function digitsFrom(seed: string, length: number): string {
