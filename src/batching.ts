@@ -31,7 +31,7 @@ export type BatcherOptions = {
    */
   retryAlone?: boolean;
   /**
-   * Awaited before each batch is cut (see `databaseTurn`): on a database that runs one statement at
+   * Awaited before each batch is cut (`Database.turn`): on a database that runs one statement at
    * a time, a batch cut at once would only queue behind the work ahead of it, while the calls that
    * arrive meanwhile wait for the batch after. With a turn there is one batch at a time.
    */

@@ -66,14 +66,14 @@ export function createIdempotencyStore(db: Kysely<DB>, pepper: string, turn: Dat
   const keyOf = (request: { scope: string; key: string }) => `${request.scope}\n${request.key}`;
 
   /** Takes many fresh keys with one INSERT; true for each taken (false: the key exists already). */
-  async function insertMany(requests: IdempotencyRequest[], now: Date): Promise<boolean[]> {
+  async function insertMany(items: Array<{ request: IdempotencyRequest; now: Date }>): Promise<boolean[]> {
     // A key twice in one batch: the first takes it, the second finds it taken.
-    const unique = new Map<string, IdempotencyRequest>();
-    for (const request of requests) if (!unique.has(keyOf(request))) unique.set(keyOf(request), request);
+    const unique = new Map<string, { request: IdempotencyRequest; now: Date }>();
+    for (const item of items) if (!unique.has(keyOf(item.request))) unique.set(keyOf(item.request), item);
     const inserted = await db
       .insertInto('idempotency_keys')
       .values(
-        [...unique.values()].map((request) => ({
+        [...unique.values()].map(({ request, now }) => ({
           scope: request.scope,
           key: request.key,
           ...freshState(request, now),
@@ -83,18 +83,13 @@ export function createIdempotencyStore(db: Kysely<DB>, pepper: string, turn: Dat
       .returning(['scope', 'key'])
       .execute();
     const taken = new Set(inserted.map(keyOf));
-    return requests.map((request) => taken.delete(keyOf(request)));
+    return items.map(({ request }) => taken.delete(keyOf(request)));
   }
 
   // Nearly every POST takes a fresh key and stores its response: both are batched across requests.
   const inserts = createBatcher(
     async (items: Array<{ request: IdempotencyRequest; now: Date }>) =>
-      (
-        await insertMany(
-          items.map((i) => i.request),
-          items[0]!.now,
-        )
-      ).map(fulfilled),
+      (await insertMany(items)).map(fulfilled),
     { batchMax: 200, turn },
   );
   const completions = createBatcher(

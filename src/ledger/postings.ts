@@ -246,9 +246,9 @@ export async function postBatch(
     | { kind: 'new'; entries: Array<{ id: bigint; amount: bigint; after: bigint }> }
     | { kind: 'done' };
   const decisions: Array<Decision | Error> = requests.map((request, i) => {
-    const earlier = posted.get(request.reference);
-    if (earlier !== undefined) {
-      return earlier.hash === hashes[i] ? { kind: 'done' } : new ReferenceConflictError(request.reference);
+    const before = posted.get(request.reference);
+    if (before !== undefined) {
+      return before.hash === hashes[i] ? { kind: 'done' } : new ReferenceConflictError(request.reference);
     }
     const net = nets[i]!;
     const unknown = net.find(([code]) => !accounts.has(code));

@@ -10,7 +10,13 @@ import {
 } from '../providers/vtu/vtu-provider.ts';
 import type { PurchaseBatches } from './batches.ts';
 import { type FloatDecision, type FloatDeps, floatDecisions, reserve } from './float.ts';
-import { alertStuck, type SettlementDeps, type SettleResult, type VtuTransaction } from './settlement.ts';
+import {
+  alertStuck,
+  firstRequeryAfterSeconds,
+  type SettlementDeps,
+  type SettleResult,
+  type VtuTransaction,
+} from './settlement.ts';
 
 // Sending a purchase to its provider, and finding out what became of it. The provider is called at
 // most once per purchase: dispatch claims the row (sent_at) in one conditional UPDATE before the
@@ -29,9 +35,6 @@ export type DispatchDeps = SettlementDeps & {
   /** The group commit of claims and settlements (batches.ts), one per context. */
   batches: PurchaseBatches;
 };
-
-/** When a purchase whose answer never came is first requeried (the call's own timeout comes first). */
-const firstRequeryAfterSeconds = 60;
 
 /** The request stored with a purchase, as the adapter takes it. */
 export function purchaseRequestOf(purchase: VtuTransaction): PurchaseRequest {

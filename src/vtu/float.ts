@@ -2,7 +2,13 @@ import { sql } from 'kysely';
 import { type FundingDestination, recordFundingTransfer, sendFundingTransfer } from '../funding/transfers.ts';
 import type { PaymentProvider } from '../providers/payments/payment-provider.ts';
 import type { VtuProvider } from '../providers/vtu/vtu-provider.ts';
-import { lockPurchase, type SettlementDeps, settleLocked, type VtuTransaction } from './settlement.ts';
+import {
+  firstRequeryAfterSeconds,
+  lockPurchase,
+  type SettlementDeps,
+  settleLocked,
+  type VtuTransaction,
+} from './settlement.ts';
 
 // Just-in-time funding of the providers' floats (SPEC.md item 3, issue 5 item 8). Before a purchase
 // is sent, its provider's balance is read; when it would not cover the purchase (with what this
@@ -114,10 +120,10 @@ async function topUpFor(
       }));
     await trx
       .updateTable('vtu_transactions')
-      // Checked again by the requery runner in a minute, should the settlement be missed.
+      // Checked again by the requery runner, should the settlement be missed.
       .set({
         funding_reference: reference,
-        next_requery_at: new Date(now.getTime() + 60_000),
+        next_requery_at: new Date(now.getTime() + firstRequeryAfterSeconds * 1000),
         updated_at: now,
       })
       .where('id', '=', purchase.id)

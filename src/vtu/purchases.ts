@@ -9,7 +9,7 @@ import { koboToNaira } from '../money.ts';
 import { vtpassRequestId } from '../providers/vtu/vtpass-client.ts';
 import type { PurchaseRequest, VtuService } from '../providers/vtu/vtu-provider.ts';
 import { type DispatchDeps, dispatchPurchase, JOB_VTU_DISPATCH } from './dispatch.ts';
-import { purchasePostings, type VtuTransaction } from './settlement.ts';
+import { firstRequeryAfterSeconds, purchasePostings, type VtuTransaction } from './settlement.ts';
 
 // Accepting a purchase (SPEC.md "What the service does" 2, API.md section 5): after the caller's
 // checks (schema, auth, Tier 1, PIN, recipient, price), one database transaction debits the wallet
@@ -126,7 +126,7 @@ function purchaseRow(userId: string, order: PurchaseOrder, now: Date) {
     markup: order.markupKobo,
     status: 'processing' as const,
     // Picked up by the requery runner should both the inline dispatch and its job be lost.
-    next_requery_at: new Date(now.getTime() + 60_000),
+    next_requery_at: new Date(now.getTime() + firstRequeryAfterSeconds * 1000),
     created_at: now,
     updated_at: now,
   };

@@ -27,6 +27,12 @@ export const purchasePostings = {
   refund: (reference: string) => `vtu:${reference}:refund`,
 };
 
+/**
+ * When the requery runner first looks at a purchase: one whose answer never came (the call's own
+ * timeout comes first), or one whose inline dispatch, job or top-up settlement was lost.
+ */
+export const firstRequeryAfterSeconds = 60;
+
 /** Seconds before each requery of a purchase still pending or unknown; the last repeats. */
 export const requeryDelaysSeconds = [15, 30, 60, 120, 300, 600, 1800, 3600] as const;
 

@@ -33,9 +33,12 @@ describe('the database turn on PGlite', () => {
     const queued = database.pglite!.query('select 2').then(() => order.push('statement'));
     await new Promise((resolve) => setImmediate(resolve));
     const turn = database.turn!().then(() => order.push('turn'));
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    assert.deepEqual(order, [], 'nothing passes an open transaction');
+    // Many event-loop turns, not a time: a turn that did not wait would have come by then.
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    // Committed whatever the assertion says, so that a failure fails rather than hangs.
+    const passedEarly = [...order];
     commit();
+    assert.deepEqual(passedEarly, [], 'nothing passes an open transaction');
     await Promise.all([transaction, queued, turn]);
     assert.deepEqual(order, ['transaction', 'statement', 'turn']);
   });
