@@ -45,7 +45,6 @@ import { createPurchaseBatches, type PurchaseBatches } from './vtu/batches.ts';
 import { type Catalogue, createCatalogue } from './vtu/catalogue.ts';
 import { vtuDeps } from './vtu/deps.ts';
 import { createPurchaseReads, type PurchaseFacts } from './vtu/purchase-reads.ts';
-import { dispatchesEnded } from './vtu/purchases.ts';
 import { subscribePurchasesToFunding } from './vtu/subscribers.ts';
 
 // The composition root: the one place that builds the database, the job queue, the clock and every
@@ -214,7 +213,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       batchMax: paymentEventBatchMax,
       logger,
     }),
-    purchaseBatches: createPurchaseBatches(() => vtuDeps(ctx), database.turn),
+    purchaseBatches: createPurchaseBatches(() => vtuDeps(ctx), database.turn, config.vtu.sendsMax),
     purchaseReads: createPurchaseReads(() => ctx.db, database.turn),
     adminPhones,
     baseUrl,
@@ -234,7 +233,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   }
   ctx.close = async () => {
     // A purchase being sent finishes (or times out) and is settled before the database goes.
-    await dispatchesEnded();
+    await ctx.purchaseBatches.sends.allEnded();
     await ctx.purchaseBatches.drained();
     await ctx.paymentEvents.drainNow();
     await ctx.jobs.stop();

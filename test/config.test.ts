@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config.ts';
+import { ConfigError, loadConfig, sendsMaxOnPglite, sendsMaxOnPostgres } from '../src/config.ts';
 
 // loadConfig is the only reader of the environment (API.md section 13): defaults, refusals, and a
 // one-line message that names the variable at fault.
@@ -68,6 +68,7 @@ describe('loadConfig', () => {
     assert.deepEqual(config.adminPhones, []);
     assert.equal(config.rateLimitPerMinute, 120);
     assert.equal(config.runWorker, true);
+    assert.equal(config.vtu.sendsMax, sendsMaxOnPglite);
   });
 
   it('keeps the sandbox on in test and treats blank variables as unset', () => {
@@ -112,6 +113,9 @@ describe('loadConfig', () => {
     });
     assert.equal(config.vtu.social.koboPerUsd, 160_000n);
     assert.equal(config.vtu.timeoutMs, 15_000);
+    // PostgreSQL runs the claims and settlements of many sends side by side: a larger bound.
+    assert.equal(config.vtu.sendsMax, sendsMaxOnPostgres);
+    assert.equal(loadConfig({ VTU_SENDS_MAX: '24' }).vtu.sendsMax, 24);
     assert.equal(config.http.port, 8080);
     assert.equal(config.http.host, '0.0.0.0');
     assert.equal(config.database.url, 'postgres://user@db.internal:5432/billrail');
@@ -156,6 +160,7 @@ describe('loadConfig', () => {
     assertRefused({ DATA_FUNDING_ACCOUNT: '0123456789' }, 'DATA_FUNDING_ACCOUNT');
     assertRefused({ DATA_PROVIDER_NETWORK_IDS: 'mtn=one' }, 'DATA_PROVIDER_NETWORK_IDS');
     assertRefused({ VTU_TIMEOUT_MS: '10' }, 'VTU_TIMEOUT_MS');
+    assertRefused({ VTU_SENDS_MAX: '0' }, 'VTU_SENDS_MAX');
     assertRefused({ SOCIAL_KOBO_PER_USD: '0' }, 'SOCIAL_KOBO_PER_USD');
     assertRefused({ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL');
   });

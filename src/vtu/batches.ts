@@ -2,6 +2,7 @@ import { type Batcher, createBatcher } from '../batching.ts';
 import type { Database } from '../db/database.ts';
 import { type Claim, claimPurchases, type DispatchDeps } from './dispatch.ts';
 import { type AcceptRequest, acceptPurchases, type VtuTransactionView } from './purchases.ts';
+import { createInlineSends, type InlineSends } from './sends.ts';
 import { type PurchaseAnswer, type SettleResult, settlePurchases } from './settlement.ts';
 
 // The group commit of purchases (src/batching.ts): the purchases accepted, claimed for sending and
@@ -13,6 +14,8 @@ export type PurchaseBatches = {
   accept: Batcher<AcceptRequest, VtuTransactionView>;
   claim: Batcher<string, Claim>;
   settle: Batcher<PurchaseAnswer, SettleResult>;
+  /** The purchases sent right after acceptance, bounded. */
+  sends: InlineSends;
   /** Resolves when no batch is waiting or running (graceful shutdown). */
   drained(): Promise<void>;
 };
@@ -24,7 +27,11 @@ export type PurchaseBatches = {
 export const purchaseBatchMax = 100;
 
 /** One per context; the deps are read when each batch runs (the job queue exists only later). */
-export function createPurchaseBatches(deps: () => DispatchDeps, turn: Database['turn']): PurchaseBatches {
+export function createPurchaseBatches(
+  deps: () => DispatchDeps,
+  turn: Database['turn'],
+  sendsMax: number,
+): PurchaseBatches {
   const options = { batchMax: purchaseBatchMax, turn };
   const accept = createBatcher((requests: AcceptRequest[]) => acceptPurchases(deps(), requests), options);
   // Claims touch no shared row: a claim waiting on one purchase's row lock (a settlement of it in
@@ -35,6 +42,7 @@ export function createPurchaseBatches(deps: () => DispatchDeps, turn: Database['
     accept,
     claim,
     settle,
+    sends: createInlineSends(sendsMax),
     async drained() {
       await accept.drained();
       await claim.drained();

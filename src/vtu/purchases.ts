@@ -14,8 +14,8 @@ import { firstRequeryAfterSeconds, purchasePostings, type VtuTransaction } from 
 // Accepting a purchase (SPEC.md "What the service does" 2, API.md section 5): after the caller's
 // checks (schema, auth, Tier 1, PIN, recipient, price), one database transaction debits the wallet
 // into vtu_in_flight, records the purchase as processing and enqueues its dispatch. The purchase is
-// then sent by this process right after commit, so nobody waits on a queue's poll; the job is the
-// safety net that sends it after a crash.
+// then sent by this process right after commit, so nobody waits on a queue's poll (at most
+// config.vtu.sendsMax at once, src/vtu/sends.ts); the job is the safety net that sends it after a crash.
 
 /** A purchase ready to accept: routed, priced and checked. */
 export type PurchaseOrder = {
@@ -41,7 +41,8 @@ export async function acceptPurchase(
   userId: string,
   order: PurchaseOrder,
 ): Promise<VtuTransactionView> {
-  await dispatchPlaces.take();
+  const { sends } = deps.batches;
+  await sends.take();
   let dispatched = false;
   try {
     const accepted = await deps.batches.accept.add({ userId, order });
@@ -49,7 +50,7 @@ export async function acceptPurchase(
     dispatched = true;
     return accepted;
   } finally {
-    if (!dispatched) dispatchPlaces.release();
+    if (!dispatched) sends.release();
   }
 }
 
@@ -134,61 +135,14 @@ function purchaseRow(userId: string, order: PurchaseOrder, now: Date) {
 
 /** Sends an accepted purchase now, in this process; its place is handed on when it ends. */
 function startDispatch(deps: DispatchDeps, id: string): void {
-  const run = dispatchPurchase(deps, id)
-    .then(() => undefined)
-    .catch((error: unknown) =>
-      deps.logger?.error({ err: error, id }, 'purchase dispatch after acceptance failed; its job retries'),
-    )
-    .finally(() => {
-      dispatching.delete(id);
-      dispatchPlaces.release();
-    });
-  dispatching.set(id, run);
-}
-
-/**
- * Purchases this process accepts and sends at once, at most. Accepting faster than purchases can be
- * sent only lengthens every purchase's time in processing (on PGlite's one connection, each send
- * queues behind the accepts): under load a new purchase waits for a place before its transaction,
- * so the wait is the client's, on its request, and a purchase accepted is sent at once.
- */
-export const inlineDispatchMax = 16;
-
-const dispatchPlaces = (() => {
-  let inUse = 0;
-  const waiting: Array<() => void> = [];
-  return {
-    async take(): Promise<void> {
-      if (inUse < inlineDispatchMax) {
-        inUse += 1;
-        return;
-      }
-      // The place is handed over by release, never counted twice.
-      await new Promise<void>((resolve) => waiting.push(resolve));
-    },
-    release(): void {
-      const next = waiting.shift();
-      if (next !== undefined) next();
-      else inUse -= 1;
-    },
-    waiting: () => waiting.length,
-  };
-})();
-
-/** Purchases checked and waiting for a place, not debited yet (what the bound holds back now). */
-export const purchasesWaitingForAPlace = (): number => dispatchPlaces.waiting();
-
-/** The dispatches this process started after acceptance and has not finished, by purchase id. */
-const dispatching = new Map<string, Promise<void>>();
-
-/** Resolves when this process's dispatch of the purchase (if any) has ended. */
-export async function dispatchEnded(id: string): Promise<void> {
-  await dispatching.get(id);
-}
-
-/** Resolves when every dispatch under way in this process has ended (graceful shutdown). */
-export async function dispatchesEnded(): Promise<void> {
-  await Promise.allSettled([...dispatching.values()]);
+  deps.batches.sends.track(
+    id,
+    dispatchPurchase(deps, id).then(
+      () => undefined,
+      (error: unknown) =>
+        deps.logger?.error({ err: error, id }, 'purchase dispatch after acceptance failed; its job retries'),
+    ),
+  );
 }
 
 export type VtuTransactionView = {

@@ -3,7 +3,6 @@ import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import type { DomainEvent } from '../../src/events/domain-events.ts';
 import { checkLedger } from '../../src/ledger/check.ts';
-import { dispatchesEnded } from '../../src/vtu/purchases.ts';
 import { processed, sendWebhook } from '../funding/support.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, ok, type World } from '../helpers/world.ts';
@@ -85,7 +84,7 @@ describeFloat('just-in-time funding of a provider float', '0', (h) => {
     const accepted = ok(
       await buyCall(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 500 }),
     );
-    await dispatchesEnded();
+    await world.ctx.purchaseBatches.sends.allEnded();
     assert.equal((await current(world, user, accepted.id)).status, 'processing', 'waiting for the float');
     const transfers = await fundingTransfers(world);
     assert.equal(transfers.length, 1);
@@ -106,7 +105,7 @@ describeFloat('just-in-time funding of a provider float', '0', (h) => {
         ok(await buyCall(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 100 })),
       ),
     );
-    await dispatchesEnded();
+    await world.ctx.purchaseBatches.sends.allEnded();
     const transfers = (await fundingTransfers(world)).slice(before);
     assert.equal(transfers.length, 1, 'one top-up for the burst');
     await deliverTransferEvent(h(), transfers[0]!.reference, 'transfer.success');
@@ -123,7 +122,7 @@ describeFloat('a float top-up that fails', '1', (h) => {
     const accepted = ok(
       await buyCall(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 500 }),
     );
-    await dispatchesEnded();
+    await world.ctx.purchaseBatches.sends.allEnded();
     const [transfer] = await fundingTransfers(world);
     assert.ok(transfer !== undefined);
     await deliverTransferEvent(h(), transfer.reference, 'transfer.failed');

@@ -3,7 +3,6 @@ import { newId } from '../../src/ids.ts';
 import { systemAccounts, userAccount } from '../../src/ledger/accounts.ts';
 import { post as postLedger } from '../../src/ledger/postings.ts';
 import type { VtuTransactionView } from '../../src/vtu/purchases.ts';
-import { dispatchEnded } from '../../src/vtu/purchases.ts';
 import { ok, post, type SignedIn, type World } from '../helpers/world.ts';
 import { userAtTier } from '../kyc/kyc-support.ts';
 
@@ -51,7 +50,7 @@ export async function bought(
 ): Promise<VtuTransactionView> {
   const accepted = ok(await buyCall(world, user, operation, input));
   assert.equal(accepted.status, 'processing', 'a purchase is accepted as processing');
-  await dispatchEnded(accepted.id);
+  await world.ctx.purchaseBatches.sends.ended(accepted.id);
   return current(world, user, accepted.id);
 }
 

@@ -3,7 +3,6 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { userBalances } from '../../src/ledger/accounts.ts';
 import { checkLedger } from '../../src/ledger/check.ts';
 import { VtuProviderError, VtuRefusedLocally } from '../../src/providers/vtu/vtu-provider.ts';
-import { dispatchEnded, inlineDispatchMax, purchasesWaitingForAPlace } from '../../src/vtu/purchases.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { until } from '../helpers/until.ts';
 import { createWorld, failure, get, ok, post, signIn, type World } from '../helpers/world.ts';
@@ -16,13 +15,16 @@ import { advanceClock, bought, buyCall, buyer, current, PIN } from './purchase-s
 // once), every refusal before a debit, and the money after each path.
 
 /** An MTN number (0803) ending in the given digit. */
+/** A bound on purchases sent at once small enough for a test to fill. */
+const sendsMax = 16;
+
 const mtn = (last: string) => `0803${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}${last}`;
 
 describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
   let world: World;
   before(async () => {
     // A short provider timeout, so the "no answer" digit is an unknown outcome within the test.
-    world = await createWorld({ env: { VTU_TIMEOUT_MS: '300' } });
+    world = await createWorld({ env: { VTU_TIMEOUT_MS: '300', VTU_SENDS_MAX: String(sendsMax) } });
   });
   after(() => world.close());
   afterEach(async () => {
@@ -202,7 +204,7 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
         });
         let finished = 0;
         const attempts = [
-          dispatchEnded(accepted.id),
+          world.ctx.purchaseBatches.sends.ended(accepted.id),
           world.ctx.jobs.runNow('vtu.dispatch', { id: accepted.id }),
           world.ctx.jobs.runNow('vtu.dispatch', { id: accepted.id }),
         ].map((attempt) =>
@@ -470,7 +472,7 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
     });
   });
 
-  it(`at most ${inlineDispatchMax} purchases are sent at once; the next wait before any debit`, async () => {
+  it(`at most ${sendsMax} purchases are sent at once; the next wait before any debit`, async () => {
     const user = await buyer(world, 50_000);
     const bills = world.ctx.vtuProviders.bills;
     const purchase = bills.purchase;
@@ -486,26 +488,29 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
     });
     bills.purchase = async (request) => {
       calls += 1;
-      if (calls === inlineDispatchMax) full();
+      if (calls === sendsMax) full();
       await gate;
       return purchase(request);
     };
     try {
-      const buys = Array.from({ length: inlineDispatchMax + 4 }, () =>
+      const buys = Array.from({ length: sendsMax + 4 }, () =>
         buyCall(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 100 }),
       );
       await allPlacesTaken;
       // The other four have passed their checks and wait for a place: only then is "not debited"
       // evidence that the bound holds them, rather than that they have not arrived yet.
-      await until(() => purchasesWaitingForAPlace() === 4, 'four purchases waiting for a place');
-      assert.equal(await recorded(user.userId), inlineDispatchMax, 'the rest wait, not yet debited');
-      assert.equal(await wallet(user.userId), 5_000_000n - BigInt(inlineDispatchMax) * 10_000n);
+      await until(
+        () => world.ctx.purchaseBatches.sends.waiting() === 4,
+        'four purchases waiting for a place',
+      );
+      assert.equal(await recorded(user.userId), sendsMax, 'the rest wait, not yet debited');
+      assert.equal(await wallet(user.userId), 5_000_000n - BigInt(sendsMax) * 10_000n);
       open();
       const answers = await Promise.all(buys);
       assert.ok(answers.every((a) => a.status === 200));
-      await Promise.all(answers.map((a) => dispatchEnded(ok(a).id)));
-      assert.equal(calls, inlineDispatchMax + 4, 'each sent once');
-      assert.equal(await wallet(user.userId), 5_000_000n - BigInt(inlineDispatchMax + 4) * 10_000n);
+      await Promise.all(answers.map((a) => world.ctx.purchaseBatches.sends.ended(ok(a).id)));
+      assert.equal(calls, sendsMax + 4, 'each sent once');
+      assert.equal(await wallet(user.userId), 5_000_000n - BigInt(sendsMax + 4) * 10_000n);
     } finally {
       open();
       bills.purchase = purchase;
