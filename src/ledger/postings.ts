@@ -191,35 +191,65 @@ async function postInTransaction(trx: Transaction<DB>, request: PostingRequest, 
 }
 
 /**
- * Posts many movements in the caller's transaction with three statements whatever their number (the
- * group commit of purchases and their settlements, src/batching.ts). Each is decided on its own, in
- * the order given, exactly as post() would one after the other: one refused for want of funds, for an
- * unknown account or a reference posted with other content leaves nothing behind and does not touch
- * the rest. A reference already posted with the same content answers created: false.
- *
- * Every account involved is locked first, in post()'s order (user accounts, then system accounts,
- * each by code, compared bytewise as JavaScript does), so a batch and a single posting cannot
- * deadlock; the balances are then decided in memory under those locks.
+ * Posts many movements in the caller's transaction with two or three statements whatever their
+ * number (the group commit of purchases and their settlements, src/batching.ts): decidePostings, then
+ * at once writePostings. Each is decided on its own, in the order given, exactly as post() would one
+ * after the other: one refused for want of funds, for an unknown account or a reference posted with
+ * other content leaves nothing behind and does not touch the rest. A reference already posted with
+ * the same content answers created: false.
  */
 export async function postBatch(
   trx: Transaction<DB>,
   requests: PostingRequest[],
   now: Date,
-  options: {
-    /**
-     * The caller knows no posting carries these references yet (made just now, or derived from a
-     * row it holds locked in a state that has posted nothing): the read of earlier postings is
-     * skipped. Should one exist after all, the unique index refuses it and the batch fails whole.
-     */
-    referencesUnposted?: boolean;
-  } = {},
+  options: DecideOptions = {},
 ): Promise<BatchResults<Posting>> {
+  return writePostings(trx, await decidePostings(trx, requests, now, options));
+}
+
+export type DecideOptions = {
+  /**
+   * The caller knows no posting carries these references yet (made just now, or derived from a
+   * row it holds locked in a state that has posted nothing): the read of earlier postings is
+   * skipped. Should one exist after all, the unique index refuses it and the batch fails whole.
+   */
+  referencesUnposted?: boolean;
+};
+
+type Decision =
+  | { kind: 'new'; entries: Array<{ id: bigint; system: boolean; amount: bigint; after: bigint }> }
+  | { kind: 'done' };
+
+/** Postings decided and not yet written: the accounts that can refuse are locked by now. */
+export type DecidedPostings = {
+  requests: PostingRequest[];
+  hashes: string[];
+  decisions: Array<Decision | Error>;
+  posted: Map<string, { id: bigint | null; hash: string }>;
+  now: Date;
+  /** Whether each posting will be written (or was already): false for a refused one. */
+  accepted: boolean[];
+};
+
+/**
+ * Decides a batch of postings: locks the user accounts involved (which can refuse for want of funds)
+ * in post()'s order and decides every balance in memory under those locks. System accounts cannot
+ * refuse, so they are only read here; writePostings locks them, in the same order, in its one
+ * statement. A caller with writes of its own makes them between the two, so that the system
+ * accounts' rows (purchases in flight, the collections pool: in nearly every posting) are held from
+ * the last statement to the commit and no longer: transactions that share them then overlap.
+ */
+export async function decidePostings(
+  trx: Transaction<DB>,
+  requests: PostingRequest[],
+  now: Date,
+  options: DecideOptions = {},
+): Promise<DecidedPostings> {
   for (const request of requests) validate(request);
-  if (requests.length === 0) return [];
   const hashes = requests.map(contentHash);
   const nets = requests.map(netInLockOrder);
   const earlier =
-    options.referencesUnposted === true
+    options.referencesUnposted === true || requests.length === 0
       ? []
       : await trx
           .selectFrom('ledger_transactions')
@@ -229,23 +259,29 @@ export async function postBatch(
   const posted = new Map(
     earlier.map((row) => [row.reference, { id: row.id as bigint | null, hash: row.content_hash }]),
   );
-  const accounts = new Map(
-    (
-      await trx
-        .selectFrom('ledger_accounts')
-        .select(['id', 'code', 'kind', 'balance'])
-        .where('code', 'in', [...new Set(nets.flatMap((net) => net.map(([code]) => code)))])
-        .orderBy(sql`kind <> 'user'`)
-        .orderBy(sql`code collate "C"`)
-        .forUpdate()
-        .execute()
-    ).map((row) => [row.code, row]),
-  );
+  const codes = [...new Set(nets.flatMap((net) => net.map(([code]) => code)))];
+  const users = codes.filter(isUserAccount);
+  const others = codes.filter((code) => !isUserAccount(code));
+  const none = [''];
+  // One statement: the user accounts locked in post()'s order, the others read without a lock.
+  const read =
+    codes.length === 0
+      ? []
+      : (
+          await sql<{ id: bigint; code: string; kind: string; balance: bigint }>`
+            with locked as materialized (
+              select id, code, kind, balance from ledger_accounts
+              where code = any(${users.length > 0 ? users : none}::text[])
+              order by code collate "C" for update
+            )
+            select * from locked
+            union all
+            select id, code, kind, balance from ledger_accounts
+            where code = any(${others.length > 0 ? others : none}::text[])`.execute(trx)
+        ).rows;
+  const accounts = new Map(read.map((row) => [row.code, row]));
 
-  type Decision =
-    | { kind: 'new'; entries: Array<{ id: bigint; amount: bigint; after: bigint }> }
-    | { kind: 'done' };
-  const decisions: Array<Decision | Error> = requests.map((request, i) => {
+  const decisions = requests.map((request, i): Decision | Error => {
     const before = posted.get(request.reference);
     if (before !== undefined) {
       return before.hash === hashes[i] ? { kind: 'done' } : new ReferenceConflictError(request.reference);
@@ -265,11 +301,33 @@ export async function postBatch(
       entries: net.map(([code, amount]) => {
         const account = accounts.get(code)!;
         account.balance += amount;
-        return { id: account.id, amount, after: account.balance };
+        // A system account's balance after is counted where it is locked (writePostings).
+        return { id: account.id, system: account.kind === 'system', amount, after: account.balance };
       }),
     };
   });
+  return {
+    requests,
+    hashes,
+    decisions,
+    posted,
+    now,
+    accepted: decisions.map((d) => !(d instanceof Error)),
+  };
+}
 
+/**
+ * Writes decided postings with one statement: the transactions, the balances and the entries. The
+ * system accounts are locked there, in post()'s order, and each of their entries gets its balance
+ * after from the balance found under the lock. No ON CONFLICT: a reference posted by a concurrent
+ * transaction since the decision fails the whole batch (which its caller retries item by item)
+ * rather than posting it twice.
+ */
+export async function writePostings(
+  trx: Transaction<DB>,
+  batch: DecidedPostings,
+): Promise<BatchResults<Posting>> {
+  const { requests, hashes, decisions, posted, now } = batch;
   const fresh = requests.flatMap((request, i) => {
     const decision = decisions[i]!;
     return decision instanceof Error || decision.kind !== 'new'
@@ -280,11 +338,16 @@ export async function postBatch(
     const deltas = new Map<bigint, bigint>();
     for (const { decision } of fresh)
       for (const e of decision.entries) deltas.set(e.id, (deltas.get(e.id) ?? 0n) + e.amount);
-    // One statement writes the transactions, the balances and the entries. No ON CONFLICT: a
-    // reference posted by a concurrent transaction since the read above fails the whole batch (which
-    // its caller retries item by item) rather than posting it twice.
+    const systemIds = [
+      ...new Set(fresh.flatMap(({ decision }) => decision.entries.filter((e) => e.system).map((e) => e.id))),
+    ];
+    let position = 0;
     const written = await sql<{ id: bigint; reference: string }>`
-      with tx as (
+      with locked as materialized (
+        select id, balance from ledger_accounts
+        where id = any(${systemIds.length > 0 ? systemIds : [0n]}::bigint[])
+        order by code collate "C" for update
+      ), tx as (
         insert into ledger_transactions (reference, description, content_hash, metadata, created_at)
         values ${sql.join(
           fresh.map(
@@ -296,19 +359,23 @@ export async function postBatch(
       ), balances as (
         update ledger_accounts as a set balance = a.balance + v.delta
         from (values ${sql.join([...deltas].map(([id, delta]) => sql`(${id}::bigint, ${delta}::bigint)`))}) as v(id, delta)
+        left join locked on locked.id = v.id
         where a.id = v.id
       ), entries as (
         insert into ledger_entries (transaction_id, account_id, amount, balance_after, created_at)
-        select tx.id, e.account_id, e.amount, e.balance_after, ${now}::timestamptz
+        select tx.id, e.account_id, e.amount,
+          coalesce(e.balance_after, locked.balance + sum(e.amount) over (partition by e.account_id order by e.position)),
+          ${now}::timestamptz
         from (values ${sql.join(
           fresh.flatMap(({ request, decision }) =>
-            decision.entries.map(
-              (e) =>
-                sql`(${request.reference}::text, ${e.id}::bigint, ${e.amount}::bigint, ${e.after}::bigint)`,
-            ),
+            decision.entries.map((e) => {
+              position += 1;
+              return sql`(${position}::integer, ${request.reference}::text, ${e.id}::bigint, ${e.amount}::bigint, ${e.system ? null : e.after}::bigint)`;
+            }),
           ),
-        )}) as e(reference, account_id, amount, balance_after)
+        )}) as e(position, reference, account_id, amount, balance_after)
         join tx on tx.reference = e.reference
+        left join locked on locked.id = e.account_id
       )
       select id, reference from tx`.execute(trx);
     for (const row of written.rows) posted.get(row.reference)!.id = row.id;

@@ -4,7 +4,7 @@ import { type BatchResults, fulfilled, rejected } from '../batching.ts';
 import { AppError, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { systemAccounts, userAccount } from '../ledger/accounts.ts';
-import { InsufficientBalanceError, postBatch } from '../ledger/postings.ts';
+import { decidePostings, InsufficientBalanceError, writePostings } from '../ledger/postings.ts';
 import { koboToNaira } from '../money.ts';
 import { vtpassRequestId } from '../providers/vtu/vtpass-client.ts';
 import type { PurchaseRequest, VtuService } from '../providers/vtu/vtu-provider.ts';
@@ -60,7 +60,7 @@ export type AcceptRequest = { userId: string; order: PurchaseOrder };
  * Accepts many purchases in one transaction (the group commit, src/batching.ts): the debits are
  * decided one by one in arrival order, as if each had its own transaction, so a wallet that covers
  * two of three purchases accepts the first two; then the accepted purchases are recorded by one
- * INSERT and their dispatch enqueued as one durable job.
+ * INSERT, their dispatch enqueued as one durable job, and their debits written by one statement.
  */
 export async function acceptPurchases(
   deps: DispatchDeps,
@@ -69,7 +69,7 @@ export async function acceptPurchases(
   const now = deps.clock.now();
   const rows = requests.map(({ userId, order }) => purchaseRow(userId, order, now));
   return deps.db.transaction().execute(async (trx) => {
-    const debits = await postBatch(
+    const decided = await decidePostings(
       trx,
       rows.map((row) => ({
         reference: purchasePostings.debit(row.reference),
@@ -84,7 +84,7 @@ export async function acceptPurchases(
       // Each reference was made just now, at random.
       { referencesUnposted: true },
     );
-    const accepted = rows.filter((_, i) => debits[i]!.status === 'fulfilled');
+    const accepted = rows.filter((_, i) => decided.accepted[i]);
     const recorded = new Map<string, VtuTransaction>();
     if (accepted.length > 0) {
       for (const row of await trx.insertInto('vtu_transactions').values(accepted).returningAll().execute())
@@ -92,6 +92,9 @@ export async function acceptPurchases(
       // The safety net after a crash: one job sends whatever of the batch was not sent by then.
       await deps.jobs.insert(JOB_VTU_DISPATCH, [{ data: { ids: [...recorded.keys()] } }], { db: trx });
     }
+    // The debits last: vtu_in_flight, in every purchase's debit and settlement, is locked from here
+    // to the commit only.
+    const debits = await writePostings(trx, decided);
     return debits.map((debit, i): PromiseSettledResult<VtuTransactionView> => {
       if (debit.status === 'fulfilled') return fulfilled(toView(recorded.get(rows[i]!.id)!));
       if (!(debit.reason instanceof InsufficientBalanceError)) return debit;

@@ -4,6 +4,7 @@ import { systemAccounts } from '../../src/ledger/accounts.ts';
 import { checkLedger } from '../../src/ledger/check.ts';
 import {
   InsufficientBalanceError,
+  type Posting,
   type PostingRequest,
   post,
   postBatch,
@@ -69,6 +70,11 @@ describe('ledger batch postings', () => {
       after.map((entries) => entries.find((e) => e.account === wallet(user))?.balanceAfter),
       [1_500n, 500n, 0n],
     );
+    // The system account's balances after are counted under its lock, in the same order.
+    assert.deepEqual(
+      after.map((entries) => entries.find((e) => e.account === vtuInFlight)?.balanceAfter),
+      [inFlight + 1_000n, inFlight + 2_000n, inFlight + 2_500n],
+    );
     assert.ok((await checkLedger(ledger.db)).ok);
   });
 
@@ -131,6 +137,39 @@ describe('ledger batch postings', () => {
       if (r.status === 'rejected') assert.ok(r.reason instanceof InsufficientBalanceError, String(r.reason));
     }
     for (const user of users) assert.equal(await balanceOf(ledger.db, wallet(user)), 0n);
+    assert.ok((await checkLedger(ledger.db)).ok);
+  });
+
+  it('racing batches and single postings into one system account, each entry follows the one before', async () => {
+    const users = await Promise.all(Array.from({ length: 4 }, () => createUser(ledger.db)));
+    for (const user of users) await topUp(user, 100_000n);
+    const start = await balanceOf(ledger.db, vtuInFlight);
+    // Distinct amounts, so that a balance after counted from a stale balance could not pass as another.
+    let amount = 100n;
+    const debit = (user: string) =>
+      transfer(uniqueReference('vtu'), wallet(user), vtuInFlight, (amount += 1n), 'airtime');
+    const batches = Array.from({ length: 12 }, (_, b) =>
+      batch(Array.from({ length: 4 }, (_, i) => debit(users[(b + i) % users.length]!))),
+    );
+    const singles = Array.from({ length: 12 }, (_, i) =>
+      post(ledger.db, debit(users[i % users.length]!), now()),
+    );
+    const batched = (await Promise.all(batches)).flat().map((r) => {
+      assert.equal(r.status, 'fulfilled', 'every debit fits');
+      return (r as PromiseFulfilledResult<Posting>).value.reference;
+    });
+    const references = [...batched, ...(await Promise.all(singles)).map((p) => p.reference)];
+    const entries = (await Promise.all(references.map((reference) => entriesOf(ledger.db, reference))))
+      .flat()
+      .filter((e) => e.account === vtuInFlight)
+      .sort((a, b) => (a.balanceAfter < b.balanceAfter ? -1 : 1));
+    assert.equal(entries.length, 60);
+    let before = start;
+    for (const entry of entries) {
+      assert.equal(entry.balanceAfter - entry.amount, before, 'each entry starts where the one before ended');
+      before = entry.balanceAfter;
+    }
+    assert.equal(before, await balanceOf(ledger.db, vtuInFlight));
     assert.ok((await checkLedger(ledger.db)).ok);
   });
 });
