@@ -145,9 +145,11 @@ describe('ledger batch postings', () => {
     for (const user of users) await topUp(user, 100_000n);
     const start = await balanceOf(ledger.db, vtuInFlight);
     // Distinct amounts, so that a balance after counted from a stale balance could not pass as another.
-    let amount = 100n;
-    const debit = (user: string) =>
-      transfer(uniqueReference('vtu'), wallet(user), vtuInFlight, (amount += 1n), 'airtime');
+    let debits = 0n;
+    const debit = (user: string) => {
+      debits += 1n;
+      return transfer(uniqueReference('vtu'), wallet(user), vtuInFlight, 100n + debits, 'airtime');
+    };
     const batches = Array.from({ length: 12 }, (_, b) =>
       batch(Array.from({ length: 4 }, (_, i) => debit(users[(b + i) % users.length]!))),
     );
