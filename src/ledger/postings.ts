@@ -217,7 +217,11 @@ export type DecideOptions = {
 };
 
 type Decision =
-  | { kind: 'new'; entries: Array<{ id: bigint; system: boolean; amount: bigint; after: bigint }> }
+  | {
+      kind: 'new';
+      /** `after` is null for a system account: its balance is known only under its lock (writePostings). */
+      entries: Array<{ id: bigint; amount: bigint; after: bigint | null }>;
+    }
   | { kind: 'done' };
 
 /** Postings decided and not yet written: the accounts that can refuse are locked by now. */
@@ -262,7 +266,6 @@ export async function decidePostings(
   const codes = [...new Set(nets.flatMap((net) => net.map(([code]) => code)))];
   const users = codes.filter(isUserAccount);
   const others = codes.filter((code) => !isUserAccount(code));
-  const none = [''];
   // One statement: the user accounts locked in post()'s order, the others read without a lock.
   const read =
     codes.length === 0
@@ -271,13 +274,13 @@ export async function decidePostings(
           await sql<{ id: bigint; code: string; kind: string; balance: bigint }>`
             with locked as materialized (
               select id, code, kind, balance from ledger_accounts
-              where code = any(${users.length > 0 ? users : none}::text[])
+              where code = any(${users}::text[])
               order by code collate "C" for update
             )
             select * from locked
             union all
             select id, code, kind, balance from ledger_accounts
-            where code = any(${others.length > 0 ? others : none}::text[])`.execute(trx)
+            where code = any(${others}::text[])`.execute(trx)
         ).rows;
   const accounts = new Map(read.map((row) => [row.code, row]));
 
@@ -300,9 +303,9 @@ export async function decidePostings(
       kind: 'new',
       entries: net.map(([code, amount]) => {
         const account = accounts.get(code)!;
+        if (account.kind === 'system') return { id: account.id, amount, after: null };
         account.balance += amount;
-        // A system account's balance after is counted where it is locked (writePostings).
-        return { id: account.id, system: account.kind === 'system', amount, after: account.balance };
+        return { id: account.id, amount, after: account.balance };
       }),
     };
   });
@@ -339,13 +342,15 @@ export async function writePostings(
     for (const { decision } of fresh)
       for (const e of decision.entries) deltas.set(e.id, (deltas.get(e.id) ?? 0n) + e.amount);
     const systemIds = [
-      ...new Set(fresh.flatMap(({ decision }) => decision.entries.filter((e) => e.system).map((e) => e.id))),
+      ...new Set(
+        fresh.flatMap(({ decision }) => decision.entries.filter((e) => e.after === null).map((e) => e.id)),
+      ),
     ];
     let position = 0;
     const written = await sql<{ id: bigint; reference: string }>`
       with locked as materialized (
         select id, balance from ledger_accounts
-        where id = any(${systemIds.length > 0 ? systemIds : [0n]}::bigint[])
+        where id = any(${systemIds}::bigint[])
         order by code collate "C" for update
       ), tx as (
         insert into ledger_transactions (reference, description, content_hash, metadata, created_at)
@@ -357,6 +362,8 @@ export async function writePostings(
         )}
         returning id, reference
       ), balances as (
+        -- Joined to locked so that the system accounts are locked, in order, before any is updated:
+        -- the order the statement's parts run in is otherwise PostgreSQL's to choose.
         update ledger_accounts as a set balance = a.balance + v.delta
         from (values ${sql.join([...deltas].map(([id, delta]) => sql`(${id}::bigint, ${delta}::bigint)`))}) as v(id, delta)
         left join locked on locked.id = v.id
@@ -370,7 +377,7 @@ export async function writePostings(
           fresh.flatMap(({ request, decision }) =>
             decision.entries.map((e) => {
               position += 1;
-              return sql`(${position}::integer, ${request.reference}::text, ${e.id}::bigint, ${e.amount}::bigint, ${e.system ? null : e.after}::bigint)`;
+              return sql`(${position}::integer, ${request.reference}::text, ${e.id}::bigint, ${e.amount}::bigint, ${e.after}::bigint)`;
             }),
           ),
         )}) as e(position, reference, account_id, amount, balance_after)

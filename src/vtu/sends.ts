@@ -5,8 +5,6 @@
 // and a purchase accepted is sent at once. One per context.
 
 export type InlineSends = {
-  /** Purchases sent at once, at most (config.vtu.sendsMax). */
-  readonly max: number;
   /** Resolves when a place is this caller's; give it back with release(). */
   take(): Promise<void>;
   release(): void;
@@ -25,7 +23,6 @@ export function createInlineSends(max: number): InlineSends {
   const waiting: Array<() => void> = [];
   const running = new Map<string, Promise<void>>();
   const sends: InlineSends = {
-    max,
     async take() {
       if (inUse < max) {
         inUse += 1;

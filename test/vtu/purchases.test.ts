@@ -14,10 +14,10 @@ import { advanceClock, bought, buyCall, buyer, current, PIN } from './purchase-s
 // pending then success, 3 pending then failure, 4 no answer then success on requery, others at
 // once), every refusal before a debit, and the money after each path.
 
-/** An MTN number (0803) ending in the given digit. */
 /** A bound on purchases sent at once small enough for a test to fill. */
 const sendsMax = 16;
 
+/** An MTN number (0803) ending in the given digit. */
 const mtn = (last: string) => `0803${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}${last}`;
 
 describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
