@@ -6,7 +6,9 @@ import type { JobQueue } from '../jobs/queue.ts';
 // approval, notifications to KYC decisions, ...). They are internal only: the service emits no
 // outbound events (SPEC.md "Events"). An event is enqueued as a job inside the transaction that
 // made it true, so it exists exactly when the change committed, and subscribers run in a worker.
-// A job may run more than once, so every subscriber must be idempotent.
+// A job may run more than once, so every subscriber must be idempotent. The events of one group
+// commit (a batch of purchases settled together) share one job, so that a purchase does not cost a
+// job row of its own to insert, fetch, complete and purge.
 
 export type DomainEvent =
   | { type: 'kyc.tier_approved'; userId: string; tier: number; occurredAt: string }
@@ -75,9 +77,25 @@ export const JOB_DOMAIN_EVENT = 'domain-event';
 
 export type EventBus = {
   subscribe<T extends DomainEventType>(type: T, subscriber: Subscriber<T>): void;
-  /** Runs every subscriber of the event's type, in subscription order (the job handler). */
+  /** Runs every subscriber of the event's type, in subscription order. */
   dispatch(event: DomainEvent): Promise<void>;
 };
+
+/** The data of a domain-event job: one event, or the events of one transaction. */
+export type DomainEventJob = DomainEvent | { events: DomainEvent[] };
+
+/**
+ * The job handler: every event of the job, each to its subscribers. One event whose subscriber fails
+ * does not keep the others from theirs; the job then fails and is retried whole (subscribers are
+ * idempotent).
+ */
+export async function dispatchEventJob(bus: EventBus, job: DomainEventJob): Promise<void> {
+  if (!('events' in job)) return bus.dispatch(job);
+  const failures: unknown[] = [];
+  for (const event of job.events) await bus.dispatch(event).catch((error: unknown) => failures.push(error));
+  if (failures.length === 1) throw failures[0];
+  if (failures.length > 1) throw new AggregateError(failures, `${failures.length} domain events failed`);
+}
 
 export function createEventBus(): EventBus {
   const subscribers = new Map<DomainEventType, Array<(event: DomainEvent) => Promise<void>>>();
@@ -102,15 +120,13 @@ export async function publishEvent(
   await jobs.send(JOB_DOMAIN_EVENT, event, { db: trx });
 }
 
-/** Enqueues many events in the caller's transaction, with one statement. */
+/** Enqueues the events of the caller's transaction as one job (none when there are none). */
 export async function publishEvents(
   jobs: JobQueue,
   trx: Transaction<DB>,
   events: DomainEvent[],
 ): Promise<void> {
-  await jobs.insert(
-    JOB_DOMAIN_EVENT,
-    events.map((data) => ({ data })),
-    { db: trx },
-  );
+  if (events.length === 0) return;
+  const data: DomainEventJob = events.length === 1 ? events[0]! : { events };
+  await jobs.send(JOB_DOMAIN_EVENT, data, { db: trx });
 }

@@ -1,6 +1,6 @@
 import { purgeExpiredSessions } from '../auth/sessions.ts';
 import type { Context } from '../context.ts';
-import { type DomainEvent, JOB_DOMAIN_EVENT } from '../events/domain-events.ts';
+import { type DomainEventJob, dispatchEventJob, JOB_DOMAIN_EVENT } from '../events/domain-events.ts';
 import { emailAlert, JOB_ALERT_EMAIL } from '../funding/alerts.ts';
 import {
   dedicatedReconcileDefaults,
@@ -28,14 +28,14 @@ export function jobDefinitions(ctx: Context): JobDefinition[] {
   return [
     {
       // Subscribers are idempotent, so a retry after a failure or a crash is safe, also of a whole
-      // batch. Every purchase and top-up publishes one: fetched 20 at a time, a burst costs a few
-      // queue queries rather than two per event.
+      // batch. Every top-up publishes one, every batch of settled purchases one: fetched 20 at a
+      // time, a burst costs a few queue queries rather than two per event.
       name: JOB_DOMAIN_EVENT,
       batchSize: 20,
       retryLimit: 10,
       retryDelaySeconds: 5,
       expireInSeconds: 300,
-      handler: (data) => ctx.events.dispatch(data as DomainEvent),
+      handler: (data) => dispatchEventJob(ctx.events, data as DomainEventJob),
     },
     {
       // Stored payment webhooks not yet processed. The process that stored them drains them right
