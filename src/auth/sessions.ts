@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { createLoader } from '../batching.ts';
 import type { Clock } from '../clock.ts';
 import type { Database } from '../db/database.ts';
+import { prepared } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
@@ -127,15 +128,12 @@ export async function callersOf(
   deps: Deps & { adminPhones: ReadonlySet<string> },
   tokenHashes: string[],
 ): Promise<Map<string, Caller>> {
-  const rows = await deps.db
-    .selectFrom('access_tokens as a')
-    .innerJoin('sessions as s', 's.id', 'a.session_id')
-    .innerJoin('users as u', 'u.id', 's.user_id')
-    .select(['a.token_hash', 's.id as session_id', 'u.id as user_id', 'u.phone'])
-    .where('a.token_hash', 'in', tokenHashes)
-    .where('a.expires_at', '>', deps.clock.now())
-    .where('s.revoked_at', 'is', null)
-    .execute();
+  // Every authenticated request: prepared once per connection (the hashes go in as one array).
+  const { rows } = await prepared<{ token_hash: string; session_id: string; user_id: string; phone: string }>`
+    select a.token_hash, s.id as session_id, u.id as user_id, u.phone
+    from access_tokens a join sessions s on s.id = a.session_id join users u on u.id = s.user_id
+    where a.token_hash = any(${tokenHashes}::text[]) and a.expires_at > ${deps.clock.now()}::timestamptz
+      and s.revoked_at is null`.execute(deps.db);
   return new Map(
     rows.map((row) => [
       row.token_hash,

@@ -4,6 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config.ts';
+import { preparedName } from './prepared.ts';
 import type { DB } from './schema.ts';
 
 // One Kysely handle over either PGlite (embedded, the default) or a node-postgres pool. Both return
@@ -37,9 +38,27 @@ export type DatabaseOptions = {
   onIdleError?: (error: Error) => void;
 };
 
+/**
+ * A node-postgres client that runs the statements marked `prepared` (prepared.ts) as named prepared
+ * statements: Kysely hands it a text and its values, never a query config.
+ */
+class PreparingClient extends pg.Client {
+  // biome-ignore lint/suspicious/noExplicitAny: node-postgres's query overloads, passed through as given
+  override query(config: any, values?: any, callback?: any): any {
+    const name = typeof config === 'string' && Array.isArray(values) ? preparedName(config) : undefined;
+    if (name === undefined) return super.query(config, values, callback);
+    return super.query({ name, text: config, values }, callback);
+  }
+}
+
 export async function openDatabase(target: DatabaseTarget, options: DatabaseOptions = {}): Promise<Database> {
   if (target.kind === 'postgres') {
     const pool = new pg.Pool({
+      Client: PreparingClient,
+      // A prepared statement is planned for its arguments each time, as an unprepared one is: a plan
+      // cached once for any arguments would be made while a table is young and empty (a sequential
+      // scan), and kept while it grows. Preparing still spares the parse and the text on the wire.
+      options: '-c plan_cache_mode=force_custom_plan',
       connectionString: target.url,
       max: target.poolMax,
       connectionTimeoutMillis: 10_000,

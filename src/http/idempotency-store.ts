@@ -6,9 +6,10 @@ import {
   hkdfSync,
   randomBytes,
 } from 'node:crypto';
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import { createBatcher, fulfilled } from '../batching.ts';
 import type { Database } from '../db/database.ts';
+import { prepared } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 
 // Idempotency keys (API.md section 3). A key is scoped to its caller and kept 24 hours. The stored
@@ -70,18 +71,18 @@ export function createIdempotencyStore(db: Kysely<DB>, pepper: string, turn: Dat
     // A key twice in one batch: the first takes it, the second finds it taken.
     const unique = new Map<string, { request: IdempotencyRequest; now: Date }>();
     for (const item of items) if (!unique.has(keyOf(item.request))) unique.set(keyOf(item.request), item);
-    const inserted = await db
-      .insertInto('idempotency_keys')
-      .values(
-        [...unique.values()].map(({ request, now }) => ({
-          scope: request.scope,
-          key: request.key,
-          ...freshState(request, now),
-        })),
-      )
-      .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
-      .returning(['scope', 'key'])
-      .execute();
+    const fresh = [...unique.values()];
+    const expiry = (now: Date) => new Date(now.getTime() + IDEMPOTENCY_TTL_SECONDS * 1000);
+    // Nearly every POST: one text whatever the batch, prepared once per connection.
+    const { rows: inserted } = await prepared<{ scope: string; key: string }>`
+      insert into idempotency_keys (scope, key, operation, request_hash, state, created_at, expires_at)
+      select k.scope, k.key, k.operation, k.request_hash, 'in_progress', k.created_at, k.expires_at
+      from unnest(${fresh.map((f) => f.request.scope)}::text[], ${fresh.map((f) => f.request.key)}::uuid[],
+        ${fresh.map((f) => f.request.operation)}::text[], ${fresh.map((f) => f.request.requestHash)}::text[],
+        ${fresh.map((f) => f.now)}::timestamptz[], ${fresh.map((f) => expiry(f.now))}::timestamptz[])
+        as k(scope, key, operation, request_hash, created_at, expires_at)
+      on conflict (scope, key) do nothing
+      returning scope, key`.execute(db);
     const taken = new Set(inserted.map(keyOf));
     return items.map(({ request }) => taken.delete(keyOf(request)));
   }
@@ -94,14 +95,12 @@ export function createIdempotencyStore(db: Kysely<DB>, pepper: string, turn: Dat
   );
   const completions = createBatcher(
     async (items: Array<{ request: IdempotencyRequest; response: StoredResponse }>) => {
-      const rows = items.map(
-        ({ request, response }) =>
-          sql`(${request.scope}::text, ${request.key}::uuid, ${response.status}::integer, ${seal(response.body)}::text)`,
-      );
-      await sql`
+      await prepared`
         update idempotency_keys as k
         set state = 'done', response_status = v.status, response_body = v.body
-        from (values ${sql.join(rows)}) as v(scope, key, status, body)
+        from unnest(${items.map((i) => i.request.scope)}::text[], ${items.map((i) => i.request.key)}::uuid[],
+          ${items.map((i) => i.response.status)}::integer[], ${items.map((i) => seal(i.response.body))}::text[])
+          as v(scope, key, status, body)
         where k.scope = v.scope and k.key = v.key`.execute(db);
       return items.map(() => fulfilled(undefined));
     },

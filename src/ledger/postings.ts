@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { type BatchResults, fulfilled, rejected } from '../batching.ts';
+import { prepared } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 import { isUserAccount } from './accounts.ts';
 
@@ -271,7 +272,7 @@ export async function decidePostings(
     codes.length === 0
       ? []
       : (
-          await sql<{ id: bigint; code: string; kind: string; balance: bigint }>`
+          await prepared<{ id: bigint; code: string; kind: string; balance: bigint }>`
             with locked as materialized (
               select id, code, kind, balance from ledger_accounts
               where code = any(${users}::text[])
@@ -346,26 +347,28 @@ export async function writePostings(
         fresh.flatMap(({ decision }) => decision.entries.filter((e) => e.after === null).map((e) => e.id)),
       ),
     ];
-    let position = 0;
-    const written = await sql<{ id: bigint; reference: string }>`
+    const entries = fresh.flatMap(({ request, decision }) =>
+      decision.entries.map((e) => ({ reference: request.reference, ...e })),
+    );
+    // One text whatever the batch (lists go in as arrays): prepared once per connection.
+    const written = await prepared<{ id: bigint; reference: string }>`
       with locked as materialized (
         select id, balance from ledger_accounts
         where id = any(${systemIds}::bigint[])
         order by code collate "C" for update
       ), tx as (
         insert into ledger_transactions (reference, description, content_hash, metadata, created_at)
-        values ${sql.join(
-          fresh.map(
-            ({ request, hash }) =>
-              sql`(${request.reference}, ${request.description}, ${hash}, ${JSON.stringify(request.metadata ?? {})}::jsonb, ${now}::timestamptz)`,
-          ),
-        )}
+        select t.reference, t.description, t.content_hash, t.metadata::jsonb, ${now}::timestamptz
+        from unnest(${fresh.map((f) => f.request.reference)}::text[], ${fresh.map((f) => f.request.description)}::text[],
+          ${fresh.map((f) => f.hash)}::text[], ${fresh.map((f) => JSON.stringify(f.request.metadata ?? {}))}::text[])
+          with ordinality as t(reference, description, content_hash, metadata, position)
+        order by t.position
         returning id, reference
       ), balances as (
         -- Joined to locked so that the system accounts are locked, in order, before any is updated:
         -- the order the statement's parts run in is otherwise PostgreSQL's to choose.
         update ledger_accounts as a set balance = a.balance + v.delta
-        from (values ${sql.join([...deltas].map(([id, delta]) => sql`(${id}::bigint, ${delta}::bigint)`))}) as v(id, delta)
+        from unnest(${[...deltas.keys()]}::bigint[], ${[...deltas.values()]}::bigint[]) as v(id, delta)
         left join locked on locked.id = v.id
         where a.id = v.id
       ), entries as (
@@ -373,14 +376,9 @@ export async function writePostings(
         select tx.id, e.account_id, e.amount,
           coalesce(e.balance_after, locked.balance + sum(e.amount) over (partition by e.account_id order by e.position)),
           ${now}::timestamptz
-        from (values ${sql.join(
-          fresh.flatMap(({ request, decision }) =>
-            decision.entries.map((e) => {
-              position += 1;
-              return sql`(${position}::integer, ${request.reference}::text, ${e.id}::bigint, ${e.amount}::bigint, ${e.after}::bigint)`;
-            }),
-          ),
-        )}) as e(position, reference, account_id, amount, balance_after)
+        from unnest(${entries.map((e) => e.reference)}::text[], ${entries.map((e) => e.id)}::bigint[],
+          ${entries.map((e) => e.amount)}::bigint[], ${entries.map((e) => e.after)}::bigint[])
+          with ordinality as e(reference, account_id, amount, balance_after, position)
         join tx on tx.reference = e.reference
         left join locked on locked.id = e.account_id
       )

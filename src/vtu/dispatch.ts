@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { type BatchResults, fulfilled, rejected } from '../batching.ts';
+import { prepared } from '../db/prepared.ts';
 import {
   type PurchaseOutcome,
   type PurchaseRequest,
@@ -90,14 +91,10 @@ export async function dispatchPurchase(deps: DispatchDeps, id: string): Promise<
  * (the inline dispatch, the durable job, the requery runner) can win for each purchase.
  */
 export async function claimPurchases(deps: DispatchDeps, ids: string[]): Promise<BatchResults<Claim>> {
-  const unsent = await deps.db
-    .selectFrom('vtu_transactions')
-    .selectAll()
-    .where('id', 'in', [...new Set(ids)])
-    .where('status', '=', 'processing')
-    .where('sent_at', 'is', null)
-    .orderBy('id')
-    .execute();
+  const { rows: unsent } = await prepared<VtuTransaction>`
+    select * from vtu_transactions
+    where id = any(${[...new Set(ids)]}::uuid[]) and status = 'processing' and sent_at is null
+    order by id`.execute(deps.db);
   const decided = new Map<string, PromiseSettledResult<FloatDecision>>();
   for (const [name, purchases] of Map.groupBy(unsent, (p) => p.provider)) {
     const provider = providerOf(deps, name);
@@ -120,22 +117,13 @@ export async function claimPurchases(deps: DispatchDeps, ids: string[]): Promise
   try {
     if (toSend.length > 0) {
       const now = deps.clock.now();
-      claimed = await deps.db
-        .updateTable('vtu_transactions')
-        .set({
-          sent_at: now,
-          next_requery_at: new Date(now.getTime() + firstRequeryAfterSeconds * 1000),
-          updated_at: now,
-        })
-        .where(
-          'id',
-          'in',
-          toSend.map((p) => p.id),
-        )
-        .where('status', '=', 'processing')
-        .where('sent_at', 'is', null)
-        .returningAll()
-        .execute();
+      claimed = (
+        await prepared<VtuTransaction>`
+          update vtu_transactions set sent_at = ${now}::timestamptz, updated_at = ${now}::timestamptz,
+            next_requery_at = ${new Date(now.getTime() + firstRequeryAfterSeconds * 1000)}::timestamptz
+          where id = any(${toSend.map((p) => p.id)}::uuid[]) and status = 'processing' and sent_at is null
+          returning *`.execute(deps.db)
+      ).rows;
     }
   } finally {
     const won = new Set(claimed.map((p) => p.id));

@@ -48,7 +48,12 @@ export function applyMarkup(markup: Markup, wholesaleKobo: bigint): Price {
   return { retailKobo: wholesaleKobo + markupKobo, markupKobo };
 }
 
-type MarkupRow = { service: string; provider: string | null; flat_kobo: bigint | string; percent_bp: number };
+export type MarkupRow = {
+  service: string;
+  provider: string | null;
+  flat_kobo: bigint | string;
+  percent_bp: number;
+};
 
 /**
  * The markup that applies to a service sold through a provider, among stored rows: the provider's own

@@ -3,8 +3,9 @@ import type { PinState } from '../auth/pin.ts';
 import { createLoader } from '../batching.ts';
 import type { VtuProviderName, VtuServiceName } from '../config.ts';
 import type { Database } from '../db/database.ts';
+import { prepared } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
-import { type Markup, markupAmong } from './pricing.ts';
+import { type Markup, type MarkupRow, markupAmong } from './pricing.ts';
 
 // What every purchase reads before its debit, its buyer's tier and PIN state and the markups, in one
 // batched step: under load the purchases arriving together share one query for their buyers and one
@@ -26,16 +27,15 @@ export function createPurchaseReads(
   const load = createLoader(
     async (ids: string[]) => {
       const [buyers, markups] = await Promise.all([
-        db()
-          .selectFrom('users')
-          .select(['id', 'kyc_tier', 'pin_hash', 'pin_failed_count', 'pin_locked_until'])
-          .where('id', 'in', ids)
-          .execute(),
-        db().selectFrom('vtu_markups').select(['service', 'provider', 'flat_kobo', 'percent_bp']).execute(),
+        prepared<Buyer & { id: string }>`
+          select id, kyc_tier, pin_hash, pin_failed_count, pin_locked_until from users
+          where id = any(${ids}::uuid[])`.execute(db()),
+        prepared<MarkupRow>`
+          select service, provider, flat_kobo, percent_bp from vtu_markups`.execute(db()),
       ]);
       const markupOf = (service: VtuServiceName, provider: VtuProviderName): Markup =>
-        markupAmong(markups, service, provider);
-      const byId = new Map(buyers.map(({ id, ...buyer }) => [id, buyer]));
+        markupAmong(markups.rows, service, provider);
+      const byId = new Map(buyers.rows.map(({ id, ...buyer }) => [id, buyer]));
       return new Map(ids.map((id) => [id, { buyer: byId.get(id), markupOf }]));
     },
     { batchMax: 200, concurrency: 4, turn },

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { type BatchResults, fulfilled, rejected } from '../batching.ts';
+import { prepared } from '../db/prepared.ts';
+import type { DB } from '../db/schema.ts';
 import { AppError, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { systemAccounts, userAccount } from '../ledger/accounts.ts';
@@ -85,18 +87,18 @@ export async function acceptPurchases(
       { referencesUnposted: true },
     );
     const accepted = rows.filter((_, i) => decided.accepted[i]);
-    const recorded = new Map<string, VtuTransaction>();
     if (accepted.length > 0) {
-      for (const row of await trx.insertInto('vtu_transactions').values(accepted).returningAll().execute())
-        recorded.set(row.id, row);
+      await recordPurchases(trx, accepted, now);
       // The safety net after a crash: one job sends whatever of the batch was not sent by then.
-      await deps.jobs.insert(JOB_VTU_DISPATCH, [{ data: { ids: [...recorded.keys()] } }], { db: trx });
+      await deps.jobs.insert(JOB_VTU_DISPATCH, [{ data: { ids: accepted.map((row) => row.id) } }], {
+        db: trx,
+      });
     }
     // The debits last: vtu_in_flight, in every purchase's debit and settlement, is locked from here
     // to the commit only.
     const debits = await writePostings(trx, decided);
     return debits.map((debit, i): PromiseSettledResult<VtuTransactionView> => {
-      if (debit.status === 'fulfilled') return fulfilled(toView(recorded.get(rows[i]!.id)!));
+      if (debit.status === 'fulfilled') return fulfilled(toView(acceptedRow(rows[i]!)));
       if (!(debit.reason instanceof InsufficientBalanceError)) return debit;
       const naira = koboToNaira(rows[i]!.amount);
       return rejected(
@@ -107,6 +109,8 @@ export async function acceptPurchases(
     });
   });
 }
+
+type PurchaseRow = ReturnType<typeof purchaseRow>;
 
 /** The row of a purchase about to be accepted: processing, its reference made here. */
 function purchaseRow(userId: string, order: PurchaseOrder, now: Date) {
@@ -129,11 +133,41 @@ function purchaseRow(userId: string, order: PurchaseOrder, now: Date) {
     wholesale: order.wholesaleKobo,
     markup: order.markupKobo,
     status: 'processing' as const,
-    // Picked up by the requery runner should both the inline dispatch and its job be lost.
-    next_requery_at: new Date(now.getTime() + firstRequeryAfterSeconds * 1000),
     created_at: now,
     updated_at: now,
   };
+}
+
+/** The row as recorded: nothing delivered, nothing failed yet. */
+const acceptedRow = (row: PurchaseRow): Viewed => ({
+  ...row,
+  token: null,
+  units: null,
+  pins: null,
+  failure_reason: null,
+});
+
+/**
+ * Records accepted purchases, processing, with one statement whose text does not vary with their
+ * number (the columns go in as arrays): prepared once per connection.
+ */
+async function recordPurchases(trx: Transaction<DB>, rows: PurchaseRow[], now: Date): Promise<void> {
+  const column = <K extends keyof PurchaseRow>(key: K) => rows.map((row) => row[key]);
+  // Picked up by the requery runner should both the inline dispatch and its job be lost.
+  const firstRequeryAt = new Date(now.getTime() + firstRequeryAfterSeconds * 1000);
+  await prepared`
+    insert into vtu_transactions (id, user_id, reference, service, provider, network, recipient, request,
+      description, amount, wholesale, markup, status, next_requery_at, created_at, updated_at)
+    select r.id, r.user_id, r.reference, r.service, r.provider, r.network, r.recipient, r.request::jsonb,
+      r.description, r.amount, r.wholesale, r.markup, 'processing', ${firstRequeryAt}::timestamptz,
+      ${now}::timestamptz, ${now}::timestamptz
+    from unnest(${column('id')}::uuid[], ${column('user_id')}::uuid[], ${column('reference')}::text[],
+      ${column('service')}::text[], ${column('provider')}::text[], ${column('network')}::text[],
+      ${column('recipient')}::text[], ${column('request')}::text[], ${column('description')}::text[],
+      ${column('amount')}::bigint[], ${column('wholesale')}::bigint[], ${column('markup')}::bigint[])
+      with ordinality as r(id, user_id, reference, service, provider, network, recipient, request,
+        description, amount, wholesale, markup, position)
+    order by r.position`.execute(trx);
 }
 
 /** Sends an accepted purchase now, in this process; its place is handed on when it ends. */
@@ -167,7 +201,27 @@ export type VtuTransactionView = {
   updatedAt: string;
 };
 
-export function toView(row: VtuTransaction): VtuTransactionView {
+/** The columns a purchase is shown with. */
+type Viewed = Pick<
+  VtuTransaction,
+  | 'id'
+  | 'reference'
+  | 'status'
+  | 'service'
+  | 'provider'
+  | 'network'
+  | 'recipient'
+  | 'amount'
+  | 'token'
+  | 'units'
+  | 'pins'
+  | 'failure_reason'
+  | 'description'
+  | 'created_at'
+  | 'updated_at'
+>;
+
+export function toView(row: Viewed): VtuTransactionView {
   const pins =
     typeof row.pins === 'string' ? (JSON.parse(row.pins) as string[]) : (row.pins as string[] | null);
   return {

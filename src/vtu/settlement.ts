@@ -1,6 +1,7 @@
-import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import { type BatchResults, fulfilled, rejected } from '../batching.ts';
 import type { Clock } from '../clock.ts';
+import { prepared } from '../db/prepared.ts';
 import type { DB, VtuTransactionsTable } from '../db/schema.ts';
 import { type DomainEvent, publishEvents } from '../events/domain-events.ts';
 import { raiseAlert } from '../funding/alerts.ts';
@@ -59,13 +60,9 @@ export async function settlePurchases(
   answers: PurchaseAnswer[],
 ): Promise<BatchResults<SettleResult>> {
   return deps.db.transaction().execute(async (trx) => {
-    const rows = await trx
-      .selectFrom('vtu_transactions')
-      .selectAll()
-      .where('id', 'in', [...new Set(answers.map((a) => a.id))])
-      .orderBy('id')
-      .forUpdate()
-      .execute();
+    const { rows } = await prepared<VtuTransaction>`
+      select * from vtu_transactions where id = any(${[...new Set(answers.map((a) => a.id))]}::uuid[])
+      order by id for update`.execute(trx);
     const locked = new Map(rows.map((row) => [row.id, row]));
     return settleLocked(deps, trx, answers, locked);
   });
@@ -173,20 +170,22 @@ function nextState(
 const jsonText = (value: unknown): string | null =>
   value === null ? null : typeof value === 'string' ? value : JSON.stringify(value);
 
-/** Writes the settled columns of many locked purchases with one statement. */
+/** Writes the settled columns of many locked purchases with one statement, prepared once per connection. */
 async function writeStates(trx: Transaction<DB>, purchases: VtuTransaction[]): Promise<void> {
-  const rows = purchases.map(
-    (p) => sql`(${p.id}::uuid, ${p.status}::text, ${p.provider_reference}::text, ${p.token}::text,
-      ${p.units}::text, ${jsonText(p.pins)}::jsonb, ${p.failure_reason}::text, ${p.next_requery_at}::timestamptz,
-      ${p.requery_attempts}::integer, ${p.updated_at}::timestamptz, ${p.completed_at}::timestamptz)`,
-  );
-  await sql`
+  const column = <T>(of: (p: VtuTransaction) => T) => purchases.map(of);
+  await prepared`
     update vtu_transactions as t set
       status = v.status, provider_reference = v.provider_reference, token = v.token, units = v.units,
-      pins = v.pins, failure_reason = v.failure_reason, next_requery_at = v.next_requery_at,
+      pins = v.pins::jsonb, failure_reason = v.failure_reason, next_requery_at = v.next_requery_at,
       requery_attempts = v.requery_attempts, updated_at = v.updated_at, completed_at = v.completed_at
-    from (values ${sql.join(rows)}) as v(id, status, provider_reference, token, units, pins,
-      failure_reason, next_requery_at, requery_attempts, updated_at, completed_at)
+    from unnest(${column((p) => p.id)}::uuid[], ${column((p) => p.status)}::text[],
+      ${column((p) => p.provider_reference)}::text[], ${column((p) => p.token)}::text[],
+      ${column((p) => p.units)}::text[], ${column((p) => jsonText(p.pins))}::text[],
+      ${column((p) => p.failure_reason)}::text[], ${column((p) => p.next_requery_at)}::timestamptz[],
+      ${column((p) => p.requery_attempts)}::integer[], ${column((p) => p.updated_at)}::timestamptz[],
+      ${column((p) => p.completed_at)}::timestamptz[])
+      as v(id, status, provider_reference, token, units, pins, failure_reason, next_requery_at,
+        requery_attempts, updated_at, completed_at)
     where t.id = v.id`.execute(trx);
 }
 

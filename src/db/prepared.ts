@@ -1,0 +1,23 @@
+import { createHash } from 'node:crypto';
+import { type RawBuilder, sql } from 'kysely';
+
+// The statements of the purchase path run thousands of times a second, each with a text that never
+// varies (lists go in as arrays). Marked with `prepared`, they are prepared once per connection on
+// PostgreSQL (database.ts): from then on the server neither parses nor plans them again and the
+// client sends only their arguments. The mark is a comment, so PGlite runs them as they are.
+// A statement whose text varies with its arguments must not be marked: each variant would stay
+// prepared on every connection.
+
+const MARK = '/* prepared */ ';
+
+/** Like kysely's `sql`, for a statement prepared once per connection (its text must not vary). */
+export function prepared<T = unknown>(strings: TemplateStringsArray, ...values: unknown[]): RawBuilder<T> {
+  const marked = [MARK + strings[0], ...strings.slice(1)];
+  return sql<T>(Object.assign(marked, { raw: marked }) as unknown as TemplateStringsArray, ...values);
+}
+
+/** The name a marked statement is prepared under (the same on every connection); undefined if unmarked. */
+export function preparedName(text: string): string | undefined {
+  if (!text.startsWith(MARK)) return undefined;
+  return `billrail_${createHash('sha1').update(text).digest('base64url')}`;
+}

@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { type Database, openDatabase } from '../../src/db/database.ts';
+import { prepared, preparedName } from '../../src/db/prepared.ts';
+import { createTestDatabase, onPostgres, type TestDatabase } from '../helpers/database.ts';
+
+// The purchase path's statements are marked `prepared` (src/db/prepared.ts): on PostgreSQL each is
+// prepared once per connection and run by name from then on; unmarked statements are not, for their
+// text may vary with their arguments. On either database a marked statement answers as it would
+// unmarked.
+
+describe(`prepared statements (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
+  let testDatabase: TestDatabase;
+  let database: Database;
+  before(async () => {
+    testDatabase = await createTestDatabase();
+    database = await openDatabase(testDatabase.target);
+  });
+  after(async () => {
+    await database?.close();
+    await testDatabase?.drop();
+  });
+
+  const marked = (ids: number[]) =>
+    prepared<{
+      n: number;
+    }>`select n from unnest(${ids}::integer[]) as t(n) where n > ${1}::integer order by n`;
+
+  it('answers as the same statement unmarked, whatever the number of values', async () => {
+    for (const ids of [[1, 2, 3], [5], [], [9, 8, 7, 6, 5, 4, 3, 2]]) {
+      const { rows } = await marked(ids).execute(database.db);
+      const plain = await sql<{ n: number }>`
+        select n from unnest(${ids}::integer[]) as t(n) where n > ${1}::integer order by n`.execute(
+        database.db,
+      );
+      assert.deepEqual(rows, plain.rows);
+    }
+  });
+
+  it('names only marked statements, by their text', () => {
+    const text = marked([1]).compile(database.db).sql;
+    const name = preparedName(text);
+    assert.ok(name !== undefined);
+    assert.equal(preparedName(marked([1, 2, 3]).compile(database.db).sql), name, 'one text for any values');
+    assert.notEqual(preparedName(text.replace('n > $2', 'n >= $2')), name, 'another text, another name');
+    assert.equal(preparedName(text.replace('/* prepared */ ', '')), undefined, 'unmarked: not named');
+  });
+
+  it('on PostgreSQL: a marked statement is prepared on the connection, planned for its values each run', async (t) => {
+    if (!onPostgres()) {
+      t.skip('PGlite has no named statements to look at');
+      return;
+    }
+    await database.db.transaction().execute(async (trx) => {
+      await marked([1, 2]).execute(trx);
+      await sql`select ${1}::integer as unmarked`.execute(trx);
+      const { rows } = await sql<{ name: string; statement: string }>`
+        select name, statement from pg_prepared_statements`.execute(trx);
+      assert.deepEqual(
+        rows.map((r) => r.name),
+        [preparedName(marked([]).compile(trx).sql)],
+        'only the marked statement, under its name',
+      );
+      const mode = await sql<{ plan_cache_mode: string }>`show plan_cache_mode`.execute(trx);
+      assert.equal(mode.rows[0]?.plan_cache_mode, 'force_custom_plan');
+    });
+  });
+});
