@@ -16,8 +16,16 @@ export function prepared<T = unknown>(strings: TemplateStringsArray, ...values: 
   return sql<T>(Object.assign(marked, { raw: marked }) as unknown as TemplateStringsArray, ...values);
 }
 
+/** Marked texts are few and fixed: each is hashed once. */
+const names = new Map<string, string>();
+
 /** The name a marked statement is prepared under (the same on every connection); undefined if unmarked. */
 export function preparedName(text: string): string | undefined {
   if (!text.startsWith(MARK)) return undefined;
-  return `billrail_${createHash('sha1').update(text).digest('base64url')}`;
+  let name = names.get(text);
+  if (name === undefined) {
+    name = `billrail_${createHash('sha1').update(text).digest('base64url')}`;
+    names.set(text, name);
+  }
+  return name;
 }

@@ -91,10 +91,11 @@ export async function dispatchPurchase(deps: DispatchDeps, id: string): Promise<
  * (the inline dispatch, the durable job, the requery runner) can win for each purchase.
  */
 export async function claimPurchases(deps: DispatchDeps, ids: string[]): Promise<BatchResults<Claim>> {
-  const { rows: unsent } = await prepared<VtuTransaction>`
-    select * from vtu_transactions
-    where id = any(${[...new Set(ids)]}::uuid[]) and status = 'processing' and sent_at is null
-    order by id`.execute(deps.db);
+  // By id alone, filtered here: the conditions in the query let the planner intersect the id look-up
+  // with the index of every processing purchase, dead entries and all, at several times the cost.
+  const { rows } = await prepared<VtuTransaction>`
+    select * from vtu_transactions where id = any(${[...new Set(ids)]}::uuid[]) order by id`.execute(deps.db);
+  const unsent = rows.filter((p) => p.status === 'processing' && p.sent_at === null);
   const decided = new Map<string, PromiseSettledResult<FloatDecision>>();
   for (const [name, purchases] of Map.groupBy(unsent, (p) => p.provider)) {
     const provider = providerOf(deps, name);
@@ -117,10 +118,16 @@ export async function claimPurchases(deps: DispatchDeps, ids: string[]): Promise
   try {
     if (toSend.length > 0) {
       const now = deps.clock.now();
+      const firstRequeryAt = new Date(now.getTime() + firstRequeryAfterSeconds * 1000);
+      // The first requery comes a minute after the send. A purchase sent right after its acceptance
+      // keeps the minute from its acceptance: its row is then rewritten in place, no index touched
+      // (migration 2026-11-24T1300). One sent later (after a top-up, by its job) gets its minute anew.
+      const requeryNotBefore = new Date(now.getTime() + (firstRequeryAfterSeconds / 2) * 1000);
       claimed = (
         await prepared<VtuTransaction>`
           update vtu_transactions set sent_at = ${now}::timestamptz, updated_at = ${now}::timestamptz,
-            next_requery_at = ${new Date(now.getTime() + firstRequeryAfterSeconds * 1000)}::timestamptz
+            next_requery_at = case when next_requery_at < ${requeryNotBefore}::timestamptz
+              then ${firstRequeryAt}::timestamptz else next_requery_at end
           where id = any(${toSend.map((p) => p.id)}::uuid[]) and status = 'processing' and sent_at is null
           returning *`.execute(deps.db)
       ).rows;

@@ -396,6 +396,27 @@ describe('ledger postings', () => {
     assert.deepEqual(await snapshot(codes), before);
   });
 
+  it('keeps one entry per account per posting: a second one for the same account is refused', async () => {
+    const user = await createUser(ledger.db);
+    const reference = uniqueReference('top');
+    const { id } = await post(ledger.db, transfer(reference, collectionsPool, wallet(user), 500n), now());
+    const [entry] = await sql<{ account_id: bigint }>`
+      select account_id from ledger_entries where transaction_id = ${id} limit 1`
+      .execute(ledger.db)
+      .then((r) => r.rows);
+    assert.ok(entry !== undefined);
+    await assert.rejects(
+      sql`insert into ledger_entries (transaction_id, account_id, amount, balance_after, created_at)
+        values (${id}, ${entry.account_id}, 1, 0, now())`.execute(ledger.db),
+      /ledger_entries_pkey/,
+    );
+    assert.deepEqual(
+      (await entriesOf(ledger.db, reference)).length,
+      2,
+      'the posting keeps its two entries, netted per account',
+    );
+  });
+
   it('keeps ledger rows immutable', async () => {
     const user = await createUser(ledger.db);
     const reference = uniqueReference('top');
