@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Context } from './context.ts';
+import type { CompletionInTransaction } from './http/idempotency-store.ts';
 
 // An operation of the /_serverFn contract, declared by a domain's ops.ts. The domain knows nothing
 // about Fastify: http/router.ts turns each Operation into a route with validation, auth,
@@ -21,6 +22,11 @@ export type OperationArgs<I, A extends OperationAuth> = {
   input: I;
   caller: A extends 'public' ? Caller | null : Caller;
   ip: string;
+  /**
+   * POST only: the request's idempotency key, for an operation that completes it in its own
+   * transaction (a purchase). Unused, the router completes the key after the handler returns.
+   */
+  completion?: CompletionInTransaction;
 };
 
 export type Operation<

@@ -6,7 +6,7 @@ import {
   hkdfSync,
   randomBytes,
 } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { createBatcher, fulfilled } from '../batching.ts';
 import type { Database } from '../db/database.ts';
 import { prepared } from '../db/prepared.ts';
@@ -93,15 +93,20 @@ export function createIdempotencyStore(db: Kysely<DB>, pepper: string, turn: Dat
       (await insertMany(items)).map(fulfilled),
     { batchMax: 200, turn },
   );
+  /** A key's completion, its response sealed, ready to write (alone, or in a domain's transaction). */
+  const sealed = (request: IdempotencyRequest, response: StoredResponse): KeyCompletion => ({
+    scope: request.scope,
+    key: request.key,
+    status: response.status,
+    sealedBody: seal(response.body),
+  });
+
   const completions = createBatcher(
     async (items: Array<{ request: IdempotencyRequest; response: StoredResponse }>) => {
-      await prepared`
-        update idempotency_keys as k
-        set state = 'done', response_status = v.status, response_body = v.body
-        from unnest(${items.map((i) => i.request.scope)}::text[], ${items.map((i) => i.request.key)}::uuid[],
-          ${items.map((i) => i.response.status)}::integer[], ${items.map((i) => seal(i.response.body))}::text[])
-          as v(scope, key, status, body)
-        where k.scope = v.scope and k.key = v.key`.execute(db);
+      await writeCompletions(
+        db,
+        items.map(({ request, response }) => sealed(request, response)),
+      );
       return items.map(() => fulfilled(undefined));
     },
     { batchMax: 200, turn },
@@ -111,6 +116,8 @@ export function createIdempotencyStore(db: Kysely<DB>, pepper: string, turn: Dat
     inserts.add({ request, now });
 
   return {
+    sealed,
+
     async begin(request: IdempotencyRequest, now: Date): Promise<BeginResult> {
       if (await tryInsert(request, now)) return { kind: 'started' };
       const row = await db
@@ -171,6 +178,56 @@ export function createIdempotencyStore(db: Kysely<DB>, pepper: string, turn: Dat
 }
 
 export type IdempotencyStore = ReturnType<typeof createIdempotencyStore>;
+
+/** A key completed with its response, the body sealed (encrypted at rest). */
+export type KeyCompletion = { scope: string; key: string; status: number; sealedBody: string };
+
+/** Completes keys with one statement (prepared: the keys go in as arrays), in `db`'s transaction if any. */
+export async function writeCompletions(
+  db: Kysely<DB> | Transaction<DB>,
+  completions: KeyCompletion[],
+): Promise<void> {
+  await prepared`
+    update idempotency_keys as k
+    set state = 'done', response_status = v.status, response_body = v.body
+    from unnest(${completions.map((c) => c.scope)}::text[], ${completions.map((c) => c.key)}::uuid[],
+      ${completions.map((c) => c.status)}::integer[], ${completions.map((c) => c.sealedBody)}::text[])
+      as v(scope, key, status, body)
+    where k.scope = v.scope and k.key = v.key`.execute(db);
+}
+
+/**
+ * A POST's key completed inside the domain's own transaction (a purchase's acceptance): the stored
+ * response then commits exactly with the change it reports. Completed by the router afterwards, a
+ * crash between the two commits would leave the key running, and once stale (5 minutes) a retry
+ * with it would buy again.
+ */
+export type CompletionInTransaction = {
+  /** The key's completion with the success response of `result`, to write in the transaction. */
+  completionFor(result: unknown): KeyCompletion;
+  /** The transaction holding the completion has committed. */
+  committed(): void;
+};
+
+/** For the router: the completion handed to the operation, and the body it committed, if it did. */
+export function completionInTransaction(
+  store: Pick<IdempotencyStore, 'sealed'>,
+  request: IdempotencyRequest,
+  successBody: (result: unknown) => string,
+): CompletionInTransaction & { committedBody(): string | undefined } {
+  let written: string | undefined;
+  let committed: string | undefined;
+  return {
+    completionFor(result) {
+      written = successBody(result);
+      return store.sealed(request, { status: 200, body: written });
+    },
+    committed() {
+      committed = written;
+    },
+    committedBody: () => committed,
+  };
+}
 
 export async function purgeExpiredIdempotencyKeys(db: Kysely<DB>, now: Date): Promise<number> {
   const result = await db.deleteFrom('idempotency_keys').where('expires_at', '<=', now).executeTakeFirst();

@@ -7,7 +7,13 @@ import { AppError } from '../errors.ts';
 import type { AnyOperation, Caller } from '../operation.ts';
 import { canonicalJson } from './canonical-json.ts';
 import { sendError, toErrorResponse } from './errors.ts';
-import { type IdempotencyRequest, type IdempotencyStore, requestHash } from './idempotency-store.ts';
+import {
+  type CompletionInTransaction,
+  completionInTransaction,
+  type IdempotencyRequest,
+  type IdempotencyStore,
+  requestHash,
+} from './idempotency-store.ts';
 
 // Turns each Operation into `/_serverFn/<name>`: bearer auth (onRequest, before the body is even
 // read), the Idempotency-Key check, zod validation of the query or `{data}` body, rate limiting,
@@ -168,16 +174,26 @@ function registerOperation(
 
 type Outcome = { status: number; body: string; retryAfterSeconds: number | undefined };
 
+/** The envelope of a successful answer, as sent and as stored under its idempotency key. */
+const successBody = (op: AnyOperation, result: unknown): string =>
+  JSON.stringify({ success: true, data: op.output.parse(result) });
+
 async function run(
   ctx: Context,
   op: AnyOperation,
   request: FastifyRequest,
   input: unknown,
+  completion?: CompletionInTransaction,
 ): Promise<Outcome> {
   try {
-    const result = await op.handler({ ctx, input, caller: request.caller, ip: request.ip });
-    const data = op.output.parse(result);
-    return { status: 200, body: JSON.stringify({ success: true, data }), retryAfterSeconds: undefined };
+    const result = await op.handler({
+      ctx,
+      input,
+      caller: request.caller,
+      ip: request.ip,
+      ...(completion === undefined ? {} : { completion }),
+    });
+    return { status: 200, body: successBody(op, result), retryAfterSeconds: undefined };
   } catch (error) {
     const response = toErrorResponse(error, request);
     return {
@@ -244,13 +260,18 @@ async function handle(
     case 'started':
       break;
   }
+  const completion = completionInTransaction(idempotency, key, (result) => successBody(op, result));
   let outcome: Outcome;
   try {
-    outcome = await run(ctx, op, request, body.data);
+    outcome = await run(ctx, op, request, body.data, completion);
   } catch (error) {
     await idempotency.release(key);
     throw error;
   }
+  // Completed with the operation's own commit: the body stored is the body sent.
+  const committedBody = completion.committedBody();
+  if (committedBody !== undefined && outcome.status === 200)
+    return send(reply, { ...outcome, body: committedBody });
   // Neither a 5xx nor a 429 is stored: nothing was done, and the client is told to retry, which
   // it may do with the same key once the wait is over.
   if (outcome.status >= 500 || outcome.status === 429) await idempotency.release(key);

@@ -2,6 +2,7 @@ import { verifyTransactionPin } from '../auth/pin.ts';
 import type { VtuProviderName } from '../config.ts';
 import type { Context } from '../context.ts';
 import { AppError } from '../errors.ts';
+import type { CompletionInTransaction } from '../http/idempotency-store.ts';
 import { requireTier } from '../kyc/guard.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { defineOperation } from '../operation.ts';
@@ -111,8 +112,9 @@ function priced(
   return { wholesaleKobo, markupKobo, retailKobo };
 }
 
-function buy(ctx: Context, userId: string, order: PurchaseOrder) {
-  return acceptPurchase(vtuDeps(ctx), userId, order);
+/** Accepts the purchase; its idempotency key is completed by the same transaction. */
+function buy(ctx: Context, userId: string, order: PurchaseOrder, completion?: CompletionInTransaction) {
+  return acceptPurchase(vtuDeps(ctx), userId, order, completion);
 }
 
 export const purchaseOperations = [
@@ -124,7 +126,7 @@ export const purchaseOperations = [
     tags,
     input: s.buyAirtimeInput,
     output: s.vtuTransaction,
-    handler: async ({ ctx, caller, input }) => {
+    handler: async ({ ctx, caller, input, completion }) => {
       const markupOf = await authorise(ctx, caller.userId, input.pin);
       requireNetwork(input.phone, input.network);
       requireWithin(input.amount, 'airtime', { min: s.airtimeNairaMin, max: s.airtimeNairaMax });
@@ -132,15 +134,20 @@ export const purchaseOperations = [
       const { name } = routed(ctx, 'airtime');
       const price = priced(markupOf, 'airtime', name, face);
       const phone = localPhone(input.phone);
-      return buy(ctx, caller.userId, {
-        service: 'airtime',
-        provider: name,
-        network: input.network,
-        recipient: phone,
-        request: { service: 'airtime', network: input.network, phone, amountKobo: face },
-        ...price,
-        description: `₦${input.amount} ${input.network.toUpperCase()} airtime to ${phone}`,
-      });
+      return buy(
+        ctx,
+        caller.userId,
+        {
+          service: 'airtime',
+          provider: name,
+          network: input.network,
+          recipient: phone,
+          request: { service: 'airtime', network: input.network, phone, amountKobo: face },
+          ...price,
+          description: `₦${input.amount} ${input.network.toUpperCase()} airtime to ${phone}`,
+        },
+        completion,
+      );
     },
   }),
   defineOperation({
@@ -152,7 +159,7 @@ export const purchaseOperations = [
     tags,
     input: s.buyDataInput,
     output: s.vtuTransaction,
-    handler: async ({ ctx, caller, input }) => {
+    handler: async ({ ctx, caller, input, completion }) => {
       const markupOf = await authorise(ctx, caller.userId, input.pin);
       requireNetwork(input.phone, input.network);
       // The cached catalogue: the price checked is the price the user was shown (at most 30 minutes old).
@@ -162,15 +169,20 @@ export const purchaseOperations = [
       const price = priced(markupOf, 'data', name, plan.wholesaleKobo);
       requireAmount(input.amount, price.retailKobo);
       const phone = localPhone(input.phone);
-      return buy(ctx, caller.userId, {
-        service: 'data',
-        provider: name,
-        network: input.network,
-        recipient: phone,
-        request: { service: 'data', network: input.network, planId: plan.planId, phone },
-        ...price,
-        description: `${input.network.toUpperCase()} ${plan.name} data to ${phone}`,
-      });
+      return buy(
+        ctx,
+        caller.userId,
+        {
+          service: 'data',
+          provider: name,
+          network: input.network,
+          recipient: phone,
+          request: { service: 'data', network: input.network, planId: plan.planId, phone },
+          ...price,
+          description: `${input.network.toUpperCase()} ${plan.name} data to ${phone}`,
+        },
+        completion,
+      );
     },
   }),
   defineOperation({
@@ -181,30 +193,35 @@ export const purchaseOperations = [
     tags,
     input: s.subscribeCableInput,
     output: s.vtuTransaction,
-    handler: async ({ ctx, caller, input }) => {
+    handler: async ({ ctx, caller, input, completion }) => {
       const markupOf = await authorise(ctx, caller.userId, input.pin);
       const { name } = routed(ctx, 'cable');
       const plans = await ctx.catalogue.cablePlans(input.identifier).catch(upstream);
       const plan = chosenPlan(plans, input.plan_id, input.identifier);
       const price = priced(markupOf, 'cable', name, plan.wholesaleKobo);
       requireAmount(input.amount, price.retailKobo);
-      return buy(ctx, caller.userId, {
-        service: 'cable',
-        provider: name,
-        network: null,
-        recipient: input.iuc,
-        request: {
+      return buy(
+        ctx,
+        caller.userId,
+        {
           service: 'cable',
-          provider: input.identifier,
-          iuc: input.iuc,
-          planId: plan.planId,
-          amountKobo: plan.wholesaleKobo,
-          phone: localPhone(input.phone),
-          subscriptionType: input.subscription_type,
+          provider: name,
+          network: null,
+          recipient: input.iuc,
+          request: {
+            service: 'cable',
+            provider: input.identifier,
+            iuc: input.iuc,
+            planId: plan.planId,
+            amountKobo: plan.wholesaleKobo,
+            phone: localPhone(input.phone),
+            subscriptionType: input.subscription_type,
+          },
+          ...price,
+          description: `${plan.name} (${input.identifier.toUpperCase()}) for ${input.iuc}`,
         },
-        ...price,
-        description: `${plan.name} (${input.identifier.toUpperCase()}) for ${input.iuc}`,
-      });
+        completion,
+      );
     },
   }),
   defineOperation({
@@ -215,28 +232,33 @@ export const purchaseOperations = [
     tags,
     input: s.buyElectricityInput,
     output: s.vtuTransaction,
-    handler: async ({ ctx, caller, input }) => {
+    handler: async ({ ctx, caller, input, completion }) => {
       const markupOf = await authorise(ctx, caller.userId, input.pin);
       requireWithin(input.amount, 'electricity purchase', { min: s.electricityNairaMin });
       const { name } = routed(ctx, 'electricity');
       const face = nairaToKobo(input.amount);
       const price = priced(markupOf, 'electricity', name, face);
-      return buy(ctx, caller.userId, {
-        service: 'electricity',
-        provider: name,
-        network: null,
-        recipient: input.meter,
-        request: {
+      return buy(
+        ctx,
+        caller.userId,
+        {
           service: 'electricity',
-          disco: input.plan,
-          meter: input.meter,
-          meterType: input.type,
-          amountKobo: face,
-          phone: localPhone(input.phone),
+          provider: name,
+          network: null,
+          recipient: input.meter,
+          request: {
+            service: 'electricity',
+            disco: input.plan,
+            meter: input.meter,
+            meterType: input.type,
+            amountKobo: face,
+            phone: localPhone(input.phone),
+          },
+          ...price,
+          description: `₦${input.amount} ${input.type} electricity (${input.plan}) for meter ${input.meter}`,
         },
-        ...price,
-        description: `₦${input.amount} ${input.type} electricity (${input.plan}) for meter ${input.meter}`,
-      });
+        completion,
+      );
     },
   }),
   defineOperation({
@@ -247,25 +269,30 @@ export const purchaseOperations = [
     tags,
     input: s.fundBetInput,
     output: s.vtuTransaction,
-    handler: async ({ ctx, caller, input }) => {
+    handler: async ({ ctx, caller, input, completion }) => {
       const markupOf = await authorise(ctx, caller.userId, input.pin);
       const { name } = routed(ctx, 'betting');
       const face = nairaToKobo(input.amount);
       const price = priced(markupOf, 'betting', name, face);
-      return buy(ctx, caller.userId, {
-        service: 'betting',
-        provider: name,
-        network: null,
-        recipient: input.customer_id,
-        request: {
+      return buy(
+        ctx,
+        caller.userId,
+        {
           service: 'betting',
-          company: input.betting_company,
-          customerId: input.customer_id,
-          amountKobo: face,
+          provider: name,
+          network: null,
+          recipient: input.customer_id,
+          request: {
+            service: 'betting',
+            company: input.betting_company,
+            customerId: input.customer_id,
+            amountKobo: face,
+          },
+          ...price,
+          description: `₦${input.amount} to ${input.betting_company} account ${input.customer_id}`,
         },
-        ...price,
-        description: `₦${input.amount} to ${input.betting_company} account ${input.customer_id}`,
-      });
+        completion,
+      );
     },
   }),
   defineOperation({
@@ -277,7 +304,7 @@ export const purchaseOperations = [
     tags,
     input: s.buyEducationPinInput,
     output: s.vtuTransaction,
-    handler: async ({ ctx, caller, input }) => {
+    handler: async ({ ctx, caller, input, completion }) => {
       const markupOf = await authorise(ctx, caller.userId, input.pin);
       if (input.exam === 'jamb' && input.profile_id === undefined) {
         throw new AppError('VALIDATION_ERROR', 'profile_id is required for jamb', {
@@ -297,22 +324,27 @@ export const purchaseOperations = [
       const price = priced(markupOf, 'education', name, item.wholesaleKobo * BigInt(input.quantity));
       requireAmount(input.amount, price.retailKobo);
       const phone = localPhone(input.phone);
-      return buy(ctx, caller.userId, {
-        service: 'education',
-        provider: name,
-        network: null,
-        recipient: input.profile_id ?? phone,
-        request: {
+      return buy(
+        ctx,
+        caller.userId,
+        {
           service: 'education',
-          exam: input.exam,
-          variation: item.variation,
-          quantity: input.quantity,
-          phone,
-          ...(input.profile_id === undefined ? {} : { profileId: input.profile_id }),
+          provider: name,
+          network: null,
+          recipient: input.profile_id ?? phone,
+          request: {
+            service: 'education',
+            exam: input.exam,
+            variation: item.variation,
+            quantity: input.quantity,
+            phone,
+            ...(input.profile_id === undefined ? {} : { profileId: input.profile_id }),
+          },
+          ...price,
+          description: `${input.quantity} × ${item.name}`,
         },
-        ...price,
-        description: `${input.quantity} × ${item.name}`,
-      });
+        completion,
+      );
     },
   }),
   defineOperation({

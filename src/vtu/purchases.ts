@@ -4,6 +4,7 @@ import { type BatchResults, fulfilled, rejected } from '../batching.ts';
 import { prepared } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError, notFound } from '../errors.ts';
+import { type CompletionInTransaction, writeCompletions } from '../http/idempotency-store.ts';
 import { newId } from '../ids.ts';
 import { systemAccounts, userAccount } from '../ledger/accounts.ts';
 import { decidePostings, InsufficientBalanceError, writePostings } from '../ledger/postings.ts';
@@ -42,12 +43,15 @@ export async function acceptPurchase(
   deps: DispatchDeps,
   userId: string,
   order: PurchaseOrder,
+  completion?: CompletionInTransaction,
 ): Promise<VtuTransactionView> {
   const { sends } = deps.batches;
   await sends.take();
   let dispatched = false;
   try {
-    const accepted = await deps.batches.accept.add({ userId, order });
+    const accepted = await deps.batches.accept.add({ userId, order, completion });
+    // Resolved only once the batch's transaction, the key's completion with it, has committed.
+    completion?.committed();
     startDispatch(deps, accepted.id);
     dispatched = true;
     return accepted;
@@ -56,7 +60,12 @@ export async function acceptPurchase(
   }
 }
 
-export type AcceptRequest = { userId: string; order: PurchaseOrder };
+export type AcceptRequest = {
+  userId: string;
+  order: PurchaseOrder;
+  /** The request's idempotency key, completed with the acceptance (its answer is the purchase). */
+  completion?: CompletionInTransaction | undefined;
+};
 
 /**
  * Accepts many purchases in one transaction (the group commit, src/batching.ts): the debits are
@@ -87,18 +96,23 @@ export async function acceptPurchases(
       { referencesUnposted: true },
     );
     const accepted = rows.filter((_, i) => decided.accepted[i]);
+    const views = rows.map((row) => toView(acceptedRow(row)));
     if (accepted.length > 0) {
       await recordPurchases(trx, accepted, now);
       // The safety net after a crash: one job sends whatever of the batch was not sent by then.
       await deps.jobs.insert(JOB_VTU_DISPATCH, [{ data: { ids: accepted.map((row) => row.id) } }], {
         db: trx,
       });
+      const completions = requests.flatMap(({ completion }, i) =>
+        decided.accepted[i] && completion !== undefined ? [completion.completionFor(views[i])] : [],
+      );
+      if (completions.length > 0) await writeCompletions(trx, completions);
     }
     // The debits last: vtu_in_flight, in every purchase's debit and settlement, is locked from here
     // to the commit only.
     const debits = await writePostings(trx, decided);
     return debits.map((debit, i): PromiseSettledResult<VtuTransactionView> => {
-      if (debit.status === 'fulfilled') return fulfilled(toView(acceptedRow(rows[i]!)));
+      if (debit.status === 'fulfilled') return fulfilled(views[i]!);
       if (!(debit.reason instanceof InsufficientBalanceError)) return debit;
       const naira = koboToNaira(rows[i]!.amount);
       return rejected(

@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import {
+  completionInTransaction,
+  createIdempotencyStore,
+  type IdempotencyRequest,
+  type IdempotencyStore,
+} from '../../src/http/idempotency-store.ts';
+import { vtuDeps } from '../../src/vtu/deps.ts';
+import { acceptPurchase, type PurchaseOrder } from '../../src/vtu/purchases.ts';
+import { onPostgres } from '../helpers/database.ts';
+import { createWorld, ok, post, type World } from '../helpers/world.ts';
+import { buyer, PIN } from './purchase-support.ts';
+
+// A purchase's Idempotency-Key is completed by the transaction that accepts the purchase, so that the
+// stored answer exists exactly when the purchase does. Completed after that commit instead, a crash
+// between the two would leave the key running, and once stale a retry with it would buy again.
+
+/** An MTN number (0803) the sandbox delivers at once (last digit 5). */
+const deliverable = () => `0803${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}5`;
+
+const airtime = (naira: number): PurchaseOrder => {
+  const phone = deliverable();
+  const kobo = BigInt(naira * 100);
+  return {
+    service: 'airtime',
+    provider: 'bills',
+    network: 'mtn',
+    recipient: phone,
+    request: { service: 'airtime', network: 'mtn', phone, amountKobo: kobo },
+    wholesaleKobo: kobo,
+    markupKobo: 0n,
+    description: `₦${naira} MTN airtime to ${phone}`,
+  };
+};
+
+describe(`a purchase's idempotency key (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
+  let world: World;
+  let store: IdempotencyStore;
+  before(async () => {
+    world = await createWorld();
+    store = createIdempotencyStore(world.ctx.db, 'test-pepper', undefined);
+  });
+  after(() => world.close());
+
+  const taken = async (userId: string): Promise<IdempotencyRequest> => {
+    const request = { scope: userId, key: randomUUID(), operation: 'buyAirtime', requestHash: 'h' };
+    assert.equal((await store.begin(request, world.ctx.clock.now())).kind, 'started');
+    return request;
+  };
+
+  it('is completed, with the answer it reports, by the transaction that accepts the purchase', async () => {
+    const user = await buyer(world, 1_000);
+    const request = await taken(user.userId);
+    const completion = completionInTransaction(store, request, (result) => JSON.stringify({ result }));
+
+    const accepted = await acceptPurchase(vtuDeps(world.ctx), user.userId, airtime(200), completion);
+    await world.ctx.purchaseBatches.sends.ended(accepted.id);
+
+    const again = await store.begin(request, world.ctx.clock.now());
+    assert.equal(again.kind, 'replay', 'done without the router completing it');
+    assert.equal(again.kind === 'replay' && again.response.status, 200);
+    const stored = again.kind === 'replay' ? again.response.body : '';
+    assert.equal(stored, completion.committedBody(), 'the body stored is the body the router sends');
+    assert.deepEqual(JSON.parse(stored), { result: { ...accepted } });
+  });
+
+  it('a purchase refused for want of funds leaves its key to the router: nothing was committed with it', async () => {
+    const user = await buyer(world, 100);
+    const request = await taken(user.userId);
+    const completion = completionInTransaction(store, request, (result) => JSON.stringify({ result }));
+
+    await assert.rejects(
+      acceptPurchase(vtuDeps(world.ctx), user.userId, airtime(500), completion),
+      (error: Error & { code?: string }) => error.code === 'INSUFFICIENT_FUNDS',
+    );
+    assert.equal(completion.committedBody(), undefined);
+    assert.equal((await store.begin(request, world.ctx.clock.now())).kind, 'in_progress');
+  });
+
+  it('over HTTP: the same key again replays the purchase, byte for byte, and buys nothing more', async () => {
+    const user = await buyer(world, 1_000);
+    const key = randomUUID();
+    const input = { network: 'mtn', phone: deliverable(), amount: 300, pin: PIN };
+    const first = await post(world, 'buyAirtime', input, { token: user.accessToken, idempotencyKey: key });
+    const bought = ok(first) as { id: string };
+    const second = await post(world, 'buyAirtime', input, { token: user.accessToken, idempotencyKey: key });
+    assert.equal(second.status, 200);
+    assert.equal(second.headers.get('idempotent-replayed'), 'true');
+    assert.deepEqual(second.body, first.body);
+    const purchases = await world.ctx.db
+      .selectFrom('vtu_transactions')
+      .select('id')
+      .where('user_id', '=', user.userId)
+      .execute();
+    assert.deepEqual(
+      purchases.map((p) => p.id),
+      [bought.id],
+    );
+  });
+});
