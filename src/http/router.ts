@@ -8,7 +8,6 @@ import type { AnyOperation, Caller } from '../operation.ts';
 import { canonicalJson } from './canonical-json.ts';
 import { sendError, toErrorResponse } from './errors.ts';
 import {
-  type CompletionInTransaction,
   completionInTransaction,
   type IdempotencyRequest,
   type IdempotencyStore,
@@ -183,7 +182,7 @@ async function run(
   op: AnyOperation,
   request: FastifyRequest,
   input: unknown,
-  completion?: CompletionInTransaction,
+  completion?: ReturnType<typeof completionInTransaction>,
 ): Promise<Outcome> {
   try {
     const result = await op.handler({
@@ -193,7 +192,9 @@ async function run(
       ip: request.ip,
       ...(completion === undefined ? {} : { completion }),
     });
-    return { status: 200, body: successBody(op, result), retryAfterSeconds: undefined };
+    // A body already committed with the operation (a purchase's key) is the one sent, parsed once.
+    const body = completion?.committedBody() ?? successBody(op, result);
+    return { status: 200, body, retryAfterSeconds: undefined };
   } catch (error) {
     const response = toErrorResponse(error, request);
     return {
@@ -268,10 +269,8 @@ async function handle(
     await idempotency.release(key);
     throw error;
   }
-  // Completed with the operation's own commit: the body stored is the body sent.
-  const committedBody = completion.committedBody();
-  if (committedBody !== undefined && outcome.status === 200)
-    return send(reply, { ...outcome, body: committedBody });
+  // Completed with the operation's own commit: the body stored is the answer run gave.
+  if (completion.committedBody() !== undefined && outcome.status === 200) return send(reply, outcome);
   // Neither a 5xx nor a 429 is stored: nothing was done, and the client is told to retry, which
   // it may do with the same key once the wait is over.
   if (outcome.status >= 500 || outcome.status === 429) await idempotency.release(key);
