@@ -7,15 +7,13 @@ import { processed, sendWebhook } from '../funding/support.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, ok, type World } from '../helpers/world.ts';
 import { sandboxPayments, startWebhookReceiver, type WebhookReceiver } from '../payments/helpers.ts';
-import { buyCall, buyer, current } from './purchase-support.ts';
+import { buyCall, buyer, current, mtn } from './purchase-support.ts';
 
 // Just-in-time funding of a provider's float (issue 5 item 8): a provider whose balance at the
 // sandbox would not cover a purchase is topped up from the collections pool by an outbound transfer,
 // and the purchase waits for it, unsent. The sandbox provider's transfer webhooks are caught by a test
 // receiver and handed to the service byte for byte, and the domain events they cause are run here,
 // so each step happens when the test says.
-
-const mtn = (last: string) => `0803${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}${last}`;
 
 async function setBillsBalance(world: World, naira: number): Promise<void> {
   const response = await fetch(`${world.baseUrl}/__sandbox/providers/bills/balance`, {

@@ -11,16 +11,13 @@ import {
 import { onPostgres } from '../helpers/database.ts';
 import { until } from '../helpers/until.ts';
 import { createWorld, ok, type World } from '../helpers/world.ts';
-import { bought, buyCall, buyer } from './purchase-support.ts';
+import { bought, buyCall, buyer, mtn } from './purchase-support.ts';
 
 // Issue 5 item 10: a purchase that succeeds and one that fails (and is refunded) each publish a domain
 // event, once, for the subscribers (notifications) to turn into messages. The purchases settled in
 // one transaction share one job: the events still reach the subscribers one by one.
 
 type PurchaseEvent = EventOf<'vtu.purchase_succeeded'> | EventOf<'vtu.purchase_failed'>;
-
-/** An MTN number (0803) ending in the given digit: 1 fails at the sandbox provider, 5 succeeds. */
-const mtn = (last: string) => `0803${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}${last}`;
 
 describe(`VTU purchase events (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
   let world: World;

@@ -11,17 +11,14 @@ import { vtuDeps } from '../../src/vtu/deps.ts';
 import { acceptPurchase, type PurchaseOrder } from '../../src/vtu/purchases.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, ok, post, type World } from '../helpers/world.ts';
-import { buyer, PIN } from './purchase-support.ts';
+import { buyer, mtn, PIN } from './purchase-support.ts';
 
 // A purchase's Idempotency-Key is completed by the transaction that accepts the purchase, so that the
 // stored answer exists exactly when the purchase does. Completed after that commit instead, a crash
 // between the two would leave the key running, and once stale a retry with it would buy again.
 
-/** An MTN number (0803) the sandbox delivers at once (last digit 5). */
-const deliverable = () => `0803${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}5`;
-
 const airtime = (naira: number): PurchaseOrder => {
-  const phone = deliverable();
+  const phone = mtn('5');
   const kobo = BigInt(naira * 100);
   return {
     service: 'airtime',
@@ -82,7 +79,7 @@ describe(`a purchase's idempotency key (${onPostgres() ? 'PostgreSQL' : 'PGlite'
   it('over HTTP: the same key again replays the purchase, byte for byte, and buys nothing more', async () => {
     const user = await buyer(world, 1_000);
     const key = randomUUID();
-    const input = { network: 'mtn', phone: deliverable(), amount: 300, pin: PIN };
+    const input = { network: 'mtn', phone: mtn('5'), amount: 300, pin: PIN };
     const first = await post(world, 'buyAirtime', input, { token: user.accessToken, idempotencyKey: key });
     const bought = ok(first) as { id: string };
     const second = await post(world, 'buyAirtime', input, { token: user.accessToken, idempotencyKey: key });

@@ -11,6 +11,9 @@ import { userAtTier } from '../kyc/kyc-support.ts';
 
 export const PIN = '2580';
 
+/** An MTN number (0803…) ending in the given digit: the sandbox's answer (API.md section 8). */
+export const mtn = (last: string) => `0803${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}${last}`;
+
 export type Buyer = SignedIn;
 
 /** A signed-in user at Tier 1 with a PIN and `walletNaira` in the wallet. */

@@ -7,7 +7,7 @@ import { onPostgres } from '../helpers/database.ts';
 import { until } from '../helpers/until.ts';
 import { createWorld, failure, get, ok, post, signIn, type World } from '../helpers/world.ts';
 import { userAtTier } from '../kyc/kyc-support.ts';
-import { advanceClock, bought, buyCall, buyer, current, PIN } from './purchase-support.ts';
+import { advanceClock, bought, buyCall, buyer, current, mtn, PIN } from './purchase-support.ts';
 
 // The six purchases end to end against the sandbox providers (SPEC.md "States and transitions",
 // API.md sections 5 and 8): the state table by the recipient's last digit (1 fails and refunds, 2
@@ -16,9 +16,6 @@ import { advanceClock, bought, buyCall, buyer, current, PIN } from './purchase-s
 
 /** A bound on purchases sent at once small enough for a test to fill. */
 const sendsMax = 16;
-
-/** An MTN number (0803) ending in the given digit. */
-const mtn = (last: string) => `0803${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}${last}`;
 
 describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
   let world: World;
