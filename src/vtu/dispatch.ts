@@ -38,7 +38,7 @@ export type DispatchDeps = SettlementDeps & {
 };
 
 /** The request stored with a purchase, as the adapter takes it. */
-export function purchaseRequestOf(purchase: VtuTransaction): PurchaseRequest {
+export function purchaseRequestOf(purchase: Pick<VtuTransaction, 'request' | 'reference'>): PurchaseRequest {
   const stored = (
     typeof purchase.request === 'string' ? JSON.parse(purchase.request) : purchase.request
   ) as Record<string, unknown>;
@@ -52,9 +52,18 @@ export function purchaseRequestOf(purchase: VtuTransaction): PurchaseRequest {
 
 export type DispatchResult = SettleResult | 'already_sent' | Exclude<FloatDecision, 'send'>;
 
+/** What a claim reads of a purchase: whether it is still to send, and what the float decides on. */
+type ClaimCandidate = Pick<
+  VtuTransaction,
+  'id' | 'status' | 'sent_at' | 'provider' | 'wholesale' | 'funding_reference'
+>;
+
+/** What a claimed purchase is sent with. */
+type ClaimedPurchase = Pick<VtuTransaction, 'id' | 'provider' | 'reference' | 'request'>;
+
 /** A purchase claimed for sending (with its share of the float reserved), or why it was not. */
 export type Claim =
-  | { purchase: VtuTransaction; release: () => void }
+  | { purchase: ClaimedPurchase; release: () => void }
   | 'already_sent'
   | Exclude<FloatDecision, 'send'>;
 
@@ -93,8 +102,11 @@ export async function dispatchPurchase(deps: DispatchDeps, id: string): Promise<
 export async function claimPurchases(deps: DispatchDeps, ids: string[]): Promise<BatchResults<Claim>> {
   // By id alone, filtered here: the conditions in the query let the planner intersect the id look-up
   // with the index of every processing purchase, dead entries and all, at several times the cost.
-  const { rows } = await prepared<VtuTransaction>`
-    select * from vtu_transactions where id = any(${[...new Set(ids)]}::uuid[]) order by id`.execute(deps.db);
+  // Named columns, not *: a prepared statement's columns are fixed, and a column added to the table
+  // later (a migration while this process runs) would make PostgreSQL refuse it.
+  const { rows } = await prepared<ClaimCandidate>`
+    select id, status, sent_at, provider, wholesale, funding_reference from vtu_transactions
+    where id = any(${[...new Set(ids)]}::uuid[]) order by id`.execute(deps.db);
   const unsent = rows.filter((p) => p.status === 'processing' && p.sent_at === null);
   const decided = new Map<string, PromiseSettledResult<FloatDecision>>();
   for (const [name, purchases] of Map.groupBy(unsent, (p) => p.provider)) {
@@ -114,7 +126,7 @@ export async function claimPurchases(deps: DispatchDeps, ids: string[]): Promise
     return decision?.status === 'fulfilled' && decision.value === 'send';
   });
   const releases = new Map(toSend.map((p) => [p.id, reserve(p.provider, p.wholesale)]));
-  let claimed: VtuTransaction[] = [];
+  let claimed: ClaimedPurchase[] = [];
   try {
     if (toSend.length > 0) {
       const now = deps.clock.now();
@@ -124,12 +136,12 @@ export async function claimPurchases(deps: DispatchDeps, ids: string[]): Promise
       // (migration 2026-11-24T1300). One sent later (after a top-up, by its job) gets its minute anew.
       const requeryNotBefore = new Date(now.getTime() + (firstRequeryAfterSeconds / 2) * 1000);
       claimed = (
-        await prepared<VtuTransaction>`
+        await prepared<ClaimedPurchase>`
           update vtu_transactions set sent_at = ${now}::timestamptz, updated_at = ${now}::timestamptz,
             next_requery_at = case when next_requery_at < ${requeryNotBefore}::timestamptz
               then ${firstRequeryAt}::timestamptz else next_requery_at end
           where id = any(${toSend.map((p) => p.id)}::uuid[]) and status = 'processing' and sent_at is null
-          returning *`.execute(deps.db)
+          returning id, provider, reference, request`.execute(deps.db)
       ).rows;
     }
   } finally {

@@ -40,10 +40,13 @@ export type FloatDecision = 'send' | 'waiting' | 'failed';
  * with one balance read for the lot. 'waiting': it is attached to a float top-up in progress.
  * 'failed': the top-up it waited for failed, and it has been refunded.
  */
+/** What the float decides on: the purchase, its wholesale price and the top-up it may wait for. */
+export type FloatCandidate = Pick<VtuTransaction, 'id' | 'wholesale' | 'funding_reference'>;
+
 export async function floatDecisions(
   deps: FloatDeps,
   provider: VtuProvider,
-  purchases: VtuTransaction[],
+  purchases: FloatCandidate[],
 ): Promise<FloatDecision[]> {
   const decisions: FloatDecision[] = [];
   // Read once, when first needed: undefined before, null when it could not be read.
@@ -85,7 +88,7 @@ export async function floatDecisions(
 async function topUpFor(
   deps: FloatDeps,
   provider: VtuProvider,
-  purchase: VtuTransaction,
+  purchase: FloatCandidate,
   available: bigint,
 ): Promise<FloatDecision> {
   const destination = deps.destinations[provider.name];

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { type BatchResults, fulfilled, rejected } from '../batching.ts';
 import type { Clock } from '../clock.ts';
 import { prepared } from '../db/prepared.ts';
@@ -45,6 +45,41 @@ export function requeryDelaySeconds(attempt: number): number {
 export const lockPurchase = (trx: Transaction<DB>, id: string): Promise<VtuTransaction> =>
   trx.selectFrom('vtu_transactions').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
 
+/**
+ * Every column of a purchase, by name. A prepared statement's columns are fixed: with `*`, a column
+ * added by a migration while a process runs would make PostgreSQL refuse the statement.
+ */
+const purchaseColumns = sql.raw(
+  Object.keys({
+    id: true,
+    user_id: true,
+    reference: true,
+    service: true,
+    provider: true,
+    network: true,
+    recipient: true,
+    request: true,
+    description: true,
+    amount: true,
+    wholesale: true,
+    markup: true,
+    status: true,
+    provider_reference: true,
+    token: true,
+    units: true,
+    pins: true,
+    failure_reason: true,
+    sent_at: true,
+    funding_reference: true,
+    requery_attempts: true,
+    next_requery_at: true,
+    stuck_alerted_at: true,
+    created_at: true,
+    updated_at: true,
+    completed_at: true,
+  } satisfies Record<keyof VtuTransaction, true>).join(', '),
+);
+
 export type SettleResult = 'success' | 'failed' | 'processing' | 'already_settled';
 
 /** One answer about a purchase: the provider's, or a decision of ours (a top-up that failed). */
@@ -61,7 +96,8 @@ export async function settlePurchases(
 ): Promise<BatchResults<SettleResult>> {
   return deps.db.transaction().execute(async (trx) => {
     const { rows } = await prepared<VtuTransaction>`
-      select * from vtu_transactions where id = any(${[...new Set(answers.map((a) => a.id))]}::uuid[])
+      select ${purchaseColumns} from vtu_transactions
+      where id = any(${[...new Set(answers.map((a) => a.id))]}::uuid[])
       order by id for update`.execute(trx);
     const locked = new Map(rows.map((row) => [row.id, row]));
     return settleLocked(deps, trx, answers, locked);
