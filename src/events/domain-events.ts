@@ -81,7 +81,7 @@ export type EventBus = {
   dispatch(event: DomainEvent): Promise<void>;
 };
 
-/** The data of a domain-event job: one event, or the events of one transaction. */
+/** The data of a domain-event job: one event (publishEvent), or the events of one transaction (publishEvents). */
 export type DomainEventJob = DomainEvent | { events: DomainEvent[] };
 
 /**
@@ -127,6 +127,6 @@ export async function publishEvents(
   events: DomainEvent[],
 ): Promise<void> {
   if (events.length === 0) return;
-  const data: DomainEventJob = events.length === 1 ? events[0]! : { events };
+  const data: DomainEventJob = { events };
   await jobs.send(JOB_DOMAIN_EVENT, data, { db: trx });
 }

@@ -34,6 +34,9 @@ export function requestHash(operation: string, canonicalBody: string): string {
   return createHash('sha256').update(`${operation}\n${canonicalBody}`).digest('hex');
 }
 
+/** When a key taken at `now` expires. */
+const expiresAt = (now: Date) => new Date(now.getTime() + IDEMPOTENCY_TTL_SECONDS * 1000);
+
 /** The columns of a key that a request has just taken: running, nothing stored, 24 h to live. */
 const freshState = (request: IdempotencyRequest, now: Date) => ({
   operation: request.operation,
@@ -42,7 +45,7 @@ const freshState = (request: IdempotencyRequest, now: Date) => ({
   response_status: null,
   response_body: null,
   created_at: now,
-  expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_SECONDS * 1000),
+  expires_at: expiresAt(now),
 });
 
 export function createIdempotencyStore(db: Kysely<DB>, pepper: string, turn: Database['turn']) {
@@ -72,14 +75,13 @@ export function createIdempotencyStore(db: Kysely<DB>, pepper: string, turn: Dat
     const unique = new Map<string, { request: IdempotencyRequest; now: Date }>();
     for (const item of items) if (!unique.has(keyOf(item.request))) unique.set(keyOf(item.request), item);
     const fresh = [...unique.values()];
-    const expiry = (now: Date) => new Date(now.getTime() + IDEMPOTENCY_TTL_SECONDS * 1000);
     // Nearly every POST: one text whatever the batch, prepared once per connection.
     const { rows: inserted } = await prepared<{ scope: string; key: string }>`
       insert into idempotency_keys (scope, key, operation, request_hash, state, created_at, expires_at)
       select k.scope, k.key, k.operation, k.request_hash, 'in_progress', k.created_at, k.expires_at
       from unnest(${fresh.map((f) => f.request.scope)}::text[], ${fresh.map((f) => f.request.key)}::uuid[],
         ${fresh.map((f) => f.request.operation)}::text[], ${fresh.map((f) => f.request.requestHash)}::text[],
-        ${fresh.map((f) => f.now)}::timestamptz[], ${fresh.map((f) => expiry(f.now))}::timestamptz[])
+        ${fresh.map((f) => f.now)}::timestamptz[], ${fresh.map((f) => expiresAt(f.now))}::timestamptz[])
         as k(scope, key, operation, request_hash, created_at, expires_at)
       on conflict (scope, key) do nothing
       returning scope, key`.execute(db);
@@ -209,12 +211,15 @@ export type CompletionInTransaction = {
   committed(): void;
 };
 
+/** The router's side of it: the body the operation committed under the key, if it did. */
+export type RouterCompletion = CompletionInTransaction & { committedBody(): string | undefined };
+
 /** For the router: the completion handed to the operation, and the body it committed, if it did. */
 export function completionInTransaction(
   store: Pick<IdempotencyStore, 'sealed'>,
   request: IdempotencyRequest,
   successBody: (result: unknown) => string,
-): CompletionInTransaction & { committedBody(): string | undefined } {
+): RouterCompletion {
   let written: string | undefined;
   let committed: string | undefined;
   return {

@@ -11,6 +11,7 @@ import {
   completionInTransaction,
   type IdempotencyRequest,
   type IdempotencyStore,
+  type RouterCompletion,
   requestHash,
 } from './idempotency-store.ts';
 
@@ -182,7 +183,7 @@ async function run(
   op: AnyOperation,
   request: FastifyRequest,
   input: unknown,
-  completion?: ReturnType<typeof completionInTransaction>,
+  completion?: RouterCompletion,
 ): Promise<Outcome> {
   try {
     const result = await op.handler({

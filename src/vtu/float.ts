@@ -35,14 +35,14 @@ export function reserve(provider: string, kobo: bigint): () => void {
 
 export type FloatDecision = 'send' | 'waiting' | 'failed';
 
+/** What the float decides on: the purchase, its wholesale price and the top-up it may wait for. */
+export type FloatCandidate = Pick<VtuTransaction, 'id' | 'wholesale' | 'funding_reference'>;
+
 /**
  * Whether each purchase (all of one provider, in the order they are to be sent) may be sent now,
  * with one balance read for the lot. 'waiting': it is attached to a float top-up in progress.
  * 'failed': the top-up it waited for failed, and it has been refunded.
  */
-/** What the float decides on: the purchase, its wholesale price and the top-up it may wait for. */
-export type FloatCandidate = Pick<VtuTransaction, 'id' | 'wholesale' | 'funding_reference'>;
-
 export async function floatDecisions(
   deps: FloatDeps,
   provider: VtuProvider,

@@ -113,7 +113,12 @@ function priced(
 }
 
 /** Accepts the purchase; its idempotency key is completed by the same transaction. */
-function buy(ctx: Context, userId: string, order: PurchaseOrder, completion?: CompletionInTransaction) {
+function buy(
+  ctx: Context,
+  userId: string,
+  completion: CompletionInTransaction | undefined,
+  order: PurchaseOrder,
+) {
   return acceptPurchase(vtuDeps(ctx), userId, order, completion);
 }
 
@@ -134,20 +139,15 @@ export const purchaseOperations = [
       const { name } = routed(ctx, 'airtime');
       const price = priced(markupOf, 'airtime', name, face);
       const phone = localPhone(input.phone);
-      return buy(
-        ctx,
-        caller.userId,
-        {
-          service: 'airtime',
-          provider: name,
-          network: input.network,
-          recipient: phone,
-          request: { service: 'airtime', network: input.network, phone, amountKobo: face },
-          ...price,
-          description: `₦${input.amount} ${input.network.toUpperCase()} airtime to ${phone}`,
-        },
-        completion,
-      );
+      return buy(ctx, caller.userId, completion, {
+        service: 'airtime',
+        provider: name,
+        network: input.network,
+        recipient: phone,
+        request: { service: 'airtime', network: input.network, phone, amountKobo: face },
+        ...price,
+        description: `₦${input.amount} ${input.network.toUpperCase()} airtime to ${phone}`,
+      });
     },
   }),
   defineOperation({
@@ -169,20 +169,15 @@ export const purchaseOperations = [
       const price = priced(markupOf, 'data', name, plan.wholesaleKobo);
       requireAmount(input.amount, price.retailKobo);
       const phone = localPhone(input.phone);
-      return buy(
-        ctx,
-        caller.userId,
-        {
-          service: 'data',
-          provider: name,
-          network: input.network,
-          recipient: phone,
-          request: { service: 'data', network: input.network, planId: plan.planId, phone },
-          ...price,
-          description: `${input.network.toUpperCase()} ${plan.name} data to ${phone}`,
-        },
-        completion,
-      );
+      return buy(ctx, caller.userId, completion, {
+        service: 'data',
+        provider: name,
+        network: input.network,
+        recipient: phone,
+        request: { service: 'data', network: input.network, planId: plan.planId, phone },
+        ...price,
+        description: `${input.network.toUpperCase()} ${plan.name} data to ${phone}`,
+      });
     },
   }),
   defineOperation({
@@ -200,28 +195,23 @@ export const purchaseOperations = [
       const plan = chosenPlan(plans, input.plan_id, input.identifier);
       const price = priced(markupOf, 'cable', name, plan.wholesaleKobo);
       requireAmount(input.amount, price.retailKobo);
-      return buy(
-        ctx,
-        caller.userId,
-        {
+      return buy(ctx, caller.userId, completion, {
+        service: 'cable',
+        provider: name,
+        network: null,
+        recipient: input.iuc,
+        request: {
           service: 'cable',
-          provider: name,
-          network: null,
-          recipient: input.iuc,
-          request: {
-            service: 'cable',
-            provider: input.identifier,
-            iuc: input.iuc,
-            planId: plan.planId,
-            amountKobo: plan.wholesaleKobo,
-            phone: localPhone(input.phone),
-            subscriptionType: input.subscription_type,
-          },
-          ...price,
-          description: `${plan.name} (${input.identifier.toUpperCase()}) for ${input.iuc}`,
+          provider: input.identifier,
+          iuc: input.iuc,
+          planId: plan.planId,
+          amountKobo: plan.wholesaleKobo,
+          phone: localPhone(input.phone),
+          subscriptionType: input.subscription_type,
         },
-        completion,
-      );
+        ...price,
+        description: `${plan.name} (${input.identifier.toUpperCase()}) for ${input.iuc}`,
+      });
     },
   }),
   defineOperation({
@@ -238,27 +228,22 @@ export const purchaseOperations = [
       const { name } = routed(ctx, 'electricity');
       const face = nairaToKobo(input.amount);
       const price = priced(markupOf, 'electricity', name, face);
-      return buy(
-        ctx,
-        caller.userId,
-        {
+      return buy(ctx, caller.userId, completion, {
+        service: 'electricity',
+        provider: name,
+        network: null,
+        recipient: input.meter,
+        request: {
           service: 'electricity',
-          provider: name,
-          network: null,
-          recipient: input.meter,
-          request: {
-            service: 'electricity',
-            disco: input.plan,
-            meter: input.meter,
-            meterType: input.type,
-            amountKobo: face,
-            phone: localPhone(input.phone),
-          },
-          ...price,
-          description: `₦${input.amount} ${input.type} electricity (${input.plan}) for meter ${input.meter}`,
+          disco: input.plan,
+          meter: input.meter,
+          meterType: input.type,
+          amountKobo: face,
+          phone: localPhone(input.phone),
         },
-        completion,
-      );
+        ...price,
+        description: `₦${input.amount} ${input.type} electricity (${input.plan}) for meter ${input.meter}`,
+      });
     },
   }),
   defineOperation({
@@ -274,25 +259,20 @@ export const purchaseOperations = [
       const { name } = routed(ctx, 'betting');
       const face = nairaToKobo(input.amount);
       const price = priced(markupOf, 'betting', name, face);
-      return buy(
-        ctx,
-        caller.userId,
-        {
+      return buy(ctx, caller.userId, completion, {
+        service: 'betting',
+        provider: name,
+        network: null,
+        recipient: input.customer_id,
+        request: {
           service: 'betting',
-          provider: name,
-          network: null,
-          recipient: input.customer_id,
-          request: {
-            service: 'betting',
-            company: input.betting_company,
-            customerId: input.customer_id,
-            amountKobo: face,
-          },
-          ...price,
-          description: `₦${input.amount} to ${input.betting_company} account ${input.customer_id}`,
+          company: input.betting_company,
+          customerId: input.customer_id,
+          amountKobo: face,
         },
-        completion,
-      );
+        ...price,
+        description: `₦${input.amount} to ${input.betting_company} account ${input.customer_id}`,
+      });
     },
   }),
   defineOperation({
@@ -324,27 +304,22 @@ export const purchaseOperations = [
       const price = priced(markupOf, 'education', name, item.wholesaleKobo * BigInt(input.quantity));
       requireAmount(input.amount, price.retailKobo);
       const phone = localPhone(input.phone);
-      return buy(
-        ctx,
-        caller.userId,
-        {
+      return buy(ctx, caller.userId, completion, {
+        service: 'education',
+        provider: name,
+        network: null,
+        recipient: input.profile_id ?? phone,
+        request: {
           service: 'education',
-          provider: name,
-          network: null,
-          recipient: input.profile_id ?? phone,
-          request: {
-            service: 'education',
-            exam: input.exam,
-            variation: item.variation,
-            quantity: input.quantity,
-            phone,
-            ...(input.profile_id === undefined ? {} : { profileId: input.profile_id }),
-          },
-          ...price,
-          description: `${input.quantity} × ${item.name}`,
+          exam: input.exam,
+          variation: item.variation,
+          quantity: input.quantity,
+          phone,
+          ...(input.profile_id === undefined ? {} : { profileId: input.profile_id }),
         },
-        completion,
-      );
+        ...price,
+        description: `${input.quantity} × ${item.name}`,
+      });
     },
   }),
   defineOperation({
