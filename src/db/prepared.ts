@@ -7,6 +7,14 @@ import { type RawBuilder, sql } from 'kysely';
 // client sends only their arguments. The mark is a comment, so PGlite runs them as they are.
 // A statement whose text varies with its arguments must not be marked: each variant would stay
 // prepared on every connection.
+//
+// Nor may a statement that looks rows up in a table the purchases themselves grow by thousands a
+// minute (vtu_transactions, idempotency_keys). After five runs PostgreSQL may keep one plan for any
+// arguments; made while such a table is young (a freshly deployed database, or a bench's), that plan
+// is a sequential scan, and it stays until autovacuum next analyses the table, while every run reads
+// more rows. Unmarked, such a statement is planned for its arguments and the table as it is each run
+// (decision 0011; test/vtu/purchase-plans.test.ts). Tables that grow with people (users, sessions,
+// accounts) or with configuration keep their cached plans.
 
 const MARK = '/* prepared */ ';
 

@@ -6,7 +6,7 @@ import {
   hkdfSync,
   randomBytes,
 } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import { createBatcher, fulfilled } from '../batching.ts';
 import type { Database } from '../db/database.ts';
 import { prepared } from '../db/prepared.ts';
@@ -184,12 +184,15 @@ export type IdempotencyStore = ReturnType<typeof createIdempotencyStore>;
 /** A key completed with its response, the body sealed (encrypted at rest). */
 export type KeyCompletion = { scope: string; key: string; status: number; sealedBody: string };
 
-/** Completes keys with one statement (prepared: the keys go in as arrays), in `db`'s transaction if any. */
+/**
+ * Completes keys with one statement (the keys go in as arrays), in `db`'s transaction if any. Planned
+ * each run, not prepared: idempotency_keys grows with every POST (src/db/prepared.ts).
+ */
 export async function writeCompletions(
   db: Kysely<DB> | Transaction<DB>,
   completions: KeyCompletion[],
 ): Promise<void> {
-  await prepared`
+  await sql`
     update idempotency_keys as k
     set state = 'done', response_status = v.status, response_body = v.body
     from unnest(${completions.map((c) => c.scope)}::text[], ${completions.map((c) => c.key)}::uuid[],

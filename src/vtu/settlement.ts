@@ -1,7 +1,6 @@
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { type BatchResults, fulfilled, rejected } from '../batching.ts';
 import type { Clock } from '../clock.ts';
-import { prepared } from '../db/prepared.ts';
 import type { DB, VtuTransactionsTable } from '../db/schema.ts';
 import { type DomainEvent, publishEvents } from '../events/domain-events.ts';
 import { raiseAlert } from '../funding/alerts.ts';
@@ -45,41 +44,6 @@ export function requeryDelaySeconds(attempt: number): number {
 export const lockPurchase = (trx: Transaction<DB>, id: string): Promise<VtuTransaction> =>
   trx.selectFrom('vtu_transactions').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
 
-/**
- * Every column of a purchase, by name. A prepared statement's columns are fixed: with `*`, a column
- * added by a migration while a process runs would make PostgreSQL refuse the statement.
- */
-const purchaseColumns = sql.raw(
-  Object.keys({
-    id: true,
-    user_id: true,
-    reference: true,
-    service: true,
-    provider: true,
-    network: true,
-    recipient: true,
-    request: true,
-    description: true,
-    amount: true,
-    wholesale: true,
-    markup: true,
-    status: true,
-    provider_reference: true,
-    token: true,
-    units: true,
-    pins: true,
-    failure_reason: true,
-    sent_at: true,
-    funding_reference: true,
-    requery_attempts: true,
-    next_requery_at: true,
-    stuck_alerted_at: true,
-    created_at: true,
-    updated_at: true,
-    completed_at: true,
-  } satisfies Record<keyof VtuTransaction, true>).join(', '),
-);
-
 export type SettleResult = 'success' | 'failed' | 'processing' | 'already_settled';
 
 /** One answer about a purchase: the provider's, or a decision of ours (a top-up that failed). */
@@ -95,8 +59,9 @@ export async function settlePurchases(
   answers: PurchaseAnswer[],
 ): Promise<BatchResults<SettleResult>> {
   return deps.db.transaction().execute(async (trx) => {
-    const { rows } = await prepared<VtuTransaction>`
-      select ${purchaseColumns} from vtu_transactions
+    // Planned each run, not prepared: vtu_transactions grows with every purchase (src/db/prepared.ts).
+    const { rows } = await sql<VtuTransaction>`
+      select * from vtu_transactions
       where id = any(${[...new Set(answers.map((a) => a.id))]}::uuid[])
       order by id for update`.execute(trx);
     const locked = new Map(rows.map((row) => [row.id, row]));
@@ -206,10 +171,13 @@ function nextState(
 const jsonText = (value: unknown): string | null =>
   value === null ? null : typeof value === 'string' ? value : JSON.stringify(value);
 
-/** Writes the settled columns of many locked purchases with one statement, prepared once per connection. */
+/**
+ * Writes the settled columns of many locked purchases with one statement, one text whatever their
+ * number; planned each run, not prepared, for vtu_transactions grows with every purchase (prepared.ts).
+ */
 async function writeStates(trx: Transaction<DB>, purchases: VtuTransaction[]): Promise<void> {
   const column = <T>(of: (p: VtuTransaction) => T) => purchases.map(of);
-  await prepared`
+  await sql`
     update vtu_transactions as t set
       status = v.status, provider_reference = v.provider_reference, token = v.token, units = v.units,
       pins = v.pins::jsonb, failure_reason = v.failure_reason, next_requery_at = v.next_requery_at,

@@ -28,6 +28,8 @@ export type WorldOptions = {
   clock?: Clock;
   /** Replaces the context's logger, e.g. one writing to memory so that a test can read the log. */
   logger?: Logger;
+  /** On PostgreSQL, the pool's connections at most (one: every statement runs on the same session). */
+  poolMax?: number;
 };
 
 export async function createWorld(options: WorldOptions = {}): Promise<World> {
@@ -46,7 +48,10 @@ export async function createWorld(options: WorldOptions = {}): Promise<World> {
   const documentsDir = await mkdtemp(path.join(os.tmpdir(), 'billrail-documents-'));
   const ctx = await createContext(config, {
     documentsDir,
-    database: database.target,
+    database:
+      database.target.kind === 'postgres' && options.poolMax !== undefined
+        ? { ...database.target, poolMax: options.poolMax }
+        : database.target,
     ...(options.clock !== undefined ? { clock: options.clock } : {}),
     ...(options.logger !== undefined ? { logger: options.logger } : {}),
     rateLimitNamespace: `billrail-test-${randomBytes(4).toString('hex')}:`,

@@ -27,7 +27,11 @@ describe(`purchases across a migration (${onPostgres() ? 'PostgreSQL' : 'PGlite'
     await sql`alter table vtu_transactions add column added_later text`.execute(world.ctx.db);
     for (let i = 0; i < 3; i++) {
       const done = await bought(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 100 });
-      assert.equal(done.status, 'success', 'claimed, sent and settled by the statements prepared before');
+      assert.equal(
+        done.status,
+        'success',
+        'accepted by the statements prepared before, then sent and settled',
+      );
     }
   });
 });
