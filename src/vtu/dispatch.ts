@@ -14,6 +14,7 @@ import { type FloatDecision, type FloatDeps, floatDecisions, reserve } from './f
 import {
   alertStuck,
   firstRequeryAfterSeconds,
+  firstRequeryAt,
   type SettlementDeps,
   type SettleResult,
   type VtuTransaction,
@@ -129,7 +130,6 @@ export async function claimPurchases(deps: DispatchDeps, ids: string[]): Promise
   try {
     if (toSend.length > 0) {
       const now = deps.clock.now();
-      const firstRequeryAt = new Date(now.getTime() + firstRequeryAfterSeconds * 1000);
       // The first requery comes a minute after the send. A purchase sent right after its acceptance
       // keeps the minute from its acceptance: its row is then rewritten in place, no index touched
       // (migration 2026-11-24T1300). One sent later (after a top-up, by its job) gets its minute anew.
@@ -138,7 +138,7 @@ export async function claimPurchases(deps: DispatchDeps, ids: string[]): Promise
         await sql<ClaimedPurchase>`
           update vtu_transactions set sent_at = ${now}::timestamptz, updated_at = ${now}::timestamptz,
             next_requery_at = case when next_requery_at < ${requeryNotBefore}::timestamptz
-              then ${firstRequeryAt}::timestamptz else next_requery_at end
+              then ${firstRequeryAt(now)}::timestamptz else next_requery_at end
           where id = any(${toSend.map((p) => p.id)}::uuid[]) and status = 'processing' and sent_at is null
           returning id, provider, reference, request`.execute(deps.db)
       ).rows;

@@ -3,7 +3,7 @@ import { type FundingDestination, recordFundingTransfer, sendFundingTransfer } f
 import type { PaymentProvider } from '../providers/payments/payment-provider.ts';
 import type { VtuProvider } from '../providers/vtu/vtu-provider.ts';
 import {
-  firstRequeryAfterSeconds,
+  firstRequeryAt,
   lockPurchase,
   type SettlementDeps,
   settleLocked,
@@ -126,7 +126,7 @@ async function topUpFor(
       // Checked again by the requery runner, should the settlement be missed.
       .set({
         funding_reference: reference,
-        next_requery_at: new Date(now.getTime() + firstRequeryAfterSeconds * 1000),
+        next_requery_at: firstRequeryAt(now),
         updated_at: now,
       })
       .where('id', '=', purchase.id)

@@ -12,7 +12,7 @@ import { koboToNaira } from '../money.ts';
 import { vtpassRequestId } from '../providers/vtu/vtpass-client.ts';
 import type { PurchaseRequest, VtuService } from '../providers/vtu/vtu-provider.ts';
 import { type DispatchDeps, dispatchPurchase, JOB_VTU_DISPATCH } from './dispatch.ts';
-import { firstRequeryAfterSeconds, purchasePostings, type VtuTransaction } from './settlement.ts';
+import { firstRequeryAt, purchasePostings, type VtuTransaction } from './settlement.ts';
 
 // Accepting a purchase (SPEC.md "What the service does" 2, API.md section 5): after the caller's
 // checks (schema, auth, Tier 1, PIN, recipient, price), one database transaction debits the wallet
@@ -168,12 +168,11 @@ const acceptedRow = (row: PurchaseRow): Viewed => ({
 async function recordPurchases(trx: Transaction<DB>, rows: PurchaseRow[], now: Date): Promise<void> {
   const column = <K extends keyof PurchaseRow>(key: K) => rows.map((row) => row[key]);
   // Picked up by the requery runner should both the inline dispatch and its job be lost.
-  const firstRequeryAt = new Date(now.getTime() + firstRequeryAfterSeconds * 1000);
   await prepared`
     insert into vtu_transactions (id, user_id, reference, service, provider, network, recipient, request,
       description, amount, wholesale, markup, status, next_requery_at, created_at, updated_at)
     select r.id, r.user_id, r.reference, r.service, r.provider, r.network, r.recipient, r.request::jsonb,
-      r.description, r.amount, r.wholesale, r.markup, 'processing', ${firstRequeryAt}::timestamptz,
+      r.description, r.amount, r.wholesale, r.markup, 'processing', ${firstRequeryAt(now)}::timestamptz,
       ${now}::timestamptz, ${now}::timestamptz
     from unnest(${column('id')}::uuid[], ${column('user_id')}::uuid[], ${column('reference')}::text[],
       ${column('service')}::text[], ${column('provider')}::text[], ${column('network')}::text[],

@@ -33,6 +33,9 @@ export const purchasePostings = {
  */
 export const firstRequeryAfterSeconds = 60;
 
+/** The first requery of a purchase accepted, sent or put to wait at `now`. */
+export const firstRequeryAt = (now: Date): Date => new Date(now.getTime() + firstRequeryAfterSeconds * 1000);
+
 /** Seconds before each requery of a purchase still pending or unknown; the last repeats. */
 export const requeryDelaysSeconds = [15, 30, 60, 120, 300, 600, 1800, 3600] as const;
 
