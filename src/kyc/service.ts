@@ -407,7 +407,23 @@ export async function reviewSubmission(
       .where('status', '=', 'pending')
       .forUpdate()
       .executeTakeFirst();
-    if (pending === undefined) return undefined;
+    if (pending === undefined) {
+      // A tier that was submitted and decided (with no newer submission waiting) is a conflict
+      // with its state, not a missing record: 404 stays for an unknown user or a tier never sent.
+      const latest = await trx
+        .selectFrom('kyc_submissions')
+        .select('status')
+        .where('user_id', '=', input.userId)
+        .where('tier', '=', input.tier)
+        .orderBy('created_at', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+      if (latest === undefined) throw notFound('pending submission');
+      throw new AppError(
+        'CONFLICT',
+        `tier ${input.tier} is already ${latest.status}; nothing waits for review`,
+      );
+    }
     const updated = await trx
       .updateTable('kyc_submissions')
       .set({
@@ -422,7 +438,6 @@ export async function reviewSubmission(
     await applyDecision(deps.jobs, trx, updated, now);
     return updated;
   });
-  if (decided === undefined) throw notFound('pending submission');
   return toView(decided);
 }
 

@@ -236,19 +236,47 @@ describe(`KYC admin review (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       );
     });
 
-    it('answers 404 for a tier that is not pending and for an unknown user', async () => {
+    it('answers 409 CONFLICT for a tier already decided, and changes nothing', async () => {
+      // A tier rejected with no newer submission waiting is decided too.
+      const rejected = await pendingTier3(world, { firstName: 'Dayo', lastName: 'Ade' });
+      ok(
+        await review(world, admin, {
+          userId: rejected.user.userId,
+          tier: 3,
+          decision: 'reject',
+          reason: 'blurred',
+        }),
+      );
+      const eventsBefore = (await eventJobs(world, rejected.user.userId)).length;
       for (const data of [
         { userId: a.user.userId, tier: 3, decision: 'approve' }, // already approved
         { userId: a.user.userId, tier: 3, decision: 'reject', reason: 'too late' },
         { userId: c.user.userId, tier: 2, decision: 'reject', reason: 'tier 2 is decided' },
         { userId: c.user.userId, tier: 1, decision: 'approve' },
-        { userId: randomUUID(), tier: 3, decision: 'approve' },
+        { userId: rejected.user.userId, tier: 3, decision: 'approve' },
       ]) {
-        expectError(await review(world, admin, data), 404, 'NOT_FOUND');
+        const error = expectError(await review(world, admin, data), 409, 'CONFLICT');
+        assert.match(error.message, /already (approved|rejected)/);
       }
       assert.equal(await kycTierOfMe(world, a.user), 3);
       assert.equal(await kycTierOfMe(world, c.user), 2);
       assert.equal((await getStatus(world, c.user)).tiers[1]?.status, 'approved');
+      assert.equal(await kycTierOfMe(world, rejected.user), 2);
+      assert.equal((await getStatus(world, rejected.user)).tiers[2]?.status, 'rejected');
+      assert.equal((await submissions(world, rejected.user.userId, 3)).length, 1);
+      assert.equal((await eventJobs(world, rejected.user.userId)).length, eventsBefore);
+    });
+
+    it('answers 404 for an unknown user and for a tier never submitted', async () => {
+      const atTier1 = await userAtTier(world, 1);
+      for (const data of [
+        { userId: randomUUID(), tier: 3, decision: 'approve' },
+        { userId: atTier1.userId, tier: 2, decision: 'approve' },
+        { userId: atTier1.userId, tier: 3, decision: 'reject', reason: 'never sent' },
+      ]) {
+        expectError(await review(world, admin, data), 404, 'NOT_FOUND');
+      }
+      assert.equal(await kycTierOfMe(world, atTier1), 1);
     });
 
     it("gives an admin a signed URL to any user's document", async () => {
@@ -305,7 +333,7 @@ describe(`KYC admin review (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       ]);
       const winners = responses.filter((r) => r.status === 200);
       assert.equal(winners.length, 1, JSON.stringify(responses.map((r) => r.body)));
-      for (const loser of responses.filter((r) => r.status !== 200)) expectError(loser, 404, 'NOT_FOUND');
+      for (const loser of responses.filter((r) => r.status !== 200)) expectError(loser, 409, 'CONFLICT');
       const decided = ok(winners[0]!);
       const rows = await submissions(world, user.userId, 3);
       assert.equal(rows.length, 1);
@@ -319,7 +347,7 @@ describe(`KYC admin review (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       const { user } = await pendingTier3(world);
       const decision = { userId: user.userId, tier: 3, decision: 'approve' };
       const responses = await Promise.all([review(world, admin, decision), review(world, admin, decision)]);
-      assert.deepEqual(responses.map((r) => r.status).sort(), [200, 404]);
+      assert.deepEqual(responses.map((r) => r.status).sort(), [200, 409]);
       assert.equal(await kycTierOfMe(world, user), 3);
       assert.equal((await eventJobs(world, user.userId)).filter((e) => e.tier === 3).length, 1);
     });
