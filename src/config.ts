@@ -115,6 +115,10 @@ const envSchema = z.object({
   SANDBOX_VTU_BASE_URL: optionalUrl,
   // The least one float top-up sends (naira), so that a run of small purchases makes one transfer.
   VTU_FLOAT_TOPUP_MIN: z.coerce.number().int().min(1).max(100_000_000).default(50_000),
+  // The largest markup an admin may set (adminSetMarkup): a typo such as a flat ₦91,967,931 would
+  // otherwise price every purchase of a service out of reach until someone noticed.
+  VTU_MARKUP_FLAT_MAX: z.coerce.number().int().min(0).max(1_000_000).default(10_000),
+  VTU_MARKUP_PERCENT_MAX: z.coerce.number().int().min(0).max(100).default(50),
   // Which provider serves which service: SPEC.md item 3 by default; a list such as data=bills overrides.
   VTU_ROUTES: z
     .string()
@@ -165,6 +169,8 @@ export type Config = {
     /** In the sandbox: the base URL of the service hosting the VTU simulators; undefined: this one. */
     sandboxBaseUrl: string | undefined;
     floatTopupMinKobo: bigint;
+    /** The largest markup adminSetMarkup accepts: flat kobo and basis points. */
+    markupMax: { flatKobo: bigint; percentBp: number };
     routes: Record<VtuServiceName, VtuProviderName>;
     data: VtuProviderConfig & { token: string | undefined; networkIds: Record<string, number> };
     bills: VtuProviderConfig & {
@@ -320,6 +326,7 @@ function vtuConfig(e: z.output<typeof envSchema>): Config['vtu'] {
     sendsMax: e.VTU_SENDS_MAX ?? (e.DATABASE_URL === undefined ? sendsMaxOnPglite : sendsMaxOnPostgres),
     sandboxBaseUrl: trim(e.SANDBOX_VTU_BASE_URL),
     floatTopupMinKobo: BigInt(e.VTU_FLOAT_TOPUP_MIN) * 100n,
+    markupMax: { flatKobo: BigInt(e.VTU_MARKUP_FLAT_MAX) * 100n, percentBp: e.VTU_MARKUP_PERCENT_MAX * 100 },
     routes,
     data: {
       baseUrl: trim(e.DATA_PROVIDER_BASE_URL),

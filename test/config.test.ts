@@ -165,6 +165,19 @@ describe('loadConfig', () => {
     assertRefused({ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL');
   });
 
+  it('reads the markup maxima in naira and percent, with their defaults, and refuses bad ones', () => {
+    assert.deepEqual(loadConfig({}).vtu.markupMax, { flatKobo: 1_000_000n, percentBp: 5_000 });
+    assert.deepEqual(loadConfig({ VTU_MARKUP_FLAT_MAX: '250', VTU_MARKUP_PERCENT_MAX: '10' }).vtu.markupMax, {
+      flatKobo: 25_000n,
+      percentBp: 1_000,
+    });
+    for (const value of ['-1', '1.5', 'lots'])
+      assertRefused({ VTU_MARKUP_FLAT_MAX: value }, 'VTU_MARKUP_FLAT_MAX');
+    for (const value of ['101', '-1', '2.5']) {
+      assertRefused({ VTU_MARKUP_PERCENT_MAX: value }, 'VTU_MARKUP_PERCENT_MAX');
+    }
+  });
+
   it('turns the sandbox off in production and refuses SANDBOX=1 there', () => {
     assert.equal(loadConfig(productionEnv).sandbox, false);
     assertRefused({ ...productionEnv, SANDBOX: '1' }, 'SANDBOX');

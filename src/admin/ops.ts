@@ -86,7 +86,7 @@ export const adminOperations = [
     // The next catalogue read and quote show it: markups are applied at read time, never cached.
     handler: async ({ ctx, caller, input }) => {
       const stored = await setMarkup(
-        { db: ctx.db, clock: ctx.clock },
+        { db: ctx.db, clock: ctx.clock, markupMax: ctx.config.vtu.markupMax },
         {
           service: input.service,
           provider: input.provider ?? null,

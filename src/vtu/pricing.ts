@@ -3,6 +3,8 @@ import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { VtuProviderName, VtuServiceName } from '../config.ts';
 import type { DB } from '../db/schema.ts';
+import { AppError } from '../errors.ts';
+import { koboToNaira } from '../money.ts';
 
 // Retail = wholesale + markup (SPEC.md item 6). A markup is a flat amount plus a percentage of the
 // wholesale price, configured per service and optionally per provider; the provider's own row wins
@@ -109,7 +111,7 @@ export async function retailPrices(
  * stored value (zero for a new row), so an administrator can change the percentage alone.
  */
 export async function setMarkup(
-  deps: { db: Kysely<DB>; clock: Clock },
+  deps: { db: Kysely<DB>; clock: Clock; markupMax: { flatKobo: bigint; percentBp: number } },
   request: {
     service: VtuServiceName;
     provider: VtuProviderName | null;
@@ -122,6 +124,23 @@ export async function setMarkup(
   if (request.percentBp !== undefined) {
     assert.ok(Number.isInteger(request.percentBp), 'basis points are whole');
     assert.ok(request.percentBp >= 0 && request.percentBp <= basisPointsMax, 'percent out of range');
+  }
+  const over = [
+    request.flatKobo !== undefined &&
+      request.flatKobo > deps.markupMax.flatKobo && {
+        path: ['data', 'flat'],
+        message: `at most ${koboToNaira(deps.markupMax.flatKobo)} naira (VTU_MARKUP_FLAT_MAX)`,
+      },
+    request.percentBp !== undefined &&
+      request.percentBp > deps.markupMax.percentBp && {
+        path: ['data', 'percent'],
+        message: `at most ${basisPointsToPercent(deps.markupMax.percentBp)} percent (VTU_MARKUP_PERCENT_MAX)`,
+      },
+  ].filter((issue) => issue !== false);
+  if (over.length > 0) {
+    throw new AppError('VALIDATION_ERROR', 'the markup is above the configured maximum', {
+      details: { issues: over },
+    });
   }
   const now = deps.clock.now();
   const row = await deps.db

@@ -171,6 +171,11 @@ describe(`markups and quotes (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () =>
       [{ service: 'data', flat: '10' }, 'flat'],
       [{ service: 'data' }, 'flat'],
       [{ service: 'data', flat: 1, extra: true }, 'extra'],
+      // Above the configured maxima (defaults: ₦10,000 flat, 50 percent).
+      [{ service: 'data', flat: 10_000.01 }, 'flat'],
+      [{ service: 'data', flat: 91_967_931 }, 'flat'],
+      [{ service: 'data', percent: 50.01 }, 'percent'],
+      [{ service: 'data', flat: 1, percent: 51 }, 'percent'],
     ];
     for (const [data, field] of cases) {
       const error = failure(await post(world, 'adminSetMarkup', data, { token: admin.accessToken }));
@@ -241,6 +246,12 @@ describe(`markups and quotes (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () =>
     assert.deepEqual(
       (await read()).map((p) => p.amount),
       wholesale.map((p) => koboToNaira(expectedRetail(p.wholesaleKobo, 0n, 125n))),
+    );
+    // The configured maxima themselves are accepted.
+    await setMarkup({ service: 'cable', flat: 10_000, percent: 50 });
+    assert.deepEqual(
+      (await read()).map((p) => p.amount),
+      wholesale.map((p) => koboToNaira(expectedRetail(p.wholesaleKobo, 1_000_000n, 5_000n))),
     );
     await setMarkup({ service: 'cable', flat: 0, percent: 0 });
     assert.deepEqual(
