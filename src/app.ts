@@ -9,9 +9,11 @@ import { authOperations } from './auth/ops.ts';
 import type { Context } from './context.ts';
 import { AppError } from './errors.ts';
 import { fundingOperations } from './funding/ops.ts';
+import { answerClientError } from './http/client-errors.ts';
 import { registerDocumentRoute } from './http/document-route.ts';
 import { sendError, toErrorResponse } from './http/errors.ts';
 import { createIdempotencyStore } from './http/idempotency-store.ts';
+import { registerJsonBodyParser } from './http/json-body.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { registerPaymentWebhookRoute } from './http/payment-webhook-route.ts';
 import { BODY_LIMIT_BYTES, registerOperations } from './http/router.ts';
@@ -44,7 +46,10 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
     genReqId: () => crypto.randomUUID(),
     // Errors Fastify raises before routing (a malformed URL such as /_serverFn/%) get the envelope too.
     frameworkErrors: (error, request, reply) => sendError(reply, toErrorResponse(error, request)),
+    // And those Node's HTTP parser refuses before Fastify sees a request (431, 408, 400).
+    clientErrorHandler: answerClientError,
   });
+  registerJsonBodyParser(app);
   app.decorateRequest('caller', null);
   app.decorateRequest('requestHash', '');
   app.setValidatorCompiler(validatorCompiler);

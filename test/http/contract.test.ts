@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
@@ -233,6 +234,66 @@ describe('HTTP contract', () => {
       const response = await raw(world, '/_serverFn/requestOtp', { method: 'POST', headers, body });
       assert.equal(response.status, 400, `${label}: ${response.text}`);
       assert.equal(envelopeError(response).code, 'VALIDATION_ERROR', label);
+    }
+  });
+
+  it('refuses __proto__ and constructor.prototype keys with 400 saying so, not "not valid JSON"', async () => {
+    for (const [body, key] of [
+      ['{"data":{"phone":"08031234567","__proto__":{"admin":true}}}', '__proto__'],
+      ['{"__proto__":{"x":1},"data":{}}', '__proto__'],
+      ['{"data":{"constructor":{"prototype":{"admin":true}}}}', 'constructor'],
+    ] as const) {
+      const response = await raw(world, '/_serverFn/requestOtp', {
+        method: 'POST',
+        headers: jsonHeaders(),
+        body,
+      });
+      assert.equal(response.status, 400, response.text);
+      const error = envelopeError(response);
+      assert.equal(error.code, 'VALIDATION_ERROR');
+      assert.ok(error.message.includes(key), `${body}: ${error.message}`);
+      assert.doesNotMatch(error.message, /not valid JSON/);
+    }
+  });
+
+  it('answers headers or a query string over the limit with 431 in the envelope and closes, and the client goes on', async () => {
+    // One keep-alive connection, as a browser or an HTTP client pool would hold.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const ask = (path: string, headers: Record<string, string> = {}) =>
+        new Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }>(
+          (resolve, reject) => {
+            const url = new URL(path, world.baseUrl);
+            const request = http.get(url, { agent, headers: { ...auth, ...headers } }, (response) => {
+              let text = '';
+              response.setEncoding('utf8');
+              response.on('data', (chunk: string) => {
+                text += chunk;
+              });
+              response.on('end', () =>
+                resolve({ status: response.statusCode ?? 0, headers: response.headers, text }),
+              );
+            });
+            request.on('error', reject);
+          },
+        );
+      assert.equal((await ask('/_serverFn/getMe')).status, 200);
+      for (const [label, path, headers] of [
+        ['query string', `/_serverFn/getMe?q=${'x'.repeat(40_000)}`, {}],
+        ['header', '/_serverFn/getMe', { 'x-padding': 'y'.repeat(40_000) }],
+      ] as const) {
+        const answer = await ask(path, headers);
+        assert.equal(answer.status, 431, `${label}: ${answer.text.slice(0, 200)}`);
+        assert.match(String(answer.headers['content-type']), /^application\/json/, label);
+        assert.equal(answer.headers.connection, 'close', label);
+        const body = JSON.parse(answer.text) as ErrorEnvelope;
+        assert.equal(body.success, false);
+        assert.equal(body.error.code, 'PAYLOAD_TOO_LARGE', label);
+        // The next request through the same client works (on a new connection).
+        assert.equal((await ask('/_serverFn/getMe')).status, 200, `after the ${label}`);
+      }
+    } finally {
+      agent.destroy();
     }
   });
 
