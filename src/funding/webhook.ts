@@ -18,15 +18,22 @@ const storedNameLengthMax = 200;
 const signaturePattern = /^[0-9a-f]{128}$/;
 
 /**
- * True when the header is the lowercase hex HMAC-SHA-512 of the raw body under the secret. The
- * comparison is constant-time over equal lengths; the format check before it looks only at the
- * header, never at the secret.
+ * True when the request carries at least one signature and every one it carries is the lowercase
+ * hex HMAC-SHA-512 of the raw body under the secret: the provider may send it under more than one
+ * header name, and a request whose headers disagree is refused rather than judged by the one that
+ * suits it. A header given twice arrives joined into one string (or as a list), which is no
+ * signature. Each comparison is constant-time over equal lengths; the format check before it looks
+ * only at the header, never at the secret.
  */
-export function signatureValid(rawBody: Buffer, header: unknown, secret: string): boolean {
-  if (typeof header !== 'string' || !signaturePattern.test(header)) return false;
+export function signaturesValid(rawBody: Buffer, headers: readonly unknown[], secret: string): boolean {
+  const given = headers.filter((h) => h !== undefined);
+  if (given.length === 0) return false;
   const expected = Buffer.from(createHmac('sha512', secret).update(rawBody).digest('hex'), 'utf8');
-  const given = Buffer.from(header, 'utf8');
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  return given.every((header) => {
+    if (typeof header !== 'string' || !signaturePattern.test(header)) return false;
+    const bytes = Buffer.from(header, 'utf8');
+    return bytes.length === expected.length && timingSafeEqual(bytes, expected);
+  });
 }
 
 type Parsed = { ok: true; event: string | null; reference: string | null } | { ok: false };

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Context } from '../context.ts';
-import { createPaymentEventInbox, signatureValid, webhookBodyLimitBytes } from '../funding/webhook.ts';
+import { createPaymentEventInbox, signaturesValid, webhookBodyLimitBytes } from '../funding/webhook.ts';
 
 // POST /api/public/payments/webhook/payment: the payment provider's signed events (SPEC.md "Inbound
 // webhook endpoint"). No session and no rate limit: the caller is authenticated by the signature
@@ -14,6 +14,12 @@ import { createPaymentEventInbox, signatureValid, webhookBodyLimitBytes } from '
 // provider wait on our crediting. Should this process crash first, the sweep job does it.
 
 export const paymentWebhookPath = '/api/public/payments/webhook/payment';
+
+/**
+ * Where the signature may come: SPEC.md's name, and Paystack's own, which the real provider sends
+ * (API.md section 8). Each one present must hold the valid signature.
+ */
+const signatureHeaders = ['x-payment-signature', 'x-paystack-signature'] as const;
 
 /** Deliveries stored per transaction at most: bounds one statement's size (bodies are ≤ 256 KiB). */
 const inboxBatchMax = 64;
@@ -44,7 +50,8 @@ export function registerPaymentWebhookRoute(app: FastifyInstance, ctx: Context):
       { bodyLimit: webhookBodyLimitBytes, config: { rateLimit: false }, schema: { hide: true } },
       async (request, reply) => {
         const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-        if (!signatureValid(raw, request.headers['x-payment-signature'], ctx.config.secrets.paymentSigning)) {
+        const signatures = signatureHeaders.map((name) => request.headers[name]);
+        if (!signaturesValid(raw, signatures, ctx.config.secrets.paymentSigning)) {
           request.log.warn('payment webhook with an invalid signature refused');
           return reply.code(401).type('text/plain; charset=utf-8').send('invalid signature');
         }

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { after, afterEach, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, type SignedIn, signIn, type World } from '../helpers/world.ts';
@@ -17,7 +20,42 @@ import {
   sign,
   storedEvent,
   walletKobo,
+  webhookPath,
 } from './support.ts';
+
+/** POSTs a body with exactly these headers (beside the content type); a list sends the header that many times. */
+function sendRaw(
+  world: World,
+  body: string,
+  headers: Record<string, string | string[]>,
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      `${world.baseUrl}${webhookPath}`,
+      { method: 'POST', headers: { 'content-type': 'application/json', ...headers } },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+        );
+        response.on('error', reject);
+      },
+    );
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
+/** The signature as a shell user would compute it, an oracle independent of this process's crypto. */
+async function opensslSignature(body: string, secret: string): Promise<string> {
+  const run = promisify(execFile)('openssl', ['dgst', '-sha512', '-hmac', secret, '-r'], {
+    encoding: 'utf8',
+  });
+  run.child.stdin?.end(body);
+  const { stdout } = await run;
+  return stdout.trim().split(/\s+/)[0]!;
+}
 
 // The signed inbound webhook (SPEC.md "Inbound webhook endpoint", "Authentication" 5, "Events"):
 // the signature is checked over the raw bytes before anything parses them; a bad one is 401 in
@@ -115,6 +153,74 @@ describe(`payment webhook signature and acknowledgement (${onPostgres() ? 'Postg
       body,
     });
     assert.equal(response.status, 200);
+  });
+
+  describe("the provider's own header, x-paystack-signature (API.md section 8)", () => {
+    const secret = () => world.ctx.config.secrets.paymentSigning;
+    const intentBody = async (naira: number) => {
+      const intent = await createIntent(world, user, naira);
+      return { intent, body: chargeSuccess(intent.reference, naira * 100) };
+    };
+
+    it('accepts a body signed under x-paystack-signature alone, and credits it', BOUNDED, async () => {
+      const { intent, body } = await intentBody(400);
+      const balance = await walletKobo(world, user.userId);
+      const signature = await opensslSignature(body, secret());
+      assert.equal(signature, sign(body, secret()), 'openssl and node agree on the signature');
+      const answer = await sendRaw(world, body, { 'x-paystack-signature': signature });
+      assert.equal(answer.status, 200);
+      assert.equal((await processed(world, body)).outcome, 'credited');
+      assert.equal(await walletKobo(world, user.userId), balance + 40_000n);
+      assert.equal(await creditPostings(world, intent.reference), 1);
+    });
+
+    it('accepts both headers when each carries the valid signature', BOUNDED, async () => {
+      const { body } = await intentBody(250);
+      const signature = sign(body, secret());
+      const answer = await sendRaw(world, body, {
+        'x-payment-signature': signature,
+        'x-paystack-signature': signature,
+      });
+      assert.equal(answer.status, 200);
+      assert.equal((await processed(world, body)).outcome, 'credited');
+    });
+
+    const refused: Array<[string, (signature: string, body: string) => Record<string, string | string[]>]> = [
+      [
+        'x-paystack-signature under another secret',
+        (_s, b) => ({ 'x-paystack-signature': sign(b, 'sk_other') }),
+      ],
+      ['an empty x-paystack-signature', () => ({ 'x-paystack-signature': '' })],
+      [
+        'a valid x-payment-signature beside a wrong x-paystack-signature',
+        (s, b) => ({ 'x-payment-signature': s, 'x-paystack-signature': sign(b, 'sk_other') }),
+      ],
+      [
+        'a valid x-paystack-signature beside a wrong x-payment-signature',
+        (s) => ({ 'x-payment-signature': 'f'.repeat(128), 'x-paystack-signature': s }),
+      ],
+      [
+        'a valid x-payment-signature beside an empty x-paystack-signature',
+        (s) => ({ 'x-payment-signature': s, 'x-paystack-signature': '' }),
+      ],
+      [
+        'a valid x-payment-signature beside the same signature in uppercase under x-paystack-signature',
+        (s) => ({ 'x-payment-signature': s, 'x-paystack-signature': s.toUpperCase() }),
+      ],
+      ['x-paystack-signature given twice, valid both times', (s) => ({ 'x-paystack-signature': [s, s] })],
+      ['x-payment-signature given twice, valid both times', (s) => ({ 'x-payment-signature': [s, s] })],
+    ];
+    for (const [name, headersOf] of refused) {
+      it(`refuses ${name}: 401, nothing stored`, BOUNDED, async () => {
+        const { intent, body } = await intentBody(300);
+        const before = await eventCount(world);
+        const answer = await sendRaw(world, body, headersOf(sign(body, secret()), body));
+        assert.equal(answer.status, 401);
+        assert.equal(answer.text, 'invalid signature');
+        assert.equal(await eventCount(world), before, 'nothing was stored');
+        assert.equal(await creditPostings(world, intent.reference), 0);
+      });
+    }
   });
 
   describe('valid signatures always get 200', () => {
