@@ -5,6 +5,7 @@ import type { DB } from '../db/schema.ts';
 import { creditDedicatedTransfer, dedicatedPaymentOf } from './dedicated-accounts.ts';
 import { creditTopup, type FundingDeps } from './service.ts';
 import { applyTransferOutcome, type TransferEnd } from './transfers.ts';
+import { holdsUnstorableText } from './webhook.ts';
 
 // The payment provider's signed webhooks, the acting half (SPEC.md "Events"). Every stored event
 // that is not processed yet is processed once: the row is locked and marked processed in the
@@ -45,11 +46,18 @@ const transferData = z.object({
   gateway_response: z.string().nullish(),
 });
 
-const transferEvents: Partial<Record<string, TransferEnd>> = {
-  'transfer.success': 'success',
-  'transfer.failed': 'failed',
-  'transfer.reversed': 'reversed',
-};
+/**
+ * A Map, not an object literal: an event named `constructor` or `__proto__` must find nothing, not
+ * something inherited from Object.prototype.
+ */
+const transferEvents: ReadonlyMap<string, TransferEnd> = new Map([
+  ['transfer.success', 'success'],
+  ['transfer.failed', 'failed'],
+  ['transfer.reversed', 'reversed'],
+]);
+
+const transferEndOf = (event: unknown): TransferEnd | undefined =>
+  typeof event === 'string' ? transferEvents.get(event) : undefined;
 
 export type EventOutcome =
   | 'credited'
@@ -63,7 +71,9 @@ export type EventOutcome =
   | 'transfer_reversed'
   | 'transfer_unchanged'
   | 'transfer_conflict'
-  | 'unparseable';
+  | 'unparseable'
+  /** Parsed, but holds text the database cannot take (holdsUnstorableText): never acted on. */
+  | 'malformed';
 
 type StoredBody = { id: string; body: string; body_encoding: 'utf8' | 'base64' };
 
@@ -121,7 +131,7 @@ export async function processPendingPaymentEvents(
         .skipLocked()
         .execute();
       picked = events.map((e) => e.id);
-      const isTransfer = (e: { event: string | null }) => transferEvents[e.event ?? ''] !== undefined;
+      const isTransfer = (e: { event: string | null }) => transferEndOf(e.event) !== undefined;
       oneByOne = events.filter(isTransfer).map((e) => e.id);
       const charges = events.filter((e) => !isTransfer(e));
       const intents = await lockIntents(
@@ -212,7 +222,9 @@ async function decide(
     return 'unparseable';
   }
   if (typeof envelope !== 'object' || envelope === null) return 'unparseable';
-  const transferEnd = typeof envelope.event === 'string' ? transferEvents[envelope.event] : undefined;
+  // The inbox closes these at the door; an event stored before it did is closed here.
+  if (holdsUnstorableText(event.body, envelope)) return 'malformed';
+  const transferEnd = transferEndOf(envelope.event);
   if (transferEnd !== undefined) return onTransferEvent(deps, trx, transferEnd, envelope.data);
   if (envelope.event !== 'charge.success') return 'ignored_event';
   const data = chargeSuccessData.safeParse(envelope.data);

@@ -36,24 +36,74 @@ export function signaturesValid(rawBody: Buffer, headers: readonly unknown[], se
   });
 }
 
-type Parsed = { ok: true; event: string | null; reference: string | null } | { ok: false };
+/**
+ * What a body says for look-ups, and why it is closed at once when it is: `unparseable` (not a JSON
+ * object, or not UTF-8 without NUL), `malformed` (a JSON object holding text the database cannot
+ * take), or null when it is to be processed.
+ */
+type Parsed = {
+  event: string | null;
+  reference: string | null;
+  closedAs: 'unparseable' | 'malformed' | null;
+};
+
+/**
+ * NUL, which PostgreSQL text refuses, and half of a surrogate pair, which its jsonb refuses. In a
+ * body that is UTF-8 without NUL (utf8Text) both can only come from a JSON escape (`\u0000`,
+ * `\ud800`), so a body without such an escape is cleared without looking at what it parsed into.
+ */
+const unstorableEscape = /\\u(?:0000|d[89a-f])/i;
+const unstorable = (text: string): boolean => text.includes('\u0000') || !text.isWellFormed();
+
+/**
+ * True when a parsed body holds, in any value or key however deep, a string the database cannot
+ * take. Such a body is never processed: any of its strings might end up in a column, a look-up, an
+ * alert's details or a job's data, and a statement that fails on it would fail on every retry, so
+ * the event would never close. The provider never sends one; a top-up it hides is still credited
+ * once by reconciliation, which asks the provider. Walks with a stack of its own, for a body may
+ * nest as deep as its 256 KiB allow.
+ */
+export function holdsUnstorableText(text: string, parsed: unknown): boolean {
+  if (!unstorableEscape.test(text)) return false;
+  const pending: unknown[] = [parsed];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value === 'string') {
+      if (unstorable(value)) return true;
+    } else if (Array.isArray(value)) {
+      for (const item of value) pending.push(item);
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, item] of Object.entries(value)) {
+        if (unstorable(key)) return true;
+        pending.push(item);
+      }
+    }
+  }
+  return false;
+}
+
+/** A name for the event and reference columns: cut short, and always text PostgreSQL takes. */
+const storedName = (value: unknown): string | null =>
+  typeof value === 'string' && value !== ''
+    ? value.slice(0, storedNameLengthMax).replaceAll('\u0000', '\ufffd').toWellFormed()
+    : null;
 
 function parseEnvelope(text: string | null): Parsed {
-  if (text === null) return { ok: false };
+  const unparseable: Parsed = { event: null, reference: null, closedAs: 'unparseable' };
+  if (text === null) return unparseable;
   let value: unknown;
   try {
     value = JSON.parse(text) as unknown;
   } catch {
-    return { ok: false };
+    return unparseable;
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false };
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return unparseable;
   const envelope = value as { event?: unknown; data?: unknown };
   const data = envelope.data as { reference?: unknown } | null | undefined;
-  const name = (v: unknown) => (typeof v === 'string' && v !== '' ? v.slice(0, storedNameLengthMax) : null);
   return {
-    ok: true,
-    event: name(envelope.event),
-    reference: typeof data === 'object' && data !== null ? name(data.reference) : null,
+    event: storedName(envelope.event),
+    reference: typeof data === 'object' && data !== null ? storedName(data.reference) : null,
+    closedAs: holdsUnstorableText(text, value) ? 'malformed' : null,
   };
 }
 
@@ -71,7 +121,7 @@ export type StoredEvent = {
   eventId: string;
   /** False when the same bytes had been stored before (a redelivery). */
   created: boolean;
-  /** False when there is nothing to process (unparseable, or processed already). */
+  /** False when there is nothing to process (unparseable, malformed, or processed already). */
   needsProcessing: boolean;
 };
 
@@ -101,11 +151,12 @@ export async function storePaymentEvents(deps: StoreDeps, rawBodies: Buffer[]): 
         body: text ?? raw.toString('base64'),
         body_encoding: text === null ? ('base64' as const) : ('utf8' as const),
         body_sha256: sha256,
-        event: parsed.ok ? parsed.event : null,
-        reference: parsed.ok ? parsed.reference : null,
-        // An unparseable body has nothing to act on: it is kept as evidence and closed at once.
-        processed_at: parsed.ok ? null : now,
-        outcome: parsed.ok ? null : 'unparseable',
+        event: parsed.event,
+        reference: parsed.reference,
+        // An unparseable or malformed body has nothing to act on: it is kept as evidence (its
+        // escapes are plain text here) and closed at once.
+        processed_at: parsed.closedAs === null ? null : now,
+        outcome: parsed.closedAs,
       })),
     )
     .onConflict((oc) => oc.column('body_sha256').doNothing())

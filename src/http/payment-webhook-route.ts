@@ -5,8 +5,8 @@ import { createPaymentEventInbox, signaturesValid, webhookBodyLimitBytes } from 
 // POST /api/public/payments/webhook/payment: the payment provider's signed events (SPEC.md "Inbound
 // webhook endpoint"). No session and no rate limit: the caller is authenticated by the signature
 // alone, over the raw bytes, before anything parses them. A valid signature always gets 200 (ignored
-// events, unknown references, duplicates, unparseable bodies), so the provider stops retrying; an
-// invalid one gets 401 in plain text and nothing is stored.
+// events, unknown references, duplicates, unparseable or malformed bodies), so the provider stops
+// retrying; an invalid one gets 401 in plain text and nothing is stored.
 //
 // The event is stored (with the deliveries that arrived meanwhile: see createPaymentEventInbox), the
 // provider gets its 200 at once, and this process drains the stored events right after: the wallet
