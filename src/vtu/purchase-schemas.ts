@@ -79,10 +79,15 @@ export const vtuTransaction = z.object({
   updatedAt: z.string(),
 });
 
+/** The years a filter date may name: before 1970 nothing exists, and the database refuses year 0. */
+const filterYears = { min: 1970, max: 9999 };
 const isoDate = z.iso
   .datetime({ offset: true })
   .or(z.iso.date())
-  .transform((s) => new Date(s));
+  .transform((s) => new Date(s))
+  .refine((d) => d.getUTCFullYear() >= filterYears.min && d.getUTCFullYear() <= filterYears.max, {
+    message: `a date in the years ${filterYears.min} to ${filterYears.max}`,
+  });
 
 export const listMyVtuTransactionsInput = z
   .object({

@@ -461,6 +461,18 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
         failedOnly.items.map((i) => i.id),
         [b.id],
       );
+      // Dates the database cannot hold (year 0) or no purchase can have are a 400 naming the field.
+      for (const query of [{ to: '0000-02-29' }, { from: '1969-12-31' }, { from: '0001-01-01T00:00:00Z' }]) {
+        const refused = failure(
+          await get(world, 'listMyVtuTransactions', query, { token: user.accessToken }),
+        );
+        assert.deepEqual([refused.status, refused.code], [400, 'VALIDATION_ERROR'], JSON.stringify(query));
+        const field = Object.keys(query)[0];
+        assert.deepEqual(
+          (refused.details as { issues: Array<{ path: string[] }> }).issues.map((i) => i.path.join('.')),
+          [`query.${field}`],
+        );
+      }
       const stranger = await userAtTier(world, 0);
       const theirs = failure(
         await post(world, 'getMyVtuTransaction', { id: a.id }, { token: stranger.accessToken }),
