@@ -149,6 +149,8 @@ export type OpsAlertsTable = {
   message: string;
   details: Json;
   created_at: Timestamp;
+  /** Unique when set: an alert raised once per cause names the cause here. */
+  dedupe_key: string | null;
 };
 
 export type DedicatedAccountsTable = {

@@ -5,10 +5,11 @@ import type { JobQueue } from '../jobs/queue.ts';
 import type { Mailer } from '../providers/email/mailer.ts';
 
 // Operations alerts: things a person must look at (a charge that paid another amount than its
-// intent, and later failed provider funding, stuck purchases, ledger imbalances). Raised inside the
-// transaction that found the problem, so an alert exists exactly when its cause committed. Its email
-// to OPS_EMAIL is a job enqueued in the same transaction (no outside I/O inside it): sent after
-// commit, retried with backoff, and never sent for an alert whose transaction rolled back.
+// intent, failed provider funding, transfer events we never asked for, stuck purchases, ledger
+// imbalances). Raised inside the transaction that found the problem, so an alert exists exactly when
+// its cause committed. Its email to OPS_EMAIL is a job enqueued in the same transaction (no outside
+// I/O inside it): sent after commit, retried with backoff, and never sent for an alert whose
+// transaction rolled back.
 
 /** The job that emails one alert to OPS_EMAIL. */
 export const JOB_ALERT_EMAIL = 'ops.alert-email';
@@ -24,16 +25,32 @@ export type AlertKind =
   | 'transfer_conflicting_event'
   | 'transfer_amount_mismatch'
   /** A purchase still processing after the configured window: never refunded blindly, a person looks. */
-  | 'vtu_purchase_stuck';
+  | 'vtu_purchase_stuck'
+  /**
+   * A validly signed transfer.* event for a reference this service never sent: someone else holds
+   * the provider secret (SPEC.md "Events"). One per reference and event kind.
+   */
+  | 'transfer_unknown_reference';
 
+/**
+ * Stores an alert and enqueues its email, in the caller's transaction. With a `dedupeKey`, the alert
+ * is raised once per key, whoever raises it and however many at once (a unique constraint, so a
+ * concurrent transaction waits for ours and then stores nothing); returns false when it was raised
+ * before, and then no second email is sent either.
+ */
 export async function raiseAlert(
   db: Kysely<DB> | Transaction<DB>,
-  alert: { kind: AlertKind; message: string; details: Record<string, string | number | boolean | null> },
+  alert: {
+    kind: AlertKind;
+    message: string;
+    details: Record<string, string | number | boolean | null>;
+    dedupeKey?: string;
+  },
   now: Date,
   jobs: Pick<JobQueue, 'send'>,
-): Promise<void> {
+): Promise<boolean> {
   const id = newId();
-  await db
+  const inserted = await db
     .insertInto('ops_alerts')
     .values({
       id,
@@ -41,9 +58,14 @@ export async function raiseAlert(
       message: alert.message,
       details: JSON.stringify(alert.details),
       created_at: now,
+      dedupe_key: alert.dedupeKey ?? null,
     })
-    .execute();
+    .onConflict((oc) => oc.column('dedupe_key').doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  if (inserted === undefined) return false;
   await jobs.send(JOB_ALERT_EMAIL, { alertId: id }, { db });
+  return true;
 }
 
 /**

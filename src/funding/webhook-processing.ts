@@ -2,6 +2,7 @@ import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { DB } from '../db/schema.ts';
+import { raiseAlert } from './alerts.ts';
 import { creditDedicatedTransfer, dedicatedPaymentOf } from './dedicated-accounts.ts';
 import { creditTopup, type FundingDeps } from './service.ts';
 import { applyTransferOutcome, type TransferEnd } from './transfers.ts';
@@ -225,7 +226,10 @@ async function decide(
   // The inbox closes these at the door; an event stored before it did is closed here.
   if (holdsUnstorableText(event.body, envelope)) return 'malformed';
   const transferEnd = transferEndOf(envelope.event);
-  if (transferEnd !== undefined) return onTransferEvent(deps, trx, transferEnd, envelope.data);
+  if (transferEnd !== undefined && typeof envelope.event === 'string') {
+    const transferEvent = { eventId: event.id, name: envelope.event, end: transferEnd };
+    return onTransferEvent(deps, trx, transferEvent, envelope.data);
+  }
   if (envelope.event !== 'charge.success') return 'ignored_event';
   const data = chargeSuccessData.safeParse(envelope.data);
   if (!data.success) return 'invalid_charge';
@@ -240,22 +244,48 @@ async function decide(
   return dedicated === null ? 'unknown_reference' : creditDedicatedTransfer(deps, trx, dedicated);
 }
 
+/** Webhook text quoted in an alert is cut to this length (whole characters: jsonb wants pairs whole). */
+const quotedTextLengthMax = 200;
+
 async function onTransferEvent(
   deps: Deps,
   trx: Transaction<DB>,
-  end: TransferEnd,
+  event: { eventId: string; name: string; end: TransferEnd },
   raw: unknown,
 ): Promise<EventOutcome> {
   const data = transferData.safeParse(raw);
   if (!data.success) return 'invalid_transfer';
   const { reference, amount, reason, gateway_response } = data.data;
+  // Paystack's `reason` is the narration we sent; why it failed is `gateway_response`.
+  const why = gateway_response ?? reason ?? null;
   const outcome = await applyTransferOutcome(deps, trx, {
     reference,
-    end,
-    // Paystack's `reason` is the narration we sent; why it failed is `gateway_response`.
-    reason: gateway_response ?? reason ?? null,
+    end: event.end,
+    reason: why,
     ...(amount === undefined ? {} : { amountKobo: BigInt(amount) }),
   });
+  if (outcome === 'unknown_reference') {
+    // Every transfer this service makes is recorded before the provider hears of it, so signed news
+    // of another one means the provider secret is used elsewhere too. Deliveries repeat, in other
+    // bytes: one alert per reference and event kind.
+    await raiseAlert(
+      trx,
+      {
+        kind: 'transfer_unknown_reference',
+        message: `a signed ${event.name} arrived for transfer ${reference}, which this service never sent: the payment provider's secret may be in use elsewhere; nothing changed`,
+        details: {
+          event: event.name,
+          reference,
+          amountKobo: amount === undefined ? null : String(amount),
+          reason: why === null ? null : why.slice(0, quotedTextLengthMax).toWellFormed(),
+          paymentEventId: event.eventId,
+        },
+        dedupeKey: `transfer_unknown_reference:${event.name}:${reference}`,
+      },
+      deps.clock.now(),
+      deps.jobs,
+    );
+  }
   switch (outcome) {
     case 'settled':
       return 'transfer_settled';

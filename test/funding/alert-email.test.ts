@@ -6,7 +6,16 @@ import type { EmailMessage } from '../../src/providers/email/mailer.ts';
 import type { SandboxEmail } from '../../src/sandbox/state.ts';
 
 import { onPostgres } from '../helpers/database.ts';
-import { createWorld, get, ok, type SignedIn, signIn, uniquePhone, type World } from '../helpers/world.ts';
+import {
+  createWorld,
+  get,
+  ok,
+  type SignedIn,
+  signIn,
+  signInAgain,
+  uniquePhone,
+  type World,
+} from '../helpers/world.ts';
 import { assertLedgerOk, BOUNDED, chargeSuccess, createIntent, processed, sendWebhook } from './support.ts';
 
 // Operations alerts by email (API.md section 11, DESIGN.md jobs): raising an alert enqueues, in the
@@ -95,6 +104,43 @@ describe(`alert email with OPS_EMAIL (${onPostgres() ? 'PostgreSQL' : 'PGlite'})
     assert.deepEqual(await mailbox(world, 'someone-else@billrail.example'), []);
     await assertLedgerOk(world);
   });
+
+  it(
+    'a transfer.failed for a reference never sent is listed and emailed once, naming both',
+    BOUNDED,
+    async () => {
+      const admin = await signInAgain(world, adminPhone);
+      const reference = `fund-not-ours-${process.pid}-${Date.now()}`;
+      // The provider redelivers, and its bodies differ in their bytes (an id, a timestamp).
+      for (const id of [1, 2]) {
+        const body = JSON.stringify({
+          event: 'transfer.failed',
+          data: { id, reference, amount: 250_000, reason: 'float', gateway_response: 'Account blocked' },
+        });
+        assert.equal((await sendWebhook(world, body)).status, 200);
+        assert.equal((await processed(world, body)).outcome, 'unknown_reference');
+      }
+      const alerts = await alertsOf(world, admin, reference);
+      assert.equal(alerts.length, 1, 'one alert for the reference and event kind');
+      const alert = alerts[0]!;
+      assert.equal(alert.kind, 'transfer_unknown_reference');
+      assert.equal(alert.details.event, 'transfer.failed');
+      assert.match(alert.message, new RegExp(`transfer\\.failed.*${reference}`));
+
+      const email = await emailWhere((m) => m.text.includes(reference));
+      assert.equal(email.to, OPS_EMAIL);
+      assert.match(email.subject, /transfer_unknown_reference/);
+      assert.ok(email.text.includes('event: transfer.failed'), email.text);
+      assert.ok(email.text.includes(`reference: ${reference}`), email.text);
+      assert.ok(email.text.includes(alert.id));
+      const { rows } = await sql<{ n: string }>`
+      select count(*)::text as n from pgboss.job
+      where name = ${JOB_ALERT_EMAIL} and data->>'alertId' in (
+        select id::text from ops_alerts where details->>'reference' = ${reference})
+    `.execute(world.ctx.db);
+      assert.equal(rows[0]?.n, '1', 'one email job');
+    },
+  );
 
   it('an alert whose transaction rolls back is neither stored nor emailed', BOUNDED, async () => {
     const marker = `rollback-${Date.now()}`;

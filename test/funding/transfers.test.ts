@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { sql } from 'kysely';
+import { JOB_ALERT_EMAIL } from '../../src/funding/alerts.ts';
 import { reconcileTransfers, transferReconcileDefaults } from '../../src/funding/reconcile.ts';
 import type { FundingDeps } from '../../src/funding/service.ts';
 import {
@@ -10,6 +11,8 @@ import {
   transferPostingReference,
   transferReversalPostingReference,
 } from '../../src/funding/transfers.ts';
+import { storePaymentEvents } from '../../src/funding/webhook.ts';
+import { processPaymentEvent } from '../../src/funding/webhook-processing.ts';
 import { balancesOf, providerFloatAccount, systemAccounts } from '../../src/ledger/accounts.ts';
 import { createPaystackClient } from '../../src/providers/payments/paystack-client.ts';
 import { onPostgres } from '../helpers/database.ts';
@@ -297,6 +300,100 @@ describe(`funding transfers and their webhooks (${onPostgres() ? 'PostgreSQL' : 
       assert.equal((await processed(world, body)).outcome, 'invalid_transfer');
     },
   );
+
+  describe('transfer events for a reference this service never sent (issue 15 item 4)', () => {
+    let counter = 0;
+    const neverSent = () => `fund-never-sent-${process.pid}-${++counter}`;
+
+    async function unknownAlerts(reference: string) {
+      const { rows } = await sql<{
+        id: string;
+        message: string;
+        details: { event: string; reference: string };
+      }>`
+        select id, message, details from ops_alerts
+        where kind = 'transfer_unknown_reference' and details->>'reference' = ${reference}
+        order by created_at, id
+      `.execute(world.ctx.db);
+      return rows;
+    }
+
+    async function emailJobs(reference: string) {
+      const { rows } = await sql<{ n: string }>`
+        select count(*)::text as n from pgboss.job j join ops_alerts a on a.id::text = j.data->>'alertId'
+        where j.name = ${JOB_ALERT_EMAIL} and a.details->>'reference' = ${reference}
+      `.execute(world.ctx.db);
+      return Number(rows[0]?.n);
+    }
+
+    it(
+      'one alert per reference and event kind, naming both, however often and in whatever bytes it comes',
+      BOUNDED,
+      async () => {
+        const reference = neverSent();
+        const other = neverSent();
+        const deliveries: Array<[string, string, Record<string, unknown>]> = [
+          ['transfer.failed', reference, { id: 1 }],
+          ['transfer.failed', reference, { id: 2, gateway_response: 'Account not found' }],
+          ['transfer.success', reference, { id: 3 }],
+          ['transfer.failed', reference, { id: 4, createdAt: '2026-11-25T10:00:00.000Z' }],
+          ['transfer.reversed', reference, { id: 5 }],
+          ['transfer.success', reference, { id: 6 }],
+          ['transfer.failed', other, { id: 7 }],
+        ];
+        for (const [event, ref, extra] of deliveries) {
+          // sendTransferEvent checks the 200; the processing closes each one.
+          assert.equal(await sendTransferEvent(event, ref, extra), 'unknown_reference');
+        }
+        const alerts = await unknownAlerts(reference);
+        assert.deepEqual(alerts.map((a) => a.details.event).sort(), [
+          'transfer.failed',
+          'transfer.reversed',
+          'transfer.success',
+        ]);
+        for (const alert of alerts) {
+          assert.ok(alert.message.includes(reference), alert.message);
+          assert.ok(alert.message.includes(alert.details.event), alert.message);
+        }
+        assert.equal(await emailJobs(reference), 3, 'one email per alert');
+        assert.deepEqual(
+          (await unknownAlerts(other)).map((a) => a.details.event),
+          ['transfer.failed'],
+          'another reference has its own',
+        );
+        assert.equal(await emailJobs(other), 1);
+      },
+    );
+
+    it(
+      'twelve deliveries of one event processed at once raise one alert (a race only PostgreSQL shows)',
+      BOUNDED,
+      async () => {
+        const reference = neverSent();
+        const bodies = Array.from({ length: 12 }, (_, i) =>
+          Buffer.from(
+            JSON.stringify({
+              event: 'transfer.failed',
+              data: { reference, amount: Number(AMOUNT_KOBO), id: i },
+            }),
+          ),
+        );
+        // Stored the way the route stores them, but processed here, each in its own transaction at once.
+        const stored = await storePaymentEvents(deps(), bodies);
+        const outcomes = await Promise.all(stored.map((e) => processPaymentEvent(deps(), e.eventId)));
+        assert.deepEqual(new Set(outcomes), new Set(['unknown_reference']));
+        assert.equal((await unknownAlerts(reference)).length, 1);
+        assert.equal(await emailJobs(reference), 1);
+      },
+    );
+
+    it('a known reference raises no such alert', BOUNDED, async () => {
+      const transfer = await pendingTransfer();
+      assert.equal(await sendTransferEvent('transfer.success', transfer.reference), 'transfer_settled');
+      assert.deepEqual(await unknownAlerts(transfer.reference), []);
+      assert.deepEqual(await alertsFor(transfer.reference), []);
+    });
+  });
 
   it(
     '20 success and 20 reversed deliveries at once: one posting each way at most, ends reversed, pool whole',
