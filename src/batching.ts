@@ -16,7 +16,7 @@ export type Batcher<I, O> = {
   drained(): Promise<void>;
 };
 
-export type BatcherOptions = {
+export type BatcherOptions<I = never, O = unknown> = {
   batchMax: number;
   /**
    * Batches run at once, at most (1 by default: each batch is whatever arrived while the previous
@@ -30,6 +30,12 @@ export type BatcherOptions = {
    * where running an item twice is not safe.
    */
   retryAlone?: boolean;
+  /**
+   * Replaces the retry alone where a batch that threw may still have committed: a COMMIT whose
+   * answer was lost (the connection cut after PostgreSQL carried it out) throws like a rollback.
+   * It finds out what the batch did and answers each item; what it throws fails every item.
+   */
+  recover?: ((items: I[], error: unknown) => Promise<BatchResults<O>>) | undefined;
   /**
    * Awaited before each batch is cut (`Database.turn`): on a database that runs one statement at
    * a time, a batch cut at once would only queue behind the work ahead of it, while the calls that
@@ -45,7 +51,7 @@ export type BatcherOptions = {
  */
 export function createBatcher<I, O>(
   run: (items: I[]) => Promise<BatchResults<O>>,
-  options: BatcherOptions,
+  options: BatcherOptions<I, O>,
 ): Batcher<I, O> {
   type Waiting = { item: I; resolve: (value: O) => void; reject: (reason: unknown) => void };
   let waiting: Waiting[] = [];
@@ -61,6 +67,18 @@ export function createBatcher<I, O>(
       const results = await run(batch.map((w) => w.item));
       for (const [i, w] of batch.entries()) settle(w, results[i]);
     } catch (error) {
+      if (options.recover !== undefined) {
+        try {
+          const results = await options.recover(
+            batch.map((w) => w.item),
+            error,
+          );
+          for (const [i, w] of batch.entries()) settle(w, results[i]);
+        } catch (unrecovered) {
+          for (const w of batch) w.reject(unrecovered);
+        }
+        return;
+      }
       if (batch.length === 1 || options.retryAlone === false) {
         for (const w of batch) w.reject(error);
         return;
@@ -117,7 +135,7 @@ export function createBatcher<I, O>(
  */
 export function createLoader<K, V>(
   load: (keys: K[]) => Promise<Map<K, V>>,
-  options: Omit<BatcherOptions, 'retryAlone'>,
+  options: Omit<BatcherOptions, 'retryAlone' | 'recover'>,
 ): (key: K) => Promise<V | undefined> {
   const batcher = createBatcher<K, V | undefined>(async (keys) => {
     const found = await load([...new Set(keys)]);

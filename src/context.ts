@@ -123,7 +123,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   const logger = overrides.logger ?? createLogger(config);
   const target: DatabaseTarget = overrides.database ?? configuredTarget(config);
   const database = await openDatabase(target, {
-    onIdleError: (error) => logger.warn({ err: error }, 'idle database connection failed'),
+    onConnectionError: (error) => logger.warn({ err: error }, 'database connection failed'),
   });
   try {
     await migrateToLatest(database.db as Kysely<unknown>);

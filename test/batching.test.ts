@@ -67,6 +67,42 @@ describe('createBatcher', () => {
     assert.equal(batches.length, 1);
   });
 
+  it('with recover, a batch that threw is answered by it instead of being run again', async () => {
+    const { run, batches } = doubling({ throwWhen: () => true });
+    const recovered: Array<{ items: number[]; error: unknown }> = [];
+    const batcher = createBatcher(run, {
+      batchMax: 10,
+      recover: async (items: number[], error: unknown) => {
+        recovered.push({ items, error });
+        return items.map((n) => (n === 2 ? rejected(new Error('not done')) : fulfilled(-n)));
+      },
+    });
+    const answers = await Promise.allSettled([1, 2, 3].map((n) => batcher.add(n)));
+    assert.deepEqual(
+      answers.map((a) => (a.status === 'fulfilled' ? a.value : 'rejected')),
+      [-1, 'rejected', -3],
+    );
+    assert.deepEqual(batches, [[1, 2, 3]], 'never run again');
+    assert.deepEqual(
+      recovered.map((r) => r.items),
+      [[1, 2, 3]],
+    );
+    assert.ok(recovered[0]?.error instanceof Error);
+
+    // A recovery that throws fails every item of the batch with its error.
+    const failing = createBatcher(run, {
+      batchMax: 10,
+      recover: async () => {
+        throw new Error('cannot tell');
+      },
+    });
+    const unknown = await Promise.allSettled([4, 5].map((n) => failing.add(n)));
+    assert.deepEqual(
+      unknown.map((a) => (a.status === 'rejected' ? (a.reason as Error).message : a.value)),
+      ['cannot tell', 'cannot tell'],
+    );
+  });
+
   it('with concurrency, a batch that waits does not hold up the next', async () => {
     let release!: () => void;
     const { run, batches } = doubling({ holdFirst: new Promise((r) => (release = r)) });

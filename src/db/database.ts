@@ -34,8 +34,11 @@ export type Database = {
 };
 
 export type DatabaseOptions = {
-  /** Errors of idle pooled connections (a server restart, a failover): reported, never fatal. */
-  onIdleError?: (error: Error) => void;
+  /**
+   * Errors of pooled connections (a server restart, a failover, a connection cut): reported, never
+   * fatal. Idle or in use alike: a connection in use that breaks also fails the statement in flight.
+   */
+  onConnectionError?: (error: Error) => void;
 };
 
 /**
@@ -70,7 +73,14 @@ export async function openDatabase(target: DatabaseTarget, options: DatabaseOpti
       },
     });
     // Without a listener, an idle client's error (the server closed it) would crash the process.
-    pool.on('error', (error) => options.onIdleError?.(error));
+    pool.on('error', (error) => options.onConnectionError?.(error));
+    // The pool listens to its clients only while they are idle. A connection cut while in use (during
+    // a COMMIT, say) fails the statement in flight, and the client then emits 'error' too, which
+    // would crash the process with no one listening. Reported here; the pool drops the client when it
+    // is released, since it is no longer queryable.
+    pool.on('connect', (client) => {
+      client.on('error', (error) => options.onConnectionError?.(error));
+    });
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     return {
       kind: 'postgres',

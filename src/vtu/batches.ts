@@ -1,7 +1,12 @@
 import { type Batcher, createBatcher } from '../batching.ts';
 import type { Database } from '../db/database.ts';
 import { type Claim, claimPurchases, type DispatchDeps } from './dispatch.ts';
-import { type AcceptRequest, acceptPurchases, type VtuTransactionView } from './purchases.ts';
+import {
+  type AcceptRequest,
+  acceptPurchases,
+  recoverAcceptances,
+  type VtuTransactionView,
+} from './purchases.ts';
 import { createInlineSends, type InlineSends } from './sends.ts';
 import { type PurchaseAnswer, type SettleResult, settlePurchases } from './settlement.ts';
 
@@ -33,7 +38,12 @@ export function createPurchaseBatches(
   sendsMax: number,
 ): PurchaseBatches {
   const options = { batchMax: purchaseBatchMax, turn };
-  const accept = createBatcher((requests: AcceptRequest[]) => acceptPurchases(deps(), requests), options);
+  // A batch of acceptances that threw may have committed (its COMMIT's answer lost): running its
+  // purchases again blindly would debit and send them twice, so recovery asks what was recorded.
+  const accept = createBatcher((requests: AcceptRequest[]) => acceptPurchases(deps(), requests), {
+    ...options,
+    recover: (requests) => recoverAcceptances(deps(), requests),
+  });
   // Claims touch no shared row: a claim waiting on one purchase's row lock (a settlement of it in
   // progress) must not hold up every other send of the process.
   const claim = createBatcher((ids: string[]) => claimPurchases(deps(), ids), { ...options, concurrency: 4 });

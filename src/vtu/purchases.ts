@@ -49,7 +49,15 @@ export async function acceptPurchase(
   await sends.take();
   let dispatched = false;
   try {
-    const accepted = await deps.batches.accept.add({ userId, order, completion });
+    // The purchase's id and reference are made once, before it joins a batch: should the batch
+    // run again, it meets its own unique references instead of becoming a second purchase.
+    const accepted = await deps.batches.accept.add({
+      userId,
+      order,
+      id: newId(),
+      reference: newPurchaseReference(deps.clock.now()),
+      completion,
+    });
     // Resolved only once the batch's transaction, the key's completion with it, has committed.
     completion?.committed();
     startDispatch(deps, accepted.id);
@@ -63,6 +71,9 @@ export async function acceptPurchase(
 export type AcceptRequest = {
   userId: string;
   order: PurchaseOrder;
+  /** Made once per purchase, whatever the number of runs of the batches holding it. */
+  id: string;
+  reference: string;
   /** The request's idempotency key, completed with the acceptance (its answer is the purchase). */
   completion?: CompletionInTransaction | undefined;
 };
@@ -78,7 +89,7 @@ export async function acceptPurchases(
   requests: AcceptRequest[],
 ): Promise<BatchResults<VtuTransactionView>> {
   const now = deps.clock.now();
-  const rows = requests.map(({ userId, order }) => purchaseRow(userId, order, now));
+  const rows = requests.map((request) => purchaseRow(request, now));
   return deps.db.transaction().execute(async (trx) => {
     const decided = await decidePostings(
       trx,
@@ -92,7 +103,8 @@ export async function acceptPurchases(
         metadata: { purchaseId: row.id, service: row.service, provider: row.provider },
       })),
       now,
-      // Each reference was made just now, at random.
+      // Each reference was made at random for this purchase. Were it posted by an earlier run of
+      // the batch that committed, recording the purchase again fails first (its id is taken).
       { referencesUnposted: true },
     );
     const accepted = rows.filter((_, i) => decided.accepted[i]);
@@ -124,19 +136,62 @@ export async function acceptPurchases(
   });
 }
 
+/**
+ * Answers a batch of acceptances whose transaction threw. It may have committed all the same (a
+ * COMMIT whose answer was lost), and a transaction is all or nothing: each purchase recorded was
+ * accepted by it, and gets its view. Each purchase not recorded was not accepted (the batch rolled
+ * back, or refused it) and runs again alone, as if it had just arrived. Should a COMMIT still be in
+ * progress while this looks, the run alone meets the purchase's own id and fails: the caller gets a
+ * 5xx, and its Idempotency-Key, completed by that commit, replays the one answer.
+ */
+export async function recoverAcceptances(
+  deps: DispatchDeps,
+  requests: AcceptRequest[],
+): Promise<BatchResults<VtuTransactionView>> {
+  const recorded = new Map(
+    (
+      await deps.db
+        .selectFrom('vtu_transactions')
+        .selectAll()
+        .where(
+          'id',
+          'in',
+          requests.map((request) => request.id),
+        )
+        .execute()
+    ).map((row) => [row.id, row]),
+  );
+  const results: BatchResults<VtuTransactionView> = [];
+  for (const request of requests) {
+    const row = recorded.get(request.id);
+    if (row !== undefined) {
+      deps.logger?.warn({ id: row.id }, 'purchase batch threw after its commit; the purchase stands');
+      results.push(fulfilled(toView(row)));
+      continue;
+    }
+    try {
+      const [alone] = await acceptPurchases(deps, [request]);
+      results.push(alone ?? rejected(new Error('an acceptance answered no result')));
+    } catch (error) {
+      results.push(rejected(error));
+    }
+  }
+  return results;
+}
+
 type PurchaseRow = ReturnType<typeof purchaseRow>;
 
-/** The row of a purchase about to be accepted: processing, its reference made here. */
-function purchaseRow(userId: string, order: PurchaseOrder, now: Date) {
+/** The row of a purchase about to be accepted: processing, its id and reference made on arrival. */
+function purchaseRow({ userId, order, id, reference }: AcceptRequest, now: Date) {
   const { amountKobo, ...rest } = order.request as { amountKobo?: bigint };
   const storedRequest = {
     ...rest,
     ...(amountKobo === undefined ? {} : { amountKobo: amountKobo.toString() }),
   };
   return {
-    id: newId(),
+    id,
     user_id: userId,
-    reference: newPurchaseReference(now),
+    reference,
     service: order.service,
     provider: order.provider,
     network: order.network,

@@ -30,6 +30,8 @@ export type WorldOptions = {
   logger?: Logger;
   /** On PostgreSQL, the pool's connections at most (one: every statement runs on the same session). */
   poolMax?: number;
+  /** On PostgreSQL, the URL the service connects with instead of the database's own (a proxy's). */
+  databaseUrl?: (url: string) => Promise<string>;
 };
 
 export async function createWorld(options: WorldOptions = {}): Promise<World> {
@@ -46,12 +48,17 @@ export async function createWorld(options: WorldOptions = {}): Promise<World> {
   const database = await createTestDatabase();
   // Identity documents of a test world live in a temporary directory removed on close.
   const documentsDir = await mkdtemp(path.join(os.tmpdir(), 'billrail-documents-'));
+  const target =
+    database.target.kind === 'postgres'
+      ? {
+          ...database.target,
+          poolMax: options.poolMax ?? database.target.poolMax,
+          url: (await options.databaseUrl?.(database.target.url)) ?? database.target.url,
+        }
+      : database.target;
   const ctx = await createContext(config, {
     documentsDir,
-    database:
-      database.target.kind === 'postgres' && options.poolMax !== undefined
-        ? { ...database.target, poolMax: options.poolMax }
-        : database.target,
+    database: target,
     ...(options.clock !== undefined ? { clock: options.clock } : {}),
     ...(options.logger !== undefined ? { logger: options.logger } : {}),
     rateLimitNamespace: `billrail-test-${randomBytes(4).toString('hex')}:`,

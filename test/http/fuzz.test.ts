@@ -157,7 +157,9 @@ describe(`fuzz: every documented operation and the webhook (${onPostgres() ? 'Po
     // Tier 1, a PIN and money: the purchase paths get as far as their own rules, with a PIN the
     // generated inputs never hold (so nothing valid can buy).
     user = await buyer(world, 5_000);
-    const document = await (await fetch(`${world.baseUrl}/openapi.json`)).json();
+    const document = (await (await fetch(`${world.baseUrl}/openapi.json`)).json()) as Parameters<
+      typeof documentedOperations
+    >[0];
     operations = documentedOperations(document);
   });
   after(() => world?.close());

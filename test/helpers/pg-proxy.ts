@@ -1,0 +1,131 @@
+import net from 'node:net';
+
+// A TCP proxy between the service's pool and PostgreSQL that reads the client's side of the wire
+// protocol, to reproduce the one fault no test can provoke otherwise: a COMMIT that PostgreSQL
+// carried out but whose answer never reached the client (a connection cut at the wrong moment).
+// Armed, it cuts the connection of the next transaction that ran a statement matching a pattern,
+// right after PostgreSQL answered its COMMIT and before the answer is passed on.
+
+export type PgProxy = {
+  /** The database URL to give the service: the same database, through the proxy. */
+  url: string;
+  /** Cuts the next transaction whose statements match, once its COMMIT has been carried out. */
+  armCommitCut(statement: RegExp): void;
+  /** Resolves when the armed cut has happened. */
+  cut: () => Promise<void>;
+  close(): Promise<void>;
+};
+
+/** Frontend messages: a type byte and a length that counts itself (the startup message has no type). */
+type Message = { type: string; body: Buffer };
+
+function cString(buffer: Buffer, offset: number): [string, number] {
+  const end = buffer.indexOf(0, offset);
+  return [buffer.toString('utf8', offset, end), end + 1];
+}
+
+export async function startPgProxy(databaseUrl: string): Promise<PgProxy> {
+  const target = new URL(databaseUrl);
+  let armed: RegExp | null = null;
+  let cutDone: () => void = () => undefined;
+  let cutPromise = Promise.resolve();
+  const sockets = new Set<net.Socket>();
+
+  const server = net.createServer((client) => {
+    const upstream = net.connect({ host: target.hostname, port: Number(target.port || 5432) });
+    sockets.add(client);
+    sockets.add(upstream);
+    const statements = new Map<string, string>();
+    let startupSeen = false;
+    let pending = Buffer.alloc(0);
+    let matchedInTransaction = false;
+    let cutting = false;
+
+    const destroyBoth = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', destroyBoth);
+    upstream.on('error', destroyBoth);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+
+    upstream.on('data', (chunk) => {
+      if (cutting) {
+        // PostgreSQL has answered the COMMIT: it is durable. The client never hears of it.
+        cutting = false;
+        destroyBoth();
+        cutDone();
+        return;
+      }
+      client.write(chunk);
+    });
+
+    const inspect = (message: Message): boolean => {
+      let text: string | undefined;
+      if (message.type === 'Q') [text] = cString(message.body, 0);
+      if (message.type === 'P') {
+        const [name, next] = cString(message.body, 0);
+        [text] = cString(message.body, next);
+        statements.set(name, text);
+      }
+      if (message.type === 'B') {
+        const [, next] = cString(message.body, 0);
+        const [name] = cString(message.body, next);
+        text = statements.get(name);
+      }
+      if (text === undefined || armed === null) return false;
+      if (armed.test(text)) matchedInTransaction = true;
+      const word = text.trim().toLowerCase();
+      if (word.startsWith('begin')) matchedInTransaction = false;
+      if (message.type === 'Q' && word === 'commit' && matchedInTransaction) {
+        armed = null;
+        matchedInTransaction = false;
+        return true;
+      }
+      return false;
+    };
+
+    client.on('data', (chunk) => {
+      pending = Buffer.concat([pending, chunk]);
+      for (;;) {
+        if (!startupSeen) {
+          if (pending.length < 4) return;
+          const length = pending.readInt32BE(0);
+          if (pending.length < length) return;
+          upstream.write(pending.subarray(0, length));
+          pending = pending.subarray(length);
+          startupSeen = true;
+          continue;
+        }
+        if (pending.length < 5) return;
+        const length = pending.readInt32BE(1);
+        if (pending.length < 1 + length) return;
+        const raw = pending.subarray(0, 1 + length);
+        pending = pending.subarray(1 + length);
+        const isCut = inspect({ type: String.fromCharCode(raw[0]!), body: raw.subarray(5) });
+        if (isCut) cutting = true;
+        upstream.write(raw);
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  const url = new URL(databaseUrl);
+  url.hostname = '127.0.0.1';
+  url.port = String(port);
+  return {
+    url: url.toString(),
+    armCommitCut(statement) {
+      armed = statement;
+      cutPromise = new Promise<void>((resolve) => {
+        cutDone = resolve;
+      });
+    },
+    cut: () => cutPromise,
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
