@@ -15,6 +15,7 @@ import { sendError, toErrorResponse } from './http/errors.ts';
 import { createIdempotencyStore } from './http/idempotency-store.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
 import { registerMetrics } from './http/metrics.ts';
+import { shareErrorSchemas } from './http/operation-errors.ts';
 import { registerPaymentWebhookRoute } from './http/payment-webhook-route.ts';
 import { BODY_LIMIT_BYTES, registerOperations } from './http/router.ts';
 import { kycOperations } from './kyc/ops.ts';
@@ -73,10 +74,19 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
         title: 'billrail',
         version: '0.1.0',
         description: 'Wallet-paid VTU, funding, savings and notifications',
+        // The service is not published under an open licence (package.json is private).
+        license: { name: 'Proprietary' },
       },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
     },
     transform: jsonSchemaTransform,
+    transformObject: (document) => {
+      if (!('openapiObject' in document)) return document.swaggerObject;
+      shareErrorSchemas(document.openapiObject);
+      // The public base URL is known only once the app listens when PORT is 0 and PUBLIC_BASE_URL
+      // is unset; the document is built at its first request, which comes after that.
+      return { ...document.openapiObject, servers: [{ url: ctx.baseUrl.current }] };
+    },
   });
 
   const redis =

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Context } from './context.ts';
+import type { ErrorCode } from './errors.ts';
 import type { CompletionInTransaction } from './http/idempotency-store.ts';
 
 // An operation of the /_serverFn contract, declared by a domain's ops.ts. The domain knows nothing
@@ -41,6 +42,14 @@ export type Operation<
   tags: string[];
   input: I;
   output: O;
+  /**
+   * The error codes this operation's own rules raise (API.md section 2). The router adds the ones
+   * every operation of its kind can get (validation, rate limit, internal error; authentication,
+   * role, Idempotency-Key and body size where they apply) and documents them all in /openapi.json.
+   * An answer with a code in neither list is logged as an error, and fails the request under
+   * NODE_ENV=test, so the tests of error paths keep this list true.
+   */
+  errors: readonly ErrorCode[];
   /** Defaults to 64 KiB (API.md section 1). */
   bodyLimitBytes?: number;
   handler: (args: OperationArgs<z.output<I>, A>) => Promise<z.input<O>>;

@@ -22,6 +22,7 @@ export const adminOperations = [
       entries: z.number().int(),
       imbalances: z.array(z.record(z.string(), z.string())),
     }),
+    errors: [],
     handler: ({ ctx }) => checkLedger(ctx.db),
   }),
   defineOperation({
@@ -65,6 +66,7 @@ export const adminOperations = [
         alerted: z.number().int(),
       }),
     }),
+    errors: [],
     // The same run as the five-minute job, with the same limits: the next batch is one call away.
     handler: async ({ ctx }) => ({
       ...(await reconcile(
@@ -83,6 +85,7 @@ export const adminOperations = [
     tags: ['admin'],
     input: setMarkupInput,
     output: markupOutput,
+    errors: [],
     // The next catalogue read and quote show it: markups are applied at read time, never cached.
     handler: async ({ ctx, caller, input }) => {
       const stored = await setMarkup(

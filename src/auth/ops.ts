@@ -17,6 +17,7 @@ export const authOperations = [
     tags,
     input: s.requestOtpInput,
     output: s.requestOtpOutput,
+    errors: ['UPSTREAM_UNAVAILABLE'],
     handler: ({ ctx, input }) =>
       requestOtp(
         { db: ctx.db, clock: ctx.clock, pepper: ctx.config.secrets.pepper, sms: ctx.sms },
@@ -31,6 +32,7 @@ export const authOperations = [
     tags,
     input: s.verifyOtpInput,
     output: s.verifyOtpOutput,
+    errors: ['UNAUTHENTICATED'],
     handler: async ({ ctx, input }) => {
       const check = await consumeOtp(
         { db: ctx.db, clock: ctx.clock, pepper: ctx.config.secrets.pepper },
@@ -55,6 +57,7 @@ export const authOperations = [
     tags,
     input: s.refreshSessionInput,
     output: s.tokenPair,
+    errors: ['UNAUTHENTICATED'],
     handler: ({ ctx, input }) => refreshSession({ db: ctx.db, clock: ctx.clock }, input.refreshToken),
   }),
   defineOperation({
@@ -65,6 +68,7 @@ export const authOperations = [
     tags,
     input: s.emptyInput,
     output: s.okOutput,
+    errors: [],
     handler: async ({ ctx, caller }) => {
       await signOut({ db: ctx.db, clock: ctx.clock }, caller.sessionId);
       return { ok: true as const };
@@ -78,6 +82,7 @@ export const authOperations = [
     tags,
     input: s.emptyInput,
     output: s.userView,
+    errors: ['NOT_FOUND'],
     handler: async ({ ctx, caller }) => {
       const user = await findUserById(ctx.db, caller.userId);
       if (user === undefined) throw notFound('user');
@@ -92,6 +97,7 @@ export const authOperations = [
     tags,
     input: s.updateProfileInput,
     output: s.userView,
+    errors: ['NOT_FOUND'],
     handler: async ({ ctx, caller, input }) => {
       const user = await ctx.db
         .updateTable('users')
@@ -116,6 +122,7 @@ export const authOperations = [
     tags,
     input: s.setTransactionPinInput,
     output: s.setTransactionPinOutput,
+    errors: ['FORBIDDEN'],
     handler: async ({ ctx, caller, input }) => {
       await setTransactionPin(
         { db: ctx.db, clock: ctx.clock, pepper: ctx.config.secrets.pepper },

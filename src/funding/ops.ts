@@ -29,6 +29,7 @@ export const fundingOperations = [
     tags,
     input: s.createTopupInput,
     output: s.createTopupOutput,
+    errors: ['NOT_FOUND', 'BELOW_MINIMUM', 'ABOVE_MAXIMUM', 'UPSTREAM_UNAVAILABLE'],
     handler: ({ ctx, caller, input }) => createTopupIntent(fundingDeps(ctx), caller.userId, input.amount),
   }),
   defineOperation({
@@ -39,6 +40,7 @@ export const fundingOperations = [
     tags,
     input: s.verifyTopupInput,
     output: s.verifyTopupOutput,
+    errors: ['NOT_FOUND', 'UPSTREAM_UNAVAILABLE'],
     handler: ({ ctx, caller, input }) => verifyTopup(fundingDeps(ctx), caller.userId, input.reference),
   }),
   defineOperation({
@@ -50,6 +52,7 @@ export const fundingOperations = [
     tags,
     input: s.requestDedicatedAccountInput,
     output: s.dedicatedAccountOutput,
+    errors: ['KYC_TIER_REQUIRED', 'NOT_FOUND', 'CONFLICT', 'UPSTREAM_UNAVAILABLE'],
     handler: ({ ctx, caller }) =>
       requestDedicatedAccount(
         { ...fundingDeps(ctx), preferredBank: ctx.config.payments.preferredBank },
@@ -64,6 +67,7 @@ export const fundingOperations = [
     tags,
     input: s.listTransactionsInput,
     output: s.listTransactionsOutput,
+    errors: [],
     handler: ({ ctx, caller, input }) => listWalletTransactions(ctx.db, caller.userId, input),
   }),
   defineOperation({
@@ -74,6 +78,7 @@ export const fundingOperations = [
     tags,
     input: s.getTransactionInput,
     output: s.walletTransaction,
+    errors: ['NOT_FOUND'],
     handler: ({ ctx, caller, input }) => getWalletTransaction(ctx.db, caller.userId, input.id),
   }),
   defineOperation({
@@ -84,6 +89,7 @@ export const fundingOperations = [
     tags: ['admin'],
     input: s.listAlertsInput,
     output: s.listAlertsOutput,
+    errors: [],
     handler: async ({ ctx, input }) => {
       const page = await listAlerts(ctx.db, input);
       return { ...page, limit: input.limit, offset: input.offset };

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import { AppError, type ErrorCode } from '../errors.ts';
 import { newId } from '../ids.ts';
 
@@ -47,6 +48,26 @@ export type ErrorBody = {
   success: false;
   error: { code: ErrorCode; message: string; errorId?: string; details?: Record<string, unknown> };
 };
+
+/**
+ * The envelope as /openapi.json documents it, with `code` narrowed to the codes given, so that a
+ * generated client can tell them apart. Documentation only: errors are sent pre-serialised, and the
+ * app's serializer compiler ignores response schemas.
+ */
+export function errorEnvelope(codes: readonly [ErrorCode, ...ErrorCode[]]) {
+  return z.object({
+    success: z.literal(false),
+    error: z.object({
+      code: z.enum(codes),
+      message: z.string(),
+      errorId: z
+        .string()
+        .optional()
+        .describe('With INTERNAL: the id under which the server logged the error'),
+      details: z.record(z.string(), z.unknown()).optional(),
+    }),
+  });
+}
 
 export type ErrorResponse = { status: number; body: ErrorBody; retryAfterSeconds: number | undefined };
 

@@ -14,10 +14,18 @@ import {
   type RouterCompletion,
   requestHash,
 } from './idempotency-store.ts';
+import {
+  type ErrorCodeCheck,
+  errorCodeCheck,
+  errorResponseSchemas,
+  operationErrorCodes,
+} from './operation-errors.ts';
 
 // Turns each Operation into `/_serverFn/<name>`: bearer auth (onRequest, before the body is even
 // read), the Idempotency-Key check, zod validation of the query or `{data}` body, rate limiting,
-// the handler, the output schema (which strips anything internal) and the envelope.
+// the handler, the output schema (which strips anything internal) and the envelope. Each route
+// documents its error responses from the codes the operation declares, and checks every error its
+// handler raises against them (operation-errors.ts).
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -82,10 +90,13 @@ export function registerOperations(
     () => ({ db: ctx.db, clock: ctx.clock, adminPhones: ctx.adminPhones }),
     ctx.database.turn,
   );
+  // Under test an undeclared error code fails the request, so every test of an error path checks
+  // the declarations /openapi.json is built from.
+  const strictErrorCodes = ctx.config.env === 'test';
   for (const op of operations) {
     if (names.has(op.name)) throw new Error(`operation ${op.name} is declared twice`);
     names.add(op.name);
-    registerOperation(app, ctx, op, idempotency, authenticate);
+    registerOperation(app, ctx, op, idempotency, authenticate, strictErrorCodes);
   }
 }
 
@@ -95,14 +106,18 @@ function registerOperation(
   op: AnyOperation,
   idempotency: IdempotencyStore,
   authenticate: (accessToken: string) => Promise<Caller | null>,
+  strictErrorCodes: boolean,
 ): void {
   const isPost = op.method === 'POST';
   const success = z.object({ success: z.literal(true), data: op.output });
+  const answerable = operationErrorCodes(op);
+  const checkErrorCode = errorCodeCheck(op, answerable, strictErrorCodes);
   const schema = {
     summary: op.summary,
     tags: op.tags,
     operationId: op.name,
-    ...(op.auth === 'public' ? {} : { security: [{ bearer: [] }] }),
+    // An empty list says "no authentication" explicitly, rather than leaving a client to guess.
+    security: op.auth === 'public' ? [] : [{ bearer: [] }],
     ...(isPost ? { body: z.object({ data: op.input }).strict() } : { querystring: op.input }),
     ...(isPost
       ? {
@@ -111,7 +126,7 @@ function registerOperation(
           }),
         }
       : {}),
-    response: { 200: success },
+    response: { 200: success, ...errorResponseSchemas(answerable) },
   };
 
   app.withTypeProvider<ZodTypeProvider>().route({
@@ -168,7 +183,7 @@ function registerOperation(
       const data = (request.body as { data?: unknown } | null | undefined)?.data;
       request.requestHash = requestHash(op.name, canonicalJson(data ?? null));
     },
-    handler: async (request, reply) => handle(ctx, op, idempotency, request, reply),
+    handler: async (request, reply) => handle(ctx, op, idempotency, checkErrorCode, request, reply),
   });
 }
 
@@ -181,6 +196,7 @@ const successBody = (op: AnyOperation, result: unknown): string =>
 async function run(
   ctx: Context,
   op: AnyOperation,
+  checkErrorCode: ErrorCodeCheck,
   request: FastifyRequest,
   input: unknown,
   completion?: RouterCompletion,
@@ -197,7 +213,7 @@ async function run(
     const body = completion?.committedBody() ?? successBody(op, result);
     return { status: 200, body, retryAfterSeconds: undefined };
   } catch (error) {
-    const response = toErrorResponse(error, request);
+    const response = checkErrorCode(toErrorResponse(error, request), request);
     return {
       status: response.status,
       body: JSON.stringify(response.body),
@@ -219,10 +235,11 @@ async function handle(
   ctx: Context,
   op: AnyOperation,
   idempotency: IdempotencyStore,
+  checkErrorCode: ErrorCodeCheck,
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<FastifyReply> {
-  if (op.method === 'GET') return send(reply, await run(ctx, op, request, request.query));
+  if (op.method === 'GET') return send(reply, await run(ctx, op, checkErrorCode, request, request.query));
 
   const body = request.body as { data: unknown };
   const key: IdempotencyRequest = {
@@ -265,7 +282,7 @@ async function handle(
   const completion = completionInTransaction(idempotency, key, (result) => successBody(op, result));
   let outcome: Outcome;
   try {
-    outcome = await run(ctx, op, request, body.data, completion);
+    outcome = await run(ctx, op, checkErrorCode, request, body.data, completion);
   } catch (error) {
     await idempotency.release(key);
     throw error;

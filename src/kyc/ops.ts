@@ -36,6 +36,7 @@ export const kycOperations = [
     tags,
     input: z.object({}).strict(),
     output: s.kycStatusOutput,
+    errors: [],
     handler: ({ ctx, caller }) => getKycStatus(ctx.db, caller.userId),
   }),
   defineOperation({
@@ -46,6 +47,7 @@ export const kycOperations = [
     tags,
     input: s.submitTier1Input,
     output: s.kycTierView,
+    errors: ['CONFLICT', 'UPSTREAM_UNAVAILABLE'],
     handler: ({ ctx, caller, input }) => submitTier1(kycDeps(ctx), caller.userId, input.livenessToken),
   }),
   defineOperation({
@@ -56,6 +58,7 @@ export const kycOperations = [
     tags,
     input: s.submitTier2Input,
     output: s.kycTierView,
+    errors: ['NOT_FOUND', 'CONFLICT', 'KYC_PREVIOUS_TIER_REQUIRED', 'UPSTREAM_UNAVAILABLE'],
     handler: ({ ctx, caller, input }) => submitTier2(kycDeps(ctx), caller.userId, input),
   }),
   defineOperation({
@@ -66,6 +69,7 @@ export const kycOperations = [
     tags,
     input: s.submitTier3Input,
     output: s.kycTierView,
+    errors: ['NOT_FOUND', 'CONFLICT', 'KYC_PREVIOUS_TIER_REQUIRED', 'UPSTREAM_UNAVAILABLE'],
     bodyLimitBytes: TIER3_BODY_LIMIT_BYTES,
     handler: ({ ctx, caller, input }) => submitTier3(kycDeps(ctx), caller.userId, input),
   }),
@@ -77,6 +81,7 @@ export const kycOperations = [
     tags,
     input: s.documentUrlInput,
     output: s.documentUrlOutput,
+    errors: ['NOT_FOUND'],
     handler: ({ ctx, caller, input }) =>
       documentUrl(
         {
@@ -98,6 +103,7 @@ export const kycOperations = [
     tags: ['admin'],
     input: s.listReviewsInput,
     output: s.listReviewsOutput,
+    errors: [],
     handler: async ({ ctx, input }) => {
       const page = await listReviews(ctx.db, input);
       return { ...page, limit: input.limit, offset: input.offset };
@@ -111,6 +117,7 @@ export const kycOperations = [
     tags: ['admin'],
     input: s.reviewInput,
     output: s.kycTierView,
+    errors: ['NOT_FOUND', 'CONFLICT'],
     handler: ({ ctx, caller, input }) =>
       reviewSubmission({ db: ctx.db, clock: ctx.clock, jobs: ctx.jobs }, caller.userId, input),
   }),

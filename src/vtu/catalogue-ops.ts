@@ -1,5 +1,5 @@
 import type { Context } from '../context.ts';
-import { AppError } from '../errors.ts';
+import { AppError, type ErrorCode } from '../errors.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { defineOperation } from '../operation.ts';
 import type { DataPlanItem, Network } from '../providers/vtu/vtu-provider.ts';
@@ -15,6 +15,11 @@ import { applyMarkup, markupFor, retailPrice } from './pricing.ts';
 // the field, like any other bad input; 404 is kept for "the provider found no such customer".
 
 const tags = ['vtu'];
+
+/** A catalogue read: the provider could not be reached and no earlier copy is cached. */
+const catalogueErrors: readonly ErrorCode[] = ['UPSTREAM_UNAVAILABLE'];
+/** A look-up asks the provider every time: 404 for a number it does not know, 502 when unreachable. */
+const lookupErrors: readonly ErrorCode[] = ['NOT_FOUND', 'UPSTREAM_UNAVAILABLE'];
 
 /** 400 for an id that is well formed but not in the catalogue, shaped like a schema error. */
 function unknownItem(path: string[], what: string): AppError {
@@ -56,6 +61,7 @@ export const catalogueOperations = [
     tags,
     input: s.listNetworksInput,
     output: s.listNetworksOutput,
+    errors: catalogueErrors,
     handler: async ({ ctx }) => ({ items: await ctx.catalogue.airtimeNetworks() }),
   }),
   defineOperation({
@@ -66,6 +72,7 @@ export const catalogueOperations = [
     tags,
     input: s.listNetworksInput,
     output: s.listNetworksOutput,
+    errors: catalogueErrors,
     handler: async ({ ctx }) => ({ items: await ctx.catalogue.dataNetworks() }),
   }),
   defineOperation({
@@ -76,6 +83,7 @@ export const catalogueOperations = [
     tags,
     input: s.listDataPlanTypesInput,
     output: s.listDataPlanTypesOutput,
+    errors: catalogueErrors,
     handler: async ({ ctx, input }) => {
       const counts = new Map<string, number>();
       for (const plan of await dataPlansOf(ctx, input.network)) {
@@ -92,6 +100,7 @@ export const catalogueOperations = [
     tags,
     input: s.listDataPlansInput,
     output: s.listDataPlansOutput,
+    errors: catalogueErrors,
     handler: async ({ ctx, input }) => ({
       items: await retailDataPlans(ctx, await dataPlansOf(ctx, input.network)),
     }),
@@ -104,6 +113,7 @@ export const catalogueOperations = [
     tags,
     input: s.listDataPlansForCategoryInput,
     output: s.listDataPlansOutput,
+    errors: catalogueErrors,
     handler: async ({ ctx, input }) => {
       const wanted = input.planType.toUpperCase();
       const plans = (await dataPlansOf(ctx, input.network)).filter(
@@ -121,6 +131,7 @@ export const catalogueOperations = [
     tags,
     input: s.listCableProvidersInput,
     output: s.listNamedOutput,
+    errors: catalogueErrors,
     handler: async ({ ctx }) => ({ items: await ctx.catalogue.cableProviders() }),
   }),
   defineOperation({
@@ -131,6 +142,7 @@ export const catalogueOperations = [
     tags,
     input: s.listCablePlansInput,
     output: s.listCablePlansOutput,
+    errors: catalogueErrors,
     handler: async ({ ctx, input }) => {
       const plans = await ctx.catalogue.cablePlans(input.identifier);
       if (plans === null) throw unknownItem(['query', 'identifier'], 'cable provider');
@@ -153,6 +165,7 @@ export const catalogueOperations = [
     tags,
     input: s.listNamedInput,
     output: s.listNamedOutput,
+    errors: catalogueErrors,
     handler: async ({ ctx }) => ({ items: await ctx.catalogue.discos() }),
   }),
   defineOperation({
@@ -163,6 +176,7 @@ export const catalogueOperations = [
     tags,
     input: s.listNamedInput,
     output: s.listNamedOutput,
+    errors: catalogueErrors,
     handler: async ({ ctx }) => ({ items: await ctx.catalogue.bettingCompanies() }),
   }),
   defineOperation({
@@ -173,6 +187,7 @@ export const catalogueOperations = [
     tags,
     input: s.quotePriceInput,
     output: s.quotePriceOutput,
+    errors: [],
     handler: async ({ ctx, input }) => {
       const provider = input.provider ?? ctx.catalogue.providerFor(input.service);
       const wholesaleKobo = nairaToKobo(input.wholesale);
@@ -194,6 +209,7 @@ export const catalogueOperations = [
     tags,
     input: s.verifyCableInput,
     output: s.verifyOutput,
+    errors: lookupErrors,
     handler: async ({ ctx, input }) => {
       const known = await ctx.catalogue.cableProviders();
       if (!known.some((c) => c.id === input.identifier))
@@ -213,6 +229,7 @@ export const catalogueOperations = [
     tags,
     input: s.verifyMeterInput,
     output: s.verifyOutput,
+    errors: lookupErrors,
     handler: async ({ ctx, input }) => {
       if (!(await ctx.catalogue.discos()).some((d) => d.id === input.plan))
         throw unknownItem(['data', 'plan'], 'disco');
@@ -232,6 +249,7 @@ export const catalogueOperations = [
     tags,
     input: s.verifyBetInput,
     output: s.verifyOutput,
+    errors: lookupErrors,
     handler: async ({ ctx, input }) => {
       if (!(await ctx.catalogue.bettingCompanies()).some((b) => b.id === input.betting_company))
         throw unknownItem(['data', 'betting_company'], 'betting company');

@@ -1,7 +1,7 @@
 import { verifyTransactionPin } from '../auth/pin.ts';
 import type { VtuProviderName } from '../config.ts';
 import type { Context } from '../context.ts';
-import { AppError } from '../errors.ts';
+import { AppError, type ErrorCode } from '../errors.ts';
 import type { CompletionInTransaction } from '../http/idempotency-store.ts';
 import { requireTier } from '../kyc/guard.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
@@ -25,6 +25,15 @@ import { acceptPurchase, findPurchase, listPurchases, type PurchaseOrder } from 
 // last step, so every refusal on the way leaves the wallet as it was.
 
 const tags = ['vtu'];
+
+/** What every purchase can be refused by: the tier and PIN in authorise, the debit in buy. */
+const purchaseErrors: readonly ErrorCode[] = [
+  'KYC_TIER_REQUIRED',
+  'PIN_NOT_SET',
+  'INVALID_PIN',
+  'PIN_LOCKED',
+  'INSUFFICIENT_FUNDS',
+];
 
 const routed = (ctx: Context, service: VtuService): { name: VtuProviderName; provider: VtuProvider } => {
   const name = ctx.config.vtu.routes[service];
@@ -131,6 +140,7 @@ export const purchaseOperations = [
     tags,
     input: s.buyAirtimeInput,
     output: s.vtuTransaction,
+    errors: [...purchaseErrors, 'NETWORK_MISMATCH', 'BELOW_MINIMUM', 'ABOVE_MAXIMUM'],
     handler: async ({ ctx, caller, input, completion }) => {
       const markupOf = await authorise(ctx, caller.userId, input.pin);
       requireNetwork(input.phone, input.network);
@@ -159,6 +169,7 @@ export const purchaseOperations = [
     tags,
     input: s.buyDataInput,
     output: s.vtuTransaction,
+    errors: [...purchaseErrors, 'NETWORK_MISMATCH', 'PRICE_CHANGED', 'UPSTREAM_UNAVAILABLE'],
     handler: async ({ ctx, caller, input, completion }) => {
       const markupOf = await authorise(ctx, caller.userId, input.pin);
       requireNetwork(input.phone, input.network);
@@ -188,6 +199,7 @@ export const purchaseOperations = [
     tags,
     input: s.subscribeCableInput,
     output: s.vtuTransaction,
+    errors: [...purchaseErrors, 'PRICE_CHANGED', 'UPSTREAM_UNAVAILABLE'],
     handler: async ({ ctx, caller, input, completion }) => {
       const markupOf = await authorise(ctx, caller.userId, input.pin);
       const { name } = routed(ctx, 'cable');
@@ -222,6 +234,7 @@ export const purchaseOperations = [
     tags,
     input: s.buyElectricityInput,
     output: s.vtuTransaction,
+    errors: [...purchaseErrors, 'BELOW_MINIMUM'],
     handler: async ({ ctx, caller, input, completion }) => {
       const markupOf = await authorise(ctx, caller.userId, input.pin);
       requireWithin(input.amount, 'electricity purchase', { min: s.electricityNairaMin });
@@ -254,6 +267,7 @@ export const purchaseOperations = [
     tags,
     input: s.fundBetInput,
     output: s.vtuTransaction,
+    errors: purchaseErrors,
     handler: async ({ ctx, caller, input, completion }) => {
       const markupOf = await authorise(ctx, caller.userId, input.pin);
       const { name } = routed(ctx, 'betting');
@@ -284,6 +298,7 @@ export const purchaseOperations = [
     tags,
     input: s.buyEducationPinInput,
     output: s.vtuTransaction,
+    errors: [...purchaseErrors, 'PRICE_CHANGED', 'UPSTREAM_UNAVAILABLE'],
     handler: async ({ ctx, caller, input, completion }) => {
       const markupOf = await authorise(ctx, caller.userId, input.pin);
       if (input.exam === 'jamb' && input.profile_id === undefined) {
@@ -330,6 +345,7 @@ export const purchaseOperations = [
     tags,
     input: s.listMyVtuTransactionsInput,
     output: s.listMyVtuTransactionsOutput,
+    errors: [],
     handler: ({ ctx, caller, input }) =>
       listPurchases(
         vtuDeps(ctx),
@@ -351,6 +367,7 @@ export const purchaseOperations = [
     tags,
     input: s.getMyVtuTransactionInput,
     output: s.vtuTransaction,
+    errors: ['NOT_FOUND'],
     handler: ({ ctx, caller, input }) => findPurchase(vtuDeps(ctx), caller.userId, input.id),
   }),
 ];

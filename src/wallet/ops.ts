@@ -20,6 +20,7 @@ export const walletOperations = [
     tags: ['wallet'],
     input: z.object({}).strict(),
     output: walletView,
+    errors: [],
     handler: async ({ ctx, caller }) => {
       const b = await userBalances(ctx.db, caller.userId);
       return {

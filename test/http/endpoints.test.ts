@@ -76,7 +76,11 @@ describe('service endpoints', () => {
       assert.deepEqual(Object.keys(path), [op.method.toLowerCase()], op.name);
       const documented = path[op.method.toLowerCase()]!;
       assert.equal(documented.operationId, op.name);
-      assert.equal(documented.security === undefined, op.auth === 'public', `${op.name} security`);
+      assert.deepEqual(
+        documented.security,
+        op.auth === 'public' ? [] : [{ bearer: [] }],
+        `${op.name} security`,
+      );
       if (op.method === 'POST') {
         const schema = documented.requestBody?.content?.['application/json']?.schema;
         assert.ok(schema !== undefined, `${op.name} has no JSON body`);
