@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { type PaymentProvider, PaymentProviderError } from '../../src/providers/payments/payment-provider.ts';
 import { createPaystackClient } from '../../src/providers/payments/paystack-client.ts';
+import type { SandboxTransaction } from '../../src/sandbox/payments/state.ts';
 import { createWorld, type World } from '../helpers/world.ts';
 import {
   checkout,
@@ -25,6 +26,22 @@ import { describeErrors, type Exchange, loadSpec, type Spec } from './openapi.ts
 /** A message to break on purpose, field by field. */
 // biome-ignore lint/suspicious/noExplicitAny: the tests below reach into messages of every shape
 type Loose = any;
+
+/**
+ * Every status and every channel a sandbox transaction can have. The checks make this list break the
+ * typecheck when SandboxTransaction gains one, so the list test below must then produce it too.
+ */
+const sandboxStatuses = {
+  abandoned: true,
+  failed: true,
+  success: true,
+} as const satisfies Record<SandboxTransaction['status'], true>;
+const sandboxChannels = { card: true, dedicated_nuban: true } as const satisfies Record<
+  SandboxTransaction['channel'],
+  true
+>;
+/** The transactions the flows below leave behind, as `status/channel`: each pair the sandbox makes. */
+const listedKinds = ['abandoned/card', 'failed/card', 'success/card', 'success/dedicated_nuban'];
 
 /** What the flows below must have touched: operation (method and path template) → response schemas. */
 const expectedCoverage: Record<string, string[]> = {
@@ -122,6 +139,29 @@ describe("Paystack wire format against Paystack's OpenAPI document", () => {
       listed.transactions.map((t) => [t.reference, t.receiverAccountNumber, t.customerCode]),
       [[inbound.reference, account.accountNumber, customerCode]],
     );
+    // Checkouts nobody finished (one with metadata, one without), then List Transactions as a
+    // dashboard would call it: unfiltered, and filtered by each status and each channel.
+    await client.initializeTransaction({
+      reference: uniqueReference(),
+      amountKobo: 30_000n,
+      email: 'c@example.com',
+    });
+    await client.initializeTransaction({
+      reference: uniqueReference(),
+      amountKobo: 40_000n,
+      email: 'c@example.com',
+      metadata: { userId: 'u-3' },
+    });
+    const listVia = async (query: Record<string, string>) => {
+      const response = await fetch(`${proxyUrl}/transaction?${new URLSearchParams(query)}`, {
+        headers: { authorization: `Bearer ${secretKey}`, accept: 'application/json' },
+      });
+      assert.equal(response.status, 200);
+      await response.arrayBuffer();
+    };
+    await listVia({});
+    for (const status of Object.keys(sandboxStatuses)) await listVia({ status });
+    for (const channel of Object.keys(sandboxChannels)) await listVia({ channel, perPage: '2' });
     chargeWebhooks.push(
       ...(await receiver.waitFor(
         (w) => w.event === 'charge.success' && [paid, inbound.reference].includes(w.data.reference),
@@ -239,6 +279,48 @@ describe("Paystack wire format against Paystack's OpenAPI document", () => {
     );
   });
 
+  it('lists transactions of every status and channel, each item as TransactionListResponseArray wants', () => {
+    const item = spec.validatorAt('/components/schemas/TransactionListResponseArray');
+    // Each transaction once (the lists overlap), as its last answer showed it.
+    const byReference = new Map<string, Loose>();
+    for (const exchange of exchanges) {
+      if (exchange.method !== 'GET' || exchange.path !== '/transaction' || exchange.status !== 200) continue;
+      for (const t of (exchange.responseBody as { data: Loose[] }).data) byReference.set(t.reference, t);
+    }
+    const listed = [...byReference.values()];
+    const failures: string[] = [];
+    for (const t of listed) {
+      if (!item(t)) failures.push(`${t.status}/${t.channel} ${t.reference}: ${describeErrors(item.errors)}`);
+    }
+    assert.deepEqual(failures, []);
+    const kinds = new Set(listed.map((t) => `${t.status}/${t.channel}`));
+    assert.deepEqual([...kinds].sort(), listedKinds);
+    for (const status of Object.keys(sandboxStatuses)) assert.ok(listed.some((t) => t.status === status));
+    for (const channel of Object.keys(sandboxChannels)) assert.ok(listed.some((t) => t.channel === channel));
+
+    // Beyond the schema, what Paystack sends: no payment time before a payment, metadata as given or
+    // null, and an unpaid checkout's authorization with every field present and empty.
+    for (const t of listed) {
+      const paid = t.status === 'success';
+      assert.equal(t.paid_at === null, !paid, `${t.reference}: paid_at ${t.paid_at}`);
+      if (paid) assert.equal(t.paidAt, t.paid_at);
+      assert.ok(
+        t.metadata === null || typeof t.metadata === 'object',
+        `${t.reference}: metadata ${t.metadata}`,
+      );
+      if (t.status === 'abandoned') {
+        assert.equal(t.authorization.authorization_code, null);
+        assert.equal(t.authorization.reusable, false);
+      } else {
+        assert.match(t.authorization.authorization_code, /^AUTH_/);
+      }
+    }
+    const metadata = new Set(
+      listed.filter((t) => t.status === 'abandoned').map((t) => JSON.stringify(t.metadata)),
+    );
+    assert.deepEqual([...metadata].sort(), ['null', '{"userId":"u-3"}']);
+  });
+
   it('sends charge.success with the transaction object of verify (card and dedicated account)', () => {
     const data = spec.validatorAt('/components/schemas/VerifyResponse/properties/data');
     assert.deepEqual(chargeWebhooks.map((w) => w.data.channel).sort(), ['card', 'dedicated_nuban']);
@@ -278,6 +360,38 @@ describe("Paystack wire format against Paystack's OpenAPI document", () => {
       const broken = structuredClone(verified.responseBody);
       breakIt(broken);
       assert.equal(schema(broken), false, `${label} should fail VerifyResponse`);
+    }
+
+    const listItem = spec.validatorAt('/components/schemas/TransactionListResponseArray');
+    const listedPaid = exchanges
+      .filter((e) => e.path === '/transaction' && e.status === 200)
+      .flatMap((e) => (e.responseBody as { data: Loose[] }).data)
+      .find((t) => t.status === 'success' && t.channel === 'card');
+    assert.ok(listItem(listedPaid));
+    const itemBreakages: Array<[string, (item: Loose) => void]> = [
+      [
+        'metadata as an empty string',
+        (t) => {
+          t.metadata = '';
+        },
+      ],
+      [
+        'paidAt null',
+        (t) => {
+          t.paidAt = null;
+        },
+      ],
+      [
+        'authorization empty',
+        (t) => {
+          t.authorization = {};
+        },
+      ],
+    ];
+    for (const [label, breakIt] of itemBreakages) {
+      const broken: Loose = structuredClone(listedPaid);
+      breakIt(broken);
+      assert.equal(listItem(broken), false, `${label} should fail TransactionListResponseArray`);
     }
 
     const balance = spec.responseValidator('GET', '/balance', 200)!.validate;

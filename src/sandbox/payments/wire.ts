@@ -341,17 +341,40 @@ export function transferEventJson(transfer: SandboxTransfer, recipient: SandboxR
   };
 }
 
+/** The list's authorization of a transaction nobody paid: every field the schema requires, empty. */
+const noAuthorization = {
+  authorization_code: null,
+  bin: null,
+  last4: null,
+  exp_month: null,
+  exp_year: null,
+  channel: null,
+  card_type: null,
+  bank: null,
+  country_code: null,
+  brand: null,
+  reusable: false,
+  signature: null,
+  account_name: null,
+} as const;
+
 /**
- * One item of GET /transaction (TransactionListResponseArray): the transaction object, where the
- * list's schema wants `plan` as an object and the authorization's `signature` present (null for
- * money into a dedicated account).
+ * One item of GET /transaction (TransactionListResponseArray): the transaction object of verify, where
+ * the list's schema differs from VerifyResponse:
+ * - `metadata` is an object or null (verify answers "" for none, the list may not);
+ * - `paidAt` is a string: "" until the transaction is paid (`paid_at` stays null, as the schema allows);
+ * - `authorization` names every field: an unpaid checkout's are null (not reusable), and `signature`
+ *   is null for money into a dedicated account;
+ * - `plan` is an object.
  */
 export function transactionListItemJson(transaction: SandboxTransaction, customer: SandboxCustomer) {
   const item = transactionJson(transaction, customer);
-  const auth = item.authorization as Record<string, unknown>;
   return {
     ...item,
+    metadata: transaction.metadata,
+    paidAt: item.paidAt ?? '',
     plan: {},
-    authorization: Object.keys(auth).length === 0 ? auth : { signature: null, ...auth },
+    authorization:
+      transaction.status === 'abandoned' ? noAuthorization : { signature: null, ...item.authorization },
   };
 }
