@@ -71,6 +71,10 @@ import type { SandboxState } from './state.ts';
 // - Balance: starts at ₦10,000,000; POST /__sandbox/payments/balance {amount (naira)} sets it. Money
 //   paid in does not add to it (Paystack settles collections to the merchant's bank).
 // - Webhooks: see payments/webhooks.ts; POST /__sandbox/webhooks {mode: deliver|drop}.
+// - Anything else under /__sandbox/payments (another of Paystack's paths, or another method on one of
+//   these) is checked for the key like the rest, then answers 404 {"status": false, "message": "Route
+//   not found"}. The sandbox's own controls (bank-transfer, webhooks, the balance setter) answer in the
+//   service's envelope instead.
 
 export type SandboxPaymentsOptions = {
   clock: Clock;
@@ -135,6 +139,10 @@ export function registerSandboxPayments(
             .code(status)
             .send({ status: false, message: status === 500 ? 'An error occurred' : error.message });
         });
+        // A path (or a method on a path) the sandbox does not implement answers as Paystack answers
+        // one it does not know: in its own shape, after the key check below, so that a client pointed
+        // at the wrong path reads what it would read from Paystack, not the service's envelope.
+        api.setNotFoundHandler((_request, reply) => refuse(reply, 404, 'Route not found'));
         api.addHook('onRequest', async (request, reply) => {
           if (!authorised(request, options.signingSecret)) {
             return reply.code(401).send({ status: false, message: 'Invalid key' });

@@ -559,6 +559,79 @@ describe('Paystack client against the sandbox provider', () => {
       }
     });
   });
+
+  describe('paths the sandbox does not implement', () => {
+    // Paths of Paystack's API the sandbox has no use for, the prefix itself, a path under a wrong base
+    // URL, and implemented paths asked with another method.
+    const unimplemented: Array<[method: string, path: string]> = [
+      ['GET', '/transaction/totals'],
+      ['GET', '/transfer'],
+      ['POST', '/refund'],
+      ['GET', ''],
+      ['GET', '/'],
+      ['GET', '/v9/balance'],
+      ['DELETE', '/transaction/initialize'],
+      ['POST', '/transaction/verify/some-reference'],
+      ['PUT', '/balance'],
+      ['PATCH', '/customer'],
+    ];
+    const send = (method: string, path: string, authorization?: string) =>
+      fetch(`${paystackBaseUrl(world)}${path}`, {
+        method,
+        headers: {
+          accept: 'application/json',
+          ...(authorization !== undefined ? { authorization } : {}),
+          ...(method === 'GET' || method === 'DELETE' ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(method === 'GET' || method === 'DELETE' ? {} : { body: '{}' }),
+      });
+
+    it("answers 404 in Paystack's shape once the key is right, 401 before that", async () => {
+      const key = `Bearer ${world.ctx.config.secrets.paymentSigning}`;
+      for (const [method, path] of unimplemented) {
+        const label = `${method} ${path}`;
+        const found = await send(method, path, key);
+        assert.equal(found.status, 404, label);
+        assert.match(found.headers.get('content-type') ?? '', /^application\/json/, label);
+        assert.deepEqual(await found.json(), { status: false, message: 'Route not found' }, label);
+        for (const wrong of [undefined, 'Bearer sk_test_not_the_key']) {
+          const refused = await send(method, path, wrong);
+          assert.equal(refused.status, 401, label);
+          assert.deepEqual(await refused.json(), { status: false, message: 'Invalid key' }, label);
+        }
+      }
+    });
+
+    it('is read by the client as a definite refusal, and by verify as an unknown reference', async () => {
+      const lost = (secretKey: string) =>
+        createPaystackClient({ baseUrl: () => `${paystackBaseUrl(world)}/v9`, secretKey, timeoutMs: 5_000 });
+      const client = lost(world.ctx.config.secrets.paymentSigning);
+      const balanceBefore = sandboxPayments(world).balanceKobo;
+      await assertProviderError(client.balance(), {
+        definite: true,
+        httpStatus: 404,
+        message: /refused the request \(404\): Route not found/,
+      });
+      await assertProviderError(
+        client.initiateTransfer({
+          reference: uniqueTransferReference(),
+          amountKobo: 100n,
+          recipientCode: 'RCP_x',
+          reason: 'r',
+        }),
+        { definite: true, httpStatus: 404, message: /refused the request \(404\): Route not found/ },
+      );
+      assert.equal(sandboxPayments(world).balanceKobo, balanceBefore);
+      // Verify reads a 404 in Paystack's shape as "no such reference", whichever path it came from,
+      // exactly as it would from Paystack.
+      assert.equal(await client.verifyTransaction('anything'), null);
+      await assertProviderError(lost('sk_test_not_the_key').balance(), {
+        definite: true,
+        httpStatus: 401,
+        message: /refused our secret key \(401\): Invalid key/,
+      });
+    });
+  });
 });
 
 async function setBalance(world: World, naira: number): Promise<void> {
