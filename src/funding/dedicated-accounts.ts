@@ -10,9 +10,10 @@ import { requireKycTier } from '../kyc/guard.ts';
 import { matchProfileToRecord } from '../kyc/names.ts';
 import { approvedNinName } from '../kyc/service.ts';
 import { systemAccounts, userAccount } from '../ledger/accounts.ts';
-import { post, ReferenceConflictError } from '../ledger/postings.ts';
+import { ReferenceConflictError } from '../ledger/postings.ts';
 import { PaymentProviderError } from '../providers/payments/payment-provider.ts';
-import { type CreditOutcome, type FundingDeps, placeholderEmail } from './service.ts';
+import { type CreditDecision, type CreditOutcome, creditOnce } from './credits.ts';
+import { type FundingDeps, placeholderEmail } from './service.ts';
 
 // Dedicated virtual accounts (SPEC.md item 12, "Authentication" 4; providers.md 1.3): a permanent
 // bank account number per user at the payment provider; every bank transfer into it credits the
@@ -239,14 +240,15 @@ export function dedicatedPaymentOf(
 }
 
 /**
- * Credits a verified payment into a dedicated account (status success, NGN, positive amount), once
- * per reference, inside the caller's transaction. 'unknown_reference' when the account is not ours.
+ * Decides the credit of a verified payment into a dedicated account (status success, NGN, positive
+ * amount), once per reference, inside the caller's transaction (credits.ts: its posting is written
+ * with the others of the transaction). 'unknown_reference' when the account is not ours.
  */
-export async function creditDedicatedTransfer(
+export async function decideDedicatedCredit(
   deps: Pick<FundingDeps, 'clock' | 'jobs'>,
   trx: Transaction<DB>,
   payment: DedicatedPayment,
-): Promise<CreditOutcome> {
+): Promise<CreditDecision> {
   assert.ok(payment.paidKobo > 0n, 'a verified payment moves a positive amount');
   const { accountNumber, customerCode } = payment;
 
@@ -266,38 +268,46 @@ export async function creditDedicatedTransfer(
       .executeTakeFirst();
   }
   if (account === undefined) return 'unknown_reference';
+  const { user_id: userId, account_number: receivingAccount } = account;
 
   const now = deps.clock.now();
-  let created: boolean;
-  try {
-    // A concurrent credit of the same reference waits on the ledger's unique reference, then sees it.
-    const posting = await post(
-      trx,
-      {
-        reference: dedicatedPostingReference(payment.reference),
-        description: 'Bank transfer to your account',
-        entries: [
-          { account: systemAccounts.collectionsPool, amount: -payment.paidKobo },
-          { account: userAccount('wallet', account.user_id), amount: payment.paidKobo },
-        ],
-        metadata: { chargeReference: payment.reference, accountNumber: account.account_number },
-      },
-      now,
-    );
-    created = posting.created;
-  } catch (error) {
-    // The reference was credited already, with another amount: never a second credit.
-    if (error instanceof ReferenceConflictError) return 'already_credited';
-    throw error;
-  }
-  if (!created) return 'already_credited';
-  await publishEvent(deps.jobs, trx, {
-    type: 'funding.transfer_credited',
-    userId: account.user_id,
-    reference: payment.reference,
-    accountNumber: account.account_number,
-    amountKobo: payment.paidKobo.toString(),
-    occurredAt: now.toISOString(),
-  });
-  return 'credited';
+  return {
+    // Nothing is locked for the reference: the ledger's unique reference makes the credit once (a
+    // concurrent credit of it waits there, then sees it).
+    posting: {
+      reference: dedicatedPostingReference(payment.reference),
+      description: 'Bank transfer to your account',
+      entries: [
+        { account: systemAccounts.collectionsPool, amount: -payment.paidKobo },
+        { account: userAccount('wallet', userId), amount: payment.paidKobo },
+      ],
+      metadata: { chargeReference: payment.reference, accountNumber: receivingAccount },
+    },
+    async finish(posted) {
+      if (posted.status === 'rejected') {
+        // The reference was credited already, with another amount: never a second credit.
+        if (posted.reason instanceof ReferenceConflictError) return 'already_credited';
+        throw posted.reason;
+      }
+      if (!posted.value.created) return 'already_credited';
+      await publishEvent(deps.jobs, trx, {
+        type: 'funding.transfer_credited',
+        userId,
+        reference: payment.reference,
+        accountNumber: receivingAccount,
+        amountKobo: payment.paidKobo.toString(),
+        occurredAt: now.toISOString(),
+      });
+      return 'credited';
+    },
+  };
+}
+
+/** Credits one verified payment into a dedicated account, once, in the caller's transaction. */
+export async function creditDedicatedTransfer(
+  deps: Pick<FundingDeps, 'clock' | 'jobs'>,
+  trx: Transaction<DB>,
+  payment: DedicatedPayment,
+): Promise<CreditOutcome> {
+  return creditOnce(trx, await decideDedicatedCredit(deps, trx, payment), deps.clock.now());
 }

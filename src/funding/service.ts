@@ -10,10 +10,10 @@ import { newId } from '../ids.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { systemAccounts, userAccount } from '../ledger/accounts.ts';
 import { historyEntry, walletHistory } from '../ledger/history.ts';
-import { post } from '../ledger/postings.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { type PaymentProvider, PaymentProviderError } from '../providers/payments/payment-provider.ts';
 import { raiseAlert } from './alerts.ts';
+import { type CreditDecision, type CreditOutcome, creditOnce } from './credits.ts';
 import { topupNairaMax, topupNairaMin } from './schemas.ts';
 
 // Wallet funding through checkout (SPEC.md items 12 and 14). A top-up intent is created only once
@@ -109,18 +109,17 @@ export async function createTopupIntent(
   };
 }
 
-export type CreditOutcome = 'credited' | 'already_credited' | 'unknown_reference';
-
 /**
- * Credits the wallet of the intent with this reference with what was actually paid, at most once,
- * inside the given transaction. The caller has verified the payment (signature or provider answer):
- * status success, currency NGN, a positive amount.
+ * Decides the credit of the intent with this reference with what was actually paid, at most once,
+ * inside the given transaction (credits.ts: its posting is written with the others of the
+ * transaction). The caller has verified the payment (signature or provider answer): status success,
+ * currency NGN, a positive amount.
  */
-export async function creditTopup(
+export async function decideTopupCredit(
   deps: Pick<FundingDeps, 'clock' | 'jobs'>,
   trx: Transaction<DB>,
   payment: { reference: string; paidKobo: bigint; source: 'webhook' | 'verify' },
-): Promise<CreditOutcome> {
+): Promise<CreditDecision> {
   assert.ok(payment.paidKobo > 0n, 'a verified payment moves a positive amount');
   const intent = await trx
     .selectFrom('topup_intents')
@@ -133,9 +132,8 @@ export async function creditTopup(
 
   // Read under the lock, so that credits order as they committed.
   const now = deps.clock.now();
-  const posting = await post(
-    trx,
-    {
+  return {
+    posting: {
       reference: topupPostingReference(intent.reference),
       description: 'Wallet top-up',
       entries: [
@@ -144,42 +142,53 @@ export async function creditTopup(
       ],
       metadata: { topupReference: intent.reference, source: payment.source },
     },
-    now,
-  );
-  // The intent row is locked and was not credited, so neither was its reference.
-  assert.ok(posting.created, 'an uncredited intent has no posting yet');
+    async finish(posted) {
+      if (posted.status === 'rejected') throw posted.reason;
+      // The intent row is locked and was not credited, so neither was its reference, unless by
+      // another event of the same batch for the same intent (decided before this one was written).
+      if (!posted.value.created) return 'already_credited';
+      await trx
+        .updateTable('topup_intents')
+        .set({ status: 'success', credited_amount: payment.paidKobo, credited_at: now, updated_at: now })
+        .where('id', '=', intent.id)
+        .execute();
+      if (payment.paidKobo !== intent.amount) {
+        await raiseAlert(
+          trx,
+          {
+            kind: 'topup_amount_mismatch',
+            message: `top-up ${intent.reference} paid ${payment.paidKobo} kobo, not the ${intent.amount} kobo asked; credited what was paid`,
+            details: {
+              reference: intent.reference,
+              userId: intent.user_id,
+              expectedKobo: intent.amount.toString(),
+              paidKobo: payment.paidKobo.toString(),
+              source: payment.source,
+            },
+          },
+          now,
+          deps.jobs,
+        );
+      }
+      await publishEvent(deps.jobs, trx, {
+        type: 'funding.topup_credited',
+        userId: intent.user_id,
+        reference: intent.reference,
+        amountKobo: payment.paidKobo.toString(),
+        occurredAt: now.toISOString(),
+      });
+      return 'credited';
+    },
+  };
+}
 
-  await trx
-    .updateTable('topup_intents')
-    .set({ status: 'success', credited_amount: payment.paidKobo, credited_at: now, updated_at: now })
-    .where('id', '=', intent.id)
-    .execute();
-  if (payment.paidKobo !== intent.amount) {
-    await raiseAlert(
-      trx,
-      {
-        kind: 'topup_amount_mismatch',
-        message: `top-up ${intent.reference} paid ${payment.paidKobo} kobo, not the ${intent.amount} kobo asked; credited what was paid`,
-        details: {
-          reference: intent.reference,
-          userId: intent.user_id,
-          expectedKobo: intent.amount.toString(),
-          paidKobo: payment.paidKobo.toString(),
-          source: payment.source,
-        },
-      },
-      now,
-      deps.jobs,
-    );
-  }
-  await publishEvent(deps.jobs, trx, {
-    type: 'funding.topup_credited',
-    userId: intent.user_id,
-    reference: intent.reference,
-    amountKobo: payment.paidKobo.toString(),
-    occurredAt: now.toISOString(),
-  });
-  return 'credited';
+/** Credits one verified payment to its intent's wallet, at most once, in the caller's transaction. */
+export async function creditTopup(
+  deps: Pick<FundingDeps, 'clock' | 'jobs'>,
+  trx: Transaction<DB>,
+  payment: { reference: string; paidKobo: bigint; source: 'webhook' | 'verify' },
+): Promise<CreditOutcome> {
+  return creditOnce(trx, await decideTopupCredit(deps, trx, payment), deps.clock.now());
 }
 
 const pendingStatuses = new Set(['abandoned', 'ongoing', 'pending', 'processing', 'queued']);

@@ -3,8 +3,9 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { DB } from '../db/schema.ts';
 import { raiseAlert } from './alerts.ts';
-import { creditDedicatedTransfer, dedicatedPaymentOf } from './dedicated-accounts.ts';
-import { creditTopup, type FundingDeps } from './service.ts';
+import { creditOnce, isPending, type PendingCredit, writeCredits } from './credits.ts';
+import { decideDedicatedCredit, dedicatedPaymentOf } from './dedicated-accounts.ts';
+import { decideTopupCredit, type FundingDeps } from './service.ts';
 import { applyTransferOutcome, type TransferEnd } from './transfers.ts';
 import { holdsUnstorableText } from './webhook.ts';
 
@@ -92,7 +93,8 @@ export async function processPaymentEvent(deps: Deps, eventId: string): Promise<
       .forUpdate()
       .executeTakeFirst();
     if (event === undefined || event.processed_at !== null) return null;
-    const outcome = await decide(deps, trx, event, null);
+    const decision = await decide(deps, trx, event, null);
+    const outcome = isPending(decision) ? await creditOnce(trx, decision, deps.clock.now()) : decision;
     await markProcessed(deps, trx, [{ id: event.id, outcome }]);
     return outcome;
   });
@@ -139,9 +141,18 @@ export async function processPendingPaymentEvents(
         trx,
         charges.filter((e) => e.event === 'charge.success').map((e) => e.reference),
       );
-      const outcomes: { id: string; outcome: EventOutcome }[] = [];
+      // Every event decided first, then the credits' postings written by one postBatch: a posting
+      // per event would lock a wallet while holding the collections pool of the one before.
+      const decided: { id: string; decision: EventDecision }[] = [];
       for (const event of charges)
-        outcomes.push({ id: event.id, outcome: await decide(deps, trx, event, intents) });
+        decided.push({ id: event.id, decision: await decide(deps, trx, event, intents) });
+      const credits = decided.flatMap(({ decision }) => (isPending(decision) ? [decision] : []));
+      const credited = await writeCredits(trx, credits, deps.clock.now());
+      let next = 0;
+      const outcomes = decided.map(({ id, decision }) => ({
+        id,
+        outcome: isPending(decision) ? credited[next++]! : decision,
+      }));
       await markProcessed(deps, trx, outcomes);
       processed = outcomes.length;
     });
@@ -206,6 +217,9 @@ async function markProcessed(
   }
 }
 
+/** What a stored event does: done with an outcome, or a credit whose posting is still to write. */
+type EventDecision = EventOutcome | PendingCredit;
+
 /**
  * What a stored event does, inside the caller's transaction. `lockedIntents`, when given, are the
  * references known to be top-up intents (locked by the caller): another reference skips the look-up.
@@ -215,7 +229,7 @@ async function decide(
   trx: Transaction<DB>,
   event: StoredBody,
   lockedIntents: ReadonlySet<string> | null,
-): Promise<EventOutcome> {
+): Promise<EventDecision> {
   let envelope: { event?: unknown; data?: unknown };
   try {
     envelope = JSON.parse(event.body_encoding === 'utf8' ? event.body : '') as typeof envelope;
@@ -235,13 +249,13 @@ async function decide(
   if (!data.success) return 'invalid_charge';
   const payment = { reference: data.data.reference, paidKobo: BigInt(data.data.amount) };
   const isIntent = lockedIntents?.has(payment.reference) ?? true;
-  const outcome = isIntent
-    ? await creditTopup(deps, trx, { ...payment, source: 'webhook' })
+  const topup = isIntent
+    ? await decideTopupCredit(deps, trx, { ...payment, source: 'webhook' })
     : 'unknown_reference';
   // No top-up intent: a bank transfer into a dedicated account, when it is one of ours.
-  if (outcome !== 'unknown_reference') return outcome;
+  if (topup !== 'unknown_reference') return topup;
   const dedicated = dedicatedPaymentOf(payment, envelope.data);
-  return dedicated === null ? 'unknown_reference' : creditDedicatedTransfer(deps, trx, dedicated);
+  return dedicated === null ? 'unknown_reference' : decideDedicatedCredit(deps, trx, dedicated);
 }
 
 /** Webhook text quoted in an alert is cut to this length (whole characters: jsonb wants pairs whole). */

@@ -100,8 +100,27 @@ function validate(request: PostingRequest): void {
 }
 
 /**
+ * The transactions that have locked ledger accounts. Every transaction takes its ledger locks once,
+ * in the one global order (users' accounts by code, then system accounts by code). A second posting
+ * in the same transaction would lock a user's account while holding the system accounts of the
+ * first (the collections pool, purchases in flight), which is the order a deadlock needs: several
+ * postings of one transaction go through one postBatch. Keyed weakly, an entry lives no longer than
+ * its transaction object.
+ */
+const lockedLedger = new WeakSet<Transaction<DB>>();
+
+function takeLedgerLocksOnce(trx: Transaction<DB>): void {
+  assert.ok(
+    !lockedLedger.has(trx),
+    'a transaction posts to the ledger once: several postings go through one postBatch, in the one lock order',
+  );
+  lockedLedger.add(trx);
+}
+
+/**
  * Posts a balanced movement. Runs inside the given transaction, or opens one when given the root
- * handle, so that callers can compose it with their own writes (debit + record + enqueue).
+ * handle, so that callers can compose it with their own writes (debit + record + enqueue). A
+ * transaction posts once: several postings of one transaction go through postBatch.
  */
 export async function post(
   db: Kysely<DB> | Transaction<DB>,
@@ -115,6 +134,7 @@ export async function post(
   // savepoint, the reference row and the balance updates made before the failure would commit
   // without their entries, and the reference could never be posted again.
   const trx = db as Transaction<DB>;
+  takeLedgerLocksOnce(trx);
   await sql`savepoint ledger_posting`.execute(trx);
   let posting: Posting;
   try {
@@ -251,6 +271,7 @@ export async function decidePostings(
   options: DecideOptions = {},
 ): Promise<DecidedPostings> {
   for (const request of requests) validate(request);
+  takeLedgerLocksOnce(trx);
   const hashes = requests.map(contentHash);
   const nets = requests.map(netInLockOrder);
   const earlier =

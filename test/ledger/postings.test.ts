@@ -8,6 +8,7 @@ import {
   InsufficientBalanceError,
   type PostingRequest,
   post,
+  postBatch,
   ReferenceConflictError,
   UnknownAccountError,
 } from '../../src/ledger/postings.ts';
@@ -341,18 +342,21 @@ describe('ledger postings', () => {
     const refusedReference = uniqueReference('ref');
     const keptReference = uniqueReference('vtu');
 
-    // The caller records what it can and moves on, as a purchase that records its failure would.
+    // The caller catches the refusal and commits what else it did, as a purchase that records its
+    // failure would. (A transaction posts once, so each refusal is tried in a transaction of its own.)
     await ledger.db.transaction().execute(async (trx) => {
-      await post(trx, transfer(keptReference, wallet(user), vtuInFlight, 100n), now());
       await assert.rejects(
         post(trx, transfer(refusedReference, wallet(user), collectionsPool, 500n), now()),
         InsufficientBalanceError,
       );
+    });
+    await ledger.db.transaction().execute(async (trx) => {
       await assert.rejects(
         post(trx, transfer(uniqueReference('unk'), collectionsPool, 'wallet:nobody', 1n), now()),
         UnknownAccountError,
       );
     });
+    await post(ledger.db, transfer(keptReference, wallet(user), vtuInFlight, 100n), now());
 
     assert.equal(await balanceOf(ledger.db, wallet(user)), 200n);
     assert.equal(await balanceOf(ledger.db, collectionsPool), poolBefore, 'the pool credit was undone');
@@ -369,6 +373,46 @@ describe('ledger postings', () => {
     );
     assert.equal(retried.created, true);
     assert.equal(await balanceOf(ledger.db, wallet(user)), 0n);
+  });
+
+  it('refuses a second posting in one transaction: several go through one postBatch, in the one lock order', async () => {
+    const user = await createUser(ledger.db);
+    await topUp(user, 300n);
+    const first = uniqueReference('one');
+    const second = uniqueReference('two');
+    await assert.rejects(
+      ledger.db.transaction().execute(async (trx) => {
+        await post(trx, transfer(first, wallet(user), vtuInFlight, 100n), now());
+        await post(trx, transfer(second, wallet(user), vtuInFlight, 100n), now());
+      }),
+      /posts to the ledger once/,
+    );
+    await assert.rejects(
+      ledger.db.transaction().execute(async (trx) => {
+        await postBatch(trx, [transfer(first, wallet(user), vtuInFlight, 100n)], now());
+        await post(trx, transfer(second, wallet(user), vtuInFlight, 100n), now());
+      }),
+      /posts to the ledger once/,
+    );
+    // Nothing of either committed; the two as one batch do.
+    assert.equal(await balanceOf(ledger.db, wallet(user)), 300n);
+    const both = await ledger.db
+      .transaction()
+      .execute((trx) =>
+        postBatch(
+          trx,
+          [
+            transfer(first, wallet(user), vtuInFlight, 100n),
+            transfer(second, wallet(user), vtuInFlight, 100n),
+          ],
+          now(),
+        ),
+      );
+    assert.deepEqual(
+      both.map((b) => b.status),
+      ['fulfilled', 'fulfilled'],
+    );
+    assert.equal(await balanceOf(ledger.db, wallet(user)), 100n);
   });
 
   it('lets system accounts go negative', async () => {
