@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import { findUserById } from '../auth/users.ts';
 import type { Clock } from '../clock.ts';
 import type { DB, TopupIntentsTable } from '../db/schema.ts';
@@ -232,10 +232,13 @@ export async function reconcileTopup(
 
   if (verified.status === 'success') {
     if (verified.currency !== 'NGN' || verified.amountKobo <= 0n) {
-      await raiseAlertOnce(
-        deps,
+      // Verification asks again and again (a user, every reconciliation run): one alert per
+      // reference, kept once by the alerts' unique dedupe key, also when two runs race.
+      await raiseAlert(
+        deps.db,
         {
           kind: 'topup_currency_mismatch',
+          dedupeKey: `topup_currency_mismatch:${reference}`,
           message: `top-up ${reference} was reported paid in ${verified.currency} ${verified.amountKobo}; not credited`,
           details: {
             reference,
@@ -245,6 +248,7 @@ export async function reconcileTopup(
           },
         },
         deps.clock.now(),
+        deps.jobs,
       );
       return current();
     }
@@ -285,21 +289,6 @@ export async function reconcileTopup(
   }
   assert.ok(pendingStatuses.has(verified.status), `unexpected transaction status ${verified.status}`);
   return { status: 'pending', credited: false, outcome: 'pending' };
-}
-
-/** Verification asks again and again (a user, every reconciliation run): one alert per reference and kind. */
-async function raiseAlertOnce(
-  deps: FundingDeps,
-  alert: Parameters<typeof raiseAlert>[1] & { details: { reference: string } },
-  now: Date,
-): Promise<void> {
-  const seen = await deps.db
-    .selectFrom('ops_alerts')
-    .select('id')
-    .where('kind', '=', alert.kind)
-    .where(sql<boolean>`details->>'reference' = ${alert.details.reference}`)
-    .executeTakeFirst();
-  if (seen === undefined) await raiseAlert(deps.db, alert, now, deps.jobs);
 }
 
 /**
