@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { Context } from './context.ts';
+import type { WithCommit } from './db/unit-of-work.ts';
 import type { ErrorCode } from './errors.ts';
-import type { CompletionInTransaction } from './http/idempotency-store.ts';
 
 // An operation of the /_serverFn contract, declared by a domain's ops.ts. The domain knows nothing
 // about Fastify: http/router.ts turns each Operation into a route with validation, auth,
@@ -24,10 +24,11 @@ export type OperationArgs<I, A extends OperationAuth> = {
   caller: A extends 'public' ? Caller | null : Caller;
   ip: string;
   /**
-   * POST only: the request's idempotency key, for an operation that completes it in its own
-   * transaction (a purchase). Unused, the router completes the key after the handler returns.
+   * POST only: the request's Idempotency-Key answer, to write in the transaction that commits the
+   * operation's result (db/unit-of-work.ts). Unused, the router completes the key after the
+   * handler returns.
    */
-  completion?: CompletionInTransaction;
+  withCommit?: WithCommit;
 };
 
 export type Operation<

@@ -11,6 +11,7 @@ import { createBatcher, fulfilled } from '../batching.ts';
 import type { Database } from '../db/database.ts';
 import { prepared } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
+import type { WithCommit } from '../db/unit-of-work.ts';
 
 // Idempotency keys (API.md section 3). A key is scoped to its caller and kept 24 hours. The stored
 // response can hold secrets (verifyOtp returns tokens), so it is encrypted at rest under a key
@@ -201,24 +202,15 @@ export async function writeCompletions(
     where k.scope = v.scope and k.key = v.key`.execute(db);
 }
 
+/** The router's side of a key completed by the operation's own commit: the body it committed, if any. */
+export type RouterCompletion = WithCommit & { committedBody(): string | undefined };
+
 /**
- * A POST's key completed inside the domain's own transaction (a purchase's acceptance): the stored
- * response then commits exactly with the change it reports. Completed by the router afterwards, a
- * crash between the two commits would leave the key running, and once stale (5 minutes) a retry
- * with it would buy again.
+ * The key's completion, handed to the operation as a write with its commit (db/unit-of-work.ts): an
+ * operation that commits its result in its own transaction (a purchase's acceptance) completes the
+ * key there, and the stored answer commits exactly with the change it reports.
  */
-export type CompletionInTransaction = {
-  /** The key's completion with the success response of `result`, to write in the transaction. */
-  completionFor(result: unknown): KeyCompletion;
-  /** The transaction holding the completion has committed. */
-  committed(): void;
-};
-
-/** The router's side of it: the body the operation committed under the key, if it did. */
-export type RouterCompletion = CompletionInTransaction & { committedBody(): string | undefined };
-
-/** For the router: the completion handed to the operation, and the body it committed, if it did. */
-export function completionInTransaction(
+export function completionWithCommit(
   store: Pick<IdempotencyStore, 'sealed'>,
   request: IdempotencyRequest,
   successBody: (result: unknown) => string,
@@ -226,9 +218,9 @@ export function completionInTransaction(
   let written: string | undefined;
   let committed: string | undefined;
   return {
-    completionFor(result) {
+    writeFor(result) {
       written = successBody(result);
-      return store.sealed(request, { status: 200, body: written });
+      return { writer: writeCompletions, row: store.sealed(request, { status: 200, body: written }) };
     },
     committed() {
       committed = written;

@@ -8,7 +8,7 @@ import type { AnyOperation, Caller } from '../operation.ts';
 import { canonicalJson } from './canonical-json.ts';
 import { sendError, toErrorResponse } from './errors.ts';
 import {
-  completionInTransaction,
+  completionWithCommit,
   type IdempotencyRequest,
   type IdempotencyStore,
   type RouterCompletion,
@@ -207,7 +207,7 @@ async function run(
       input,
       caller: request.caller,
       ip: request.ip,
-      ...(completion === undefined ? {} : { completion }),
+      ...(completion === undefined ? {} : { withCommit: completion }),
     });
     // A body already committed with the operation (a purchase's key) is the one sent, parsed once.
     const body = completion?.committedBody() ?? successBody(op, result);
@@ -279,7 +279,7 @@ async function handle(
     case 'started':
       break;
   }
-  const completion = completionInTransaction(idempotency, key, (result) => successBody(op, result));
+  const completion = completionWithCommit(idempotency, key, (result) => successBody(op, result));
   let outcome: Outcome;
   try {
     outcome = await run(ctx, op, checkErrorCode, request, body.data, completion);

@@ -1,8 +1,8 @@
 import { verifyTransactionPin } from '../auth/pin.ts';
 import type { VtuProviderName } from '../config.ts';
 import type { Context } from '../context.ts';
+import type { WithCommit } from '../db/unit-of-work.ts';
 import { AppError, type ErrorCode } from '../errors.ts';
-import type { CompletionInTransaction } from '../http/idempotency-store.ts';
 import { requireTier } from '../kyc/guard.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { defineOperation } from '../operation.ts';
@@ -121,14 +121,9 @@ function priced(
   return { wholesaleKobo, markupKobo, retailKobo };
 }
 
-/** Accepts the purchase; its idempotency key is completed by the same transaction. */
-function buy(
-  ctx: Context,
-  userId: string,
-  completion: CompletionInTransaction | undefined,
-  order: PurchaseOrder,
-) {
-  return acceptPurchase(vtuDeps(ctx), userId, order, completion);
+/** Accepts the purchase; its Idempotency-Key answer commits with it. */
+function buy(ctx: Context, userId: string, withCommit: WithCommit | undefined, order: PurchaseOrder) {
+  return acceptPurchase(vtuDeps(ctx), userId, order, withCommit);
 }
 
 export const purchaseOperations = [
@@ -141,7 +136,7 @@ export const purchaseOperations = [
     input: s.buyAirtimeInput,
     output: s.vtuTransaction,
     errors: [...purchaseErrors, 'NETWORK_MISMATCH', 'BELOW_MINIMUM', 'ABOVE_MAXIMUM'],
-    handler: async ({ ctx, caller, input, completion }) => {
+    handler: async ({ ctx, caller, input, withCommit }) => {
       const markupOf = await authorise(ctx, caller.userId, input.pin);
       requireNetwork(input.phone, input.network);
       requireWithin(input.amount, 'airtime', { min: s.airtimeNairaMin, max: s.airtimeNairaMax });
@@ -149,7 +144,7 @@ export const purchaseOperations = [
       const { name } = routed(ctx, 'airtime');
       const price = priced(markupOf, 'airtime', name, face);
       const phone = localPhone(input.phone);
-      return buy(ctx, caller.userId, completion, {
+      return buy(ctx, caller.userId, withCommit, {
         service: 'airtime',
         provider: name,
         network: input.network,
@@ -170,7 +165,7 @@ export const purchaseOperations = [
     input: s.buyDataInput,
     output: s.vtuTransaction,
     errors: [...purchaseErrors, 'NETWORK_MISMATCH', 'PRICE_CHANGED', 'UPSTREAM_UNAVAILABLE'],
-    handler: async ({ ctx, caller, input, completion }) => {
+    handler: async ({ ctx, caller, input, withCommit }) => {
       const markupOf = await authorise(ctx, caller.userId, input.pin);
       requireNetwork(input.phone, input.network);
       // The cached catalogue: the price checked is the price the user was shown (at most 30 minutes old).
@@ -180,7 +175,7 @@ export const purchaseOperations = [
       const price = priced(markupOf, 'data', name, plan.wholesaleKobo);
       requireAmount(input.amount, price.retailKobo);
       const phone = localPhone(input.phone);
-      return buy(ctx, caller.userId, completion, {
+      return buy(ctx, caller.userId, withCommit, {
         service: 'data',
         provider: name,
         network: input.network,
@@ -200,14 +195,14 @@ export const purchaseOperations = [
     input: s.subscribeCableInput,
     output: s.vtuTransaction,
     errors: [...purchaseErrors, 'PRICE_CHANGED', 'UPSTREAM_UNAVAILABLE'],
-    handler: async ({ ctx, caller, input, completion }) => {
+    handler: async ({ ctx, caller, input, withCommit }) => {
       const markupOf = await authorise(ctx, caller.userId, input.pin);
       const { name } = routed(ctx, 'cable');
       const plans = await ctx.catalogue.cablePlans(input.identifier).catch(upstream);
       const plan = chosenPlan(plans, input.plan_id, input.identifier);
       const price = priced(markupOf, 'cable', name, plan.wholesaleKobo);
       requireAmount(input.amount, price.retailKobo);
-      return buy(ctx, caller.userId, completion, {
+      return buy(ctx, caller.userId, withCommit, {
         service: 'cable',
         provider: name,
         network: null,
@@ -235,13 +230,13 @@ export const purchaseOperations = [
     input: s.buyElectricityInput,
     output: s.vtuTransaction,
     errors: [...purchaseErrors, 'BELOW_MINIMUM'],
-    handler: async ({ ctx, caller, input, completion }) => {
+    handler: async ({ ctx, caller, input, withCommit }) => {
       const markupOf = await authorise(ctx, caller.userId, input.pin);
       requireWithin(input.amount, 'electricity purchase', { min: s.electricityNairaMin });
       const { name } = routed(ctx, 'electricity');
       const face = nairaToKobo(input.amount);
       const price = priced(markupOf, 'electricity', name, face);
-      return buy(ctx, caller.userId, completion, {
+      return buy(ctx, caller.userId, withCommit, {
         service: 'electricity',
         provider: name,
         network: null,
@@ -268,12 +263,12 @@ export const purchaseOperations = [
     input: s.fundBetInput,
     output: s.vtuTransaction,
     errors: purchaseErrors,
-    handler: async ({ ctx, caller, input, completion }) => {
+    handler: async ({ ctx, caller, input, withCommit }) => {
       const markupOf = await authorise(ctx, caller.userId, input.pin);
       const { name } = routed(ctx, 'betting');
       const face = nairaToKobo(input.amount);
       const price = priced(markupOf, 'betting', name, face);
-      return buy(ctx, caller.userId, completion, {
+      return buy(ctx, caller.userId, withCommit, {
         service: 'betting',
         provider: name,
         network: null,
@@ -299,7 +294,7 @@ export const purchaseOperations = [
     input: s.buyEducationPinInput,
     output: s.vtuTransaction,
     errors: [...purchaseErrors, 'PRICE_CHANGED', 'UPSTREAM_UNAVAILABLE'],
-    handler: async ({ ctx, caller, input, completion }) => {
+    handler: async ({ ctx, caller, input, withCommit }) => {
       const markupOf = await authorise(ctx, caller.userId, input.pin);
       if (input.exam === 'jamb' && input.profile_id === undefined) {
         throw new AppError('VALIDATION_ERROR', 'profile_id is required for jamb', {
@@ -319,7 +314,7 @@ export const purchaseOperations = [
       const price = priced(markupOf, 'education', name, item.wholesaleKobo * BigInt(input.quantity));
       requireAmount(input.amount, price.retailKobo);
       const phone = localPhone(input.phone);
-      return buy(ctx, caller.userId, completion, {
+      return buy(ctx, caller.userId, withCommit, {
         service: 'education',
         provider: name,
         network: null,

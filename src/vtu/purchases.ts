@@ -3,8 +3,8 @@ import { sql, type Transaction } from 'kysely';
 import { type BatchResults, fulfilled, rejected } from '../batching.ts';
 import { prepared } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
+import { type WithCommit, writeWithCommit } from '../db/unit-of-work.ts';
 import { AppError, notFound } from '../errors.ts';
-import { type CompletionInTransaction, writeCompletions } from '../http/idempotency-store.ts';
 import { newId } from '../ids.ts';
 import { systemAccounts, userAccount } from '../ledger/accounts.ts';
 import { decidePostings, InsufficientBalanceError, writePostings } from '../ledger/postings.ts';
@@ -43,7 +43,7 @@ export async function acceptPurchase(
   deps: DispatchDeps,
   userId: string,
   order: PurchaseOrder,
-  completion?: CompletionInTransaction,
+  withCommit?: WithCommit,
 ): Promise<VtuTransactionView> {
   const { sends } = deps.batches;
   await sends.take();
@@ -56,10 +56,10 @@ export async function acceptPurchase(
       order,
       id: newId(),
       reference: newPurchaseReference(deps.clock.now()),
-      completion,
+      withCommit,
     });
-    // Resolved only once the batch's transaction, the key's completion with it, has committed.
-    completion?.committed();
+    // Resolved only once the batch's transaction, and what was to commit with it, has committed.
+    withCommit?.committed();
     startDispatch(deps, accepted.id);
     dispatched = true;
     return accepted;
@@ -74,8 +74,8 @@ export type AcceptRequest = {
   /** Made once per purchase, whatever the number of runs of the batches holding it. */
   id: string;
   reference: string;
-  /** The request's idempotency key, completed with the acceptance (its answer is the purchase). */
-  completion?: CompletionInTransaction | undefined;
+  /** What commits with the acceptance (the request's Idempotency-Key answer: the purchase). */
+  withCommit?: WithCommit | undefined;
 };
 
 /**
@@ -115,10 +115,12 @@ export async function acceptPurchases(
       await deps.jobs.insert(JOB_VTU_DISPATCH, [{ data: { ids: accepted.map((row) => row.id) } }], {
         db: trx,
       });
-      const completions = requests.flatMap(({ completion }, i) =>
-        decided.accepted[i] && completion !== undefined ? [completion.completionFor(views[i])] : [],
+      await writeWithCommit(
+        trx,
+        requests.flatMap(({ withCommit }, i) =>
+          decided.accepted[i] && withCommit !== undefined ? [withCommit.writeFor(views[i])] : [],
+        ),
       );
-      if (completions.length > 0) await writeCompletions(trx, completions);
     }
     // The debits last: vtu_in_flight, in every purchase's debit and settlement, is locked from here
     // to the commit only.

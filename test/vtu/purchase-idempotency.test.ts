@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import {
-  completionInTransaction,
+  completionWithCommit,
   createIdempotencyStore,
   type IdempotencyRequest,
   type IdempotencyStore,
@@ -50,7 +50,7 @@ describe(`a purchase's idempotency key (${onPostgres() ? 'PostgreSQL' : 'PGlite'
   it('is completed, with the answer it reports, by the transaction that accepts the purchase', async () => {
     const user = await buyer(world, 1_000);
     const request = await taken(user.userId);
-    const completion = completionInTransaction(store, request, (result) => JSON.stringify({ result }));
+    const completion = completionWithCommit(store, request, (result) => JSON.stringify({ result }));
 
     const accepted = await acceptPurchase(vtuDeps(world.ctx), user.userId, airtime(200), completion);
     await world.ctx.purchaseBatches.sends.ended(accepted.id);
@@ -66,7 +66,7 @@ describe(`a purchase's idempotency key (${onPostgres() ? 'PostgreSQL' : 'PGlite'
   it('a purchase refused for want of funds leaves its key to the router: nothing was committed with it', async () => {
     const user = await buyer(world, 100);
     const request = await taken(user.userId);
-    const completion = completionInTransaction(store, request, (result) => JSON.stringify({ result }));
+    const completion = completionWithCommit(store, request, (result) => JSON.stringify({ result }));
 
     await assert.rejects(
       acceptPurchase(vtuDeps(world.ctx), user.userId, airtime(500), completion),
