@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
+import { prepared } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { consumeOtp } from './otp.ts';
@@ -60,6 +61,23 @@ type PinOutcome =
 
 /** The PIN columns of a user row, as read without a lock. */
 export type PinState = { pin_hash: string | null; pin_failed_count: number; pin_locked_until: Date | null };
+
+/** What a purchase checks of its buyer before the debit: the approved tier and the PIN columns. */
+export type BuyerState = PinState & { kyc_tier: number };
+
+/**
+ * The tier and PIN state of many users, read without a lock by one statement (the purchases arriving
+ * together share it: src/vtu/purchase-reads.ts); a user not found is absent from the map. The PIN
+ * state is for verifyTransactionPin's `seen`, which decides anything but a plain right PIN under
+ * the row's lock.
+ */
+export async function readBuyerStates(db: Kysely<DB>, userIds: string[]): Promise<Map<string, BuyerState>> {
+  // Once per purchase: prepared once per connection (the ids go in as one array).
+  const { rows } = await prepared<BuyerState & { id: string }>`
+          select id, kyc_tier, pin_hash, pin_failed_count, pin_locked_until from users
+          where id = any(${userIds}::uuid[])`.execute(db);
+  return new Map(rows.map(({ id, ...buyer }) => [id, buyer]));
+}
 
 /**
  * Throws PIN_NOT_SET, INVALID_PIN or PIN_LOCKED unless the PIN is right and not locked. Given the

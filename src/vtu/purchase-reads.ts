@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { PinState } from '../auth/pin.ts';
+import { type BuyerState, readBuyerStates } from '../auth/pin.ts';
 import { createLoader } from '../batching.ts';
 import type { VtuProviderName, VtuServiceName } from '../config.ts';
 import type { Database } from '../db/database.ts';
@@ -9,13 +9,12 @@ import { type Markup, type MarkupRow, markupAmong } from './pricing.ts';
 
 // What every purchase reads before its debit, its buyer's tier and PIN state and the markups, in one
 // batched step: under load the purchases arriving together share one query for their buyers and one
-// for the markups (a table of a few dozen rows at most: one per service, and per provider).
-
-export type Buyer = PinState & { kyc_tier: number };
+// for the markups (a table of a few dozen rows at most: one per service, and per provider). The
+// buyers are auth's rows, read through auth (readBuyerStates); the two queries run side by side.
 
 export type PurchaseFacts = {
   /** The buyer's tier and PIN columns as they are now; undefined for no such user. */
-  buyer: Buyer | undefined;
+  buyer: BuyerState | undefined;
   /** The markup of a service sold through a provider: the provider's own row wins over the service's. */
   markupOf(service: VtuServiceName, provider: VtuProviderName): Markup;
 };
@@ -26,16 +25,13 @@ export function createPurchaseReads(
 ): (userId: string) => Promise<PurchaseFacts> {
   const load = createLoader(
     async (ids: string[]) => {
-      const [buyers, markups] = await Promise.all([
-        prepared<Buyer & { id: string }>`
-          select id, kyc_tier, pin_hash, pin_failed_count, pin_locked_until from users
-          where id = any(${ids}::uuid[])`.execute(db()),
+      const [byId, markups] = await Promise.all([
+        readBuyerStates(db(), ids),
         prepared<MarkupRow>`
           select service, provider, flat_kobo, percent_bp from vtu_markups`.execute(db()),
       ]);
       const markupOf = (service: VtuServiceName, provider: VtuProviderName): Markup =>
         markupAmong(markups.rows, service, provider);
-      const byId = new Map(buyers.rows.map(({ id, ...buyer }) => [id, buyer]));
       return new Map(ids.map((id) => [id, { buyer: byId.get(id), markupOf }]));
     },
     { batchMax: 200, concurrency: 4, turn },
