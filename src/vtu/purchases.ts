@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { sql, type Transaction } from 'kysely';
 import { type BatchResults, fulfilled, rejected } from '../batching.ts';
 import { prepared } from '../db/prepared.ts';
@@ -9,9 +8,9 @@ import { newId } from '../ids.ts';
 import { systemAccounts, userAccount } from '../ledger/accounts.ts';
 import { decidePostings, InsufficientBalanceError, writePostings } from '../ledger/postings.ts';
 import { koboToNaira } from '../money.ts';
-import { vtpassRequestId } from '../providers/vtu/vtpass-client.ts';
 import type { PurchaseRequest, VtuService } from '../providers/vtu/vtu-provider.ts';
 import { type DispatchDeps, dispatchPurchase, JOB_VTU_DISPATCH } from './dispatch.ts';
+import { newPurchaseReference } from './references.ts';
 import { firstRequeryAt, purchasePostings, type VtuTransaction } from './settlement.ts';
 
 // Accepting a purchase (SPEC.md "What the service does" 2, API.md section 5): after the caller's
@@ -35,9 +34,6 @@ export type PurchaseOrder = {
 };
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-
-/** VTpass's rule (Lagos-time prefix) suits every provider: letters and digits, unique, dated. */
-const newPurchaseReference = (now: Date): string => vtpassRequestId(now, randomBytes(10).toString('hex'));
 
 export async function acceptPurchase(
   deps: DispatchDeps,

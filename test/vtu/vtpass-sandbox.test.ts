@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { createVtpassClient, vtpassRequestId } from '../../src/providers/vtu/vtpass-client.ts';
+import { createVtpassClient } from '../../src/providers/vtu/vtpass-client.ts';
 import type { PurchaseRequest, RequeryOutcome, VtuProvider } from '../../src/providers/vtu/vtu-provider.ts';
 import {
   createSandboxBillsState,
@@ -13,6 +13,7 @@ import {
   SANDBOX_BILLS_SECRET_KEY,
   type SandboxBillsState,
 } from '../../src/sandbox/vtu/bills.ts';
+import { purchaseReference } from '../../src/vtu/references.ts';
 import { until } from '../helpers/until.ts';
 
 // The real VTpass client against the sandbox bills provider over real HTTP, on a bare Fastify app
@@ -46,7 +47,7 @@ function clientFor(
 }
 
 let counter = 0;
-const referenceAt = (at: Date) => vtpassRequestId(at, `t${process.pid}n${++counter}`);
+const referenceAt = (at: Date) => purchaseReference(at, `t${process.pid}n${++counter}`);
 
 /** One purchase per service, for a recipient ending in the digit. */
 function purchaseFor(service: string, digit: string, reference: string): PurchaseRequest {
@@ -495,7 +496,7 @@ describe('sandbox bills provider lifecycle', () => {
     const sandbox = await startSandbox(new Date('2026-01-01T23:30:00Z'));
     try {
       const client = clientFor(sandbox);
-      const lagos = vtpassRequestId(sandbox.clock.at, 'midnight1');
+      const lagos = purchaseReference(sandbox.clock.at, 'midnight1');
       assert.equal(lagos, '202601020030midnight1');
       assert.equal((await client.purchase(purchaseFor('airtime', '5', lagos))).status, 'success');
       const utc = await client.purchase(purchaseFor('airtime', '5', '202601012330midnight2'));

@@ -45,8 +45,9 @@ import {
 //
 // VTpass documents no betting category; betting companies are read from the `betting` category of
 // /services and bought like any other biller (billersCode = the customer id).
-// References are made by the caller with vtpassRequestId, and a stale one is the
-// provider's to refuse (085).
+// References are the caller's (the purchase domain makes them in VTpass's form, src/vtu/references.ts):
+// a purchase whose reference is not of that form is refused here before anything is sent, and a
+// stale one is the provider's to refuse (085).
 //
 // Retries: a GET (catalogue, balance) changes nothing, so it is repeated once after a network error
 // or a 5xx inside the same time budget. A POST (pay, requery, merchant-verify) is never repeated.
@@ -63,46 +64,11 @@ export type VtpassClientOptions = {
   timeoutMs: number;
 };
 
-/** A request id: 12 digits of Lagos time, then our alphanumeric suffix. */
+/** A request id: 12 digits of Lagos time (YYYYMMDDHHmm), then our alphanumeric suffix. */
 const requestIdSuffixLengthMax = 38;
 const requestIdPattern = new RegExp(
   `^(\\d{4})(\\d{2})(\\d{2})(\\d{2})(\\d{2})[A-Za-z0-9]{0,${requestIdSuffixLengthMax}}$`,
 );
-const requestIdSuffixPattern = new RegExp(`^[A-Za-z0-9]{1,${requestIdSuffixLengthMax}}$`);
-
-const lagosTime = new Intl.DateTimeFormat('en-GB', {
-  timeZone: 'Africa/Lagos',
-  year: 'numeric',
-  month: '2-digit',
-  day: '2-digit',
-  hour: '2-digit',
-  minute: '2-digit',
-  hourCycle: 'h23',
-});
-
-/** YYYYMMDDHHmm of the instant in Africa/Lagos, the prefix VTpass requires of every request id. */
-export function lagosMinute(now: Date): string {
-  // Every zone's offset is whole minutes, so the Lagos minute changes only when the UTC one does:
-  // formatted once a minute, not once a request.
-  const utcMinute = Math.floor(now.getTime() / 60_000);
-  if (utcMinute !== lastMinute.utcMinute) {
-    const parts = Object.fromEntries(lagosTime.formatToParts(now).map((part) => [part.type, part.value]));
-    lastMinute = { utcMinute, lagos: `${parts.year}${parts.month}${parts.day}${parts.hour}${parts.minute}` };
-  }
-  return lastMinute.lagos;
-}
-
-let lastMinute = { utcMinute: Number.NaN, lagos: '' };
-
-/** A VTpass request id: now in Lagos to the minute, then the suffix that makes it unique. */
-export function vtpassRequestId(now: Date, suffix: string): string {
-  if (!requestIdSuffixPattern.test(suffix)) {
-    throw new RangeError(
-      `a request id suffix is 1-${requestIdSuffixLengthMax} letters and digits: ${suffix}`,
-    );
-  }
-  return `${lagosMinute(now)}${suffix}`;
-}
 
 /** True when s has VTpass's request id form: a real date and time to the minute, then letters and digits. */
 export function isVtpassRequestId(s: string): boolean {
