@@ -44,6 +44,7 @@ import { SANDBOX_SOCIAL_API_KEY, sandboxSocialPath } from './sandbox/vtu/social.
 import { createPurchaseBatches, type PurchaseBatches } from './vtu/batches.ts';
 import { type Catalogue, createCatalogue } from './vtu/catalogue.ts';
 import { vtuDeps } from './vtu/deps.ts';
+import { createFloatInFlight, type FloatInFlight } from './vtu/float.ts';
 import { createPurchaseReads, type PurchaseFacts } from './vtu/purchase-reads.ts';
 import { subscribePurchasesToFunding } from './vtu/subscribers.ts';
 
@@ -82,6 +83,8 @@ export type Context = {
   purchaseBatches: PurchaseBatches;
   /** What every purchase reads before its debit, batched the same way. */
   purchaseReads: (userId: string) => Promise<PurchaseFacts>;
+  /** What this context is sending to each VTU provider right now: the float decides on it (vtu/float.ts). */
+  floatInFlight: FloatInFlight;
   adminPhones: ReadonlySet<string>;
   /** The service's own public base URL; known only after listen when PORT is 0. */
   baseUrl: { current: string };
@@ -215,6 +218,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     }),
     purchaseBatches: createPurchaseBatches(() => vtuDeps(ctx), database.turn, config.vtu.sendsMax),
     purchaseReads: createPurchaseReads(() => ctx.db, database.turn),
+    floatInFlight: createFloatInFlight(),
     adminPhones,
     baseUrl,
     sandbox: undefined,

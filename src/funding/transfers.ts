@@ -191,6 +191,38 @@ export async function transferByReference(
     .executeTakeFirstOrThrow();
 }
 
+/** The status of a recorded transfer (a purchase waiting for a float top-up asks it). */
+export async function transferStatus(
+  db: Kysely<DB> | Transaction<DB>,
+  reference: string,
+): Promise<FundingTransfer['status']> {
+  const transfer = await db
+    .selectFrom('funding_transfers')
+    .select(['status'])
+    .where('reference', '=', reference)
+    .executeTakeFirstOrThrow();
+  return transfer.status;
+}
+
+/**
+ * The reference of the newest transfer to the provider still pending, if any: a purchase short of
+ * float attaches to it instead of starting another. The caller serialises the decision (vtu's float
+ * takes an advisory lock per provider in `trx`), so no row lock is taken here.
+ */
+export async function latestPendingTransferTo(
+  db: Kysely<DB> | Transaction<DB>,
+  provider: string,
+): Promise<string | undefined> {
+  const pending = await db
+    .selectFrom('funding_transfers')
+    .select('reference')
+    .where('provider', '=', provider)
+    .where('status', '=', 'pending')
+    .orderBy('created_at', 'desc')
+    .executeTakeFirst();
+  return pending?.reference;
+}
+
 /** applyTransferOutcome in a transaction of its own. */
 export async function settleTransfer(
   deps: Pick<Deps, 'db' | 'clock' | 'jobs'>,

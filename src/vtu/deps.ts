@@ -15,6 +15,7 @@ export function vtuDeps(ctx: Context): DispatchDeps {
       payments: ctx.payments,
       destinations: { data: vtu.data.funding, bills: vtu.bills.funding, social: vtu.social.funding },
       topupMinKobo: vtu.floatTopupMinKobo,
+      inFlight: ctx.floatInFlight,
     },
   };
 }

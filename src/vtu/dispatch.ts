@@ -10,7 +10,7 @@ import {
   type VtuService,
 } from '../providers/vtu/vtu-provider.ts';
 import type { PurchaseBatches } from './batches.ts';
-import { type FloatDecision, type FloatDeps, floatDecisions, reserve } from './float.ts';
+import { type FloatDecision, type FloatDeps, floatDecisions } from './float.ts';
 import {
   alertStuck,
   firstRequeryAfterSeconds,
@@ -125,7 +125,11 @@ export async function claimPurchases(deps: DispatchDeps, ids: string[]): Promise
     const decision = decided.get(p.id);
     return decision?.status === 'fulfilled' && decision.value === 'send';
   });
-  const releases = new Map(toSend.map((p) => [p.id, reserve(p.provider, p.wholesale)]));
+  // Without just-in-time funding nothing reads what is in flight, so there is nothing to count.
+  const inFlight = deps.float?.inFlight;
+  const releases = new Map(
+    toSend.map((p) => [p.id, inFlight?.reserve(p.provider, p.wholesale) ?? nothingReserved]),
+  );
   let claimed: ClaimedPurchase[] = [];
   try {
     if (toSend.length > 0) {
@@ -254,6 +258,8 @@ async function requery(deps: DispatchDeps, purchase: VtuTransaction): Promise<Re
     return { status: 'unknown', reason: `requery failed: ${(error as Error).message}` };
   }
 }
+
+const nothingReserved = (): void => {};
 
 function providerOf(deps: DispatchDeps, name: string): VtuProvider {
   const provider = deps.providers[name];

@@ -1,5 +1,11 @@
 import { sql } from 'kysely';
-import { type FundingDestination, recordFundingTransfer, sendFundingTransfer } from '../funding/transfers.ts';
+import {
+  type FundingDestination,
+  latestPendingTransferTo,
+  recordFundingTransfer,
+  sendFundingTransfer,
+  transferStatus,
+} from '../funding/transfers.ts';
 import type { PaymentProvider } from '../providers/payments/payment-provider.ts';
 import type { VtuProvider } from '../providers/vtu/vtu-provider.ts';
 import {
@@ -23,14 +29,32 @@ export type FloatDeps = SettlementDeps & {
   destinations: Record<string, Omit<FundingDestination, 'provider'>>;
   /** The least a top-up sends, so that a run of small purchases does not make a transfer each. */
   topupMinKobo: bigint;
+  /** What this context is sending to each provider right now (createFloatInFlight). */
+  inFlight: FloatInFlight;
 };
 
-/** What this process is sending to each provider right now, not yet in the balance it reports. */
-const sending = new Map<string, bigint>();
+/** What is being sent to each provider right now, not yet in the balance it reports. */
+export type FloatInFlight = {
+  /** Counts `kobo` as on its way to the provider; the function returned stops counting it. */
+  reserve(provider: string, kobo: bigint): () => void;
+  /** The kobo reserved for the provider and not released yet. */
+  amount(provider: string): bigint;
+};
 
-export function reserve(provider: string, kobo: bigint): () => void {
-  sending.set(provider, (sending.get(provider) ?? 0n) + kobo);
-  return () => sending.set(provider, (sending.get(provider) ?? 0n) - kobo);
+/**
+ * One per context (src/context.ts), never per module: two contexts in one process (two test worlds,
+ * or two services side by side) send to different sandboxes or accounts, and an amount one of them
+ * has in flight says nothing about the other's balance.
+ */
+export function createFloatInFlight(): FloatInFlight {
+  const sending = new Map<string, bigint>();
+  return {
+    reserve(provider, kobo) {
+      sending.set(provider, (sending.get(provider) ?? 0n) + kobo);
+      return () => sending.set(provider, (sending.get(provider) ?? 0n) - kobo);
+    },
+    amount: (provider) => sending.get(provider) ?? 0n,
+  };
 }
 
 export type FloatDecision = 'send' | 'waiting' | 'failed';
@@ -55,16 +79,12 @@ export async function floatDecisions(
   let planned = 0n;
   for (const purchase of purchases) {
     if (purchase.funding_reference !== null) {
-      const funding = await deps.db
-        .selectFrom('funding_transfers')
-        .select(['status'])
-        .where('reference', '=', purchase.funding_reference)
-        .executeTakeFirstOrThrow();
-      if (funding.status === 'pending') {
+      const status = await transferStatus(deps.db, purchase.funding_reference);
+      if (status === 'pending') {
         decisions.push('waiting');
         continue;
       }
-      if (funding.status !== 'success') {
+      if (status !== 'success') {
         decisions.push(await failWaiting(deps, purchase.id, 'the provider could not be funded'));
         continue;
       }
@@ -73,7 +93,7 @@ export async function floatDecisions(
     // Unreadable, the purchase itself will tell: a refusal for want of float is a definite failure,
     // refunded.
     balance ??= await provider.balance().catch(() => null);
-    const inFlight = (sending.get(provider.name) ?? 0n) + planned;
+    const inFlight = deps.inFlight.amount(provider.name) + planned;
     if (balance === null || balance - inFlight >= purchase.wholesale) {
       planned += purchase.wholesale;
       decisions.push('send');
@@ -107,15 +127,9 @@ async function topUpFor(
       .forUpdate()
       .executeTakeFirstOrThrow();
     if (current.status !== 'processing' || current.sent_at !== null) return null;
-    const pending = await trx
-      .selectFrom('funding_transfers')
-      .select('reference')
-      .where('provider', '=', provider.name)
-      .where('status', '=', 'pending')
-      .orderBy('created_at', 'desc')
-      .executeTakeFirst();
+    const pending = await latestPendingTransferTo(trx, provider.name);
     const reference =
-      pending?.reference ??
+      pending ??
       (await recordFundingTransfer(trx, now, {
         destination: { provider: provider.name, ...destination },
         amountKobo,

@@ -5,9 +5,10 @@ import type { DomainEvent } from '../../src/events/domain-events.ts';
 import { checkLedger } from '../../src/ledger/check.ts';
 import { processed, sendWebhook } from '../funding/support.ts';
 import { onPostgres } from '../helpers/database.ts';
+import { until } from '../helpers/until.ts';
 import { createWorld, ok, type World } from '../helpers/world.ts';
 import { sandboxPayments, startWebhookReceiver, type WebhookReceiver } from '../payments/helpers.ts';
-import { buyCall, buyer, current, mtn } from './purchase-support.ts';
+import { bought, buyCall, buyer, current, mtn } from './purchase-support.ts';
 
 // Just-in-time funding of a provider's float (issue 5 item 8): a provider whose balance at the
 // sandbox would not cover a purchase is topped up from the collections pool by an outbound transfer,
@@ -143,5 +144,46 @@ describeFloat('a float top-up that fails', '1', (h) => {
       ['provider_funding_failed'],
       'operations told of this transfer, once',
     );
+  });
+});
+
+// What is in flight to a provider is counted per context (src/context.ts), not per process: two
+// contexts in one process (two test worlds here) have their own providers and balances, so an amount
+// one of them is sending says nothing about the other's float. It was a module-level map once, and a
+// purchase held in flight in one world made the other top up a float that covered its purchase.
+describe(`the amounts in flight belong to one context (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
+  let first: World;
+  let second: World;
+  before(async () => {
+    // The first world's purchase stays unanswered, so in flight, for longer than the test takes.
+    first = await createWorld({ env: { VTU_TIMEOUT_MS: '60000' } });
+    first.ctx.sandbox!.state.bills.timeoutHoldMs = 120_000;
+    second = await createWorld();
+  });
+  after(async () => {
+    await second?.close();
+    await first?.close();
+  });
+
+  it("a purchase in flight in one world leaves another world's float decision alone", async () => {
+    const holder = await buyer(first, 5_000);
+    // The timeout digit (4): the provider takes the order and never answers while the test runs.
+    ok(await buyCall(first, holder, 'buyAirtime', { network: 'mtn', phone: mtn('4'), amount: 500 }));
+    await until(
+      () => first.ctx.sandbox!.state.bills.orders.size === 1,
+      "the first world's purchase reaching its provider",
+    );
+
+    // Exactly covered by the second world's own balance: sent at once, with no top-up.
+    await setBillsBalance(second, 500);
+    const user = await buyer(second, 5_000);
+    const done = await bought(second, user, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 500 });
+    assert.equal(done.status, 'success', 'sent without waiting for a float top-up');
+    assert.deepEqual(await fundingTransfers(second), [], 'no top-up in the second world');
+
+    assert.equal(first.ctx.floatInFlight.amount('bills'), 50_000n, 'the first world counts its own');
+    assert.equal(second.ctx.floatInFlight.amount('bills'), 0n, 'the second world has nothing in flight');
+    const check = await checkLedger(second.ctx.db);
+    assert.ok(check.ok, JSON.stringify(check.imbalances));
   });
 });
