@@ -5,6 +5,7 @@ import { jsonSchemaTransform, validatorCompiler } from 'fastify-type-provider-zo
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { adminOperations } from './admin/ops.ts';
+import { alertOperations } from './alerts/ops.ts';
 import { authOperations } from './auth/ops.ts';
 import type { Context } from './context.ts';
 import { AppError } from './errors.ts';
@@ -30,6 +31,7 @@ export const operations: AnyOperation[] = [
   ...walletOperations,
   ...kycOperations,
   ...fundingOperations,
+  ...alertOperations,
   ...catalogueOperations,
   ...purchaseOperations,
   ...adminOperations,

@@ -1,6 +1,5 @@
 import type { Context } from '../context.ts';
 import { defineOperation } from '../operation.ts';
-import { listAlerts } from './alerts.ts';
 import { requestDedicatedAccount } from './dedicated-accounts.ts';
 import * as s from './schemas.ts';
 import {
@@ -80,19 +79,5 @@ export const fundingOperations = [
     output: s.walletTransaction,
     errors: ['NOT_FOUND'],
     handler: ({ ctx, caller, input }) => getWalletTransaction(ctx.db, caller.userId, input.id),
-  }),
-  defineOperation({
-    name: 'adminListAlerts',
-    method: 'GET',
-    auth: 'admin',
-    summary: 'Operations alerts, newest first',
-    tags: ['admin'],
-    input: s.listAlertsInput,
-    output: s.listAlertsOutput,
-    errors: [],
-    handler: async ({ ctx, input }) => {
-      const page = await listAlerts(ctx.db, input);
-      return { ...page, limit: input.limit, offset: input.offset };
-    },
   }),
 ];

@@ -59,23 +59,6 @@ export const getTransactionInput = z
   .object({ id: z.string().regex(/^[1-9]\d{0,18}$/, 'a wallet transaction id') })
   .strict();
 
-export const listAlertsInput = z.object(pageInput).strict();
-
-export const listAlertsOutput = z.object({
-  items: z.array(
-    z.object({
-      id: z.uuid(),
-      kind: z.string(),
-      message: z.string(),
-      details: z.record(z.string(), z.unknown()),
-      createdAt: z.string(),
-    }),
-  ),
-  limit: z.number().int(),
-  offset: z.number().int(),
-  total: z.number().int(),
-});
-
 export const requestDedicatedAccountInput = z.object({}).strict();
 
 export const dedicatedAccountOutput = z.object({

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Selectable, Transaction } from 'kysely';
+import { raiseAlert } from '../alerts/alerts.ts';
 import { findUserById } from '../auth/users.ts';
 import type { Clock } from '../clock.ts';
 import type { DB, TopupIntentsTable } from '../db/schema.ts';
@@ -12,7 +13,6 @@ import { systemAccounts, userAccount } from '../ledger/accounts.ts';
 import { historyEntry, walletHistory } from '../ledger/history.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { type PaymentProvider, PaymentProviderError } from '../providers/payments/payment-provider.ts';
-import { raiseAlert } from './alerts.ts';
 import { type CreditDecision, type CreditOutcome, creditOnce } from './credits.ts';
 import { topupNairaMax, topupNairaMin } from './schemas.ts';
 

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Selectable, Transaction } from 'kysely';
+import { raiseAlert } from '../alerts/alerts.ts';
 import type { DB, FundingTransfersTable } from '../db/schema.ts';
 import { publishEvent } from '../events/domain-events.ts';
 import { newId } from '../ids.ts';
 import { providerFloatAccount, systemAccounts } from '../ledger/accounts.ts';
 import { post } from '../ledger/postings.ts';
 import { PaymentProviderError, type Transfer } from '../providers/payments/payment-provider.ts';
-import { raiseAlert } from './alerts.ts';
 import type { FundingDeps } from './service.ts';
 
 // Funding events of outbound transfers (SPEC.md "States and transitions", "Events"): the collections

@@ -1,8 +1,8 @@
 import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { raiseAlert } from '../alerts/alerts.ts';
 import type { DB } from '../db/schema.ts';
-import { raiseAlert } from './alerts.ts';
 import { creditOnce, isPending, type PendingCredit, writeCredits } from './credits.ts';
 import { decideDedicatedCredit, dedicatedPaymentOf } from './dedicated-accounts.ts';
 import { decideTopupCredit, type FundingDeps } from './service.ts';

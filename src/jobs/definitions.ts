@@ -1,7 +1,7 @@
+import { emailAlert, JOB_ALERT_EMAIL } from '../alerts/alerts.ts';
 import { purgeExpiredSessions } from '../auth/sessions.ts';
 import type { Context } from '../context.ts';
 import { type DomainEventJob, dispatchEventJob, JOB_DOMAIN_EVENT } from '../events/domain-events.ts';
-import { emailAlert, JOB_ALERT_EMAIL } from '../funding/alerts.ts';
 import {
   dedicatedReconcileDefaults,
   JOB_FUNDING_RECONCILE,

@@ -1,9 +1,9 @@
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import { raiseAlert } from '../alerts/alerts.ts';
 import { type BatchResults, fulfilled, rejected } from '../batching.ts';
 import type { Clock } from '../clock.ts';
 import type { DB, VtuTransactionsTable } from '../db/schema.ts';
 import { type DomainEvent, publishEvents } from '../events/domain-events.ts';
-import { raiseAlert } from '../funding/alerts.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { providerFloatAccount, systemAccounts, userAccount } from '../ledger/accounts.ts';
 import { type PostingRequest, postBatch } from '../ledger/postings.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { JOB_ALERT_EMAIL, raiseAlert } from '../../src/funding/alerts.ts';
+import { JOB_ALERT_EMAIL, raiseAlert } from '../../src/alerts/alerts.ts';
 import type { EmailMessage } from '../../src/providers/email/mailer.ts';
 import type { SandboxEmail } from '../../src/sandbox/state.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { JOB_ALERT_EMAIL } from '../../src/funding/alerts.ts';
+import { JOB_ALERT_EMAIL } from '../../src/alerts/alerts.ts';
 import { reconcileTransfers, transferReconcileDefaults } from '../../src/funding/reconcile.ts';
 import type { FundingDeps } from '../../src/funding/service.ts';
 import {

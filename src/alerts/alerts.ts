@@ -10,6 +10,9 @@ import type { Mailer } from '../providers/email/mailer.ts';
 // its cause committed. Its email to OPS_EMAIL is a job enqueued in the same transaction (no outside
 // I/O inside it): sent after commit, retried with backoff, and never sent for an alert whose
 // transaction rolled back.
+//
+// Funding, vtu (settlement's stuck purchases) and soon savings raise them, so they belong to none of
+// those domains: each calls raiseAlert, and only this module touches ops_alerts.
 
 /** The job that emails one alert to OPS_EMAIL. */
 export const JOB_ALERT_EMAIL = 'ops.alert-email';

@@ -1,0 +1,23 @@
+import { defineOperation } from '../operation.ts';
+import { listAlerts } from './alerts.ts';
+import * as s from './schemas.ts';
+
+// Alerts are an administrator's reading, whichever domain raised them: the operation sits with the
+// alerts, under the admin tag like every other administrator's operation.
+
+export const alertOperations = [
+  defineOperation({
+    name: 'adminListAlerts',
+    method: 'GET',
+    auth: 'admin',
+    summary: 'Operations alerts, newest first',
+    tags: ['admin'],
+    input: s.listAlertsInput,
+    output: s.listAlertsOutput,
+    errors: [],
+    handler: async ({ ctx, input }) => {
+      const page = await listAlerts(ctx.db, input);
+      return { ...page, limit: input.limit, offset: input.offset };
+    },
+  }),
+];
