@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import { adminOperations } from './admin/ops.ts';
 import { alertOperations } from './alerts/ops.ts';
 import { authOperations } from './auth/ops.ts';
+import { catalogueOperations } from './catalogue/ops.ts';
 import type { Context } from './context.ts';
 import { AppError } from './errors.ts';
 import { fundingOperations } from './funding/ops.ts';
@@ -21,7 +22,6 @@ import { registerPaymentWebhookRoute } from './http/payment-webhook-route.ts';
 import { BODY_LIMIT_BYTES, registerOperations } from './http/router.ts';
 import { kycOperations } from './kyc/ops.ts';
 import type { AnyOperation } from './operation.ts';
-import { catalogueOperations } from './vtu/catalogue-ops.ts';
 import { purchaseOperations } from './vtu/purchase-ops.ts';
 import { walletOperations } from './wallet/ops.ts';
 

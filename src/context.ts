@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Kysely } from 'kysely';
 import pino, { type Logger } from 'pino';
+import { type Catalogue, createCatalogue } from './catalogue/catalogue.ts';
 import { type Clock, createSandboxClock, type SandboxClock, systemClock } from './clock.ts';
 import type { Config, VtuProviderName } from './config.ts';
 import { configuredTarget, type Database, type DatabaseTarget, openDatabase } from './db/database.ts';
@@ -42,7 +43,6 @@ import {
 import { SANDBOX_DATA_TOKEN } from './sandbox/vtu/data-state.ts';
 import { SANDBOX_SOCIAL_API_KEY, sandboxSocialPath } from './sandbox/vtu/social.ts';
 import { createPurchaseBatches, type PurchaseBatches } from './vtu/batches.ts';
-import { type Catalogue, createCatalogue } from './vtu/catalogue.ts';
 import { vtuDeps } from './vtu/deps.ts';
 import { createFloatInFlight, type FloatInFlight } from './vtu/float.ts';
 import { createPurchaseReads, type PurchaseFacts } from './vtu/purchase-reads.ts';

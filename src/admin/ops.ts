@@ -1,12 +1,12 @@
 import { z } from 'zod';
+import { basisPointsToPercent, percentToBasisPoints, setMarkup } from '../catalogue/pricing.ts';
+import { markupOutput, setMarkupInput } from '../catalogue/schemas.ts';
 import { reconcile, reconcileDefaults } from '../funding/reconcile.ts';
 import { checkLedger } from '../ledger/check.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { defineOperation } from '../operation.ts';
-import { markupOutput, setMarkupInput } from '../vtu/catalogue-schemas.ts';
 import { vtuDeps } from '../vtu/deps.ts';
 import { requeryDefaults, requeryDuePurchases } from '../vtu/dispatch.ts';
-import { basisPointsToPercent, percentToBasisPoints, setMarkup } from '../vtu/pricing.ts';
 
 export const adminOperations = [
   defineOperation({

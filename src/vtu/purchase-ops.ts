@@ -1,4 +1,5 @@
 import { verifyTransactionPin } from '../auth/pin.ts';
+import { applyMarkup } from '../catalogue/pricing.ts';
 import type { VtuProviderName } from '../config.ts';
 import type { Context } from '../context.ts';
 import type { WithCommit } from '../db/unit-of-work.ts';
@@ -14,7 +15,6 @@ import {
 } from '../providers/vtu/vtu-provider.ts';
 import { vtuDeps } from './deps.ts';
 import { localPhone, networkOfPhone } from './prefixes.ts';
-import { applyMarkup } from './pricing.ts';
 import type { PurchaseFacts } from './purchase-reads.ts';
 import * as s from './purchase-schemas.ts';
 import { acceptPurchase, findPurchase, listPurchases, type PurchaseOrder } from './purchases.ts';

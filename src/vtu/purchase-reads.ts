@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
 import { type BuyerState, readBuyerStates } from '../auth/pin.ts';
 import { createLoader } from '../batching.ts';
+import { type Markup, type MarkupRow, markupAmong } from '../catalogue/pricing.ts';
 import type { VtuProviderName, VtuServiceName } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { prepared } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
-import { type Markup, type MarkupRow, markupAmong } from './pricing.ts';
 
 // What every purchase reads before its debit, its buyer's tier and PIN state and the markups, in one
 // batched step: under load the purchases arriving together share one query for their buyers and one

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { koboToNaira, nairaToKobo } from '../../src/money.ts';
-import type { DataPlanItem } from '../../src/providers/vtu/vtu-provider.ts';
 import {
   applyMarkup,
   basisPointsToPercent,
   percentToBasisPoints,
   retailPrice,
   retailPrices,
-} from '../../src/vtu/pricing.ts';
+} from '../../src/catalogue/pricing.ts';
+import { koboToNaira, nairaToKobo } from '../../src/money.ts';
+import type { DataPlanItem } from '../../src/providers/vtu/vtu-provider.ts';
 import { onPostgres } from '../helpers/database.ts';
 import {
   createWorld,
@@ -33,7 +33,7 @@ type Markup = { service: string; provider: string | null; flat: number; percent:
 type Quote = { service: string; provider: string; wholesale: number; markup: number; retail: number };
 type Plan = { plan_id: string; amount: number };
 
-/** Retail kobo by the rule, computed independently of src/vtu/pricing.ts. */
+/** Retail kobo by the rule, computed independently of src/catalogue/pricing.ts. */
 function expectedRetail(wholesaleKobo: bigint, flatKobo: bigint, percentBp: bigint): bigint {
   const scaled = wholesaleKobo * percentBp;
   const percentKobo = scaled / 10_000n + (scaled % 10_000n === 0n ? 0n : 1n);

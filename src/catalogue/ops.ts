@@ -3,9 +3,9 @@ import { AppError, type ErrorCode } from '../errors.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { defineOperation } from '../operation.ts';
 import type { DataPlanItem, Network } from '../providers/vtu/vtu-provider.ts';
-import * as s from './catalogue-schemas.ts';
 import { lookUpCustomer } from './lookups.ts';
 import { applyMarkup, markupFor, retailPrice } from './pricing.ts';
+import * as s from './schemas.ts';
 
 // The catalogue, pricing and look-up operations (SPEC.md "Endpoints"; API.md section 5).
 //
@@ -14,6 +14,8 @@ import { applyMarkup, markupFor, retailPrice } from './pricing.ts';
 // sell, a cable provider, a disco, a betting company, a plan type) is 400 VALIDATION_ERROR naming
 // the field, like any other bad input; 404 is kept for "the provider found no such customer".
 
+// The contract lists these among the VTU operations (their tag in /openapi.json), whichever folder
+// the code is in.
 const tags = ['vtu'];
 
 /** A catalogue read: the provider could not be reached and no earlier copy is cached. */

@@ -10,6 +10,9 @@ import { koboToNaira } from '../money.ts';
 // wholesale price, configured per service and optionally per provider; the provider's own row wins
 // over the service-wide one, and no row at all is no markup. Everything here is integer kobo and
 // integer basis points: no float ever touches a price.
+//
+// Prices are what the catalogue shows, so the rule lives here; a purchase (vtu/) applies the same
+// rule at debit time by importing it, so that what is charged is what was listed.
 
 /** 100 % in basis points. */
 export const basisPointsMax = 10_000;
@@ -88,7 +91,7 @@ export async function markupFor(
 
 /**
  * What a wholesale price sells for: `retailKobo` to the wallet, of which `markupKobo` is revenue
- * (quotePrice; the purchases price with the markups read in their batched checks, purchase-reads.ts).
+ * (quotePrice; the purchases price with the markups read in their batched checks, vtu/purchase-reads.ts).
  */
 export async function retailPrice(
   db: Kysely<DB>,

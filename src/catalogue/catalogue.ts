@@ -16,10 +16,10 @@ import {
   createCatalogueCache,
   createMemoryCacheStore,
   createRedisCacheStore,
-} from './catalogue-cache.ts';
+} from './cache.ts';
 
 // The provider catalogues (networks, data plans, cable providers and plans, discos, betting
-// companies), each read from the provider routed for its service and cached (catalogue-cache.ts).
+// companies), each read from the provider routed for its service and cached (cache.ts).
 // Prices stay WHOLESALE here: the markup is applied when a catalogue is read (pricing.ts), so a
 // changed markup shows on the very next read without touching the cache.
 //

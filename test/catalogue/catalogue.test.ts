@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
+import { encodeJson } from '../../src/catalogue/cache.ts';
 import { koboToNaira } from '../../src/money.ts';
 import { type VtuProvider, VtuProviderError } from '../../src/providers/vtu/vtu-provider.ts';
-import { encodeJson } from '../../src/vtu/catalogue-cache.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, failure, get, ok, type SignedIn, signIn, type World } from '../helpers/world.ts';
 
