@@ -8,6 +8,8 @@ import { requireTier } from '../kyc/guard.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { defineOperation } from '../operation.ts';
 import {
+  type AmountRule,
+  amountBreach,
   type Network,
   type VtuProvider,
   VtuProviderError,
@@ -89,6 +91,33 @@ function requireWithin(naira: number, what: string, limits: { min: number; max?:
   }
 }
 
+/**
+ * The amounts the routed provider sells in (its adapter's rule), before the debit: what it would
+ * refuse after the debit would otherwise cost the buyer a failed purchase. Bounds answer as
+ * requireWithin does; an amount between them that is not a whole step is a 400 on `data.amount`.
+ */
+function requireSold(rule: AmountRule | null, amountKobo: bigint, what: string): void {
+  if (rule === null) return;
+  switch (amountBreach(rule, amountKobo)) {
+    case null:
+      return;
+    case 'below_minimum': {
+      const limit = koboToNaira(rule.amountKoboMin);
+      throw new AppError('BELOW_MINIMUM', `the minimum ${what} is ₦${limit}`, { details: { limit } });
+    }
+    case 'above_maximum': {
+      const limit = koboToNaira(rule.amountKoboMax);
+      throw new AppError('ABOVE_MAXIMUM', `the maximum ${what} is ₦${limit}`, { details: { limit } });
+    }
+    case 'not_a_step': {
+      const message = `${what} is sold in multiples of ₦${koboToNaira(rule.amountKoboStep)}`;
+      throw new AppError('VALIDATION_ERROR', message, {
+        details: { issues: [{ path: ['data', 'amount'], message }] },
+      });
+    }
+  }
+}
+
 /** The plan the caller chose, from the routed provider's (cached) catalogue. */
 function chosenPlan<P extends { planId: string }>(
   plans: P[] | null | undefined,
@@ -141,7 +170,8 @@ export const purchaseOperations = [
       requireNetwork(input.phone, input.network);
       requireWithin(input.amount, 'airtime', { min: s.airtimeNairaMin, max: s.airtimeNairaMax });
       const face = nairaToKobo(input.amount);
-      const { name } = routed(ctx, 'airtime');
+      const { name, provider } = routed(ctx, 'airtime');
+      requireSold(provider.airtimeAmounts, face, 'airtime');
       const price = priced(markupOf, 'airtime', name, face);
       const phone = localPhone(input.phone);
       return buy(ctx, caller.userId, withCommit, {

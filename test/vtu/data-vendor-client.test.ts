@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createDataVendorClient, parseNaira } from '../../src/providers/vtu/data-vendor-client.ts';
 import type { Network, PurchaseRequest, VtuProvider } from '../../src/providers/vtu/vtu-provider.ts';
-import { VtuProviderError } from '../../src/providers/vtu/vtu-provider.ts';
+import { amountBreach, VtuProviderError } from '../../src/providers/vtu/vtu-provider.ts';
 import {
   type Handler,
   json,
@@ -210,6 +210,21 @@ describe('data vendor client against a scripted vendor', () => {
         assert.match(outcome.status === 'failed' ? outcome.reason : '', /refused locally/);
       }
       assert.equal(received.length, 0);
+    });
+
+    it('states the airtime it sells (whole naira, ₦50-₦50,000), the rule it refuses by itself', async () => {
+      // The purchase refuses the rest before the debit through this rule (src/vtu/purchase-ops.ts); the
+      // adapter refusing exactly the same amounts is its second line.
+      handler = json(201, topupOrder());
+      const vendor = client();
+      const rule = vendor.airtimeAmounts;
+      assert.deepEqual(rule, { amountKoboMin: 50_00n, amountKoboMax: 50_000_00n, amountKoboStep: 100n });
+      for (const amountKobo of [49_99n, 50_00n, 100_00n, 100_50n, 50_000_00n, 50_000_01n, 50_001_00n]) {
+        const outcome = await vendor.purchase({ ...airtimeRequest, amountKobo });
+        const refusedLocally = outcome.status === 'failed' && /refused locally/.test(outcome.reason);
+        assert.equal(refusedLocally, amountBreach(rule!, amountKobo) !== null, `${amountKobo} kobo`);
+      }
+      assert.equal(received.length, 3, 'only the amounts within the rule were sent');
     });
 
     it('offers data and airtime only; everything else is a routing mistake', async () => {

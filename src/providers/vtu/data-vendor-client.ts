@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { isNairaAmount, nairaToKobo } from '../../money.ts';
 import { clipMessage, exchange, issuePaths, safeJson } from '../http-exchange.ts';
 import {
+  type AmountRule,
+  amountBreach,
   type DataPlanItem,
   type Network,
   type NetworkItem,
@@ -80,9 +82,16 @@ const networksInOrder: readonly Network[] = ['mtn', 'glo', 'airtel', '9mobile'];
 
 /** Requery by reference reads at most this many pages of the order list, newest first. */
 export const listPagesMax = 10;
-/** Airtime is sold in whole naira between these bounds by every vendor of this family. */
-const airtimeKoboMin = 50_00n;
-const airtimeKoboMax = 50_000_00n;
+/**
+ * Airtime is sold in whole naira between these bounds by every vendor of this family (its `amount`
+ * is an integer). Exposed as the provider's `airtimeAmounts`, so a purchase is refused before its
+ * debit; checked again here before anything is sent.
+ */
+const dataVendorAirtimeAmounts: AmountRule = {
+  amountKoboMin: 50_00n,
+  amountKoboMax: 50_000_00n,
+  amountKoboStep: 100n,
+};
 
 const localPhonePattern = /^0\d{10}$/;
 const planIdPattern = /^[1-9]\d{0,9}$/;
@@ -377,6 +386,7 @@ export function createDataVendorClient(options: DataVendorClientOptions): VtuPro
   return {
     name: provider,
     services,
+    airtimeAmounts: dataVendorAirtimeAmounts,
 
     async networks(service): Promise<NetworkItem[]> {
       if (service === 'airtime') return networksInOrder.map((id) => ({ id, name: networkNames[id] }));
@@ -433,8 +443,11 @@ export function createDataVendorClient(options: DataVendorClientOptions): VtuPro
       }
 
       const kobo = request.amountKobo;
-      if (kobo % 100n !== 0n || kobo < airtimeKoboMin || kobo > airtimeKoboMax) {
-        return localRefusal(`airtime of ${kobo} kobo is not whole naira between ₦50 and ₦50,000`);
+      if (amountBreach(dataVendorAirtimeAmounts, kobo) !== null) {
+        const { amountKoboMin, amountKoboMax } = dataVendorAirtimeAmounts;
+        return localRefusal(
+          `airtime of ${kobo} kobo is not whole naira between ₦${amountKoboMin / 100n} and ₦${amountKoboMax / 100n}`,
+        );
       }
       const what = 'airtime purchase';
       const answer = await send({

@@ -194,6 +194,7 @@ export function createSmmPanelClient(options: SmmPanelClientOptions): VtuProvide
   return {
     name: provider,
     services: new Set<VtuService>(['social']),
+    airtimeAmounts: null,
     networks: () => notOffered(provider, 'airtime or data networks'),
     dataPlans: () => notOffered(provider, 'data plans'),
     cableProviders: () => notOffered(provider, 'cable'),

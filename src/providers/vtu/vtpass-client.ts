@@ -464,6 +464,9 @@ export function createVtpassClient(options: VtpassClientOptions): VtuProvider {
   return {
     name: provider,
     services: offered,
+    // VTpass takes airtime to the kobo and answers its own limits per service (013, 017: ₦50-₦50,000,
+    // the service's own bounds): nothing of it for the purchase to check before the debit.
+    airtimeAmounts: null,
 
     async networks(service) {
       requireOffered(service);

@@ -117,6 +117,23 @@ export type CustomerLookup =
   | { found: true; name: string; details: Record<string, string> }
   | { found: false; reason: string };
 
+/**
+ * The amounts a provider sells a service in (kobo): between the bounds, in whole steps. The purchase
+ * checks it before the debit, so that what the provider's adapter would refuse after it never costs
+ * the buyer a failed purchase; the adapter checks it again before sending.
+ */
+export type AmountRule = { amountKoboMin: bigint; amountKoboMax: bigint; amountKoboStep: bigint };
+
+/** Which part of the rule an amount breaks, if any. */
+export type AmountBreach = 'below_minimum' | 'above_maximum' | 'not_a_step';
+
+export function amountBreach(rule: AmountRule, amountKobo: bigint): AmountBreach | null {
+  if (amountKobo < rule.amountKoboMin) return 'below_minimum';
+  if (amountKobo > rule.amountKoboMax) return 'above_maximum';
+  if (amountKobo % rule.amountKoboStep !== 0n) return 'not_a_step';
+  return null;
+}
+
 export type CustomerLookupRequest =
   | { service: 'cable'; provider: string; iuc: string }
   | { service: 'electricity'; disco: string; meter: string; meterType: 'prepaid' | 'postpaid' }
@@ -132,6 +149,8 @@ export type VtuProvider = {
   /** The configuration name: data, bills or social. */
   readonly name: string;
   readonly services: ReadonlySet<VtuService>;
+  /** The airtime face values it sells, or null where it sells none or takes any the service allows. */
+  readonly airtimeAmounts: AmountRule | null;
   networks(service: 'airtime' | 'data'): Promise<NetworkItem[]>;
   dataPlans(network: Network): Promise<DataPlanItem[]>;
   cableProviders(): Promise<CableProviderItem[]>;
