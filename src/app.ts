@@ -134,7 +134,7 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
     app,
     ctx,
     operations,
-    createIdempotencyStore(ctx.db, ctx.config.secrets.pepper, ctx.database.turn),
+    createIdempotencyStore(ctx.db, ctx.config.secrets.pepper, ctx.database.batching),
   );
   registerDocumentRoute(app, {
     db: ctx.db,

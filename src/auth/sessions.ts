@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
-import { createLoader } from '../batching.ts';
 import type { Clock } from '../clock.ts';
-import type { Database } from '../db/database.ts';
+import type { Batching } from '../db/batching.ts';
 import { prepared } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
@@ -153,13 +152,12 @@ export async function callersOf(
  */
 export function createAuthenticator(
   deps: () => Deps & { adminPhones: ReadonlySet<string> },
-  turn: Database['turn'],
+  batching: Batching,
 ): (accessToken: string) => Promise<Caller | null> {
   // Reads only: several batches may run at once on a pool.
-  const load = createLoader((hashes: string[]) => callersOf(deps(), hashes), {
+  const load = batching.loader((hashes: string[]) => callersOf(deps(), hashes), {
     batchMax: 200,
     concurrency: 4,
-    turn,
   });
   return async (accessToken) => (await load(sha256Hex(accessToken))) ?? null;
 }

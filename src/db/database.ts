@@ -4,6 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config.ts';
+import { type Batching, batchingOver } from './batching.ts';
 import { preparedName } from './prepared.ts';
 import type { DB } from './schema.ts';
 
@@ -27,9 +28,11 @@ export type Database = {
   /**
    * Resolves when the work already queued on the database has run; undefined where statements run
    * side by side (PostgreSQL). PGlite runs one at a time, so a batch waits for its turn before it is
-   * cut (src/batching.ts) and gathers the calls that arrive meanwhile.
+   * cut (src/db/batching.ts) and gathers the calls that arrive meanwhile.
    */
   turn: (() => Promise<void>) | undefined;
+  /** Batchers and loaders over this database, waiting for its turn where it has one (batching.ts). */
+  batching: Batching;
   close(): Promise<void>;
 };
 
@@ -88,6 +91,7 @@ export async function openDatabase(target: DatabaseTarget, options: DatabaseOpti
       pglite: undefined,
       url: target.url,
       turn: undefined,
+      batching: batchingOver(undefined),
       close: () => db.destroy(),
     };
   }
@@ -98,16 +102,18 @@ export async function openDatabase(target: DatabaseTarget, options: DatabaseOpti
   }
   const pglite = await PGlite.create(dataDir, { parsers: { [INT8_OID]: parseInt8 } });
   const db = new Kysely<DB>({ dialect: new PGliteDialect({ pglite }) });
+  // The lock PGlite's own query, exec and transaction take in turn: taken and given back at once,
+  // it says that the transaction or statement running, and those queued on PGlite before it, have
+  // run. Kysely's connection lock would also wait for the statements queued in Kysely, but then each
+  // batch queued twice over, and purchases ran at two thirds of the rate (bench, buyAirtime).
+  const turn = () => pglite._runExclusiveTransaction(async () => undefined);
   return {
     kind: 'pglite',
     db,
     pglite,
     url: undefined,
-    // The lock PGlite's own query, exec and transaction take in turn: taken and given back at once,
-    // it says that the transaction or statement running, and those queued on PGlite before it, have
-    // run. Kysely's connection lock would also wait for the statements queued in Kysely, but then each
-    // batch queued twice over, and purchases ran at two thirds of the rate (bench, buyAirtime).
-    turn: () => pglite._runExclusiveTransaction(async () => undefined),
+    turn,
+    batching: batchingOver(turn),
     // Kysely's destroy closes the PGlite instance it was given.
     close: () => db.destroy(),
   };

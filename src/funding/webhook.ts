@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { type BatcherOptions, createBatcher, fulfilled } from '../batching.ts';
+import { type BatcherOptions, type Batching, fulfilled } from '../db/batching.ts';
 import { newId } from '../ids.ts';
 import type { FundingDeps } from './service.ts';
 
@@ -199,9 +199,10 @@ export async function storePaymentEvents(deps: StoreDeps, rawBodies: Buffer[]): 
  */
 export function createPaymentEventInbox(
   deps: StoreDeps,
-  options: Pick<BatcherOptions, 'batchMax' | 'turn'>,
+  batching: Batching,
+  options: Pick<BatcherOptions, 'batchMax'>,
 ): { store(rawBody: Buffer): Promise<StoredEvent>; drained(): Promise<void> } {
-  const batcher = createBatcher<Buffer, StoredEvent>(
+  const batcher = batching.batcher<Buffer, StoredEvent>(
     async (bodies) => (await storePaymentEvents(deps, bodies)).map(fulfilled),
     options,
   );

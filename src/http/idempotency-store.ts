@@ -7,8 +7,7 @@ import {
   randomBytes,
 } from 'node:crypto';
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { createBatcher, fulfilled } from '../batching.ts';
-import type { Database } from '../db/database.ts';
+import { type Batching, fulfilled } from '../db/batching.ts';
 import { prepared } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 import type { WithCommit } from '../db/unit-of-work.ts';
@@ -49,7 +48,7 @@ const freshState = (request: IdempotencyRequest, now: Date) => ({
   expires_at: expiresAt(now),
 });
 
-export function createIdempotencyStore(db: Kysely<DB>, pepper: string, turn: Database['turn']) {
+export function createIdempotencyStore(db: Kysely<DB>, pepper: string, batching: Batching) {
   // A key object made once: a raw key given to every cipher is prepared again each time.
   const aesKey = createSecretKey(
     Buffer.from(hkdfSync('sha256', pepper, 'billrail', 'idempotency-response', 32)),
@@ -91,10 +90,10 @@ export function createIdempotencyStore(db: Kysely<DB>, pepper: string, turn: Dat
   }
 
   // Nearly every POST takes a fresh key and stores its response: both are batched across requests.
-  const inserts = createBatcher(
+  const inserts = batching.batcher(
     async (items: Array<{ request: IdempotencyRequest; now: Date }>) =>
       (await insertMany(items)).map(fulfilled),
-    { batchMax: 200, turn },
+    { batchMax: 200 },
   );
   /** A key's completion, its response sealed, ready to write (alone, or in a domain's transaction). */
   const sealed = (request: IdempotencyRequest, response: StoredResponse): KeyCompletion => ({
@@ -104,7 +103,7 @@ export function createIdempotencyStore(db: Kysely<DB>, pepper: string, turn: Dat
     sealedBody: seal(response.body),
   });
 
-  const completions = createBatcher(
+  const completions = batching.batcher(
     async (items: Array<{ request: IdempotencyRequest; response: StoredResponse }>) => {
       await writeCompletions(
         db,
@@ -112,7 +111,7 @@ export function createIdempotencyStore(db: Kysely<DB>, pepper: string, turn: Dat
       );
       return items.map(() => fulfilled(undefined));
     },
-    { batchMax: 200, turn },
+    { batchMax: 200 },
   );
 
   const tryInsert = (request: IdempotencyRequest, now: Date): Promise<boolean> =>

@@ -25,10 +25,9 @@ const signatureHeaders = ['x-payment-signature', 'x-paystack-signature'] as cons
 const inboxBatchMax = 64;
 
 export function registerPaymentWebhookRoute(app: FastifyInstance, ctx: Context): void {
-  const inbox = createPaymentEventInbox(
-    { db: ctx.db, clock: ctx.clock },
-    { batchMax: inboxBatchMax, turn: ctx.database.turn },
-  );
+  const inbox = createPaymentEventInbox({ db: ctx.db, clock: ctx.clock }, ctx.database.batching, {
+    batchMax: inboxBatchMax,
+  });
 
   void app.register(async (scope) => {
     // In this scope only: every content type is read as raw bytes, for the signature is over them.

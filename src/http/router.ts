@@ -88,7 +88,7 @@ export function registerOperations(
   const names = new Set<string>();
   const authenticate = createAuthenticator(
     () => ({ db: ctx.db, clock: ctx.clock, adminPhones: ctx.adminPhones }),
-    ctx.database.turn,
+    ctx.database.batching,
   );
   // Under test an undeclared error code fails the request, so every test of an error path checks
   // the declarations /openapi.json is built from.

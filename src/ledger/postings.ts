@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { type BatchResults, fulfilled, rejected } from '../batching.ts';
+import { type BatchResults, fulfilled, rejected } from '../db/batching.ts';
 import { prepared } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 import { isUserAccount } from './accounts.ts';
@@ -213,7 +213,7 @@ async function postInTransaction(trx: Transaction<DB>, request: PostingRequest, 
 
 /**
  * Posts many movements in the caller's transaction with two or three statements whatever their
- * number (the group commit of purchases and their settlements, src/batching.ts): decidePostings, then
+ * number (the group commit of purchases and their settlements, src/db/batching.ts): decidePostings, then
  * at once writePostings. Each is decided on its own, in the order given, exactly as post() would one
  * after the other: one refused for want of funds, for an unknown account or a reference posted with
  * other content leaves nothing behind and does not touch the rest. A reference already posted with

@@ -1,5 +1,4 @@
-import { type Batcher, createBatcher } from '../batching.ts';
-import type { Database } from '../db/database.ts';
+import type { Batcher, Batching } from '../db/batching.ts';
 import { type Claim, claimPurchases, type DispatchDeps } from './dispatch.ts';
 import {
   type AcceptRequest,
@@ -10,7 +9,7 @@ import {
 import { createInlineSends, type InlineSends } from './sends.ts';
 import { type PurchaseAnswer, type SettleResult, settlePurchases } from './settlement.ts';
 
-// The group commit of purchases (src/batching.ts): the purchases accepted, claimed for sending and
+// The group commit of purchases (src/db/batching.ts): the purchases accepted, claimed for sending and
 // settled while the previous batch of each was running share one transaction (one statement for the
 // claims). Under load a purchase costs a share of a dozen statements instead of thirty-odd of its own;
 // at rest each runs alone, after the event-loop turn it arrived in.
@@ -34,20 +33,23 @@ export const purchaseBatchMax = 100;
 /** One per context; the deps are read when each batch runs (the job queue exists only later). */
 export function createPurchaseBatches(
   deps: () => DispatchDeps,
-  turn: Database['turn'],
+  batching: Batching,
   sendsMax: number,
 ): PurchaseBatches {
-  const options = { batchMax: purchaseBatchMax, turn };
+  const options = { batchMax: purchaseBatchMax };
   // A batch of acceptances that threw may have committed (its COMMIT's answer lost): running its
   // purchases again blindly would debit and send them twice, so recovery asks what was recorded.
-  const accept = createBatcher((requests: AcceptRequest[]) => acceptPurchases(deps(), requests), {
+  const accept = batching.batcher((requests: AcceptRequest[]) => acceptPurchases(deps(), requests), {
     ...options,
     recover: (requests) => recoverAcceptances(deps(), requests),
   });
   // Claims touch no shared row: a claim waiting on one purchase's row lock (a settlement of it in
   // progress) must not hold up every other send of the process.
-  const claim = createBatcher((ids: string[]) => claimPurchases(deps(), ids), { ...options, concurrency: 4 });
-  const settle = createBatcher((answers: PurchaseAnswer[]) => settlePurchases(deps(), answers), options);
+  const claim = batching.batcher((ids: string[]) => claimPurchases(deps(), ids), {
+    ...options,
+    concurrency: 4,
+  });
+  const settle = batching.batcher((answers: PurchaseAnswer[]) => settlePurchases(deps(), answers), options);
   return {
     accept,
     claim,

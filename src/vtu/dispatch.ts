@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
-import { type BatchResults, fulfilled, rejected } from '../batching.ts';
+import { type BatchResults, fulfilled, rejected } from '../db/batching.ts';
 import {
   type PurchaseOutcome,
   type PurchaseRequest,

@@ -1,9 +1,8 @@
 import type { Kysely } from 'kysely';
 import { type BuyerState, readBuyerStates } from '../auth/pin.ts';
-import { createLoader } from '../batching.ts';
 import { type Markup, type MarkupRow, markupAmong } from '../catalogue/pricing.ts';
 import type { VtuProviderName, VtuServiceName } from '../config.ts';
-import type { Database } from '../db/database.ts';
+import type { Batching } from '../db/batching.ts';
 import { prepared } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 
@@ -21,9 +20,9 @@ export type PurchaseFacts = {
 
 export function createPurchaseReads(
   db: () => Kysely<DB>,
-  turn: Database['turn'],
+  batching: Batching,
 ): (userId: string) => Promise<PurchaseFacts> {
-  const load = createLoader(
+  const load = batching.loader(
     async (ids: string[]) => {
       const [byId, markups] = await Promise.all([
         readBuyerStates(db(), ids),
@@ -34,7 +33,7 @@ export function createPurchaseReads(
         markupAmong(markups.rows, service, provider);
       return new Map(ids.map((id) => [id, { buyer: byId.get(id), markupOf }]));
     },
-    { batchMax: 200, concurrency: 4, turn },
+    { batchMax: 200, concurrency: 4 },
   );
   return async (userId) => (await load(userId))!;
 }

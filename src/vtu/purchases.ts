@@ -1,5 +1,5 @@
 import { sql, type Transaction } from 'kysely';
-import { type BatchResults, fulfilled, rejected } from '../batching.ts';
+import { type BatchResults, fulfilled, rejected } from '../db/batching.ts';
 import { prepared } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 import { type WithCommit, writeWithCommit } from '../db/unit-of-work.ts';
@@ -75,7 +75,7 @@ export type AcceptRequest = {
 };
 
 /**
- * Accepts many purchases in one transaction (the group commit, src/batching.ts): the debits are
+ * Accepts many purchases in one transaction (the group commit, src/db/batching.ts): the debits are
  * decided one by one in arrival order, as if each had its own transaction, so a wallet that covers
  * two of three purchases accepts the first two; then the accepted purchases are recorded by one
  * INSERT, their dispatch enqueued as one durable job, and their debits written by one statement.

@@ -1,7 +1,7 @@
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { raiseAlert } from '../alerts/alerts.ts';
-import { type BatchResults, fulfilled, rejected } from '../batching.ts';
 import type { Clock } from '../clock.ts';
+import { type BatchResults, fulfilled, rejected } from '../db/batching.ts';
 import type { DB, VtuTransactionsTable } from '../db/schema.ts';
 import { type DomainEvent, publishEvents } from '../events/domain-events.ts';
 import type { JobQueue } from '../jobs/queue.ts';
@@ -54,7 +54,7 @@ export type PurchaseAnswer = { id: string; outcome: PurchaseOutcome | RequeryOut
 
 /**
  * Applies answers about purchases, many in one transaction (the settlement half of the group commit,
- * src/batching.ts): the purchases are locked in id order, their new states written by one UPDATE,
+ * src/db/batching.ts): the purchases are locked in id order, their new states written by one UPDATE,
  * their events enqueued by one INSERT and their settlements and refunds posted together.
  */
 export async function settlePurchases(

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 
 // PGlite runs one statement at a time, and the batchers wait for the database's turn before they
-// cut a batch (src/batching.ts). The turn must come only after the work queued before it: an open
+// cut a batch (src/db/batching.ts). The turn must come only after the work queued before it: an open
 // transaction, the statements behind it.
 
 describe('the database turn on PGlite', () => {

@@ -69,7 +69,9 @@ describe(`storing webhook deliveries in batches (${onPostgres() ? 'PostgreSQL' :
 
   it('60 concurrent deliveries share INSERTs of at most 16, each answered for its own body', async () => {
     const database = watched(world.ctx.db, { failFirst: 0 });
-    const inbox = createPaymentEventInbox({ ...deps(), db: database.db }, { batchMax: 16 });
+    const inbox = createPaymentEventInbox({ ...deps(), db: database.db }, world.ctx.database.batching, {
+      batchMax: 16,
+    });
     const bodies = Array.from({ length: 60 }, body);
     const answers = await Promise.all(bodies.map((b) => inbox.store(b)));
     assert.ok(answers.every((a) => a.created && a.needsProcessing));
@@ -106,7 +108,9 @@ describe(`storing webhook deliveries in batches (${onPostgres() ? 'PostgreSQL' :
 
   it('a batch that fails is stored again delivery by delivery, so a passing failure costs no answer', async () => {
     const database = watched(world.ctx.db, { failFirst: 1 });
-    const inbox = createPaymentEventInbox({ ...deps(), db: database.db }, { batchMax: 64 });
+    const inbox = createPaymentEventInbox({ ...deps(), db: database.db }, world.ctx.database.batching, {
+      batchMax: 64,
+    });
     // Deliveries read in one turn form one batch; it fails as a whole, then each is stored alone.
     const bodies = [body(), body()];
     const answers = await Promise.all(bodies.map((b) => inbox.store(b)));
@@ -117,7 +121,9 @@ describe(`storing webhook deliveries in batches (${onPostgres() ? 'PostgreSQL' :
 
   it('deliveries that cannot be stored are each answered with the error, and the next batch is stored', async () => {
     const database = watched(world.ctx.db, { failFirst: 3 });
-    const inbox = createPaymentEventInbox({ ...deps(), db: database.db }, { batchMax: 64 });
+    const inbox = createPaymentEventInbox({ ...deps(), db: database.db }, world.ctx.database.batching, {
+      batchMax: 64,
+    });
     const failed = [body(), body()];
     const answers = failed.map((b) => inbox.store(b));
     for (const answer of answers) await assert.rejects(answer, /the database went away/);

@@ -37,7 +37,7 @@ describe(`a purchase's idempotency key (${onPostgres() ? 'PostgreSQL' : 'PGlite'
   let store: IdempotencyStore;
   before(async () => {
     world = await createWorld();
-    store = createIdempotencyStore(world.ctx.db, 'test-pepper', undefined);
+    store = createIdempotencyStore(world.ctx.db, 'test-pepper', world.ctx.database.batching);
   });
   after(() => world.close());
 

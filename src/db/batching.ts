@@ -36,22 +36,25 @@ export type BatcherOptions<I = never, O = unknown> = {
    * It finds out what the batch did and answers each item; what it throws fails every item.
    */
   recover?: ((items: I[], error: unknown) => Promise<BatchResults<O>>) | undefined;
-  /**
-   * Awaited before each batch is cut (`Database.turn`): on a database that runs one statement at
-   * a time, a batch cut at once would only queue behind the work ahead of it, while the calls that
-   * arrive meanwhile wait for the batch after. With a turn there is one batch at a time.
-   */
-  turn?: (() => Promise<void>) | undefined;
 };
+
+/**
+ * Awaited before each batch is cut (`Database.turn`): on a database that runs one statement at a
+ * time, a batch cut at once would only queue behind the work ahead of it, while the calls that
+ * arrive meanwhile wait for the batch after. With a turn there is one batch at a time. Only this
+ * module and database.ts know of it: callers get their batchers from `Batching`.
+ */
+type Turn = (() => Promise<void>) | undefined;
 
 /**
  * `run` takes the items of one batch and answers one result per item, in order. At most
  * `concurrency` batches run at a time: the batch after them is whatever arrived meanwhile, up to
  * batchMax.
  */
-export function createBatcher<I, O>(
+function createBatcher<I, O>(
   run: (items: I[]) => Promise<BatchResults<O>>,
   options: BatcherOptions<I, O>,
+  turn: Turn,
 ): Batcher<I, O> {
   type Waiting = { item: I; resolve: (value: O) => void; reject: (reason: unknown) => void };
   let waiting: Waiting[] = [];
@@ -87,7 +90,7 @@ export function createBatcher<I, O>(
     }
   }
 
-  const concurrency = options.turn !== undefined ? 1 : (options.concurrency ?? 1);
+  const concurrency = turn !== undefined ? 1 : (options.concurrency ?? 1);
   const runningBatches = new Set<Promise<void>>();
   let starting = false;
 
@@ -99,7 +102,7 @@ export function createBatcher<I, O>(
     // synchronously: without this pause every batch would be of one.
     setImmediate(async () => {
       // A turn that fails (the database closed) leaves the batch to fail on its own statements.
-      await options.turn?.().catch(() => undefined);
+      await turn?.().catch(() => undefined);
       starting = false;
       const batch = waiting.slice(0, options.batchMax);
       waiting = waiting.slice(batch.length);
@@ -128,18 +131,45 @@ export function createBatcher<I, O>(
   };
 }
 
+export type LoaderOptions = Omit<BatcherOptions, 'retryAlone' | 'recover'>;
+
 /**
  * A read of rows by key, batched: the keys asked for in one turn (or while the previous read ran)
  * are read by one query. `load` answers what it found; a key it did not find reads as undefined.
  * Nothing is cached between batches: every caller sees rows as they are when its batch runs.
  */
-export function createLoader<K, V>(
+function createLoader<K, V>(
   load: (keys: K[]) => Promise<Map<K, V>>,
-  options: Omit<BatcherOptions, 'retryAlone' | 'recover'>,
+  options: LoaderOptions,
+  turn: Turn,
 ): (key: K) => Promise<V | undefined> {
-  const batcher = createBatcher<K, V | undefined>(async (keys) => {
-    const found = await load([...new Set(keys)]);
-    return keys.map((key) => fulfilled(found.get(key)));
-  }, options);
+  const batcher = createBatcher<K, V | undefined>(
+    async (keys) => {
+      const found = await load([...new Set(keys)]);
+      return keys.map((key) => fulfilled(found.get(key)));
+    },
+    options,
+    turn,
+  );
   return (key) => batcher.add(key);
+}
+
+/**
+ * The one factory of batchers and loaders over a database (`Database.batching`). It owns the
+ * database's turn (PGlite's), so that domain code states what a batch reads and writes and how
+ * large it may be, and never how the database schedules it.
+ */
+export type Batching = {
+  batcher<I, O>(run: (items: I[]) => Promise<BatchResults<O>>, options: BatcherOptions<I, O>): Batcher<I, O>;
+  loader<K, V>(
+    load: (keys: K[]) => Promise<Map<K, V>>,
+    options: LoaderOptions,
+  ): (key: K) => Promise<V | undefined>;
+};
+
+export function batchingOver(turn: Turn): Batching {
+  return {
+    batcher: (run, options) => createBatcher(run, options, turn),
+    loader: (load, options) => createLoader(load, options, turn),
+  };
 }

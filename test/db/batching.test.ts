@@ -1,6 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createBatcher, fulfilled, rejected } from '../src/batching.ts';
+import {
+  type BatcherOptions,
+  type BatchResults,
+  batchingOver,
+  fulfilled,
+  rejected,
+} from '../../src/db/batching.ts';
+
+/** A batcher as the database's Batching makes it, over the given turn (none: statements side by side). */
+const createBatcher = <I, O>(
+  run: (items: I[]) => Promise<BatchResults<O>>,
+  options: BatcherOptions<I, O>,
+  turn?: () => Promise<void>,
+) => batchingOver(turn).batcher(run, options);
 
 // The group commit's batcher: what arrives together runs together, each caller gets its own answer,
 // and one bad item or one stuck batch costs only what it must.
@@ -120,11 +133,11 @@ describe('createBatcher', () => {
     const turns: Array<Promise<void>> = [new Promise((r) => (giveTurn = r))];
     const { run, batches } = doubling();
     // Even with concurrency asked for: one database turn at a time means one batch at a time.
-    const batcher = createBatcher(run, {
-      batchMax: 10,
-      concurrency: 4,
-      turn: () => turns.shift() ?? Promise.resolve(),
-    });
+    const batcher = createBatcher(
+      run,
+      { batchMax: 10, concurrency: 4 },
+      () => turns.shift() ?? Promise.resolve(),
+    );
     const first = batcher.add(1);
     await new Promise((r) => setImmediate(r));
     const meanwhile = [2, 3].map((n) => batcher.add(n));
@@ -136,10 +149,9 @@ describe('createBatcher', () => {
   });
 
   it('with a turn that fails, the batch still runs and answers for itself', async () => {
-    const batcher = createBatcher(doubling().run, {
-      batchMax: 10,
-      turn: () => Promise.reject(new Error('database closed')),
-    });
+    const batcher = createBatcher(doubling().run, { batchMax: 10 }, () =>
+      Promise.reject(new Error('database closed')),
+    );
     assert.equal(await batcher.add(5), 10);
   });
 
