@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
-import { prepared } from '../db/prepared.ts';
+import { statement } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { consumeOtp } from './otp.ts';
@@ -73,7 +73,7 @@ export type BuyerState = PinState & { kyc_tier: number };
  */
 export async function readBuyerStates(db: Kysely<DB>, userIds: string[]): Promise<Map<string, BuyerState>> {
   // Once per purchase: prepared once per connection (the ids go in as one array).
-  const { rows } = await prepared<BuyerState & { id: string }>`
+  const { rows } = await statement<BuyerState & { id: string }>('auth.buyer-states')`
           select id, kyc_tier, pin_hash, pin_failed_count, pin_locked_until from users
           where id = any(${userIds}::uuid[])`.execute(db);
   return new Map(rows.map(({ id, ...buyer }) => [id, buyer]));

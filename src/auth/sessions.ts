@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { Batching } from '../db/batching.ts';
-import { prepared } from '../db/prepared.ts';
+import { statement } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
@@ -128,7 +128,12 @@ export async function callersOf(
   tokenHashes: string[],
 ): Promise<Map<string, Caller>> {
   // Every authenticated request: prepared once per connection (the hashes go in as one array).
-  const { rows } = await prepared<{ token_hash: string; session_id: string; user_id: string; phone: string }>`
+  const { rows } = await statement<{
+    token_hash: string;
+    session_id: string;
+    user_id: string;
+    phone: string;
+  }>('auth.callers-by-token')`
     select a.token_hash, s.id as session_id, u.id as user_id, u.phone
     from access_tokens a join sessions s on s.id = a.session_id join users u on u.id = s.user_id
     where a.token_hash = any(${tokenHashes}::text[]) and a.expires_at > ${deps.clock.now()}::timestamptz

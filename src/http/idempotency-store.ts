@@ -6,9 +6,9 @@ import {
   hkdfSync,
   randomBytes,
 } from 'node:crypto';
-import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { type Batching, fulfilled } from '../db/batching.ts';
-import { prepared } from '../db/prepared.ts';
+import { statement } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 import type { WithCommit } from '../db/unit-of-work.ts';
 
@@ -76,7 +76,7 @@ export function createIdempotencyStore(db: Kysely<DB>, pepper: string, batching:
     for (const item of items) if (!unique.has(keyOf(item.request))) unique.set(keyOf(item.request), item);
     const fresh = [...unique.values()];
     // Nearly every POST: one text whatever the batch, prepared once per connection.
-    const { rows: inserted } = await prepared<{ scope: string; key: string }>`
+    const { rows: inserted } = await statement<{ scope: string; key: string }>('idempotency.take-keys')`
       insert into idempotency_keys (scope, key, operation, request_hash, state, created_at, expires_at)
       select k.scope, k.key, k.operation, k.request_hash, 'in_progress', k.created_at, k.expires_at
       from unnest(${fresh.map((f) => f.request.scope)}::text[], ${fresh.map((f) => f.request.key)}::uuid[],
@@ -192,7 +192,7 @@ export async function writeCompletions(
   db: Kysely<DB> | Transaction<DB>,
   completions: KeyCompletion[],
 ): Promise<void> {
-  await sql`
+  await statement('idempotency.complete-keys')`
     update idempotency_keys as k
     set state = 'done', response_status = v.status, response_body = v.body
     from unnest(${completions.map((c) => c.scope)}::text[], ${completions.map((c) => c.key)}::uuid[],

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { type BatchResults, fulfilled, rejected } from '../db/batching.ts';
-import { prepared } from '../db/prepared.ts';
+import { statement } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 import { isUserAccount } from './accounts.ts';
 
@@ -293,7 +293,9 @@ export async function decidePostings(
     codes.length === 0
       ? []
       : (
-          await prepared<{ id: bigint; code: string; kind: string; balance: bigint }>`
+          await statement<{ id: bigint; code: string; kind: string; balance: bigint }>(
+            'ledger.lock-accounts',
+          )`
             with locked as materialized (
               select id, code, kind, balance from ledger_accounts
               where code = any(${users}::text[])
@@ -372,7 +374,7 @@ export async function writePostings(
       decision.entries.map((e) => ({ reference: request.reference, ...e })),
     );
     // One text whatever the batch (lists go in as arrays): prepared once per connection.
-    const written = await prepared<{ id: bigint; reference: string }>`
+    const written = await statement<{ id: bigint; reference: string }>('ledger.write-postings')`
       with locked as materialized (
         select id, balance from ledger_accounts
         where id = any(${systemIds}::bigint[])

@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { type BatchResults, fulfilled, rejected } from '../db/batching.ts';
+import { statement } from '../db/prepared.ts';
 import {
   type PurchaseOutcome,
   type PurchaseRequest,
@@ -103,8 +103,7 @@ export async function dispatchPurchase(deps: DispatchDeps, id: string): Promise<
 export async function claimPurchases(deps: DispatchDeps, ids: string[]): Promise<BatchResults<Claim>> {
   // By id alone, filtered here: the conditions in the query let the planner intersect the id look-up
   // with the index of every processing purchase, dead entries and all, at several times the cost.
-  // Planned each run, not prepared: vtu_transactions grows with every purchase (src/db/prepared.ts).
-  const { rows } = await sql<ClaimCandidate>`
+  const { rows } = await statement<ClaimCandidate>('vtu.claim-candidates')`
     select id, status, sent_at, provider, wholesale, funding_reference from vtu_transactions
     where id = any(${[...new Set(ids)]}::uuid[]) order by id`.execute(deps.db);
   const unsent = rows.filter((p) => p.status === 'processing' && p.sent_at === null);
@@ -139,7 +138,7 @@ export async function claimPurchases(deps: DispatchDeps, ids: string[]): Promise
       // (migration 2026-11-24T1300). One sent later (after a top-up, by its job) gets its minute anew.
       const requeryNotBefore = new Date(now.getTime() + (firstRequeryAfterSeconds / 2) * 1000);
       claimed = (
-        await sql<ClaimedPurchase>`
+        await statement<ClaimedPurchase>('vtu.claim')`
           update vtu_transactions set sent_at = ${now}::timestamptz, updated_at = ${now}::timestamptz,
             next_requery_at = case when next_requery_at < ${requeryNotBefore}::timestamptz
               then ${firstRequeryAt(now)}::timestamptz else next_requery_at end

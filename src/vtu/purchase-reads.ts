@@ -3,7 +3,7 @@ import { type BuyerState, readBuyerStates } from '../auth/pin.ts';
 import { type Markup, type MarkupRow, markupAmong } from '../catalogue/pricing.ts';
 import type { VtuProviderName, VtuServiceName } from '../config.ts';
 import type { Batching } from '../db/batching.ts';
-import { prepared } from '../db/prepared.ts';
+import { statement } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 
 // What every purchase reads before its debit, its buyer's tier and PIN state and the markups, in one
@@ -26,7 +26,7 @@ export function createPurchaseReads(
     async (ids: string[]) => {
       const [byId, markups] = await Promise.all([
         readBuyerStates(db(), ids),
-        prepared<MarkupRow>`
+        statement<MarkupRow>('catalogue.markups')`
           select service, provider, flat_kobo, percent_bp from vtu_markups`.execute(db()),
       ]);
       const markupOf = (service: VtuServiceName, provider: VtuProviderName): Markup =>

@@ -1,6 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import { type BatchResults, fulfilled, rejected } from '../db/batching.ts';
-import { prepared } from '../db/prepared.ts';
+import { statement } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 import { type WithCommit, writeWithCommit } from '../db/unit-of-work.ts';
 import { AppError, notFound } from '../errors.ts';
@@ -221,7 +221,7 @@ const acceptedRow = (row: PurchaseRow): Viewed => ({
 async function recordPurchases(trx: Transaction<DB>, rows: PurchaseRow[], now: Date): Promise<void> {
   const column = <K extends keyof PurchaseRow>(key: K) => rows.map((row) => row[key]);
   // Picked up by the requery runner should both the inline dispatch and its job be lost.
-  await prepared`
+  await statement('vtu.record-purchases')`
     insert into vtu_transactions (id, user_id, reference, service, provider, network, recipient, request,
       description, amount, wholesale, markup, status, next_requery_at, created_at, updated_at)
     select r.id, r.user_id, r.reference, r.service, r.provider, r.network, r.recipient, r.request::jsonb,

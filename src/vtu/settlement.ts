@@ -1,7 +1,8 @@
-import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import { raiseAlert } from '../alerts/alerts.ts';
 import type { Clock } from '../clock.ts';
 import { type BatchResults, fulfilled, rejected } from '../db/batching.ts';
+import { statement } from '../db/prepared.ts';
 import type { DB, VtuTransactionsTable } from '../db/schema.ts';
 import { type DomainEvent, publishEvents } from '../events/domain-events.ts';
 import type { JobQueue } from '../jobs/queue.ts';
@@ -62,8 +63,7 @@ export async function settlePurchases(
   answers: PurchaseAnswer[],
 ): Promise<BatchResults<SettleResult>> {
   return deps.db.transaction().execute(async (trx) => {
-    // Planned each run, not prepared: vtu_transactions grows with every purchase (src/db/prepared.ts).
-    const { rows } = await sql<VtuTransaction>`
+    const { rows } = await statement<VtuTransaction>('vtu.settlement-purchases')`
       select * from vtu_transactions
       where id = any(${[...new Set(answers.map((a) => a.id))]}::uuid[])
       order by id for update`.execute(trx);
@@ -180,7 +180,7 @@ const jsonText = (value: unknown): string | null =>
  */
 async function writeStates(trx: Transaction<DB>, purchases: VtuTransaction[]): Promise<void> {
   const column = <T>(of: (p: VtuTransaction) => T) => purchases.map(of);
-  await sql`
+  await statement('vtu.settlement-states')`
     update vtu_transactions as t set
       status = v.status, provider_reference = v.provider_reference, token = v.token, units = v.units,
       pins = v.pins::jsonb, failure_reason = v.failure_reason, next_requery_at = v.next_requery_at,

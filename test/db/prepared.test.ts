@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { type Database, openDatabase } from '../../src/db/database.ts';
-import { prepared, preparedName } from '../../src/db/prepared.ts';
+import { isPrepared, prepared, preparedName, type StatementName } from '../../src/db/prepared.ts';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../helpers/database.ts';
+import { createWorld } from '../helpers/world.ts';
+import { bought, buyer, mtn } from '../vtu/purchase-support.ts';
 
 // The purchase path's statements are marked `prepared` (src/db/prepared.ts): on PostgreSQL each is
 // prepared once per connection and run by name from then on; unmarked statements are not, for their
@@ -65,5 +67,47 @@ describe(`prepared statements (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () =
       );
       assert.ok(rows[0]!.generic_plans > 0n, 'its later runs use the plan kept');
     });
+  });
+
+  it('on PostgreSQL: a purchase prepares exactly the statements the list says, and no other', async (t) => {
+    if (!onPostgres()) {
+      t.skip('PGlite has no named statements to look at');
+      return;
+    }
+    // One connection, so that every statement of the purchase runs on the session looked at.
+    const world = await createWorld({ poolMax: 1 });
+    try {
+      const user = await buyer(world, 1_000);
+      assert.equal(
+        (await bought(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 100 })).status,
+        'success',
+      );
+      const { rows } = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(
+        world.ctx.db,
+      );
+      const named = new Set(rows.flatMap((r) => /\/\* ([a-z]+\.[a-z-]+) \*\//.exec(r.statement)?.[1] ?? []));
+      const ran: StatementName[] = [
+        'auth.callers-by-token',
+        'auth.buyer-states',
+        'catalogue.markups',
+        'idempotency.take-keys',
+        'idempotency.complete-keys',
+        'ledger.lock-accounts',
+        'ledger.write-postings',
+        'vtu.record-purchases',
+        'vtu.claim-candidates',
+        'vtu.claim',
+        'vtu.settlement-purchases',
+        'vtu.settlement-states',
+      ];
+      assert.equal(rows.length, named.size, 'every prepared statement is one of the list, each once');
+      assert.deepEqual(
+        [...named].sort(),
+        ran.filter(isPrepared).sort(),
+        'prepared: the statements the list marks, and none it plans each run',
+      );
+    } finally {
+      await world.close();
+    }
   });
 });
