@@ -42,9 +42,9 @@ import {
 } from './sandbox/vtu/bills.ts';
 import { SANDBOX_DATA_TOKEN } from './sandbox/vtu/data-state.ts';
 import { SANDBOX_SOCIAL_API_KEY, sandboxSocialPath } from './sandbox/vtu/social.ts';
-import { createPurchaseBatches, type PurchaseBatches } from './vtu/batches.ts';
 import { vtuDeps } from './vtu/deps.ts';
 import { createFloatInFlight, type FloatInFlight } from './vtu/float.ts';
+import { createPurchasePipeline, type PurchasePipeline } from './vtu/pipeline.ts';
 import { createPurchaseReads, type PurchaseFacts } from './vtu/purchase-reads.ts';
 import { subscribePurchasesToFunding } from './vtu/subscribers.ts';
 
@@ -80,7 +80,8 @@ export type Context = {
   /** Processes stored payment webhooks: kicked after each store, and by the sweep job. */
   paymentEvents: PaymentEventDrainer;
   /** The group commit of purchases: acceptances, claims and settlements, many per transaction. */
-  purchaseBatches: PurchaseBatches;
+  /** Every purchase's way in: accept, dispatch, requery (vtu/pipeline.ts). */
+  purchases: PurchasePipeline;
   /** What every purchase reads before its debit, batched the same way. */
   purchaseReads: (userId: string) => Promise<PurchaseFacts>;
   /** What this context is sending to each VTU provider right now: the float decides on it (vtu/float.ts). */
@@ -216,7 +217,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       batchMax: paymentEventBatchMax,
       logger,
     }),
-    purchaseBatches: createPurchaseBatches(() => vtuDeps(ctx), database.batching, config.vtu.sendsMax),
+    purchases: createPurchasePipeline(() => vtuDeps(ctx), database.batching, config.vtu.sendsMax),
     purchaseReads: createPurchaseReads(() => ctx.db, database.batching),
     floatInFlight: createFloatInFlight(),
     adminPhones,
@@ -237,8 +238,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   }
   ctx.close = async () => {
     // A purchase being sent finishes (or times out) and is settled before the database goes.
-    await ctx.purchaseBatches.sends.allEnded();
-    await ctx.purchaseBatches.drained();
+    await ctx.purchases.drained();
     await ctx.paymentEvents.drainNow();
     await ctx.jobs.stop();
     await ctx.catalogue.close();

@@ -5,8 +5,7 @@ import { reconcile, reconcileDefaults } from '../funding/reconcile.ts';
 import { checkLedger } from '../ledger/check.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { defineOperation } from '../operation.ts';
-import { vtuDeps } from '../vtu/deps.ts';
-import { requeryDefaults, requeryDuePurchases } from '../vtu/dispatch.ts';
+import { requeryDefaults } from '../vtu/dispatch.ts';
 
 export const adminOperations = [
   defineOperation({
@@ -73,7 +72,7 @@ export const adminOperations = [
         { db: ctx.db, clock: ctx.clock, jobs: ctx.jobs, payments: ctx.payments },
         reconcileDefaults,
       )),
-      purchases: await requeryDuePurchases(vtuDeps(ctx), { ...requeryDefaults, includeNotDue: true }),
+      purchases: await ctx.purchases.requeryDue({ ...requeryDefaults, includeNotDue: true }),
     }),
   }),
   defineOperation({

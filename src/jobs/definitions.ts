@@ -11,14 +11,7 @@ import {
 } from '../funding/reconcile.ts';
 import { JOB_PAYMENT_WEBHOOK_SWEEP } from '../funding/webhook-processing.ts';
 import { purgeExpiredIdempotencyKeys } from '../http/idempotency-store.ts';
-import { vtuDeps } from '../vtu/deps.ts';
-import {
-  dispatchPurchase,
-  JOB_VTU_DISPATCH,
-  JOB_VTU_REQUERY,
-  requeryDefaults,
-  requeryDuePurchases,
-} from '../vtu/dispatch.ts';
+import { JOB_VTU_DISPATCH, JOB_VTU_REQUERY, requeryDefaults } from '../vtu/dispatch.ts';
 import type { JobDefinition } from './queue.ts';
 
 export const JOB_MAINTENANCE = 'maintenance.purge-expired';
@@ -97,8 +90,7 @@ export function jobDefinitions(ctx: Context): JobDefinition[] {
       handler: async (data) => {
         // { id } is the form of jobs enqueued before purchases were accepted in batches.
         const { ids, id } = data as { ids?: string[]; id?: string };
-        const deps = vtuDeps(ctx);
-        await Promise.all((ids ?? [id!]).map((one) => dispatchPurchase(deps, one)));
+        await Promise.all((ids ?? [id!]).map((one) => ctx.purchases.dispatch(one)));
       },
     },
     {
@@ -111,7 +103,7 @@ export function jobDefinitions(ctx: Context): JobDefinition[] {
       expireInSeconds: 300,
       runOnClockAdvance: true,
       handler: async () => {
-        const counts = await requeryDuePurchases(vtuDeps(ctx), requeryDefaults);
+        const counts = await ctx.purchases.requeryDue(requeryDefaults);
         if (counts.checked > 0) ctx.logger.info({ counts }, 'purchase requery run');
       },
     },

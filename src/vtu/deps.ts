@@ -10,7 +10,6 @@ export function vtuDeps(ctx: Context): DispatchDeps {
     jobs: ctx.jobs,
     providers: ctx.vtuProviders,
     logger: ctx.logger,
-    batches: ctx.purchaseBatches,
     float: {
       payments: ctx.payments,
       destinations: { data: vtu.data.funding, bills: vtu.bills.funding, social: vtu.social.funding },

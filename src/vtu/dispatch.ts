@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { type BatchResults, fulfilled, rejected } from '../db/batching.ts';
+import { type Batcher, type BatchResults, fulfilled, rejected } from '../db/batching.ts';
 import { statement } from '../db/prepared.ts';
 import {
   type PurchaseOutcome,
@@ -9,12 +9,12 @@ import {
   VtuRefusedLocally,
   type VtuService,
 } from '../providers/vtu/vtu-provider.ts';
-import type { PurchaseBatches } from './batches.ts';
 import { type FloatDecision, type FloatDeps, floatDecisions } from './float.ts';
 import {
   alertStuck,
   firstRequeryAfterSeconds,
   firstRequeryAt,
+  type PurchaseAnswer,
   type SettlementDeps,
   type SettleResult,
   type VtuTransaction,
@@ -34,8 +34,12 @@ export type DispatchDeps = SettlementDeps & {
   logger?: Pick<Logger, 'warn' | 'error'>;
   /** Just-in-time funding of the providers' floats (float.ts); without it purchases are sent as they come. */
   float?: Omit<FloatDeps, keyof SettlementDeps>;
-  /** The group commit of claims and settlements (batches.ts), one per context. */
-  batches: PurchaseBatches;
+};
+
+/** The stages a dispatch hands its work on to: the group commit of claims and of settlements. */
+export type SendStages = {
+  claim: Batcher<string, Claim>;
+  settle: Batcher<PurchaseAnswer, SettleResult>;
 };
 
 /** The request stored with a purchase, as the adapter takes it. */
@@ -71,11 +75,15 @@ export type Claim =
 /**
  * Sends a purchase not sent yet and settles it on the answer: 'already_sent' when another run did,
  * 'waiting' when its provider's float is being topped up first (it is dispatched again then). The
- * claim and the settlement go through the group commit (deps.batches): under load one statement
+ * claim and the settlement go through the group commit (the pipeline's stages): under load one statement
  * claims many purchases and one transaction settles many answers.
  */
-export async function dispatchPurchase(deps: DispatchDeps, id: string): Promise<DispatchResult> {
-  const claim = await deps.batches.claim.add(id);
+export async function dispatchPurchase(
+  deps: DispatchDeps,
+  stages: SendStages,
+  id: string,
+): Promise<DispatchResult> {
+  const claim = await stages.claim.add(id);
   if (typeof claim === 'string') return claim;
   let outcome: PurchaseOutcome;
   try {
@@ -92,7 +100,7 @@ export async function dispatchPurchase(deps: DispatchDeps, id: string): Promise<
   } finally {
     claim.release();
   }
-  return deps.batches.settle.add({ id, outcome });
+  return stages.settle.add({ id, outcome });
 }
 
 /**
@@ -199,6 +207,7 @@ export type RequeryCounts = {
  */
 export async function requeryDuePurchases(
   deps: DispatchDeps,
+  stages: SendStages,
   options: RequeryOptions,
 ): Promise<RequeryCounts> {
   const now = deps.clock.now();
@@ -221,7 +230,7 @@ export async function requeryDuePurchases(
     counts.checked += 1;
     let result: DispatchResult;
     if (purchase.sent_at === null) {
-      result = await dispatchPurchase(deps, purchase.id);
+      result = await dispatchPurchase(deps, stages, purchase.id);
       if (result !== 'already_sent' && result !== 'waiting') counts.dispatched += 1;
     } else {
       let outcome = await requery(deps, purchase);
@@ -229,7 +238,7 @@ export async function requeryDuePurchases(
       if (outcome.status === 'not_found' && sentFor >= options.notFoundFailAfterSeconds * 1000) {
         outcome = { status: 'failed', reason: 'the provider has no record of the purchase' };
       }
-      result = await deps.batches.settle.add({ id: purchase.id, outcome });
+      result = await stages.settle.add({ id: purchase.id, outcome });
     }
     if (result === 'success') counts.succeeded += 1;
     else if (result === 'failed') counts.failed += 1;

@@ -19,7 +19,7 @@ import { vtuDeps } from './deps.ts';
 import { localPhone, networkOfPhone } from './prefixes.ts';
 import type { PurchaseFacts } from './purchase-reads.ts';
 import * as s from './purchase-schemas.ts';
-import { acceptPurchase, findPurchase, listPurchases, type PurchaseOrder } from './purchases.ts';
+import { findPurchase, listPurchases, type PurchaseOrder } from './purchases.ts';
 
 // The six purchases and their reads (SPEC.md "Endpoints", API.md section 5). Every purchase runs the
 // same checks in the same order: schema (the router) → auth → Tier 1 → PIN (with lockout) →
@@ -152,7 +152,7 @@ function priced(
 
 /** Accepts the purchase; its Idempotency-Key answer commits with it. */
 function buy(ctx: Context, userId: string, withCommit: WithCommit | undefined, order: PurchaseOrder) {
-  return acceptPurchase(vtuDeps(ctx), userId, order, withCommit);
+  return ctx.purchases.accept(userId, order, withCommit);
 }
 
 export const purchaseOperations = [

@@ -4,13 +4,11 @@ import { statement } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 import { type WithCommit, writeWithCommit } from '../db/unit-of-work.ts';
 import { AppError, notFound } from '../errors.ts';
-import { newId } from '../ids.ts';
 import { systemAccounts, userAccount } from '../ledger/accounts.ts';
 import { decidePostings, InsufficientBalanceError, writePostings } from '../ledger/postings.ts';
 import { koboToNaira } from '../money.ts';
 import type { PurchaseRequest, VtuService } from '../providers/vtu/vtu-provider.ts';
-import { type DispatchDeps, dispatchPurchase, JOB_VTU_DISPATCH } from './dispatch.ts';
-import { newPurchaseReference } from './references.ts';
+import { type DispatchDeps, JOB_VTU_DISPATCH } from './dispatch.ts';
 import { firstRequeryAt, purchasePostings, type VtuTransaction } from './settlement.ts';
 
 // Accepting a purchase (SPEC.md "What the service does" 2, API.md section 5): after the caller's
@@ -34,35 +32,6 @@ export type PurchaseOrder = {
 };
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-
-export async function acceptPurchase(
-  deps: DispatchDeps,
-  userId: string,
-  order: PurchaseOrder,
-  withCommit?: WithCommit,
-): Promise<VtuTransactionView> {
-  const { sends } = deps.batches;
-  await sends.take();
-  let dispatched = false;
-  try {
-    // The purchase's id and reference are made once, before it joins a batch: should the batch
-    // run again, it meets its own unique references instead of becoming a second purchase.
-    const accepted = await deps.batches.accept.add({
-      userId,
-      order,
-      id: newId(),
-      reference: newPurchaseReference(deps.clock.now()),
-      withCommit,
-    });
-    // Resolved only once the batch's transaction, and what was to commit with it, has committed.
-    withCommit?.committed();
-    startDispatch(deps, accepted.id);
-    dispatched = true;
-    return accepted;
-  } finally {
-    if (!dispatched) sends.release();
-  }
-}
 
 export type AcceptRequest = {
   userId: string;
@@ -234,18 +203,6 @@ async function recordPurchases(trx: Transaction<DB>, rows: PurchaseRow[], now: D
       with ordinality as r(id, user_id, reference, service, provider, network, recipient, request,
         description, amount, wholesale, markup, position)
     order by r.position`.execute(trx);
-}
-
-/** Sends an accepted purchase now, in this process; its place is handed on when it ends. */
-function startDispatch(deps: DispatchDeps, id: string): void {
-  deps.batches.sends.track(
-    id,
-    dispatchPurchase(deps, id).then(
-      () => undefined,
-      (error: unknown) =>
-        deps.logger?.error({ err: error, id }, 'purchase dispatch after acceptance failed; its job retries'),
-    ),
-  );
 }
 
 export type VtuTransactionView = {

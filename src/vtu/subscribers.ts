@@ -1,6 +1,5 @@
 import type { Context } from '../context.ts';
 import { vtuDeps } from './deps.ts';
-import { dispatchPurchase } from './dispatch.ts';
 import { failWaiting, purchasesWaitingFor } from './float.ts';
 
 // Purchases react to their provider's float top-up: sent once it settled, failed and refunded when
@@ -8,10 +7,7 @@ import { failWaiting, purchasesWaitingFor } from './float.ts';
 // dispatch and failWaiting act only on purchases still processing and unsent.
 export function subscribePurchasesToFunding(ctx: Context): void {
   ctx.events.subscribe('funding.transfer_settled', async (event) => {
-    const deps = vtuDeps(ctx);
-    // Together, so that one claim decides the float for all of them.
-    const waiting = await purchasesWaitingFor(deps, event.reference);
-    await Promise.all(waiting.map((id) => dispatchPurchase(deps, id)));
+    await ctx.purchases.dispatchWaitingFor(event.reference);
   });
   ctx.events.subscribe('funding.transfer_failed', async (event) => {
     const deps = vtuDeps(ctx);

@@ -83,7 +83,7 @@ describeFloat('just-in-time funding of a provider float', '0', (h) => {
     const accepted = ok(
       await buyCall(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 500 }),
     );
-    await world.ctx.purchaseBatches.sends.allEnded();
+    await world.ctx.purchases.drained();
     assert.equal((await current(world, user, accepted.id)).status, 'processing', 'waiting for the float');
     const transfers = await fundingTransfers(world);
     assert.equal(transfers.length, 1);
@@ -104,7 +104,7 @@ describeFloat('just-in-time funding of a provider float', '0', (h) => {
         ok(await buyCall(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 100 })),
       ),
     );
-    await world.ctx.purchaseBatches.sends.allEnded();
+    await world.ctx.purchases.drained();
     const transfers = (await fundingTransfers(world)).slice(before);
     assert.equal(transfers.length, 1, 'one top-up for the burst');
     await deliverTransferEvent(h(), transfers[0]!.reference, 'transfer.success');
@@ -121,7 +121,7 @@ describeFloat('a float top-up that fails', '1', (h) => {
     const accepted = ok(
       await buyCall(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 500 }),
     );
-    await world.ctx.purchaseBatches.sends.allEnded();
+    await world.ctx.purchases.drained();
     const [transfer] = await fundingTransfers(world);
     assert.ok(transfer !== undefined);
     await deliverTransferEvent(h(), transfer.reference, 'transfer.failed');

@@ -7,8 +7,7 @@ import {
   type IdempotencyRequest,
   type IdempotencyStore,
 } from '../../src/http/idempotency-store.ts';
-import { vtuDeps } from '../../src/vtu/deps.ts';
-import { acceptPurchase, type PurchaseOrder } from '../../src/vtu/purchases.ts';
+import type { PurchaseOrder } from '../../src/vtu/purchases.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, ok, post, type World } from '../helpers/world.ts';
 import { buyer, mtn, PIN } from './purchase-support.ts';
@@ -52,8 +51,8 @@ describe(`a purchase's idempotency key (${onPostgres() ? 'PostgreSQL' : 'PGlite'
     const request = await taken(user.userId);
     const completion = completionWithCommit(store, request, (result) => JSON.stringify({ result }));
 
-    const accepted = await acceptPurchase(vtuDeps(world.ctx), user.userId, airtime(200), completion);
-    await world.ctx.purchaseBatches.sends.ended(accepted.id);
+    const accepted = await world.ctx.purchases.accept(user.userId, airtime(200), completion);
+    await world.ctx.purchases.sendEnded(accepted.id);
 
     const again = await store.begin(request, world.ctx.clock.now());
     assert.equal(again.kind, 'replay', 'done without the router completing it');
@@ -69,7 +68,7 @@ describe(`a purchase's idempotency key (${onPostgres() ? 'PostgreSQL' : 'PGlite'
     const completion = completionWithCommit(store, request, (result) => JSON.stringify({ result }));
 
     await assert.rejects(
-      acceptPurchase(vtuDeps(world.ctx), user.userId, airtime(500), completion),
+      world.ctx.purchases.accept(user.userId, airtime(500), completion),
       (error: Error & { code?: string }) => error.code === 'INSUFFICIENT_FUNDS',
     );
     assert.equal(completion.committedBody(), undefined);

@@ -201,7 +201,7 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
         });
         let finished = 0;
         const attempts = [
-          world.ctx.purchaseBatches.sends.ended(accepted.id),
+          world.ctx.purchases.sendEnded(accepted.id),
           world.ctx.jobs.runNow('vtu.dispatch', { id: accepted.id }),
           world.ctx.jobs.runNow('vtu.dispatch', { id: accepted.id }),
         ].map((attempt) =>
@@ -508,16 +508,13 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       await allPlacesTaken;
       // The other four have passed their checks and wait for a place: only then is "not debited"
       // evidence that the bound holds them, rather than that they have not arrived yet.
-      await until(
-        () => world.ctx.purchaseBatches.sends.waiting() === 4,
-        'four purchases waiting for a place',
-      );
+      await until(() => world.ctx.purchases.sendsWaiting() === 4, 'four purchases waiting for a place');
       assert.equal(await recorded(user.userId), sendsMax, 'the rest wait, not yet debited');
       assert.equal(await wallet(user.userId), 5_000_000n - BigInt(sendsMax) * 10_000n);
       open();
       const answers = await Promise.all(buys);
       assert.ok(answers.every((a) => a.status === 200));
-      await Promise.all(answers.map((a) => world.ctx.purchaseBatches.sends.ended(ok(a).id)));
+      await Promise.all(answers.map((a) => world.ctx.purchases.sendEnded(ok(a).id)));
       assert.equal(calls, sendsMax + 4, 'each sent once');
       assert.equal(await wallet(user.userId), 5_000_000n - BigInt(sendsMax + 4) * 10_000n);
     } finally {
