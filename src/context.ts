@@ -42,6 +42,7 @@ import {
 } from './sandbox/vtu/bills.ts';
 import { SANDBOX_DATA_TOKEN } from './sandbox/vtu/data-state.ts';
 import { SANDBOX_SOCIAL_API_KEY, sandboxSocialPath } from './sandbox/vtu/social.ts';
+import type { DebitRule } from './vtu/debit-rules.ts';
 import { vtuDeps } from './vtu/deps.ts';
 import { createFloatInFlight, type FloatInFlight } from './vtu/float.ts';
 import { createPurchasePipeline, type PurchasePipeline } from './vtu/pipeline.ts';
@@ -82,6 +83,8 @@ export type Context = {
   /** The group commit of purchases: acceptances, claims and settlements, many per transaction. */
   /** Every purchase's way in: accept, dispatch, requery (vtu/pipeline.ts). */
   purchases: PurchasePipeline;
+  /** The purchase rules decided at debit time (vtu/debit-rules.ts). */
+  debitRules: readonly DebitRule[];
   /** What every purchase reads before its debit, batched the same way. */
   purchaseReads: (userId: string) => Promise<PurchaseFacts>;
   /** What this context is sending to each VTU provider right now: the float decides on it (vtu/float.ts). */
@@ -103,6 +106,8 @@ export type ContextOverrides = {
   rateLimitNamespace?: string;
   /** Where local documents go (tests use a temporary directory). */
   documentsDir?: string;
+  /** The purchase rules decided at debit time (src/vtu/debit-rules.ts); none by default. */
+  debitRules?: readonly DebitRule[];
 };
 
 export function createLogger(config: Config): Logger {
@@ -112,6 +117,7 @@ export function createLogger(config: Config): Logger {
       paths: [
         'req.headers.authorization',
         'req.headers["x-payment-signature"]',
+        'req.headers["x-paystack-signature"]',
         '*.pin',
         '*.otpCode',
         '*.code',
@@ -217,6 +223,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       batchMax: paymentEventBatchMax,
       logger,
     }),
+    debitRules: overrides.debitRules ?? [],
     purchases: createPurchasePipeline(() => vtuDeps(ctx), database.batching, config.vtu.sendsMax),
     purchaseReads: createPurchaseReads(() => ctx.db, database.batching),
     floatInFlight: createFloatInFlight(),

@@ -235,6 +235,13 @@ export type DecideOptions = {
    * skipped. Should one exist after all, the unique index refuses it and the batch fails whole.
    */
   referencesUnposted?: boolean;
+  /**
+   * The caller's own rules, decided with the balances: `prepare` runs once the user accounts are
+   * locked (so it reads state those locks serialise: what the same users did before), then
+   * `admit(i)` for each posting the balances allow, in order; an Error refuses that posting as want
+   * of funds would, leaving nothing of it behind, and null accepts it (the rule counts it then).
+   */
+  admission?: { prepare(): Promise<void>; admit(index: number): Error | null } | undefined;
 };
 
 type Decision =
@@ -307,6 +314,7 @@ export async function decidePostings(
             where code = any(${others}::text[])`.execute(trx)
         ).rows;
   const accounts = new Map(read.map((row) => [row.code, row]));
+  await options.admission?.prepare();
 
   const decisions = requests.map((request, i): Decision | Error => {
     const before = posted.get(request.reference);
@@ -321,6 +329,8 @@ export async function decidePostings(
       return account.kind !== 'system' && account.balance + amount < 0n;
     });
     if (short !== undefined) return new InsufficientBalanceError(short[0]);
+    const refused = options.admission?.admit(i) ?? null;
+    if (refused !== null) return refused;
     // Posted (in memory): a later request of this batch sees its balances and its reference.
     posted.set(request.reference, { id: null, hash: hashes[i]! });
     return {

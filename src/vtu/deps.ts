@@ -9,6 +9,7 @@ export function vtuDeps(ctx: Context): DispatchDeps {
     clock: ctx.clock,
     jobs: ctx.jobs,
     providers: ctx.vtuProviders,
+    debitRules: ctx.debitRules,
     logger: ctx.logger,
     float: {
       payments: ctx.payments,

@@ -9,6 +9,7 @@ import {
   VtuRefusedLocally,
   type VtuService,
 } from '../providers/vtu/vtu-provider.ts';
+import type { DebitRule } from './debit-rules.ts';
 import { type FloatDecision, type FloatDeps, floatDecisions } from './float.ts';
 import {
   alertStuck,
@@ -30,6 +31,8 @@ export const JOB_VTU_DISPATCH = 'vtu.dispatch';
 export const JOB_VTU_REQUERY = 'vtu.requery';
 
 export type DispatchDeps = SettlementDeps & {
+  /** The purchase rules decided at debit time (debit-rules.ts); none by default. */
+  debitRules?: readonly DebitRule[];
   providers: Record<string, VtuProvider>;
   logger?: Pick<Logger, 'warn' | 'error'>;
   /** Just-in-time funding of the providers' floats (float.ts); without it purchases are sent as they come. */

@@ -8,6 +8,7 @@ import { systemAccounts, userAccount } from '../ledger/accounts.ts';
 import { decidePostings, InsufficientBalanceError, writePostings } from '../ledger/postings.ts';
 import { koboToNaira } from '../money.ts';
 import type { PurchaseRequest, VtuService } from '../providers/vtu/vtu-provider.ts';
+import { admissionOf } from './debit-rules.ts';
 import { type DispatchDeps, JOB_VTU_DISPATCH } from './dispatch.ts';
 import { firstRequeryAt, purchasePostings, type VtuTransaction } from './settlement.ts';
 
@@ -68,9 +69,18 @@ export async function acceptPurchases(
         metadata: { purchaseId: row.id, service: row.service, provider: row.provider },
       })),
       now,
-      // Each reference was made at random for this purchase. Were it posted by an earlier run of
-      // the batch that committed, recording the purchase again fails first (its id is taken).
-      { referencesUnposted: true },
+      {
+        // Each reference was made at random for this purchase. Were it posted by an earlier run of
+        // the batch that committed, recording the purchase again fails first (its id is taken).
+        referencesUnposted: true,
+        // The purchase rules that need state at debit time (debit-rules.ts), decided with the debits.
+        admission: admissionOf(
+          deps.debitRules ?? [],
+          trx,
+          rows.map((row) => ({ userId: row.user_id, service: row.service, amountKobo: row.amount })),
+          now,
+        ),
+      },
     );
     const accepted = rows.filter((_, i) => decided.accepted[i]);
     const views = rows.map((row) => toView(acceptedRow(row)));

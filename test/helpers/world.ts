@@ -8,6 +8,7 @@ import { buildApp } from '../../src/app.ts';
 import type { Clock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type Context, createContext } from '../../src/context.ts';
+import type { DebitRule } from '../../src/vtu/debit-rules.ts';
 import { createTestDatabase } from './database.ts';
 
 // A fresh world per test file: its own database, context and app, listening on a real port so that
@@ -30,6 +31,10 @@ export type WorldOptions = {
   logger?: Logger;
   /** On PostgreSQL, the pool's connections at most (one: every statement runs on the same session). */
   poolMax?: number;
+  /** On PostgreSQL, run on the database of this world: two services (processes) on one database. */
+  sameDatabaseAs?: World;
+  /** The purchase rules decided at debit time (src/vtu/debit-rules.ts), for their tests. */
+  debitRules?: readonly DebitRule[];
   /** On PostgreSQL, the URL the service connects with instead of the database's own (a proxy's). */
   databaseUrl?: (url: string) => Promise<string>;
 };
@@ -45,7 +50,12 @@ export async function createWorld(options: WorldOptions = {}): Promise<World> {
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     ...options.env,
   });
-  const database = await createTestDatabase();
+  // A second service on the database of another world shares it (and leaves dropping it to that world).
+  const shared = options.sameDatabaseAs?.ctx.database.url;
+  const database =
+    shared === undefined
+      ? await createTestDatabase()
+      : { target: { kind: 'postgres' as const, url: shared, poolMax: 30 }, drop: async () => {} };
   // Identity documents of a test world live in a temporary directory removed on close.
   const documentsDir = await mkdtemp(path.join(os.tmpdir(), 'billrail-documents-'));
   const target =
@@ -61,6 +71,7 @@ export async function createWorld(options: WorldOptions = {}): Promise<World> {
     database: target,
     ...(options.clock !== undefined ? { clock: options.clock } : {}),
     ...(options.logger !== undefined ? { logger: options.logger } : {}),
+    ...(options.debitRules !== undefined ? { debitRules: options.debitRules } : {}),
     rateLimitNamespace: `billrail-test-${randomBytes(4).toString('hex')}:`,
   });
   const app = await buildApp(ctx);

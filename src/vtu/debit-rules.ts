@@ -1,0 +1,58 @@
+import type { Transaction } from 'kysely';
+import type { DB } from '../db/schema.ts';
+import type { AppError } from '../errors.ts';
+
+// Purchase rules that need state at debit time: a daily limit, a velocity limit, anything that
+// depends on what the same user bought before. This file is the one place for them. A rule is
+// decided inside the acceptance's transaction, after the buyers' wallets are locked and in arrival
+// order together with the balances (decidePostings' `admission`), so two purchases of the same user
+// racing in two batches or two processes are decided one after the other, and a purchase the rule
+// refuses is refused like one the wallet does not cover: nothing debited, nothing recorded.
+//
+// Recipe (CONTRIBUTING.md, "Add a purchase rule"): write a DebitRule whose `load` reads, with one
+// statement for the whole batch, what the rule decides on for these buyers, and returns a check
+// that refuses a purchase with an AppError (a code of API.md section 2, declared in the purchase
+// operations' `errors`) or admits it and counts it, so that the next purchase of the same batch
+// sees it. Add it to the rules the context builds (vtuDeps). test/vtu/debit-rules.test.ts is the
+// template of its tests.
+
+/** What a rule sees of one purchase being accepted. */
+export type DebitCandidate = { userId: string; service: string; amountKobo: bigint };
+
+/** Decides one purchase, in arrival order: an AppError refuses it; null admits it (and counts it). */
+export type DebitCheck = (purchase: DebitCandidate) => AppError | null;
+
+export type DebitRule = {
+  name: string;
+  /** Reads the rule's state for the batch's buyers, under their wallet locks. */
+  load(trx: Transaction<DB>, buyerIds: string[], now: Date): Promise<DebitCheck>;
+};
+
+/**
+ * The admission of a batch of purchases (decidePostings' `admission`): every rule's state loaded
+ * once the wallets are locked, then every rule asked about each purchase in order.
+ */
+export function admissionOf(
+  rules: readonly DebitRule[],
+  trx: Transaction<DB>,
+  candidates: DebitCandidate[],
+  now: Date,
+): { prepare(): Promise<void>; admit(index: number): AppError | null } | undefined {
+  if (rules.length === 0) return undefined;
+  let checks: DebitCheck[] = [];
+  return {
+    async prepare() {
+      const buyers = [...new Set(candidates.map((c) => c.userId))];
+      checks = [];
+      // One after the other: on PGlite the transaction's statements run one at a time anyway.
+      for (const rule of rules) checks.push(await rule.load(trx, buyers, now));
+    },
+    admit(index) {
+      for (const check of checks) {
+        const refusal = check(candidates[index]!);
+        if (refusal !== null) return refusal;
+      }
+      return null;
+    },
+  };
+}
