@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { VtuProviderName, VtuServiceName } from '../config.ts';
+import { statement } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { koboToNaira } from '../money.ts';
@@ -73,6 +74,16 @@ export function markupAmong(
     rows.find((r) => r.service === service && r.provider === provider) ??
     rows.find((r) => r.service === service && r.provider === null);
   return row === undefined ? noMarkup : { flatKobo: BigInt(row.flat_kobo), percentBp: row.percent_bp };
+}
+
+/**
+ * Every stored markup (a few dozen rows at most: one per service, and per provider), for a caller
+ * that applies them to many prices at once (markupAmong): the purchases read them once per batch.
+ */
+export async function readMarkups(db: Kysely<DB>): Promise<MarkupRow[]> {
+  const { rows } = await statement<MarkupRow>('catalogue.markups')`
+    select service, provider, flat_kobo, percent_bp from vtu_markups`.execute(db);
+  return rows;
 }
 
 /** The markup that applies to a service sold through a provider. */

@@ -1,15 +1,15 @@
 import type { Kysely } from 'kysely';
 import { type BuyerState, readBuyerStates } from '../auth/pin.ts';
-import { type Markup, type MarkupRow, markupAmong } from '../catalogue/pricing.ts';
+import { type Markup, markupAmong, readMarkups } from '../catalogue/pricing.ts';
 import type { VtuProviderName, VtuServiceName } from '../config.ts';
 import type { Batching } from '../db/batching.ts';
-import { statement } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 
 // What every purchase reads before its debit, its buyer's tier and PIN state and the markups, in one
 // batched step: under load the purchases arriving together share one query for their buyers and one
 // for the markups (a table of a few dozen rows at most: one per service, and per provider). The
-// buyers are auth's rows, read through auth (readBuyerStates); the two queries run side by side.
+// buyers are auth's rows, read through auth (readBuyerStates), and the markups the catalogue's
+// (readMarkups); the two queries run side by side.
 
 export type PurchaseFacts = {
   /** The buyer's tier and PIN columns as they are now; undefined for no such user. */
@@ -24,13 +24,9 @@ export function createPurchaseReads(
 ): (userId: string) => Promise<PurchaseFacts> {
   const load = batching.loader(
     async (ids: string[]) => {
-      const [byId, markups] = await Promise.all([
-        readBuyerStates(db(), ids),
-        statement<MarkupRow>('catalogue.markups')`
-          select service, provider, flat_kobo, percent_bp from vtu_markups`.execute(db()),
-      ]);
+      const [byId, markups] = await Promise.all([readBuyerStates(db(), ids), readMarkups(db())]);
       const markupOf = (service: VtuServiceName, provider: VtuProviderName): Markup =>
-        markupAmong(markups.rows, service, provider);
+        markupAmong(markups, service, provider);
       return new Map(ids.map((id) => [id, { buyer: byId.get(id), markupOf }]));
     },
     { batchMax: 200, concurrency: 4 },
