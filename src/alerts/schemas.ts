@@ -1,11 +1,7 @@
 import { z } from 'zod';
+import { pageInput } from '../paging.ts';
 
 // Schemas of the operations alerts' listing (adminListAlerts).
-
-const pageInput = {
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
-};
 
 export const listAlertsInput = z.object(pageInput).strict();
 

@@ -55,15 +55,17 @@ export function statement<T = unknown>(
   name: StatementName,
 ): (strings: TemplateStringsArray, ...values: unknown[]) => RawBuilder<T> {
   const head = `${statements[name].prepared ? MARK : ''}/* ${name} */ `;
-  return (strings, ...values) => {
-    const marked = [head + strings[0], ...strings.slice(1)];
-    return sql<T>(Object.assign(marked, { raw: marked }) as unknown as TemplateStringsArray, ...values);
-  };
+  return (strings, ...values) => headed<T>(head, strings, values);
 }
 
 /** Marks a statement prepared outside the list: for tests of the mechanism only. */
 export function prepared<T = unknown>(strings: TemplateStringsArray, ...values: unknown[]): RawBuilder<T> {
-  const marked = [MARK + strings[0], ...strings.slice(1)];
+  return headed<T>(MARK, strings, values);
+}
+
+/** kysely's `sql` over the template with `head` put before its text. */
+function headed<T>(head: string, strings: TemplateStringsArray, values: unknown[]): RawBuilder<T> {
+  const marked = [head + strings[0], ...strings.slice(1)];
   return sql<T>(Object.assign(marked, { raw: marked }) as unknown as TemplateStringsArray, ...values);
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isNairaAmount } from '../money.ts';
+import { pageInput } from '../paging.ts';
 
 /** Top-up limits in naira (API.md section 6). */
 export const topupNairaMin = 100;
@@ -29,11 +30,6 @@ export const verifyTopupOutput = z.object({
   status: topupStatus,
   credited: z.boolean(),
 });
-
-const pageInput = {
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
-};
 
 export const listTransactionsInput = z.object(pageInput).strict();
 

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { raiseAlert } from '../alerts/alerts.ts';
 import type { DB } from '../db/schema.ts';
-import { creditOnce, isPending, type PendingCredit, writeCredits } from './credits.ts';
+import { isPending, type PendingCredit, writeCredits } from './credits.ts';
 import { decideDedicatedCredit, dedicatedPaymentOf } from './dedicated-accounts.ts';
 import { decideTopupCredit, type FundingDeps } from './service.ts';
 import { applyTransferOutcome, type TransferEnd } from './transfers.ts';
@@ -93,10 +93,10 @@ export async function processPaymentEvent(deps: Deps, eventId: string): Promise<
       .forUpdate()
       .executeTakeFirst();
     if (event === undefined || event.processed_at !== null) return null;
-    const decision = await decide(deps, trx, event, null);
-    const outcome = isPending(decision) ? await creditOnce(trx, decision, deps.clock.now()) : decision;
-    await markProcessed(deps, trx, [{ id: event.id, outcome }]);
-    return outcome;
+    const decided = [{ id: event.id, decision: await decide(deps, trx, event, null) }];
+    const processed = await finishDecided(deps, trx, decided);
+    await markProcessed(deps, trx, processed);
+    return processed[0]!.outcome;
   });
 }
 
@@ -141,18 +141,10 @@ export async function processPendingPaymentEvents(
         trx,
         charges.filter((e) => e.event === 'charge.success').map((e) => e.reference),
       );
-      // Every event decided first, then the credits' postings written by one postBatch: a posting
-      // per event would lock a wallet while holding the collections pool of the one before.
-      const decided: { id: string; decision: EventDecision }[] = [];
+      const decided: Decided[] = [];
       for (const event of charges)
         decided.push({ id: event.id, decision: await decide(deps, trx, event, intents) });
-      const credits = decided.flatMap(({ decision }) => (isPending(decision) ? [decision] : []));
-      const credited = await writeCredits(trx, credits, deps.clock.now());
-      let next = 0;
-      const outcomes = decided.map(({ id, decision }) => ({
-        id,
-        outcome: isPending(decision) ? credited[next++]! : decision,
-      }));
+      const outcomes = await finishDecided(deps, trx, decided);
       await markProcessed(deps, trx, outcomes);
       processed = outcomes.length;
     });
@@ -219,6 +211,26 @@ async function markProcessed(
 
 /** What a stored event does: done with an outcome, or a credit whose posting is still to write. */
 type EventDecision = EventOutcome | PendingCredit;
+
+type Decided = { id: string; decision: EventDecision };
+
+/**
+ * The outcomes of decided events: the credits among them written together (credits.ts), so that a
+ * transaction crediting many wallets takes its ledger locks once, in the one order: a posting per
+ * event would lock a wallet while holding the collections pool of the one before.
+ */
+async function finishDecided(
+  deps: Pick<Deps, 'clock'>,
+  trx: Transaction<DB>,
+  decided: Decided[],
+): Promise<{ id: string; outcome: EventOutcome }[]> {
+  const credits = decided.flatMap(({ decision }) => (isPending(decision) ? [decision] : []));
+  const credited = (await writeCredits(trx, credits, deps.clock.now())).values();
+  return decided.map(({ id, decision }) => ({
+    id,
+    outcome: isPending(decision) ? credited.next().value! : decision,
+  }));
+}
 
 /**
  * What a stored event does, inside the caller's transaction. `lockedIntents`, when given, are the

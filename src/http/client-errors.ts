@@ -1,7 +1,8 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import type { ErrorBody } from './errors.ts';
+import { AppError } from '../errors.ts';
+import { type ErrorResponse, fromAppError } from './errors.ts';
 
 // Requests Node's HTTP parser refuses before Fastify sees them: headers or a URL over Node's
 // header limit (16 KiB), a request that did not arrive within the request timeout, bytes that are
@@ -13,33 +14,29 @@ import type { ErrorBody } from './errors.ts';
 /** How long a refused connection may keep sending what we no longer read before it is cut. */
 const refusedSocketLingerMs = 2_000;
 
-function refusal(error: { code?: string }): { status: number; body: ErrorBody } {
+/**
+ * The answer to what the parser refused. HTTP fixes the statuses of the first two (431, 408), which
+ * the contract's codes do not have: the nearest code goes with the protocol's status.
+ */
+function refusal(error: { code?: string }): ErrorResponse {
   switch (error.code) {
     case 'HPE_HEADER_OVERFLOW':
       return {
+        ...fromAppError(
+          new AppError(
+            'PAYLOAD_TOO_LARGE',
+            'the request headers or query string are too large (16 KiB at most); send large inputs as a POST body',
+          ),
+        ),
         status: 431,
-        body: {
-          success: false,
-          error: {
-            code: 'PAYLOAD_TOO_LARGE',
-            message:
-              'the request headers or query string are too large (16 KiB at most); send large inputs as a POST body',
-          },
-        },
       };
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return {
+        ...fromAppError(new AppError('VALIDATION_ERROR', 'the request did not arrive in time')),
         status: 408,
-        body: {
-          success: false,
-          error: { code: 'VALIDATION_ERROR', message: 'the request did not arrive in time' },
-        },
       };
     default:
-      return {
-        status: 400,
-        body: { success: false, error: { code: 'VALIDATION_ERROR', message: 'the request is malformed' } },
-      };
+      return fromAppError(new AppError('VALIDATION_ERROR', 'the request is malformed'));
   }
 }
 

@@ -71,7 +71,8 @@ export function errorEnvelope(codes: readonly [ErrorCode, ...ErrorCode[]]) {
 
 export type ErrorResponse = { status: number; body: ErrorBody; retryAfterSeconds: number | undefined };
 
-function fromAppError(error: AppError): ErrorResponse {
+/** The envelope and status of an AppError: the one way a code becomes an answer. */
+export function fromAppError(error: AppError): ErrorResponse {
   const body: ErrorBody = { success: false, error: { code: error.code, message: error.message } };
   if (error.details !== undefined) body.error.details = error.details;
   return { status: statusOf(error.code), body, retryAfterSeconds: error.retryAfterSeconds };
@@ -113,14 +114,13 @@ export function toErrorResponse(error: unknown, request: FastifyRequest): ErrorR
       }),
     );
   }
+  // A JSON body that does not parse is refused by the app's own parser (json-body.ts), with an
+  // AppError that says why; Fastify's JSON errors never arise.
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return fromAppError(new AppError('PAYLOAD_TOO_LARGE', 'the request body is too large'));
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return fromAppError(new AppError('VALIDATION_ERROR', 'the body must be application/json'));
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return fromAppError(new AppError('VALIDATION_ERROR', 'the body is not valid JSON'));
   }
   const status = fastifyError.statusCode;
   if (status === 429) return fromAppError(new AppError('RATE_LIMITED', 'too many requests'));

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageInput } from '../paging.ts';
 import { nigerianPhone } from '../phone.ts';
 
 export const kycStatusValue = z.enum(['none', 'pending', 'approved', 'rejected']);
@@ -43,8 +44,7 @@ const reviewStatus = z.enum(['pending', 'approved', 'rejected']);
 export const listReviewsInput = z
   .object({
     status: reviewStatus.default('pending'),
-    limit: z.coerce.number().int().min(1).max(100).default(20),
-    offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+    ...pageInput,
   })
   .strict();
 

@@ -93,28 +93,21 @@ function requireWithin(naira: number, what: string, limits: { min: number; max?:
 
 /**
  * The amounts the routed provider sells in (its adapter's rule), before the debit: what it would
- * refuse after the debit would otherwise cost the buyer a failed purchase. Bounds answer as
- * requireWithin does; an amount between them that is not a whole step is a 400 on `data.amount`.
+ * refuse after the debit would otherwise cost the buyer a failed purchase. Its bounds answer as
+ * every purchase's do (requireWithin); an amount between them that is not a whole step is a 400 on
+ * `data.amount`.
  */
 function requireSold(rule: AmountRule | null, amountKobo: bigint, what: string): void {
   if (rule === null) return;
-  switch (amountBreach(rule, amountKobo)) {
-    case null:
-      return;
-    case 'below_minimum': {
-      const limit = koboToNaira(rule.amountKoboMin);
-      throw new AppError('BELOW_MINIMUM', `the minimum ${what} is ₦${limit}`, { details: { limit } });
-    }
-    case 'above_maximum': {
-      const limit = koboToNaira(rule.amountKoboMax);
-      throw new AppError('ABOVE_MAXIMUM', `the maximum ${what} is ₦${limit}`, { details: { limit } });
-    }
-    case 'not_a_step': {
-      const message = `${what} is sold in multiples of ₦${koboToNaira(rule.amountKoboStep)}`;
-      throw new AppError('VALIDATION_ERROR', message, {
-        details: { issues: [{ path: ['data', 'amount'], message }] },
-      });
-    }
+  requireWithin(koboToNaira(amountKobo), what, {
+    min: koboToNaira(rule.amountKoboMin),
+    max: koboToNaira(rule.amountKoboMax),
+  });
+  if (amountBreach(rule, amountKobo) === 'not_a_step') {
+    const message = `${what} is sold in multiples of ₦${koboToNaira(rule.amountKoboStep)}`;
+    throw new AppError('VALIDATION_ERROR', message, {
+      details: { issues: [{ path: ['data', 'amount'], message }] },
+    });
   }
 }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { pin } from '../auth/schemas.ts';
 import { isNairaAmount } from '../money.ts';
+import { pageInput } from '../paging.ts';
 import { nigerianPhone } from '../phone.ts';
 
 // Request and answer shapes of the six purchases and their reads (API.md section 5).
@@ -91,8 +92,7 @@ const isoDate = z.iso
 
 export const listMyVtuTransactionsInput = z
   .object({
-    limit: z.coerce.number().int().min(1).max(100).default(20),
-    offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+    ...pageInput,
     status: z.enum(['processing', 'success', 'failed']).optional(),
     service: z
       .enum(['airtime', 'data', 'cable', 'electricity', 'betting', 'education', 'airtime_to_cash', 'social'])

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { lagosMinute } from '../lagos-time.ts';
 
 // A purchase's reference is ours: it is the ledger's reference for the purchase and what every
 // requery looks the order up by, whichever provider the purchase is routed to. So it is made here,
@@ -14,31 +15,6 @@ const suffixLengthMax = 38;
 const suffixPattern = new RegExp(`^[A-Za-z0-9]{1,${suffixLengthMax}}$`);
 /** Random bytes per reference, written as hex: 80 bits, unique without asking anyone. */
 const randomSuffixBytes = 10;
-
-const lagosTime = new Intl.DateTimeFormat('en-GB', {
-  timeZone: 'Africa/Lagos',
-  year: 'numeric',
-  month: '2-digit',
-  day: '2-digit',
-  hour: '2-digit',
-  minute: '2-digit',
-  hourCycle: 'h23',
-});
-
-/** YYYYMMDDHHmm of the instant in Africa/Lagos. */
-export function lagosMinute(now: Date): string {
-  // Every zone's offset is whole minutes, so the Lagos minute changes only when the UTC one does:
-  // formatted once a minute, not once a request.
-  const utcMinute = Math.floor(now.getTime() / 60_000);
-  if (utcMinute !== lastMinute.utcMinute) {
-    const parts = Object.fromEntries(lagosTime.formatToParts(now).map((part) => [part.type, part.value]));
-    lastMinute = { utcMinute, lagos: `${parts.year}${parts.month}${parts.day}${parts.hour}${parts.minute}` };
-  }
-  return lastMinute.lagos;
-}
-
-// The minute last formatted: a cache of a pure function, so whoever shares it gets the same answers.
-let lastMinute = { utcMinute: Number.NaN, lagos: '' };
 
 /** A reference: now in Lagos to the minute, then the suffix (letters and digits) that makes it unique. */
 export function purchaseReference(now: Date, suffix: string): string {

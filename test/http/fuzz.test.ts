@@ -3,9 +3,11 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
+import { basisPointsToPercent } from '../../src/catalogue/pricing.ts';
 import { errorCodes } from '../../src/errors.ts';
 import { JOB_PAYMENT_WEBHOOK_SWEEP } from '../../src/funding/webhook-processing.ts';
 import { statusOf } from '../../src/http/errors.ts';
+import { koboToNaira } from '../../src/money.ts';
 import { assertLedgerOk, sendWebhook, walletKobo } from '../funding/support.ts';
 import { onPostgres } from '../helpers/database.ts';
 import {
@@ -177,8 +179,8 @@ describe(`fuzz: every documented operation and the webhook (${onPostgres() ? 'Po
   it('answers every generated input in the contract, refuses hostile ones, and moves no money', async () => {
     const walletBefore = await walletKobo(world, user.userId);
     const markupMax = {
-      flat: Number(world.ctx.config.vtu.markupMax.flatKobo) / 100,
-      percent: world.ctx.config.vtu.markupMax.percentBp / 100,
+      flat: koboToNaira(world.ctx.config.vtu.markupMax.flatKobo),
+      percent: basisPointsToPercent(world.ctx.config.vtu.markupMax.percentBp),
     };
     for (const op of operations) {
       const valid = arbitraryOf(op.input);

@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { AppError } from '../../src/errors.ts';
+import { nairaToKobo } from '../../src/money.ts';
 import type { DebitRule } from '../../src/vtu/debit-rules.ts';
 import { walletKobo } from '../funding/support.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, failure, ok, signInAgain, type World } from '../helpers/world.ts';
-import { buyCall, buyer, mtn } from './purchase-support.ts';
+import { buyCall, buyer, mtn, recordedPurchases } from './purchase-support.ts';
 
 // The template for a purchase rule that needs state at debit time (src/vtu/debit-rules.ts;
 // CONTRIBUTING.md, "Add a purchase rule"). Copy it for a new rule: the rule below (at most three
@@ -69,14 +70,13 @@ describe(`a purchase rule decided at debit time (${onPostgres() ? 'PostgreSQL' :
       assert.deepEqual([error.status, error.code, error.details], [422, 'ABOVE_MAXIMUM', { limit: 3 }]);
     }
     await world.ctx.purchases.drained();
-    const charged = accepted.reduce((sum, a) => sum + BigInt(Math.round(a.amount * 100)), 0n);
+    const charged = accepted.reduce((sum, a) => sum + nairaToKobo(a.amount), 0n);
     assert.equal(await walletKobo(world, user.userId), before - charged, 'refused purchases charged nothing');
-    const recorded = await world.ctx.db
-      .selectFrom('vtu_transactions')
-      .select('id')
-      .where('user_id', '=', user.userId)
-      .execute();
-    assert.equal(recorded.length, purchasesPerDayMax, 'refused purchases recorded nothing');
+    assert.equal(
+      await recordedPurchases(world, user.userId),
+      purchasesPerDayMax,
+      'refused purchases recorded nothing',
+    );
 
     // Another user is not held back by this one's purchases.
     const other = await buyer(world, 1_000);

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { userBalances } from '../../src/ledger/accounts.ts';
-import { checkLedger } from '../../src/ledger/check.ts';
+import { assertLedgerOk, walletKobo } from '../funding/support.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, failure, type World } from '../helpers/world.ts';
-import { bought, buyCall, buyer, mtn } from './purchase-support.ts';
+import { bought, buyCall, buyer, mtn, recordedPurchases } from './purchase-support.ts';
 
 // A rule of the provider a purchase is routed to is checked before the debit (API.md section 2:
 // "raised before any debit"), not found out by the adapter after it: the data vendor sells airtime
@@ -17,15 +16,7 @@ describe(`purchases check the routed provider's amounts before the debit (${onPo
     world = await createWorld({ env: { VTU_ROUTES: 'airtime=data' } });
   });
   after(() => world.close());
-  afterEach(async () => {
-    const check = await checkLedger(world.ctx.db);
-    assert.ok(check.ok, JSON.stringify(check.imbalances));
-  });
-
-  const wallet = async (userId: string) => (await userBalances(world.ctx.db, userId)).wallet;
-  const recorded = async (userId: string) =>
-    (await world.ctx.db.selectFrom('vtu_transactions').select('id').where('user_id', '=', userId).execute())
-      .length;
+  afterEach(() => assertLedgerOk(world));
 
   it('airtime routed to the data vendor: ₦100.50 is a 400 naming data.amount, nothing debited or recorded', async () => {
     assert.equal(world.ctx.config.vtu.routes.airtime, 'data');
@@ -39,8 +30,8 @@ describe(`purchases check the routed provider's amounts before the debit (${onPo
       issues.map((issue) => issue.path),
       [['data', 'amount']],
     );
-    assert.equal(await wallet(user.userId), 100_000n, 'nothing debited');
-    assert.equal(await recorded(user.userId), 0, 'no purchase recorded');
+    assert.equal(await walletKobo(world, user.userId), 100_000n, 'nothing debited');
+    assert.equal(await recordedPurchases(world, user.userId), 0, 'no purchase recorded');
   });
 
   it('airtime routed to the data vendor: ₦100 is sold by it', async () => {
@@ -49,6 +40,6 @@ describe(`purchases check the routed provider's amounts before the debit (${onPo
     assert.equal(done.status, 'success');
     assert.equal(done.provider, 'data');
     assert.equal(done.amount, 100);
-    assert.equal(await wallet(user.userId), 90_000n);
+    assert.equal(await walletKobo(world, user.userId), 90_000n);
   });
 });

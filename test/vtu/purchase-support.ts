@@ -65,3 +65,13 @@ export async function current(world: World, user: Buyer, id: string): Promise<Vt
 
 /** Moves the sandbox clock, which runs the time-driven jobs (the requery among them) before answering. */
 export { advanceClock } from '../auth/support.ts';
+
+/** How many purchases the user has on record, whatever their status. */
+export async function recordedPurchases(world: World, userId: string): Promise<number> {
+  const rows = await world.ctx.db
+    .selectFrom('vtu_transactions')
+    .select('id')
+    .where('user_id', '=', userId)
+    .execute();
+  return rows.length;
+}

@@ -7,7 +7,16 @@ import { onPostgres } from '../helpers/database.ts';
 import { until } from '../helpers/until.ts';
 import { createWorld, failure, get, ok, post, signIn, type World } from '../helpers/world.ts';
 import { userAtTier } from '../kyc/kyc-support.ts';
-import { advanceClock, bought, buyCall, buyer, current, mtn, PIN } from './purchase-support.ts';
+import {
+  advanceClock,
+  bought,
+  buyCall,
+  buyer,
+  current,
+  mtn,
+  PIN,
+  recordedPurchases,
+} from './purchase-support.ts';
 
 // The six purchases end to end against the sandbox providers (SPEC.md "States and transitions",
 // API.md sections 5 and 8): the state table by the recipient's last digit (1 fails and refunds, 2
@@ -30,10 +39,7 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
   });
 
   const wallet = async (userId: string) => (await userBalances(world.ctx.db, userId)).wallet;
-  /** How many purchases the user has on record, whatever their status. */
-  const recorded = async (userId: string) =>
-    (await world.ctx.db.selectFrom('vtu_transactions').select('id').where('user_id', '=', userId).execute())
-      .length;
+  const recorded = (userId: string) => recordedPurchases(world, userId);
   /** Read from the database: after hours on the sandbox clock the buyer's access token has expired. */
   const statusOf = async (id: string) =>
     (

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { lagosMinute } from '../../src/lagos-time.ts';
 import { isVtpassRequestId } from '../../src/providers/vtu/vtpass-client.ts';
-import { lagosMinute, newPurchaseReference, purchaseReference } from '../../src/vtu/references.ts';
+import { newPurchaseReference, purchaseReference } from '../../src/vtu/references.ts';
 
 // Purchase references are the purchase domain's (src/vtu/references.ts), made in the one form every
 // provider takes: VTpass's request id, the narrowest. Each reference made here must pass the VTpass

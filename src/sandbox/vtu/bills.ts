@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { lagosWallClock } from '../../lagos-time.ts';
 import { isNairaAmount, koboToNaira, nairaToKobo } from '../../money.ts';
 import { sameSecret } from '../secrets.ts';
 import {
@@ -677,34 +678,6 @@ function requestIdIsCurrent(requestId: string, now: Date): boolean {
   const lagosNow = lagosWallClock(now);
   return Math.abs(stated - lagosNow) <= requestIdSkewMinutes * 60_000;
 }
-
-const lagosTime = new Intl.DateTimeFormat('en-GB', {
-  timeZone: 'Africa/Lagos',
-  year: 'numeric',
-  month: '2-digit',
-  day: '2-digit',
-  hour: '2-digit',
-  minute: '2-digit',
-  hourCycle: 'h23',
-});
-
-/** The Lagos wall clock at `now`, to the minute, as if it were UTC (for comparing wall clocks). */
-function lagosWallClock(now: Date): number {
-  // Every zone's offset is whole minutes: the Lagos minute changes only when the UTC one does.
-  const utcMinute = Math.floor(now.getTime() / 60_000);
-  if (utcMinute !== lastWallClock.utcMinute) {
-    const parts = Object.fromEntries(
-      lagosTime.formatToParts(now).map((part) => [part.type, Number(part.value)]),
-    );
-    lastWallClock = {
-      utcMinute,
-      lagos: Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!),
-    };
-  }
-  return lastWallClock.lagos;
-}
-
-let lastWallClock = { utcMinute: Number.NaN, lagos: 0 };
 
 /** Stable digits from a seed, so a request's token and pins read the same on every requery. */
 function digitsFrom(seed: string, length: number): string {

@@ -1,0 +1,35 @@
+// Lagos wall-clock time (Africa/Lagos, UTC+1 all year), as the providers and the sandbox's
+// simulators read it: VTpass wants every request id to open with the Lagos minute (YYYYMMDDHHmm),
+// and its simulator checks that minute against its own clock.
+
+const lagosTime = new Intl.DateTimeFormat('en-GB', {
+  timeZone: 'Africa/Lagos',
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  hourCycle: 'h23',
+});
+
+/** YYYYMMDDHHmm of the instant in Africa/Lagos. */
+export function lagosMinute(now: Date): string {
+  // Every zone's offset is whole minutes, so the Lagos minute changes only when the UTC one does:
+  // formatted once a minute, not once a request.
+  const utcMinute = Math.floor(now.getTime() / 60_000);
+  if (utcMinute !== lastMinute.utcMinute) {
+    const parts = Object.fromEntries(lagosTime.formatToParts(now).map((part) => [part.type, part.value]));
+    lastMinute = { utcMinute, lagos: `${parts.year}${parts.month}${parts.day}${parts.hour}${parts.minute}` };
+  }
+  return lastMinute.lagos;
+}
+
+// The minute last formatted: a cache of a pure function, so whoever shares it gets the same answers.
+let lastMinute = { utcMinute: Number.NaN, lagos: '' };
+
+/** The Lagos wall clock at `now`, to the minute, as if it were UTC (for comparing wall clocks). */
+export function lagosWallClock(now: Date): number {
+  const minute = lagosMinute(now);
+  const at = (from: number, to: number) => Number(minute.slice(from, to));
+  return Date.UTC(at(0, 4), at(4, 6) - 1, at(6, 8), at(8, 10), at(10, 12));
+}
