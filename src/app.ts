@@ -11,6 +11,7 @@ import { catalogueOperations } from './catalogue/ops.ts';
 import type { Context } from './context.ts';
 import { AppError } from './errors.ts';
 import { fundingOperations } from './funding/ops.ts';
+import { growthOperations } from './growth/ops.ts';
 import { answerClientError } from './http/client-errors.ts';
 import { registerDocumentRoute } from './http/document-route.ts';
 import { sendError, toErrorResponse } from './http/errors.ts';
@@ -22,6 +23,7 @@ import { registerPaymentWebhookRoute } from './http/payment-webhook-route.ts';
 import { BODY_LIMIT_BYTES, registerOperations } from './http/router.ts';
 import { kycOperations } from './kyc/ops.ts';
 import type { AnyOperation } from './operation.ts';
+import { savingsOperations } from './savings/ops.ts';
 import { purchaseOperations } from './vtu/purchase-ops.ts';
 import { walletOperations } from './wallet/ops.ts';
 
@@ -34,6 +36,8 @@ export const operations: AnyOperation[] = [
   ...alertOperations,
   ...catalogueOperations,
   ...purchaseOperations,
+  ...savingsOperations,
+  ...growthOperations,
   ...adminOperations,
 ];
 

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { isNairaAmount, nairaToKobo } from './money.ts';
 
 // The only place that reads process.env. Everything else receives the parsed Config.
 
@@ -9,6 +10,12 @@ const SANDBOX_PEPPER = 'sandbox-pepper-not-for-production';
 const booleanFlag = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
 const port = z.coerce.number().int().min(0).max(65535);
 const optionalUrl = z.url({ protocol: /^https?$/ }).optional();
+/** A naira amount setting: positive, at most two decimals, at most ₦1,000,000,000. */
+const nairaSetting = z.coerce
+  .number()
+  .positive()
+  .max(1_000_000_000)
+  .refine(isNairaAmount, { message: 'naira with at most two decimals' });
 const fundingAccountPattern = /^\d{3,6}:\d{10}:.{1,100}$/;
 const fundingAccountHint = 'bankCode:accountNumber:Account Name, such as 058:0123456789:Vendor Ltd';
 
@@ -131,6 +138,25 @@ const envSchema = z.object({
   DATA_FUNDING_ACCOUNT: z.string().regex(fundingAccountPattern, fundingAccountHint).optional(),
   BILLS_FUNDING_ACCOUNT: z.string().regex(fundingAccountPattern, fundingAccountHint).optional(),
   SOCIAL_FUNDING_ACCOUNT: z.string().regex(fundingAccountPattern, fundingAccountHint).optional(),
+  // Savings locks and growth (API.md section 9): naira, days and percent.
+  SAVINGS_LOCK_MIN: nairaSetting.default(100),
+  SAVINGS_LOCK_MAX: nairaSetting.default(10_000_000),
+  SAVINGS_DAYS_MIN: z.coerce.number().int().min(1).max(3650).default(7),
+  SAVINGS_DAYS_MAX: z.coerce.number().int().min(1).max(3650).default(365),
+  SAVINGS_BREAK_PENALTY_PERCENT: z.coerce
+    .number()
+    .min(0)
+    .max(100)
+    .refine((n) => Number.isInteger(n * 100), 'a percent with at most two decimals')
+    .default(5),
+  // Thresholds on the total ever locked, naira, ascending once parsed: 10000,50000,...
+  SAVINGS_MILESTONES: z
+    .string()
+    .regex(/^\d{1,10}(,\d{1,10})*$/, 'a list of naira amounts such as 10000,50000,100000')
+    .default('10000,50000,100000,500000,1000000'),
+  CHECKIN_REWARD: nairaSetting.default(10),
+  CHECKIN_WITHDRAW_MINIMUM: nairaSetting.default(100),
+  REFERRAL_BONUS: nairaSetting.default(200),
   WORKER: booleanFlag.default(true),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -180,6 +206,18 @@ export type Config = {
     };
     social: VtuProviderConfig & { apiKey: string | undefined; koboPerUsd: bigint | undefined };
   };
+  /** Savings locks (API.md section 9): amounts in kobo, the penalty in basis points of the amount. */
+  savings: {
+    lockMinKobo: bigint;
+    lockMaxKobo: bigint;
+    daysMin: number;
+    daysMax: number;
+    breakPenaltyBp: bigint;
+    /** Thresholds on the total ever locked, kobo, ascending. */
+    milestonesKobo: bigint[];
+  };
+  /** Growth rewards (API.md section 9), kobo. */
+  growth: { checkinRewardKobo: bigint; checkinWithdrawMinKobo: bigint; referralBonusKobo: bigint };
   runWorker: boolean;
   logLevel: string;
 };
@@ -292,6 +330,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     kyc: { baseUrl: e.KYC_BASE_URL?.replace(/\/+$/, ''), appId: e.KYC_APP_ID, secretKey: e.KYC_SECRET_KEY },
     storage,
     vtu: vtuConfig(e),
+    savings: savingsConfig(e),
+    growth: {
+      checkinRewardKobo: nairaToKobo(e.CHECKIN_REWARD),
+      checkinWithdrawMinKobo: nairaToKobo(e.CHECKIN_WITHDRAW_MINIMUM),
+      referralBonusKobo: nairaToKobo(e.REFERRAL_BONUS),
+    },
     runWorker: e.WORKER,
     logLevel: e.LOG_LEVEL,
   };
@@ -352,6 +396,26 @@ function vtuConfig(e: z.output<typeof envSchema>): Config['vtu'] {
       koboPerUsd: e.SOCIAL_KOBO_PER_USD,
       funding: funding(e.SOCIAL_FUNDING_ACCOUNT, 'social'),
     },
+  };
+}
+
+function savingsConfig(e: z.output<typeof envSchema>): Config['savings'] {
+  if (e.SAVINGS_DAYS_MIN > e.SAVINGS_DAYS_MAX) {
+    throw new ConfigError('invalid SAVINGS_DAYS_MIN: above SAVINGS_DAYS_MAX');
+  }
+  if (e.SAVINGS_LOCK_MIN > e.SAVINGS_LOCK_MAX) {
+    throw new ConfigError('invalid SAVINGS_LOCK_MIN: above SAVINGS_LOCK_MAX');
+  }
+  const milestones = [...new Set(e.SAVINGS_MILESTONES.split(',').map((n) => BigInt(n) * 100n))]
+    .filter((kobo) => kobo > 0n)
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return {
+    lockMinKobo: nairaToKobo(e.SAVINGS_LOCK_MIN),
+    lockMaxKobo: nairaToKobo(e.SAVINGS_LOCK_MAX),
+    daysMin: e.SAVINGS_DAYS_MIN,
+    daysMax: e.SAVINGS_DAYS_MAX,
+    breakPenaltyBp: BigInt(Math.round(e.SAVINGS_BREAK_PENALTY_PERCENT * 100)),
+    milestonesKobo: milestones,
   };
 }
 

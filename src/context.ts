@@ -9,6 +9,7 @@ import { migrateToLatest } from './db/migrate.ts';
 import type { DB } from './db/schema.ts';
 import { createEventBus, type EventBus } from './events/domain-events.ts';
 import { createPaymentEventDrainer, type PaymentEventDrainer } from './funding/webhook-processing.ts';
+import { subscribeGrowthToKyc } from './growth/subscribers.ts';
 import { jobDefinitions } from './jobs/definitions.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
 import { documentUrlKey } from './kyc/document-urls.ts';
@@ -240,6 +241,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     throw error;
   }
   subscribePurchasesToFunding(ctx);
+  subscribeGrowthToKyc(ctx);
   if (sandboxState !== undefined) {
     ctx.sandbox = { state: sandboxState, registerRoutes: (app) => registerSandbox(app, ctx, sandboxState) };
   }

@@ -33,3 +33,23 @@ export function lagosWallClock(now: Date): number {
   const at = (from: number, to: number) => Number(minute.slice(from, to));
   return Date.UTC(at(0, 4), at(4, 6) - 1, at(6, 8), at(8, 10), at(10, 12));
 }
+
+/** The Africa/Lagos calendar day of the instant, YYYY-MM-DD: "today" for the daily check-in. */
+export function lagosDate(now: Date): string {
+  const minute = lagosMinute(now);
+  return `${minute.slice(0, 4)}-${minute.slice(4, 6)}-${minute.slice(6, 8)}`;
+}
+
+/** The instant the next Africa/Lagos calendar day begins (its 00:00), after `now`. */
+export function nextLagosMidnight(now: Date): Date {
+  const wall = lagosWallClock(now);
+  // The zone's offset now: the wall clock's minute less the UTC minute (whole minutes in every zone).
+  const offsetMs = wall - Math.floor(now.getTime() / 60_000) * 60_000;
+  const wallDay = new Date(wall);
+  const nextWallMidnight = Date.UTC(
+    wallDay.getUTCFullYear(),
+    wallDay.getUTCMonth(),
+    wallDay.getUTCDate() + 1,
+  );
+  return new Date(nextWallMidnight - offsetMs);
+}

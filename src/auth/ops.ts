@@ -32,19 +32,26 @@ export const authOperations = [
     tags,
     input: s.verifyOtpInput,
     output: s.verifyOtpOutput,
-    errors: ['UNAUTHENTICATED'],
+    errors: ['UNAUTHENTICATED', 'VALIDATION_ERROR'],
     handler: async ({ ctx, input }) => {
-      const check = await consumeOtp(
-        { db: ctx.db, clock: ctx.clock, pepper: ctx.config.secrets.pepper },
-        input.phone,
-        input.code,
-      );
-      if (!check.ok) {
+      // One transaction: an unknown referral code on a first sign-in rolls the code's use back with
+      // the user it would have created, so the person can correct it and sign in with the same SMS.
+      const signedIn = await ctx.db.transaction().execute(async (trx) => {
+        const check = await consumeOtp(
+          { db: trx, clock: ctx.clock, pepper: ctx.config.secrets.pepper },
+          input.phone,
+          input.code,
+        );
+        if (!check.ok) return check;
+        const { user } = await findOrCreateUser(trx, input.phone, input.referralCode, ctx.clock.now());
+        return { ok: true as const, user };
+      });
+      if (!signedIn.ok) {
         throw new AppError('UNAUTHENTICATED', 'the code is wrong or expired', {
-          details: { attemptsLeft: check.attemptsLeft },
+          details: { attemptsLeft: signedIn.attemptsLeft },
         });
       }
-      const { user } = await findOrCreateUser(ctx.db, input.phone, input.referralCode, ctx.clock.now());
+      const { user } = signedIn;
       const tokens = await startSession({ db: ctx.db, clock: ctx.clock }, user.id);
       return { ...tokens, user: toUserView(user, ctx.adminPhones) };
     },

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { DB, UsersTable } from '../db/schema.ts';
+import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { openUserAccounts } from '../ledger/accounts.ts';
 import type { Role } from '../operation.ts';
@@ -43,55 +44,61 @@ export async function findUserById(db: Kysely<DB>, id: string): Promise<UserRow 
 const REFERRAL_CODE_ATTEMPTS_MAX = 5;
 
 /**
- * Returns the user with this phone, creating it (with its ledger accounts) on first sign-in. A
- * referral code is recorded only for a new user and only when it belongs to another user.
+ * Returns the user with this phone, creating it (with its ledger accounts) on first sign-in, in the
+ * caller's transaction. A referral code counts only on first sign-in: there it must belong to a user
+ * (any case), else 400 VALIDATION_ERROR on `referralCode` and nobody is created; on a later sign-in
+ * it changes nothing.
  */
 export async function findOrCreateUser(
-  db: Kysely<DB>,
+  trx: Transaction<DB>,
   phone: string,
   referralCode: string | undefined,
   now: Date,
 ): Promise<{ user: UserRow; created: boolean }> {
-  const existing = await db.selectFrom('users').selectAll().where('phone', '=', phone).executeTakeFirst();
+  const existing = await trx.selectFrom('users').selectAll().where('phone', '=', phone).executeTakeFirst();
   if (existing !== undefined) return { user: existing, created: false };
 
-  return db.transaction().execute(async (trx) => {
-    let referredBy: string | null = null;
-    if (referralCode !== undefined) {
-      const referrer = await trx
-        .selectFrom('users')
-        .select('referral_code')
-        .where('referral_code', '=', referralCode.toUpperCase())
-        .executeTakeFirst();
-      referredBy = referrer?.referral_code ?? null;
+  let referredBy: string | null = null;
+  if (referralCode !== undefined) {
+    const referrer = await trx
+      .selectFrom('users')
+      .select('referral_code')
+      .where('referral_code', '=', referralCode.toUpperCase())
+      .executeTakeFirst();
+    if (referrer === undefined) {
+      const message = 'no user has this referral code';
+      throw new AppError('VALIDATION_ERROR', message, {
+        details: { issues: [{ path: ['data', 'referralCode'], message }] },
+      });
     }
-    for (let attempt = 1; ; attempt++) {
-      const inserted = await trx
-        .insertInto('users')
-        .values({
-          id: newId(),
-          phone,
-          email: null,
-          first_name: null,
-          last_name: null,
-          referral_code: newReferralCode(),
-          referred_by_code: referredBy,
-          created_at: now,
-          updated_at: now,
-        })
-        .onConflict((oc) => oc.doNothing())
-        .returningAll()
-        .executeTakeFirst();
-      if (inserted !== undefined) {
-        await openUserAccounts(trx, inserted.id, now);
-        return { user: inserted, created: true };
-      }
-      // Either the phone signed up concurrently (return that user) or the referral code collided.
-      const raced = await trx.selectFrom('users').selectAll().where('phone', '=', phone).executeTakeFirst();
-      if (raced !== undefined) return { user: raced, created: false };
-      if (attempt >= REFERRAL_CODE_ATTEMPTS_MAX) throw new Error('could not draw a unique referral code');
+    referredBy = referrer.referral_code;
+  }
+  for (let attempt = 1; ; attempt++) {
+    const inserted = await trx
+      .insertInto('users')
+      .values({
+        id: newId(),
+        phone,
+        email: null,
+        first_name: null,
+        last_name: null,
+        referral_code: newReferralCode(),
+        referred_by_code: referredBy,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) => oc.doNothing())
+      .returningAll()
+      .executeTakeFirst();
+    if (inserted !== undefined) {
+      await openUserAccounts(trx, inserted.id, now);
+      return { user: inserted, created: true };
     }
-  });
+    // Either the phone signed up concurrently (return that user) or the referral code collided.
+    const raced = await trx.selectFrom('users').selectAll().where('phone', '=', phone).executeTakeFirst();
+    if (raced !== undefined) return { user: raced, created: false };
+    if (attempt >= REFERRAL_CODE_ATTEMPTS_MAX) throw new Error('could not draw a unique referral code');
+  }
 }
 
 /** The highest KYC tier the user has been approved for (0 when none). */
@@ -122,4 +129,46 @@ export async function findUsersByIds(db: Kysely<DB>, ids: string[]): Promise<Map
  */
 export async function lockUser(trx: Transaction<DB>, userId: string): Promise<void> {
   await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().executeTakeFirst();
+}
+
+/** The user who invited this one (its referral code at first sign-in), if any. */
+export async function referrerIdOf(db: Kysely<DB>, inviteeId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('users as invitee')
+    .innerJoin('users as referrer', 'referrer.referral_code', 'invitee.referred_by_code')
+    .select('referrer.id')
+    .where('invitee.id', '=', inviteeId)
+    .executeTakeFirst();
+  return row?.id;
+}
+
+export type Invitee = { id: string; name: string; joinedAt: Date };
+
+/** The users who signed up with this user's referral code, oldest first, their names masked. */
+export async function inviteesOf(db: Kysely<DB>, userId: string): Promise<Invitee[]> {
+  const rows = await db
+    .selectFrom('users as referrer')
+    .innerJoin('users as invitee', 'invitee.referred_by_code', 'referrer.referral_code')
+    .select(['invitee.id', 'invitee.first_name', 'invitee.last_name', 'invitee.phone', 'invitee.created_at'])
+    .where('referrer.id', '=', userId)
+    .orderBy('invitee.created_at')
+    .orderBy('invitee.id')
+    .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    name: maskedName(row.first_name, row.last_name, row.phone),
+    joinedAt: row.created_at,
+  }));
+}
+
+/**
+ * A name another user may see: the first name and the surname's initial (`Adaeze O.`). Without a
+ * name on the profile, the phone with its middle digits hidden (`0803****567`).
+ */
+export function maskedName(firstName: string | null, lastName: string | null, phone: string): string {
+  const first = firstName?.trim() ?? '';
+  const initial = lastName?.trim().charAt(0).toUpperCase() ?? '';
+  if (first !== '') return initial === '' ? first : `${first} ${initial}.`;
+  const local = phone.startsWith('+234') ? `0${phone.slice(4)}` : phone;
+  return `${local.slice(0, 4)}****${local.slice(-3)}`;
 }

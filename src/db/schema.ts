@@ -224,6 +224,45 @@ export type VtuMarkupsTable = {
   updated_at: Timestamp;
 };
 
+export type SavingsLocksTable = {
+  id: string;
+  user_id: string;
+  /** Kobo locked. */
+  amount: bigint;
+  days: number;
+  status: 'active' | 'matured' | 'broken';
+  /** Kobo kept when broken early; 0 otherwise. */
+  penalty: Generated<bigint>;
+  created_at: Timestamp;
+  matures_at: Timestamp;
+  closed_at: Timestamp | null;
+};
+
+export type SavingsMilestonesTable = {
+  user_id: string;
+  /** Kobo of savings ever locked. */
+  threshold: bigint;
+  reached_at: Timestamp;
+  acknowledged_at: Timestamp | null;
+};
+
+export type CheckinClaimsTable = {
+  user_id: string;
+  /** The Africa/Lagos calendar day, YYYY-MM-DD. */
+  day: ColumnType<string, string, string>;
+  streak: number;
+  /** Kobo accrued by this claim. */
+  reward: bigint;
+  claimed_at: Timestamp;
+};
+
+export type ReferralBonusesTable = {
+  invitee_id: string;
+  referrer_id: string;
+  amount: bigint;
+  qualified_at: Timestamp;
+};
+
 export type DB = {
   users: UsersTable;
   otp_codes: OtpCodesTable;
@@ -245,4 +284,8 @@ export type DB = {
   reconcile_cursors: { name: string; position: Timestamp; updated_at: Timestamp };
   vtu_transactions: VtuTransactionsTable;
   vtu_markups: VtuMarkupsTable;
+  savings_locks: SavingsLocksTable;
+  savings_milestones: SavingsMilestonesTable;
+  checkin_claims: CheckinClaimsTable;
+  referral_bonuses: ReferralBonusesTable;
 };

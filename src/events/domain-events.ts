@@ -67,6 +67,46 @@ export type DomainEvent =
       amountKobo: string;
       reason: string;
       occurredAt: string;
+    }
+  /** A savings lock took amountKobo from the wallet (once per lock). */
+  | {
+      type: 'savings.lock_created';
+      userId: string;
+      lockId: string;
+      amountKobo: string;
+      days: number;
+      maturesAt: string;
+      occurredAt: string;
+    }
+  /** A lock reached maturity and its whole amount went back to the wallet (once per lock). */
+  | { type: 'savings.lock_matured'; userId: string; lockId: string; amountKobo: string; occurredAt: string }
+  /** A lock was broken early: refundedKobo to the wallet, penaltyKobo kept (once per lock). */
+  | {
+      type: 'savings.lock_broken';
+      userId: string;
+      lockId: string;
+      refundedKobo: string;
+      penaltyKobo: string;
+      occurredAt: string;
+    }
+  /** The daily check-in was claimed (once per user and Lagos day). */
+  | {
+      type: 'growth.checkin_claimed';
+      userId: string;
+      day: string;
+      streak: number;
+      rewardKobo: string;
+      occurredAt: string;
+    }
+  /** The user's savings ever locked reached a milestone threshold (once per user and threshold). */
+  | { type: 'growth.milestone_reached'; userId: string; thresholdKobo: string; occurredAt: string }
+  /** An invitee's Tier 1 was approved and the referrer's locked bonus grew (once per invitee). */
+  | {
+      type: 'growth.referral_qualified';
+      userId: string;
+      inviteeId: string;
+      bonusKobo: string;
+      occurredAt: string;
     };
 
 export type DomainEventType = DomainEvent['type'];

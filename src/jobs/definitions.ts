@@ -11,6 +11,7 @@ import {
 } from '../funding/reconcile.ts';
 import { JOB_PAYMENT_WEBHOOK_SWEEP } from '../funding/webhook-processing.ts';
 import { purgeExpiredIdempotencyKeys } from '../http/idempotency-store.ts';
+import { JOB_SAVINGS_MATURITY, matureDueLocks } from '../savings/maturity.ts';
 import { JOB_VTU_DISPATCH, JOB_VTU_REQUERY, requeryDefaults } from '../vtu/dispatch.ts';
 import type { JobDefinition } from './queue.ts';
 
@@ -105,6 +106,22 @@ export function jobDefinitions(ctx: Context): JobDefinition[] {
       handler: async () => {
         const counts = await ctx.purchases.requeryDue(requeryDefaults);
         if (counts.checked > 0) ctx.logger.info({ counts }, 'purchase requery run');
+      },
+    },
+    {
+      // Savings locks whose maturesAt has passed go back to the wallet (src/savings/maturity.ts):
+      // every minute, so a lock matures within a minute of its time; safe to run in several
+      // workers at once (each claims its own locks) and again after a crash (a matured lock is no
+      // longer due).
+      name: JOB_SAVINGS_MATURITY,
+      cron: '* * * * *',
+      retryLimit: 2,
+      retryDelaySeconds: 10,
+      expireInSeconds: 600,
+      runOnClockAdvance: true,
+      handler: async () => {
+        const { matured } = await matureDueLocks({ db: ctx.db, clock: ctx.clock, jobs: ctx.jobs });
+        if (matured > 0) ctx.logger.info({ matured }, 'savings locks matured');
       },
     },
     {

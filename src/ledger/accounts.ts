@@ -20,6 +20,12 @@ export const userAccount = (kind: UserAccountKind, userId: string): string => `$
 /** True for a user's account code (`<kind>:<userId>`), false for a system account's. */
 export const isUserAccount = (code: string): boolean =>
   userAccountKinds.some((kind) => code.startsWith(`${kind}:`));
+/**
+ * Accounts that only ever grow: a user's locked referral bonus is never spendable and never
+ * withdrawable (SPEC.md item 7), so no posting may take from it (postings.ts refuses one, and a
+ * trigger refuses it in the database).
+ */
+export const isCreditOnlyAccount = (code: string): boolean => code.startsWith('bonus_locked:');
 export const providerFloatAccount = (provider: string): string => `provider_float:${provider}`;
 
 type Handle = Kysely<DB> | Transaction<DB>;
@@ -48,6 +54,22 @@ export async function balancesOf(db: Handle, codes: string[]): Promise<Map<strin
     .where('code', 'in', codes)
     .execute();
   return new Map(rows.map((r) => [r.code, r.balance]));
+}
+
+/**
+ * The balance of one user account, locked until the caller's transaction ends: for a movement of
+ * "all of it" (withdrawCheckin), whose amount must be read under the lock its posting then takes.
+ * Lock it only before the posting, and only a user account, so that the one lock order holds.
+ */
+export async function lockedUserBalance(trx: Transaction<DB>, code: string): Promise<bigint> {
+  const row = await trx
+    .selectFrom('ledger_accounts')
+    .select('balance')
+    .where('code', '=', code)
+    .where('kind', '=', 'user')
+    .forUpdate()
+    .executeTakeFirst();
+  return row?.balance ?? 0n;
 }
 
 /** The user's four balances in kobo; accounts not yet opened read as zero. */

@@ -4,7 +4,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import { type BatchResults, fulfilled, rejected } from '../db/batching.ts';
 import { statement } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
-import { isUserAccount } from './accounts.ts';
+import { isCreditOnlyAccount, isUserAccount } from './accounts.ts';
 
 // Double-entry postings. A posting is one ledger transaction of two or more entries that sum to
 // zero, under a reference that is unique forever: posting the same reference with the same content
@@ -91,6 +91,9 @@ function validate(request: PostingRequest): void {
     perAccount.set(e.account, (perAccount.get(e.account) ?? 0n) + e.amount);
   }
   assert.equal(sum, 0n, 'the entries of a posting must sum to zero');
+  for (const [account, amount] of perAccount) {
+    assert.ok(!(amount < 0n && isCreditOnlyAccount(account)), `${account} can never be moved out`);
+  }
   // Entries are netted per account before they are written; a posting whose entries cancel out on
   // every account would store a transaction with no entries, which moves nothing.
   assert.ok(

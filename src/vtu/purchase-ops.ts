@@ -5,6 +5,7 @@ import type { Context } from '../context.ts';
 import type { WithCommit } from '../db/unit-of-work.ts';
 import { AppError, type ErrorCode } from '../errors.ts';
 import { requireTier } from '../kyc/guard.ts';
+import { requireWithin } from '../limits.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { defineOperation } from '../operation.ts';
 import {
@@ -73,20 +74,6 @@ function requireAmount(givenNaira: number, retailKobo: bigint): void {
   if (nairaToKobo(givenNaira) !== retailKobo) {
     throw new AppError('PRICE_CHANGED', `the price is now ₦${koboToNaira(retailKobo)}`, {
       details: { amount: koboToNaira(retailKobo) },
-    });
-  }
-}
-
-/** API.md section 2: BELOW_MINIMUM / ABOVE_MAXIMUM with `details.limit`, before anything is priced. */
-function requireWithin(naira: number, what: string, limits: { min: number; max?: number }): void {
-  if (naira < limits.min) {
-    throw new AppError('BELOW_MINIMUM', `the minimum ${what} is ₦${limits.min}`, {
-      details: { limit: limits.min },
-    });
-  }
-  if (limits.max !== undefined && naira > limits.max) {
-    throw new AppError('ABOVE_MAXIMUM', `the maximum ${what} is ₦${limits.max}`, {
-      details: { limit: limits.max },
     });
   }
 }

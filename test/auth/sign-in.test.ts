@@ -263,10 +263,33 @@ describe('verifyOtp', () => {
       assert.equal(await referredBy(newcomer.userId), referrerCode);
     });
 
-    it('ignores an unknown code: sign-in succeeds and nothing is recorded', async () => {
+    it('refuses an unknown code on a first sign-in with 400 on referralCode, creates nobody, and keeps the SMS code usable', async () => {
+      const phone = uniquePhone();
+      const code = await codeFor(phone);
       // O, 0 and 1 are not in the referral alphabet, so this code can never exist.
-      const newcomer = await signIn(world, uniquePhone(), { referralCode: 'NOSUCH01' });
-      assert.equal(await referredBy(newcomer.userId), null);
+      const refused = await post(world, 'verifyOtp', { phone, code, referralCode: 'NOSUCH01' });
+      assert.equal(refused.status, 400);
+      const error = failure(refused);
+      assert.equal(error.code, 'VALIDATION_ERROR');
+      assert.ok(issuePaths(error.details).includes('data.referralCode'), JSON.stringify(error.details));
+      const users = await world.ctx.db
+        .selectFrom('users')
+        .select('id')
+        .where('phone', '=', e164(phone))
+        .execute();
+      assert.equal(users.length, 0, 'nobody is created');
+      // The person corrects the code and signs in with the same SMS: its use was rolled back.
+      const signedIn = ok(
+        await post<{ user: { id: string } }>(world, 'verifyOtp', { phone, code, referralCode: referrerCode }),
+      );
+      assert.equal(await referredBy(signedIn.user.id), referrerCode);
+    });
+
+    it('ignores any code on a later sign-in, even one that does not exist', async () => {
+      const plain = await signIn(world);
+      const again = await signInAgain(world, plain.phone, { referralCode: 'NOSUCH01' });
+      assert.equal(again.userId, plain.userId);
+      assert.equal(await referredBy(plain.userId), null);
     });
 
     it("never changes an existing user's referred_by_code", async () => {

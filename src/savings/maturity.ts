@@ -1,0 +1,77 @@
+import { sql } from 'kysely';
+import { type DomainEvent, publishEvents } from '../events/domain-events.ts';
+import { userAccount } from '../ledger/accounts.ts';
+import { postBatch } from '../ledger/postings.ts';
+import type { SavingsDeps } from './service.ts';
+
+// Maturity: every active lock whose maturesAt has passed goes back to the wallet, whole, once. A
+// batch is one transaction: one statement claims up to batchMax due locks (skipping those another
+// worker or a break holds) and marks them matured, one postBatch credits them all in the one lock
+// order, one job carries their events. Two workers take disjoint batches; a break waiting on a lock
+// this batch claimed then finds it matured (409), and a lock a break claimed first is skipped here
+// and, once broken, is no longer due.
+
+export const JOB_SAVINGS_MATURITY = 'savings.maturity';
+
+/** Locks matured per transaction at most: a batch's postings and events stay a few hundred kilobytes. */
+export const maturityBatchMax = 1_000;
+
+export async function matureDueLocks(
+  deps: Pick<SavingsDeps, 'db' | 'clock' | 'jobs'>,
+  options: { batchMax: number } = { batchMax: maturityBatchMax },
+): Promise<{ matured: number }> {
+  let matured = 0;
+  for (;;) {
+    const claimed = await deps.db.transaction().execute(async (trx) => {
+      const now = deps.clock.now();
+      const { rows } = await sql<{ id: string; user_id: string; amount: bigint }>`
+        with due as (
+          select id from savings_locks
+          where status = 'active' and matures_at <= ${now}
+          order by matures_at, id
+          limit ${options.batchMax}
+          for update skip locked
+        )
+        update savings_locks as l set status = 'matured', closed_at = ${now}
+        from due where l.id = due.id
+        returning l.id, l.user_id, l.amount`.execute(trx);
+      if (rows.length === 0) return 0;
+      // Each lock was active until this statement, so neither of its references was ever posted.
+      const results = await postBatch(
+        trx,
+        rows.map((lock) => ({
+          reference: `savings-mature:${lock.id}`,
+          description: 'Savings lock matured',
+          entries: [
+            { account: userAccount('savings', lock.user_id), amount: -lock.amount },
+            { account: userAccount('wallet', lock.user_id), amount: lock.amount },
+          ],
+          metadata: { lockId: lock.id },
+        })),
+        now,
+        { referencesUnposted: true },
+      );
+      // The savings account holds every active lock's amount, so a refusal is a broken ledger:
+      // the whole batch rolls back and stays due, and the job's failure says so.
+      const refused = results.find((r) => r.status === 'rejected');
+      if (refused !== undefined) throw refused.reason;
+      const occurredAt = now.toISOString();
+      await publishEvents(
+        deps.jobs,
+        trx,
+        rows.map(
+          (lock): DomainEvent => ({
+            type: 'savings.lock_matured',
+            userId: lock.user_id,
+            lockId: lock.id,
+            amountKobo: lock.amount.toString(),
+            occurredAt,
+          }),
+        ),
+      );
+      return rows.length;
+    });
+    matured += claimed;
+    if (claimed < options.batchMax) return { matured };
+  }
+}
