@@ -1,8 +1,7 @@
 import { sql } from 'kysely';
-import { type DomainEvent, publishEvents } from '../events/domain-events.ts';
-import { userAccount } from '../ledger/accounts.ts';
+import { publishEvents } from '../events/domain-events.ts';
 import { postBatch } from '../ledger/postings.ts';
-import type { SavingsDeps } from './service.ts';
+import { maturedEvent, maturityPosting, type SavingsDeps } from './service.ts';
 
 // Maturity: every active lock whose maturesAt has passed goes back to the wallet, whole, once. A
 // batch is one transaction: one statement claims up to batchMax due locks (skipping those another
@@ -36,38 +35,16 @@ export async function matureDueLocks(
         from due where l.id = due.id
         returning l.id, l.user_id, l.amount`.execute(trx);
       if (rows.length === 0) return 0;
-      // Each lock was active until this statement, so neither of its references was ever posted.
-      const results = await postBatch(
-        trx,
-        rows.map((lock) => ({
-          reference: `savings-mature:${lock.id}`,
-          description: 'Savings lock matured',
-          entries: [
-            { account: userAccount('savings', lock.user_id), amount: -lock.amount },
-            { account: userAccount('wallet', lock.user_id), amount: lock.amount },
-          ],
-          metadata: { lockId: lock.id },
-        })),
-        now,
-        { referencesUnposted: true },
-      );
+      // Each lock was active until this statement, so none of its references was ever posted.
+      const results = await postBatch(trx, rows.map(maturityPosting), now, { referencesUnposted: true });
       // The savings account holds every active lock's amount, so a refusal is a broken ledger:
       // the whole batch rolls back and stays due, and the job's failure says so.
       const refused = results.find((r) => r.status === 'rejected');
       if (refused !== undefined) throw refused.reason;
-      const occurredAt = now.toISOString();
       await publishEvents(
         deps.jobs,
         trx,
-        rows.map(
-          (lock): DomainEvent => ({
-            type: 'savings.lock_matured',
-            userId: lock.user_id,
-            lockId: lock.id,
-            amountKobo: lock.amount.toString(),
-            occurredAt,
-          }),
-        ),
+        rows.map((lock) => maturedEvent(lock, now)),
       );
       return rows.length;
     });

@@ -173,7 +173,9 @@ export async function listLocks(
 /**
  * Breaks an active lock early: the amount less the penalty (rounded down to the kobo) back to the
  * wallet, the penalty to revenue. Another user's lock, or none, is 404; a lock that is no longer
- * active (broken, matured: also by the maturity job an instant ago) is 409.
+ * active (broken, matured: also by the maturity job an instant ago) is 409. A lock already due that
+ * the maturity job has not reached yet is not early: it matures here, whole, with no penalty, as the
+ * job would have (the same reference, so the two can never both credit it).
  */
 export async function breakLock(
   deps: SavingsDeps,
@@ -183,12 +185,13 @@ export async function breakLock(
 ): Promise<{ lock: SavingsLockView; refunded: number; penalty: number }> {
   const now = deps.clock.now();
   return inUnitOfWork(deps.db, withCommit, async (trx) => {
-    const broken = await trx
+    const due = sql<boolean>`matures_at <= ${now}`;
+    const closed = await trx
       .updateTable('savings_locks')
       .set({
-        status: 'broken',
+        status: sql`case when ${due} then 'matured' else 'broken' end`,
         // Integer division of positive numbers: rounded down to the kobo.
-        penalty: sql<bigint>`amount * ${deps.config.breakPenaltyBp}::bigint / 10000`,
+        penalty: sql<bigint>`case when ${due} then 0 else amount * ${deps.config.breakPenaltyBp}::bigint / 10000 end`,
         closed_at: now,
       })
       .where('id', '=', lockId)
@@ -196,7 +199,7 @@ export async function breakLock(
       .where('status', '=', 'active')
       .returningAll()
       .executeTakeFirst();
-    if (broken === undefined) {
+    if (closed === undefined) {
       const existing = await trx
         .selectFrom('savings_locks')
         .select('status')
@@ -206,7 +209,12 @@ export async function breakLock(
       if (existing === undefined) throw notFound('savings lock');
       throw new AppError('CONFLICT', `the lock is already ${existing.status}`);
     }
-    const refunded = broken.amount - broken.penalty;
+    if (closed.status === 'matured') {
+      await postOne(trx, maturityPosting(closed), now);
+      await publishEvents(deps.jobs, trx, [maturedEvent(closed, now)]);
+      return { lock: toLockView(closed), refunded: koboToNaira(closed.amount), penalty: 0 };
+    }
+    const refunded = closed.amount - closed.penalty;
     await postOne(
       trx,
       {
@@ -214,9 +222,9 @@ export async function breakLock(
         description: 'Savings lock broken early',
         // A penalty of 0 % (or 100 %) leaves one side empty: a ledger entry always moves something.
         entries: [
-          { account: userAccount('savings', userId), amount: -broken.amount },
+          { account: userAccount('savings', userId), amount: -closed.amount },
           { account: userAccount('wallet', userId), amount: refunded },
-          { account: systemAccounts.revenuePenalty, amount: broken.penalty },
+          { account: systemAccounts.revenuePenalty, amount: closed.penalty },
         ].filter((entry) => entry.amount !== 0n),
         metadata: { lockId },
       },
@@ -228,14 +236,36 @@ export async function breakLock(
         userId,
         lockId,
         refundedKobo: refunded.toString(),
-        penaltyKobo: broken.penalty.toString(),
+        penaltyKobo: closed.penalty.toString(),
         occurredAt: now.toISOString(),
       },
     ]);
     return {
-      lock: toLockView(broken),
+      lock: toLockView(closed),
       refunded: koboToNaira(refunded),
-      penalty: koboToNaira(broken.penalty),
+      penalty: koboToNaira(closed.penalty),
     };
   });
 }
+
+/** A matured lock's movement: the whole amount from savings back to the wallet, under the lock's maturity reference. */
+export const maturityPosting = (lock: { id: string; user_id: string; amount: bigint }): PostingRequest => ({
+  reference: `savings-mature:${lock.id}`,
+  description: 'Savings lock matured',
+  entries: [
+    { account: userAccount('savings', lock.user_id), amount: -lock.amount },
+    { account: userAccount('wallet', lock.user_id), amount: lock.amount },
+  ],
+  metadata: { lockId: lock.id },
+});
+
+export const maturedEvent = (
+  lock: { id: string; user_id: string; amount: bigint },
+  now: Date,
+): DomainEvent => ({
+  type: 'savings.lock_matured',
+  userId: lock.user_id,
+  lockId: lock.id,
+  amountKobo: lock.amount.toString(),
+  occurredAt: now.toISOString(),
+});

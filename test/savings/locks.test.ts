@@ -277,6 +277,22 @@ describe(`savings locks (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       );
       await assertLedgerOk(world);
     });
+    it('matures, whole and without penalty, a due lock that is broken before the job reaches it', async () => {
+      const user = await saver(world, 700);
+      const created = await lock(world, user, 700, 7);
+      // Due, but the job has not run: the clock moves without running jobs.
+      world.ctx.sandboxClock!.advance(7 * DAY);
+      const signedIn = await signInAgain(world, user.phone);
+      const result = ok(await breakCall(world, signedIn, created.id));
+      assert.deepEqual([result.lock.status, result.penalty, result.refunded], ['matured', 0, 700]);
+      assert.equal((await balancesOf(world, user)).wallet, 70_000n);
+      await matureDueLocks(world.ctx);
+      assert.equal((await balancesOf(world, user)).wallet, 70_000n, 'the job does not credit it again');
+      const events = (await publishedEvents(world, 'savings.lock_matured')).filter(
+        (e) => e.lockId === created.id,
+      );
+      assert.equal(events.length, 1);
+    });
   });
 
   it('has no savings goals, plan catalogue or interest: /openapi.json lists none (SPEC.md item 11)', async () => {
