@@ -178,6 +178,44 @@ describe('loadConfig', () => {
     }
   });
 
+  it('reads the savings and growth settings in naira, days and percent, with the defaults of API.md section 9', () => {
+    const defaults = loadConfig({});
+    assert.deepEqual(defaults.savings, {
+      lockMinKobo: 10_000n,
+      lockMaxKobo: 1_000_000_000n,
+      daysMin: 7,
+      daysMax: 365,
+      breakPenaltyBp: 500n,
+      milestonesKobo: [1_000_000n, 5_000_000n, 10_000_000n, 50_000_000n, 100_000_000n],
+    });
+    assert.deepEqual(defaults.growth, {
+      checkinRewardKobo: 1_000n,
+      checkinWithdrawMinKobo: 10_000n,
+      referralBonusKobo: 20_000n,
+    });
+    const set = loadConfig({
+      SAVINGS_LOCK_MIN: '50.5',
+      SAVINGS_BREAK_PENALTY_PERCENT: '2.75',
+      SAVINGS_MILESTONES: '500,100,500',
+      CHECKIN_REWARD: '12.5',
+      REFERRAL_BONUS: '1000',
+    });
+    assert.equal(set.savings.lockMinKobo, 5_050n);
+    assert.equal(set.savings.breakPenaltyBp, 275n);
+    assert.deepEqual(set.savings.milestonesKobo, [10_000n, 50_000n], 'sorted, each once');
+    assert.equal(set.growth.checkinRewardKobo, 1_250n);
+    assert.equal(set.growth.referralBonusKobo, 100_000n);
+    for (const value of ['0', '-1', '1.234', 'lots'])
+      assertRefused({ CHECKIN_REWARD: value }, 'CHECKIN_REWARD');
+    for (const value of ['101', '-1', '2.555']) {
+      assertRefused({ SAVINGS_BREAK_PENALTY_PERCENT: value }, 'SAVINGS_BREAK_PENALTY_PERCENT');
+    }
+    for (const value of ['10k', '10000,', '-5'])
+      assertRefused({ SAVINGS_MILESTONES: value }, 'SAVINGS_MILESTONES');
+    assertRefused({ SAVINGS_DAYS_MIN: '30', SAVINGS_DAYS_MAX: '10' }, 'SAVINGS_DAYS_MIN');
+    assertRefused({ SAVINGS_LOCK_MIN: '500', SAVINGS_LOCK_MAX: '100' }, 'SAVINGS_LOCK_MIN');
+  });
+
   it('turns the sandbox off in production and refuses SANDBOX=1 there', () => {
     assert.equal(loadConfig(productionEnv).sandbox, false);
     assertRefused({ ...productionEnv, SANDBOX: '1' }, 'SANDBOX');
