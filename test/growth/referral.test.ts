@@ -40,6 +40,8 @@ describe(`referral (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
     ok(await get<Status>(world, 'getMyReferralStatus', {}, { token: user.accessToken }));
   const codeOf = async (user: SignedIn) =>
     ok(await get<UserView>(world, 'getMe', {}, { token: user.accessToken })).referralCode;
+  const nameProfile = async (user: SignedIn, firstName: string, lastName: string) =>
+    ok(await post(world, 'updateProfile', { firstName, lastName }, { token: user.accessToken }));
   const invite = async (referrer: SignedIn) =>
     signIn(world, uniquePhone(), { referralCode: (await codeOf(referrer)).toLowerCase() });
 
@@ -54,14 +56,7 @@ describe(`referral (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
     assert.match(before.invitees[0]!.name, /^0803\*{4}\d{3}$/);
     assert.equal(before.invitees[0]!.qualified, false);
 
-    ok(
-      await post(
-        world,
-        'updateProfile',
-        { firstName: 'Adaeze', lastName: 'okafor' },
-        { token: invitee.accessToken },
-      ),
-    );
+    await nameProfile(invitee, 'Adaeze', 'okafor');
     await userAtTier(world, 1, invitee);
     await runDomainEvents(world);
 
@@ -110,14 +105,6 @@ describe(`referral (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
 
     // Ten concurrent grants for a fresh invitee: one.
     const second = await invite(referrer);
-    ok(
-      await post(
-        world,
-        'updateProfile',
-        { firstName: 'Bola', lastName: 'Ade' },
-        { token: second.accessToken },
-      ),
-    );
     const results = await Promise.all(Array.from({ length: 10 }, () => qualifyInvitee(deps, second.userId)));
     assert.equal(results.filter(Boolean).length, 1);
     assert.equal((await balancesOf(world, referrer)).bonus_locked, 40_000n);
@@ -136,14 +123,7 @@ describe(`referral (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
 
     const referrer = await signIn(world);
     const invitee = await invite(referrer);
-    ok(
-      await post(
-        world,
-        'updateProfile',
-        { firstName: 'Chidi', lastName: 'Eze' },
-        { token: invitee.accessToken },
-      ),
-    );
+    await nameProfile(invitee, 'Chidi', 'Eze');
     assert.equal(ok(await submitTier1(world, invitee, 'sandbox-fail')).status, 'rejected');
     await runDomainEvents(world);
     const after = await status(referrer);
