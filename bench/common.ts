@@ -26,6 +26,9 @@ export type ScenarioResult = {
   serverPeakRssMb: number | null;
 };
 
+/** What the bench verified after a scenario; `ok: false` fails the run. */
+export type Check = { name: string; ok: boolean; detail: string };
+
 export type Server = {
   baseUrl: string;
   pid: number;
@@ -113,6 +116,43 @@ export async function signIn(baseUrl: string, phone: string): Promise<string> {
   if (code === null) throw new Error(`no SMS for ${phone}`);
   const session = await postOperation(baseUrl, 'verifyOtp', { phone, code });
   return (session.data as { accessToken: string }).accessToken;
+}
+
+/** The wallet balance in naira, as the client sees it. */
+export async function balanceNaira(baseUrl: string, token: string): Promise<number> {
+  return ((await getOperation(baseUrl, 'getWallet', token)).data as { balance: number }).balance;
+}
+
+/**
+ * Funds the user's wallet as a client does: a top-up intent, then the provider's signed
+ * charge.success for it (`sequence`, the event id, distinct per body). The credit lands once the
+ * service has processed the stored event: wait for it with eventually().
+ */
+export async function fundWallet(
+  baseUrl: string,
+  token: string,
+  naira: number,
+  sequence: number,
+): Promise<void> {
+  const intent = await postOperation(baseUrl, 'createTopupIntent', { amount: naira }, token);
+  const { reference } = intent.data as { reference: string };
+  const status = await deliver(baseUrl, signedChargeSuccess(sequence, reference, naira * 100));
+  if (status !== 200) throw new Error(`the funding webhook answered ${status}`);
+}
+
+/** Waits (polling, with a deadline) until the condition holds; the bench's own setup only. */
+export async function eventually(
+  what: string,
+  condition: () => Promise<boolean>,
+  state: () => string = () => '',
+  timeoutMs = 60_000,
+): Promise<true> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s ${state()}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return true;
 }
 
 /** Runs fn over items with at most `concurrency` at a time; results in input order. */

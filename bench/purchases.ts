@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
 import {
+  balanceNaira,
   CONNECTIONS,
-  deliver,
+  eventually,
   fromAutocannon,
+  fundWallet,
   getOperation,
   mapConcurrent,
   measured,
@@ -14,7 +16,6 @@ import {
   type ScenarioResult,
   SETUP_CONCURRENCY,
   type Server,
-  signedChargeSuccess,
   signIn,
 } from './common.ts';
 
@@ -56,30 +57,8 @@ async function buyer(server: Server, sequence: number): Promise<string> {
   const token = await signIn(server.baseUrl, nextPhone());
   await postOperation(server.baseUrl, 'submitKycTier1', { livenessToken: 'sandbox-pass' }, token);
   await postOperation(server.baseUrl, 'setTransactionPin', { pin: PIN }, token);
-  const intent = await postOperation(server.baseUrl, 'createTopupIntent', { amount: FUND_NAIRA }, token);
-  const { reference } = intent.data as { reference: string };
-  const status = await deliver(server.baseUrl, signedChargeSuccess(sequence, reference, FUND_NAIRA * 100));
-  if (status !== 200) throw new Error(`the funding webhook answered ${status}`);
+  await fundWallet(server.baseUrl, token, FUND_NAIRA, sequence);
   return token;
-}
-
-async function balanceNaira(server: Server, token: string): Promise<number> {
-  return ((await getOperation(server.baseUrl, 'getWallet', token)).data as { balance: number }).balance;
-}
-
-/** Waits (polling, with a deadline) until the condition holds; the bench's own setup only. */
-async function eventually(
-  what: string,
-  condition: () => Promise<boolean>,
-  state: () => string = () => '',
-  timeoutMs = SETTLE_TIMEOUT_MS,
-): Promise<true> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s ${state()}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return true;
 }
 
 /** Runs fn; a failure carries the service's last log lines, which say why. */
@@ -118,7 +97,7 @@ export async function buyAirtimeScenario(
     (i) => buyer(server, 1_000_000 + i),
   );
   await eventually('the buyers’ wallets funded', async () =>
-    (await mapConcurrent(tokens, SETUP_CONCURRENCY, (t) => balanceNaira(server, t))).every(
+    (await mapConcurrent(tokens, SETUP_CONCURRENCY, (t) => balanceNaira(server.baseUrl, t))).every(
       (b) => b >= FUND_NAIRA,
     ),
   );
@@ -208,7 +187,7 @@ export async function buyAirtimeScenario(
       succeeded === purchases.length,
     detail: `${accepted} accepted (2xx), ${purchases.length} recorded, ${succeeded} success, ${reconciled} settled by adminReconcile after their answer was lost`,
   });
-  const balances = await mapConcurrent(tokens, SETUP_CONCURRENCY, (t) => balanceNaira(server, t));
+  const balances = await mapConcurrent(tokens, SETUP_CONCURRENCY, (t) => balanceNaira(server.baseUrl, t));
   const held = balances.reduce((a, b) => a + b, 0);
   const expected = BUYERS * FUND_NAIRA - purchases.reduce((sum, p) => sum + p.amount, 0);
   checks.push({

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import {
+  balanceNaira,
   CONNECTIONS,
   deliver,
   fromAutocannon,
@@ -29,6 +30,12 @@ import {
 } from './common.ts';
 import { type PgbenchResult, runPgbench } from './pgbench.ts';
 import { buyAirtimeScenario, type PurchaseRun } from './purchases.ts';
+import {
+  createSavingsLockScenario,
+  MATURITY_TARGET_SECONDS,
+  type MaturityRound,
+  savingsMaturityScenario,
+} from './savings.ts';
 
 // `npm run bench`: starts the real service as a child process (sandbox on, rate limit out of the
 // way, workers on) on PGlite in a fresh temporary DATA_DIR, then on a fresh PostgreSQL database when
@@ -53,6 +60,11 @@ import { buyAirtimeScenario, type PurchaseRun } from './purchases.ts';
 //                  funded wallet per connection, ₦100 MTN airtime the sandbox delivers at once; then
 //                  every purchase is read back for the time from acceptance to success
 //                  (bench/purchases.ts)
+//   createSavingsLock  POST createSavingsLock, autocannon, 50 connections, 1,000 funded users round-robin
+//                  (bench/savings.ts)
+//   savingsMaturity  once the service has stopped, in this process on its database: 100,000 locks
+//                  (PGlite: 10,000) due at the same instant, seeded in bulk, matured by timed
+//                  matureDueLocks; on PostgreSQL again with two runners at once (bench/savings.ts)
 //
 // After the webhook scenarios every built top-up body is delivered (again) and the bench checks that
 // each credited its wallet exactly once, that on PostgreSQL every answered event is stored and
@@ -60,7 +72,8 @@ import { buyAirtimeScenario, type PurchaseRun } from './purchases.ts';
 // After the PostgreSQL scenarios, `pgbench -N` runs on the same PostgreSQL at the same connection
 // count (bench/pgbench.ts), and the webhook rate is printed as a ratio of its tps.
 //
-// BENCH_SCENARIOS=webhook (a comma-separated list of getWallet, otp, signIn, webhook, buyAirtime) runs a subset;
+// BENCH_SCENARIOS=webhook (a comma-separated list of getWallet, otp, signIn, webhook, buyAirtime,
+// createSavingsLock, savingsMaturity) runs a subset;
 // BENCH_PGLITE=0 or BENCH_POSTGRES=0 leaves a database out.
 //
 // The client and the server share the machine's cores, so the figures are for comparison between
@@ -94,15 +107,21 @@ const PURCHASE_TARGET_P99_MS = 100;
 const PURCHASE_TARGET_PGLITE_RPS = 300;
 const STARTUP_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 20_000;
-/** The whole bench, both databases, must finish within this or it fails. */
-const BENCH_TIMEOUT_MS = 480_000;
+/**
+ * The whole bench, both databases, must finish within this or it fails. The savings scenarios (issue
+ * 17) take about four minutes of it: 1,000 users signed in and funded per database, 100,000 locks
+ * matured twice on PostgreSQL (one runner, then two) and the ledger checked after each round.
+ */
+const BENCH_TIMEOUT_MS = 900_000;
 const OUTPUT_LINES_MAX = 40;
 
 const POSTGRES_ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const POSTGRES_ENABLED = process.env.BENCH_POSTGRES !== '0';
 const PGLITE_ENABLED = process.env.BENCH_PGLITE !== '0';
 const SCENARIOS = new Set(
-  (process.env.BENCH_SCENARIOS ?? 'getWallet,otp,signIn,webhook,buyAirtime').split(',').map((s) => s.trim()),
+  (process.env.BENCH_SCENARIOS ?? 'getWallet,otp,signIn,webhook,buyAirtime,createSavingsLock,savingsMaturity')
+    .split(',')
+    .map((s) => s.trim()),
 );
 
 type DatabaseRun = {
@@ -114,6 +133,8 @@ type DatabaseRun = {
   checks: { name: string; ok: boolean; detail: string }[];
   /** buyAirtime: from acceptance to success on the service's clock, when that scenario ran. */
   acceptedToSuccess: PurchaseRun['acceptedToSuccess'] | null;
+  /** savingsMaturity: each round's figures and profile, when that scenario ran. */
+  maturity: MaturityRound[];
 };
 
 class SetupError extends Error {
@@ -385,10 +406,7 @@ async function fullSignInScenario(server: Server, database: string): Promise<Sce
 }
 
 async function walletBalancesNaira(baseUrl: string, tokens: string[]): Promise<number> {
-  const balances = await mapConcurrent(tokens, SETUP_CONCURRENCY, async (token) => {
-    const wallet = await getOperation(baseUrl, 'getWallet', token);
-    return (wallet.data as { balance: number }).balance;
-  });
+  const balances = await mapConcurrent(tokens, SETUP_CONCURRENCY, (token) => balanceNaira(baseUrl, token));
   return balances.reduce((a, b) => a + b, 0);
 }
 
@@ -577,7 +595,7 @@ async function webhookScenarios(
 }
 
 async function benchDatabase(
-  database: string,
+  database: 'pglite' | 'postgres',
   extraEnv: Record<string, string>,
   databaseUrl?: string,
 ): Promise<DatabaseRun> {
@@ -586,19 +604,25 @@ async function benchDatabase(
   const startedAt = performance.now();
   const server = await startServer({ ...extraEnv, ADMIN_PHONES: admin.phone });
   const startupMs = Math.round(performance.now() - startedAt);
+  const scenarios: ScenarioResult[] = [];
+  let acceptedToSuccess: DatabaseRun['acceptedToSuccess'] = null;
+  const checks: Check[] = [];
+  const step = (result: ScenarioResult) => {
+    scenarios.push(result);
+    process.stdout.write(
+      `${database}: ${result.scenario}: ${result.requestsPerSecond}/s, p50 ${result.latencyP50Ms} ms, p99 ${result.latencyP99Ms} ms\n`,
+    );
+  };
+  const checked = (check: Check) => {
+    checks.push(check);
+    process.stdout.write(
+      `${database}: check ${check.name}: ${check.ok ? 'ok' : 'FAILED'}: ${check.detail}\n`,
+    );
+  };
   try {
     const adminToken = await signIn(server.baseUrl, admin.phone).catch((error: unknown) => {
       throw new SetupError(`signing in the admin failed: ${(error as Error).message}`);
     });
-    const scenarios: ScenarioResult[] = [];
-    let acceptedToSuccess: DatabaseRun['acceptedToSuccess'] = null;
-    const checks: Check[] = [];
-    const step = (result: ScenarioResult) => {
-      scenarios.push(result);
-      process.stdout.write(
-        `${database}: ${result.scenario}: ${result.requestsPerSecond}/s, p50 ${result.latencyP50Ms} ms, p99 ${result.latencyP99Ms} ms\n`,
-      );
-    };
     if (SCENARIOS.has('getWallet')) step(await walletScenario(server, database));
     if (SCENARIOS.has('otp')) {
       const otp = await requestOtpScenario(server, database);
@@ -606,12 +630,6 @@ async function benchDatabase(
       step(await verifyOtpScenario(server, database, otp.phones));
     }
     if (SCENARIOS.has('signIn')) step(await fullSignInScenario(server, database));
-    const checked = (check: Check) => {
-      checks.push(check);
-      process.stdout.write(
-        `${database}: check ${check.name}: ${check.ok ? 'ok' : 'FAILED'}: ${check.detail}\n`,
-      );
-    };
     if (SCENARIOS.has('webhook')) {
       const webhook = await webhookScenarios(server, database, adminToken, databaseUrl);
       for (const result of webhook.results) step(result);
@@ -626,21 +644,35 @@ async function benchDatabase(
       );
       for (const check of purchases.checks) checked(check);
     }
-    const peaks = scenarios.map((s) => s.serverPeakRssMb).filter((p): p is number => p !== null);
-    return {
-      database,
-      startupMs,
-      scenarios,
-      serverPeakRssMb: peaks.length > 0 ? Math.max(...peaks) : null,
-      checks,
-      acceptedToSuccess,
-    };
+    if (SCENARIOS.has('createSavingsLock')) {
+      const savings = await createSavingsLockScenario(server, database, adminToken);
+      step(savings.result);
+      for (const check of savings.checks) checked(check);
+    }
   } catch (error) {
     if (error instanceof SetupError) error.message += `\nservice output:\n${server.output()}`;
     throw error;
   } finally {
     await server.stop();
   }
+  const peaks = scenarios.map((s) => s.serverPeakRssMb).filter((p): p is number => p !== null);
+  // The service has stopped: its own maturity job must not take part in the timed one.
+  let maturity: MaturityRound[] = [];
+  if (SCENARIOS.has('savingsMaturity')) {
+    const run = await savingsMaturityScenario(database, extraEnv);
+    for (const result of run.results) step(result);
+    for (const check of run.checks) checked(check);
+    maturity = run.rounds;
+  }
+  return {
+    database,
+    startupMs,
+    scenarios,
+    serverPeakRssMb: peaks.length > 0 ? Math.max(...peaks) : null,
+    checks,
+    acceptedToSuccess,
+    maturity,
+  };
 }
 
 async function benchPglite(): Promise<DatabaseRun> {
@@ -821,6 +853,43 @@ function purchaseTargets(runs: DatabaseRun[], pgbench: PgbenchResult | null): Pu
   };
 }
 
+type SavingsTargets = { lines: string[]; summary: Record<string, number | boolean | null> };
+
+/**
+ * Issue 17's targets for maturity (one runner, the job's batchMax): 100,000 locks due at once credited
+ * within 60 s on PostgreSQL, 10,000 within 30 s on PGlite; createSavingsLock is reported, not targeted.
+ */
+function savingsTargets(runs: DatabaseRun[]): SavingsTargets {
+  const lines: string[] = [];
+  const summary: SavingsTargets['summary'] = {};
+  for (const database of ['postgres', 'pglite'] as const) {
+    const run = runs.find((r) => r.database === database);
+    const locks = run?.scenarios.find((s) => s.scenario === 'createSavingsLock');
+    if (locks !== undefined) {
+      lines.push(
+        `createSavingsLock on ${database}: ${locks.requestsPerSecond}/s, p99 ${locks.latencyP99Ms} ms, ${locks.non2xx} non-2xx`,
+      );
+      summary[`${database}CreateSavingsLockPerSecond`] = locks.requestsPerSecond;
+      summary[`${database}CreateSavingsLockP99Ms`] = locks.latencyP99Ms;
+    }
+    const target = MATURITY_TARGET_SECONDS[database];
+    for (const round of run?.maturity ?? []) {
+      const met = round.seconds <= target;
+      lines.push(
+        `savingsMaturity on ${database}: ${round.locks} locks, batchMax ${round.batchMax}, ${round.runners} runner${round.runners === 1 ? '' : 's'}: ${round.seconds} s, ${round.locksPerSecond} locks/s (target ≤ ${target} s): ${met ? 'met' : 'NOT met'}`,
+      );
+    }
+    const first = run?.maturity.find((r) => r.runners === 1);
+    if (first !== undefined) {
+      summary[`${database}MaturityLocks`] = first.locks;
+      summary[`${database}MaturitySeconds`] = first.seconds;
+      summary[`${database}MaturityTargetSeconds`] = target;
+      summary[`${database}MaturityMet`] = first.seconds <= target;
+    }
+  }
+  return { lines, summary };
+}
+
 function gitCommit(): string | null {
   try {
     return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' }).trim();
@@ -837,6 +906,7 @@ function writeResults(
   pgbench: PgbenchResult | null,
   webhookTargets: WebhookTargets['summary'],
   purchaseTargets: PurchaseTargets['summary'],
+  savingsTargets: SavingsTargets['summary'],
 ): void {
   const report = {
     startedAt: startedAt.toISOString(),
@@ -873,11 +943,14 @@ function writeResults(
       'webhook: every body distinct and signed before the run; 1 in webhookKnownEvery names a top-up intent (credits a wallet) while they last, the rest unknown references.',
       'webhook dup: re-deliveries of bodies stored by the webhook scenario (the de-duplication path).',
       'buyAirtime: Tier-1 buyers with a PIN, one per connection, ₦100 MTN airtime the sandbox delivers at once; acceptedToSuccess is createdAt → updatedAt of each purchase read back through the API.',
+      'createSavingsLock: 1,000 funded users, the user changing on every request (round-robin), ₦100 for 365 days each.',
+      'savingsMaturity: in the bench process on the service database after the service stopped; locks seeded in bulk (SQL and postBatch), all due at one instant; req/s is locks matured per second, p50/p99 the batch transaction; runs.maturity has each round with its per-statement profile.',
     ],
     runs,
     pgbench,
     webhookTargets,
     purchaseTargets,
+    savingsTargets,
     skipped,
   };
   fs.mkdirSync(path.dirname(resultsFile), { recursive: true });
@@ -918,11 +991,22 @@ async function main(): Promise<void> {
   for (const line of targets.lines) process.stdout.write(`${line}\n`);
   const purchases = purchaseTargets(runs, pgbench);
   for (const line of purchases.lines) process.stdout.write(`${line}\n`);
+  const savings = savingsTargets(runs);
+  for (const line of savings.lines) process.stdout.write(`${line}\n`);
   for (const run of runs) process.stdout.write(`${run.database}: service ready in ${run.startupMs} ms\n`);
   process.stdout.write(
     `load average (1 min) before/after: ${loadBefore[0]?.toFixed(2)} / ${os.loadavg()[0]?.toFixed(2)} on ${os.cpus().length} cpus\n`,
   );
-  writeResults(runs, skipped, startedAt, loadBefore, pgbench, targets.summary, purchases.summary);
+  writeResults(
+    runs,
+    skipped,
+    startedAt,
+    loadBefore,
+    pgbench,
+    targets.summary,
+    purchases.summary,
+    savings.summary,
+  );
   const failed = runs.flatMap((run) =>
     run.checks.filter((c) => !c.ok).map((c) => `${run.database}: ${c.name}`),
   );
