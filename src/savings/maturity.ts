@@ -31,8 +31,10 @@ export async function matureDueLocks(
           limit ${options.batchMax}
           for update skip locked
         )
+        -- By id from the claimed list: joined to the CTE, the planner scans the whole table (every
+        -- past lock) once statistics exist (measured with npm run bench: ~25 ms a batch at 100,000).
         update savings_locks as l set status = 'matured', closed_at = ${now}
-        from due where l.id = due.id
+        where l.id = any(array(select id from due))
         returning l.id, l.user_id, l.amount`.execute(trx);
       if (rows.length === 0) return 0;
       // Each lock was active until this statement, so none of its references was ever posted.

@@ -607,6 +607,8 @@ describe(`the locked referral bonus never moves (${onPostgres() ? 'PostgreSQL' :
       sql`update ledger_accounts set balance = balance - 1 where code = ${bonus}`,
       sql`update ledger_accounts set balance = 0 where code = ${bonus}`,
       sql`update ledger_accounts set balance = balance - 1 where code like 'bonus\\_locked:%'`,
+      // Renamed first, its balance would no longer read as a bonus's.
+      sql`update ledger_accounts set code = ${`renamed:${holder.userId}`} where code = ${bonus}`,
     ]) {
       await assert.rejects(statement.execute(world.ctx.db), /can never be moved out/);
     }

@@ -71,18 +71,22 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   // A user's locked bonus only ever grows (SPEC.md item 7: never spendable, never withdrawable).
   // The ledger refuses a posting that takes from it; this trigger refuses it below the ledger too,
-  // whatever writes the row. Its WHEN clause is evaluated without calling the function, so the
-  // postings that do not touch a bonus account pay next to nothing for it.
+  // whatever writes the row: its balance going down, or the row being renamed (which would let a
+  // later statement take from it under another code). Its WHEN clause is evaluated without calling
+  // the function, so the postings that do not touch a bonus account pay next to nothing for it.
   await sql`
     create function ledger_bonus_locked_never_decreases() returns trigger language plpgsql as $$
     begin
-      raise exception 'locked bonus % can never be moved out (% to %)', old.code, old.balance, new.balance
+      raise exception 'locked bonus % can never be moved out (% to %, code %)',
+        old.code, old.balance, new.balance, new.code
         using errcode = 'check_violation';
     end $$`.execute(db);
   await sql`
     create trigger ledger_bonus_locked_never_decreases
-    before update of balance on ledger_accounts
-    for each row when (new.balance < old.balance and old.code like 'bonus\\_locked:%')
+    before update on ledger_accounts
+    for each row when (
+      old.code like 'bonus\\_locked:%' and (new.balance < old.balance or new.code is distinct from old.code)
+    )
     execute function ledger_bonus_locked_never_decreases()`.execute(db);
 }
 
