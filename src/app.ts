@@ -22,6 +22,7 @@ import { shareErrorSchemas } from './http/operation-errors.ts';
 import { registerPaymentWebhookRoute } from './http/payment-webhook-route.ts';
 import { BODY_LIMIT_BYTES, registerOperations } from './http/router.ts';
 import { kycOperations } from './kyc/ops.ts';
+import { notificationOperations } from './notifications/ops.ts';
 import type { AnyOperation } from './operation.ts';
 import { savingsOperations } from './savings/ops.ts';
 import { purchaseOperations } from './vtu/purchase-ops.ts';
@@ -38,6 +39,7 @@ export const operations: AnyOperation[] = [
   ...purchaseOperations,
   ...savingsOperations,
   ...growthOperations,
+  ...notificationOperations,
   ...adminOperations,
 ];
 

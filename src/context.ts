@@ -13,6 +13,7 @@ import { subscribeGrowthToKyc } from './growth/subscribers.ts';
 import { jobDefinitions } from './jobs/definitions.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
 import { documentUrlKey } from './kyc/document-urls.ts';
+import { subscribeNotificationsToEvents } from './notifications/subscribers.ts';
 import { toE164 } from './phone.ts';
 import { createSmtpMailer, type Mailer } from './providers/email/mailer.ts';
 import { createDojahKycProvider } from './providers/kyc/dojah-client.ts';
@@ -242,6 +243,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   }
   subscribePurchasesToFunding(ctx);
   subscribeGrowthToKyc(ctx);
+  subscribeNotificationsToEvents(ctx);
   if (sandboxState !== undefined) {
     ctx.sandbox = { state: sandboxState, registerRoutes: (app) => registerSandbox(app, ctx, sandboxState) };
   }

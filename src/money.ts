@@ -41,3 +41,10 @@ export function koboToNaira(kobo: bigint): number {
   const text = `${negative ? '-' : ''}${abs / 100n}.${(abs % 100n).toString().padStart(2, '0')}`;
   return Number(text);
 }
+
+/** ₦1,234.50 from 123450 kobo, without a float: how amounts read in messages and pages. */
+export function formatNaira(kobo: bigint): string {
+  const sign = kobo < 0n ? '-' : '';
+  const abs = kobo < 0n ? -kobo : kobo;
+  return `${sign}₦${(abs / 100n).toLocaleString('en-NG')}.${(abs % 100n).toString().padStart(2, '0')}`;
+}

@@ -71,6 +71,20 @@ export async function raiseAlert(
   return true;
 }
 
+export type StoredAlert = { id: string; kind: string; message: string; createdAt: Date };
+
+/** One stored alert, or undefined. */
+export async function findAlert(db: Kysely<DB>, alertId: string): Promise<StoredAlert | undefined> {
+  const row = await db
+    .selectFrom('ops_alerts')
+    .select(['id', 'kind', 'message', 'created_at'])
+    .where('id', '=', alertId)
+    .executeTakeFirst();
+  return row === undefined
+    ? undefined
+    : { id: row.id, kind: row.kind, message: row.message, createdAt: row.created_at };
+}
+
 /**
  * Emails one stored alert to the operations address, if one is configured: its kind, message and
  * details. Delivery is at least once: a retry after a send whose answer was lost sends it again.

@@ -172,3 +172,10 @@ export function maskedName(firstName: string | null, lastName: string | null, ph
   const local = phone.startsWith('+234') ? `0${phone.slice(4)}` : phone;
   return `${local.slice(0, 4)}****${local.slice(-3)}`;
 }
+
+/** The ids of the users with these phones (E.164), those who exist. */
+export async function findUserIdsByPhones(db: Kysely<DB>, phones: string[]): Promise<string[]> {
+  if (phones.length === 0) return [];
+  const rows = await db.selectFrom('users').select('id').where('phone', 'in', phones).execute();
+  return rows.map((row) => row.id);
+}

@@ -263,6 +263,29 @@ export type ReferralBonusesTable = {
   qualified_at: Timestamp;
 };
 
+export type NotificationsTable = {
+  id: string;
+  user_id: string;
+  kind: string;
+  title: string;
+  body: string;
+  data: Json;
+  /** The fact it reports (a domain event, an alert): one notification per user and source. */
+  source: string;
+  read_at: Timestamp | null;
+  created_at: Timestamp;
+};
+
+export type BroadcastsTable = {
+  id: string;
+  title: string;
+  body: string;
+  created_by: string;
+  created_at: Timestamp;
+  starts_at: Timestamp;
+  ends_at: Timestamp | null;
+};
+
 export type DB = {
   users: UsersTable;
   otp_codes: OtpCodesTable;
@@ -288,4 +311,9 @@ export type DB = {
   savings_milestones: SavingsMilestonesTable;
   checkin_claims: CheckinClaimsTable;
   referral_bonuses: ReferralBonusesTable;
+  notifications: NotificationsTable;
+  broadcasts: BroadcastsTable;
+  polls: { id: string; broadcast_id: string; question: string };
+  poll_options: { id: string; poll_id: string; position: number; text: string };
+  poll_votes: { poll_id: string; user_id: string; option_id: string; created_at: Timestamp };
 };

@@ -1,4 +1,4 @@
-import { emailAlert, JOB_ALERT_EMAIL } from '../alerts/alerts.ts';
+import { emailAlert, findAlert, JOB_ALERT_EMAIL } from '../alerts/alerts.ts';
 import { purgeExpiredSessions } from '../auth/sessions.ts';
 import type { Context } from '../context.ts';
 import { type DomainEventJob, dispatchEventJob, JOB_DOMAIN_EVENT } from '../events/domain-events.ts';
@@ -11,6 +11,7 @@ import {
 } from '../funding/reconcile.ts';
 import { JOB_PAYMENT_WEBHOOK_SWEEP } from '../funding/webhook-processing.ts';
 import { purgeExpiredIdempotencyKeys } from '../http/idempotency-store.ts';
+import { deliverAlertToAdmins } from '../notifications/inbox.ts';
 import { JOB_SAVINGS_MATURITY, matureDueLocks } from '../savings/maturity.ts';
 import { JOB_VTU_DISPATCH, JOB_VTU_REQUERY, requeryDefaults } from '../vtu/dispatch.ts';
 import type { JobDefinition } from './queue.ts';
@@ -125,7 +126,7 @@ export function jobDefinitions(ctx: Context): JobDefinition[] {
       },
     },
     {
-      // The email of an operations alert, enqueued with the alert. Retried with backoff (an SMTP server
+      // The email of an operations alert, enqueued with the alert, and its entry in admins' inboxes. Retried with backoff (an SMTP server
       // that is down for a while); nothing is sent when OPS_EMAIL is unset.
       name: JOB_ALERT_EMAIL,
       retryLimit: 8,
@@ -133,6 +134,10 @@ export function jobDefinitions(ctx: Context): JobDefinition[] {
       expireInSeconds: 120,
       handler: async (data) => {
         const { alertId } = data as { alertId: string };
+        // The administrators' inboxes first: once per alert, so a retry after a failed email
+        // adds nothing there.
+        const alert = await findAlert(ctx.db, alertId);
+        if (alert !== undefined) await deliverAlertToAdmins(ctx.db, ctx.adminPhones, alert, ctx.clock.now());
         await emailAlert({ db: ctx.db, mailer: ctx.mailer, opsEmail: ctx.config.opsEmail }, alertId);
       },
     },

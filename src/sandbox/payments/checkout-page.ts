@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { formatNaira } from '../../money.ts';
 import type { SandboxCustomer, SandboxTransaction } from './state.ts';
 
 // GET /__sandbox/checkout/<reference>: the sandbox's stand-in for Paystack's hosted checkout page.
@@ -40,12 +41,6 @@ export function escapeHtml(text: string): string {
     /[&<>"']/g,
     (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
   );
-}
-
-/** ₦1,234.50 from 123450 kobo, without a float. */
-export function formatNaira(kobo: bigint): string {
-  const whole = (kobo / 100n).toLocaleString('en-NG');
-  return `₦${whole}.${(kobo % 100n).toString().padStart(2, '0')}`;
 }
 
 function page(title: string, body: string): string {

@@ -1,0 +1,154 @@
+import type { Kysely, Transaction } from 'kysely';
+import { findUserIdsByPhones } from '../auth/users.ts';
+import type { DB } from '../db/schema.ts';
+import { notFound } from '../errors.ts';
+import { newId } from '../ids.ts';
+import type { NotificationMessage } from './messages.ts';
+
+// The in-app inbox (API.md section 10): one row per user and fact, newest first.
+
+export type NotificationView = {
+  id: string;
+  kind: string;
+  title: string;
+  body: string;
+  data: Record<string, unknown>;
+  readAt: string | null;
+  createdAt: string;
+};
+
+/**
+ * Puts the message in its user's inbox once: a second delivery of the same fact (the event job
+ * running twice, or two workers at once) inserts nothing. Answers whether this call put it there.
+ */
+export async function deliverToInbox(
+  db: Kysely<DB> | Transaction<DB>,
+  message: NotificationMessage,
+  now: Date,
+): Promise<boolean> {
+  const inserted = await db
+    .insertInto('notifications')
+    .values({
+      id: newId(),
+      user_id: message.userId,
+      kind: message.kind,
+      title: message.title,
+      body: message.body,
+      data: JSON.stringify(message.data),
+      source: message.source,
+      created_at: now,
+    })
+    .onConflict((oc) => oc.columns(['user_id', 'source']).doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return inserted !== undefined;
+}
+
+const toView = (row: {
+  id: string;
+  kind: string;
+  title: string;
+  body: string;
+  data: unknown;
+  read_at: Date | null;
+  created_at: Date;
+}): NotificationView => ({
+  id: row.id,
+  kind: row.kind,
+  title: row.title,
+  body: row.body,
+  data: (typeof row.data === 'string' ? JSON.parse(row.data) : row.data) as Record<string, unknown>,
+  readAt: row.read_at?.toISOString() ?? null,
+  createdAt: row.created_at.toISOString(),
+});
+
+export async function listInbox(
+  db: Kysely<DB>,
+  userId: string,
+  page: { limit: number; offset: number },
+): Promise<{ items: NotificationView[]; total: number; unread: number }> {
+  const rows = await db
+    .selectFrom('notifications')
+    .select(['id', 'kind', 'title', 'body', 'data', 'read_at', 'created_at'])
+    .where('user_id', '=', userId)
+    // Ids are UUIDv7: they order the entries of one instant too.
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+  const counts = await db
+    .selectFrom('notifications')
+    .select((eb) => [
+      eb.fn.countAll<string | number | bigint>().as('total'),
+      eb.fn.count<string | number | bigint>('id').filterWhere('read_at', 'is', null).as('unread'),
+    ])
+    .where('user_id', '=', userId)
+    .executeTakeFirstOrThrow();
+  return { items: rows.map(toView), total: Number(counts.total), unread: Number(counts.unread) };
+}
+
+/** Marks one of the user's notifications read (once: a later call keeps the first readAt). */
+export async function markRead(
+  db: Kysely<DB>,
+  userId: string,
+  id: string,
+  now: Date,
+): Promise<NotificationView> {
+  await db
+    .updateTable('notifications')
+    .set({ read_at: now })
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .where('read_at', 'is', null)
+    .execute();
+  const row = await db
+    .selectFrom('notifications')
+    .select(['id', 'kind', 'title', 'body', 'data', 'read_at', 'created_at'])
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  if (row === undefined) throw notFound('notification');
+  return toView(row);
+}
+
+export async function markAllRead(db: Kysely<DB>, userId: string, now: Date): Promise<{ marked: number }> {
+  const result = await db
+    .updateTable('notifications')
+    .set({ read_at: now })
+    .where('user_id', '=', userId)
+    .where('read_at', 'is', null)
+    .executeTakeFirst();
+  return { marked: Number(result.numUpdatedRows) };
+}
+
+/**
+ * Puts an operations alert in every administrator's inbox (the users whose phone is in
+ * ADMIN_PHONES and who have signed in), once per alert and administrator.
+ */
+export async function deliverAlertToAdmins(
+  db: Kysely<DB>,
+  adminPhones: ReadonlySet<string>,
+  alert: { id: string; kind: string; message: string },
+  now: Date,
+): Promise<number> {
+  if (adminPhones.size === 0) return 0;
+  const admins = await findUserIdsByPhones(db, [...adminPhones]);
+  let delivered = 0;
+  for (const userId of admins) {
+    const put = await deliverToInbox(
+      db,
+      {
+        userId,
+        kind: 'ops_alert',
+        title: `Operations alert: ${alert.kind}`,
+        body: alert.message,
+        data: { alertId: alert.id, alertKind: alert.kind },
+        source: `alert:${alert.id}`,
+      },
+      now,
+    );
+    if (put) delivered += 1;
+  }
+  return delivered;
+}

@@ -1,0 +1,179 @@
+import type { DomainEvent } from '../events/domain-events.ts';
+import { formatNaira } from '../money.ts';
+
+// What each platform event tells its user (API.md section 10): the inbox entry, and later the
+// email and the push of the same fact. `source` names the fact, so that the event job running twice
+// makes one entry. Messages carry amounts and references, never a secret (no PIN, code or token).
+
+export type NotificationKind =
+  | 'topup_credited'
+  | 'transfer_credited'
+  | 'purchase_succeeded'
+  | 'purchase_failed'
+  | 'lock_created'
+  | 'lock_matured'
+  | 'lock_broken'
+  | 'checkin_claimed'
+  | 'milestone_reached'
+  | 'referral_qualified'
+  | 'kyc_approved'
+  | 'kyc_rejected'
+  | 'ops_alert';
+
+export const notificationKinds: readonly NotificationKind[] = [
+  'topup_credited',
+  'transfer_credited',
+  'purchase_succeeded',
+  'purchase_failed',
+  'lock_created',
+  'lock_matured',
+  'lock_broken',
+  'checkin_claimed',
+  'milestone_reached',
+  'referral_qualified',
+  'kyc_approved',
+  'kyc_rejected',
+  'ops_alert',
+];
+
+export type NotificationMessage = {
+  userId: string;
+  kind: NotificationKind;
+  title: string;
+  body: string;
+  data: Record<string, string | number | boolean | null>;
+  source: string;
+};
+
+const kobo = (decimal: string) => formatNaira(BigInt(decimal));
+
+const serviceNames: Record<string, string> = {
+  airtime: 'Airtime',
+  data: 'Data',
+  cable: 'Cable TV',
+  electricity: 'Electricity',
+  betting: 'Betting top-up',
+  education: 'Exam pin',
+};
+
+/** The message an event gives its user, or null for events no user is told about (provider floats). */
+export function messageFor(event: DomainEvent): NotificationMessage | null {
+  switch (event.type) {
+    case 'funding.topup_credited':
+      return {
+        userId: event.userId,
+        kind: 'topup_credited',
+        title: 'Wallet funded',
+        body: `${kobo(event.amountKobo)} was added to your wallet (reference ${event.reference}).`,
+        data: { reference: event.reference, amount: kobo(event.amountKobo) },
+        source: `topup:${event.reference}`,
+      };
+    case 'funding.transfer_credited':
+      return {
+        userId: event.userId,
+        kind: 'transfer_credited',
+        title: 'Bank transfer received',
+        body: `${kobo(event.amountKobo)} sent to your account ${event.accountNumber} was added to your wallet.`,
+        data: { reference: event.reference, amount: kobo(event.amountKobo) },
+        source: `transfer-in:${event.reference}`,
+      };
+    case 'vtu.purchase_succeeded': {
+      const what = serviceNames[event.service] ?? event.service;
+      return {
+        userId: event.userId,
+        kind: 'purchase_succeeded',
+        title: `${what} delivered`,
+        body: `Your ${what.toLowerCase()} purchase of ${kobo(event.amountKobo)} succeeded (reference ${event.reference}).`,
+        data: { transactionId: event.transactionId, reference: event.reference, service: event.service },
+        source: `purchase:${event.transactionId}`,
+      };
+    }
+    case 'vtu.purchase_failed': {
+      const what = serviceNames[event.service] ?? event.service;
+      return {
+        userId: event.userId,
+        kind: 'purchase_failed',
+        title: `${what} failed: refunded`,
+        body: `Your ${what.toLowerCase()} purchase of ${kobo(event.amountKobo)} failed and the amount is back in your wallet (reference ${event.reference}).`,
+        data: { transactionId: event.transactionId, reference: event.reference, service: event.service },
+        source: `purchase:${event.transactionId}`,
+      };
+    }
+    case 'savings.lock_created':
+      return {
+        userId: event.userId,
+        kind: 'lock_created',
+        title: 'Savings locked',
+        body: `${kobo(event.amountKobo)} is locked for ${event.days} days, until ${event.maturesAt.slice(0, 10)}.`,
+        data: { lockId: event.lockId, amount: kobo(event.amountKobo) },
+        source: `lock-created:${event.lockId}`,
+      };
+    case 'savings.lock_matured':
+      return {
+        userId: event.userId,
+        kind: 'lock_matured',
+        title: 'Savings matured',
+        body: `Your savings lock matured: ${kobo(event.amountKobo)} is back in your wallet.`,
+        data: { lockId: event.lockId, amount: kobo(event.amountKobo) },
+        source: `lock-closed:${event.lockId}`,
+      };
+    case 'savings.lock_broken':
+      return {
+        userId: event.userId,
+        kind: 'lock_broken',
+        title: 'Savings lock broken',
+        body: `${kobo(event.refundedKobo)} is back in your wallet; ${kobo(event.penaltyKobo)} was kept as the early-break penalty.`,
+        data: { lockId: event.lockId, refunded: kobo(event.refundedKobo), penalty: kobo(event.penaltyKobo) },
+        source: `lock-closed:${event.lockId}`,
+      };
+    case 'growth.checkin_claimed':
+      return {
+        userId: event.userId,
+        kind: 'checkin_claimed',
+        title: 'Check-in claimed',
+        body: `${kobo(event.rewardKobo)} added to your check-in rewards. Streak: ${event.streak} day${event.streak === 1 ? '' : 's'}.`,
+        data: { day: event.day, streak: event.streak },
+        source: `checkin:${event.day}`,
+      };
+    case 'growth.milestone_reached':
+      return {
+        userId: event.userId,
+        kind: 'milestone_reached',
+        title: 'Savings milestone reached',
+        body: `You have now locked ${kobo(event.thresholdKobo)} in savings in all.`,
+        data: { threshold: kobo(event.thresholdKobo) },
+        source: `milestone:${event.thresholdKobo}`,
+      };
+    case 'growth.referral_qualified':
+      return {
+        userId: event.userId,
+        kind: 'referral_qualified',
+        title: 'Referral bonus earned',
+        body: `Someone you invited was verified: ${kobo(event.bonusKobo)} was added to your locked bonus.`,
+        data: { bonus: kobo(event.bonusKobo) },
+        source: `referral:${event.inviteeId}`,
+      };
+    case 'kyc.tier_approved':
+      return {
+        userId: event.userId,
+        kind: 'kyc_approved',
+        title: `Tier ${event.tier} approved`,
+        body: `Your identity check for tier ${event.tier} was approved.`,
+        data: { tier: event.tier },
+        source: `kyc-approved:${event.tier}`,
+      };
+    case 'kyc.tier_rejected':
+      return {
+        userId: event.userId,
+        kind: 'kyc_rejected',
+        title: `Tier ${event.tier} not approved`,
+        body: `Your identity check for tier ${event.tier} was not approved: ${event.reason}`,
+        data: { tier: event.tier, reason: event.reason },
+        // A tier can be rejected, resubmitted and rejected again: each decision is its own fact.
+        source: `kyc-rejected:${event.tier}:${event.occurredAt}`,
+      };
+    case 'funding.transfer_settled':
+    case 'funding.transfer_failed':
+      return null;
+  }
+}

@@ -1,0 +1,35 @@
+import type { Context } from '../context.ts';
+import type { DomainEventType } from '../events/domain-events.ts';
+import { deliverToInbox } from './inbox.ts';
+import { messageFor } from './messages.ts';
+
+// Every platform event reaches its user's inbox (API.md section 10). Subscribers run in the
+// domain-event job, which may run twice: the inbox takes each fact once.
+
+/** Every event type, so that a new one must be named here (and given a message, or none). */
+const everyEventType = {
+  'kyc.tier_approved': true,
+  'kyc.tier_rejected': true,
+  'funding.topup_credited': true,
+  'funding.transfer_credited': true,
+  'funding.transfer_settled': true,
+  'funding.transfer_failed': true,
+  'vtu.purchase_succeeded': true,
+  'vtu.purchase_failed': true,
+  'savings.lock_created': true,
+  'savings.lock_matured': true,
+  'savings.lock_broken': true,
+  'growth.checkin_claimed': true,
+  'growth.milestone_reached': true,
+  'growth.referral_qualified': true,
+} satisfies Record<DomainEventType, true>;
+
+export function subscribeNotificationsToEvents(ctx: Context): void {
+  for (const type of Object.keys(everyEventType) as DomainEventType[]) {
+    ctx.events.subscribe(type, async (event) => {
+      const message = messageFor(event);
+      // Dated when the fact happened, not when the job ran: the inbox reads in the order of events.
+      if (message !== null) await deliverToInbox(ctx.db, message, new Date(event.occurredAt));
+    });
+  }
+}
