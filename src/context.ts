@@ -165,11 +165,12 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     timeoutMs: 8_000,
   });
   // Without SMTP_URL outside the sandbox (allowed only while OPS_EMAIL is unset), sending fails loudly.
+  // SMTP_URL wins in the sandbox too, so that a real mail server can be tried against the sandbox.
   const mailer =
-    sandboxState !== undefined
-      ? createSandboxMailer(sandboxState, clock, config.mail.from)
-      : config.mail.smtpUrl !== undefined
-        ? createSmtpMailer({ url: config.mail.smtpUrl, from: config.mail.from, timeoutMs: 10_000 })
+    config.mail.smtpUrl !== undefined
+      ? createSmtpMailer({ url: config.mail.smtpUrl, from: config.mail.from, timeoutMs: 10_000 })
+      : sandboxState !== undefined
+        ? createSandboxMailer(sandboxState, clock, config.mail.from)
         : {
             send: () => Promise.reject(new Error('no SMTP_URL configured: email cannot be sent')),
           };

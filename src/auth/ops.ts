@@ -1,5 +1,7 @@
+import type { Context } from '../context.ts';
 import { AppError, notFound } from '../errors.ts';
 import { defineOperation } from '../operation.ts';
+import { sendVerificationCode, setEmail, verifyEmail } from './email-verification.ts';
 import { consumeOtp, requestOtp } from './otp.ts';
 import { setTransactionPin } from './pin.ts';
 import * as s from './schemas.ts';
@@ -7,6 +9,8 @@ import { refreshSession, signOut, startSession } from './sessions.ts';
 import { findOrCreateUser, findUserById, toUserView } from './users.ts';
 
 const tags = ['accounts'];
+
+const emailDeps = (ctx: Context) => ({ db: ctx.db, clock: ctx.clock, pepper: ctx.config.secrets.pepper });
 
 export const authOperations = [
   defineOperation({
@@ -106,17 +110,45 @@ export const authOperations = [
     output: s.userView,
     errors: ['NOT_FOUND'],
     handler: async ({ ctx, caller, input }) => {
-      const user = await ctx.db
+      const now = ctx.clock.now();
+      let user = await ctx.db
         .updateTable('users')
         .set({
           ...(input.firstName !== undefined ? { first_name: input.firstName } : {}),
           ...(input.lastName !== undefined ? { last_name: input.lastName } : {}),
-          ...(input.email !== undefined ? { email: input.email.toLowerCase() } : {}),
-          updated_at: ctx.clock.now(),
+          updated_at: now,
         })
         .where('id', '=', caller.userId)
         .returningAll()
         .executeTakeFirst();
+      if (user === undefined) throw notFound('user');
+      if (input.email !== undefined) {
+        const email = input.email.toLowerCase();
+        const set = await setEmail(emailDeps(ctx), caller.userId, email);
+        user = set.user ?? user;
+        // Sent after the commit, like an SMS code; an address that cannot be reached is one the user
+        // fixes or sets again for a new code, and the profile change stands.
+        if (set.code !== null) {
+          await sendVerificationCode(ctx.mailer, email, set.code).catch((error: unknown) =>
+            ctx.logger.warn({ err: error }, 'the email verification code could not be sent'),
+          );
+        }
+      }
+      return toUserView(user, ctx.adminPhones);
+    },
+  }),
+  defineOperation({
+    name: 'verifyEmail',
+    method: 'POST',
+    auth: 'user',
+    summary: 'Verify your email with the 6-digit code emailed to it',
+    tags,
+    input: s.verifyEmailInput,
+    output: s.userView,
+    errors: ['NOT_FOUND'],
+    handler: async ({ ctx, caller, input }) => {
+      await verifyEmail(emailDeps(ctx), caller.userId, input.code);
+      const user = await findUserById(ctx.db, caller.userId);
       if (user === undefined) throw notFound('user');
       return toUserView(user, ctx.adminPhones);
     },

@@ -28,6 +28,8 @@ export const userView = z.object({
   id: z.uuid(),
   phone: z.string(),
   email: z.string().nullable(),
+  /** Transactional email goes only to a verified address (verifyEmail). */
+  emailVerified: z.boolean(),
   firstName: z.string().nullable(),
   lastName: z.string().nullable(),
   kycTier: z.number().int(),
@@ -44,6 +46,8 @@ export const verifyOtpOutput = tokenPair.extend({ user: userView });
 export const refreshSessionInput = z.object({ refreshToken: z.string().min(20).max(200) }).strict();
 
 export const emptyInput = z.object({}).strict();
+
+export const verifyEmailInput = z.object({ code: z.string().regex(/^\d{6}$/, 'six digits') }).strict();
 export const okOutput = z.object({ ok: z.literal(true) });
 
 export const updateProfileInput = z

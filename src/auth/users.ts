@@ -12,6 +12,7 @@ export type UserView = {
   id: string;
   phone: string;
   email: string | null;
+  emailVerified: boolean;
   firstName: string | null;
   lastName: string | null;
   kycTier: number;
@@ -28,6 +29,7 @@ export function toUserView(user: UserRow, adminPhones: ReadonlySet<string>): Use
     id: user.id,
     phone: user.phone,
     email: user.email,
+    emailVerified: user.email !== null && user.email_verified_at !== null,
     firstName: user.first_name,
     lastName: user.last_name,
     kycTier: user.kyc_tier,

@@ -17,6 +17,8 @@ export type UsersTable = {
   pin_hash: string | null;
   pin_failed_count: Generated<number>;
   pin_locked_until: Timestamp | null;
+  /** Set when the current email was verified by its code; null for none or an unverified one. */
+  email_verified_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 };
@@ -312,6 +314,15 @@ export type DB = {
   checkin_claims: CheckinClaimsTable;
   referral_bonuses: ReferralBonusesTable;
   notifications: NotificationsTable;
+  email_verifications: {
+    user_id: string;
+    email: string;
+    code_hash: string;
+    expires_at: Timestamp;
+    attempts: Generated<number>;
+    sent_at: Timestamp;
+  };
+  notification_settings: { user_id: string; email: Json; push: Json; updated_at: Timestamp };
   broadcasts: BroadcastsTable;
   polls: { id: string; broadcast_id: string; question: string };
   poll_options: { id: string; poll_id: string; position: number; text: string };

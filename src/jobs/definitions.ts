@@ -11,6 +11,7 @@ import {
 } from '../funding/reconcile.ts';
 import { JOB_PAYMENT_WEBHOOK_SWEEP } from '../funding/webhook-processing.ts';
 import { purgeExpiredIdempotencyKeys } from '../http/idempotency-store.ts';
+import { emailNotification, JOB_NOTIFICATION_EMAIL } from '../notifications/email.ts';
 import { deliverAlertToAdmins } from '../notifications/inbox.ts';
 import { JOB_SAVINGS_MATURITY, matureDueLocks } from '../savings/maturity.ts';
 import { JOB_VTU_DISPATCH, JOB_VTU_REQUERY, requeryDefaults } from '../vtu/dispatch.ts';
@@ -139,6 +140,20 @@ export function jobDefinitions(ctx: Context): JobDefinition[] {
         const alert = await findAlert(ctx.db, alertId);
         if (alert !== undefined) await deliverAlertToAdmins(ctx.db, ctx.adminPhones, alert, ctx.clock.now());
         await emailAlert({ db: ctx.db, mailer: ctx.mailer, opsEmail: ctx.config.opsEmail }, alertId);
+      },
+    },
+    {
+      // The email of one inbox entry (src/notifications/email.ts), enqueued with the entry. Retried
+      // with backoff while the mail server is down; sends nothing to an unverified address or a kind
+      // the user switched off.
+      name: JOB_NOTIFICATION_EMAIL,
+      batchSize: 20,
+      retryLimit: 8,
+      retryDelaySeconds: 30,
+      expireInSeconds: 120,
+      handler: async (data) => {
+        const { notificationId } = data as { notificationId: string };
+        await emailNotification({ db: ctx.db, mailer: ctx.mailer }, notificationId);
       },
     },
     {

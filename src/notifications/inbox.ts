@@ -19,13 +19,14 @@ export type NotificationView = {
 
 /**
  * Puts the message in its user's inbox once: a second delivery of the same fact (the event job
- * running twice, or two workers at once) inserts nothing. Answers whether this call put it there.
+ * running twice, or two workers at once) inserts nothing. Answers the new entry's id, or null when
+ * it was there already.
  */
 export async function deliverToInbox(
   db: Kysely<DB> | Transaction<DB>,
   message: NotificationMessage,
   now: Date,
-): Promise<boolean> {
+): Promise<string | null> {
   const inserted = await db
     .insertInto('notifications')
     .values({
@@ -41,7 +42,7 @@ export async function deliverToInbox(
     .onConflict((oc) => oc.columns(['user_id', 'source']).doNothing())
     .returning('id')
     .executeTakeFirst();
-  return inserted !== undefined;
+  return inserted?.id ?? null;
 }
 
 const toView = (row: {
@@ -148,7 +149,7 @@ export async function deliverAlertToAdmins(
       },
       now,
     );
-    if (put) delivered += 1;
+    if (put !== null) delivered += 1;
   }
   return delivered;
 }

@@ -2,6 +2,7 @@ import { defineOperation } from '../operation.ts';
 import { createBroadcast, listActiveBroadcasts, votePoll } from './broadcasts.ts';
 import { listInbox, markAllRead, markRead } from './inbox.ts';
 import * as s from './schemas.ts';
+import { settingsOf, updateSettings } from './settings.ts';
 
 const tags = ['notifications'];
 
@@ -69,6 +70,28 @@ export const notificationOperations = [
     errors: ['NOT_FOUND', 'CONFLICT'],
     handler: ({ ctx, caller, input }) =>
       votePoll(ctx.db, caller.userId, input.pollId, input.optionId, ctx.clock.now()),
+  }),
+  defineOperation({
+    name: 'getNotificationSettings',
+    method: 'GET',
+    auth: 'user',
+    summary: 'Your email and push switches per notification kind',
+    tags,
+    input: s.emptyInput,
+    output: s.notificationSettings,
+    errors: [],
+    handler: ({ ctx, caller }) => settingsOf(ctx.db, caller.userId),
+  }),
+  defineOperation({
+    name: 'updateNotificationSettings',
+    method: 'POST',
+    auth: 'user',
+    summary: 'Switch email or push on or off per notification kind; the kinds not given keep theirs',
+    tags,
+    input: s.updateNotificationSettingsInput,
+    output: s.notificationSettings,
+    errors: [],
+    handler: ({ ctx, caller, input }) => updateSettings(ctx.db, caller.userId, input, ctx.clock.now()),
   }),
   defineOperation({
     name: 'adminCreateBroadcast',

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pageInput } from '../paging.ts';
+import { notificationKinds } from './messages.ts';
 
 // Request and answer shapes of the inbox, broadcasts and polls (API.md sections 10 and 11).
 
@@ -72,3 +73,11 @@ export const listBroadcastsOutput = z.object({
 });
 
 export const votePollInput = z.object({ pollId: z.uuid(), optionId: z.uuid() }).strict();
+
+const switches = z.object(Object.fromEntries(notificationKinds.map((kind) => [kind, z.boolean()])));
+
+export const notificationSettings = z.object({ email: switches, push: switches });
+
+export const updateNotificationSettingsInput = z
+  .object({ email: switches.partial().strict().optional(), push: switches.partial().strict().optional() })
+  .strict();

@@ -1,5 +1,6 @@
 import type { Context } from '../context.ts';
 import type { DomainEventType } from '../events/domain-events.ts';
+import { JOB_NOTIFICATION_EMAIL } from './email.ts';
 import { deliverToInbox } from './inbox.ts';
 import { messageFor } from './messages.ts';
 
@@ -28,8 +29,14 @@ export function subscribeNotificationsToEvents(ctx: Context): void {
   for (const type of Object.keys(everyEventType) as DomainEventType[]) {
     ctx.events.subscribe(type, async (event) => {
       const message = messageFor(event);
-      // Dated when the fact happened, not when the job ran: the inbox reads in the order of events.
-      if (message !== null) await deliverToInbox(ctx.db, message, new Date(event.occurredAt));
+      if (message === null) return;
+      // The entry and its email's job commit together: a job that runs again finds the entry made
+      // and sends nothing twice. Dated when the fact happened, not when the job ran: the inbox reads
+      // in the order of events.
+      await ctx.db.transaction().execute(async (trx) => {
+        const id = await deliverToInbox(trx, message, new Date(event.occurredAt));
+        if (id !== null) await ctx.jobs.send(JOB_NOTIFICATION_EMAIL, { notificationId: id }, { db: trx });
+      });
     });
   }
 }

@@ -33,6 +33,8 @@ describe('getMe and updateProfile', () => {
     const view = ok(await getMe(me));
     assert.deepEqual(Object.keys(view).sort(), [
       'email',
+      // API.md section 10: getMe carries emailVerified.
+      'emailVerified',
       'firstName',
       'hasPin',
       'id',

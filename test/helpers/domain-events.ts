@@ -44,3 +44,31 @@ export async function runDomainEvents(world: World): Promise<DomainEvent[]> {
     );
   }
 }
+
+/**
+ * Runs every queued job of this name once through its definition's handler, as a worker would:
+ * completed when it succeeds, failed (pg-boss then retries it later, with backoff) when it throws.
+ * Answers the data of the jobs that succeeded and of those that failed.
+ */
+export async function runQueuedJobs(
+  world: World,
+  name: string,
+): Promise<{ done: unknown[]; failed: Array<{ data: unknown; error: unknown }> }> {
+  const { boss } = world.ctx.jobs;
+  const done: unknown[] = [];
+  const failed: Array<{ data: unknown; error: unknown }> = [];
+  for (;;) {
+    const jobs = await boss.fetch<object>(name, { batchSize: 100 });
+    if (jobs.length === 0) return { done, failed };
+    for (const job of jobs) {
+      try {
+        await world.ctx.jobs.runNow(name, job.data);
+        await boss.complete(name, job.id);
+        done.push(job.data);
+      } catch (error) {
+        await boss.fail(name, job.id, { message: String(error) });
+        failed.push({ data: job.data, error });
+      }
+    }
+  }
+}

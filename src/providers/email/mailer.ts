@@ -4,7 +4,8 @@ import nodemailer, { type Transporter } from 'nodemailer';
 // real mailer speaks SMTP through nodemailer; in the sandbox the same nodemailer path renders the
 // message with its JSON transport and hands it to the sandbox's mailbox instead of a server.
 
-export type EmailMessage = { to: string; subject: string; text: string };
+/** Text always; HTML too for the transactional templates (the text is its plain alternative). */
+export type EmailMessage = { to: string; subject: string; text: string; html?: string };
 
 export type Mailer = {
   send(message: EmailMessage): Promise<void>;
@@ -21,6 +22,7 @@ export type RenderedEmail = {
   to: string;
   subject: string;
   text: string;
+  html?: string;
 };
 
 function wrap(transporter: Transporter, from: string, onSent?: (info: unknown) => void): Mailer {
@@ -33,6 +35,7 @@ function wrap(transporter: Transporter, from: string, onSent?: (info: unknown) =
           to: message.to,
           subject: message.subject,
           text: message.text,
+          ...(message.html !== undefined ? { html: message.html } : {}),
         });
       } catch (error) {
         throw new EmailDeliveryError(`email to ${message.to} was not accepted: ${(error as Error).message}`, {
@@ -85,6 +88,7 @@ export function createJsonTransportMailer(options: {
       to: Array<{ address: string }>;
       subject: string;
       text: string;
+      html?: string;
     };
     for (const to of parsed.to) {
       options.deliver({
@@ -93,6 +97,7 @@ export function createJsonTransportMailer(options: {
         to: to.address,
         subject: parsed.subject,
         text: parsed.text,
+        ...(parsed.html !== undefined ? { html: parsed.html } : {}),
       });
     }
   });
