@@ -24,6 +24,7 @@ import { BODY_LIMIT_BYTES, registerOperations } from './http/router.ts';
 import { kycOperations } from './kyc/ops.ts';
 import { notificationOperations } from './notifications/ops.ts';
 import type { AnyOperation } from './operation.ts';
+import { pushOperations } from './push/ops.ts';
 import { savingsOperations } from './savings/ops.ts';
 import { purchaseOperations } from './vtu/purchase-ops.ts';
 import { walletOperations } from './wallet/ops.ts';
@@ -40,6 +41,7 @@ export const operations: AnyOperation[] = [
   ...savingsOperations,
   ...growthOperations,
   ...notificationOperations,
+  ...pushOperations,
   ...adminOperations,
 ];
 

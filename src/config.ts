@@ -75,7 +75,20 @@ const envSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(120),
   VAPID_PUBLIC_KEY: z.string().min(1).optional(),
   VAPID_PRIVATE_KEY: z.string().min(1).optional(),
-  VAPID_SUBJECT: z.string().min(1).optional(),
+  VAPID_SUBJECT: z
+    .string()
+    .regex(/^(mailto:[^\s@]+@[^\s@]+|https:\/\/\S+)$/, 'a mailto: address or an https: URL')
+    .optional(),
+  // The push services subscriptions may point at (host names; `*.` allows any subdomain): FCM,
+  // Mozilla autopush, Apple and Windows by default.
+  PUSH_ALLOWED_HOSTS: z
+    .string()
+    .regex(
+      /^(\*\.)?[a-z0-9.-]+(,(\*\.)?[a-z0-9.-]+)*$/,
+      'host names such as fcm.googleapis.com,*.push.apple.com',
+    )
+    .default('fcm.googleapis.com,updates.push.services.mozilla.com,*.push.apple.com,*.notify.windows.com'),
+  PUSH_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   OPS_EMAIL: z.email().optional(),
   SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
   MAIL_FROM: z.string().min(3).max(200).default('billrail <no-reply@billrail.invalid>'),
@@ -174,6 +187,8 @@ export type Config = {
   adminPhones: string[];
   rateLimitPerMinute: number;
   vapid: { publicKey: string | undefined; privateKey: string | undefined; subject: string | undefined };
+  /** Web Push: the push services' hosts subscriptions may name, and how long one push may take. */
+  push: { allowedHosts: string[]; timeoutMs: number };
   opsEmail: string | undefined;
   /** Transactional email: SMTP outside the sandbox; the sandbox keeps messages at /__sandbox/emails. */
   mail: { smtpUrl: string | undefined; from: string };
@@ -263,6 +278,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       'KYC_BASE_URL',
       'KYC_APP_ID',
       'KYC_SECRET_KEY',
+      // Web Push keys are generated into DATA_DIR only in the sandbox.
+      'VAPID_PUBLIC_KEY',
+      'VAPID_PRIVATE_KEY',
+      'VAPID_SUBJECT',
     ];
     if (production) required.push('PUBLIC_BASE_URL');
     required.push(
@@ -320,6 +339,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       .filter((p) => p !== ''),
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     vapid: { publicKey: e.VAPID_PUBLIC_KEY, privateKey: e.VAPID_PRIVATE_KEY, subject: e.VAPID_SUBJECT },
+    push: { allowedHosts: e.PUSH_ALLOWED_HOSTS.split(','), timeoutMs: e.PUSH_TIMEOUT_MS },
     opsEmail: e.OPS_EMAIL,
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     sms: { baseUrl: e.SMS_BASE_URL, apiKey: e.SMS_API_KEY, senderId: e.SMS_SENDER_ID },

@@ -1,3 +1,4 @@
+import type { Agent } from 'node:https';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
 import pino, { type Logger } from 'pino';
@@ -20,6 +21,7 @@ import { createDojahKycProvider } from './providers/kyc/dojah-client.ts';
 import type { KycProvider } from './providers/kyc/kyc-provider.ts';
 import type { PaymentProvider } from './providers/payments/payment-provider.ts';
 import { createPaystackClient } from './providers/payments/paystack-client.ts';
+import { createWebPushSender, type PushSender, sandboxVapidKeys } from './providers/push/web-push-sender.ts';
 import { createHttpSmsGateway, type SmsSender } from './providers/sms/sms-gateway.ts';
 import type { DocumentStore } from './providers/storage/document-store.ts';
 import { createLocalDocumentStore } from './providers/storage/local-store.ts';
@@ -28,6 +30,7 @@ import { createDataVendorClient } from './providers/vtu/data-vendor-client.ts';
 import { createSmmPanelClient } from './providers/vtu/smm-panel-client.ts';
 import { createVtpassClient } from './providers/vtu/vtpass-client.ts';
 import type { VtuProvider } from './providers/vtu/vtu-provider.ts';
+import { pushAgent } from './push/push-agent.ts';
 import { createSandboxMailer } from './sandbox/mailbox.ts';
 import { registerSandbox } from './sandbox/routes.ts';
 import {
@@ -68,6 +71,8 @@ export type Context = {
   payments: PaymentProvider;
   /** Transactional email (SMTP; the sandbox's mailbox when SANDBOX=1). */
   mailer: Mailer;
+  /** Web Push to users' own subscriptions (VAPID). */
+  push: PushSender;
   kyc: {
     provider: KycProvider;
     documents: DocumentStore;
@@ -110,6 +115,8 @@ export type ContextOverrides = {
   documentsDir?: string;
   /** The purchase rules decided at debit time (src/vtu/debit-rules.ts); none by default. */
   debitRules?: readonly DebitRule[];
+  /** The TLS agent of Web Push (tests trust their local push service with it). */
+  pushAgent?: Agent;
 };
 
 export function createLogger(config: Config): Logger {
@@ -174,6 +181,17 @@ export async function createContext(config: Config, overrides: ContextOverrides 
         : {
             send: () => Promise.reject(new Error('no SMTP_URL configured: email cannot be sent')),
           };
+  // Outside the sandbox the keys come from the environment (config requires them there).
+  const vapidKeys =
+    config.vapid.publicKey !== undefined && config.vapid.privateKey !== undefined
+      ? { publicKey: config.vapid.publicKey, privateKey: config.vapid.privateKey }
+      : sandboxVapidKeys(config.dataDir);
+  const push = createWebPushSender({
+    keys: vapidKeys,
+    subject: config.vapid.subject ?? 'mailto:sandbox@billrail.invalid',
+    timeoutMs: config.push.timeoutMs,
+    agent: overrides.pushAgent ?? pushAgent(),
+  });
   const payments = createPaystackClient({
     baseUrl: () =>
       sandboxState !== undefined ? `${baseUrl.current}/__sandbox/payments` : config.payments.baseUrl,
@@ -210,6 +228,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     sms,
     payments,
     mailer,
+    push,
     kyc: { provider: kycProvider, documents, urlKey: documentUrlKey(config.secrets.pepper) },
     vtuProviders,
     catalogue: createCatalogue({

@@ -17,6 +17,9 @@ const productionEnv = {
   KYC_APP_ID: 'kyc-app',
   KYC_SECRET_KEY: 'kyc-secret',
   PUBLIC_BASE_URL: 'https://api.example.com/',
+  VAPID_PUBLIC_KEY: 'BPublicKeyForTests',
+  VAPID_PRIVATE_KEY: 'privateKeyForTests',
+  VAPID_SUBJECT: 'mailto:ops@example.com',
   ...vtuProvidersEnv(),
 };
 
@@ -90,6 +93,9 @@ describe('loadConfig', () => {
       ADMIN_PHONES: ' 08031234567 , +2348037654321,',
       PUBLIC_BASE_URL: 'https://sandbox.example.com//',
       SANDBOX: '0',
+      VAPID_PUBLIC_KEY: 'BPublicKeyForTests',
+      VAPID_PRIVATE_KEY: 'privateKeyForTests',
+      VAPID_SUBJECT: 'https://example.com/contact',
       PAYMENT_SIGNING_SECRET: 'sk_live_0123456789abcdef',
       SECRET_PEPPER: 'a-long-production-pepper-value',
       SMS_BASE_URL: 'https://sms.example.com',
@@ -214,6 +220,30 @@ describe('loadConfig', () => {
       assertRefused({ SAVINGS_MILESTONES: value }, 'SAVINGS_MILESTONES');
     assertRefused({ SAVINGS_DAYS_MIN: '30', SAVINGS_DAYS_MAX: '10' }, 'SAVINGS_DAYS_MIN');
     assertRefused({ SAVINGS_LOCK_MIN: '500', SAVINGS_LOCK_MAX: '100' }, 'SAVINGS_LOCK_MIN');
+  });
+
+  it('reads the Web Push settings, requires the VAPID keys outside the sandbox, and refuses bad ones', () => {
+    const defaults = loadConfig({});
+    assert.deepEqual(defaults.push, {
+      allowedHosts: [
+        'fcm.googleapis.com',
+        'updates.push.services.mozilla.com',
+        '*.push.apple.com',
+        '*.notify.windows.com',
+      ],
+      timeoutMs: 10_000,
+    });
+    assert.deepEqual(
+      loadConfig({ PUSH_ALLOWED_HOSTS: 'push.example.com,*.push.example.net' }).push.allowedHosts,
+      ['push.example.com', '*.push.example.net'],
+    );
+    for (const value of ['https://fcm.googleapis.com', 'a b', '*.'])
+      assertRefused({ PUSH_ALLOWED_HOSTS: value }, 'PUSH_ALLOWED_HOSTS');
+    for (const value of ['ops@example.com', 'http://example.com'])
+      assertRefused({ VAPID_SUBJECT: value }, 'VAPID_SUBJECT');
+    for (const name of ['VAPID_PUBLIC_KEY', 'VAPID_PRIVATE_KEY', 'VAPID_SUBJECT']) {
+      assertRefused({ ...productionEnv, [name]: undefined }, name);
+    }
   });
 
   it('turns the sandbox off in production and refuses SANDBOX=1 there', () => {

@@ -314,6 +314,14 @@ export type DB = {
   checkin_claims: CheckinClaimsTable;
   referral_bonuses: ReferralBonusesTable;
   notifications: NotificationsTable;
+  push_subscriptions: {
+    endpoint: string;
+    user_id: string;
+    p256dh: string;
+    auth: string;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+  };
   email_verifications: {
     user_id: string;
     email: string;

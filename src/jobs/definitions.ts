@@ -11,8 +11,14 @@ import {
 } from '../funding/reconcile.ts';
 import { JOB_PAYMENT_WEBHOOK_SWEEP } from '../funding/webhook-processing.ts';
 import { purgeExpiredIdempotencyKeys } from '../http/idempotency-store.ts';
-import { emailNotification, JOB_NOTIFICATION_EMAIL } from '../notifications/email.ts';
+import { emailNotification } from '../notifications/email.ts';
 import { deliverAlertToAdmins } from '../notifications/inbox.ts';
+import {
+  JOB_BROADCAST_PUSH,
+  JOB_NOTIFICATION_EMAIL,
+  JOB_NOTIFICATION_PUSH,
+} from '../notifications/job-names.ts';
+import { pushBroadcastPage, pushNotification } from '../push/delivery.ts';
 import { JOB_SAVINGS_MATURITY, matureDueLocks } from '../savings/maturity.ts';
 import { JOB_VTU_DISPATCH, JOB_VTU_REQUERY, requeryDefaults } from '../vtu/dispatch.ts';
 import type { JobDefinition } from './queue.ts';
@@ -154,6 +160,29 @@ export function jobDefinitions(ctx: Context): JobDefinition[] {
       handler: async (data) => {
         const { notificationId } = data as { notificationId: string };
         await emailNotification({ db: ctx.db, mailer: ctx.mailer }, notificationId);
+      },
+    },
+    {
+      // The push of one inbox entry to its user's devices, enqueued with the entry.
+      name: JOB_NOTIFICATION_PUSH,
+      batchSize: 20,
+      retryLimit: 5,
+      retryDelaySeconds: 30,
+      expireInSeconds: 120,
+      handler: async (data) => {
+        const { notificationId } = data as { notificationId: string };
+        await pushNotification({ db: ctx.db, jobs: ctx.jobs, push: ctx.push }, notificationId);
+      },
+    },
+    {
+      // One page of a broadcast's push fan-out; each page enqueues the next.
+      name: JOB_BROADCAST_PUSH,
+      retryLimit: 5,
+      retryDelaySeconds: 30,
+      expireInSeconds: 300,
+      handler: async (data) => {
+        const { broadcastId, after } = data as { broadcastId: string; after: string | null };
+        await pushBroadcastPage({ db: ctx.db, jobs: ctx.jobs, push: ctx.push }, broadcastId, after);
       },
     },
     {

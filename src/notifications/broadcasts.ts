@@ -2,9 +2,11 @@ import { type Kysely, sql } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import { AppError, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
+import type { JobQueue } from '../jobs/queue.ts';
+import { JOB_BROADCAST_PUSH } from './job-names.ts';
 
 // Broadcasts and polls (API.md sections 10 and 11). A broadcast is one row for every user, shown
-// while its window is open; its poll's votes are one row per user (the primary key refuses a second
+// while its window is open and pushed to every subscribed device by batched jobs; its poll's votes are one row per user (the primary key refuses a second
 // vote, also one sent at the same instant).
 
 export type PollView = {
@@ -37,6 +39,7 @@ const invalid = (field: string, message: string) =>
 
 export async function createBroadcast(
   db: Kysely<DB>,
+  jobs: JobQueue,
   adminId: string,
   input: NewBroadcast,
   now: Date,
@@ -73,6 +76,8 @@ export async function createBroadcast(
         ends_at: input.endsAt ?? null,
       })
       .execute();
+    // The push fan-out's first page, when the broadcast opens (src/push/delivery.ts).
+    await jobs.send(JOB_BROADCAST_PUSH, { broadcastId: id, after: null }, { db: trx, startAfter: startsAt });
     if (poll === undefined) return;
     await trx
       .insertInto('polls')

@@ -8,8 +8,6 @@ import { settingsOf } from './settings.ts';
 // job enqueued with the entry (so exactly when it was made), only to the user's verified address
 // and only while the user has that kind switched on. No operation sends arbitrary email.
 
-export const JOB_NOTIFICATION_EMAIL = 'notification.email';
-
 const escapeHtml = (value: string) =>
   value.replace(
     /[&<>"']/g,

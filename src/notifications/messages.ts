@@ -18,7 +18,9 @@ export type NotificationKind =
   | 'referral_qualified'
   | 'kyc_approved'
   | 'kyc_rejected'
-  | 'ops_alert';
+  | 'ops_alert'
+  /** A broadcast published to everyone (pushed; it is read in listBroadcasts, not the inbox). */
+  | 'broadcast';
 
 export const notificationKinds: readonly NotificationKind[] = [
   'topup_credited',
@@ -34,6 +36,7 @@ export const notificationKinds: readonly NotificationKind[] = [
   'kyc_approved',
   'kyc_rejected',
   'ops_alert',
+  'broadcast',
 ];
 
 export type NotificationMessage = {

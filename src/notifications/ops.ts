@@ -102,6 +102,7 @@ export const notificationOperations = [
     input: s.createBroadcastInput,
     output: s.broadcast,
     errors: [],
-    handler: ({ ctx, caller, input }) => createBroadcast(ctx.db, caller.userId, input, ctx.clock.now()),
+    handler: ({ ctx, caller, input }) =>
+      createBroadcast(ctx.db, ctx.jobs, caller.userId, input, ctx.clock.now()),
   }),
 ];

@@ -1,7 +1,7 @@
 import type { Context } from '../context.ts';
 import type { DomainEventType } from '../events/domain-events.ts';
-import { JOB_NOTIFICATION_EMAIL } from './email.ts';
 import { deliverToInbox } from './inbox.ts';
+import { JOB_NOTIFICATION_EMAIL, JOB_NOTIFICATION_PUSH } from './job-names.ts';
 import { messageFor } from './messages.ts';
 
 // Every platform event reaches its user's inbox (API.md section 10). Subscribers run in the
@@ -30,12 +30,14 @@ export function subscribeNotificationsToEvents(ctx: Context): void {
     ctx.events.subscribe(type, async (event) => {
       const message = messageFor(event);
       if (message === null) return;
-      // The entry and its email's job commit together: a job that runs again finds the entry made
+      // The entry and its email's and push's jobs commit together: a job that runs again finds the entry made
       // and sends nothing twice. Dated when the fact happened, not when the job ran: the inbox reads
       // in the order of events.
       await ctx.db.transaction().execute(async (trx) => {
         const id = await deliverToInbox(trx, message, new Date(event.occurredAt));
-        if (id !== null) await ctx.jobs.send(JOB_NOTIFICATION_EMAIL, { notificationId: id }, { db: trx });
+        if (id === null) return;
+        await ctx.jobs.send(JOB_NOTIFICATION_EMAIL, { notificationId: id }, { db: trx });
+        await ctx.jobs.send(JOB_NOTIFICATION_PUSH, { notificationId: id }, { db: trx });
       });
     });
   }

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
+import type { Agent } from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -35,29 +36,33 @@ export type WorldOptions = {
   sameDatabaseAs?: World;
   /** The purchase rules decided at debit time (src/vtu/debit-rules.ts), for their tests. */
   debitRules?: readonly DebitRule[];
+  /** The TLS agent of Web Push: one that trusts the test's local push service. */
+  pushAgent?: Agent;
   /** On PostgreSQL, the URL the service connects with instead of the database's own (a proxy's). */
   databaseUrl?: (url: string) => Promise<string>;
 };
 
 export async function createWorld(options: WorldOptions = {}): Promise<World> {
-  const config = loadConfig({
-    NODE_ENV: 'test',
-    SANDBOX: '1',
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    RATE_LIMIT_PER_MINUTE: '100000',
-    PORT: '0',
-    WORKER: '0',
-    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
-    ...options.env,
-  });
   // A second service on the database of another world shares it (and leaves dropping it to that world).
   const shared = options.sameDatabaseAs?.ctx.database.url;
   const database =
     shared === undefined
       ? await createTestDatabase()
       : { target: { kind: 'postgres' as const, url: shared, poolMax: 30 }, drop: async () => {} };
-  // Identity documents of a test world live in a temporary directory removed on close.
+  // Identity documents (and the sandbox's generated VAPID keys) of a test world live in a temporary
+  // directory removed on close.
   const documentsDir = await mkdtemp(path.join(os.tmpdir(), 'billrail-documents-'));
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    SANDBOX: '1',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    RATE_LIMIT_PER_MINUTE: '100000',
+    PORT: '0',
+    DATA_DIR: documentsDir,
+    WORKER: '0',
+    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+    ...options.env,
+  });
   const target =
     database.target.kind === 'postgres'
       ? {
@@ -72,6 +77,7 @@ export async function createWorld(options: WorldOptions = {}): Promise<World> {
     ...(options.clock !== undefined ? { clock: options.clock } : {}),
     ...(options.logger !== undefined ? { logger: options.logger } : {}),
     ...(options.debitRules !== undefined ? { debitRules: options.debitRules } : {}),
+    ...(options.pushAgent !== undefined ? { pushAgent: options.pushAgent } : {}),
     rateLimitNamespace: `billrail-test-${randomBytes(4).toString('hex')}:`,
   });
   const app = await buildApp(ctx);

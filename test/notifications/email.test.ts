@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import type { UserView } from '../../src/auth/users.ts';
-import { JOB_NOTIFICATION_EMAIL } from '../../src/notifications/email.ts';
+import { JOB_NOTIFICATION_EMAIL } from '../../src/notifications/job-names.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { runDomainEvents, runQueuedJobs } from '../helpers/domain-events.ts';
 import { createWorld, get, ok, post, type SignedIn, type World } from '../helpers/world.ts';
