@@ -23,6 +23,8 @@ export type OperationArgs<I, A extends OperationAuth> = {
   input: I;
   caller: A extends 'public' ? Caller | null : Caller;
   ip: string;
+  /** The request's User-Agent, as sent (a sign-in from a new device is told by it). */
+  userAgent: string | undefined;
   /**
    * POST only: the request's Idempotency-Key answer, to write in the transaction that commits the
    * operation's result (db/unit-of-work.ts). Unused, the router completes the key after the

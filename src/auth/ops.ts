@@ -1,12 +1,14 @@
 import type { Context } from '../context.ts';
 import { AppError, notFound } from '../errors.ts';
+import { publishEvent } from '../events/domain-events.ts';
+import { newId } from '../ids.ts';
 import { defineOperation } from '../operation.ts';
 import { sendVerificationCode, setEmail, verifyEmail } from './email-verification.ts';
 import { consumeOtp, requestOtp } from './otp.ts';
 import { setTransactionPin } from './pin.ts';
 import * as s from './schemas.ts';
 import { refreshSession, signOut, startSession } from './sessions.ts';
-import { findOrCreateUser, findUserById, toUserView } from './users.ts';
+import { deviceLabel, findOrCreateUser, findUserById, recordSignInDevice, toUserView } from './users.ts';
 
 const tags = ['accounts'];
 
@@ -37,7 +39,7 @@ export const authOperations = [
     input: s.verifyOtpInput,
     output: s.verifyOtpOutput,
     errors: ['UNAUTHENTICATED', 'VALIDATION_ERROR'],
-    handler: async ({ ctx, input }) => {
+    handler: async ({ ctx, input, ip, userAgent }) => {
       // One transaction: an unknown referral code on a first sign-in rolls the code's use back with
       // the user it would have created, so the person can correct it and sign in with the same SMS.
       const signedIn = await ctx.db.transaction().execute(async (trx) => {
@@ -47,7 +49,18 @@ export const authOperations = [
           input.code,
         );
         if (!check.ok) return check;
-        const { user } = await findOrCreateUser(trx, input.phone, input.referralCode, ctx.clock.now());
+        const now = ctx.clock.now();
+        const { user } = await findOrCreateUser(trx, input.phone, input.referralCode, now);
+        if (await recordSignInDevice(trx, user.id, userAgent, now)) {
+          await publishEvent(ctx.jobs, trx, {
+            type: 'auth.new_device_sign_in',
+            userId: user.id,
+            signInId: newId(),
+            device: deviceLabel(userAgent),
+            ip,
+            occurredAt: now.toISOString(),
+          });
+        }
         return { ok: true as const, user };
       });
       if (!signedIn.ok) {
@@ -164,7 +177,7 @@ export const authOperations = [
     errors: ['FORBIDDEN'],
     handler: async ({ ctx, caller, input }) => {
       await setTransactionPin(
-        { db: ctx.db, clock: ctx.clock, pepper: ctx.config.secrets.pepper },
+        { db: ctx.db, clock: ctx.clock, pepper: ctx.config.secrets.pepper, jobs: ctx.jobs },
         { id: caller.userId, phone: caller.phone },
         input.pin,
         input.otpCode,

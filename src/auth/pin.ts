@@ -3,6 +3,8 @@ import type { Clock } from '../clock.ts';
 import { statement } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
+import { publishEvent } from '../events/domain-events.ts';
+import type { JobQueue } from '../jobs/queue.ts';
 import { consumeOtp } from './otp.ts';
 import { hmacSecret, sameDigest } from './secrets.ts';
 
@@ -13,7 +15,7 @@ import { hmacSecret, sameDigest } from './secrets.ts';
 export const PIN_ATTEMPTS_MAX = 5;
 export const PIN_LOCK_SECONDS = 30 * 60;
 
-type Deps = { db: Kysely<DB>; clock: Clock; pepper: string };
+type Deps = { db: Kysely<DB>; clock: Clock; pepper: string; jobs?: JobQueue };
 
 const pinHash = (pepper: string, userId: string, pin: string) => hmacSecret(pepper, 'pin', userId, pin);
 
@@ -41,16 +43,27 @@ export async function setTransactionPin(
       });
     }
   }
-  await deps.db
-    .updateTable('users')
-    .set({
-      pin_hash: pinHash(deps.pepper, user.id, pin),
-      pin_failed_count: 0,
-      pin_locked_until: null,
-      updated_at: deps.clock.now(),
-    })
-    .where('id', '=', user.id)
-    .execute();
+  const now = deps.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('users')
+      .set({
+        pin_hash: pinHash(deps.pepper, user.id, pin),
+        pin_failed_count: 0,
+        pin_locked_until: null,
+        updated_at: now,
+      })
+      .where('id', '=', user.id)
+      .execute();
+    // A changed PIN (not the first) is security mail, whatever the user's switches say.
+    if (current.pin_hash !== null && deps.jobs !== undefined) {
+      await publishEvent(deps.jobs, trx, {
+        type: 'auth.pin_changed',
+        userId: user.id,
+        occurredAt: now.toISOString(),
+      });
+    }
+  });
 }
 
 type PinOutcome =

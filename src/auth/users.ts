@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { DB, UsersTable } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
@@ -181,3 +182,38 @@ export async function findUserIdsByPhones(db: Kysely<DB>, phones: string[]): Pro
   const rows = await db.selectFrom('users').select('id').where('phone', 'in', phones).execute();
   return rows.map((row) => row.id);
 }
+
+/**
+ * Records the device a user signs in from (a hash of its User-Agent) and answers whether it is new
+ * to a user who had signed in from another before: that sign-in sends security mail. In the
+ * sign-in's transaction, so two sign-ins from one new device at once count it once.
+ */
+export async function recordSignInDevice(
+  trx: Transaction<DB>,
+  userId: string,
+  userAgent: string | undefined,
+  now: Date,
+): Promise<boolean> {
+  const deviceHash = createHash('sha256')
+    .update(userAgent ?? '')
+    .digest('hex');
+  const inserted = await trx
+    .insertInto('known_devices')
+    .values({ user_id: userId, device_hash: deviceHash, first_seen_at: now })
+    .onConflict((oc) => oc.columns(['user_id', 'device_hash']).doNothing())
+    .returning('device_hash')
+    .executeTakeFirst();
+  if (inserted === undefined) return false;
+  const others = await trx
+    .selectFrom('known_devices')
+    .select('device_hash')
+    .where('user_id', '=', userId)
+    .where('device_hash', '<>', deviceHash)
+    .limit(1)
+    .execute();
+  return others.length > 0;
+}
+
+/** A device as a person reads it: the User-Agent, shortened. */
+export const deviceLabel = (userAgent: string | undefined): string =>
+  userAgent === undefined || userAgent.trim() === '' ? 'an unknown device' : userAgent.trim().slice(0, 120);

@@ -314,6 +314,7 @@ export type DB = {
   checkin_claims: CheckinClaimsTable;
   referral_bonuses: ReferralBonusesTable;
   notifications: NotificationsTable;
+  known_devices: { user_id: string; device_hash: string; first_seen_at: Timestamp };
   push_subscriptions: {
     endpoint: string;
     user_id: string;

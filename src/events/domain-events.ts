@@ -11,6 +11,17 @@ import type { JobQueue } from '../jobs/queue.ts';
 // job row of its own to insert, fetch, complete and purge.
 
 export type DomainEvent =
+  /** The transaction PIN was changed (not first set): security mail, always sent. */
+  | { type: 'auth.pin_changed'; userId: string; occurredAt: string }
+  /** A sign-in from a device (browser) this user had not signed in from before. */
+  | {
+      type: 'auth.new_device_sign_in';
+      userId: string;
+      signInId: string;
+      device: string;
+      ip: string;
+      occurredAt: string;
+    }
   | { type: 'kyc.tier_approved'; userId: string; tier: number; occurredAt: string }
   | { type: 'kyc.tier_rejected'; userId: string; tier: number; reason: string; occurredAt: string }
   /** A top-up was credited to the wallet (once per reference); amountKobo is a decimal string. */

@@ -207,6 +207,7 @@ async function run(
       input,
       caller: request.caller,
       ip: request.ip,
+      userAgent: request.headers['user-agent'],
       ...(completion === undefined ? {} : { withCommit: completion }),
     });
     // A body already committed with the operation (a purchase's key) is the one sent, parsed once.

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import type { Mailer } from '../providers/email/mailer.ts';
-import type { NotificationKind } from './messages.ts';
+import { type NotificationKind, securityKinds } from './messages.ts';
 import { settingsOf } from './settings.ts';
 
 // Transactional email (SPEC.md item 9, API.md section 10): the email of one inbox entry, sent by a
@@ -45,7 +45,8 @@ export async function emailNotification(
   if (row === undefined) return 'unknown';
   if (row.email === null || row.email_verified_at === null) return 'unverified';
   const settings = await settingsOf(deps.db, row.user_id);
-  if (settings.email[row.kind as NotificationKind] === false) return 'switched_off';
+  const kind = row.kind as NotificationKind;
+  if (!securityKinds.includes(kind) && settings.email[kind] === false) return 'switched_off';
   await deps.mailer.send({ to: row.email, ...renderEmail(row) });
   return 'sent';
 }

@@ -19,6 +19,8 @@ export type NotificationKind =
   | 'kyc_approved'
   | 'kyc_rejected'
   | 'ops_alert'
+  | 'pin_changed'
+  | 'new_device_sign_in'
   /** A broadcast published to everyone (pushed; it is read in listBroadcasts, not the inbox). */
   | 'broadcast';
 
@@ -36,8 +38,13 @@ export const notificationKinds: readonly NotificationKind[] = [
   'kyc_approved',
   'kyc_rejected',
   'ops_alert',
+  'pin_changed',
+  'new_device_sign_in',
   'broadcast',
 ];
+
+/** Security mail (API.md section 10): sent whatever the user's email switches say. */
+export const securityKinds: readonly NotificationKind[] = ['pin_changed', 'new_device_sign_in'];
 
 export type NotificationMessage = {
   userId: string;
@@ -62,6 +69,24 @@ const serviceNames: Record<string, string> = {
 /** The message an event gives its user, or null for events no user is told about (provider floats). */
 export function messageFor(event: DomainEvent): NotificationMessage | null {
   switch (event.type) {
+    case 'auth.pin_changed':
+      return {
+        userId: event.userId,
+        kind: 'pin_changed',
+        title: 'Your transaction PIN was changed',
+        body: 'Your billrail transaction PIN was just changed. If this was not you, contact support at once.',
+        data: {},
+        source: `pin-changed:${event.occurredAt}`,
+      };
+    case 'auth.new_device_sign_in':
+      return {
+        userId: event.userId,
+        kind: 'new_device_sign_in',
+        title: 'New sign-in to your account',
+        body: `Your billrail account was signed in to from a new device (${event.device}, ${event.ip}). If this was not you, contact support at once.`,
+        data: { device: event.device, ip: event.ip },
+        source: `sign-in:${event.signInId}`,
+      };
     case 'funding.topup_credited':
       return {
         userId: event.userId,

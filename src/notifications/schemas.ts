@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageInput } from '../paging.ts';
-import { notificationKinds } from './messages.ts';
+import { notificationKinds, securityKinds } from './messages.ts';
 
 // Request and answer shapes of the inbox, broadcasts and polls (API.md sections 10 and 11).
 
@@ -78,6 +78,16 @@ const switches = z.object(Object.fromEntries(notificationKinds.map((kind) => [ki
 
 export const notificationSettings = z.object({ email: switches, push: switches });
 
+/** Security mail (PIN changed, sign-in from a new device) cannot be switched off: not a field. */
+const emailSwitches = z.object(
+  Object.fromEntries(
+    notificationKinds.filter((kind) => !securityKinds.includes(kind)).map((kind) => [kind, z.boolean()]),
+  ),
+);
+
 export const updateNotificationSettingsInput = z
-  .object({ email: switches.partial().strict().optional(), push: switches.partial().strict().optional() })
+  .object({
+    email: emailSwitches.partial().strict().optional(),
+    push: switches.partial().strict().optional(),
+  })
   .strict();

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../db/schema.ts';
-import { type NotificationKind, notificationKinds } from './messages.ts';
+import { type NotificationKind, notificationKinds, securityKinds } from './messages.ts';
 
 // Each user's switches for email and push, per notification kind (API.md section 10). Stored are
 // the kinds switched off; every kind is on until its user says otherwise.
@@ -24,7 +24,9 @@ export async function settingsOf(
     .select(['email', 'push'])
     .where('user_id', '=', userId)
     .executeTakeFirst();
-  return { email: complete(parse(row?.email)), push: complete(parse(row?.push)) };
+  const email = complete(parse(row?.email));
+  for (const kind of securityKinds) email[kind] = true;
+  return { email, push: complete(parse(row?.push)) };
 }
 
 /** Applies the switches given, keeps the others, and answers the whole settings. */

@@ -9,6 +9,8 @@ import { messageFor } from './messages.ts';
 
 /** Every event type, so that a new one must be named here (and given a message, or none). */
 const everyEventType = {
+  'auth.pin_changed': true,
+  'auth.new_device_sign_in': true,
   'kyc.tier_approved': true,
   'kyc.tier_rejected': true,
   'funding.topup_credited': true,

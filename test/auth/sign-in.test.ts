@@ -80,6 +80,7 @@ describe('verifyOtp', () => {
       id: session.user.id,
       phone: e164(phone),
       email: null,
+      emailVerified: false,
       firstName: null,
       lastName: null,
       kycTier: 0,

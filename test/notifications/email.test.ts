@@ -5,9 +5,10 @@ import { type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import type { UserView } from '../../src/auth/users.ts';
 import { JOB_NOTIFICATION_EMAIL } from '../../src/notifications/job-names.ts';
+import { e164 } from '../auth/support.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { runDomainEvents, runQueuedJobs } from '../helpers/domain-events.ts';
-import { createWorld, get, ok, post, type SignedIn, type World } from '../helpers/world.ts';
+import { createWorld, get, ok, post, readSms, type SignedIn, type World } from '../helpers/world.ts';
 import { expectError } from '../kyc/kyc-support.ts';
 import { lock, saver } from '../savings/support.ts';
 
@@ -175,5 +176,60 @@ describe(`transactional email (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () =
     // The retry (pg-boss runs it again after its backoff; here at once).
     await world.ctx.jobs.runNow(JOB_NOTIFICATION_EMAIL, during.failed[0]!.data);
     assert.equal(to('dayo@example.test').filter((m) => m.subject === 'Savings locked').length, 1);
+  });
+
+  it('always sends security mail (PIN changed, sign-in from a new device), which cannot be switched off', async () => {
+    const user = await verifiedSaver('efe@example.test');
+    expectError(
+      await post(
+        world,
+        'updateNotificationSettings',
+        { email: { pin_changed: false } },
+        { token: user.accessToken },
+      ),
+      400,
+      'VALIDATION_ERROR',
+    );
+    const settings = ok(
+      await get<{ email: Record<string, boolean> }>(
+        world,
+        'getNotificationSettings',
+        {},
+        { token: user.accessToken },
+      ),
+    );
+    assert.deepEqual([settings.email.pin_changed, settings.email.new_device_sign_in], [true, true]);
+    // Everything that can be switched off, off.
+    const off = Object.fromEntries(
+      Object.keys(settings.email)
+        .filter((k) => k !== 'pin_changed' && k !== 'new_device_sign_in')
+        .map((k) => [k, false]),
+    );
+    ok(await post(world, 'updateNotificationSettings', { email: off }, { token: user.accessToken }));
+
+    // The first PIN is no news; changing it is.
+    ok(await post(world, 'setTransactionPin', { pin: '2580' }, { token: user.accessToken }));
+    world.ctx.sandboxClock!.advance(61);
+    ok(await post(world, 'requestOtp', { phone: user.phone }));
+    const { code } = await readSms(world, e164(user.phone));
+    ok(await post(world, 'setTransactionPin', { pin: '1357', otpCode: code }, { token: user.accessToken }));
+
+    // A sign-in from a browser this user never used; then from it again.
+    const android = { 'user-agent': 'Mozilla/5.0 (Linux; Android 14; SM-A155F) Chrome/131.0 Mobile' };
+    for (let i = 0; i < 2; i++) {
+      world.ctx.sandboxClock!.advance(61);
+      ok(await post(world, 'requestOtp', { phone: user.phone }));
+      const sms = await readSms(world, e164(user.phone));
+      ok(await post(world, 'verifyOtp', { phone: user.phone, code: sms.code }, { headers: android }));
+    }
+    await runDomainEvents(world);
+    await runQueuedJobs(world, JOB_NOTIFICATION_EMAIL);
+    const security = to('efe@example.test').filter((m) => !m.subject?.includes('verification'));
+    assert.deepEqual(security.map((m) => m.subject).sort(), [
+      'New sign-in to your account',
+      'Your transaction PIN was changed',
+    ]);
+    assert.match(security.find((m) => m.subject?.startsWith('New'))!.text ?? '', /Android 14/);
+    for (const m of security) assert.doesNotMatch(`${m.text}${m.html}`, /1357|2580/, 'never the PIN');
   });
 });
