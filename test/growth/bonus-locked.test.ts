@@ -19,6 +19,7 @@ import {
   ok,
   post,
   type SignedIn,
+  sendRaw,
   signIn,
   signInAgain,
   uniquePhone,
@@ -98,24 +99,7 @@ function documentedOperations(document: {
 
 /** Calls an operation as a client would: GET with query parameters, POST with {data} and a fresh key. */
 async function send(world: World, op: Documented, input: unknown, token: string): Promise<ApiResponse> {
-  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
-  let url = `${world.baseUrl}/_serverFn/${op.name}`;
-  let body: string | undefined;
-  if (op.method === 'GET') {
-    const fields = input !== null && typeof input === 'object' ? input : {};
-    const query = new URLSearchParams(
-      Object.entries(fields).map(([k, v]): [string, string] => [
-        k,
-        typeof v === 'string' ? v : JSON.stringify(v),
-      ]),
-    );
-    if ([...query].length > 0) url += `?${query}`;
-  } else {
-    headers['content-type'] = 'application/json';
-    headers['idempotency-key'] = randomUUID();
-    body = JSON.stringify({ data: input });
-  }
-  const response = await fetch(url, { method: op.method, headers, ...(body !== undefined ? { body } : {}) });
+  const response = await sendRaw(world, op.method, op.name, input, token);
   return {
     status: response.status,
     headers: response.headers,

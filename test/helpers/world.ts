@@ -142,6 +142,39 @@ export async function call<T = unknown>(
   };
 }
 
+/**
+ * Sends any input, also one no schema admits, as a client would: GET with the fields as query
+ * parameters (a value that is not a string as JSON, an input that is not an object as `value`),
+ * POST as {data} with a fresh Idempotency-Key. The raw response, for tests of hostile input.
+ */
+export async function sendRaw(
+  world: Reachable,
+  method: 'GET' | 'POST',
+  operation: string,
+  input: unknown,
+  token: string | undefined,
+): Promise<Response> {
+  const headers: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` };
+  let url = `${world.baseUrl}/_serverFn/${operation}`;
+  let body: string | undefined;
+  if (method === 'GET') {
+    const fields =
+      input !== null && typeof input === 'object' && !Array.isArray(input) ? input : { value: input };
+    const query = new URLSearchParams(
+      Object.entries(fields).map(([k, v]): [string, string] => [
+        k,
+        typeof v === 'string' ? v : JSON.stringify(v),
+      ]),
+    );
+    if ([...query].length > 0) url += `?${query}`;
+  } else {
+    headers['content-type'] = 'application/json';
+    headers['idempotency-key'] = randomUUID();
+    body = JSON.stringify({ data: input });
+  }
+  return fetch(url, { method, headers, ...(body !== undefined ? { body } : {}) });
+}
+
 export const get = <T = unknown>(
   world: Reachable,
   operation: string,

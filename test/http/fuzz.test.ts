@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -17,7 +16,7 @@ import {
   hostileVariant,
   type JsonSchema,
 } from '../helpers/schema-arbitrary.ts';
-import { createWorld, type SignedIn, signIn, uniquePhone, type World } from '../helpers/world.ts';
+import { createWorld, type SignedIn, sendRaw, signIn, uniquePhone, type World } from '../helpers/world.ts';
 import { buyer, PIN } from '../vtu/purchase-support.ts';
 
 // Generated inputs for every operation that /openapi.json documents, and signed webhook bodies:
@@ -78,25 +77,7 @@ async function send(
   input: unknown,
   token: string | undefined,
 ): Promise<Answer> {
-  const headers: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` };
-  let url = `${world.baseUrl}/_serverFn/${op.name}`;
-  let body: string | undefined;
-  if (op.method === 'GET') {
-    const fields =
-      input !== null && typeof input === 'object' && !Array.isArray(input) ? input : { value: input };
-    const query = new URLSearchParams(
-      Object.entries(fields).map(([k, v]): [string, string] => [
-        k,
-        typeof v === 'string' ? v : JSON.stringify(v),
-      ]),
-    );
-    if ([...query].length > 0) url += `?${query}`;
-  } else {
-    headers['content-type'] = 'application/json';
-    headers['idempotency-key'] = randomUUID();
-    body = JSON.stringify({ data: input });
-  }
-  const response = await fetch(url, { method: op.method, headers, ...(body !== undefined ? { body } : {}) });
+  const response = await sendRaw(world, op.method, op.name, input, token);
   const text = await response.text();
   let parsed: unknown;
   try {
