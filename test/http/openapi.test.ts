@@ -89,7 +89,12 @@ describe('the OpenAPI document', () => {
     assert.deepEqual(document.servers, [{ url: world.baseUrl }]);
     assert.equal(typeof document.info.license?.name, 'string');
     const publicOps = operations.filter((op) => op.auth === 'public');
-    assert.deepEqual(publicOps.map((op) => op.name).sort(), ['refreshSession', 'requestOtp', 'verifyOtp']);
+    assert.deepEqual(publicOps.map((op) => op.name).sort(), [
+      'getPushPublicKey',
+      'refreshSession',
+      'requestOtp',
+      'verifyOtp',
+    ]);
     for (const op of operations) {
       assert.deepEqual(documented(op).security, op.auth === 'public' ? [] : [{ bearer: [] }], op.name);
     }
