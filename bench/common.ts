@@ -1,9 +1,18 @@
 import { createHmac, randomInt, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import type autocannon from 'autocannon';
+import type { Kysely } from 'kysely';
+import { newReferralCode } from '../src/auth/secrets.ts';
+import { loadConfig } from '../src/config.ts';
+import { type Context, type ContextOverrides, createContext } from '../src/context.ts';
+import type { DB } from '../src/db/schema.ts';
+import { newId } from '../src/ids.ts';
+import { openUserAccounts } from '../src/ledger/accounts.ts';
+import { toE164 } from '../src/phone.ts';
 
 // What the bench's scenarios share: a client of the service's API over HTTP (sign-in through the
-// sandbox SMS, operations, signed webhooks), the result shape, and the measuring of a scenario.
+// sandbox SMS, operations, signed webhooks), the result shape, the measuring of a scenario, and the
+// writing of users in bulk straight into the service's database.
 
 export const REQUEST_TIMEOUT_SECONDS = 10;
 export const SETUP_CONCURRENCY = 10;
@@ -63,6 +72,58 @@ let phoneSequence = randomInt(0, 50_000_000);
 export function nextPhone(): string {
   phoneSequence = (phoneSequence + 1) % 100_000_000;
   return `080${String(phoneSequence).padStart(8, '0')}`;
+}
+
+const USERS_PER_STATEMENT = 1_000;
+
+/**
+ * A context of the bench's own on the service's database (`env` names it: DATA_DIR, DATABASE_URL),
+ * sandbox on, with no job workers unless `worker`. On PGlite the service must not be running.
+ */
+export async function benchContext(
+  env: Record<string, string>,
+  { worker = false, overrides = {} }: { worker?: boolean; overrides?: ContextOverrides } = {},
+): Promise<Context> {
+  const config = loadConfig({
+    NODE_ENV: 'development',
+    SANDBOX: '1',
+    WORKER: worker ? '1' : '0',
+    LOG_LEVEL: 'warn',
+    ...env,
+  });
+  return createContext(config, overrides);
+}
+
+/**
+ * `count` new users written in bulk straight into the database, each with its ledger accounts opened
+ * as a first sign-in opens them; any of them can sign in over the API with its phone (local form).
+ */
+export async function insertUsers(
+  db: Kysely<DB>,
+  count: number,
+  now: Date,
+): Promise<{ id: string; phone: string }[]> {
+  const users = Array.from({ length: count }, () => ({ id: newId(), phone: nextPhone() }));
+  for (let from = 0; from < count; from += USERS_PER_STATEMENT) {
+    await db
+      .insertInto('users')
+      .values(
+        users.slice(from, from + USERS_PER_STATEMENT).map(({ id, phone }) => ({
+          id,
+          phone: toE164(phone)!,
+          email: null,
+          first_name: null,
+          last_name: null,
+          referral_code: newReferralCode(),
+          referred_by_code: null,
+          created_at: now,
+          updated_at: now,
+        })),
+      )
+      .execute();
+  }
+  await mapConcurrent(users, SETUP_CONCURRENCY, (user) => openUserAccounts(db, user.id, now));
+  return users;
 }
 
 export type Envelope = { success: boolean; data?: unknown; error?: { code: string; message: string } };

@@ -28,6 +28,13 @@ import {
   signIn,
   WEBHOOK_PATH,
 } from './common.ts';
+import {
+  BROADCAST_TARGET_PUSHES_PER_SECOND,
+  type BroadcastRound,
+  broadcastPushScenario,
+  listNotificationsScenario,
+  seedInboxes,
+} from './notifications.ts';
 import { type PgbenchResult, runPgbench } from './pgbench.ts';
 import { buyAirtimeScenario, type PurchaseRun } from './purchases.ts';
 import {
@@ -65,6 +72,13 @@ import {
 //   savingsMaturity  once the service has stopped, in this process on its database: 100,000 locks
 //                  (PGlite: 10,000) due at the same instant, seeded in bulk, matured by timed
 //                  matureDueLocks; on PostgreSQL again with two runners at once (bench/savings.ts)
+//   listNotifications  GET listNotifications?limit=20, autocannon, 50 connections, 50 users whose
+//                  inboxes of 200 entries were written in bulk before the service started
+//                  (bench/notifications.ts)
+//   broadcastPush  once the service has stopped: a broadcast pushed by a worker process to 20,000
+//                  subscriptions (PGlite: 5,000) at a local HTTPS push service in this process:
+//                  pushes per second, the worker's peak RSS, each page's and each push's time
+//                  (bench/notifications.ts, bench/push-worker.ts)
 //
 // After the webhook scenarios every built top-up body is delivered (again) and the bench checks that
 // each credited its wallet exactly once, that on PostgreSQL every answered event is stored and
@@ -73,7 +87,7 @@ import {
 // count (bench/pgbench.ts), and the webhook rate is printed as a ratio of its tps.
 //
 // BENCH_SCENARIOS=webhook (a comma-separated list of getWallet, otp, signIn, webhook, buyAirtime,
-// createSavingsLock, savingsMaturity) runs a subset;
+// createSavingsLock, savingsMaturity, listNotifications, broadcastPush) runs a subset;
 // BENCH_PGLITE=0 or BENCH_POSTGRES=0 leaves a database out.
 //
 // The client and the server share the machine's cores, so the figures are for comparison between
@@ -110,7 +124,8 @@ const STOP_TIMEOUT_MS = 20_000;
 /**
  * The whole bench, both databases, must finish within this or it fails. The savings scenarios (issue
  * 17) take about four minutes of it: 1,000 users signed in and funded per database, 100,000 locks
- * matured twice on PostgreSQL (one runner, then two) and the ledger checked after each round.
+ * matured twice on PostgreSQL (one runner, then two) and the ledger checked after each round. The
+ * notification scenarios (issue 18) about a minute and a half, most of it the broadcast's pushes.
  */
 const BENCH_TIMEOUT_MS = 900_000;
 const OUTPUT_LINES_MAX = 40;
@@ -119,7 +134,10 @@ const POSTGRES_ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgre
 const POSTGRES_ENABLED = process.env.BENCH_POSTGRES !== '0';
 const PGLITE_ENABLED = process.env.BENCH_PGLITE !== '0';
 const SCENARIOS = new Set(
-  (process.env.BENCH_SCENARIOS ?? 'getWallet,otp,signIn,webhook,buyAirtime,createSavingsLock,savingsMaturity')
+  (
+    process.env.BENCH_SCENARIOS ??
+    'getWallet,otp,signIn,webhook,buyAirtime,createSavingsLock,savingsMaturity,listNotifications,broadcastPush'
+  )
     .split(',')
     .map((s) => s.trim()),
 );
@@ -135,6 +153,8 @@ type DatabaseRun = {
   acceptedToSuccess: PurchaseRun['acceptedToSuccess'] | null;
   /** savingsMaturity: each round's figures and profile, when that scenario ran. */
   maturity: MaturityRound[];
+  /** broadcastPush: its figures and profile, when that scenario ran. */
+  broadcast: BroadcastRound | null;
 };
 
 class SetupError extends Error {
@@ -599,6 +619,8 @@ async function benchDatabase(
   extraEnv: Record<string, string>,
   databaseUrl?: string,
 ): Promise<DatabaseRun> {
+  // Before the service starts: on PGlite only one process may open the database.
+  const inboxPhones = SCENARIOS.has('listNotifications') ? await seedInboxes(extraEnv) : [];
   process.stdout.write(`\n${database}: starting the service\n`);
   const admin = { phone: nextPhone() };
   const startedAt = performance.now();
@@ -649,6 +671,11 @@ async function benchDatabase(
       step(savings.result);
       for (const check of savings.checks) checked(check);
     }
+    if (SCENARIOS.has('listNotifications')) {
+      const inbox = await listNotificationsScenario(server, database, inboxPhones);
+      step(inbox.result);
+      for (const check of inbox.checks) checked(check);
+    }
   } catch (error) {
     if (error instanceof SetupError) error.message += `\nservice output:\n${server.output()}`;
     throw error;
@@ -656,6 +683,22 @@ async function benchDatabase(
     await server.stop();
   }
   const peaks = scenarios.map((s) => s.serverPeakRssMb).filter((p): p is number => p !== null);
+  // The service has stopped: its workers must not take part in the pushing, and on PGlite the
+  // worker process needs the database to itself.
+  let broadcast: BroadcastRound | null = null;
+  if (SCENARIOS.has('broadcastPush')) {
+    const run = await broadcastPushScenario(database, extraEnv, (child) => {
+      liveChildren.add(child);
+      child.once('exit', () => liveChildren.delete(child));
+    });
+    step(run.result);
+    broadcast = run.round;
+    const r = run.round;
+    process.stdout.write(
+      `${database}: broadcastPush: ${r.distinct}/${r.subscriptions} subscriptions in ${r.seconds} s (first push after ${r.firstPushMs} ms; seeded in ${r.seedSeconds} s); worker: peak RSS ${r.worker.peakRssMb ?? 'n/a'} MB (sampled ${r.worker.sampledPeakRssMb} MB, ${r.worker.rssAtGoMb} MB at start), CPU ${r.worker.cpuSeconds} s, event loop ${Math.round(r.worker.eventLoopUtilization * 100)}% busy, ${r.worker.sockets} TLS connections; push service CPU ${r.pushServiceCpuSeconds} s; pushes p50 ${r.worker.push.p50Ms} ms, p99 ${r.worker.push.p99Ms} ms, encrypt+sign p50 ${r.worker.push.syncP50Ms} ms (${r.worker.push.syncTotalMs} ms in all); ${r.pages.count} pages, run p50 ${r.pages.runP50Ms} ms, p99 ${r.pages.runP99Ms} ms, wait p50 ${r.pages.waitP50Ms} ms, max ${r.pages.waitMaxMs} ms\n`,
+    );
+    for (const check of run.checks) checked(check);
+  }
   // The service has stopped: its own maturity job must not take part in the timed one.
   let maturity: MaturityRound[] = [];
   if (SCENARIOS.has('savingsMaturity')) {
@@ -672,6 +715,7 @@ async function benchDatabase(
     checks,
     acceptedToSuccess,
     maturity,
+    broadcast,
   };
 }
 
@@ -890,6 +934,45 @@ function savingsTargets(runs: DatabaseRun[]): SavingsTargets {
   return { lines, summary };
 }
 
+type NotificationTargets = { lines: string[]; summary: Record<string, number | boolean | null> };
+
+/**
+ * Issue 18: listNotifications is reported; a broadcast's pushes per second are targeted on PostgreSQL
+ * (≥ 500/s), with the worker's peak RSS beside them.
+ */
+function notificationTargets(runs: DatabaseRun[]): NotificationTargets {
+  const lines: string[] = [];
+  const summary: NotificationTargets['summary'] = {};
+  for (const database of ['postgres', 'pglite'] as const) {
+    const run = runs.find((r) => r.database === database);
+    const list = run?.scenarios.find((s) => s.scenario === 'listNotifications');
+    if (list !== undefined) {
+      lines.push(
+        `listNotifications on ${database}: ${list.requestsPerSecond}/s, p50 ${list.latencyP50Ms} ms, p99 ${list.latencyP99Ms} ms, ${list.non2xx} non-2xx`,
+      );
+      summary[`${database}ListNotificationsPerSecond`] = list.requestsPerSecond;
+      summary[`${database}ListNotificationsP99Ms`] = list.latencyP99Ms;
+    }
+    const round = run?.broadcast;
+    if (round !== null && round !== undefined) {
+      const met = round.pushesPerSecond >= BROADCAST_TARGET_PUSHES_PER_SECOND;
+      lines.push(
+        `broadcastPush on ${database}: ${round.distinct} pushes in ${round.seconds} s = ${round.pushesPerSecond}/s${database === 'postgres' ? ` (target ≥ ${BROADCAST_TARGET_PUSHES_PER_SECOND}/s): ${met ? 'met' : 'NOT met'}` : ''}; worker peak RSS ${round.worker.peakRssMb ?? round.worker.sampledPeakRssMb} MB`,
+      );
+      summary[`${database}BroadcastSubscriptions`] = round.subscriptions;
+      summary[`${database}BroadcastPushesPerSecond`] = round.pushesPerSecond;
+      summary[`${database}BroadcastSeconds`] = round.seconds;
+      summary[`${database}BroadcastWorkerPeakRssMb`] =
+        round.worker.peakRssMb ?? round.worker.sampledPeakRssMb;
+      if (database === 'postgres') {
+        summary.broadcastTargetPushesPerSecond = BROADCAST_TARGET_PUSHES_PER_SECOND;
+        summary.broadcastTargetMet = met;
+      }
+    }
+  }
+  return { lines, summary };
+}
+
 function gitCommit(): string | null {
   try {
     return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' }).trim();
@@ -907,6 +990,7 @@ function writeResults(
   webhookTargets: WebhookTargets['summary'],
   purchaseTargets: PurchaseTargets['summary'],
   savingsTargets: SavingsTargets['summary'],
+  notificationTargets: NotificationTargets['summary'],
 ): void {
   const report = {
     startedAt: startedAt.toISOString(),
@@ -945,12 +1029,15 @@ function writeResults(
       'buyAirtime: Tier-1 buyers with a PIN, one per connection, ₦100 MTN airtime the sandbox delivers at once; acceptedToSuccess is createdAt → updatedAt of each purchase read back through the API.',
       'createSavingsLock: 1,000 funded users, the user changing on every request (round-robin), ₦100 for 365 days each.',
       'savingsMaturity: in the bench process on the service database after the service stopped; locks seeded in bulk (SQL and postBatch), all due at one instant; req/s is locks matured per second, p50/p99 the batch transaction; runs.maturity has each round with its per-statement profile.',
+      'listNotifications: 50 users with 200 inbox entries each (50 unread), written in bulk before the service started (so its startup skips the migrations), one user per connection; limit 20.',
+      'broadcastPush: after the service stopped, a worker process (context with job workers, push agent trusting the local push service) creates a broadcast and fans it out in pages of 500, 50 pushes at once; the push service runs in the bench process and checks the JWT and payload of the first BENCH_PUSH_CHECK_FIRST pushes only; req/s is pushes/s from creation to the last arrival, p50/p99 per push at the sender, peak RSS the worker’s VmHWM; runs.broadcast has the profile.',
     ],
     runs,
     pgbench,
     webhookTargets,
     purchaseTargets,
     savingsTargets,
+    notificationTargets,
     skipped,
   };
   fs.mkdirSync(path.dirname(resultsFile), { recursive: true });
@@ -993,6 +1080,8 @@ async function main(): Promise<void> {
   for (const line of purchases.lines) process.stdout.write(`${line}\n`);
   const savings = savingsTargets(runs);
   for (const line of savings.lines) process.stdout.write(`${line}\n`);
+  const notifications = notificationTargets(runs);
+  for (const line of notifications.lines) process.stdout.write(`${line}\n`);
   for (const run of runs) process.stdout.write(`${run.database}: service ready in ${run.startupMs} ms\n`);
   process.stdout.write(
     `load average (1 min) before/after: ${loadBefore[0]?.toFixed(2)} / ${os.loadavg()[0]?.toFixed(2)} on ${os.cpus().length} cpus\n`,
@@ -1006,6 +1095,7 @@ async function main(): Promise<void> {
     targets.summary,
     purchases.summary,
     savings.summary,
+    notifications.summary,
   );
   const failed = runs.flatMap((run) =>
     run.checks.filter((c) => !c.ok).map((c) => `${run.database}: ${c.name}`),

@@ -8,24 +8,23 @@ import {
   sql,
   type Transaction,
 } from 'kysely';
-import { newReferralCode } from '../src/auth/secrets.ts';
-import { loadConfig } from '../src/config.ts';
-import { type Context, createContext } from '../src/context.ts';
+import type { Context } from '../src/context.ts';
 import type { DB } from '../src/db/schema.ts';
 import { newId } from '../src/ids.ts';
-import { openUserAccounts, systemAccounts, userAccount } from '../src/ledger/accounts.ts';
+import { systemAccounts, userAccount } from '../src/ledger/accounts.ts';
 import { checkLedger } from '../src/ledger/check.ts';
 import { postBatch } from '../src/ledger/postings.ts';
-import { toE164 } from '../src/phone.ts';
 import { matureDueLocks, maturityBatchMax } from '../src/savings/maturity.ts';
 import {
   balanceNaira,
+  benchContext,
   type Check,
   CONNECTIONS,
   eventually,
   fromAutocannon,
   fundWallet,
   getOperation,
+  insertUsers,
   mapConcurrent,
   measured,
   nextPhone,
@@ -77,7 +76,6 @@ const MATURITY_USERS = Number(process.env.BENCH_MATURITY_USERS ?? 2_000);
 const MATURITY_DAYS = 7;
 const SEED_LOCKS_PER_STATEMENT = 10_000;
 const SEED_POSTINGS_PER_TRANSACTION = 500;
-const USERS_PER_STATEMENT = 1_000;
 
 const numbers = (value: string | undefined): number[] | undefined =>
   value
@@ -287,26 +285,7 @@ async function seedDueLocks(ctx: Context, users: number, locks: number): Promise
   const { db } = ctx;
   const now = ctx.clock.now();
   const maturesAt = new Date(now.getTime() + MATURITY_DAYS * 86_400_000);
-  const userIds = Array.from({ length: users }, () => newId());
-  for (let from = 0; from < users; from += USERS_PER_STATEMENT) {
-    await db
-      .insertInto('users')
-      .values(
-        userIds.slice(from, from + USERS_PER_STATEMENT).map((id) => ({
-          id,
-          phone: toE164(nextPhone())!,
-          email: null,
-          first_name: null,
-          last_name: null,
-          referral_code: newReferralCode(),
-          referred_by_code: null,
-          created_at: now,
-          updated_at: now,
-        })),
-      )
-      .execute();
-  }
-  await mapConcurrent(userIds, SETUP_CONCURRENCY, (id) => openUserAccounts(db, id, now));
+  const userIds = (await insertUsers(db, users, now)).map((u) => u.id);
 
   const expectedKobo = new Map(userIds.map((id) => [id, 0n]));
   for (let from = 0; from < locks; from += SEED_LOCKS_PER_STATEMENT) {
@@ -484,14 +463,7 @@ export async function savingsMaturityScenario(
   const batchMaxes = numbers(process.env.BENCH_MATURITY_BATCH_MAX) ?? [maturityBatchMax];
   const runnerCounts =
     numbers(process.env.BENCH_MATURITY_RUNNERS) ?? (database === 'postgres' ? [1, 2] : [1]);
-  const config = loadConfig({
-    NODE_ENV: 'development',
-    SANDBOX: '1',
-    WORKER: '0',
-    LOG_LEVEL: 'warn',
-    ...env,
-  });
-  const ctx = await createContext(config);
+  const ctx = await benchContext(env);
   const results: ScenarioResult[] = [];
   const rounds: MaturityRound[] = [];
   const checks: Check[] = [];
