@@ -10,6 +10,14 @@ const SANDBOX_PEPPER = 'sandbox-pepper-not-for-production';
 const booleanFlag = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
 const port = z.coerce.number().int().min(0).max(65535);
 const optionalUrl = z.url({ protocol: /^https?$/ }).optional();
+const percentPattern = /^\d{1,3}(\.\d{1,2})?$/;
+
+/** Basis points of a percent written with at most two decimals ('2.55' → 255n), without a float. */
+function basisPoints(percent: string): bigint {
+  const [whole, fraction = ''] = percent.split('.');
+  return BigInt(whole!) * 100n + BigInt(fraction.padEnd(2, '0'));
+}
+
 /** A naira amount setting: positive, at most two decimals, at most ₦1,000,000,000. */
 const nairaSetting = z.coerce
   .number()
@@ -156,12 +164,13 @@ const envSchema = z.object({
   SAVINGS_LOCK_MAX: nairaSetting.default(10_000_000),
   SAVINGS_DAYS_MIN: z.coerce.number().int().min(1).max(3650).default(7),
   SAVINGS_DAYS_MAX: z.coerce.number().int().min(1).max(3650).default(365),
-  SAVINGS_BREAK_PENALTY_PERCENT: z.coerce
-    .number()
-    .min(0)
-    .max(100)
-    .refine((n) => Number.isInteger(n * 100), 'a percent with at most two decimals')
-    .default(5),
+  // Read as text and turned into basis points by its digits: 2.55 * 100 is 254.99999999999997.
+  SAVINGS_BREAK_PENALTY_PERCENT: z
+    .string()
+    .regex(percentPattern, 'a percent with at most two decimals')
+    // Zod runs this one after a failed pattern too: only text that matched is converted.
+    .refine((v) => !percentPattern.test(v) || basisPoints(v) <= 10_000n, 'at most 100')
+    .default('5'),
   // Thresholds on the total ever locked, naira, ascending once parsed: 10000,50000,...
   SAVINGS_MILESTONES: z
     .string()
@@ -434,7 +443,7 @@ function savingsConfig(e: z.output<typeof envSchema>): Config['savings'] {
     lockMaxKobo: nairaToKobo(e.SAVINGS_LOCK_MAX),
     daysMin: e.SAVINGS_DAYS_MIN,
     daysMax: e.SAVINGS_DAYS_MAX,
-    breakPenaltyBp: BigInt(Math.round(e.SAVINGS_BREAK_PENALTY_PERCENT * 100)),
+    breakPenaltyBp: basisPoints(e.SAVINGS_BREAK_PENALTY_PERCENT),
     milestonesKobo: milestones,
   };
 }

@@ -201,19 +201,19 @@ describe('loadConfig', () => {
     });
     const set = loadConfig({
       SAVINGS_LOCK_MIN: '50.5',
-      SAVINGS_BREAK_PENALTY_PERCENT: '2.75',
+      SAVINGS_BREAK_PENALTY_PERCENT: '2.55',
       SAVINGS_MILESTONES: '500,100,500',
       CHECKIN_REWARD: '12.5',
       REFERRAL_BONUS: '1000',
     });
     assert.equal(set.savings.lockMinKobo, 5_050n);
-    assert.equal(set.savings.breakPenaltyBp, 275n);
+    assert.equal(set.savings.breakPenaltyBp, 255n, 'not 254 (2.55 × 100 in floating point)');
     assert.deepEqual(set.savings.milestonesKobo, [10_000n, 50_000n], 'sorted, each once');
     assert.equal(set.growth.checkinRewardKobo, 1_250n);
     assert.equal(set.growth.referralBonusKobo, 100_000n);
     for (const value of ['0', '-1', '1.234', 'lots'])
       assertRefused({ CHECKIN_REWARD: value }, 'CHECKIN_REWARD');
-    for (const value of ['101', '-1', '2.555']) {
+    for (const value of ['101', '100.01', '-1', '2.555', '1e1']) {
       assertRefused({ SAVINGS_BREAK_PENALTY_PERCENT: value }, 'SAVINGS_BREAK_PENALTY_PERCENT');
     }
     for (const value of ['10k', '10000,', '-5'])

@@ -10,7 +10,7 @@ import { koboToNaira, nairaToKobo } from '../../src/money.ts';
 import { advanceClock } from '../auth/support.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { runDomainEvents } from '../helpers/domain-events.ts';
-import { arbitraryOf, type JsonSchema } from '../helpers/schema-arbitrary.ts';
+import { arbitraryOf, type Documented, documentedOperations } from '../helpers/schema-arbitrary.ts';
 import {
   type ApiResponse,
   createWorld,
@@ -62,40 +62,6 @@ const debitingOperations = [
   'buyEducationPin',
   'transferToUser',
 ];
-
-type Documented = { name: string; method: 'GET' | 'POST'; input: JsonSchema };
-
-type OpenApiOperation = {
-  operationId: string;
-  parameters?: Array<{ in: string; name: string; required?: boolean; schema: JsonSchema }>;
-  requestBody?: { content: { 'application/json': { schema: { properties: { data: JsonSchema } } } } };
-};
-
-/** The operations and their input schemas, read from the document as a generated client would. */
-function documentedOperations(document: {
-  paths: Record<string, { get?: OpenApiOperation; post?: OpenApiOperation }>;
-}): Documented[] {
-  return Object.entries(document.paths)
-    .filter(([path]) => path.startsWith('/_serverFn/'))
-    .map(([path, item]) => {
-      const method = item.post !== undefined ? 'POST' : 'GET';
-      const op = (item.post ?? item.get)!;
-      assert.equal(op.operationId, path.slice('/_serverFn/'.length), `the operation at ${path}`);
-      const input: JsonSchema =
-        method === 'POST'
-          ? op.requestBody!.content['application/json'].schema.properties.data
-          : {
-              type: 'object',
-              properties: Object.fromEntries(
-                (op.parameters ?? []).filter((p) => p.in === 'query').map((p) => [p.name, p.schema]),
-              ),
-              required: (op.parameters ?? [])
-                .filter((p) => p.in === 'query' && p.required === true)
-                .map((p) => p.name),
-            };
-      return { name: op.operationId, method, input };
-    });
-}
 
 /** Calls an operation as a client would: GET with query parameters, POST with {data} and a fresh key. */
 async function send(world: World, op: Documented, input: unknown, token: string): Promise<ApiResponse> {

@@ -215,3 +215,48 @@ export function hostileVariant(valid: fc.Arbitrary<unknown>): fc.Arbitrary<Hosti
       return { value, nul: containsNul(value), prototypeKey };
     });
 }
+
+// The operations of /openapi.json with their input schemas, as a generated client reads them.
+
+export type Documented = {
+  name: string;
+  method: 'GET' | 'POST';
+  auth: 'public' | 'user' | 'admin';
+  input: JsonSchema;
+};
+
+type OpenApiOperation = {
+  operationId: string;
+  security?: unknown[];
+  parameters?: Array<{ in: string; name: string; required?: boolean; schema: JsonSchema }>;
+  requestBody?: { content: { 'application/json': { schema: { properties: { data: JsonSchema } } } } };
+};
+
+/** The operations and their input schemas, read from the document as a generated client would. */
+export function documentedOperations(document: {
+  paths: Record<string, { get?: OpenApiOperation; post?: OpenApiOperation }>;
+}): Documented[] {
+  return Object.entries(document.paths)
+    .filter(([path]) => path.startsWith('/_serverFn/'))
+    .map(([path, item]) => {
+      const method = item.post !== undefined ? 'POST' : 'GET';
+      const op = (item.post ?? item.get)!;
+      if (op.operationId !== path.slice('/_serverFn/'.length))
+        throw new Error(`${path} is ${op.operationId}`);
+      const input: JsonSchema =
+        method === 'POST'
+          ? op.requestBody!.content['application/json'].schema.properties.data
+          : {
+              type: 'object',
+              properties: Object.fromEntries(
+                (op.parameters ?? []).filter((p) => p.in === 'query').map((p) => [p.name, p.schema]),
+              ),
+              required: (op.parameters ?? [])
+                .filter((p) => p.in === 'query' && p.required === true)
+                .map((p) => p.name),
+            };
+      const isPublic = op.security === undefined || op.security.length === 0;
+      const auth = isPublic ? 'public' : op.operationId.startsWith('admin') ? 'admin' : 'user';
+      return { name: op.operationId, method, auth, input };
+    });
+}

@@ -12,9 +12,10 @@ import { onPostgres } from '../helpers/database.ts';
 import {
   arbitraryOf,
   containsNul,
+  type Documented,
+  documentedOperations,
   type Hostile,
   hostileVariant,
-  type JsonSchema,
 } from '../helpers/schema-arbitrary.ts';
 import { createWorld, type SignedIn, sendRaw, signIn, uniquePhone, type World } from '../helpers/world.ts';
 import { buyer, PIN } from '../vtu/purchase-support.ts';
@@ -27,47 +28,6 @@ import { buyer, PIN } from '../vtu/purchase-support.ts';
 // operation (default 20); fast-check prints the seed and the smallest failing input.
 
 const runsPerOperation = Number(process.env.FUZZ_RUNS ?? 20);
-
-type Documented = {
-  name: string;
-  method: 'GET' | 'POST';
-  auth: 'public' | 'user' | 'admin';
-  input: JsonSchema;
-};
-
-type OpenApiOperation = {
-  operationId: string;
-  security?: unknown[];
-  parameters?: Array<{ in: string; name: string; required?: boolean; schema: JsonSchema }>;
-  requestBody?: { content: { 'application/json': { schema: { properties: { data: JsonSchema } } } } };
-};
-
-/** The operations and their input schemas, read from the document as a generated client would. */
-function documentedOperations(document: {
-  paths: Record<string, { get?: OpenApiOperation; post?: OpenApiOperation }>;
-}): Documented[] {
-  return Object.entries(document.paths)
-    .filter(([path]) => path.startsWith('/_serverFn/'))
-    .map(([, item]) => {
-      const method = item.post !== undefined ? 'POST' : 'GET';
-      const op = (item.post ?? item.get)!;
-      const input: JsonSchema =
-        method === 'POST'
-          ? op.requestBody!.content['application/json'].schema.properties.data
-          : {
-              type: 'object',
-              properties: Object.fromEntries(
-                (op.parameters ?? []).filter((p) => p.in === 'query').map((p) => [p.name, p.schema]),
-              ),
-              required: (op.parameters ?? [])
-                .filter((p) => p.in === 'query' && p.required === true)
-                .map((p) => p.name),
-            };
-      const isPublic = op.security === undefined || op.security.length === 0;
-      const auth = isPublic ? 'public' : op.operationId.startsWith('admin') ? 'admin' : 'user';
-      return { name: op.operationId, method, auth, input };
-    });
-}
 
 type Answer = { status: number; body: unknown; text: string };
 
