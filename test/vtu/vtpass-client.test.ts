@@ -266,7 +266,7 @@ describe('VTpass client against a scripted provider', () => {
       'electricity',
     ]);
     await assert.rejects(
-      provider.purchase({ ...airtime, service: 'airtime_to_cash' }),
+      provider.purchase({ ...airtime, service: 'airtime_to_cash', sendTo: '08030000000' }),
       (error: unknown) =>
         error instanceof VtuProviderError && /does not offer airtime_to_cash/.test(error.message),
     );

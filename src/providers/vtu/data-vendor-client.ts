@@ -411,6 +411,7 @@ export function createDataVendorClient(options: DataVendorClientOptions): VtuPro
     educationItems: async () => notOffered(provider, 'education'),
     socialServices: async () => notOffered(provider, 'social'),
     verifyCustomer: async (request) => notOffered(provider, `customer look-up for ${request.service}`),
+    airtimeToCashLine: async () => notOffered(provider, 'airtime-to-cash'),
 
     async purchase(request) {
       if (request.service !== 'data' && request.service !== 'airtime') {

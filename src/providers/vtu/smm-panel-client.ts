@@ -203,6 +203,7 @@ export function createSmmPanelClient(options: SmmPanelClientOptions): VtuProvide
     bettingCompanies: () => notOffered(provider, 'betting'),
     educationItems: () => notOffered(provider, 'exam pins'),
     verifyCustomer: (request) => notOffered(provider, `customer look-ups (${request.service})`),
+    airtimeToCashLine: () => notOffered(provider, 'airtime-to-cash'),
 
     async socialServices(): Promise<SocialServiceItem[]> {
       const currency = panelCurrency ?? (await readBalance()).currency;

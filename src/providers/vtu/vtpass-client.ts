@@ -540,6 +540,10 @@ export function createVtpassClient(options: VtpassClientOptions): VtuProvider {
       return notOffered(provider, 'social');
     },
 
+    // VTpass sells no airtime-to-cash: the bills party's airtime-to-cash client answers it
+    // (combined-provider.ts).
+    airtimeToCashLine: async () => notOffered(provider, 'airtime-to-cash'),
+
     async verifyCustomer(request: CustomerLookupRequest): Promise<CustomerLookup> {
       requireOffered(request.service);
       const what = 'merchant verify';

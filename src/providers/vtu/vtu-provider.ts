@@ -56,7 +56,17 @@ export type PurchaseRequest =
       phone: string;
       profileId?: string;
     }
-  | { service: 'airtime_to_cash'; reference: string; network: Network; phone: string; amountKobo: bigint }
+  | {
+      service: 'airtime_to_cash';
+      reference: string;
+      network: Network;
+      /** The line the airtime is shared from. */
+      phone: string;
+      /** The airtime's face value. */
+      amountKobo: bigint;
+      /** The provider's receiving line it was shared to (airtimeToCashLine). */
+      sendTo: string;
+    }
   | { service: 'social'; reference: string; serviceId: string; link: string; quantity: number };
 
 /** What the provider delivered, carried onto the transaction for the user. */
@@ -71,6 +81,11 @@ export type Delivery = {
   pins?: string[];
   /** What the provider charged us, when it said (kobo). */
   chargedKobo?: bigint;
+  /**
+   * Social (a `Partial` order): the units the panel did not deliver, out of the quantity ordered.
+   * The settlement refunds their share of the charge; absent means everything was delivered.
+   */
+  remains?: number;
 };
 
 export type PurchaseOutcome =
@@ -160,6 +175,11 @@ export type VtuProvider = {
   educationItems(): Promise<EducationItem[]>;
   socialServices(): Promise<SocialServiceItem[]>;
   verifyCustomer(request: CustomerLookupRequest): Promise<CustomerLookup>;
+  /**
+   * Airtime-to-cash: the provider's line that receives the network's airtime (the reseller flow's
+   * first step), as a local 11-digit number. Throws VtuProviderError when it cannot answer.
+   */
+  airtimeToCashLine(network: Network): Promise<string>;
   purchase(request: PurchaseRequest): Promise<PurchaseOutcome>;
   /**
    * Asks what became of a purchase. `providerReference` is the provider's id from an earlier
