@@ -26,6 +26,7 @@ import { notificationOperations } from './notifications/ops.ts';
 import type { AnyOperation } from './operation.ts';
 import { pushOperations } from './push/ops.ts';
 import { savingsOperations } from './savings/ops.ts';
+import { transferOperations } from './transfers/ops.ts';
 import { purchaseOperations } from './vtu/purchase-ops.ts';
 import { walletOperations } from './wallet/ops.ts';
 
@@ -39,6 +40,7 @@ export const operations: AnyOperation[] = [
   ...catalogueOperations,
   ...purchaseOperations,
   ...savingsOperations,
+  ...transferOperations,
   ...growthOperations,
   ...notificationOperations,
   ...pushOperations,

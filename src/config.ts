@@ -131,6 +131,9 @@ const envSchema = z.object({
   BILLS_API_KEY: z.string().min(1).optional(),
   BILLS_PUBLIC_KEY: z.string().min(1).optional(),
   BILLS_SECRET_KEY: z.string().min(1).optional(),
+  // The bills party's airtime-to-cash API (VTpass sells none): a reseller's Airtime2Cash endpoints.
+  AIRTIME_CASH_BASE_URL: optionalUrl,
+  AIRTIME_CASH_API_KEY: z.string().min(1).optional(),
   SOCIAL_BASE_URL: optionalUrl,
   SOCIAL_API_KEY: z.string().min(1).optional(),
   SOCIAL_KOBO_PER_USD: z.coerce.bigint().positive().optional(),
@@ -176,6 +179,25 @@ const envSchema = z.object({
     .string()
     .regex(/^\d{1,10}(,\d{1,10})*$/, 'a list of naira amounts such as 10000,50000,100000')
     .default('10000,50000,100000,500000,1000000'),
+  // Airtime-to-cash (API.md section 14): the payout percent per network (default 80), and how long a
+  // sale waits for the provider's confirmation before it fails with nothing moved.
+  AIRTIME_TO_CASH_RATES: z
+    .string()
+    .regex(
+      /^(mtn|glo|airtel|9mobile)=\d{1,2}(,(mtn|glo|airtel|9mobile)=\d{1,2})*$/,
+      'a list of whole percents such as mtn=80,glo=75',
+    )
+    .optional(),
+  AIRTIME_TO_CASH_WINDOW_MINUTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 60)
+    .default(30),
+  // Wallet-to-wallet transfers (API.md section 14), naira: one transfer's most, and a sender's most
+  // per Lagos day.
+  TRANSFER_MAX: nairaSetting.default(500_000),
+  TRANSFER_DAILY_MAX: nairaSetting.default(1_000_000),
   CHECKIN_REWARD: nairaSetting.default(10),
   CHECKIN_WITHDRAW_MINIMUM: nairaSetting.default(100),
   REFERRAL_BONUS: nairaSetting.default(200),
@@ -228,7 +250,18 @@ export type Config = {
       publicKey: string | undefined;
       secretKey: string | undefined;
     };
-    social: VtuProviderConfig & { apiKey: string | undefined; koboPerUsd: bigint | undefined };
+    social: VtuProviderConfig & {
+      apiKey: string | undefined;
+      koboPerUsd: bigint | undefined;
+      /**
+       * Whether an order's link may name a host that does not resolve. Off outside the sandbox (such
+       * a link cannot be checked for an internal address); on in the sandbox, which runs offline and
+       * whose panel visits no link.
+       */
+      allowUnresolvedLinks: boolean;
+    };
+    /** The bills party's airtime-to-cash API. */
+    airtimeCash: { baseUrl: string | undefined; apiKey: string | undefined };
   };
   /** Savings locks (API.md section 9): amounts in kobo, the penalty in basis points of the amount. */
   savings: {
@@ -240,6 +273,10 @@ export type Config = {
     /** Thresholds on the total ever locked, kobo, ascending. */
     milestonesKobo: bigint[];
   };
+  /** Airtime-to-cash: the payout per network in basis points of the airtime, and the window. */
+  airtimeToCash: { rateBp: Record<'mtn' | 'glo' | 'airtel' | '9mobile', number>; windowMinutes: number };
+  /** Wallet-to-wallet transfers, kobo. */
+  transfers: { minKobo: bigint; maxKobo: bigint; dailyMaxKobo: bigint };
   /** Growth rewards (API.md section 9), kobo. */
   growth: { checkinRewardKobo: bigint; checkinWithdrawMinKobo: bigint; referralBonusKobo: bigint };
   runWorker: boolean;
@@ -305,6 +342,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       'SOCIAL_BASE_URL',
       'SOCIAL_API_KEY',
       'SOCIAL_FUNDING_ACCOUNT',
+      'AIRTIME_CASH_BASE_URL',
+      'AIRTIME_CASH_API_KEY',
     );
     for (const name of required) {
       if (e[name] === undefined) throw new ConfigError(`invalid ${name}: required when SANDBOX is off`);
@@ -358,8 +397,28 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     kyc: { baseUrl: e.KYC_BASE_URL?.replace(/\/+$/, ''), appId: e.KYC_APP_ID, secretKey: e.KYC_SECRET_KEY },
     storage,
-    vtu: vtuConfig(e),
+    vtu: vtuConfig(e, sandbox),
     savings: savingsConfig(e),
+    airtimeToCash: {
+      rateBp: {
+        mtn: 8000,
+        glo: 8000,
+        airtel: 8000,
+        '9mobile': 8000,
+        ...Object.fromEntries(
+          (e.AIRTIME_TO_CASH_RATES?.split(',') ?? []).map((pair) => {
+            const [network, percent] = pair.split('=');
+            return [network!, Number(percent) * 100];
+          }),
+        ),
+      },
+      windowMinutes: e.AIRTIME_TO_CASH_WINDOW_MINUTES,
+    },
+    transfers: {
+      minKobo: transferMinKobo,
+      maxKobo: nairaToKobo(e.TRANSFER_MAX),
+      dailyMaxKobo: nairaToKobo(e.TRANSFER_DAILY_MAX),
+    },
     growth: {
       checkinRewardKobo: nairaToKobo(e.CHECKIN_REWARD),
       checkinWithdrawMinKobo: nairaToKobo(e.CHECKIN_WITHDRAW_MINIMUM),
@@ -380,7 +439,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
 export const sendsMaxOnPglite = 64;
 export const sendsMaxOnPostgres = 512;
 
-function vtuConfig(e: z.output<typeof envSchema>): Config['vtu'] {
+function vtuConfig(e: z.output<typeof envSchema>, sandbox: boolean): Config['vtu'] {
   const routes = { ...defaultVtuRoutes };
   for (const pair of e.VTU_ROUTES?.split(',') ?? []) {
     const [service, provider] = pair.split('=') as [string, VtuProviderName];
@@ -424,9 +483,14 @@ function vtuConfig(e: z.output<typeof envSchema>): Config['vtu'] {
       apiKey: e.SOCIAL_API_KEY,
       koboPerUsd: e.SOCIAL_KOBO_PER_USD,
       funding: funding(e.SOCIAL_FUNDING_ACCOUNT, 'social'),
+      allowUnresolvedLinks: sandbox,
     },
+    airtimeCash: { baseUrl: trim(e.AIRTIME_CASH_BASE_URL), apiKey: e.AIRTIME_CASH_API_KEY },
   };
 }
+
+/** API.md section 14: the least one wallet transfer moves (₦100). */
+const transferMinKobo = 10_000n;
 
 function savingsConfig(e: z.output<typeof envSchema>): Config['savings'] {
   if (e.SAVINGS_DAYS_MIN > e.SAVINGS_DAYS_MAX) {

@@ -53,3 +53,8 @@ export function nextLagosMidnight(now: Date): Date {
   );
   return new Date(nextWallMidnight - offsetMs);
 }
+
+/** The instant the Africa/Lagos calendar day of `now` began (its 00:00; Lagos keeps no summer time). */
+export function lagosDayStart(now: Date): Date {
+  return new Date(nextLagosMidnight(now).getTime() - 86_400_000);
+}

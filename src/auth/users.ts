@@ -44,6 +44,11 @@ export async function findUserById(db: Kysely<DB>, id: string): Promise<UserRow 
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** The user with this phone (E.164), if any. */
+export async function findUserByPhone(db: Kysely<DB>, phone: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('phone', '=', phone).executeTakeFirst();
+}
+
 const REFERRAL_CODE_ATTEMPTS_MAX = 5;
 
 /**

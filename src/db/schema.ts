@@ -194,10 +194,14 @@ export type VtuTransactionsTable = {
   recipient: string;
   request: Json;
   description: string;
-  /** Kobo charged to the wallet = wholesale + markup. */
+  /** A debit: kobo charged to the wallet = wholesale + markup. A credit: the payout. */
   amount: bigint;
+  /** A debit: the provider's price. A credit (airtime-to-cash): the airtime's face value. */
   wholesale: bigint;
   markup: bigint;
+  direction: Generated<'debit' | 'credit'>;
+  /** Kobo refunded of a success delivered in part (a social order the panel filled partly). */
+  refunded: Generated<bigint>;
   status: 'processing' | 'success' | 'failed';
   provider_reference: string | null;
   token: string | null;
@@ -212,6 +216,16 @@ export type VtuTransactionsTable = {
   created_at: Timestamp;
   updated_at: Timestamp;
   completed_at: Timestamp | null;
+};
+
+export type WalletTransfersTable = {
+  id: string;
+  reference: string;
+  sender_id: string;
+  recipient_id: string;
+  amount: bigint;
+  narration: string | null;
+  created_at: Timestamp;
 };
 
 export type VtuMarkupsTable = {
@@ -315,6 +329,7 @@ export type DB = {
   referral_bonuses: ReferralBonusesTable;
   notifications: NotificationsTable;
   known_devices: { user_id: string; device_hash: string; first_seen_at: Timestamp };
+  wallet_transfers: WalletTransfersTable;
   push_subscriptions: {
     endpoint: string;
     user_id: string;

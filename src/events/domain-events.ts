@@ -79,6 +79,17 @@ export type DomainEvent =
       reason: string;
       occurredAt: string;
     }
+  /** Another user's wallet transfer reached this user's wallet (once per transfer). */
+  | {
+      type: 'wallet.transfer_received';
+      userId: string;
+      transferId: string;
+      reference: string;
+      /** The sender as the recipient may see them (`Adaeze O.`). */
+      senderName: string;
+      amountKobo: string;
+      occurredAt: string;
+    }
   /** A savings lock took amountKobo from the wallet (once per lock). */
   | {
       type: 'savings.lock_created';

@@ -14,6 +14,8 @@ export const systemAccounts = {
   revenuePenalty: 'revenue_penalty',
   expenseRewards: 'expense_rewards',
   providerSettlement: 'provider_settlement',
+  // Airtime-to-cash payouts (migration 2026-11-28T0900): below zero by what was paid out.
+  airtimeCashPayouts: 'airtime_cash_payouts',
 } as const;
 
 export const userAccount = (kind: UserAccountKind, userId: string): string => `${kind}:${userId}`;

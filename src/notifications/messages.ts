@@ -10,6 +10,7 @@ export type NotificationKind =
   | 'transfer_credited'
   | 'purchase_succeeded'
   | 'purchase_failed'
+  | 'wallet_transfer_received'
   | 'lock_created'
   | 'lock_matured'
   | 'lock_broken'
@@ -29,6 +30,7 @@ export const notificationKinds: readonly NotificationKind[] = [
   'transfer_credited',
   'purchase_succeeded',
   'purchase_failed',
+  'wallet_transfer_received',
   'lock_created',
   'lock_matured',
   'lock_broken',
@@ -64,6 +66,8 @@ const serviceNames: Record<string, string> = {
   electricity: 'Electricity',
   betting: 'Betting top-up',
   education: 'Exam pin',
+  social: 'Social media order',
+  airtime_to_cash: 'Airtime to cash',
 };
 
 /** The message an event gives its user, or null for events no user is told about (provider floats). */
@@ -107,6 +111,16 @@ export function messageFor(event: DomainEvent): NotificationMessage | null {
       };
     case 'vtu.purchase_succeeded': {
       const what = serviceNames[event.service] ?? event.service;
+      if (event.service === 'airtime_to_cash') {
+        return {
+          userId: event.userId,
+          kind: 'purchase_succeeded',
+          title: 'Airtime received: wallet credited',
+          body: `Your airtime arrived: ${kobo(event.amountKobo)} was added to your wallet (reference ${event.reference}).`,
+          data: { transactionId: event.transactionId, reference: event.reference, service: event.service },
+          source: `purchase:${event.transactionId}`,
+        };
+      }
       return {
         userId: event.userId,
         kind: 'purchase_succeeded',
@@ -118,6 +132,16 @@ export function messageFor(event: DomainEvent): NotificationMessage | null {
     }
     case 'vtu.purchase_failed': {
       const what = serviceNames[event.service] ?? event.service;
+      if (event.service === 'airtime_to_cash') {
+        return {
+          userId: event.userId,
+          kind: 'purchase_failed',
+          title: 'Airtime to cash not confirmed',
+          body: `The provider did not confirm receiving your airtime in time, so nothing was credited (reference ${event.reference}).`,
+          data: { transactionId: event.transactionId, reference: event.reference, service: event.service },
+          source: `purchase:${event.transactionId}`,
+        };
+      }
       return {
         userId: event.userId,
         kind: 'purchase_failed',
@@ -127,6 +151,15 @@ export function messageFor(event: DomainEvent): NotificationMessage | null {
         source: `purchase:${event.transactionId}`,
       };
     }
+    case 'wallet.transfer_received':
+      return {
+        userId: event.userId,
+        kind: 'wallet_transfer_received',
+        title: 'Money received',
+        body: `${event.senderName} sent you ${kobo(event.amountKobo)} (reference ${event.reference}).`,
+        data: { transferId: event.transferId, reference: event.reference, amount: kobo(event.amountKobo) },
+        source: `wallet-transfer:${event.transferId}`,
+      };
     case 'savings.lock_created':
       return {
         userId: event.userId,

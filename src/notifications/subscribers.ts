@@ -19,6 +19,7 @@ const everyEventType = {
   'funding.transfer_failed': true,
   'vtu.purchase_succeeded': true,
   'vtu.purchase_failed': true,
+  'wallet.transfer_received': true,
   'savings.lock_created': true,
   'savings.lock_matured': true,
   'savings.lock_broken': true,

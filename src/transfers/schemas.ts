@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { pin } from '../auth/schemas.ts';
+import { isNairaAmount } from '../money.ts';
+import { nigerianPhone } from '../phone.ts';
+
+// Request and answer shapes of wallet-to-wallet transfers (API.md section 14).
+
+// The limits are configuration, so the service answers them (422 with details.limit); anything that
+// is not naira with at most two decimals is a 400, except an amount too large to be naira exactly,
+// which is above any maximum all the same.
+const transferAmount = z
+  .number()
+  .refine((n) => isNairaAmount(n) || (Number.isFinite(n) && n > 1_000_000_000), {
+    message: 'naira, at most two decimals',
+  });
+
+export const lookupRecipientInput = z.object({ phone: nigerianPhone }).strict();
+export const lookupRecipientOutput = z.object({ name: z.string() });
+
+export const transferToUserInput = z
+  .object({
+    phone: nigerianPhone,
+    amount: transferAmount,
+    pin,
+    narration: z.string().trim().max(100).optional(),
+  })
+  .strict();
+
+export const transferOutput = z.object({
+  id: z.string(),
+  reference: z.string(),
+  amount: z.number(),
+  recipient: z.object({ name: z.string() }),
+  createdAt: z.string(),
+});

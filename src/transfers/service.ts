@@ -1,0 +1,201 @@
+import { randomBytes } from 'node:crypto';
+import type { Kysely, Transaction } from 'kysely';
+import { verifyTransactionPin } from '../auth/pin.ts';
+import { findUserById, findUserByPhone, maskedName, type UserRow } from '../auth/users.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { DB } from '../db/schema.ts';
+import { inUnitOfWork, type WithCommit } from '../db/unit-of-work.ts';
+import { AppError, notFound } from '../errors.ts';
+import { publishEvents } from '../events/domain-events.ts';
+import { newId } from '../ids.ts';
+import type { JobQueue } from '../jobs/queue.ts';
+import { requireTier } from '../kyc/guard.ts';
+import { lagosDayStart, lagosMinute } from '../lagos-time.ts';
+import { userAccount } from '../ledger/accounts.ts';
+import { InsufficientBalanceError, postBatch } from '../ledger/postings.ts';
+import { requireWithin } from '../limits.ts';
+import { koboToNaira, nairaToKobo } from '../money.ts';
+
+// Wallet-to-wallet transfers (SPEC.md "Authentication" 4, API.md section 14): Tier 2 for the
+// sender, at least Tier 1 for the recipient. A transfer is one posting that debits the sender's
+// wallet and credits the recipient's, in the transaction that records it, counts it in the sender's
+// daily total and tells the recipient; so both wallet histories show it the moment it commits.
+//
+// Locks: the posting locks both wallets in the ledger's one order (by account code), whichever way
+// the money goes, so transfers A→B and B→A at once wait for each other instead of deadlocking. The
+// daily total is read under those locks (the posting's admission), so two transfers of one sender
+// are counted one after the other, in any process.
+
+export type TransferDeps = {
+  db: Kysely<DB>;
+  clock: Clock;
+  jobs: JobQueue;
+  pepper: string;
+  config: Config['transfers'];
+};
+
+export type TransferView = {
+  id: string;
+  reference: string;
+  amount: number;
+  recipient: { name: string };
+  createdAt: string;
+};
+
+export type TransferRequest = { phone: string; amount: number; pin: string; narration?: string | undefined };
+
+/** The recipient of a transfer: another user at Tier 1 or above; unknown phones are 404. */
+async function recipientFor(db: Kysely<DB>, sender: UserRow, phone: string): Promise<UserRow> {
+  if (phone === sender.phone) {
+    const message = 'that is your own number';
+    throw new AppError('VALIDATION_ERROR', message, {
+      details: { issues: [{ path: ['data', 'phone'], message }] },
+    });
+  }
+  const recipient = await findUserByPhone(db, phone);
+  // Below Tier 1 a user cannot transact, so cannot be paid either; told apart from nobody it is not.
+  if (recipient === undefined || recipient.kyc_tier < 1) throw notFound('recipient');
+  return recipient;
+}
+
+async function senderOf(db: Kysely<DB>, userId: string): Promise<UserRow> {
+  const sender = await findUserById(db, userId);
+  if (sender === undefined) throw notFound('user');
+  requireTier(sender.kyc_tier, 2);
+  return sender;
+}
+
+const nameOf = (user: UserRow) => maskedName(user.first_name, user.last_name, user.phone);
+
+/** The name a sender sees before sending: the surname masked (`Adaeze O.`). */
+export async function lookupRecipient(
+  deps: Pick<TransferDeps, 'db'>,
+  userId: string,
+  phone: string,
+): Promise<{ name: string }> {
+  const sender = await senderOf(deps.db, userId);
+  return { name: nameOf(await recipientFor(deps.db, sender, phone)) };
+}
+
+/** Random bytes of a transfer's reference, as hex after the Lagos minute: 80 bits. */
+const referenceRandomBytes = 10;
+
+/**
+ * Sends `amount` naira to the user with `phone`. Checks, in order: Tier 2, the PIN, the recipient,
+ * the amount's limits; then one transaction posts, records and tells, or nothing happens at all.
+ */
+export async function transferToUser(
+  deps: TransferDeps,
+  withCommit: WithCommit | undefined,
+  userId: string,
+  request: TransferRequest,
+): Promise<TransferView> {
+  const sender = await senderOf(deps.db, userId);
+  await verifyTransactionPin(deps, userId, request.pin, sender);
+  const recipient = await recipientFor(deps.db, sender, request.phone);
+  const { minKobo, maxKobo, dailyMaxKobo } = deps.config;
+  requireWithin(request.amount, 'transfer', { min: koboToNaira(minKobo), max: koboToNaira(maxKobo) });
+
+  const amountKobo = nairaToKobo(request.amount);
+  const now = deps.clock.now();
+  const id = newId();
+  const reference = `TRF${lagosMinute(now)}${randomBytes(referenceRandomBytes).toString('hex')}`;
+  const narration = request.narration?.trim() || null;
+  const senderName = nameOf(sender);
+  const recipientName = nameOf(recipient);
+  return inUnitOfWork(deps.db, withCommit, async (trx) => {
+    const [posted] = await postBatch(
+      trx,
+      [
+        {
+          reference: `transfer:${reference}`,
+          description: `Transfer from ${senderName} to ${recipientName}${narration === null ? '' : `: ${narration}`}`,
+          entries: [
+            { account: userAccount('wallet', sender.id), amount: -amountKobo },
+            { account: userAccount('wallet', recipient.id), amount: amountKobo },
+          ],
+          metadata: { transferId: id },
+        },
+      ],
+      now,
+      {
+        referencesUnposted: true,
+        admission: withinDailyTotal(trx, sender.id, amountKobo, dailyMaxKobo, now),
+      },
+    );
+    if (posted!.status === 'rejected') {
+      if (posted!.reason instanceof InsufficientBalanceError) {
+        throw new AppError('INSUFFICIENT_FUNDS', `your wallet does not cover ₦${request.amount}`, {
+          details: { required: request.amount },
+        });
+      }
+      throw posted!.reason;
+    }
+    await trx
+      .insertInto('wallet_transfers')
+      .values({
+        id,
+        reference,
+        sender_id: sender.id,
+        recipient_id: recipient.id,
+        amount: amountKobo,
+        narration,
+        created_at: now,
+      })
+      .execute();
+    await publishEvents(deps.jobs, trx, [
+      {
+        type: 'wallet.transfer_received',
+        userId: recipient.id,
+        transferId: id,
+        reference,
+        senderName,
+        amountKobo: amountKobo.toString(),
+        occurredAt: now.toISOString(),
+      },
+    ]);
+    return {
+      id,
+      reference,
+      amount: request.amount,
+      recipient: { name: recipientName },
+      createdAt: now.toISOString(),
+    };
+  });
+}
+
+/**
+ * The sender's daily total as the posting's admission: read once the sender's wallet is locked (so
+ * every other transfer of the sender has committed or waits), refusing with 422 ABOVE_MAXIMUM and
+ * what is left of the day's allowance.
+ */
+function withinDailyTotal(
+  trx: Transaction<DB>,
+  senderId: string,
+  amountKobo: bigint,
+  dailyMaxKobo: bigint,
+  now: Date,
+) {
+  let sentToday = 0n;
+  return {
+    async prepare() {
+      const row = await trx
+        .selectFrom('wallet_transfers')
+        .select((eb) => eb.fn.coalesce(eb.fn.sum<bigint>('amount'), eb.lit(0)).as('total'))
+        .where('sender_id', '=', senderId)
+        .where('created_at', '>=', lagosDayStart(now))
+        .executeTakeFirstOrThrow();
+      sentToday = BigInt(row.total);
+    },
+    admit(): AppError | null {
+      if (sentToday + amountKobo <= dailyMaxKobo) return null;
+      const remaining = dailyMaxKobo > sentToday ? dailyMaxKobo - sentToday : 0n;
+      return new AppError(
+        'ABOVE_MAXIMUM',
+        `transfers are limited to ₦${koboToNaira(dailyMaxKobo)} a day; ₦${koboToNaira(remaining)} is left today`,
+        { details: { limit: koboToNaira(dailyMaxKobo), remaining: koboToNaira(remaining) } },
+      );
+    },
+  };
+}
