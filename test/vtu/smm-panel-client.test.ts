@@ -72,26 +72,132 @@ describe('SMM panel client', () => {
     client().requery({ reference: 'vtu_1', service: 'social', providerReference });
 
   describe('placing an order (action=add)', () => {
-    it('posts a form with key, action, service, link and quantity, and reads {order} as pending', async () => {
-      handler = json(200, { order: 23501 });
+    it('posts a form with key, action, service, link and quantity, then asks the status of the order it got', async () => {
+      handler = byAction({
+        add: { order: 23501 },
+        status: { charge: '7.25', status: 'Pending', remains: '500' },
+      });
       assert.deepEqual(await client().purchase(order), { status: 'pending', providerReference: '23501' });
-      assert.equal(received.length, 1);
+      assert.equal(received.length, 2);
       const sent = received[0]!;
       assert.equal(sent.method, 'POST');
       assert.equal(sent.url, '/api/v2');
       assert.equal(sent.headers['content-type'], 'application/x-www-form-urlencoded');
-      assert.deepEqual(form(), {
+      assert.deepEqual(form(0), {
         key: 'panel-key-1',
         action: 'add',
         service: '1001',
         link: 'https://instagram.com/ada',
         quantity: '500',
       });
+      assert.deepEqual(form(1), { key: 'panel-key-1', action: 'status', order: '23501' });
     });
 
-    it('takes an order id written as a string', async () => {
-      handler = json(200, { order: '98765' });
-      assert.deepEqual(await client().purchase(order), { status: 'pending', providerReference: '98765' });
+    it('takes an order id written as a string, and asks about it as written', async () => {
+      handler = byAction({ add: { order: '98765' }, status: { status: 'Completed' } });
+      assert.deepEqual(await client().purchase(order), { status: 'success', providerReference: '98765' });
+      assert.deepEqual(form(), { key: 'panel-key-1', action: 'status', order: '98765' });
+    });
+
+    // The status query right after the add: what each answer makes of the purchase.
+    const afterAdd: [string, Record<string, unknown>, unknown][] = [
+      [
+        'Completed: success, with the charge',
+        { charge: '725.00', start_count: '10', status: 'Completed', remains: '0', currency: 'NGN' },
+        { status: 'success', providerReference: '23501', chargedKobo: 72_500n },
+      ],
+      [
+        'Partial with remains as a string: success with remains',
+        { charge: '362.50', status: 'Partial', remains: '250', currency: 'NGN' },
+        { status: 'success', providerReference: '23501', chargedKobo: 36_250n, remains: 250 },
+      ],
+      [
+        'Partial with remains as a number: success with remains',
+        { charge: '100', status: 'Partial', remains: 400, currency: 'NGN' },
+        { status: 'success', providerReference: '23501', chargedKobo: 10_000n, remains: 400 },
+      ],
+      [
+        'Partial with remains 0: success with remains 0',
+        { status: 'partial', remains: '0' },
+        { status: 'success', providerReference: '23501', remains: 0 },
+      ],
+      [
+        'Canceled: failed',
+        { charge: '0', status: 'Canceled', remains: '500', currency: 'NGN' },
+        { status: 'failed', reason: 'the panel canceled the order: nothing was delivered' },
+      ],
+      [
+        'Cancelled: failed',
+        { status: ' Cancelled ' },
+        { status: 'failed', reason: 'the panel canceled the order: nothing was delivered' },
+      ],
+      ['Pending: pending', { status: 'Pending' }, { status: 'pending', providerReference: '23501' }],
+      ['In progress: pending', { status: 'In progress' }, { status: 'pending', providerReference: '23501' }],
+      ['Processing: pending', { status: 'Processing' }, { status: 'pending', providerReference: '23501' }],
+      [
+        'an unknown word: pending',
+        { status: 'Awaiting moderation' },
+        { status: 'pending', providerReference: '23501' },
+      ],
+      // A Partial without a readable remains is unknown on a requery; here the order id must be kept.
+      [
+        'Partial with an unreadable remains: pending with the order id',
+        { charge: '1', status: 'Partial', remains: 'n/a', currency: 'NGN' },
+        { status: 'pending', providerReference: '23501' },
+      ],
+      [
+        '"Incorrect order ID": pending with the order id',
+        { error: 'Incorrect order ID' },
+        { status: 'pending', providerReference: '23501' },
+      ],
+      [
+        'an answer with a status that is not a string: pending with the order id',
+        { status: 3 },
+        { status: 'pending', providerReference: '23501' },
+      ],
+    ];
+    for (const [what, answer, expected] of afterAdd) {
+      it(`reads ${what} from the status query right after the add`, async () => {
+        handler = byAction({ add: { order: 23501 }, status: answer });
+        assert.deepEqual(await client().purchase(order), expected);
+        assert.deepEqual(
+          received.map((r) => new URLSearchParams(r.body).get('action')),
+          ['add', 'status'],
+        );
+      });
+    }
+
+    const statusFails: [string, Handler, number][] = [
+      ['5xx twice', json(503, {}), 3],
+      ['a dropped connection twice', hangUp, 3],
+      ['a body that is not JSON', raw(200, 'oops'), 2],
+      ['a 404 without the panel error shape', raw(404, 'Not Found', 'text/plain'), 2],
+      ['silence', silence, 2],
+    ];
+    for (const [what, failing, requests] of statusFails) {
+      it(`answers pending with the order id when the status query after the add gets ${what}`, async () => {
+        handler = inTurn(json(200, { order: 23501 }), failing);
+        const outcome = await client({ timeoutMs: what === 'silence' ? 300 : 2_000 }).purchase(order);
+        server.closeAllConnections();
+        assert.deepEqual(outcome, { status: 'pending', providerReference: '23501' });
+        // The add once; the status query once more after a 5xx or a dropped connection.
+        assert.equal(received.length, requests);
+        assert.equal(received.filter((r) => new URLSearchParams(r.body).get('action') === 'add').length, 1);
+      });
+    }
+
+    it('asks the status once more after a 5xx right after the add, and reads the second answer', async () => {
+      handler = inTurn(
+        json(200, { order: 23501 }),
+        json(502, {}),
+        json(200, { status: 'Completed', charge: '1.00', currency: 'NGN' }),
+      );
+      assert.deepEqual(await client().purchase(order), {
+        status: 'success',
+        providerReference: '23501',
+        chargedKobo: 100n,
+      });
+      assert.equal(received.length, 3);
     });
 
     for (const message of [
@@ -195,7 +301,17 @@ describe('SMM panel client', () => {
       [
         'Partial: success, the charge and what remains visible',
         { charge: '0.27819', start_count: '3572', status: 'Partial', remains: '157', currency: 'USD' },
-        { status: 'success', providerReference: '7', chargedKobo: 44_511n, units: 'partial, remains 157' },
+        { status: 'success', providerReference: '7', chargedKobo: 44_511n, remains: 157 },
+      ],
+      [
+        'Partial with remains as a number: success with remains',
+        { charge: '2', status: 'Partial', remains: 3, currency: 'NGN' },
+        { status: 'success', providerReference: '7', chargedKobo: 200n, remains: 3 },
+      ],
+      [
+        'Partial with remains as a padded string: success with remains',
+        { status: 'PARTIAL', remains: ' 42 ' },
+        { status: 'success', providerReference: '7', remains: 42 },
       ],
       [
         'Canceled: failed',
@@ -251,6 +367,31 @@ describe('SMM panel client', () => {
           providerReference: '7',
         });
         assert.deepEqual(outcome, expected);
+      });
+    }
+
+    for (const remains of [
+      'n/a',
+      '',
+      '-5',
+      '1.5',
+      '1e3',
+      -5,
+      1.5,
+      2 ** 53,
+      null,
+      true,
+      { n: 1 },
+      undefined,
+    ]) {
+      it(`reads a Partial with remains ${JSON.stringify(remains)} as unknown, for a person to check`, async () => {
+        handler = json(200, { charge: '1', status: 'Partial', remains, currency: 'NGN' });
+        const outcome = await requery('7');
+        assert.equal(outcome.status, 'unknown', JSON.stringify(outcome));
+        assert.match(
+          outcome.status === 'unknown' ? outcome.reason : '',
+          /order 7 Partial with a remains we cannot read .*a person must check/,
+        );
       });
     }
 

@@ -12,11 +12,10 @@ import {
   SANDBOX_SOCIAL_API_KEY,
   type SandboxSocialState,
 } from '../../src/sandbox/vtu/social.ts';
-import { until } from '../helpers/until.ts';
 
 // The real SMM panel client over real HTTP against the sandbox panel alone, in a bare Fastify app:
-// every magic digit of the link, requery, the balance controls, the panel's own refusals, and the
-// held (digit 4) request that must not outlive the app.
+// every magic last digit of the order quantity (API.md section 14), requery, the panel balance after
+// each, the balance controls and the panel's own refusals.
 
 type Panel = { app: FastifyInstance; state: SandboxSocialState; baseUrl: string };
 
@@ -85,16 +84,20 @@ describe('SMM panel sandbox, through the real client', () => {
     }
   });
 
-  it('accepts an order on a link with no special digit and reports it Completed, charged', async () => {
+  it('any other last digit: Completed at once, charged in full', async () => {
     const before = await social.balance();
-    const placed = await social.purchase(order('https://instagram.com/ada_obi', 1000));
-    assert.equal(placed.status, 'pending');
-    assert.ok(placed.status === 'pending' && placed.providerReference !== null);
-    assert.deepEqual(await requery(placed.providerReference), {
+    // A digit in the link decides nothing any more.
+    const placed = await social.purchase(order('https://instagram.com/ada_obi_1', 1000));
+    assert.ok(placed.status === 'success' && placed.providerReference !== null, placed.status);
+    const completed = {
       status: 'success',
       providerReference: placed.providerReference,
       chargedKobo: 145_000n,
-    });
+    };
+    assert.deepEqual(placed, completed);
+    assert.equal(panel.state.orders.get(Number(placed.providerReference))?.status, 'Completed');
+    assert.equal(await social.balance(), before - 145_000n);
+    assert.deepEqual(await requery(placed.providerReference), completed);
     assert.equal(await social.balance(), before - 145_000n);
   });
 
@@ -102,75 +105,87 @@ describe('SMM panel sandbox, through the real client', () => {
     const before = await social.balance();
     // ₦12.345 per 1,000 × 50 = ₦0.61725: 62 kobo.
     const placed = await social.purchase(order('https://tiktok.com/@ada/video/7', 50, '2002'));
-    assert.equal(placed.status, 'pending');
+    assert.equal(placed.status, 'success');
+    assert.equal(placed.status === 'success' ? placed.chargedKobo : null, 62n);
     assert.equal(await social.balance(), before - 62n);
   });
 
-  it('digit 1: refuses the order and charges nothing', async () => {
+  it('quantity ending in 1: placed, then Canceled at once, and the whole charge goes back', async () => {
     const before = await social.balance();
     const ordersBefore = panel.state.orders.size;
-    const outcome = await social.purchase(order('https://instagram.com/p/abc1'));
-    assert.deepEqual(outcome, { status: 'failed', reason: 'the panel refused the order: Incorrect link' });
-    assert.equal(await social.balance(), before);
-    assert.equal(panel.state.orders.size, ordersBefore);
-  });
-
-  it('digit 2: Pending until asked, then Completed', async () => {
-    const placed = await social.purchase(order('https://youtube.com/watch?v=a2b', 500, '3001'));
-    assert.ok(placed.status === 'pending' && placed.providerReference !== null);
-    assert.equal(panel.state.orders.get(Number(placed.providerReference))?.status, 'Pending');
-    assert.deepEqual(await requery(placed.providerReference), {
-      status: 'success',
-      providerReference: placed.providerReference,
-      chargedKobo: 105_000n,
-    });
-    assert.equal((await requery(placed.providerReference)).status, 'success');
-  });
-
-  it('digit 3: Canceled when asked, and the charge goes back to the panel balance', async () => {
-    const before = await social.balance();
-    const placed = await social.purchase(order('https://x.com/ada3', 100, '4001'));
-    assert.ok(placed.status === 'pending' && placed.providerReference !== null);
-    // ₦3,800.75 per 1,000 × 100 = ₦380.075: 38,008 kobo.
-    assert.equal(await social.balance(), before - 38_008n);
     const failed = { status: 'failed', reason: 'the panel canceled the order: nothing was delivered' };
-    assert.deepEqual(await requery(placed.providerReference), failed);
+    assert.deepEqual(await social.purchase(order('https://instagram.com/p/abc', 101)), failed);
+    // The panel took the order (₦1,450 per 1,000 × 101 = ₦146.45) and gave the charge back.
+    assert.equal(panel.state.orders.size, ordersBefore + 1);
+    const recorded = [...panel.state.orders.values()].at(-1)!;
+    assert.equal(recorded.status, 'Canceled');
+    assert.equal(recorded.chargeKobo, 0n);
+    assert.equal(recorded.remains, 101);
     assert.equal(await social.balance(), before);
-    assert.deepEqual(await requery(placed.providerReference), failed);
+    assert.deepEqual(await requery(String(recorded.order)), failed);
     assert.equal(await social.balance(), before, 'refunded once');
   });
 
-  it('digit 4: no answer (unknown), the order recorded and charged; requery without its id stays unknown', async () => {
-    const holdMs = panel.state.timeoutHoldMs;
-    panel.state.timeoutHoldMs = 60_000;
-    try {
-      const before = await social.balance();
-      const outcome = await clientFor(panel, { timeoutMs: 150 }).purchase(
-        order('https://instagram.com/p/zz4', 100),
-      );
-      assert.deepEqual(outcome, { status: 'unknown', reason: 'the panel did not answer within 150 ms' });
-      const recorded = [...panel.state.orders.values()].find((o) => o.link === 'https://instagram.com/p/zz4');
-      assert.equal(recorded?.status, 'Completed');
-      assert.equal(await social.balance(), before - 14_500n);
-      const lost = await requery(null);
-      assert.equal(lost.status, 'unknown');
-      // The panel knows the order; only its id, lost with the answer, would find it.
-      assert.equal((await requery(String(recorded.order))).status, 'success');
-    } finally {
-      panel.state.timeoutHoldMs = holdMs;
-    }
+  it('quantity ending in 2: Partial at once, half delivered, and the panel keeps the delivered share rounded up', async () => {
+    const before = await social.balance();
+    // ₦320.50 per 1,000 × 12 = ₦3.846: 385 kobo. 6 of 12 undelivered: 192.5 kobo back, rounded down to
+    // 192, so the panel keeps 193.
+    const placed = await social.purchase(order('https://instagram.com/p/likes', 12, '1002'));
+    assert.ok(placed.status === 'success' && placed.providerReference !== null, placed.status);
+    const partial = {
+      status: 'success',
+      providerReference: placed.providerReference,
+      chargedKobo: 193n,
+      remains: 6,
+    };
+    assert.deepEqual(placed, partial);
+    assert.equal(panel.state.orders.get(Number(placed.providerReference))?.status, 'Partial');
+    assert.equal(await social.balance(), before - 193n);
+    assert.deepEqual(await requery(placed.providerReference), partial);
+    assert.equal(await social.balance(), before - 193n, 'refunded once');
   });
 
-  it('digit 4: drops the connection once the hold is over', async () => {
-    const holdMs = panel.state.timeoutHoldMs;
-    panel.state.timeoutHoldMs = 20;
-    try {
-      const outcome = await social.purchase(order('https://tiktok.com/@b/video/44', 100, '2001'));
-      assert.equal(outcome.status, 'unknown');
-      assert.match(outcome.status === 'unknown' ? outcome.reason : '', /unreachable/);
-    } finally {
-      panel.state.timeoutHoldMs = holdMs;
-    }
+  it('quantity ending in 2, another service: half remains and half the charge goes back', async () => {
+    const before = await social.balance();
+    // ₦3,800.75 per 1,000 × 102 = ₦387.6765: 38,768 kobo; 51 of 102 undelivered: 19,384 back.
+    const placed = await social.purchase(order('https://x.com/ada', 102, '4001'));
+    assert.ok(placed.status === 'success', placed.status);
+    assert.equal(placed.remains, 51);
+    assert.equal(placed.chargedKobo, 19_384n);
+    assert.equal(await social.balance(), before - 19_384n);
+  });
+
+  it('quantity ending in 3: In progress on the add and the first status query, Completed from the second', async () => {
+    const before = await social.balance();
+    // ₦2,100 per 1,000 × 503 = ₦1,056.30.
+    const placed = await social.purchase(order('https://youtube.com/watch?v=abc', 503, '3001'));
+    // The client's own status query right after the add was the first: In progress.
+    assert.ok(placed.status === 'pending' && placed.providerReference !== null, placed.status);
+    const recorded = panel.state.orders.get(Number(placed.providerReference));
+    assert.equal(recorded?.status, 'In progress');
+    assert.equal(recorded?.remains, 503);
+    assert.equal(await social.balance(), before - 105_630n);
+    const completed = {
+      status: 'success',
+      providerReference: placed.providerReference,
+      chargedKobo: 105_630n,
+    };
+    assert.deepEqual(await requery(placed.providerReference), completed);
+    assert.equal(recorded?.remains, 0);
+    assert.deepEqual(await requery(placed.providerReference), completed);
+    assert.equal(await social.balance(), before - 105_630n);
+  });
+
+  it('quantity ending in 3, asked directly: the add answers {order}, then In progress once, then Completed', async () => {
+    const key = `key=${SANDBOX_SOCIAL_API_KEY}`;
+    const added = await post(`${key}&action=add&service=1002&link=https://instagram.com/p/x&quantity=13`);
+    const { order: id } = (await added.json()) as { order: number };
+    assert.ok(Number.isSafeInteger(id));
+    const statusOf = async () =>
+      ((await (await post(`${key}&action=status&order=${id}`)).json()) as { status: string }).status;
+    assert.equal(await statusOf(), 'In progress');
+    assert.equal(await statusOf(), 'Completed');
+    assert.equal(await statusOf(), 'Completed');
   });
 
   it('refuses quantities outside the service limits, as a panel words it', async () => {
@@ -205,10 +220,16 @@ describe('SMM panel sandbox, through the real client', () => {
     });
     assert.equal(panel.state.orders.size, ordersBefore);
     assert.equal(await social.balance(), 10_050n);
+    // The funds are checked before the quantity's digit counts: a cancel-to-be is refused the same.
+    assert.deepEqual(await social.purchase(order('https://instagram.com/rich', 101)), {
+      status: 'failed',
+      reason: 'the panel refused the order: Not enough funds on balance',
+    });
+    assert.equal(panel.state.orders.size, ordersBefore);
 
     fundSandboxSocial(panel.state, 4_450n);
     assert.equal(await social.balance(), 14_500n);
-    assert.equal((await social.purchase(order('https://instagram.com/rich', 100))).status, 'pending');
+    assert.equal((await social.purchase(order('https://instagram.com/rich', 100))).status, 'success');
     assert.equal(await social.balance(), 0n);
     assert.throws(() => fundSandboxSocial(panel.state, 0n), RangeError);
 
@@ -254,17 +275,37 @@ describe('SMM panel sandbox, through the real client', () => {
     });
     const { order: id } = (await added.json()) as { order: number };
     assert.ok(Number.isSafeInteger(id));
-    const many = await post(`key=${SANDBOX_SOCIAL_API_KEY}&action=status&orders=${id},5`);
+    const slow = await post({
+      key: SANDBOX_SOCIAL_API_KEY,
+      action: 'add',
+      service: 1002,
+      link: 'https://instagram.com/p/json',
+      quantity: 23,
+    });
+    const { order: slowId } = (await slow.json()) as { order: number };
+    const completed = {
+      charge: '3.21',
+      start_count: String((1002 * 7 + 10) % 10_000),
+      status: 'Completed',
+      remains: '0',
+      currency: 'NGN',
+    };
+    // ₦320.50 per 1,000 × 23 = ₦7.3715: 738 kobo.
+    const slowAnswer = (status: string, remains: string) => ({
+      charge: '7.38',
+      start_count: String((1002 * 7 + 23) % 10_000),
+      status,
+      remains,
+      currency: 'NGN',
+    });
+    const many = await post(`key=${SANDBOX_SOCIAL_API_KEY}&action=status&orders=${id},${slowId},5`);
     assert.deepEqual(await many.json(), {
-      [String(id)]: {
-        charge: '3.21',
-        start_count: String((1002 * 7 + 10) % 10_000),
-        status: 'Completed',
-        remains: '0',
-        currency: 'NGN',
-      },
+      [String(id)]: completed,
+      [String(slowId)]: slowAnswer('In progress', '23'),
       '5': { error: 'Incorrect order ID' },
     });
+    const again = await post(`key=${SANDBOX_SOCIAL_API_KEY}&action=status&orders=${slowId}`);
+    assert.deepEqual(await again.json(), { [String(slowId)]: slowAnswer('Completed', '0') });
     const unknown = await post(`key=${SANDBOX_SOCIAL_API_KEY}&action=refill_everything`);
     assert.deepEqual(await unknown.json(), { error: 'Incorrect request' });
     const balance = await post(`key=${SANDBOX_SOCIAL_API_KEY}&action=balance`);
@@ -274,29 +315,5 @@ describe('SMM panel sandbox, through the real client', () => {
   it('keeps its form parser to itself', async () => {
     const elsewhere = await post('a=1', '/elsewhere');
     assert.equal(elsewhere.status, 415);
-  });
-});
-
-describe('SMM panel sandbox closing', () => {
-  it('lets a held (digit 4) request go at once when the app closes', { timeout: 20_000 }, async () => {
-    const panel = await startPanel();
-    panel.state.timeoutHoldMs = 60_000;
-    const body = new URLSearchParams({
-      key: SANDBOX_SOCIAL_API_KEY,
-      action: 'add',
-      service: '1001',
-      link: 'https://instagram.com/hold4',
-      quantity: '10',
-    });
-    const held = fetch(`${panel.baseUrl}/__sandbox/vtu/social/api/v2`, { method: 'POST', body });
-    const outcome = held.then(
-      () => 'answered',
-      () => 'connection dropped',
-    );
-    await until(() => panel.state.orders.size === 1);
-    const started = performance.now();
-    await panel.app.close();
-    assert.ok(performance.now() - started < 5_000, 'close waited for the hold');
-    assert.equal(await outcome, 'connection dropped');
   });
 });

@@ -16,8 +16,14 @@ import {
 // the same client talks to the simulator at /__sandbox/vtu/social/api/v2.
 //
 // Outcomes of a purchase (`action=add`):
-// - `{order}`: pending, with the order id as providerReference. A panel never completes an order
-//   while we wait, so there is no immediate success.
+// - `{order}`: the order is placed. A panel never completes an order within the add's answer, so the
+//   client asks `status` for that order once, right away (a status query only reads, so it may be
+//   retried as every read is), and answers with what that says (the mapping below). When that
+//   status query gets no usable answer (a timeout, a network error, a 5xx, an `{error}`, a body we
+//   cannot read, a Partial without a readable remains), the outcome is pending with the order id as
+//   providerReference: the order WAS placed, so never failed, and the id is kept for the requery
+//   (an `unknown` would lose it: without the id no requery can find a panel order). The add and the
+//   status query each have the time budget, so a purchase may take twice it.
 // - `{error}` with a message that is a known refusal (not enough funds, incorrect request, an
 //   invalid service, link or quantity, an active order on the link, an invalid API key): failed. A
 //   panel creates the order and hands back its id in one step, so a refusal placed nothing.
@@ -26,12 +32,20 @@ import {
 // - `{error}` with any other message, a timeout, a network error, a 5xx, a 429 or an answer we cannot
 //   read: unknown. The panel may have placed the order.
 //
-// Requery (`action=status&order=<id>`): Completed and Partial are success, Canceled is failed,
-// "Incorrect order ID" about the id the panel itself gave is unknown (never not_found, which refunds:
-// another API key, say, does not know it), and every other status word is pending: the field is free-form,
-// and an unexpected word must not refund (or charge) anyone. Panels take no client reference, so
-// without the order id (the `add` answer was lost) nothing can find the order: requery answers unknown
-// and says so, and the purchase needs a person (the panel's order history, by link and time).
+// Status words (`action=status&order=<id>`, the same for the purchase's query and a requery; API.md
+// section 14), read without regard to case or surrounding spaces:
+// - Completed: success, with the panel's charge as chargedKobo when it is in a currency we convert.
+// - Partial: success with `remains`, the units not delivered (the settlement refunds their share).
+//   remains must read as a non-negative whole number (a JSON number or a string of digits); any other
+//   remains is unknown, for a person to check in the panel: a refund is never guessed.
+// - Canceled or Cancelled: failed (the panel refunds a canceled order; so do we).
+// - Pending, In progress, Processing and every other word: pending. The field is free-form, and an
+//   unexpected word must not refund (or charge) anyone.
+// On a requery, "Incorrect order ID" about the id the panel itself gave is unknown (never not_found,
+// which refunds: another API key, say, does not know it), and so is any other error or unreadable
+// answer. Panels take no client reference, so without the order id (the `add` answer was lost) nothing
+// can find the order: requery answers unknown and says so, and the purchase needs a person (the panel's
+// order history, by link and time).
 //
 // Money: rates are per 1,000 units in the panel's currency, as decimal strings ("0.45"). The panel's
 // currency is the one its `balance` answer names (the services list does not say); NGN converts at 100
@@ -94,9 +108,10 @@ const count = z.union([
 const statusAnswer = z.object({
   status: z.string(),
   charge: decimal.nullish(),
-  remains: z.union([z.number(), z.string()]).nullish(),
+  remains: z.unknown().optional(),
   currency: z.string().nullish(),
 });
+type StatusAnswer = z.infer<typeof statusAnswer>;
 const serviceItem = z.object({
   service: orderId,
   name: z.string().trim().min(1),
@@ -109,6 +124,11 @@ const serviceItem = z.object({
 const balanceAnswer = z.object({ balance: decimal, currency: z.string().trim().min(1) });
 
 type Answer = { kind: 'answer'; body: unknown } | { kind: 'indefinite'; reason: string };
+/** A status query's answer: the order's status, the panel's `{error}`, or no usable answer. */
+type StatusRead =
+  | { kind: 'status'; order: StatusAnswer }
+  | { kind: 'error'; message: string }
+  | { kind: 'indefinite'; reason: string };
 
 export function createSmmPanelClient(options: SmmPanelClientOptions): VtuProvider {
   const provider = options.name;
@@ -269,7 +289,17 @@ export function createSmmPanelClient(options: SmmPanelClientOptions): VtuProvide
       }
       const placed = addAnswer.safeParse(answer.body);
       if (!placed.success) return { status: 'unknown', reason: `the panel ${unexpected(placed.error)}` };
-      return { status: 'pending', providerReference: String(placed.data.order) };
+      const providerReference = String(placed.data.order);
+      // The order is placed: from here on nothing may answer failed or unknown (which loses the id).
+      const stillPending = { status: 'pending', providerReference } as const;
+      try {
+        const read = await readStatus(providerReference);
+        if (read.kind !== 'status') return stillPending;
+        const outcome = statusOutcome(providerReference, read.order);
+        return outcome.status === 'unknown' ? stillPending : outcome;
+      } catch {
+        return stillPending;
+      }
     },
 
     async requery(request): Promise<RequeryOutcome> {
@@ -283,38 +313,23 @@ export function createSmmPanelClient(options: SmmPanelClientOptions): VtuProvide
         };
       }
       const providerReference = request.providerReference;
-      const answer = await send('status', { order: providerReference });
-      if (answer.kind === 'indefinite') return { status: 'unknown', reason: answer.reason };
-      const refused = panelError.safeParse(answer.body);
-      if (refused.success) {
-        const message = clipMessage(refused.data.error);
+      const read = await readStatus(providerReference);
+      if (read.kind === 'indefinite') return { status: 'unknown', reason: read.reason };
+      if (read.kind === 'error') {
         // The panel gave us this order id: not knowing it now (another API key, say) is no proof that
         // nothing was delivered, so never the refund that not_found leads to.
-        if (unknownOrderPattern.test(message)) {
+        if (unknownOrderPattern.test(read.message)) {
           return {
             status: 'unknown',
-            reason: `the panel does not know its own order ${providerReference} (${message}): check the panel account`,
+            reason: `the panel does not know its own order ${providerReference} (${read.message}): check the panel account`,
           };
         }
-        return { status: 'unknown', reason: `the panel answered the status query with an error: ${message}` };
+        return {
+          status: 'unknown',
+          reason: `the panel answered the status query with an error: ${read.message}`,
+        };
       }
-      const parsed = statusAnswer.safeParse(answer.body);
-      if (!parsed.success) return { status: 'unknown', reason: `the panel ${unexpected(parsed.error)}` };
-      const order = parsed.data;
-      const word = order.status.trim().toLowerCase();
-      if (word === 'canceled' || word === 'cancelled') {
-        return { status: 'failed', reason: 'the panel canceled the order: nothing was delivered' };
-      }
-      if (word !== 'completed' && word !== 'partial') return { status: 'pending', providerReference };
-      const chargedKobo = chargeInKobo(order.charge, order.currency ?? panelCurrency);
-      return {
-        status: 'success',
-        providerReference,
-        ...(chargedKobo !== null ? { chargedKobo } : {}),
-        // Delivery has no field for a part delivery: `units` (what was delivered, as the provider
-        // wrote it) carries it, so the transaction shows it and the integrator can act on it.
-        ...(word === 'partial' ? { units: `partial, remains ${remainsText(order.remains)}` } : {}),
-      };
+      return statusOutcome(providerReference, read.order);
     },
 
     async balance(): Promise<bigint> {
@@ -325,6 +340,39 @@ export function createSmmPanelClient(options: SmmPanelClientOptions): VtuProvide
       return kobo;
     },
   };
+
+  /** Asks the panel about one order (`action=status&order=<id>`). */
+  async function readStatus(providerReference: string): Promise<StatusRead> {
+    const answer = await send('status', { order: providerReference });
+    if (answer.kind === 'indefinite') return answer;
+    const refused = panelError.safeParse(answer.body);
+    if (refused.success) return { kind: 'error', message: clipMessage(refused.data.error) };
+    const parsed = statusAnswer.safeParse(answer.body);
+    if (!parsed.success) return { kind: 'indefinite', reason: `the panel ${unexpected(parsed.error)}` };
+    return { kind: 'status', order: parsed.data };
+  }
+
+  /** What a status word means (see the header); unknown only for a Partial we cannot read. */
+  function statusOutcome(providerReference: string, order: StatusAnswer): PurchaseOutcome {
+    const word = order.status.trim().toLowerCase();
+    if (word === 'canceled' || word === 'cancelled') {
+      return { status: 'failed', reason: 'the panel canceled the order: nothing was delivered' };
+    }
+    if (word !== 'completed' && word !== 'partial') return { status: 'pending', providerReference };
+    const chargedKobo = chargeInKobo(order.charge, order.currency ?? panelCurrency);
+    const charged = chargedKobo !== null ? { chargedKobo } : {};
+    if (word === 'completed') return { status: 'success', providerReference, ...charged };
+    const remains = remainsOf(order.remains);
+    if (remains === null) {
+      return {
+        status: 'unknown',
+        reason:
+          `the panel reports order ${providerReference} Partial with a remains we cannot read ` +
+          `(${describe(order.remains)}): a person must check the order in the panel before anything is refunded`,
+      };
+    }
+    return { status: 'success', providerReference, ...charged, remains };
+  }
 
   /** The charge in kobo when the panel said it in a currency we can convert; otherwise null (charge is informative). */
   function chargeInKobo(charge: string | number | null | undefined, currency: string | null): bigint | null {
@@ -355,9 +403,19 @@ export function toKobo(text: string, koboPerUnit: bigint, round: 'up' | 'down'):
   return whole;
 }
 
-function remainsText(remains: string | number | null | undefined): string {
-  if (remains === null || remains === undefined) return 'not stated';
-  return clipMessage(String(remains)).slice(0, 20);
+/** A Partial's remains: a non-negative safe integer, written as a JSON number or a string of digits. */
+function remainsOf(remains: unknown): number | null {
+  if (typeof remains === 'number') return Number.isSafeInteger(remains) && remains >= 0 ? remains : null;
+  if (typeof remains !== 'string' || !/^\d{1,16}$/.test(remains.trim())) return null;
+  const value = Number(remains.trim());
+  return Number.isSafeInteger(value) ? value : null;
+}
+
+/** A value the panel sent, short enough for a reason. */
+function describe(value: unknown): string {
+  if (value === undefined) return 'none given';
+  const text = JSON.stringify(value);
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
 }
 
 function unexpected(error: z.ZodError): string {

@@ -13,20 +13,23 @@ import { sameSecret } from '../secrets.ts';
 // Actions: services, add (service, link, quantity), status (order, or orders = up to 100 ids
 // separated by commas) and balance. Prices are in NGN, per 1,000 units.
 //
-// Sandbox rules (API.md section 8, "VTU outcome by the recipient's last digit"; for an order the
-// recipient is the link, and the digit is the last digit character anywhere in it):
-//   1      → refused: {error: "Incorrect link"}, nothing charged;
-//   2      → accepted; Pending until the first status query, which reports Completed;
-//   3      → accepted; Pending until the first status query, which reports Canceled, and the charge
-//            goes back to the balance (as a panel refunds a canceled order);
-//   4      → accepted and recorded as Completed, but the answer never comes: the request is held
-//            state.timeoutHoldMs (30 s unless a test sets it), then its socket is destroyed. Held
-//            requests are let go when the app closes;
-//   other  → accepted, Completed at once (no digit in the link counts as "other").
+// Sandbox rules (API.md section 14, "the quantity's last digit decides"): every order the panel can
+// take (a known service, a link, a quantity within the service's min/max, a balance that covers the
+// charge) is accepted with `{order}` and charged; the last digit of the ORDER QUANTITY then decides
+// what becomes of it:
+//   1      → Canceled from the start: the whole charge goes back to the balance (charge 0,
+//            remains = quantity), as a panel refunds a canceled order;
+//   2      → Partial from the start, half delivered: remains = floor(quantity / 2), and the panel
+//            keeps only the delivered share of the charge (it refunds remains / quantity × charge,
+//            rounded down, so it keeps the delivered share rounded up: the panels' convention);
+//   3      → In progress: on the add and on the first status query; Completed from the second
+//            status query on;
+//   other  → Completed at once (remains 0).
 // The charge is rate × quantity / 1000 in kobo, rounded up; the balance (₦1,000,000 at start; set it
 // with POST /__sandbox/providers/social/balance {amount (naira)}, read it with GET) must cover it,
 // else {error: "Not enough funds on balance"}. Quantities outside a service's min/max are refused as
-// a panel does ("Quantity less than minimal 10").
+// a panel does ("Quantity less than minimal 10"). A status query about several orders (`orders`)
+// counts as a query about each.
 
 export const SANDBOX_SOCIAL_API_KEY = 'sandbox-social-key';
 
@@ -54,8 +57,8 @@ export type SandboxSocialOrder = {
   startCount: number;
   status: SandboxSocialStatus;
   remains: number;
-  /** What the first status query turns a Pending order into (digits 2 and 3). */
-  settlesTo: 'Completed' | 'Canceled' | null;
+  /** Status queries still answered `In progress` before the order turns Completed (digit 3). */
+  inProgressQueriesLeft: number;
   createdAt: Date;
 };
 
@@ -63,8 +66,6 @@ export type SandboxSocialState = {
   balanceKobo: bigint;
   orders: Map<number, SandboxSocialOrder>;
   nextOrderId: number;
-  /** How long a digit-4 request is held before its socket is destroyed. */
-  timeoutHoldMs: number;
   services: SandboxSocialService[];
 };
 
@@ -75,7 +76,6 @@ const balancePath = '/__sandbox/providers/social/balance';
 const routeOptions = { schema: { hide: true }, config: { rateLimit: false } } as const;
 const formBodyLimitBytes = 64 * 1024;
 const startingBalanceKobo = 100_000_000n;
-const timeoutHoldMsDefault = 30_000;
 /** The most order ids one status query may ask about (the panels' own limit). */
 const statusOrdersMax = 100;
 
@@ -111,7 +111,6 @@ export function createSandboxSocialState(): SandboxSocialState {
     balanceKobo: startingBalanceKobo,
     orders: new Map(),
     nextOrderId: 23_501,
-    timeoutHoldMs: timeoutHoldMsDefault,
     services: catalogue.map((item) => ({ ...item })),
   };
 }
@@ -129,12 +128,6 @@ export function registerSandboxSocial(
   state: SandboxSocialState,
   options: SandboxSocialOptions,
 ): void {
-  /** Requests held without an answer (digit 4), each with the function that lets it go. */
-  const held = new Set<() => void>();
-  const releaseAll = async () => {
-    for (const release of [...held]) release();
-  };
-
   void app.register(async (scope) => {
     // Panels document form-encoded bodies; the parser is scoped to this plugin so the rest of the app
     // keeps refusing them.
@@ -143,12 +136,8 @@ export function registerSandboxSocial(
       { parseAs: 'string', bodyLimit: formBodyLimitBytes },
       (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
     );
-    // preClose runs while in-flight requests still hold the server open: a held request must go
-    // before the server can close. onClose catches any that arrived in between.
-    scope.addHook('preClose', releaseAll);
-    scope.addHook('onClose', releaseAll);
 
-    scope.post(sandboxSocialPath, routeOptions, async (request, reply) => {
+    scope.post(sandboxSocialPath, routeOptions, async (request) => {
       const fields = asFields(request.body);
       if (!keyMatches(fields.key)) return { error: 'Invalid API key' };
       switch (fields.action) {
@@ -157,7 +146,7 @@ export function registerSandboxSocial(
         case 'balance':
           return { balance: nairaText(state.balanceKobo), currency: 'NGN' };
         case 'add':
-          return add(fields, reply, request.raw.socket);
+          return add(fields);
         case 'status':
           return status(fields);
         default:
@@ -182,7 +171,7 @@ export function registerSandboxSocial(
     scope.get(balancePath, routeOptions, async () => ({ balance: koboToNaira(state.balanceKobo) }));
   });
 
-  function add(fields: Fields, reply: FastifyReply, socket: { destroy(): void }) {
+  function add(fields: Fields) {
     const item = state.services.find((s) => String(s.service) === fields.service);
     if (item === undefined) return { error: 'Incorrect service ID' };
     const link = fields.link?.trim() ?? '';
@@ -192,8 +181,6 @@ export function registerSandboxSocial(
     const quantity = Number(quantityText);
     if (quantity < item.min) return { error: `Quantity less than minimal ${item.min}` };
     if (quantity > item.max) return { error: `Quantity more than maximal ${item.max}` };
-    const digit = lastDigit(link);
-    if (digit === '1') return { error: 'Incorrect link' };
     const chargeKobo = chargeFor(item.rate, quantity);
     if (chargeKobo > state.balanceKobo) return { error: 'Not enough funds on balance' };
 
@@ -206,28 +193,39 @@ export function registerSandboxSocial(
       chargeKobo,
       // A made-up but stable count of what the account had before the order.
       startCount: (item.service * 7 + quantity) % 10_000,
-      status: digit === '2' || digit === '3' ? 'Pending' : 'Completed',
-      remains: digit === '2' || digit === '3' ? quantity : 0,
-      settlesTo: digit === '2' ? 'Completed' : digit === '3' ? 'Canceled' : null,
+      status: 'Completed',
+      remains: 0,
+      inProgressQueriesLeft: 0,
       createdAt: options.clock.now(),
     };
+    switch (quantity % 10) {
+      case 1:
+        // Canceled before anything was delivered: the whole charge goes back.
+        order.status = 'Canceled';
+        order.remains = quantity;
+        refund(order, chargeKobo);
+        break;
+      case 2:
+        // Half delivered: the undelivered share of the charge goes back, rounded down, so the panel
+        // keeps the delivered share rounded up.
+        order.status = 'Partial';
+        order.remains = Math.floor(quantity / 2);
+        refund(order, (chargeKobo * BigInt(order.remains)) / BigInt(quantity));
+        break;
+      case 3:
+        order.status = 'In progress';
+        order.remains = quantity;
+        order.inProgressQueriesLeft = 1;
+        break;
+    }
     state.orders.set(order.order, order);
-    if (digit !== '4') return { order: order.order };
+    return { order: order.order };
+  }
 
-    // The provider took the order but its answer is lost: hold the request, then drop the connection.
-    reply.hijack();
-    return new Promise<void>((resolve) => {
-      const release = () => {
-        clearTimeout(timer);
-        held.delete(release);
-        socket.destroy();
-        resolve();
-      };
-      const timer = setTimeout(release, state.timeoutHoldMs);
-      // A hold never keeps the process alive; close releases it anyway.
-      timer.unref();
-      held.add(release);
-    });
+  /** Gives part of an order's charge back to the balance, as a panel does on a cancel or partial. */
+  function refund(order: SandboxSocialOrder, kobo: bigint): void {
+    order.chargeKobo -= kobo;
+    state.balanceKobo += kobo;
   }
 
   function status(fields: Fields) {
@@ -244,15 +242,13 @@ export function registerSandboxSocial(
   function statusOf(id: string) {
     const order = /^\d{1,15}$/.test(id) ? state.orders.get(Number(id)) : undefined;
     if (order === undefined) return { error: 'Incorrect order ID' };
-    if (order.settlesTo === 'Completed') {
-      order.status = 'Completed';
-      order.remains = 0;
-    } else if (order.settlesTo === 'Canceled') {
-      order.status = 'Canceled';
-      state.balanceKobo += order.chargeKobo;
-      order.chargeKobo = 0n;
+    if (order.status === 'In progress') {
+      if (order.inProgressQueriesLeft > 0) order.inProgressQueriesLeft -= 1;
+      else {
+        order.status = 'Completed';
+        order.remains = 0;
+      }
     }
-    order.settlesTo = null;
     return {
       charge: nairaText(order.chargeKobo),
       start_count: String(order.startCount),
@@ -288,11 +284,6 @@ function chargeFor(rate: string, quantity: number): bigint {
 /** Naira as a panel writes them: a decimal string. */
 function nairaText(kobo: bigint): string {
   return `${kobo / 100n}.${(kobo % 100n).toString().padStart(2, '0')}`;
-}
-
-function lastDigit(link: string): string | null {
-  const digits = link.match(/\d/g);
-  return digits === null ? null : digits[digits.length - 1]!;
 }
 
 /** Form fields arrive as strings; JSON may carry numbers (quantity: 100), which mean the same. */
