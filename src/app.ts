@@ -28,6 +28,7 @@ import { pushOperations } from './push/ops.ts';
 import { savingsOperations } from './savings/ops.ts';
 import { transferOperations } from './transfers/ops.ts';
 import { purchaseOperations } from './vtu/purchase-ops.ts';
+import { routedServiceOperations } from './vtu/routed-service-ops.ts';
 import { walletOperations } from './wallet/ops.ts';
 
 /** Every operation of the contract that exists so far. */
@@ -39,6 +40,7 @@ export const operations: AnyOperation[] = [
   ...alertOperations,
   ...catalogueOperations,
   ...purchaseOperations,
+  ...routedServiceOperations,
   ...savingsOperations,
   ...transferOperations,
   ...growthOperations,

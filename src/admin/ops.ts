@@ -5,7 +5,7 @@ import { reconcile, reconcileDefaults } from '../funding/reconcile.ts';
 import { checkLedger } from '../ledger/check.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { defineOperation } from '../operation.ts';
-import { requeryDefaults } from '../vtu/dispatch.ts';
+import { requeryOptions } from '../vtu/deps.ts';
 
 export const adminOperations = [
   defineOperation({
@@ -72,7 +72,7 @@ export const adminOperations = [
         { db: ctx.db, clock: ctx.clock, jobs: ctx.jobs, payments: ctx.payments },
         reconcileDefaults,
       )),
-      purchases: await ctx.purchases.requeryDue({ ...requeryDefaults, includeNotDue: true }),
+      purchases: await ctx.purchases.requeryDue(requeryOptions(ctx, { includeNotDue: true })),
     }),
   }),
   defineOperation({

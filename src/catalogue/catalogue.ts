@@ -9,6 +9,7 @@ import type {
   DiscoItem,
   Network,
   NetworkItem,
+  SocialServiceItem,
   VtuProvider,
 } from '../providers/vtu/vtu-provider.ts';
 import {
@@ -19,7 +20,7 @@ import {
 } from './cache.ts';
 
 // The provider catalogues (networks, data plans, cable providers and plans, discos, betting
-// companies), each read from the provider routed for its service and cached (cache.ts).
+// companies, social services, airtime-to-cash receiving lines), each read from the provider routed for its service and cached (cache.ts).
 // Prices stay WHOLESALE here: the markup is applied when a catalogue is read (pricing.ts), so a
 // changed markup shows on the very next read without touching the cache.
 //
@@ -46,6 +47,10 @@ export type Catalogue = {
   cablePlans(identifier: string): Promise<CablePlanItem[] | null>;
   discos(): Promise<DiscoItem[]>;
   bettingCompanies(): Promise<BettingCompanyItem[]>;
+  /** The SMM panel's services (rates per 1,000 units, wholesale). */
+  socialServices(): Promise<SocialServiceItem[]>;
+  /** The line the routed airtime-to-cash provider receives a network's airtime on. */
+  airtimeToCashLine(network: Network): Promise<string>;
   close(): Promise<void>;
 };
 
@@ -105,6 +110,9 @@ export function createCatalogue(deps: CatalogueDeps): Catalogue {
     },
     discos: () => read('electricity', 'discos', (p) => p.discos()),
     bettingCompanies: () => read('betting', 'betting-companies', (p) => p.bettingCompanies()),
+    socialServices: () => read('social', 'social-services', (p) => p.socialServices()),
+    airtimeToCashLine: (network) =>
+      read('airtime_to_cash', `airtime-cash-line:${network}`, (p) => p.airtimeToCashLine(network)),
     close: () => cache.close(),
   };
 }

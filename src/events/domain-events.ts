@@ -58,7 +58,7 @@ export type DomainEvent =
       reason: string;
       occurredAt: string;
     }
-  /** A purchase was delivered (once per purchase). */
+  /** A purchase was delivered, or an airtime-to-cash sale credited (once per purchase). */
   | {
       type: 'vtu.purchase_succeeded';
       userId: string;
@@ -66,6 +66,8 @@ export type DomainEvent =
       reference: string;
       service: string;
       amountKobo: string;
+      /** Delivered in part: what went back to the wallet. */
+      refundedKobo?: string;
       occurredAt: string;
     }
   /** A purchase failed at the provider and its amount went back to the wallet (once per purchase). */

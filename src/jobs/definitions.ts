@@ -20,7 +20,8 @@ import {
 } from '../notifications/job-names.ts';
 import { pushBroadcastPage, pushNotification } from '../push/delivery.ts';
 import { JOB_SAVINGS_MATURITY, matureDueLocks } from '../savings/maturity.ts';
-import { JOB_VTU_DISPATCH, JOB_VTU_REQUERY, requeryDefaults } from '../vtu/dispatch.ts';
+import { requeryOptions } from '../vtu/deps.ts';
+import { JOB_VTU_DISPATCH, JOB_VTU_REQUERY } from '../vtu/dispatch.ts';
 import type { JobDefinition } from './queue.ts';
 
 export const JOB_MAINTENANCE = 'maintenance.purge-expired';
@@ -112,7 +113,7 @@ export function jobDefinitions(ctx: Context): JobDefinition[] {
       expireInSeconds: 300,
       runOnClockAdvance: true,
       handler: async () => {
-        const counts = await ctx.purchases.requeryDue(requeryDefaults);
+        const counts = await ctx.purchases.requeryDue(requeryOptions(ctx));
         if (counts.checked > 0) ctx.logger.info({ counts }, 'purchase requery run');
       },
     },

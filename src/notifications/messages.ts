@@ -125,7 +125,10 @@ export function messageFor(event: DomainEvent): NotificationMessage | null {
         userId: event.userId,
         kind: 'purchase_succeeded',
         title: `${what} delivered`,
-        body: `Your ${what.toLowerCase()} purchase of ${kobo(event.amountKobo)} succeeded (reference ${event.reference}).`,
+        body:
+          event.refundedKobo === undefined
+            ? `Your ${what.toLowerCase()} purchase of ${kobo(event.amountKobo)} succeeded (reference ${event.reference}).`
+            : `Your ${what.toLowerCase()} purchase of ${kobo(event.amountKobo)} was delivered in part: ${kobo(event.refundedKobo)} for the rest is back in your wallet (reference ${event.reference}).`,
         data: { transactionId: event.transactionId, reference: event.reference, service: event.service },
         source: `purchase:${event.transactionId}`,
       };

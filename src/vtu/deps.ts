@@ -1,5 +1,5 @@
 import type { Context } from '../context.ts';
-import type { DispatchDeps } from './dispatch.ts';
+import { type DispatchDeps, type RequeryOptions, requeryDefaults } from './dispatch.ts';
 
 /** What sending and settling purchases needs from the context, just-in-time funding included. */
 export function vtuDeps(ctx: Context): DispatchDeps {
@@ -17,5 +17,14 @@ export function vtuDeps(ctx: Context): DispatchDeps {
       topupMinKobo: vtu.floatTopupMinKobo,
       inFlight: ctx.floatInFlight,
     },
+  };
+}
+
+/** The requery runner's limits, the airtime-to-cash window from the configuration. */
+export function requeryOptions(ctx: Context, extra: Partial<RequeryOptions> = {}): RequeryOptions {
+  return {
+    ...requeryDefaults,
+    creditConfirmWindowSeconds: ctx.config.airtimeToCash.windowMinutes * 60,
+    ...extra,
   };
 }

@@ -63,7 +63,7 @@ export type DispatchResult = SettleResult | 'already_sent' | Exclude<FloatDecisi
 /** What a claim reads of a purchase: whether it is still to send, and what the float decides on. */
 type ClaimCandidate = Pick<
   VtuTransaction,
-  'id' | 'status' | 'sent_at' | 'provider' | 'wholesale' | 'funding_reference'
+  'id' | 'status' | 'sent_at' | 'provider' | 'wholesale' | 'funding_reference' | 'direction'
 >;
 
 /** What a claimed purchase is sent with. */
@@ -115,11 +115,14 @@ export async function claimPurchases(deps: DispatchDeps, ids: string[]): Promise
   // By id alone, filtered here: the conditions in the query let the planner intersect the id look-up
   // with the index of every processing purchase, dead entries and all, at several times the cost.
   const { rows } = await statement<ClaimCandidate>('vtu.claim-candidates')`
-    select id, status, sent_at, provider, wholesale, funding_reference from vtu_transactions
+    select id, status, sent_at, provider, wholesale, funding_reference, direction from vtu_transactions
     where id = any(${[...new Set(ids)]}::uuid[]) order by id`.execute(deps.db);
   const unsent = rows.filter((p) => p.status === 'processing' && p.sent_at === null);
   const decided = new Map<string, PromiseSettledResult<FloatDecision>>();
-  for (const [name, purchases] of Map.groupBy(unsent, (p) => p.provider)) {
+  // A credit (airtime-to-cash) spends nothing at the provider: no float to decide on.
+  for (const p of unsent) if (p.direction === 'credit') decided.set(p.id, fulfilled('send'));
+  const debits = unsent.filter((p) => p.direction === 'debit');
+  for (const [name, purchases] of Map.groupBy(debits, (p) => p.provider)) {
     const provider = providerOf(deps, name);
     try {
       const decisions =
@@ -138,7 +141,10 @@ export async function claimPurchases(deps: DispatchDeps, ids: string[]): Promise
   // Without just-in-time funding nothing reads what is in flight, so there is nothing to count.
   const inFlight = deps.float?.inFlight;
   const releases = new Map(
-    toSend.map((p) => [p.id, inFlight?.reserve(p.provider, p.wholesale) ?? nothingReserved]),
+    toSend.map((p) => [
+      p.id,
+      (p.direction === 'debit' ? inFlight?.reserve(p.provider, p.wholesale) : undefined) ?? nothingReserved,
+    ]),
   );
   let claimed: ClaimedPurchase[] = [];
   try {
@@ -184,6 +190,11 @@ export type RequeryOptions = {
   notFoundFailAfterSeconds: number;
   /** A purchase unresolved this long after acceptance raises one operations alert. */
   stuckAlertAfterSeconds: number;
+  /**
+   * A credit (airtime-to-cash) the provider has not confirmed this long after it was accepted fails,
+   * with nothing moved (API.md section 14: 30 minutes by default, AIRTIME_TO_CASH_WINDOW_MINUTES).
+   */
+  creditConfirmWindowSeconds: number;
   /** Every processing purchase, not only those due (adminReconcile: "requery now"). */
   includeNotDue?: boolean;
 };
@@ -192,6 +203,7 @@ export const requeryDefaults = {
   batchMax: 100,
   notFoundFailAfterSeconds: 15 * 60,
   stuckAlertAfterSeconds: 30 * 60,
+  creditConfirmWindowSeconds: 30 * 60,
 } as const satisfies RequeryOptions;
 
 export type RequeryCounts = {
@@ -241,6 +253,7 @@ export async function requeryDuePurchases(
       if (outcome.status === 'not_found' && sentFor >= options.notFoundFailAfterSeconds * 1000) {
         outcome = { status: 'failed', reason: 'the provider has no record of the purchase' };
       }
+      outcome = outsideConfirmWindow(purchase, outcome, now, options);
       result = await stages.settle.add({ id: purchase.id, outcome });
     }
     if (result === 'success') counts.succeeded += 1;
@@ -255,6 +268,28 @@ export async function requeryDuePurchases(
     }
   }
   return counts;
+}
+
+/**
+ * A credit still unconfirmed once its window has passed fails: nothing was debited, so nothing moves
+ * and nothing is owed. Should the airtime arrive after all, the provider's late confirmation finds
+ * the sale settled, and operations sort it out with the provider.
+ */
+function outsideConfirmWindow(
+  purchase: VtuTransaction,
+  outcome: RequeryOutcome,
+  now: Date,
+  options: RequeryOptions,
+): RequeryOutcome {
+  if (purchase.direction !== 'credit' || outcome.status === 'success' || outcome.status === 'failed')
+    return outcome;
+  const age = now.getTime() - purchase.created_at.getTime();
+  if (age < options.creditConfirmWindowSeconds * 1000) return outcome;
+  const minutes = Math.round(options.creditConfirmWindowSeconds / 60);
+  return {
+    status: 'failed',
+    reason: `the provider did not confirm receiving the airtime within ${minutes} minutes`,
+  };
 }
 
 async function requery(deps: DispatchDeps, purchase: VtuTransaction): Promise<RequeryOutcome> {

@@ -30,7 +30,7 @@ import { findPurchase, listPurchases, type PurchaseOrder } from './purchases.ts'
 const tags = ['vtu'];
 
 /** What every purchase can be refused by: the tier and PIN in authorise, the debit in buy. */
-const purchaseErrors: readonly ErrorCode[] = [
+export const purchaseErrors: readonly ErrorCode[] = [
   'KYC_TIER_REQUIRED',
   'PIN_NOT_SET',
   'INVALID_PIN',
@@ -38,7 +38,10 @@ const purchaseErrors: readonly ErrorCode[] = [
   'INSUFFICIENT_FUNDS',
 ];
 
-const routed = (ctx: Context, service: VtuService): { name: VtuProviderName; provider: VtuProvider } => {
+export const routed = (
+  ctx: Context,
+  service: VtuService,
+): { name: VtuProviderName; provider: VtuProvider } => {
   const name = ctx.config.vtu.routes[service];
   return { name, provider: ctx.vtuProviders[name] };
 };
@@ -47,7 +50,11 @@ const routed = (ctx: Context, service: VtuService): { name: VtuProviderName; pro
  * Tier 1 and the PIN, in that order, before anything about the purchase itself is looked at. Answers
  * the markups, read in the same step, for pricing the purchase.
  */
-async function authorise(ctx: Context, userId: string, pin: string): Promise<PurchaseFacts['markupOf']> {
+export async function authorise(
+  ctx: Context,
+  userId: string,
+  pin: string,
+): Promise<PurchaseFacts['markupOf']> {
   const { buyer, markupOf } = await ctx.purchaseReads(userId);
   requireTier(buyer?.kyc_tier ?? 0, 1);
   await verifyTransactionPin(
@@ -60,7 +67,7 @@ async function authorise(ctx: Context, userId: string, pin: string): Promise<Pur
 }
 
 /** SPEC.md item 5: the number's prefix must belong to the chosen network, before any debit. */
-function requireNetwork(phone: string, network: Network): void {
+export function requireNetwork(phone: string, network: Network): void {
   const actual = networkOfPhone(phone);
   if (actual !== network) {
     throw new AppError('NETWORK_MISMATCH', `${localPhone(phone)} is not a ${network} number`, {
@@ -70,7 +77,7 @@ function requireNetwork(phone: string, network: Network): void {
 }
 
 /** The caller's price must be the server's price now (API.md section 5). */
-function requireAmount(givenNaira: number, retailKobo: bigint): void {
+export function requireAmount(givenNaira: number, retailKobo: bigint): void {
   if (nairaToKobo(givenNaira) !== retailKobo) {
     throw new AppError('PRICE_CHANGED', `the price is now ₦${koboToNaira(retailKobo)}`, {
       details: { amount: koboToNaira(retailKobo) },
@@ -111,7 +118,7 @@ function chosenPlan<P extends { planId: string }>(
   return plan;
 }
 
-const upstream = (error: unknown): never => {
+export const upstream = (error: unknown): never => {
   if (error instanceof VtuProviderError) {
     throw new AppError('UPSTREAM_UNAVAILABLE', 'the provider could not be reached; nothing was charged', {
       details: { provider: error.provider },
@@ -120,7 +127,7 @@ const upstream = (error: unknown): never => {
   throw error;
 };
 
-function priced(
+export function priced(
   markupOf: PurchaseFacts['markupOf'],
   service: VtuService,
   provider: VtuProviderName,
@@ -131,7 +138,7 @@ function priced(
 }
 
 /** Accepts the purchase; its Idempotency-Key answer commits with it. */
-function buy(ctx: Context, userId: string, withCommit: WithCommit | undefined, order: PurchaseOrder) {
+export function buy(ctx: Context, userId: string, withCommit: WithCommit | undefined, order: PurchaseOrder) {
   return ctx.purchases.accept(userId, order, withCommit);
 }
 

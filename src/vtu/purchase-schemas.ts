@@ -62,6 +62,45 @@ export const buyEducationPinInput = z
   })
   .strict();
 
+// The services API.md section 14 names operations for.
+
+export const listSocialServicesInput = z
+  .object({ category: z.string().trim().min(1).max(100).optional() })
+  .strict();
+export const socialService = z.object({
+  id: z.string(),
+  name: z.string(),
+  category: z.string(),
+  /** Retail naira per 1,000 units. */
+  rate: z.number(),
+  min: z.number().int(),
+  max: z.number().int(),
+});
+export const listSocialServicesOutput = z.object({ items: z.array(socialService) });
+
+export const buySocialServiceInput = z
+  .object({
+    serviceId: code,
+    link: z.string().trim().min(1).max(2_000),
+    quantity: z.number().int().positive().max(1_000_000_000),
+    amount: naira,
+    pin,
+  })
+  .strict();
+
+/** API.md section 14: what one airtime-to-cash sale may be, naira. */
+export const airtimeToCashNairaMin = 100;
+export const airtimeToCashNairaMax = 50_000;
+
+export const quoteAirtimeToCashInput = z.object({ network, amount: naira }).strict();
+export const quoteAirtimeToCashOutput = z.object({
+  amount: z.number(),
+  payout: z.number(),
+  ratePercent: z.number(),
+  sendTo: z.string(),
+});
+export const sellAirtimeInput = z.object({ network, phone: nigerianPhone, amount: naira, pin }).strict();
+
 export const vtuTransaction = z.object({
   id: z.string(),
   reference: z.string(),
@@ -71,6 +110,8 @@ export const vtuTransaction = z.object({
   network: z.string().optional(),
   recipient: z.string(),
   amount: z.number(),
+  direction: z.enum(['debit', 'credit']),
+  refunded: z.number().optional(),
   token: z.string().optional(),
   units: z.string().optional(),
   pins: z.array(z.string()).optional(),

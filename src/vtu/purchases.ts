@@ -30,6 +30,14 @@ export type PurchaseOrder = {
   wholesaleKobo: bigint;
   markupKobo: bigint;
   description: string;
+  /**
+   * `credit` (airtime-to-cash): nothing is debited on acceptance; the wallet is credited
+   * `creditKobo` once the provider confirms (settlement.ts). `wholesaleKobo` is then the airtime's
+   * face value and `markupKobo` zero. Default `debit`.
+   */
+  direction?: 'debit' | 'credit';
+  /** A credit's payout. */
+  creditKobo?: bigint;
 };
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -56,10 +64,12 @@ export async function acceptPurchases(
 ): Promise<BatchResults<VtuTransactionView>> {
   const now = deps.clock.now();
   const rows = requests.map((request) => purchaseRow(request, now));
+  // Credits (airtime-to-cash) debit nothing: only the debits are decided against the wallets.
+  const debitRows = rows.filter((row) => row.direction === 'debit');
   return deps.db.transaction().execute(async (trx) => {
     const decided = await decidePostings(
       trx,
-      rows.map((row) => ({
+      debitRows.map((row) => ({
         reference: purchasePostings.debit(row.reference),
         description: row.description,
         entries: [
@@ -77,12 +87,17 @@ export async function acceptPurchases(
         admission: admissionOf(
           deps.debitRules ?? [],
           trx,
-          rows.map((row) => ({ userId: row.user_id, service: row.service, amountKobo: row.amount })),
+          debitRows.map((row) => ({ userId: row.user_id, service: row.service, amountKobo: row.amount })),
           now,
         ),
       },
     );
-    const accepted = rows.filter((_, i) => decided.accepted[i]);
+    const debitIndex = new Map(debitRows.map((row, j) => [row.id, j]));
+    const isAccepted = rows.map((row) => {
+      const j = debitIndex.get(row.id);
+      return j === undefined || decided.accepted[j] === true;
+    });
+    const accepted = rows.filter((_, i) => isAccepted[i]);
     const views = rows.map((row) => toView(acceptedRow(row)));
     if (accepted.length > 0) {
       await recordPurchases(trx, accepted, now);
@@ -93,17 +108,20 @@ export async function acceptPurchases(
       await writeWithCommit(
         trx,
         requests.flatMap(({ withCommit }, i) =>
-          decided.accepted[i] && withCommit !== undefined ? [withCommit.writeFor(views[i])] : [],
+          isAccepted[i] && withCommit !== undefined ? [withCommit.writeFor(views[i])] : [],
         ),
       );
     }
     // The debits last: vtu_in_flight, in every purchase's debit and settlement, is locked from here
     // to the commit only.
     const debits = await writePostings(trx, decided);
-    return debits.map((debit, i): PromiseSettledResult<VtuTransactionView> => {
+    return rows.map((row, i): PromiseSettledResult<VtuTransactionView> => {
+      const j = debitIndex.get(row.id);
+      if (j === undefined) return fulfilled(views[i]!);
+      const debit = debits[j]!;
       if (debit.status === 'fulfilled') return fulfilled(views[i]!);
       if (!(debit.reason instanceof InsufficientBalanceError)) return debit;
-      const naira = koboToNaira(rows[i]!.amount);
+      const naira = koboToNaira(row.amount);
       return rejected(
         new AppError('INSUFFICIENT_FUNDS', `your wallet does not cover ₦${naira}`, {
           details: { required: naira },
@@ -175,7 +193,9 @@ function purchaseRow({ userId, order, id, reference }: AcceptRequest, now: Date)
     recipient: order.recipient,
     request: JSON.stringify(storedRequest),
     description: order.description,
-    amount: order.wholesaleKobo + order.markupKobo,
+    direction: order.direction ?? ('debit' as const),
+    // What moves on the wallet: a debit's price, a credit's payout.
+    amount: order.direction === 'credit' ? order.creditKobo! : order.wholesaleKobo + order.markupKobo,
     wholesale: order.wholesaleKobo,
     markup: order.markupKobo,
     status: 'processing' as const,
@@ -187,6 +207,7 @@ function purchaseRow({ userId, order, id, reference }: AcceptRequest, now: Date)
 /** The row as recorded: nothing delivered, nothing failed yet. */
 const acceptedRow = (row: PurchaseRow): Viewed => ({
   ...row,
+  refunded: 0n,
   token: null,
   units: null,
   pins: null,
@@ -202,16 +223,17 @@ async function recordPurchases(trx: Transaction<DB>, rows: PurchaseRow[], now: D
   // Picked up by the requery runner should both the inline dispatch and its job be lost.
   await statement('vtu.record-purchases')`
     insert into vtu_transactions (id, user_id, reference, service, provider, network, recipient, request,
-      description, amount, wholesale, markup, status, next_requery_at, created_at, updated_at)
+      description, direction, amount, wholesale, markup, status, next_requery_at, created_at, updated_at)
     select r.id, r.user_id, r.reference, r.service, r.provider, r.network, r.recipient, r.request::jsonb,
-      r.description, r.amount, r.wholesale, r.markup, 'processing', ${firstRequeryAt(now)}::timestamptz,
-      ${now}::timestamptz, ${now}::timestamptz
+      r.description, r.direction, r.amount, r.wholesale, r.markup, 'processing',
+      ${firstRequeryAt(now)}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
     from unnest(${column('id')}::uuid[], ${column('user_id')}::uuid[], ${column('reference')}::text[],
       ${column('service')}::text[], ${column('provider')}::text[], ${column('network')}::text[],
       ${column('recipient')}::text[], ${column('request')}::text[], ${column('description')}::text[],
-      ${column('amount')}::bigint[], ${column('wholesale')}::bigint[], ${column('markup')}::bigint[])
+      ${column('direction')}::text[], ${column('amount')}::bigint[], ${column('wholesale')}::bigint[],
+      ${column('markup')}::bigint[])
       with ordinality as r(id, user_id, reference, service, provider, network, recipient, request,
-        description, amount, wholesale, markup, position)
+        description, direction, amount, wholesale, markup, position)
     order by r.position`.execute(trx);
 }
 
@@ -223,8 +245,11 @@ export type VtuTransactionView = {
   provider: string;
   network?: string;
   recipient: string;
-  /** Naira charged to the wallet. */
+  /** Naira charged to the wallet (a debit) or credited to it once confirmed (a credit). */
   amount: number;
+  direction: 'debit' | 'credit';
+  /** Naira refunded of a success delivered in part (a social order the panel filled partly). */
+  refunded?: number;
   token?: string;
   units?: string;
   pins?: string[];
@@ -245,6 +270,8 @@ type Viewed = Pick<
   | 'network'
   | 'recipient'
   | 'amount'
+  | 'direction'
+  | 'refunded'
   | 'token'
   | 'units'
   | 'pins'
@@ -266,6 +293,8 @@ export function toView(row: Viewed): VtuTransactionView {
     ...(row.network === null ? {} : { network: row.network }),
     recipient: row.recipient,
     amount: koboToNaira(row.amount),
+    direction: row.direction,
+    ...(row.refunded > 0n ? { refunded: koboToNaira(row.refunded) } : {}),
     ...(row.token === null ? {} : { token: row.token }),
     ...(row.units === null ? {} : { units: row.units }),
     ...(pins === null ? {} : { pins }),

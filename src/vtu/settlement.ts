@@ -12,8 +12,12 @@ import type { PurchaseOutcome, RequeryOutcome } from '../providers/vtu/vtu-provi
 
 // What a provider's answer does to a purchase (SPEC.md "States and transitions", DESIGN.md "Money"):
 //   success          vtu_in_flight → the provider's float (wholesale) and revenue (markup); delivery kept
+//     in part        (a social order the panel filled partly: `remains` of its quantity undelivered)
+//                    the undelivered share of the charge back to the wallet, the rest as above
 //   failed           vtu_in_flight → the wallet, exactly what was charged: the only refund there is
 //   pending, unknown stays processing; requeried later on a backoff schedule, never refunded
+// A credit (airtime-to-cash: nothing was debited) moves money only on success: airtime_cash_payouts
+// → the wallet, the payout; failed moves nothing.
 // Each runs under the purchase's row lock and only while it is processing, so two answers (the
 // dispatch racing a requery, a retried job) settle it once.
 
@@ -102,11 +106,15 @@ export async function settleLocked(
       occurredAt: now.toISOString(),
     };
     if (next.status === 'success') {
-      events.push({ type: 'vtu.purchase_succeeded', ...event });
+      events.push({
+        type: 'vtu.purchase_succeeded',
+        ...event,
+        ...(next.refunded > 0n ? { refundedKobo: next.refunded.toString() } : {}),
+      });
       postings.push(deliveredPosting(next));
     } else {
       events.push({ type: 'vtu.purchase_failed', ...event, reason: next.failure_reason ?? '' });
-      postings.push(refundPosting(next));
+      if (next.direction === 'debit') postings.push(refundPosting(next));
     }
     return fulfilled(next.status);
   });
@@ -129,18 +137,23 @@ function nextState(
   now: Date,
 ): VtuTransaction {
   switch (outcome.status) {
-    case 'success':
+    case 'success': {
+      const part = deliveredPart(purchase, outcome.remains);
+      // A part delivery we cannot make sense of is left for the requery and, after it, for a person.
+      if (part === null) return requeryLater(purchase, purchase.provider_reference, now);
       return {
         ...purchase,
         status: 'success',
         provider_reference: outcome.providerReference ?? purchase.provider_reference,
         token: outcome.token ?? null,
-        units: outcome.units ?? null,
+        units: part.units ?? outcome.units ?? null,
+        refunded: part.refundedKobo,
         pins: outcome.pins === undefined ? null : JSON.stringify(outcome.pins),
         next_requery_at: null,
         updated_at: now,
         completed_at: now,
       };
+    }
     case 'failed':
       return {
         ...purchase,
@@ -153,21 +166,58 @@ function nextState(
     case 'pending':
     case 'unknown':
     case 'not_found':
-      return {
-        ...purchase,
-        provider_reference:
-          outcome.status === 'pending'
-            ? (outcome.providerReference ?? purchase.provider_reference)
-            : purchase.provider_reference,
-        next_requery_at: new Date(now.getTime() + requeryDelaySeconds(purchase.requery_attempts) * 1000),
-        requery_attempts: purchase.requery_attempts + 1,
-        updated_at: now,
-      };
+      return requeryLater(
+        purchase,
+        outcome.status === 'pending'
+          ? (outcome.providerReference ?? purchase.provider_reference)
+          : purchase.provider_reference,
+        now,
+      );
     default: {
       const unreachable: never = outcome;
       throw new Error(`unknown purchase outcome ${JSON.stringify(unreachable)}`);
     }
   }
+}
+
+/** Still processing: requeried after the next delay of the backoff schedule. */
+function requeryLater(purchase: VtuTransaction, providerReference: string | null, now: Date): VtuTransaction {
+  return {
+    ...purchase,
+    provider_reference: providerReference,
+    next_requery_at: new Date(now.getTime() + requeryDelaySeconds(purchase.requery_attempts) * 1000),
+    requery_attempts: purchase.requery_attempts + 1,
+    updated_at: now,
+  };
+}
+
+/**
+ * What of a success was delivered: all of it (no `remains`), or a part of an order's quantity, whose
+ * undelivered share of the charge is refunded, rounded down to the kobo (so the buyer pays for what
+ * was delivered, rounded up, as the price itself was). Null for a part that makes no sense (more
+ * undelivered than ordered, or a part of a purchase that has no quantity).
+ */
+export function deliveredPart(
+  purchase: Pick<VtuTransaction, 'amount' | 'request' | 'direction'>,
+  remains: number | undefined,
+): { refundedKobo: bigint; units?: string } | null {
+  if (remains === undefined || remains === 0) return { refundedKobo: 0n };
+  const request = (
+    typeof purchase.request === 'string' ? JSON.parse(purchase.request) : purchase.request
+  ) as { quantity?: unknown };
+  const quantity = request.quantity;
+  if (
+    purchase.direction !== 'debit' ||
+    typeof quantity !== 'number' ||
+    !Number.isSafeInteger(remains) ||
+    remains < 0 ||
+    remains > quantity
+  )
+    return null;
+  return {
+    refundedKobo: (purchase.amount * BigInt(remains)) / BigInt(quantity),
+    units: `${quantity - remains} of ${quantity} delivered`,
+  };
 }
 
 /** A jsonb column as its text: pg would write a JavaScript array as a PostgreSQL array. */
@@ -183,26 +233,51 @@ async function writeStates(trx: Transaction<DB>, purchases: VtuTransaction[]): P
   await statement('vtu.settlement-states')`
     update vtu_transactions as t set
       status = v.status, provider_reference = v.provider_reference, token = v.token, units = v.units,
-      pins = v.pins::jsonb, failure_reason = v.failure_reason, next_requery_at = v.next_requery_at,
-      requery_attempts = v.requery_attempts, updated_at = v.updated_at, completed_at = v.completed_at
+      pins = v.pins::jsonb, refunded = v.refunded, failure_reason = v.failure_reason,
+      next_requery_at = v.next_requery_at, requery_attempts = v.requery_attempts,
+      updated_at = v.updated_at, completed_at = v.completed_at
     from unnest(${column((p) => p.id)}::uuid[], ${column((p) => p.status)}::text[],
       ${column((p) => p.provider_reference)}::text[], ${column((p) => p.token)}::text[],
       ${column((p) => p.units)}::text[], ${column((p) => jsonText(p.pins))}::text[],
+      ${column((p) => p.refunded)}::bigint[],
       ${column((p) => p.failure_reason)}::text[], ${column((p) => p.next_requery_at)}::timestamptz[],
       ${column((p) => p.requery_attempts)}::integer[], ${column((p) => p.updated_at)}::timestamptz[],
       ${column((p) => p.completed_at)}::timestamptz[])
-      as v(id, status, provider_reference, token, units, pins, failure_reason, next_requery_at,
+      as v(id, status, provider_reference, token, units, pins, refunded, failure_reason, next_requery_at,
         requery_attempts, updated_at, completed_at)
     where t.id = v.id`.execute(trx);
 }
 
-/** Delivered: vtu_in_flight → the provider's float (wholesale) and revenue (markup). */
+/**
+ * Delivered: vtu_in_flight → the provider's float (wholesale) and revenue (markup). Delivered in
+ * part: the refunded share goes back to the wallet, and the provider's price and our markup keep
+ * their shares of what was kept (the price's rounded up: never less than the panel takes). A credit
+ * confirmed: the payout from airtime_cash_payouts to the wallet.
+ */
 function deliveredPosting(purchase: VtuTransaction): PostingRequest {
+  if (purchase.direction === 'credit') {
+    return {
+      reference: purchasePostings.settle(purchase.reference),
+      description: `${purchase.description}: airtime received`,
+      entries: [
+        { account: systemAccounts.airtimeCashPayouts, amount: -purchase.amount },
+        { account: userAccount('wallet', purchase.user_id), amount: purchase.amount },
+      ],
+      metadata: { purchaseId: purchase.id, provider: purchase.provider },
+    };
+  }
+  const kept = purchase.amount - purchase.refunded;
+  const wholesale =
+    purchase.refunded === 0n ? purchase.wholesale : ceilDiv(purchase.wholesale * kept, purchase.amount);
+  const markup = kept - wholesale;
   const entries = [
     { account: systemAccounts.vtuInFlight, amount: -purchase.amount },
-    { account: providerFloatAccount(purchase.provider), amount: purchase.wholesale },
+    { account: providerFloatAccount(purchase.provider), amount: wholesale },
   ];
-  if (purchase.markup > 0n) entries.push({ account: systemAccounts.revenueMarkup, amount: purchase.markup });
+  if (markup > 0n) entries.push({ account: systemAccounts.revenueMarkup, amount: markup });
+  if (purchase.refunded > 0n) {
+    entries.push({ account: userAccount('wallet', purchase.user_id), amount: purchase.refunded });
+  }
   return {
     reference: purchasePostings.settle(purchase.reference),
     description: `${purchase.description}: delivered`,
@@ -210,6 +285,8 @@ function deliveredPosting(purchase: VtuTransaction): PostingRequest {
     metadata: { purchaseId: purchase.id, provider: purchase.provider },
   };
 }
+
+const ceilDiv = (a: bigint, b: bigint): bigint => (a + b - 1n) / b;
 
 /** Failed: exactly what was charged goes back to the wallet (the only refund there is). */
 function refundPosting(purchase: VtuTransaction): PostingRequest {

@@ -1,0 +1,173 @@
+import { applyMarkup, markupFor } from '../catalogue/pricing.ts';
+import type { Context } from '../context.ts';
+import { AppError } from '../errors.ts';
+import { requireWithin } from '../limits.ts';
+import { koboToNaira, nairaToKobo } from '../money.ts';
+import { defineOperation } from '../operation.ts';
+import type { Network, SocialServiceItem } from '../providers/vtu/vtu-provider.ts';
+import { localPhone } from './prefixes.ts';
+import {
+  authorise,
+  buy,
+  purchaseErrors,
+  requireAmount,
+  requireNetwork,
+  routed,
+  upstream,
+} from './purchase-ops.ts';
+import * as s from './purchase-schemas.ts';
+import { checkOrderLink } from './social-links.ts';
+
+// The services the specification routes but names no operation for (API.md section 14): social
+// services through the SMM panel and airtime-to-cash through the bills party. Both run the
+// purchase path's checks in its order (schema → auth → Tier 1 → PIN → recipient → price) and are
+// accepted, sent, settled and requeried by the same pipeline as the six purchases.
+
+const tags = ['vtu'];
+
+/** kobo × quantity / 1000, rounded up to the kobo: an order's price at a rate per 1,000 units. */
+const perThousand = (rateKobo: bigint, quantity: number): bigint =>
+  (rateKobo * BigInt(quantity) + 999n) / 1000n;
+
+/** An airtime-to-cash payout: the amount at the network's rate, rounded down to the kobo. */
+export const payoutOf = (amountKobo: bigint, rateBp: number): bigint =>
+  (amountKobo * BigInt(rateBp)) / 10_000n;
+
+async function socialServices(ctx: Context): Promise<SocialServiceItem[]> {
+  return ctx.catalogue.socialServices().catch(upstream);
+}
+
+function airtimeToCashTerms(ctx: Context, network: Network, amountNaira: number) {
+  requireWithin(amountNaira, 'airtime-to-cash sale', {
+    min: s.airtimeToCashNairaMin,
+    max: s.airtimeToCashNairaMax,
+  });
+  const amountKobo = nairaToKobo(amountNaira);
+  const rateBp = ctx.config.airtimeToCash.rateBp[network];
+  return { amountKobo, rateBp, payoutKobo: payoutOf(amountKobo, rateBp) };
+}
+
+export const routedServiceOperations = [
+  defineOperation({
+    name: 'listSocialServices',
+    method: 'GET',
+    auth: 'user',
+    summary: 'Social media services (followers, likes, views, ...) with their retail rate per 1,000 units',
+    tags,
+    input: s.listSocialServicesInput,
+    output: s.listSocialServicesOutput,
+    errors: ['UPSTREAM_UNAVAILABLE'],
+    handler: async ({ ctx, input }) => {
+      const items = await socialServices(ctx);
+      const markup = await markupFor(ctx.db, 'social', ctx.catalogue.providerFor('social'));
+      const wanted = input.category?.toLowerCase();
+      return {
+        items: items
+          .filter((item) => wanted === undefined || item.category.toLowerCase() === wanted)
+          .map((item) => ({
+            id: item.serviceId,
+            name: item.name,
+            category: item.category,
+            rate: koboToNaira(applyMarkup(markup, item.ratePer1000Kobo).retailKobo),
+            min: item.min,
+            max: item.max,
+          })),
+      };
+    },
+  }),
+  defineOperation({
+    name: 'buySocialService',
+    method: 'POST',
+    auth: 'user',
+    summary:
+      'Order a social media service for a public https link; `amount` must be rate × quantity / 1000 rounded up to the kobo. A part the panel cannot fill is refunded',
+    tags,
+    input: s.buySocialServiceInput,
+    output: s.vtuTransaction,
+    errors: [...purchaseErrors, 'BELOW_MINIMUM', 'ABOVE_MAXIMUM', 'PRICE_CHANGED', 'UPSTREAM_UNAVAILABLE'],
+    handler: async ({ ctx, caller, input, withCommit }) => {
+      const markupOf = await authorise(ctx, caller.userId, input.pin);
+      const item = (await socialServices(ctx)).find((service) => service.serviceId === input.serviceId);
+      if (item === undefined) {
+        const message = 'not in the catalogue of social services';
+        throw new AppError('VALIDATION_ERROR', `no social service ${input.serviceId}`, {
+          details: { issues: [{ path: ['data', 'serviceId'], message }] },
+        });
+      }
+      await checkOrderLink(input.link, { allowUnresolved: ctx.config.vtu.social.allowUnresolvedLinks });
+      requireWithin(input.quantity, `quantity of ${item.name}`, { min: item.min, max: item.max }, String);
+      const { name } = routed(ctx, 'social');
+      const retailRate = applyMarkup(markupOf('social', name), item.ratePer1000Kobo).retailKobo;
+      const amountKobo = perThousand(retailRate, input.quantity);
+      // What the panel charges for the order (its rate, rounded up as it rounds): never more than ours.
+      const wholesaleKobo = perThousand(item.ratePer1000Kobo, input.quantity);
+      requireAmount(input.amount, amountKobo);
+      return buy(ctx, caller.userId, withCommit, {
+        service: 'social',
+        provider: name,
+        network: null,
+        recipient: input.link,
+        request: { service: 'social', serviceId: item.serviceId, link: input.link, quantity: input.quantity },
+        wholesaleKobo,
+        markupKobo: amountKobo - wholesaleKobo,
+        description: `${input.quantity} × ${item.name}`,
+      });
+    },
+  }),
+  defineOperation({
+    name: 'quoteAirtimeToCash',
+    method: 'GET',
+    auth: 'user',
+    summary:
+      'What selling airtime pays into the wallet, and the number to share the airtime to (₦100 – ₦50,000)',
+    tags,
+    input: s.quoteAirtimeToCashInput,
+    output: s.quoteAirtimeToCashOutput,
+    errors: ['BELOW_MINIMUM', 'ABOVE_MAXIMUM', 'UPSTREAM_UNAVAILABLE'],
+    handler: async ({ ctx, input }) => {
+      const { rateBp, payoutKobo } = airtimeToCashTerms(ctx, input.network, input.amount);
+      const sendTo = await ctx.catalogue.airtimeToCashLine(input.network).catch(upstream);
+      return { amount: input.amount, payout: koboToNaira(payoutKobo), ratePercent: rateBp / 100, sendTo };
+    },
+  }),
+  defineOperation({
+    name: 'sellAirtime',
+    method: 'POST',
+    auth: 'user',
+    summary:
+      'Sell airtime shared from your line: nothing is debited; the wallet is credited the payout once the provider confirms the airtime arrived (failed after 30 minutes without it)',
+    tags,
+    input: s.sellAirtimeInput,
+    output: s.vtuTransaction,
+    errors: [
+      'KYC_TIER_REQUIRED',
+      'PIN_NOT_SET',
+      'INVALID_PIN',
+      'PIN_LOCKED',
+      'NETWORK_MISMATCH',
+      'BELOW_MINIMUM',
+      'ABOVE_MAXIMUM',
+      'UPSTREAM_UNAVAILABLE',
+    ],
+    handler: async ({ ctx, caller, input, withCommit }) => {
+      await authorise(ctx, caller.userId, input.pin);
+      requireNetwork(input.phone, input.network);
+      const { amountKobo, rateBp, payoutKobo } = airtimeToCashTerms(ctx, input.network, input.amount);
+      const sendTo = await ctx.catalogue.airtimeToCashLine(input.network).catch(upstream);
+      const { name } = routed(ctx, 'airtime_to_cash');
+      const phone = localPhone(input.phone);
+      return buy(ctx, caller.userId, withCommit, {
+        service: 'airtime_to_cash',
+        provider: name,
+        network: input.network,
+        recipient: phone,
+        request: { service: 'airtime_to_cash', network: input.network, phone, amountKobo, sendTo },
+        direction: 'credit',
+        creditKobo: payoutKobo,
+        wholesaleKobo: amountKobo,
+        markupKobo: 0n,
+        description: `₦${input.amount} ${input.network.toUpperCase()} airtime from ${phone} to cash at ${rateBp / 100}%: ₦${koboToNaira(payoutKobo)}`,
+      });
+    },
+  }),
+];
