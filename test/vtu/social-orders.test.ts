@@ -1,0 +1,195 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { checkOrderLink } from '../../src/vtu/social-links.ts';
+import { assertLedgerOk, walletKobo } from '../funding/support.ts';
+import { createWorld, get, ok, type World } from '../helpers/world.ts';
+import { expectError, expectValidationAt } from '../kyc/kyc-support.ts';
+import { advanceClock, type Buyer, buyCall, buyer, current } from './purchase-support.ts';
+
+// Social orders end to end (API.md section 14): the catalogue at retail rates, the checks before the
+// debit, the sandbox panel's outcomes by the quantity's last digit, and the partial refund to the kobo.
+
+type SocialService = { id: string; name: string; category: string; rate: number; min: number; max: number };
+
+describe('social orders', () => {
+  let world: World;
+  let services: SocialService[];
+  before(async () => {
+    world = await createWorld();
+  });
+  after(() => world.close());
+
+  const listed = async (user: Buyer, query: Record<string, string> = {}) =>
+    ok(await get<{ items: SocialService[] }>(world, 'listSocialServices', query, { token: user.accessToken }))
+      .items;
+  /** rate × quantity / 1000 in naira, rounded up to the kobo. */
+  const priceOf = (rate: number, quantity: number) =>
+    Number((BigInt(Math.round(rate * 100)) * BigInt(quantity) + 999n) / 1000n) / 100;
+  const order = (
+    user: Buyer,
+    service: SocialService,
+    quantity: number,
+    extra: Record<string, unknown> = {},
+  ) =>
+    buyCall(world, user, 'buySocialService', {
+      serviceId: service.id,
+      link: 'https://instagram.com/p/billrail',
+      quantity,
+      amount: priceOf(service.rate, quantity),
+      ...extra,
+    });
+  const placed = async (user: Buyer, service: SocialService, quantity: number) => {
+    const accepted = ok(await order(user, service, quantity));
+    assert.equal(accepted.status, 'processing');
+    assert.equal(accepted.direction, 'debit');
+    await world.ctx.purchases.sendEnded(accepted.id);
+    return current(world, user, accepted.id);
+  };
+
+  it('lists the panel services at retail rates, filtered by category', async () => {
+    const user = await buyer(world, 0);
+    services = await listed(user);
+    const likes = services.find((s) => s.name === 'Instagram Likes [Instant]');
+    assert.deepEqual(likes, {
+      id: '1002',
+      name: 'Instagram Likes [Instant]',
+      category: 'Instagram Likes',
+      rate: 320.5,
+      min: 10,
+      max: 50_000,
+    });
+    assert.ok(
+      !services.some((s) => s.name.includes('Custom Comments')),
+      'only services ordered by link and quantity',
+    );
+    const tiktok = await listed(user, { category: 'tiktok views' });
+    assert.deepEqual(
+      tiktok.map((s) => s.id),
+      ['2001'],
+    );
+  });
+
+  it('completes an order at once (quantity ending 0): charged the price, nothing refunded', async () => {
+    const user = await buyer(world, 1_000);
+    const likes = services.find((s) => s.id === '1002')!;
+    const done = await placed(user, likes, 100);
+    assert.equal(done.status, 'success');
+    assert.equal(done.amount, 32.05);
+    assert.equal(done.refunded, undefined);
+    assert.equal(await walletKobo(world, user.userId), 100_000n - 3_205n);
+  });
+
+  it('cancels (quantity ending 1): failed and refunded in full', async () => {
+    const user = await buyer(world, 1_000);
+    const likes = services.find((s) => s.id === '1002')!;
+    const done = await placed(user, likes, 101);
+    assert.equal(done.status, 'failed');
+    assert.equal(await walletKobo(world, user.userId), 100_000n);
+  });
+
+  it('fills in part (quantity ending 2): success with the unfilled half refunded to the kobo', async () => {
+    const user = await buyer(world, 1_000);
+    // TikTok likes at the panel's ₦12.345 per 1,000, which the catalogue rounds up to ₦12.35.
+    const likes = { ...services.find((s) => s.id === '2002')! };
+    assert.equal(likes.rate, 12.35, 'the retail rate is rounded up to the kobo');
+    const done = await placed(user, likes, 52);
+    // 52 at ₦12.35 per 1,000 = 64.22 kobo → 65 kobo; 26 undelivered → 65 × 26 / 52 = 32.5 → 32 kobo
+    // back (rounded down: the buyer pays for what was delivered rounded up, as for the price).
+    assert.equal(done.status, 'success');
+    assert.equal(done.amount, 0.65);
+    assert.equal(done.refunded, 0.32);
+    assert.equal(done.units, '26 of 52 delivered');
+    assert.equal(await walletKobo(world, user.userId), 100_000n - 65n + 32n);
+    await assertLedgerOk(world);
+  });
+
+  it('stays processing while in progress (quantity ending 3), then completes on requery', async () => {
+    const user = await buyer(world, 1_000);
+    const likes = services.find((s) => s.id === '1002')!;
+    const first = await placed(user, likes, 103);
+    assert.equal(first.status, 'processing');
+    await advanceClock(world, 61);
+    const later = await current(world, user, first.id);
+    assert.equal(later.status, 'success');
+    assert.equal(await walletKobo(world, user.userId), 100_000n - 3_302n);
+  });
+
+  it('refuses quantities outside the service bounds, a wrong price and unknown services before any debit', async () => {
+    const user = await buyer(world, 1_000);
+    const likes = services.find((s) => s.id === '1002')!;
+    const low = expectError(await order(user, likes, 9), 422, 'BELOW_MINIMUM');
+    assert.equal(low.details?.limit, 10);
+    const high = expectError(await order(user, likes, 50_001), 422, 'ABOVE_MAXIMUM');
+    assert.equal(high.details?.limit, 50_000);
+    const changed = expectError(await order(user, likes, 100, { amount: 32 }), 409, 'PRICE_CHANGED');
+    assert.equal(changed.details?.amount, 32.05);
+    expectValidationAt(await order(user, { ...likes, id: '999999' }, 100), 'data.serviceId');
+    expectValidationAt(await order(user, likes, 100, { quantity: 10.5 }), 'data.quantity');
+    assert.equal(await walletKobo(world, user.userId), 100_000n);
+  });
+
+  it('refuses links that are not https URLs of a public host', async () => {
+    const user = await buyer(world, 1_000);
+    const likes = services.find((s) => s.id === '1002')!;
+    for (const link of [
+      'http://instagram.com/p/x',
+      'not a link',
+      'https://user:pw@instagram.com/p/x',
+      'https://localhost/p/x',
+      'https://127.0.0.1/p/x',
+      'https://10.1.2.3/p/x',
+      'https://192.168.0.10/p/x',
+      'https://169.254.169.254/latest/meta-data',
+      'https://[::1]/p/x',
+      'https://[fd00:ec2::254]/p/x',
+      'https://metadata.google.internal/computeMetadata',
+      'https://metadata/computeMetadata',
+      'https://printer.local/x',
+    ]) {
+      expectValidationAt(await order(user, likes, 100, { link }), 'data.link');
+    }
+    assert.equal(await walletKobo(world, user.userId), 100_000n);
+  });
+
+  it('resolves a link host and refuses one that points inside (outside the sandbox, an unknown host too)', async () => {
+    const resolvingTo =
+      (...addresses: string[]) =>
+      async () =>
+        addresses;
+    await checkOrderLink('https://instagram.com/p/x', {
+      allowUnresolved: false,
+      resolve: resolvingTo('157.240.1.174'),
+    });
+    for (const addresses of [['127.0.0.1'], ['157.240.1.174', '10.0.0.5'], ['::ffff:169.254.169.254']]) {
+      await assert.rejects(
+        checkOrderLink('https://evil.example/p', {
+          allowUnresolved: false,
+          resolve: resolvingTo(...addresses),
+        }),
+        /internal address/,
+      );
+    }
+    const missing = async () => {
+      throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' });
+    };
+    await assert.rejects(
+      checkOrderLink('https://nowhere.example/p', { allowUnresolved: false, resolve: missing }),
+      /does not exist/,
+    );
+    await checkOrderLink('https://nowhere.example/p', { allowUnresolved: true, resolve: missing });
+    const dnsDown = async () => {
+      throw Object.assign(new Error('getaddrinfo EAI_AGAIN'), { code: 'EAI_AGAIN' });
+    };
+    await assert.rejects(
+      checkOrderLink('https://instagram.com/p', { allowUnresolved: false, resolve: dnsDown }),
+      (error: { code?: string }) => error.code === 'UPSTREAM_UNAVAILABLE',
+    );
+  });
+
+  it('needs Tier 1 and the PIN before anything about the order is looked at', async () => {
+    const user = await buyer(world, 1_000);
+    const likes = services.find((s) => s.id === '1002')!;
+    expectError(await order(user, likes, 100, { pin: '1111' }), 403, 'INVALID_PIN');
+    assert.equal(await walletKobo(world, user.userId), 100_000n);
+  });
+});
