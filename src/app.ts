@@ -19,6 +19,7 @@ import { createIdempotencyStore } from './http/idempotency-store.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { shareErrorSchemas } from './http/operation-errors.ts';
+import { registerAirtimeCashCallbackRoute } from './http/airtime-cash-callback-route.ts';
 import { registerPaymentWebhookRoute } from './http/payment-webhook-route.ts';
 import { BODY_LIMIT_BYTES, registerOperations } from './http/router.ts';
 import { kycOperations } from './kyc/ops.ts';
@@ -155,6 +156,7 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
     urlKey: ctx.kyc.urlKey,
   });
   registerPaymentWebhookRoute(app, ctx);
+  registerAirtimeCashCallbackRoute(app, ctx);
   ctx.sandbox?.registerRoutes(app);
   return app;
 }

@@ -233,6 +233,39 @@ export async function requeryDuePurchases(
     .orderBy('id', 'asc')
     .limit(options.batchMax)
     .execute();
+  return requeryPurchases(deps, stages, due, now, options);
+}
+
+/**
+ * Requeries the provider about one purchase still processing, found by our reference (a provider's
+ * callback says something changed: its body is never trusted, the provider is asked). Answers what
+ * became of it, or null for no such purchase, or one already settled.
+ */
+export async function requeryByReference(
+  deps: DispatchDeps,
+  stages: SendStages,
+  service: VtuService,
+  reference: string,
+  options: RequeryOptions,
+): Promise<RequeryCounts | null> {
+  const purchase = await deps.db
+    .selectFrom('vtu_transactions')
+    .selectAll()
+    .where('reference', '=', reference)
+    .where('service', '=', service)
+    .where('status', '=', 'processing')
+    .executeTakeFirst();
+  if (purchase === undefined || purchase.sent_at === null) return null;
+  return requeryPurchases(deps, stages, [purchase], deps.clock.now(), options);
+}
+
+async function requeryPurchases(
+  deps: DispatchDeps,
+  stages: SendStages,
+  due: VtuTransaction[],
+  now: Date,
+  options: RequeryOptions,
+): Promise<RequeryCounts> {
   const counts: RequeryCounts = {
     checked: 0,
     succeeded: 0,

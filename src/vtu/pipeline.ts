@@ -1,4 +1,5 @@
 import type { Batching } from '../db/batching.ts';
+import type { VtuService } from '../providers/vtu/vtu-provider.ts';
 import type { WithCommit } from '../db/unit-of-work.ts';
 import { newId } from '../ids.ts';
 import {
@@ -8,6 +9,7 @@ import {
   dispatchPurchase,
   type RequeryCounts,
   type RequeryOptions,
+  requeryByReference,
   requeryDuePurchases,
   type SendStages,
 } from './dispatch.ts';
@@ -47,6 +49,12 @@ export type PurchasePipeline = {
   dispatchWaitingFor(transferReference: string): Promise<void>;
   /** Requeries the purchases whose outcome is still unknown (a job every minute; adminReconcile). */
   requeryDue(options: RequeryOptions): Promise<RequeryCounts>;
+  /** Requeries one sent purchase of the service still processing, by reference (a provider's callback); null if none. */
+  requeryReference(
+    service: VtuService,
+    reference: string,
+    options: RequeryOptions,
+  ): Promise<RequeryCounts | null>;
   /** Resolves when this process's send of the purchase (if any) has ended. */
   sendEnded(id: string): Promise<void>;
   /** Purchases checked and waiting for a place to be sent, not debited yet. */
@@ -124,6 +132,8 @@ export function createPurchasePipeline(
       await Promise.all(waiting.map(dispatch));
     },
     requeryDue: (requeryOptions) => requeryDuePurchases(deps(), stages, requeryOptions),
+    requeryReference: (service, reference, requeryOptions) =>
+      requeryByReference(deps(), stages, service, reference, requeryOptions),
     sendEnded: (id) => sends.ended(id),
     sendsWaiting: () => sends.waiting(),
     async drained() {
