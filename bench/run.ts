@@ -43,6 +43,7 @@ import {
   type MaturityRound,
   savingsMaturityScenario,
 } from './savings.ts';
+import { transferSettings, transferToUserScenario } from './transfers.ts';
 
 // `npm run bench`: starts the real service as a child process (sandbox on, rate limit out of the
 // way, workers on) on PGlite in a fresh temporary DATA_DIR, then on a fresh PostgreSQL database when
@@ -72,6 +73,10 @@ import {
 //   savingsMaturity  once the service has stopped, in this process on its database: 100,000 locks
 //                  (PGlite: 10,000) due at the same instant, seeded in bulk, matured by timed
 //                  matureDueLocks; on PostgreSQL again with two runners at once (bench/savings.ts)
+//   transferToUser  POST transferToUser, autocannon, 50 connections, ₦100 from 200 funded Tier-2
+//                  senders round-robin to 200 Tier-1 recipients; then every accepted transfer must
+//                  have moved exactly once (both histories, both sides' balances) and the ledger
+//                  check be ok (bench/transfers.ts)
 //   listNotifications  GET listNotifications?limit=20, autocannon, 50 connections, 50 users whose
 //                  inboxes of 200 entries were written in bulk before the service started
 //                  (bench/notifications.ts)
@@ -84,17 +89,21 @@ import {
 // each credited its wallet exactly once, that on PostgreSQL every answered event is stored and
 // processed, and that adminLedgerCheck (as an ADMIN_PHONES user) finds the ledger balanced.
 // After the PostgreSQL scenarios, `pgbench -N` runs on the same PostgreSQL at the same connection
-// count (bench/pgbench.ts), and the webhook rate is printed as a ratio of its tps.
+// count (bench/pgbench.ts), and the webhook, buyAirtime and transferToUser rates are printed as
+// ratios of its tps.
 //
 // BENCH_SCENARIOS=webhook (a comma-separated list of getWallet, otp, signIn, webhook, buyAirtime,
-// createSavingsLock, savingsMaturity, listNotifications, broadcastPush) runs a subset;
-// BENCH_PGLITE=0 or BENCH_POSTGRES=0 leaves a database out.
+// createSavingsLock, transferToUser, savingsMaturity, listNotifications, broadcastPush) runs a
+// subset; BENCH_PGLITE=0 or BENCH_POSTGRES=0 leaves a database out.
 //
 // The client and the server share the machine's cores, so the figures are for comparison between
-// runs on one machine, not capacity planning. Results go to bench/results/latest.json.
+// runs on one machine, not capacity planning. Results go to bench/results/latest.json, or to the
+// file BENCH_RESULTS_FILE names (a subset's run need not replace the whole bench's results).
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const resultsFile = path.join(repoRoot, 'bench', 'results', 'latest.json');
+const resultsFile = path.resolve(
+  process.env.BENCH_RESULTS_FILE ?? path.join(repoRoot, 'bench', 'results', 'latest.json'),
+);
 
 const SIGNED_IN_USERS = 50;
 const WALLET_DURATION_SECONDS = 10;
@@ -126,6 +135,8 @@ const STOP_TIMEOUT_MS = 20_000;
  * 17) take about four minutes of it: 1,000 users signed in and funded per database, 100,000 locks
  * matured twice on PostgreSQL (one runner, then two) and the ledger checked after each round. The
  * notification scenarios (issue 18) about a minute and a half, most of it the broadcast's pushes.
+ * transferToUser (issue 19) under a minute for both: 400 users made and funded per database, 10 s of
+ * load, the histories and balances read back.
  */
 const BENCH_TIMEOUT_MS = 900_000;
 const OUTPUT_LINES_MAX = 40;
@@ -136,7 +147,7 @@ const PGLITE_ENABLED = process.env.BENCH_PGLITE !== '0';
 const SCENARIOS = new Set(
   (
     process.env.BENCH_SCENARIOS ??
-    'getWallet,otp,signIn,webhook,buyAirtime,createSavingsLock,savingsMaturity,listNotifications,broadcastPush'
+    'getWallet,otp,signIn,webhook,buyAirtime,createSavingsLock,transferToUser,savingsMaturity,listNotifications,broadcastPush'
   )
     .split(',')
     .map((s) => s.trim()),
@@ -671,6 +682,11 @@ async function benchDatabase(
       step(savings.result);
       for (const check of savings.checks) checked(check);
     }
+    if (SCENARIOS.has('transferToUser')) {
+      const transfers = await transferToUserScenario(server, database, adminToken);
+      step(transfers.result);
+      for (const check of transfers.checks) checked(check);
+    }
     if (SCENARIOS.has('listNotifications')) {
       const inbox = await listNotificationsScenario(server, database, inboxPhones);
       step(inbox.result);
@@ -934,6 +950,37 @@ function savingsTargets(runs: DatabaseRun[]): SavingsTargets {
   return { lines, summary };
 }
 
+type TransferResults = { lines: string[]; summary: Record<string, number | null> };
+
+/**
+ * transferToUser (issue 19) is reported, not targeted: req/s and p99 on each database, and on
+ * PostgreSQL as a ratio of `pgbench -N` tps (a transfer is one write transaction, as pgbench's are).
+ */
+function transferResults(runs: DatabaseRun[], pgbench: PgbenchResult | null): TransferResults {
+  const lines: string[] = [];
+  const summary: TransferResults['summary'] = {};
+  for (const database of ['postgres', 'pglite'] as const) {
+    const transfers = runs
+      .find((r) => r.database === database)
+      ?.scenarios.find((s) => s.scenario === 'transferToUser');
+    if (transfers === undefined) continue;
+    const ratio =
+      database === 'postgres' && pgbench !== null ? transfers.requestsPerSecond / pgbench.tps : null;
+    lines.push(
+      `transferToUser on ${database}${ratio !== null && pgbench !== null ? ` / pgbench -N: ${transfers.requestsPerSecond}/s ÷ ${pgbench.tps.toFixed(0)} tps = ${ratio.toFixed(2)}` : `: ${transfers.requestsPerSecond}/s`}; p50 ${transfers.latencyP50Ms} ms, p99 ${transfers.latencyP99Ms} ms, ${transfers.non2xx} non-2xx`,
+    );
+    summary[`${database}RequestsPerSecond`] = transfers.requestsPerSecond;
+    summary[`${database}P50Ms`] = transfers.latencyP50Ms;
+    summary[`${database}P99Ms`] = transfers.latencyP99Ms;
+    summary[`${database}Non2xx`] = transfers.non2xx;
+    if (database === 'postgres') {
+      summary.pgbenchTps = pgbench?.tps ?? null;
+      summary.ratioToPgbench = ratio === null ? null : Math.round(ratio * 100) / 100;
+    }
+  }
+  return { lines, summary };
+}
+
 type NotificationTargets = { lines: string[]; summary: Record<string, number | boolean | null> };
 
 /**
@@ -991,6 +1038,7 @@ function writeResults(
   purchaseTargets: PurchaseTargets['summary'],
   savingsTargets: SavingsTargets['summary'],
   notificationTargets: NotificationTargets['summary'],
+  transferResults: TransferResults['summary'],
 ): void {
   const report = {
     startedAt: startedAt.toISOString(),
@@ -1018,6 +1066,7 @@ function writeResults(
       webhookUsers: WEBHOOK_USERS,
       webhookIntents: WEBHOOK_INTENTS,
       webhookKnownEvery: WEBHOOK_KNOWN_EVERY,
+      transfers: transferSettings,
     },
     notes: [
       'The load generator runs on the same machine as the service and competes for its cores.',
@@ -1028,6 +1077,7 @@ function writeResults(
       'webhook dup: re-deliveries of bodies stored by the webhook scenario (the de-duplication path).',
       'buyAirtime: Tier-1 buyers with a PIN, one per connection, ₦100 MTN airtime the sandbox delivers at once; acceptedToSuccess is createdAt → updatedAt of each purchase read back through the API.',
       'createSavingsLock: 1,000 funded users, the user changing on every request (round-robin), ₦100 for 365 days each.',
+      'transferToUser: Tier-2 senders (made through the API: profile, Tier 1, Tier 2 by NIN, PIN, a funded wallet), the sender changing on every request (round-robin) and the Tier-1 recipient with it, ₦100 each, every request with its own Idempotency-Key; each transfer is one posting locking both wallets, and publishes the recipient’s wallet.transfer_received event (a job the service’s own workers run during the load).',
       'savingsMaturity: in the bench process on the service database after the service stopped; locks seeded in bulk (SQL and postBatch), all due at one instant; req/s is locks matured per second, p50/p99 the batch transaction; runs.maturity has each round with its per-statement profile.',
       'listNotifications: 50 users with 200 inbox entries each (50 unread), written in bulk before the service started (so its startup skips the migrations), one user per connection; limit 20.',
       'broadcastPush: after the service stopped, a worker process (context with job workers, push agent trusting the local push service) creates a broadcast and fans it out in pages of 500, 50 pushes at once; the push service runs in the bench process and checks the JWT and payload of the first BENCH_PUSH_CHECK_FIRST pushes only; req/s is pushes/s from creation to the last arrival, p50/p99 per push at the sender, peak RSS the worker’s VmHWM; runs.broadcast has the profile.',
@@ -1038,6 +1088,7 @@ function writeResults(
     purchaseTargets,
     savingsTargets,
     notificationTargets,
+    transferResults,
     skipped,
   };
   fs.mkdirSync(path.dirname(resultsFile), { recursive: true });
@@ -1082,6 +1133,8 @@ async function main(): Promise<void> {
   for (const line of savings.lines) process.stdout.write(`${line}\n`);
   const notifications = notificationTargets(runs);
   for (const line of notifications.lines) process.stdout.write(`${line}\n`);
+  const transfers = transferResults(runs, pgbench);
+  for (const line of transfers.lines) process.stdout.write(`${line}\n`);
   for (const run of runs) process.stdout.write(`${run.database}: service ready in ${run.startupMs} ms\n`);
   process.stdout.write(
     `load average (1 min) before/after: ${loadBefore[0]?.toFixed(2)} / ${os.loadavg()[0]?.toFixed(2)} on ${os.cpus().length} cpus\n`,
@@ -1096,6 +1149,7 @@ async function main(): Promise<void> {
     purchases.summary,
     savings.summary,
     notifications.summary,
+    transfers.summary,
   );
   const failed = runs.flatMap((run) =>
     run.checks.filter((c) => !c.ok).map((c) => `${run.database}: ${c.name}`),
