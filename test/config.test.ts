@@ -37,6 +37,8 @@ function vtuProvidersEnv() {
     SOCIAL_BASE_URL: 'https://panel.example.com/api/v2',
     SOCIAL_API_KEY: 'social-key',
     SOCIAL_FUNDING_ACCOUNT: '058:0123456782:Social Panel',
+    AIRTIME_CASH_BASE_URL: 'https://airtime-cash.example/portal/api',
+    AIRTIME_CASH_API_KEY: 'airtime-cash-key',
   };
 }
 
