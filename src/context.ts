@@ -11,6 +11,7 @@ import type { DB } from './db/schema.ts';
 import { createEventBus, type EventBus } from './events/domain-events.ts';
 import { createPaymentEventDrainer, type PaymentEventDrainer } from './funding/webhook-processing.ts';
 import { subscribeGrowthToKyc } from './growth/subscribers.ts';
+import { airtimeCashCallbackPath } from './http/airtime-cash-callback-route.ts';
 import { jobDefinitions } from './jobs/definitions.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
 import { documentUrlKey } from './kyc/document-urls.ts';
@@ -26,6 +27,8 @@ import { createHttpSmsGateway, type SmsSender } from './providers/sms/sms-gatewa
 import type { DocumentStore } from './providers/storage/document-store.ts';
 import { createLocalDocumentStore } from './providers/storage/local-store.ts';
 import { createS3DocumentStore } from './providers/storage/s3-store.ts';
+import { createAirtimeCashClient } from './providers/vtu/airtime-cash-client.ts';
+import { combineProviders } from './providers/vtu/combined-provider.ts';
 import { createDataVendorClient } from './providers/vtu/data-vendor-client.ts';
 import { createSmmPanelClient } from './providers/vtu/smm-panel-client.ts';
 import { createVtpassClient } from './providers/vtu/vtpass-client.ts';
@@ -40,6 +43,7 @@ import {
   SANDBOX_SMS_API_KEY,
   type Sandbox,
 } from './sandbox/state.ts';
+import { SANDBOX_AIRTIME_CASH_API_KEY, sandboxAirtimeCashPath } from './sandbox/vtu/airtime-cash.ts';
 import {
   SANDBOX_BILLS_API_KEY,
   SANDBOX_BILLS_PUBLIC_KEY,
@@ -303,14 +307,27 @@ function createVtuProviders(
       timeoutMs: vtu.timeoutMs,
       networkIds: vtu.data.networkIds,
     }),
-    bills: createVtpassClient({
-      name: 'bills',
-      baseUrl: at('/__sandbox/vtu/bills/api', vtu.bills.baseUrl),
-      apiKey: sandbox ? SANDBOX_BILLS_API_KEY : vtu.bills.apiKey!,
-      publicKey: sandbox ? SANDBOX_BILLS_PUBLIC_KEY : vtu.bills.publicKey!,
-      secretKey: sandbox ? SANDBOX_BILLS_SECRET_KEY : vtu.bills.secretKey!,
-      timeoutMs: vtu.timeoutMs,
-    }),
+    // SPEC.md item 3 routes airtime-to-cash to the bills party; VTpass sells none, so the party's
+    // airtime-to-cash goes through a reseller's Airtime2Cash API beside it.
+    bills: combineProviders(
+      'bills',
+      createVtpassClient({
+        name: 'bills',
+        baseUrl: at('/__sandbox/vtu/bills/api', vtu.bills.baseUrl),
+        apiKey: sandbox ? SANDBOX_BILLS_API_KEY : vtu.bills.apiKey!,
+        publicKey: sandbox ? SANDBOX_BILLS_PUBLIC_KEY : vtu.bills.publicKey!,
+        secretKey: sandbox ? SANDBOX_BILLS_SECRET_KEY : vtu.bills.secretKey!,
+        timeoutMs: vtu.timeoutMs,
+      }),
+      createAirtimeCashClient({
+        name: 'bills',
+        baseUrl: at(sandboxAirtimeCashPath, vtu.airtimeCash.baseUrl),
+        apiKey: sandbox ? SANDBOX_AIRTIME_CASH_API_KEY : vtu.airtimeCash.apiKey!,
+        timeoutMs: vtu.timeoutMs,
+        // The provider calls this service back, wherever the simulators run.
+        callbackUrl: () => `${baseUrl()}${airtimeCashCallbackPath}`,
+      }),
+    ),
     social: createSmmPanelClient({
       name: 'social',
       baseUrl: at(sandboxSocialPath, vtu.social.baseUrl),

@@ -24,6 +24,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`alter table vtu_transactions add constraint vtu_transactions_refunded_max check (refunded <= amount)`.execute(
     db,
   );
+  // A debit's price is the provider's plus ours; a credit's payout is a share of the airtime.
+  await sql`alter table vtu_transactions drop constraint vtu_transactions_amount_parts`.execute(db);
+  await sql`alter table vtu_transactions add constraint vtu_transactions_amount_parts
+    check (direction = 'credit' or amount = wholesale + markup)`.execute(db);
+  await sql`alter table vtu_transactions add constraint vtu_transactions_credit_parts
+    check (direction = 'debit' or (markup = 0 and amount <= wholesale and refunded = 0))`.execute(db);
   await sql`insert into ledger_accounts (code, kind, created_at)
     values ('airtime_cash_payouts', 'system', ${new Date().toISOString()})
     on conflict (code) do nothing`.execute(db);
