@@ -1,7 +1,7 @@
 import type { Batching } from '../db/batching.ts';
-import type { VtuService } from '../providers/vtu/vtu-provider.ts';
 import type { WithCommit } from '../db/unit-of-work.ts';
 import { newId } from '../ids.ts';
+import type { VtuService } from '../providers/vtu/vtu-provider.ts';
 import {
   claimPurchases,
   type DispatchDeps,

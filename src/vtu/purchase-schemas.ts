@@ -93,7 +93,10 @@ export const airtimeToCashNairaMin = 100;
 export const airtimeToCashNairaMax = 50_000;
 
 /** A GET's query carries text: the amount is read as a number from it. */
-const queryNaira = z.coerce.number().positive().refine(isNairaAmount, { message: 'naira, at most two decimals' });
+const queryNaira = z.coerce
+  .number()
+  .positive()
+  .refine(isNairaAmount, { message: 'naira, at most two decimals' });
 export const quoteAirtimeToCashInput = z.object({ network, amount: queryNaira }).strict();
 export const quoteAirtimeToCashOutput = z.object({
   amount: z.number(),
