@@ -6,6 +6,7 @@ import { registerSandboxKyc } from './kyc-provider.ts';
 import { registerSandboxLivenessPage } from './liveness-page.ts';
 import { registerSandboxPayments } from './payment-provider.ts';
 import { SANDBOX_SMS_API_KEY, type SandboxState } from './state.ts';
+import { registerSandboxAirtimeCash } from './vtu/airtime-cash.ts';
 import { registerSandboxBills } from './vtu/bills.ts';
 import { registerSandboxData } from './vtu/data.ts';
 import { registerSandboxSocial } from './vtu/social.ts';
@@ -57,6 +58,8 @@ export function registerSandbox(app: FastifyInstance, ctx: Context, state: Sandb
   registerSandboxData(app, state.data, { clock: ctx.clock });
   registerSandboxBills(app, state.bills, { clock: ctx.clock });
   registerSandboxSocial(app, state.social, { clock: ctx.clock });
+  // The airtime-to-cash provider (VTU Africa's Airtime2Cash) under /__sandbox/vtu/airtime-cash/portal/api.
+  registerSandboxAirtimeCash(app, state.airtimeCash, { clock: ctx.clock });
 
   // The SMS gateway (Termii's wire shape): accepts a message and remembers the last one per phone.
   app.post(

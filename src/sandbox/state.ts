@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { createSandboxPaymentsState, type SandboxPaymentsState } from './payments/state.ts';
+import { createSandboxAirtimeCashState, type SandboxAirtimeCashState } from './vtu/airtime-cash.ts';
 import { createSandboxBillsState, type SandboxBillsState } from './vtu/bills.ts';
 import { createSandboxDataState, type SandboxDataState } from './vtu/data-state.ts';
 import { createSandboxSocialState, type SandboxSocialState } from './vtu/social.ts';
@@ -38,6 +39,8 @@ export type SandboxState = {
   data: SandboxDataState;
   bills: SandboxBillsState;
   social: SandboxSocialState;
+  /** The airtime-to-cash provider (VTU Africa's Airtime2Cash wire shape). */
+  airtimeCash: SandboxAirtimeCashState;
 };
 
 /** What the app sees of the sandbox: its state and a way to mount its routes. */
@@ -55,5 +58,6 @@ export function createSandboxState(): SandboxState {
     data: createSandboxDataState(),
     bills: createSandboxBillsState(),
     social: createSandboxSocialState(),
+    airtimeCash: createSandboxAirtimeCashState(),
   };
 }

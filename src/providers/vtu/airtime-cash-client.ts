@@ -1,0 +1,385 @@
+import { z } from 'zod';
+import { toE164 } from '../../phone.ts';
+import { clipMessage, exchange, issuePaths, safeJson } from '../http-exchange.ts';
+import { toKobo } from './smm-panel-client.ts';
+import {
+  type Network,
+  notOffered,
+  type PurchaseOutcome,
+  type RequeryOutcome,
+  type VtuProvider,
+  VtuProviderError,
+  type VtuService,
+} from './vtu-provider.ts';
+
+// The airtime-to-cash provider client, speaking VTU Africa's Airtime2Cash API
+// (shared/reference/providers.md section 3.3, https://vtuafrica.com.ng/api/airtime2cash.php): the
+// reseller flow is verify, then the user shares the airtime, then we report it, then the provider
+// confirms. Every call is a GET with the API key in the query (`apikey`), under one base URL
+// (`https://vtuafrica.com.ng/portal/api`); every answer is `{code, description}` with HTTP 200, code
+// 101 meaning the call went through and any other code an error whose words are in
+// `description.message`. In the sandbox the same client talks to the simulator at
+// /__sandbox/vtu/airtime-cash/portal/api.
+//
+// The calls:
+// - Verify (airtimeToCashLine): `merchant-verify/?serviceName=Airtime2Cash&network=mtn` answers the
+//   provider's receiving line for the network, `description.Phone_Number`, which the user shares the
+//   airtime to. We hand it on as a local 11-digit number and refuse anything that is not a Nigerian
+//   mobile number: a wrong line here sends somebody's airtime to a stranger.
+// - Report (purchase): `airtime-cash/?network&sender&sendernumber&amount&sitephone&ref&webhookURL`
+//   tells the provider the airtime was shared (amount in whole naira, the face value; sitephone the
+//   line the verify gave; ref ours; webhookURL where it calls back when the airtime arrived).
+// - Status (requery): the provider has no status query of its own; its webhook re-send,
+//   `merchant-verify/?serviceName=Webhook&ref=<ours>&webhookURL=<ours>`, answers the transaction as it
+//   stands (and re-sends the callback when it is Completed), so it doubles as one. It finds the
+//   transaction by our reference, so a report whose answer was lost is found too.
+// - Balance: `merchant-verify/?serviceName=Balance` answers `description.Balance` in naira.
+//
+// Outcomes of a report:
+// - code 101 with Status Completed (the airtime arrived) → success; Pending or Processing → pending;
+//   Failed, Declined or Reversed → failed; any other word → unknown.
+// - another code with a message that is a known refusal (an invalid API key, an invalid or unavailable
+//   network, an amount outside the provider's range, an invalid sending number, a receiving line that
+//   is not the verified one, a missing or invalid parameter) → failed: the provider records a report
+//   only when it accepts it, so a refused one left nothing behind. An invalid API key is a
+//   configuration fault and the reason says so, for the alert.
+// - a duplicate reference → unknown, never failed: a transaction with our reference exists (an
+//   earlier attempt reached the provider), and the requery finds it.
+// - any other message, a timeout, a network error, a 5xx, a 429 or an answer we cannot read → unknown.
+//
+// Outcomes of a requery: the same Status words; "transaction not found" → not_found (the provider
+// never recorded the reference; a caller trusts it only some time after the report, as for every
+// provider); any other error, and every non-answer, → unknown.
+//
+// The callback: the provider POSTs `{ref, service, network, amount, status}` to the webhookURL of the
+// report. It is not signed, and nothing here or in the service trusts its body: it only says "requery
+// this reference now", and the requery's answer, from a call we made to an address we chose, is what
+// settles the transaction. So the callback needs no signature, and a forged one costs one requery.
+//
+// The amount the provider names in its answers is not compared with ours: the requery cannot (it does
+// not carry ours), and the provider confirms a report as a whole.
+//
+// Retries: verify, status and balance change nothing (the status re-sends a callback, which is
+// harmless by the above), so each is sent once more after a network error or a 5xx, inside the same
+// time budget. The report is never repeated: a repeat would at best be a duplicate reference.
+
+export type AirtimeCashClientOptions = {
+  /** The configuration name. */
+  name: string;
+  /** The API's base URL, `https://vtuafrica.com.ng/portal/api`. Read on every call: the sandbox's address is known only once the server listens. */
+  baseUrl: () => string;
+  apiKey: string;
+  /** Bounds each call as a whole, the body and the one retry of a read included. */
+  timeoutMs: number;
+  /** Our callback endpoint, sent as webhookURL with every report and status query. Read on every call. */
+  callbackUrl: () => string;
+};
+
+/** The network names on the wire: the same words as ours. */
+const wireNetworks: Readonly<Record<Network, string>> = {
+  mtn: 'mtn',
+  airtel: 'airtel',
+  glo: 'glo',
+  '9mobile': '9mobile',
+};
+
+/**
+ * The error messages of a report that are refusals: nothing was recorded. Any other message is read
+ * as "we do not know" (see the header). The API key's refusal is matched first, for its own reason.
+ */
+const apiKeyPattern = /invalid api ?key/i;
+const refusalPatterns: readonly RegExp[] = [
+  /invalid network/i,
+  /not available/i,
+  /invalid amount/i,
+  /amount must be between/i,
+  /invalid sender/i,
+  /wrong site ?phone/i,
+  /missing or invalid parameter/i,
+];
+const duplicatePattern = /duplicate/i;
+const notFoundPattern = /transaction (was )?not found/i;
+
+const code = z.union([
+  z.number().int(),
+  z
+    .string()
+    .regex(/^\d{1,6}$/)
+    .transform(Number),
+]);
+const envelope = z.object({ code, description: z.unknown() });
+const text = z.union([z.string(), z.number()]).transform(String);
+const verifyAnswer = z.object({
+  Status: z.string(),
+  Phone_Number: text,
+  Network: z.string().nullish(),
+  message: z.string().nullish(),
+});
+const transactionAnswer = z.object({
+  Status: z.string(),
+  ref: text.nullish(),
+  /** VTU Africa's own id for the transaction, where it gives one. */
+  ReferenceID: text.nullish(),
+  message: z.string().nullish(),
+});
+const balanceAnswer = z.object({ Balance: text });
+
+type Answer =
+  | { kind: 'ok'; description: unknown }
+  | { kind: 'error'; code: number; message: string }
+  | { kind: 'indefinite'; reason: string };
+
+const successWords = new Set(['completed', 'successful', 'success']);
+const pendingWords = new Set(['pending', 'processing']);
+const failedWords = new Set(['failed', 'declined', 'reversed']);
+const referencePattern = /^[A-Za-z0-9_-]{1,64}$/;
+
+export function createAirtimeCashClient(options: AirtimeCashClientOptions): VtuProvider {
+  const provider = options.name;
+
+  async function send(
+    what: string,
+    path: 'merchant-verify/' | 'airtime-cash/',
+    params: Record<string, string>,
+    retry: boolean,
+  ): Promise<Answer> {
+    const query = new URLSearchParams({ apikey: options.apiKey, ...params }).toString();
+    const result = await exchange({
+      url: `${options.baseUrl().replace(/\/+$/, '')}/${path}?${query}`,
+      method: 'GET',
+      headers: { accept: 'application/json' },
+      timeoutMs: options.timeoutMs,
+      retry,
+    });
+    if (result.kind === 'no_answer') return indefinite(`${what} ${result.reason}`);
+    const { status } = result;
+    const parsed = envelope.safeParse(safeJson(result.text));
+    if (status >= 500) return indefinite(`${what} failed upstream (${status})`);
+    if (status === 429) return indefinite(`${what} is rate limiting us (429)`);
+    if (status >= 200 && status < 300) {
+      if (!parsed.success)
+        return indefinite(`${what} answered ${status} without the provider's {code, description}`);
+    } else if (!parsed.success) {
+      // A 4xx without the provider's envelope comes from something in between (a proxy, a wrong URL).
+      return indefinite(`${what} answered ${status} without the provider's body (is the base URL right?)`);
+    }
+    // The provider speaks with HTTP 200; an envelope on a 4xx is still the provider speaking.
+    const { code: answerCode, description } = parsed.data;
+    if (answerCode === 101) return { kind: 'ok', description };
+    return { kind: 'error', code: answerCode, message: errorMessage(answerCode, description) };
+  }
+
+  function indefinite(reason: string): Answer {
+    return { kind: 'indefinite', reason: `the airtime-to-cash provider's ${reason}` };
+  }
+
+  /** For verify and balance: the description, or a VtuProviderError. */
+  async function read(what: string, params: Record<string, string>): Promise<unknown> {
+    const answer = await send(what, 'merchant-verify/', params, true);
+    if (answer.kind === 'indefinite') throw new VtuProviderError(provider, answer.reason);
+    if (answer.kind === 'error') {
+      const configuration = apiKeyPattern.test(answer.message)
+        ? ' (check the API key in the configuration)'
+        : '';
+      throw new VtuProviderError(
+        provider,
+        `${what}: the provider refused (code ${answer.code}): ${answer.message}${configuration}`,
+      );
+    }
+    return answer.description;
+  }
+
+  /** The outcome a transaction's description gives, for a report or a requery of `reference`. */
+  function outcomeOf(what: string, reference: string, description: unknown): PurchaseOutcome {
+    const parsed = transactionAnswer.safeParse(description);
+    if (!parsed.success) {
+      return {
+        status: 'unknown',
+        reason: `the airtime-to-cash provider's ${what} ${unexpected(parsed.error)}`,
+      };
+    }
+    const answer = parsed.data;
+    if (answer.ref != null && answer.ref !== '' && answer.ref !== reference) {
+      return {
+        status: 'unknown',
+        reason: `the airtime-to-cash provider's ${what} answered about another transaction (${clipMessage(answer.ref)})`,
+      };
+    }
+    const providerReference = answer.ReferenceID ?? answer.ref ?? reference;
+    const word = answer.Status.trim().toLowerCase();
+    const message = answer.message ? `: ${clipMessage(answer.message)}` : '';
+    if (successWords.has(word)) return { status: 'success', providerReference };
+    if (pendingWords.has(word)) return { status: 'pending', providerReference };
+    if (failedWords.has(word)) {
+      return {
+        status: 'failed',
+        reason: `the airtime-to-cash provider reports the airtime ${word}${message}`,
+      };
+    }
+    // A word we do not know must not end the transaction either way.
+    return {
+      status: 'unknown',
+      reason: `the airtime-to-cash provider's ${what} answered a status we do not know (${clipMessage(answer.Status)})`,
+    };
+  }
+
+  return {
+    name: provider,
+    services: new Set<VtuService>(['airtime_to_cash']),
+    // Whole naira within the provider's own range, which it checks itself (an amount outside it is
+    // a refusal, nothing shared is lost by it): the service's rule for the route sets the range.
+    airtimeAmounts: null,
+    networks: () => notOffered(provider, 'airtime or data networks'),
+    dataPlans: () => notOffered(provider, 'data plans'),
+    cableProviders: () => notOffered(provider, 'cable'),
+    cablePlans: () => notOffered(provider, 'cable'),
+    discos: () => notOffered(provider, 'electricity'),
+    bettingCompanies: () => notOffered(provider, 'betting'),
+    educationItems: () => notOffered(provider, 'exam pins'),
+    socialServices: () => notOffered(provider, 'social services'),
+    verifyCustomer: (request) => notOffered(provider, `customer look-ups (${request.service})`),
+
+    async airtimeToCashLine(network): Promise<string> {
+      const wire = wireNetworks[network];
+      if (wire === undefined) return notOffered(provider, `airtime-to-cash on ${String(network)}`);
+      const description = await read(`verify (${wire})`, { serviceName: 'Airtime2Cash', network: wire });
+      const parsed = verifyAnswer.safeParse(description);
+      if (!parsed.success) {
+        throw new VtuProviderError(provider, `verify (${wire}): ${unexpected(parsed.error)}`);
+      }
+      const answer = parsed.data;
+      if (answer.Status.trim().toLowerCase() !== 'completed') {
+        // The service answered but is not taking this network now ("Unavailable").
+        throw new VtuProviderError(
+          provider,
+          `verify (${wire}): the service is ${clipMessage(answer.Status)}${answer.message ? `: ${clipMessage(answer.message)}` : ''}`,
+        );
+      }
+      if (answer.Network != null && answer.Network.trim().toLowerCase() !== wire) {
+        throw new VtuProviderError(
+          provider,
+          `verify (${wire}): answered for another network (${clipMessage(answer.Network)})`,
+        );
+      }
+      const line = localPhone(answer.Phone_Number);
+      if (line === null) {
+        throw new VtuProviderError(
+          provider,
+          `verify (${wire}): the receiving line ${clipMessage(answer.Phone_Number)} is not a Nigerian mobile number`,
+        );
+      }
+      return line;
+    },
+
+    async purchase(request): Promise<PurchaseOutcome> {
+      if (request.service !== 'airtime_to_cash') return notOffered(provider, request.service);
+      const refuse = (why: string): PurchaseOutcome => ({
+        status: 'failed',
+        reason: `refused locally: ${why}`,
+      });
+      if (!referencePattern.test(request.reference))
+        return refuse('the reference is not 1 to 64 letters, digits, _ or -');
+      const wire = wireNetworks[request.network];
+      if (wire === undefined) return notOffered(provider, `airtime-to-cash on ${String(request.network)}`);
+      const sender = localPhone(request.phone);
+      if (sender === null) return refuse(`${request.phone} is not a Nigerian mobile number`);
+      const sitePhone = localPhone(request.sendTo);
+      if (sitePhone === null)
+        return refuse(`the receiving line ${request.sendTo} is not a Nigerian mobile number`);
+      if (request.amountKobo <= 0n || request.amountKobo % 100n !== 0n) {
+        return refuse(`${request.amountKobo} kobo is not a positive whole number of naira`);
+      }
+      const answer = await send(
+        'report',
+        'airtime-cash/',
+        {
+          network: wire,
+          // The API wants a sender's name or number; we have the number, and it says who shared.
+          sender,
+          sendernumber: sender,
+          amount: String(request.amountKobo / 100n),
+          sitephone: sitePhone,
+          ref: request.reference,
+          webhookURL: options.callbackUrl(),
+        },
+        // Never repeated: see the header.
+        false,
+      );
+      if (answer.kind === 'indefinite') return { status: 'unknown', reason: answer.reason };
+      if (answer.kind === 'ok') return outcomeOf('report', request.reference, answer.description);
+      const { message } = answer;
+      if (apiKeyPattern.test(message)) {
+        return {
+          status: 'failed',
+          reason: `the airtime-to-cash provider refused our API key (check the configuration): ${message}`,
+        };
+      }
+      if (duplicatePattern.test(message)) {
+        return {
+          status: 'unknown',
+          reason: `the airtime-to-cash provider already has a transaction with reference ${request.reference} (${message}): requery it`,
+        };
+      }
+      if (refusalPatterns.some((pattern) => pattern.test(message))) {
+        return { status: 'failed', reason: `the airtime-to-cash provider refused the report: ${message}` };
+      }
+      return {
+        status: 'unknown',
+        reason: `the airtime-to-cash provider answered the report with an error we do not know (code ${answer.code}): ${message}`,
+      };
+    },
+
+    async requery(request): Promise<RequeryOutcome> {
+      if (request.service !== 'airtime_to_cash') return notOffered(provider, request.service);
+      if (!referencePattern.test(request.reference)) {
+        return { status: 'unknown', reason: `the reference ${request.reference} cannot be put on the wire` };
+      }
+      const answer = await send(
+        'status query',
+        'merchant-verify/',
+        { serviceName: 'Webhook', ref: request.reference, webhookURL: options.callbackUrl() },
+        true,
+      );
+      if (answer.kind === 'indefinite') return { status: 'unknown', reason: answer.reason };
+      if (answer.kind === 'ok') return outcomeOf('status query', request.reference, answer.description);
+      if (notFoundPattern.test(answer.message)) return { status: 'not_found' };
+      const configuration = apiKeyPattern.test(answer.message)
+        ? ' (check the API key in the configuration)'
+        : '';
+      return {
+        status: 'unknown',
+        reason: `the airtime-to-cash provider answered the status query with an error (code ${answer.code}): ${answer.message}${configuration}`,
+      };
+    },
+
+    async balance(): Promise<bigint> {
+      const parsed = balanceAnswer.safeParse(await read('balance', { serviceName: 'Balance' }));
+      if (!parsed.success) throw new VtuProviderError(provider, `balance: ${unexpected(parsed.error)}`);
+      // Some accounts write thousands separators ("12,345.67").
+      const kobo = toKobo(parsed.data.Balance.replace(/,/g, ''), 100n, 'down');
+      if (kobo === null)
+        throw new VtuProviderError(provider, 'balance: the provider wrote an unreadable amount');
+      return kobo;
+    },
+  };
+}
+
+/** A Nigerian mobile number in any form toE164 takes, as the local 11-digit form; null otherwise. */
+function localPhone(phone: string): string | null {
+  const e164 = toE164(phone);
+  return e164 === null ? null : `0${e164.slice(4)}`;
+}
+
+/** The provider's words for an error: `description.message`, or a description that is itself text. */
+function errorMessage(answerCode: number, description: unknown): string {
+  if (typeof description === 'string' && description.trim() !== '') return clipMessage(description);
+  if (typeof description === 'object' && description !== null) {
+    const message = (description as { message?: unknown }).message;
+    if (typeof message === 'string' && message.trim() !== '') return clipMessage(message);
+  }
+  return `code ${answerCode} without a message`;
+}
+
+function unexpected(error: z.ZodError): string {
+  return `answered with an unexpected body (at ${issuePaths(error)})`;
+}

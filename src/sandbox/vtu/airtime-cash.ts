@@ -1,0 +1,375 @@
+import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../../clock.ts';
+import { sameSecret } from '../secrets.ts';
+
+// The sandbox airtime-to-cash provider: VTU Africa's Airtime2Cash API (shared/reference/providers.md
+// section 3.3) under /__sandbox/vtu/airtime-cash/portal/api, so a client's base URL is
+// `${publicBaseUrl}/__sandbox/vtu/airtime-cash/portal/api` (the real one is
+// https://vtuafrica.com.ng/portal/api). Every call is a GET with `apikey` (SANDBOX_AIRTIME_CASH_API_KEY)
+// in the query, and every answer is HTTP 200 with `{code, description}`: code 101 is success, any other
+// code an error `{code, description: {message}}`. It reaches nothing but its own state.
+//
+// Calls (paths with or without the trailing slash):
+// - merchant-verify/?serviceName=Airtime2Cash&network=<mtn|airtel|glo|9mobile>
+//     → {Status: "Completed", Phone_Number, Network: "MTN", message}: the network's receiving line
+//       (state.lines: a real-looking number of the network's own prefix).
+// - airtime-cash/?network&sender&sendernumber&amount&sitephone&ref&webhookURL
+//     → {Status: "Completed" | "Pending", ref, network, amount, credit, message}: the report that the
+//       airtime was shared. amount is the face value in whole naira, ₦100 to ₦50,000; sitephone must be
+//       the line the verify gives for that network; ref (1 to 64 letters, digits, _ or -) is the
+//       client's and may be used once; webhookURL (optional) is where the callback goes.
+// - merchant-verify/?serviceName=Webhook&ref[&webhookURL]
+//     → the transaction as it stands, {Status, ref, network, amount, credit, message}; when it is
+//       Completed the callback is sent again (to this webhookURL, else the report's), as VTU Africa's
+//       webhook re-send does. It is the only way to ask about a transaction, so clients use it as their
+//       status query.
+// - merchant-verify/?serviceName=Balance → {Status: "Completed", Balance: "1000000.00", message}: our
+//   wallet at the provider in naira, credited with each arrived airtime's `credit` (its face value
+//   times state.creditPercent for the network, rounded down to the kobo).
+//
+// Error codes (the message is what a client reads; the codes are this simulator's own):
+//   102 Invalid API Key                      103 Invalid Network. Use mtn, airtel, glo or 9mobile
+//   104 <NET> Airtime To Cash Service Is Not Available At The Moment (state.unavailable)
+//   105 Invalid Amount. Amount Must Be Between 100 And 50000 Naira (whole naira)
+//   106 Invalid Sender Phone Number          107 Wrong Site Phone Number. Kindly Transfer To <line>
+//   108 Duplicate Transaction Reference      109 Transaction Not Found
+//   110 Missing Or Invalid Parameter: <name> 111 Invalid Service Name
+//
+// Sandbox rules (API.md section 14), by the last digit of the SENDING phone (sendernumber):
+//   1     → the airtime never arrives: Pending on the report and on every status query, no callback;
+//   2     → it arrives on the first status query: Pending on the report, Completed from the first
+//           status query on; no callback until that query, which sends it;
+//   other → it arrives at once: Completed on the report, and the callback is sent.
+//
+// The callback: POST `{"ref", "service": "Airtime2Cash", "network", "amount", "status": "Completed"}`
+// (JSON) to the webhookURL. It carries no signature, as VTU Africa's carries none: the receiving
+// service must not trust it, only requery on it. It is fire and forget: an attempt that fails (a
+// network error, no answer within state.callbackTimeoutMs, a status other than 2xx) is tried again
+// after each of state.callbackRetryDelaysMs, then given up. Its timers never keep the process alive,
+// and closing the app stops every delivery (in flight ones are aborted).
+
+export const SANDBOX_AIRTIME_CASH_API_KEY = 'sandbox-airtime-cash-key';
+export const sandboxAirtimeCashPath = '/__sandbox/vtu/airtime-cash/portal/api';
+
+export type SandboxAirtimeCashNetwork = 'mtn' | 'airtel' | 'glo' | '9mobile';
+
+export type SandboxAirtimeCashOrder = {
+  ref: string;
+  network: SandboxAirtimeCashNetwork;
+  sender: string;
+  senderNumber: string;
+  amountKobo: bigint;
+  /** What the provider credits our wallet when the airtime arrives. */
+  creditKobo: bigint;
+  sitePhone: string;
+  webhookUrl: string | null;
+  status: 'Pending' | 'Completed';
+  /** Digit 2: the first status query completes it. */
+  arrivesOnQuery: boolean;
+  createdAt: Date;
+  completedAt: Date | null;
+  /** Callbacks the webhookURL took (a 2xx answer). */
+  callbacksDelivered: number;
+};
+
+export type SandboxAirtimeCashState = {
+  /** The receiving line the verify gives for each network; a report must name it. */
+  lines: Record<SandboxAirtimeCashNetwork, string>;
+  /** Networks whose service is off: the verify and the report answer error 104. */
+  unavailable: Set<SandboxAirtimeCashNetwork>;
+  /** The percent of the face value credited to our wallet when the airtime arrives. */
+  creditPercent: Record<SandboxAirtimeCashNetwork, number>;
+  balanceKobo: bigint;
+  orders: Map<string, SandboxAirtimeCashOrder>;
+  /** The waits before the second, third, ... attempt of a callback; its length is the retries. */
+  callbackRetryDelaysMs: number[];
+  /** How long one callback attempt may take. */
+  callbackTimeoutMs: number;
+};
+
+export type SandboxAirtimeCashOptions = { clock: Clock };
+
+const networks: readonly SandboxAirtimeCashNetwork[] = ['mtn', 'airtel', 'glo', '9mobile'];
+const networkNames: Readonly<Record<SandboxAirtimeCashNetwork, string>> = {
+  mtn: 'MTN',
+  airtel: 'AIRTEL',
+  glo: 'GLO',
+  '9mobile': '9MOBILE',
+};
+const routeOptions = { schema: { hide: true }, config: { rateLimit: false } } as const;
+const amountNairaMin = 100;
+const amountNairaMax = 50_000;
+const refPattern = /^[A-Za-z0-9_-]{1,64}$/;
+const localPhonePattern = /^0[789][01]\d{8}$/;
+const senderLengthMax = 100;
+const webhookUrlLengthMax = 2_000;
+const startingBalanceKobo = 100_000_000n;
+
+export function createSandboxAirtimeCashState(): SandboxAirtimeCashState {
+  return {
+    // Each of its network's own prefix (src/vtu/prefixes.ts): MTN 0803, Airtel 0802, Glo 0805,
+    // 9mobile 0809.
+    lines: { mtn: '08034417262', airtel: '08021958834', glo: '08057731940', '9mobile': '08093360518' },
+    unavailable: new Set(),
+    creditPercent: { mtn: 85, airtel: 80, glo: 75, '9mobile': 75 },
+    balanceKobo: startingBalanceKobo,
+    orders: new Map(),
+    callbackRetryDelaysMs: [1_000, 5_000],
+    callbackTimeoutMs: 5_000,
+  };
+}
+
+type Query = Record<string, string>;
+type Reply = { code: number; description: Record<string, string> };
+
+export function registerSandboxAirtimeCash(
+  app: FastifyInstance,
+  state: SandboxAirtimeCashState,
+  options: SandboxAirtimeCashOptions,
+): void {
+  let closed = false;
+  const timers = new Set<NodeJS.Timeout>();
+  const inFlight = new Set<AbortController>();
+  const stop = async () => {
+    closed = true;
+    for (const timer of timers) clearTimeout(timer);
+    timers.clear();
+    for (const controller of inFlight) controller.abort();
+    inFlight.clear();
+  };
+  // preClose: a callback in flight to this very app (the sandbox's own service) must not hold the
+  // close up; onClose covers an app that never listened.
+  app.addHook('preClose', stop);
+  app.addHook('onClose', stop);
+
+  for (const path of ['merchant-verify/', 'merchant-verify']) {
+    app.get(`${sandboxAirtimeCashPath}/${path}`, routeOptions, async (request) => {
+      const query = asQuery(request.query);
+      if (!keyMatches(query.apikey)) return error(102, 'Invalid API Key');
+      switch (query.serviceName) {
+        case 'Airtime2Cash':
+          return verify(query);
+        case 'Webhook':
+          return resend(query);
+        case 'Balance':
+          return ok({
+            Status: 'Completed',
+            Balance: nairaText(state.balanceKobo),
+            message: `Your Wallet Balance Is N${nairaText(state.balanceKobo)}`,
+          });
+        default:
+          return error(111, 'Invalid Service Name');
+      }
+    });
+  }
+  for (const path of ['airtime-cash/', 'airtime-cash']) {
+    app.get(`${sandboxAirtimeCashPath}/${path}`, routeOptions, async (request) => {
+      const query = asQuery(request.query);
+      if (!keyMatches(query.apikey)) return error(102, 'Invalid API Key');
+      return report(query);
+    });
+  }
+
+  function verify(query: Query): Reply {
+    const network = networkOf(query.network);
+    if (network === null) return error(103, 'Invalid Network. Use mtn, airtel, glo or 9mobile');
+    if (state.unavailable.has(network)) return unavailable(network);
+    const line = state.lines[network];
+    return ok({
+      Status: 'Completed',
+      Phone_Number: line,
+      Network: networkNames[network],
+      message: `${networkNames[network]} Airtime To Cash Service Is Available. Kindly Transfer The Exact Amount To Convert into Our Phone Number: ${line}`,
+    });
+  }
+
+  function report(query: Query): Reply {
+    const network = networkOf(query.network);
+    if (network === null) return error(103, 'Invalid Network. Use mtn, airtel, glo or 9mobile');
+    if (state.unavailable.has(network)) return unavailable(network);
+    const ref = query.ref ?? '';
+    if (!refPattern.test(ref)) return missing('ref');
+    const sender = query.sender?.trim() ?? '';
+    if (sender === '' || sender.length > senderLengthMax) return missing('sender');
+    const senderNumber = query.sendernumber ?? '';
+    if (!localPhonePattern.test(senderNumber)) return error(106, 'Invalid Sender Phone Number');
+    const amountText = query.amount ?? '';
+    const amount = /^\d{1,6}$/.test(amountText) ? Number(amountText) : Number.NaN;
+    if (!(amount >= amountNairaMin && amount <= amountNairaMax)) {
+      return error(
+        105,
+        `Invalid Amount. Amount Must Be Between ${amountNairaMin} And ${amountNairaMax} Naira`,
+      );
+    }
+    const sitePhone = query.sitephone ?? '';
+    if (sitePhone === '') return missing('sitephone');
+    if (sitePhone !== state.lines[network]) {
+      return error(
+        107,
+        `Wrong Site Phone Number. Kindly Transfer To ${state.lines[network]} As Given By The Verification`,
+      );
+    }
+    const webhookUrl = query.webhookURL ?? null;
+    if (webhookUrl !== null && !isWebhookUrl(webhookUrl)) return missing('webhookURL');
+    if (state.orders.has(ref)) return error(108, 'Duplicate Transaction Reference');
+
+    const amountKobo = BigInt(amount) * 100n;
+    const digit = senderNumber.at(-1);
+    const order: SandboxAirtimeCashOrder = {
+      ref,
+      network,
+      sender,
+      senderNumber,
+      amountKobo,
+      creditKobo: (amountKobo * BigInt(state.creditPercent[network])) / 100n,
+      sitePhone,
+      webhookUrl,
+      status: 'Pending',
+      arrivesOnQuery: digit === '2',
+      createdAt: options.clock.now(),
+      completedAt: null,
+      callbacksDelivered: 0,
+    };
+    state.orders.set(ref, order);
+    if (digit !== '1' && digit !== '2') {
+      complete(order);
+      callBack(order, webhookUrl);
+    }
+    return ok(transactionJson(order));
+  }
+
+  function resend(query: Query): Reply {
+    const ref = query.ref ?? '';
+    if (!refPattern.test(ref)) return missing('ref');
+    const webhookUrl = query.webhookURL ?? null;
+    if (webhookUrl !== null && !isWebhookUrl(webhookUrl)) return missing('webhookURL');
+    const order = state.orders.get(ref);
+    if (order === undefined) return error(109, 'Transaction Not Found');
+    if (order.status === 'Pending' && order.arrivesOnQuery) complete(order);
+    if (order.status === 'Completed') callBack(order, webhookUrl ?? order.webhookUrl);
+    return ok(transactionJson(order));
+  }
+
+  function complete(order: SandboxAirtimeCashOrder): void {
+    order.status = 'Completed';
+    order.completedAt = options.clock.now();
+    state.balanceKobo += order.creditKobo;
+  }
+
+  /** Sends the order's callback, fire and forget, with state.callbackRetryDelaysMs between attempts. */
+  function callBack(order: SandboxAirtimeCashOrder, url: string | null): void {
+    if (url === null || closed) return;
+    const body = JSON.stringify({
+      ref: order.ref,
+      service: 'Airtime2Cash',
+      network: order.network,
+      amount: String(order.amountKobo / 100n),
+      status: 'Completed',
+    });
+    const later = (attempt: number, delayMs: number) => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        void deliver(attempt);
+      }, delayMs);
+      // A pending callback never keeps the process alive.
+      timer.unref();
+      timers.add(timer);
+    };
+    const deliver = async (attempt: number) => {
+      if (closed) return;
+      const controller = new AbortController();
+      inFlight.add(controller);
+      let delivered = false;
+      try {
+        const response = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+          redirect: 'manual',
+          signal: AbortSignal.any([controller.signal, AbortSignal.timeout(state.callbackTimeoutMs)]),
+        });
+        await response.arrayBuffer().catch(() => undefined);
+        delivered = response.status >= 200 && response.status < 300;
+      } catch {
+        delivered = false;
+      } finally {
+        inFlight.delete(controller);
+      }
+      if (delivered) {
+        order.callbacksDelivered += 1;
+        return;
+      }
+      const delayMs = state.callbackRetryDelaysMs[attempt];
+      if (delayMs !== undefined && !closed) later(attempt + 1, delayMs);
+    };
+    // After the answer that caused it, as a provider's queue would send it.
+    later(0, 0);
+  }
+
+  function unavailable(network: SandboxAirtimeCashNetwork): Reply {
+    return error(104, `${networkNames[network]} Airtime To Cash Service Is Not Available At The Moment`);
+  }
+}
+
+function transactionJson(order: SandboxAirtimeCashOrder): Record<string, string> {
+  return {
+    Status: order.status,
+    ref: order.ref,
+    service: 'Airtime2Cash',
+    network: order.network,
+    amount: String(order.amountKobo / 100n),
+    credit: nairaText(order.creditKobo),
+    message:
+      order.status === 'Completed'
+        ? `Airtime Received. N${nairaText(order.creditKobo)} Has Been Credited To Your Wallet`
+        : 'Transaction Is Being Processed. Your Wallet Will Be Credited Once The Airtime Is Received',
+  };
+}
+
+function ok(description: Record<string, string>): Reply {
+  return { code: 101, description };
+}
+
+function error(code: number, message: string): Reply {
+  return { code, description: { message } };
+}
+
+function missing(name: string): Reply {
+  return error(110, `Missing Or Invalid Parameter: ${name}`);
+}
+
+function networkOf(value: string | undefined): SandboxAirtimeCashNetwork | null {
+  const lower = value?.trim().toLowerCase();
+  return networks.find((network) => network === lower) ?? null;
+}
+
+function isWebhookUrl(text: string): boolean {
+  if (text.length > webhookUrlLengthMax) return false;
+  try {
+    const url = new URL(text);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+/** Naira with two decimals, as the provider writes balances and credits. */
+function nairaText(kobo: bigint): string {
+  const negative = kobo < 0n;
+  const abs = negative ? -kobo : kobo;
+  return `${negative ? '-' : ''}${abs / 100n}.${(abs % 100n).toString().padStart(2, '0')}`;
+}
+
+/** Only single-valued parameters count; a repeated one is as good as absent. */
+function asQuery(query: unknown): Query {
+  if (typeof query !== 'object' || query === null) return {};
+  const fields: Query = {};
+  for (const [name, value] of Object.entries(query as Record<string, unknown>)) {
+    if (typeof value === 'string') fields[name] = value;
+  }
+  return fields;
+}
+
+function keyMatches(given: string | undefined): boolean {
+  return sameSecret(given, SANDBOX_AIRTIME_CASH_API_KEY);
+}
