@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { checkOrderLink } from '../../src/vtu/social-links.ts';
 import { assertLedgerOk, walletKobo } from '../funding/support.ts';
+import { runDomainEvents } from '../helpers/domain-events.ts';
+import { until } from '../helpers/until.ts';
 import { createWorld, get, ok, type World } from '../helpers/world.ts';
 import { expectError, expectValidationAt } from '../kyc/kyc-support.ts';
 import { advanceClock, type Buyer, buyCall, buyer, current } from './purchase-support.ts';
@@ -184,6 +186,41 @@ describe('social orders', () => {
       checkOrderLink('https://instagram.com/p', { allowUnresolved: false, resolve: dnsDown }),
       (error: { code?: string }) => error.code === 'UPSTREAM_UNAVAILABLE',
     );
+  });
+
+  it('tops up the panel float just in time when it would not cover the order, then sends it', async () => {
+    const user = await buyer(world, 1_000);
+    const setPanelBalance = await fetch(`${world.baseUrl}/__sandbox/providers/social/balance`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ amount: 10 }),
+    });
+    assert.equal(setPanelBalance.status, 200);
+    const likes = services.find((s) => s.id === '1002')!;
+    const accepted = ok(await order(user, likes, 100));
+    await world.ctx.purchases.sendEnded(accepted.id);
+    const transfers = await world.ctx.db
+      .selectFrom('funding_transfers')
+      .select(['reference', 'amount'])
+      .where('provider', '=', 'social')
+      .execute();
+    assert.equal(transfers.length, 1, 'one float top-up of the panel');
+    assert.equal((await current(world, user, accepted.id)).status, 'processing', 'waiting, unsent');
+    // The sandbox settles the transfer and tells the service by its signed webhook; its event sends
+    // the waiting order, which completes.
+    await until(async () => {
+      const [transfer] = await world.ctx.db
+        .selectFrom('funding_transfers')
+        .select('status')
+        .where('reference', '=', transfers[0]!.reference)
+        .execute();
+      return transfer?.status === 'success';
+    }, 'the top-up settled');
+    await runDomainEvents(world);
+    await world.ctx.purchases.sendEnded(accepted.id);
+    assert.equal((await current(world, user, accepted.id)).status, 'success');
+    assert.equal(await walletKobo(world, user.userId), 100_000n - 3_205n);
+    await assertLedgerOk(world);
   });
 
   it('needs Tier 1 and the PIN before anything about the order is looked at', async () => {
