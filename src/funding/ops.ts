@@ -17,6 +17,7 @@ export const fundingDeps = (ctx: Context): FundingDeps => ({
   clock: ctx.clock,
   jobs: ctx.jobs,
   payments: ctx.payments,
+  checkoutReturnUrl: () => `${ctx.baseUrl.current}/fund/return`,
 });
 
 export const fundingOperations = [

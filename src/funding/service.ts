@@ -28,6 +28,11 @@ export type FundingDeps = {
   clock: Clock;
   jobs: JobQueue;
   payments: PaymentProvider;
+  /**
+   * Where the checkout sends the payer back (the web client's return page, which asks verifyTopup:
+   * the redirect itself never credits anything). Read when an intent is made.
+   */
+  checkoutReturnUrl?: () => string;
 };
 
 export type Intent = Selectable<TopupIntentsTable>;
@@ -81,6 +86,7 @@ export async function createTopupIntent(
       amountKobo,
       email: user.email ?? placeholderEmail(userId),
       metadata: { userId },
+      ...(deps.checkoutReturnUrl === undefined ? {} : { callbackUrl: deps.checkoutReturnUrl() }),
     });
   } catch (error) {
     if (error instanceof PaymentProviderError) throw upstreamUnavailable(error);

@@ -1,4 +1,4 @@
-import { toE164 } from '../phone.ts';
+import { toE164 } from '../phone-number.ts';
 import type { Network } from '../providers/vtu/vtu-provider.ts';
 
 // The Nigerian mobile prefix map (shared/reference/providers.md section 5, from the NCC-based table at

@@ -1,0 +1,57 @@
+// Every error code of API.md section 2 in words a person understands: no raw codes on screen.
+
+export type ApiError = {
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
+  status: number;
+};
+
+const words: Record<string, string> = {
+  VALIDATION_ERROR: 'Some of what you entered is not right. Check the highlighted field.',
+  UNAUTHORIZED: 'Your session has ended. Please sign in again.',
+  FORBIDDEN: 'You are not allowed to do that.',
+  NOT_FOUND: 'We could not find that.',
+  CONFLICT: 'That has already been done or changed. Refresh and try again.',
+  RATE_LIMITED: 'Too many attempts. Please wait a moment and try again.',
+  INSUFFICIENT_FUNDS: 'Your wallet balance is too low for this. Fund your wallet and try again.',
+  KYC_TIER_REQUIRED: 'Verify your identity to do this.',
+  PIN_NOT_SET: 'Set your transaction PIN first.',
+  INVALID_PIN: 'That PIN is not right.',
+  PIN_LOCKED: 'Your PIN is locked after too many wrong tries. Try again later.',
+  NETWORK_MISMATCH: 'That number belongs to a different network.',
+  PRICE_CHANGED: 'The price has just changed. Check the new price and try again.',
+  BELOW_MINIMUM: 'The amount is below the minimum.',
+  ABOVE_MAXIMUM: 'The amount is above the maximum.',
+  UPSTREAM_UNAVAILABLE: 'The provider is not answering right now. Nothing was charged; try again shortly.',
+  IDEMPOTENCY_CONFLICT: 'This request was already sent with different details.',
+  INTERNAL: 'Something went wrong on our side. Nothing was charged twice; try again.',
+  OFFLINE: 'You are offline. Check your connection and try again.',
+};
+
+/** What to tell the person, with the limit or what is left where the service said so. */
+export function describeError(error: ApiError): string {
+  const base = words[error.code] ?? 'Something went wrong. Please try again.';
+  const details = error.details ?? {};
+  const naira = (n: unknown) =>
+    typeof n === 'number'
+      ? new Intl.NumberFormat('en-NG', { style: 'currency', currency: 'NGN' }).format(n)
+      : '';
+  if (error.code === 'BELOW_MINIMUM' && typeof details.limit === 'number')
+    return `The minimum is ${naira(details.limit)}.`;
+  if (error.code === 'ABOVE_MAXIMUM' && typeof details.limit === 'number') {
+    return typeof details.remaining === 'number'
+      ? `That is over your limit of ${naira(details.limit)}; ${naira(details.remaining)} is left today.`
+      : `The maximum is ${naira(details.limit)}.`;
+  }
+  if (error.code === 'INVALID_PIN' && typeof details.attemptsLeft === 'number') {
+    return `That PIN is not right. ${details.attemptsLeft} ${details.attemptsLeft === 1 ? 'try' : 'tries'} left before it locks.`;
+  }
+  if (error.code === 'PRICE_CHANGED' && typeof details.amount === 'number') {
+    return `The price is now ${naira(details.amount)}. Check it and try again.`;
+  }
+  if (error.code === 'NETWORK_MISMATCH' && typeof details.detected === 'string') {
+    return `That number is ${details.detected === 'unknown' ? 'not on a network we sell' : `an ${details.detected.toUpperCase()} number`}.`;
+  }
+  return base;
+}

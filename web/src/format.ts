@@ -1,0 +1,18 @@
+// Naira and dates as a Nigerian reader expects them: ₦1,500.00, 24 Nov 2026, 14:05.
+
+const naira = new Intl.NumberFormat('en-NG', { style: 'currency', currency: 'NGN' });
+const dateTime = new Intl.DateTimeFormat('en-NG', {
+  dateStyle: 'medium',
+  timeStyle: 'short',
+  timeZone: 'Africa/Lagos',
+});
+
+export const formatNaira = (amount: number): string => naira.format(amount);
+export const formatDateTime = (iso: string): string => dateTime.format(new Date(iso));
+
+/** Whole naira and kobo typed by a person ("1,500", "1500.5"), or null when it is not an amount. */
+export function parseNaira(text: string): number | null {
+  const cleaned = text.replace(/[,\s₦]/g, '');
+  if (!/^\d{1,12}(\.\d{1,2})?$/.test(cleaned)) return null;
+  return Number(cleaned);
+}

@@ -1,0 +1,35 @@
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { createRouter, RouterProvider } from '@tanstack/react-router';
+import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+import { routeTree } from './routeTree.gen.ts';
+import './styles.css';
+import { registerServiceWorker } from './service-worker-client.ts';
+
+// The web client (API.md section 15): one chunk per route, server state through TanStack Query.
+
+const queryClient = new QueryClient({
+  defaultOptions: {
+    // Money screens read fresh; a lost connection shows the last answer (marked stale by the screen).
+    queries: { staleTime: 5_000, retry: 1, networkMode: 'offlineFirst' },
+    mutations: { retry: false },
+  },
+});
+
+const router = createRouter({ routeTree, context: { queryClient }, defaultPreload: 'intent' });
+
+declare module '@tanstack/react-router' {
+  interface Register {
+    router: typeof router;
+  }
+}
+
+createRoot(document.getElementById('root')!).render(
+  <StrictMode>
+    <QueryClientProvider client={queryClient}>
+      <RouterProvider router={router} />
+    </QueryClientProvider>
+  </StrictMode>,
+);
+
+registerServiceWorker();
