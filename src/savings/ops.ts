@@ -36,7 +36,12 @@ export const savingsOperations = [
     errors: [],
     handler: async ({ ctx, caller, input }) => {
       const page = await listLocks(ctx.db, caller.userId, input);
-      return { ...page, limit: input.limit, offset: input.offset };
+      return {
+        ...page,
+        limit: input.limit,
+        offset: input.offset,
+        breakPenaltyPercent: Number(ctx.config.savings.breakPenaltyBp) / 100,
+      };
     },
   }),
   defineOperation({

@@ -37,6 +37,8 @@ export const listSavingsLocksOutput = z.object({
   limit: z.number().int(),
   offset: z.number().int(),
   total: z.number().int(),
+  /** The percent of an active lock's amount that breaking it early keeps, so a client can show it first. */
+  breakPenaltyPercent: z.number(),
 });
 
 export const breakSavingsLockInput = z.object({ lockId: z.uuid() }).strict();

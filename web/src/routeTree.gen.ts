@@ -10,8 +10,12 @@
 
 import { Route as rootRouteImport } from './routes/__root'
 import { Route as IndexRouteImport } from './routes/index'
+import { Route as InboxRouteImport } from './routes/inbox'
 import { Route as PinRouteImport } from './routes/pin'
+import { Route as SavingsRouteImport } from './routes/savings'
+import { Route as SettingsRouteImport } from './routes/settings'
 import { Route as SignInRouteImport } from './routes/sign-in'
+import { Route as TransferRouteImport } from './routes/transfer'
 import { Route as BuyAirtimeRouteImport } from './routes/buy/airtime'
 import { Route as FundIndexRouteImport } from './routes/fund/index'
 import { Route as FundReturnRouteImport } from './routes/fund/return'
@@ -23,14 +27,34 @@ const IndexRoute = IndexRouteImport.update({
   path: '/',
   getParentRoute: () => rootRouteImport,
 } as any)
+const InboxRoute = InboxRouteImport.update({
+  id: '/inbox',
+  path: '/inbox',
+  getParentRoute: () => rootRouteImport,
+} as any)
 const PinRoute = PinRouteImport.update({
   id: '/pin',
   path: '/pin',
   getParentRoute: () => rootRouteImport,
 } as any)
+const SavingsRoute = SavingsRouteImport.update({
+  id: '/savings',
+  path: '/savings',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const SettingsRoute = SettingsRouteImport.update({
+  id: '/settings',
+  path: '/settings',
+  getParentRoute: () => rootRouteImport,
+} as any)
 const SignInRoute = SignInRouteImport.update({
   id: '/sign-in',
   path: '/sign-in',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const TransferRoute = TransferRouteImport.update({
+  id: '/transfer',
+  path: '/transfer',
   getParentRoute: () => rootRouteImport,
 } as any)
 const BuyAirtimeRoute = BuyAirtimeRouteImport.update({
@@ -61,8 +85,12 @@ const TransactionsIdRoute = TransactionsIdRouteImport.update({
 
 export interface FileRoutesByFullPath {
   '/': typeof IndexRoute
+  '/inbox': typeof InboxRoute
   '/pin': typeof PinRoute
+  '/savings': typeof SavingsRoute
+  '/settings': typeof SettingsRoute
   '/sign-in': typeof SignInRoute
+  '/transfer': typeof TransferRoute
   '/buy/airtime': typeof BuyAirtimeRoute
   '/fund/return': typeof FundReturnRoute
   '/transactions/$id': typeof TransactionsIdRoute
@@ -71,8 +99,12 @@ export interface FileRoutesByFullPath {
 }
 export interface FileRoutesByTo {
   '/': typeof IndexRoute
+  '/inbox': typeof InboxRoute
   '/pin': typeof PinRoute
+  '/savings': typeof SavingsRoute
+  '/settings': typeof SettingsRoute
   '/sign-in': typeof SignInRoute
+  '/transfer': typeof TransferRoute
   '/buy/airtime': typeof BuyAirtimeRoute
   '/fund/return': typeof FundReturnRoute
   '/transactions/$id': typeof TransactionsIdRoute
@@ -82,8 +114,12 @@ export interface FileRoutesByTo {
 export interface FileRoutesById {
   __root__: typeof rootRouteImport
   '/': typeof IndexRoute
+  '/inbox': typeof InboxRoute
   '/pin': typeof PinRoute
+  '/savings': typeof SavingsRoute
+  '/settings': typeof SettingsRoute
   '/sign-in': typeof SignInRoute
+  '/transfer': typeof TransferRoute
   '/buy/airtime': typeof BuyAirtimeRoute
   '/fund/return': typeof FundReturnRoute
   '/transactions/$id': typeof TransactionsIdRoute
@@ -94,8 +130,12 @@ export interface FileRouteTypes {
   fileRoutesByFullPath: FileRoutesByFullPath
   fullPaths:
     | '/'
+    | '/inbox'
     | '/pin'
+    | '/savings'
+    | '/settings'
     | '/sign-in'
+    | '/transfer'
     | '/buy/airtime'
     | '/fund/return'
     | '/transactions/$id'
@@ -104,8 +144,12 @@ export interface FileRouteTypes {
   fileRoutesByTo: FileRoutesByTo
   to:
     | '/'
+    | '/inbox'
     | '/pin'
+    | '/savings'
+    | '/settings'
     | '/sign-in'
+    | '/transfer'
     | '/buy/airtime'
     | '/fund/return'
     | '/transactions/$id'
@@ -114,8 +158,12 @@ export interface FileRouteTypes {
   id:
     | '__root__'
     | '/'
+    | '/inbox'
     | '/pin'
+    | '/savings'
+    | '/settings'
     | '/sign-in'
+    | '/transfer'
     | '/buy/airtime'
     | '/fund/return'
     | '/transactions/$id'
@@ -125,8 +173,12 @@ export interface FileRouteTypes {
 }
 export interface RootRouteChildren {
   IndexRoute: typeof IndexRoute
+  InboxRoute: typeof InboxRoute
   PinRoute: typeof PinRoute
+  SavingsRoute: typeof SavingsRoute
+  SettingsRoute: typeof SettingsRoute
   SignInRoute: typeof SignInRoute
+  TransferRoute: typeof TransferRoute
   BuyAirtimeRoute: typeof BuyAirtimeRoute
   FundReturnRoute: typeof FundReturnRoute
   TransactionsIdRoute: typeof TransactionsIdRoute
@@ -143,6 +195,13 @@ declare module '@tanstack/react-router' {
       preLoaderRoute: typeof IndexRouteImport
       parentRoute: typeof rootRouteImport
     }
+    '/inbox': {
+      id: '/inbox'
+      path: '/inbox'
+      fullPath: '/inbox'
+      preLoaderRoute: typeof InboxRouteImport
+      parentRoute: typeof rootRouteImport
+    }
     '/pin': {
       id: '/pin'
       path: '/pin'
@@ -150,11 +209,32 @@ declare module '@tanstack/react-router' {
       preLoaderRoute: typeof PinRouteImport
       parentRoute: typeof rootRouteImport
     }
+    '/savings': {
+      id: '/savings'
+      path: '/savings'
+      fullPath: '/savings'
+      preLoaderRoute: typeof SavingsRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/settings': {
+      id: '/settings'
+      path: '/settings'
+      fullPath: '/settings'
+      preLoaderRoute: typeof SettingsRouteImport
+      parentRoute: typeof rootRouteImport
+    }
     '/sign-in': {
       id: '/sign-in'
       path: '/sign-in'
       fullPath: '/sign-in'
       preLoaderRoute: typeof SignInRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/transfer': {
+      id: '/transfer'
+      path: '/transfer'
+      fullPath: '/transfer'
+      preLoaderRoute: typeof TransferRouteImport
       parentRoute: typeof rootRouteImport
     }
     '/buy/airtime': {
@@ -197,8 +277,12 @@ declare module '@tanstack/react-router' {
 
 const rootRouteChildren: RootRouteChildren = {
   IndexRoute: IndexRoute,
+  InboxRoute: InboxRoute,
   PinRoute: PinRoute,
+  SavingsRoute: SavingsRoute,
+  SettingsRoute: SettingsRoute,
   SignInRoute: SignInRoute,
+  TransferRoute: TransferRoute,
   BuyAirtimeRoute: BuyAirtimeRoute,
   FundReturnRoute: FundReturnRoute,
   TransactionsIdRoute: TransactionsIdRoute,

@@ -7,25 +7,30 @@ export type ApiError = {
   status: number;
 };
 
+/** Every code of API.md section 2, and OFFLINE (no answer at all). */
 const words: Record<string, string> = {
-  VALIDATION_ERROR: 'Some of what you entered is not right. Check the highlighted field.',
-  UNAUTHORIZED: 'Your session has ended. Please sign in again.',
+  VALIDATION_ERROR: 'Some of what you entered is not right. Check it and try again.',
+  IDEMPOTENCY_KEY_REQUIRED: 'Something went wrong sending that. Please try again.',
+  UNAUTHENTICATED: 'Your session has ended. Please sign in again.',
+  KYC_TIER_REQUIRED: 'Verify your identity to do this.',
+  KYC_PREVIOUS_TIER_REQUIRED: 'Finish the previous verification step first.',
+  INVALID_PIN: 'That PIN is not right.',
+  PIN_NOT_SET: 'Set your transaction PIN first.',
+  PIN_LOCKED: 'Your PIN is locked after too many wrong tries. Try again later.',
   FORBIDDEN: 'You are not allowed to do that.',
   NOT_FOUND: 'We could not find that.',
-  CONFLICT: 'That has already been done or changed. Refresh and try again.',
-  RATE_LIMITED: 'Too many attempts. Please wait a moment and try again.',
   INSUFFICIENT_FUNDS: 'Your wallet balance is too low for this. Fund your wallet and try again.',
-  KYC_TIER_REQUIRED: 'Verify your identity to do this.',
-  PIN_NOT_SET: 'Set your transaction PIN first.',
-  INVALID_PIN: 'That PIN is not right.',
-  PIN_LOCKED: 'Your PIN is locked after too many wrong tries. Try again later.',
-  NETWORK_MISMATCH: 'That number belongs to a different network.',
   PRICE_CHANGED: 'The price has just changed. Check the new price and try again.',
+  IDEMPOTENCY_IN_PROGRESS: 'We are still working on your last request. Wait a moment before trying again.',
+  IDEMPOTENCY_KEY_REUSED: 'This request was already sent with different details. Start again.',
+  CONFLICT: 'That has already been done or has changed. Refresh and try again.',
+  PAYLOAD_TOO_LARGE: 'That file or message is too large.',
+  NETWORK_MISMATCH: 'That number belongs to a different network.',
   BELOW_MINIMUM: 'The amount is below the minimum.',
   ABOVE_MAXIMUM: 'The amount is above the maximum.',
+  RATE_LIMITED: 'Too many attempts. Please wait a moment and try again.',
   UPSTREAM_UNAVAILABLE: 'The provider is not answering right now. Nothing was charged; try again shortly.',
-  IDEMPOTENCY_CONFLICT: 'This request was already sent with different details.',
-  INTERNAL: 'Something went wrong on our side. Nothing was charged twice; try again.',
+  INTERNAL: 'Something went wrong on our side. Please try again.',
   OFFLINE: 'You are offline. Check your connection and try again.',
 };
 

@@ -6809,6 +6809,7 @@ export interface operations {
                             limit: number;
                             offset: number;
                             total: number;
+                            breakPenaltyPercent: number;
                         };
                     };
                 };

@@ -7,7 +7,8 @@ const nav = [
   { to: '/', label: 'Home' },
   { to: '/buy/airtime', label: 'Buy' },
   { to: '/transactions', label: 'History' },
-  { to: '/fund', label: 'Fund' },
+  { to: '/inbox', label: 'Inbox' },
+  { to: '/settings', label: 'Settings' },
 ] as const;
 
 function Root() {

@@ -59,8 +59,11 @@ function Home() {
         <Link to="/fund" className="rounded-lg border border-brand p-3 text-center text-brand">
           Fund wallet
         </Link>
-        <Link to="/transactions" className="rounded-lg border border-brand p-3 text-center text-brand">
-          History
+        <Link to="/transfer" className="rounded-lg border border-brand p-3 text-center text-brand">
+          Send money
+        </Link>
+        <Link to="/savings" className="rounded-lg border border-brand p-3 text-center text-brand">
+          Savings
         </Link>
       </nav>
     </Screen>

@@ -1,0 +1,55 @@
+import { call } from './api/client.ts';
+
+// Web Push on this device (API.md section 10): the browser's subscription, made with the service's
+// VAPID public key, saved at the service; turned off at both ends.
+
+export const pushSupported = (): boolean =>
+  'serviceWorker' in navigator && 'PushManager' in window && 'Notification' in window;
+
+function keyBytes(base64url: string): Uint8Array<ArrayBuffer> {
+  const base64 = base64url
+    .replace(/-/g, '+')
+    .replace(/_/g, '/')
+    .padEnd(Math.ceil(base64url.length / 4) * 4, '=');
+  const binary = atob(base64);
+  const bytes = new Uint8Array(new ArrayBuffer(binary.length));
+  for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+const base64url = (buffer: ArrayBuffer | null): string =>
+  buffer === null
+    ? ''
+    : btoa(String.fromCharCode(...new Uint8Array(buffer)))
+        .replace(/\+/g, '-')
+        .replace(/\//g, '_')
+        .replace(/=+$/, '');
+
+export async function enablePush(): Promise<string> {
+  if ((await Notification.requestPermission()) !== 'granted')
+    return 'Notifications are blocked for this site.';
+  const registration = await navigator.serviceWorker.ready;
+  const { publicKey } = await call('getPushPublicKey', {});
+  const subscription =
+    (await registration.pushManager.getSubscription()) ??
+    (await registration.pushManager.subscribe({
+      userVisibleOnly: true,
+      applicationServerKey: keyBytes(publicKey),
+    }));
+  await call('savePushSubscription', {
+    endpoint: subscription.endpoint,
+    p256dh: base64url(subscription.getKey('p256dh')),
+    auth: base64url(subscription.getKey('auth')),
+  });
+  return 'Notifications are on for this phone.';
+}
+
+export async function disablePush(): Promise<string> {
+  const registration = await navigator.serviceWorker.ready;
+  const subscription = await registration.pushManager.getSubscription();
+  if (subscription !== null) {
+    await call('deletePushSubscription', { endpoint: subscription.endpoint });
+    await subscription.unsubscribe();
+  }
+  return 'Notifications are off for this phone.';
+}

@@ -1,0 +1,96 @@
+import { createFileRoute, useNavigate } from '@tanstack/react-router';
+import { useState } from 'react';
+import { type CallError, call } from '../api/client.ts';
+import { requireSignIn } from '../auth-guard.ts';
+import { Button, ErrorNote, Field, Screen } from '../components/ui.tsx';
+import { formatNaira, parseNaira } from '../format.ts';
+
+// Send money to another billrail user (API.md section 14): the recipient's masked name is shown
+// before the PIN, and the Idempotency-Key is made once per intent, reused on a retry.
+
+function Transfer() {
+  const navigate = useNavigate();
+  const [phone, setPhone] = useState('');
+  const [amountText, setAmountText] = useState('');
+  const [narration, setNarration] = useState('');
+  const [pin, setPin] = useState('');
+  const [recipient, setRecipient] = useState<{ name: string; key: string } | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<CallError | null>(null);
+  const amount = parseNaira(amountText);
+
+  async function act(work: () => Promise<void>) {
+    setBusy(true);
+    setError(null);
+    try {
+      await work();
+    } catch (caught) {
+      setError(caught as CallError);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <Screen title="Send money">
+      <form
+        className="flex flex-col gap-4"
+        onSubmit={(event) => {
+          event.preventDefault();
+          if (recipient === null) {
+            void act(async () => {
+              const found = await call('lookupRecipient', { phone });
+              setRecipient({ name: found.name, key: crypto.randomUUID() });
+            });
+          } else if (amount !== null) {
+            void act(async () => {
+              const sent = await call(
+                'transferToUser',
+                { phone, amount, pin, ...(narration.trim() === '' ? {} : { narration }) },
+                { idempotencyKey: recipient.key },
+              );
+              await navigate({ to: '/', search: {}, state: { sent: sent.reference } as never });
+            });
+          }
+        }}
+      >
+        <Field
+          label="Their phone number"
+          value={phone}
+          onChange={(value) => {
+            setPhone(value);
+            setRecipient(null);
+          }}
+          inputMode="tel"
+        />
+        {recipient ? (
+          <>
+            <p className="rounded-lg bg-brand-light p-3">
+              Sending to <strong>{recipient.name}</strong>
+            </p>
+            <Field label="Amount (₦)" value={amountText} onChange={setAmountText} inputMode="decimal" />
+            <Field label="Note (optional)" value={narration} onChange={setNarration} maxLength={100} />
+            <Field
+              label="Transaction PIN"
+              value={pin}
+              onChange={setPin}
+              type="password"
+              inputMode="numeric"
+              maxLength={4}
+            />
+          </>
+        ) : null}
+        <ErrorNote error={error} />
+        <Button
+          type="submit"
+          busy={busy}
+          disabled={recipient !== null && (amount === null || !/^\d{4}$/.test(pin))}
+        >
+          {recipient === null ? 'Find' : amount === null ? 'Send' : `Send ${formatNaira(amount)}`}
+        </Button>
+      </form>
+    </Screen>
+  );
+}
+
+export const Route = createFileRoute('/transfer')({ beforeLoad: requireSignIn, component: Transfer });
