@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { type Context, createContext } from './context.ts';
+import { ensureWebBuilt } from './web-build.ts';
 
 // The process: config → context (database, migrations, job queue) → HTTP → workers, and a graceful
 // stop on SIGTERM/SIGINT: stop accepting, finish requests and jobs in hand, close, exit 0.
@@ -51,6 +52,22 @@ async function main(): Promise<void> {
 
   ctx = await createContext(config);
   if (!workerOnly) {
+    // The web client is built before the app is (which serves it only if built), on the first start
+    // and after its sources change. A failed build costs the client, not the API.
+    const buildStarted = performance.now();
+    try {
+      const web = await ensureWebBuilt({ logger: ctx.logger });
+      if (web.built)
+        ctx.logger.info(
+          { ms: Math.round(performance.now() - buildStarted), dir: web.dir },
+          'web client built',
+        );
+    } catch (error) {
+      ctx.logger.error(
+        { err: error },
+        'the web client failed to build: it is not served, or an older build is',
+      );
+    }
     app = await buildApp(ctx);
     const address = await app.listen({ port: config.http.port, host: config.http.host });
     if (config.http.publicBaseUrl === undefined) ctx.baseUrl.current = address;

@@ -1,0 +1,187 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from 'pino';
+
+// The web client (API.md section 15) is built by the service itself, on its first start and again
+// whenever its sources change, so that a checkout runs with `npm start` alone (web/dist is not
+// committed). The sources' hash is kept beside the output (web/dist/.source-hash); a start whose
+// sources hash the same skips the build.
+//
+// Two processes starting at once (a service and a worker, two replicas on one checkout) may both
+// build: each builds into a directory of its own and then renames it into place, so web/dist is
+// always one whole build (the same sources give the same files) and never a half-written one.
+
+const repoRoot = path.resolve(import.meta.dirname, '..');
+/** The web workspace: its sources and Vite config. */
+export const webDir = path.join(repoRoot, 'web');
+/** What the service serves at `/` (src/http/web-app.ts): Vite's output. */
+export const webDistDir = path.join(webDir, 'dist');
+
+const HASH_FILE = '.source-hash';
+const SOURCE_DIRS = ['src', 'public'];
+const SOURCE_FILES = ['index.html', 'vite.config.ts', 'package.json'];
+/** Written by the build itself (TanStack Router's route tree, made from src/routes): not a source. */
+const GENERATED = new Set(['src/routeTree.gen.ts']);
+/** A staging directory older than this was left by a build that died. */
+const ABANDONED_AFTER_MS = 60 * 60 * 1000;
+
+export type WebBuild = { built: boolean; dir: string };
+
+const silent: Pick<Logger, 'info' | 'warn'> = { info: () => {}, warn: () => {} };
+
+/**
+ * The sha256 of the client's sources: every file under src/ and public/ plus index.html,
+ * vite.config.ts and package.json, as sorted relative paths with their contents. Undefined when
+ * `dir` holds no web client (no vite.config.ts).
+ */
+export async function webSourceHash(dir: string = webDir): Promise<string | undefined> {
+  if (!existsSync(path.join(dir, 'vite.config.ts'))) return undefined;
+  const files: string[] = [];
+  for (const sub of SOURCE_DIRS) {
+    const root = path.join(dir, sub);
+    if (!existsSync(root)) continue;
+    for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile()) continue;
+      files.push(path.relative(dir, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'));
+    }
+  }
+  for (const file of SOURCE_FILES) if (existsSync(path.join(dir, file))) files.push(file);
+  const hash = createHash('sha256');
+  for (const file of files.filter((f) => !GENERATED.has(f)).sort()) {
+    const content = await readFile(path.join(dir, file));
+    hash.update(`${file}\0${content.length}\0`);
+    hash.update(content);
+  }
+  return hash.digest('hex');
+}
+
+/** Whether `dir`/dist is a whole build of the sources as they are now. */
+export async function webBuildIsFresh(dir: string = webDir): Promise<boolean> {
+  const hash = await webSourceHash(dir);
+  return hash !== undefined && (await builtHash(path.join(dir, 'dist'))) === hash;
+}
+
+async function builtHash(distDir: string): Promise<string | undefined> {
+  if (!existsSync(path.join(distDir, 'index.html'))) return undefined;
+  try {
+    return (await readFile(path.join(distDir, HASH_FILE), 'utf8')).trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Builds the web client with Vite when web/dist is missing or older than its sources. Resolves once
+ * web/dist is a whole, current build (built: true when this call built it); throws when the build
+ * fails. Without a web client in the checkout it logs so and resolves with built: false.
+ */
+export async function ensureWebBuilt({
+  logger = silent,
+  dir = webDir,
+}: {
+  logger?: Pick<Logger, 'info' | 'warn'>;
+  dir?: string;
+} = {}): Promise<WebBuild> {
+  // Calls in one process share its build (they would otherwise race on NODE_ENV below).
+  let building = inFlight.get(dir);
+  if (building === undefined) {
+    building = buildIfStale(dir, logger).finally(() => inFlight.delete(dir));
+    inFlight.set(dir, building);
+  }
+  return building;
+}
+
+const inFlight = new Map<string, Promise<WebBuild>>();
+
+async function buildIfStale(dir: string, logger: Pick<Logger, 'info' | 'warn'>): Promise<WebBuild> {
+  const distDir = path.join(dir, 'dist');
+  const hash = await webSourceHash(dir);
+  if (hash === undefined) {
+    logger.warn({ dir }, 'no web client sources: the web client is not served');
+    return { built: false, dir: distDir };
+  }
+  const previous = await builtHash(distDir);
+  if (previous === hash) return { built: false, dir: distDir };
+  logger.info({ reason: previous === undefined ? 'missing' : 'sources changed' }, 'building the web client');
+
+  const staging = await stagingDir(dir);
+  const outDir = await mkdtemp(path.join(staging, 'build-'));
+  // The bundle is a production one whatever NODE_ENV this process runs under (Vite bundles React's
+  // development build when NODE_ENV says so); the variable is put back once the build is done.
+  const nodeEnv = process.env.NODE_ENV;
+  process.env.NODE_ENV = 'production';
+  try {
+    const { build } = await import('vite');
+    await build({
+      configFile: path.join(dir, 'vite.config.ts'),
+      logLevel: 'warn',
+      build: { outDir, emptyOutDir: true },
+    });
+    await writeFile(path.join(outDir, HASH_FILE), `${hash}\n`);
+    await moveIntoPlace(outDir, distDir, staging);
+  } finally {
+    if (nodeEnv === undefined) delete process.env.NODE_ENV;
+    else process.env.NODE_ENV = nodeEnv;
+    await rm(outDir, { recursive: true, force: true });
+  }
+  return { built: true, dir: distDir };
+}
+
+/**
+ * Where builds are made before they are renamed into place: node_modules/.cache (ignored by git)
+ * when it is on web/dist's file system, as a rename needs; the web directory itself otherwise.
+ * Leftovers of builds that died are removed.
+ */
+async function stagingDir(dir: string): Promise<string> {
+  const cache = path.join(path.dirname(dir), 'node_modules', '.cache', 'billrail-web');
+  let staging = dir;
+  try {
+    await mkdir(cache, { recursive: true });
+    if ((await stat(cache)).dev === (await stat(dir)).dev) staging = cache;
+  } catch {
+    // No node_modules to write to: stage beside web/dist.
+  }
+  if (staging === cache) {
+    for (const entry of await readdir(cache)) {
+      const leftover = path.join(cache, entry);
+      const { mtimeMs } = await stat(leftover).catch(() => ({ mtimeMs: Date.now() }));
+      if (Date.now() - mtimeMs > ABANDONED_AFTER_MS) await rm(leftover, { recursive: true, force: true });
+    }
+  }
+  return staging;
+}
+
+/**
+ * Renames a finished build to `distDir`, moving the build it replaces aside first (a directory
+ * cannot be renamed over a non-empty one). A build that another process puts in place between the
+ * two renames is moved aside in turn on the next attempt: whichever lands last is a whole build.
+ */
+async function moveIntoPlace(outDir: string, distDir: string, staging: string): Promise<void> {
+  const replaced: string[] = [];
+  try {
+    for (let attempt = 1; ; attempt++) {
+      const aside = path.join(staging, `replaced-${process.pid}-${randomBytes(4).toString('hex')}`);
+      try {
+        await rename(distDir, aside);
+        replaced.push(aside);
+      } catch (error) {
+        if (errorCode(error) !== 'ENOENT') throw error;
+      }
+      try {
+        await rename(outDir, distDir);
+        return;
+      } catch (error) {
+        const code = errorCode(error);
+        if ((code !== 'ENOTEMPTY' && code !== 'EEXIST') || attempt >= 5) throw error;
+      }
+    }
+  } finally {
+    for (const dir of replaced) await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function errorCode(error: unknown): string | undefined {
+  return error instanceof Error && 'code' in error ? String(error.code) : undefined;
+}
