@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -22,6 +24,7 @@ import { registerMetrics } from './http/metrics.ts';
 import { shareErrorSchemas } from './http/operation-errors.ts';
 import { registerPaymentWebhookRoute } from './http/payment-webhook-route.ts';
 import { BODY_LIMIT_BYTES, registerOperations } from './http/router.ts';
+import { registerWebApp, type WebApp } from './http/web-app.ts';
 import { kycOperations } from './kyc/ops.ts';
 import { notificationOperations } from './notifications/ops.ts';
 import type { AnyOperation } from './operation.ts';
@@ -31,6 +34,7 @@ import { transferOperations } from './transfers/ops.ts';
 import { purchaseOperations } from './vtu/purchase-ops.ts';
 import { routedServiceOperations } from './vtu/routed-service-ops.ts';
 import { walletOperations } from './wallet/ops.ts';
+import { webDistDir } from './web-build.ts';
 
 /** Every operation of the contract that exists so far. */
 export const operations: AnyOperation[] = [
@@ -72,14 +76,18 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
   // Handlers send pre-serialised JSON; schemas are there for validation and the OpenAPI document.
   app.setSerializerCompiler(() => (data) => (typeof data === 'string' ? data : JSON.stringify(data)));
   app.setErrorHandler((error, request, reply) => sendError(reply, toErrorResponse(error, request)));
+  // The web client, when built (src/web-build.ts), answers a browser loading one of its pages.
+  let webApp: WebApp | undefined;
   app.setNotFoundHandler((request, reply) =>
-    sendError(
-      reply,
-      toErrorResponse(
-        new AppError('NOT_FOUND', `no such operation: ${request.method} ${request.url.split('?')[0]}`),
-        request,
-      ),
-    ),
+    webApp?.isNavigation(request)
+      ? webApp.sendIndex(reply)
+      : sendError(
+          reply,
+          toErrorResponse(
+            new AppError('NOT_FOUND', `no such operation: ${request.method} ${request.url.split('?')[0]}`),
+            request,
+          ),
+        ),
   );
 
   await app.register(swagger, {
@@ -158,5 +166,9 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
   registerPaymentWebhookRoute(app, ctx);
   registerAirtimeCashCallbackRoute(app, ctx);
   ctx.sandbox?.registerRoutes(app);
+  // Without a build (web/dist is made on the first start by main.ts), the service is the API alone.
+  if (existsSync(path.join(webDistDir, 'index.html'))) {
+    webApp = await registerWebApp(app, { distDir: webDistDir });
+  }
   return app;
 }
