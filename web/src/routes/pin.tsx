@@ -1,7 +1,7 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { createFileRoute, useNavigate } from '@tanstack/react-router';
 import { useState } from 'react';
-import { type CallError, call } from '../api/client.ts';
+import { type CallError, call, type Output } from '../api/client.ts';
 import { requireSignIn } from '../auth-guard.ts';
 import { Button, ErrorNote, Field, Screen } from '../components/ui.tsx';
 
@@ -28,7 +28,10 @@ function PinSetup() {
           setError(null);
           try {
             await call('setTransactionPin', { pin });
-            await queries.invalidateQueries({ queryKey: ['me'] });
+            // The service has the PIN now: say so before home reads it, or home would send us back here.
+            queries.setQueryData<Output<'getMe'>>(['me'], (me) =>
+              me === undefined ? me : { ...me, hasPin: true },
+            );
             await navigate({ to: '/' });
           } catch (caught) {
             setError(caught as CallError);
@@ -42,6 +45,7 @@ function PinSetup() {
           value={pin}
           onChange={setPin}
           type="password"
+          autoComplete="new-password"
           inputMode="numeric"
           maxLength={4}
         />
@@ -50,6 +54,7 @@ function PinSetup() {
           value={again}
           onChange={setAgain}
           type="password"
+          autoComplete="new-password"
           inputMode="numeric"
           maxLength={4}
           error={mismatch}

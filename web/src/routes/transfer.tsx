@@ -75,6 +75,7 @@ function Transfer() {
               value={pin}
               onChange={setPin}
               type="password"
+              autoComplete="off"
               inputMode="numeric"
               maxLength={4}
             />

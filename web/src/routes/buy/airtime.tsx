@@ -87,6 +87,7 @@ function BuyAirtime() {
             value={pin}
             onChange={setPin}
             type="password"
+            autoComplete="off"
             inputMode="numeric"
             maxLength={4}
             hint="After 5 wrong tries your PIN locks for a while."

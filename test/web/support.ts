@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+
+// The web client's browser tests: Debian's headless Chromium driven by playwright-core at a phone's
+// size (360×800), axe-core over every screen, and a screenshot of each.
+
+export const chromiumPath = '/usr/bin/chromium';
+export const haveChromium = existsSync(chromiumPath);
+export const skipWithoutChromium = haveChromium ? false : 'chromium not installed: apt-get install chromium';
+
+/** Where the screenshots of a test run go (gitignored). */
+export const screenshotDir = path.resolve(process.env.SCREENSHOT_DIR ?? '.data-test/screens');
+
+export async function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: chromiumPath,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+export async function phonePage(browser: Browser): Promise<Page> {
+  const context = await browser.newContext({
+    viewport: { width: 360, height: 800 },
+    deviceScaleFactor: 2,
+    isMobile: true,
+    hasTouch: true,
+    locale: 'en-NG',
+    timezoneId: 'Africa/Lagos',
+  });
+  return context.newPage();
+}
+
+const axeSource = readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+type AxeViolation = { id: string; impact: string | null; help: string; nodes: Array<{ target: string[] }> };
+
+/**
+ * Runs axe-core over the page as it is and fails on any serious or critical violation. axe is
+ * evaluated through the DevTools protocol, which the page's Content-Security-Policy does not govern
+ * (an injected <script> would be refused, rightly).
+ */
+export async function assertAccessible(page: Page, screen: string): Promise<void> {
+  await page.evaluate(await axeSource);
+  const violations = await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: AxeViolation[] }> } }).axe;
+    return (await axe.run()).violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.map((n) => ({ target: n.target })),
+    }));
+  });
+  const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.deepEqual(serious, [], `${screen}: axe found ${JSON.stringify(serious, null, 2)}`);
+}
+
+/** Saves a 360×800 screenshot of the screen, and checks it is accessible. */
+export async function screen(page: Page, name: string): Promise<void> {
+  await assertAccessible(page, name);
+  await mkdir(screenshotDir, { recursive: true });
+  await page.screenshot({ path: path.join(screenshotDir, `${name}.png`) });
+}
