@@ -44,6 +44,15 @@ import {
   savingsMaturityScenario,
 } from './savings.ts';
 import { transferSettings, transferToUserScenario } from './transfers.ts';
+import {
+  browserUnavailable,
+  type InitialJs,
+  prepareWebClient,
+  profileText,
+  SLOW_4G,
+  type WebClientRun,
+  webClientScenario,
+} from './web.ts';
 
 // `npm run bench`: starts the real service as a child process (sandbox on, rate limit out of the
 // way, workers on) on PGlite in a fresh temporary DATA_DIR, then on a fresh PostgreSQL database when
@@ -84,6 +93,11 @@ import { transferSettings, transferToUserScenario } from './transfers.ts';
 //                  subscriptions (PGlite: 5,000) at a local HTTPS push service in this process:
 //                  pushes per second, the worker's peak RSS, each page's and each push's time
 //                  (bench/notifications.ts, bench/push-worker.ts)
+//   webClient      the web client (issue 20), built first if web/dist is stale: its initial JS gzipped
+//                  (entry script and module preloads of index.html); in headless Chromium on Slow 4G
+//                  with the CPU 4× slower, FCP and LCP of /sign-in loaded cold (median of 3), and the
+//                  time from tapping Pay on /buy/airtime to the transaction reading Successful
+//                  (median of 5); the browser parts are skipped without Chromium (bench/web.ts)
 //
 // After the webhook scenarios every built top-up body is delivered (again) and the bench checks that
 // each credited its wallet exactly once, that on PostgreSQL every answered event is stored and
@@ -93,7 +107,7 @@ import { transferSettings, transferToUserScenario } from './transfers.ts';
 // ratios of its tps.
 //
 // BENCH_SCENARIOS=webhook (a comma-separated list of getWallet, otp, signIn, webhook, buyAirtime,
-// createSavingsLock, transferToUser, savingsMaturity, listNotifications, broadcastPush) runs a
+// createSavingsLock, transferToUser, savingsMaturity, listNotifications, broadcastPush, webClient) runs a
 // subset; BENCH_PGLITE=0 or BENCH_POSTGRES=0 leaves a database out.
 //
 // The client and the server share the machine's cores, so the figures are for comparison between
@@ -136,7 +150,8 @@ const STOP_TIMEOUT_MS = 20_000;
  * matured twice on PostgreSQL (one runner, then two) and the ledger checked after each round. The
  * notification scenarios (issue 18) about a minute and a half, most of it the broadcast's pushes.
  * transferToUser (issue 19) under a minute for both: 400 users made and funded per database, 10 s of
- * load, the histories and balances read back.
+ * load, the histories and balances read back. webClient (issue 20) under a minute per database: six
+ * throttled page loads and five purchases through the screens (and the client's build, when stale).
  */
 const BENCH_TIMEOUT_MS = 900_000;
 const OUTPUT_LINES_MAX = 40;
@@ -147,7 +162,7 @@ const PGLITE_ENABLED = process.env.BENCH_PGLITE !== '0';
 const SCENARIOS = new Set(
   (
     process.env.BENCH_SCENARIOS ??
-    'getWallet,otp,signIn,webhook,buyAirtime,createSavingsLock,transferToUser,savingsMaturity,listNotifications,broadcastPush'
+    'getWallet,otp,signIn,webhook,buyAirtime,createSavingsLock,transferToUser,savingsMaturity,listNotifications,broadcastPush,webClient'
   )
     .split(',')
     .map((s) => s.trim()),
@@ -166,7 +181,16 @@ type DatabaseRun = {
   maturity: MaturityRound[];
   /** broadcastPush: its figures and profile, when that scenario ran. */
   broadcast: BroadcastRound | null;
+  /** webClient: the browser measures against this database's service, when they ran. */
+  webClient: WebClientRun | null;
 };
+
+/**
+ * webClient: the build measured before any service starts (null when the scenario is not selected or
+ * the build failed), and why the browser measures cannot run here (null when they can).
+ */
+let webClientBuild: { built: boolean; buildMs: number; initialJs: InitialJs } | null = null;
+let webBrowserSkipped: string | null = null;
 
 class SetupError extends Error {
   override name = 'SetupError';
@@ -639,6 +663,7 @@ async function benchDatabase(
   const startupMs = Math.round(performance.now() - startedAt);
   const scenarios: ScenarioResult[] = [];
   let acceptedToSuccess: DatabaseRun['acceptedToSuccess'] = null;
+  let webClient: WebClientRun | null = null;
   const checks: Check[] = [];
   const step = (result: ScenarioResult) => {
     scenarios.push(result);
@@ -656,6 +681,22 @@ async function benchDatabase(
     const adminToken = await signIn(server.baseUrl, admin.phone).catch((error: unknown) => {
       throw new SetupError(`signing in the admin failed: ${(error as Error).message}`);
     });
+    // First, while the service is idle: the browser measures are of one person, not of the load.
+    if (SCENARIOS.has('webClient') && webClientBuild !== null && webBrowserSkipped === null) {
+      try {
+        webClient = await webClientScenario(server);
+        const { load, loadDevtoolsAdjusted: adjusted, pay } = webClient;
+        process.stdout.write(
+          `${database}: webClient /sign-in cold: FCP ${load.fcpMedianMs} ms, LCP ${load.lcpMedianMs} ms (${load.loads.map((l) => l.lcpMs).join(', ')}; ${Math.round((load.loads[0]?.transferredBytes ?? 0) / 1000)} kB over ${load.loads[0]?.requests} requests, LCP element ${load.loads[0]?.lcpElement}); DevTools-adjusted: FCP ${adjusted.fcpMedianMs} ms, LCP ${adjusted.lcpMedianMs} ms; Pay → Successful ${pay.medianMs} ms (${pay.payments.map((p) => `${p.ms}${p.sawProcessing ? ' after Processing' : ''}`).join(', ')})\n`,
+        );
+      } catch (error) {
+        checked({
+          name: 'webClient in the browser',
+          ok: false,
+          detail: (error as Error).message.split('\n')[0] ?? '',
+        });
+      }
+    }
     if (SCENARIOS.has('getWallet')) step(await walletScenario(server, database));
     if (SCENARIOS.has('otp')) {
       const otp = await requestOtpScenario(server, database);
@@ -732,6 +773,7 @@ async function benchDatabase(
     acceptedToSuccess,
     maturity,
     broadcast,
+    webClient,
   };
 }
 
@@ -1020,6 +1062,54 @@ function notificationTargets(runs: DatabaseRun[]): NotificationTargets {
   return { lines, summary };
 }
 
+type WebClientTargets = { lines: string[]; summary: Record<string, unknown> | null };
+
+/**
+ * Issue 20's targets for the web client: its initial JS ≤ 150 KB gzipped, LCP ≤ 2.5 s on Slow 4G;
+ * the time from Pay to the success screen is reported beside them, not targeted.
+ */
+function webClientTargets(runs: DatabaseRun[]): WebClientTargets {
+  if (webClientBuild === null) return { lines: [], summary: null };
+  const js = webClientBuild.initialJs;
+  const lines = [
+    `webClient initial JS: ${js.gzipKb} KB gzipped (${js.files.length} files: entry and module preloads; ${Math.round(js.bytes / 1000)} KB raw) (target ≤ ${js.targetKb} KB): ${js.met ? 'met' : 'NOT met'}; all JS in web/dist: ${js.allJs.gzipKb} KB gzipped in ${js.allJs.files} files`,
+  ];
+  const browser: Record<string, unknown> = {};
+  for (const run of runs) {
+    const web = run.webClient;
+    if (web === null) continue;
+    lines.push(
+      `webClient on ${run.database}, /sign-in cold on ${SLOW_4G.name} (median of ${web.load.loads.length}): FCP ${web.load.fcpMedianMs} ms, LCP ${web.load.lcpMedianMs} ms (target ≤ ${web.load.lcpTargetMs} ms): ${web.load.lcpMet ? 'met' : 'NOT met'}; DevTools-adjusted (${web.loadDevtoolsAdjusted.profile.latencyMs} ms latency): LCP ${web.loadDevtoolsAdjusted.lcpMedianMs} ms: ${web.loadDevtoolsAdjusted.lcpMet ? 'met' : 'NOT met'}`,
+      `webClient on ${run.database}, Pay → Successful on ${SLOW_4G.name} (median of ${web.pay.payments.length}): ${web.pay.medianMs} ms (no target)`,
+    );
+    browser[run.database] = {
+      fcpMedianMs: web.load.fcpMedianMs,
+      lcpMedianMs: web.load.lcpMedianMs,
+      lcpTargetMs: web.load.lcpTargetMs,
+      lcpMet: web.load.lcpMet,
+      devtoolsAdjustedFcpMedianMs: web.loadDevtoolsAdjusted.fcpMedianMs,
+      devtoolsAdjustedLcpMedianMs: web.loadDevtoolsAdjusted.lcpMedianMs,
+      devtoolsAdjustedLcpMet: web.loadDevtoolsAdjusted.lcpMet,
+      payToSuccessMedianMs: web.pay.medianMs,
+      payToSuccessMs: web.pay.payments.map((p) => p.ms),
+    };
+  }
+  return {
+    lines,
+    summary: {
+      built: webClientBuild.built,
+      buildMs: webClientBuild.buildMs,
+      initialJs: js,
+      initialJsGzipKb: js.gzipKb,
+      initialJsTargetKb: js.targetKb,
+      initialJsMet: js.met,
+      profile: profileText(SLOW_4G),
+      browserSkipped: webBrowserSkipped,
+      ...browser,
+    },
+  };
+}
+
 function gitCommit(): string | null {
   try {
     return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' }).trim();
@@ -1039,6 +1129,7 @@ function writeResults(
   savingsTargets: SavingsTargets['summary'],
   notificationTargets: NotificationTargets['summary'],
   transferResults: TransferResults['summary'],
+  webClient: WebClientTargets['summary'],
 ): void {
   const report = {
     startedAt: startedAt.toISOString(),
@@ -1080,6 +1171,7 @@ function writeResults(
       'transferToUser: Tier-2 senders (made through the API: profile, Tier 1, Tier 2 by NIN, PIN, a funded wallet), the sender changing on every request (round-robin) and the Tier-1 recipient with it, ₦100 each, every request with its own Idempotency-Key; each transfer is one posting locking both wallets, and publishes the recipient’s wallet.transfer_received event (a job the service’s own workers run during the load).',
       'savingsMaturity: in the bench process on the service database after the service stopped; locks seeded in bulk (SQL and postBatch), all due at one instant; req/s is locks matured per second, p50/p99 the batch transaction; runs.maturity has each round with its per-statement profile.',
       'listNotifications: 50 users with 200 inbox entries each (50 unread), written in bulk before the service started (so its startup skips the migrations), one user per connection; limit 20.',
+      'webClient: initialJs is the entry <script type="module"> of web/dist/index.html and its <link rel="modulepreload">s, each gzipped at level 9 (1 KB = 1,000 bytes); allJs every .js in web/dist. In headless Chromium (playwright-core, 360×800 phone) throttled per page through DevTools to Lighthouse’s Slow 4G (150 ms latency per request, 1,638.4 kbit/s down, 675 kbit/s up, CPU 4×): /sign-in loaded cold (a new context each: no cache, no service worker), FCP and LCP from the buffered paint and largest-contentful-paint entries once the network is idle, median of 3; the same with DevTools’ adjusted latency (562.5 ms) and throughput (1,474.56 kbit/s) for context. Pay: one Tier-1 user signed in through the API (refresh token in localStorage), 5 purchases of ₦100 MTN airtime the sandbox delivers at once through /buy/airtime in one context, from the Pay click event to the frame after the status read Successful, on the page’s clock; the service is idle (this runs before the load scenarios).',
       'broadcastPush: after the service stopped, a worker process (context with job workers, push agent trusting the local push service) creates a broadcast and fans it out in pages of 500, 50 pushes at once; the push service runs in the bench process and checks the JWT and payload of the first BENCH_PUSH_CHECK_FIRST pushes only; req/s is pushes/s from creation to the last arrival, p50/p99 per push at the sender, peak RSS the worker’s VmHWM; runs.broadcast has the profile.',
     ],
     runs,
@@ -1089,6 +1181,7 @@ function writeResults(
     savingsTargets,
     notificationTargets,
     transferResults,
+    webClient,
     skipped,
   };
   fs.mkdirSync(path.dirname(resultsFile), { recursive: true });
@@ -1103,6 +1196,18 @@ async function main(): Promise<void> {
   const loadBefore = os.loadavg();
   const runs: DatabaseRun[] = [];
   const skipped: string[] = [];
+  if (SCENARIOS.has('webClient')) {
+    try {
+      webClientBuild = await prepareWebClient();
+      if (webClientBuild.built)
+        process.stdout.write(`webClient: web/dist built in ${webClientBuild.buildMs} ms\n`);
+    } catch (error) {
+      skipped.push(`webClient: the web client did not build: ${(error as Error).message.split('\n')[0]}`);
+    }
+    webBrowserSkipped = browserUnavailable();
+    if (webBrowserSkipped !== null)
+      skipped.push(`webClient in the browser (LCP, Pay → Successful): ${webBrowserSkipped}`);
+  }
   if (PGLITE_ENABLED) runs.push(await benchPglite());
   else skipped.push('pglite: BENCH_PGLITE=0');
   if (!POSTGRES_ENABLED) skipped.push('postgres: BENCH_POSTGRES=0');
@@ -1135,6 +1240,8 @@ async function main(): Promise<void> {
   for (const line of notifications.lines) process.stdout.write(`${line}\n`);
   const transfers = transferResults(runs, pgbench);
   for (const line of transfers.lines) process.stdout.write(`${line}\n`);
+  const web = webClientTargets(runs);
+  for (const line of web.lines) process.stdout.write(`${line}\n`);
   for (const run of runs) process.stdout.write(`${run.database}: service ready in ${run.startupMs} ms\n`);
   process.stdout.write(
     `load average (1 min) before/after: ${loadBefore[0]?.toFixed(2)} / ${os.loadavg()[0]?.toFixed(2)} on ${os.cpus().length} cpus\n`,
@@ -1150,6 +1257,7 @@ async function main(): Promise<void> {
     savings.summary,
     notifications.summary,
     transfers.summary,
+    web.summary,
   );
   const failed = runs.flatMap((run) =>
     run.checks.filter((c) => !c.ok).map((c) => `${run.database}: ${c.name}`),
