@@ -12,6 +12,7 @@ import { Route as rootRouteImport } from './routes/__root'
 import { Route as IndexRouteImport } from './routes/index'
 import { Route as InboxRouteImport } from './routes/inbox'
 import { Route as PinRouteImport } from './routes/pin'
+import { Route as RewardsRouteImport } from './routes/rewards'
 import { Route as SavingsRouteImport } from './routes/savings'
 import { Route as SettingsRouteImport } from './routes/settings'
 import { Route as SignInRouteImport } from './routes/sign-in'
@@ -35,6 +36,11 @@ const InboxRoute = InboxRouteImport.update({
 const PinRoute = PinRouteImport.update({
   id: '/pin',
   path: '/pin',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const RewardsRoute = RewardsRouteImport.update({
+  id: '/rewards',
+  path: '/rewards',
   getParentRoute: () => rootRouteImport,
 } as any)
 const SavingsRoute = SavingsRouteImport.update({
@@ -87,6 +93,7 @@ export interface FileRoutesByFullPath {
   '/': typeof IndexRoute
   '/inbox': typeof InboxRoute
   '/pin': typeof PinRoute
+  '/rewards': typeof RewardsRoute
   '/savings': typeof SavingsRoute
   '/settings': typeof SettingsRoute
   '/sign-in': typeof SignInRoute
@@ -101,6 +108,7 @@ export interface FileRoutesByTo {
   '/': typeof IndexRoute
   '/inbox': typeof InboxRoute
   '/pin': typeof PinRoute
+  '/rewards': typeof RewardsRoute
   '/savings': typeof SavingsRoute
   '/settings': typeof SettingsRoute
   '/sign-in': typeof SignInRoute
@@ -116,6 +124,7 @@ export interface FileRoutesById {
   '/': typeof IndexRoute
   '/inbox': typeof InboxRoute
   '/pin': typeof PinRoute
+  '/rewards': typeof RewardsRoute
   '/savings': typeof SavingsRoute
   '/settings': typeof SettingsRoute
   '/sign-in': typeof SignInRoute
@@ -132,6 +141,7 @@ export interface FileRouteTypes {
     | '/'
     | '/inbox'
     | '/pin'
+    | '/rewards'
     | '/savings'
     | '/settings'
     | '/sign-in'
@@ -146,6 +156,7 @@ export interface FileRouteTypes {
     | '/'
     | '/inbox'
     | '/pin'
+    | '/rewards'
     | '/savings'
     | '/settings'
     | '/sign-in'
@@ -160,6 +171,7 @@ export interface FileRouteTypes {
     | '/'
     | '/inbox'
     | '/pin'
+    | '/rewards'
     | '/savings'
     | '/settings'
     | '/sign-in'
@@ -175,6 +187,7 @@ export interface RootRouteChildren {
   IndexRoute: typeof IndexRoute
   InboxRoute: typeof InboxRoute
   PinRoute: typeof PinRoute
+  RewardsRoute: typeof RewardsRoute
   SavingsRoute: typeof SavingsRoute
   SettingsRoute: typeof SettingsRoute
   SignInRoute: typeof SignInRoute
@@ -207,6 +220,13 @@ declare module '@tanstack/react-router' {
       path: '/pin'
       fullPath: '/pin'
       preLoaderRoute: typeof PinRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/rewards': {
+      id: '/rewards'
+      path: '/rewards'
+      fullPath: '/rewards'
+      preLoaderRoute: typeof RewardsRouteImport
       parentRoute: typeof rootRouteImport
     }
     '/savings': {
@@ -279,6 +299,7 @@ const rootRouteChildren: RootRouteChildren = {
   IndexRoute: IndexRoute,
   InboxRoute: InboxRoute,
   PinRoute: PinRoute,
+  RewardsRoute: RewardsRoute,
   SavingsRoute: SavingsRoute,
   SettingsRoute: SettingsRoute,
   SignInRoute: SignInRoute,

@@ -65,6 +65,12 @@ function Home() {
         <Link to="/savings" className="rounded-lg border border-brand p-3 text-center text-brand">
           Savings
         </Link>
+        <Link to="/rewards" className="rounded-lg border border-brand p-3 text-center text-brand">
+          Rewards
+        </Link>
+        <Link to="/transactions" className="rounded-lg border border-brand p-3 text-center text-brand">
+          History
+        </Link>
       </nav>
     </Screen>
   );

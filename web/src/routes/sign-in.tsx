@@ -7,7 +7,7 @@ import { Button, ErrorNote, Field, Screen } from '../components/ui.tsx';
 // Sign-in (API.md section 4): the phone, then the code sent to it by SMS.
 
 function SignIn() {
-  const { next } = Route.useSearch();
+  const { next, ref } = Route.useSearch();
   const navigate = useNavigate();
   const [phone, setPhone] = useState('');
   const [code, setCode] = useState('');
@@ -42,7 +42,11 @@ function SignIn() {
             });
           } else {
             void act(async () => {
-              const tokens = await call('verifyOtp', { phone, code });
+              const tokens = await call('verifyOtp', {
+                phone,
+                code,
+                ...(ref === undefined ? {} : { referralCode: ref }),
+              });
               session.set(tokens);
               await navigate({ to: next ?? '/' });
             });
@@ -78,7 +82,12 @@ function SignIn() {
 }
 
 export const Route = createFileRoute('/sign-in')({
-  validateSearch: (search: Record<string, unknown>): { next?: string } =>
-    typeof search.next === 'string' && search.next.startsWith('/') ? { next: search.next } : {},
+  // `next`: where to go after (this app's own paths only); `ref`: an inviter's code from a shared link.
+  validateSearch: (search: Record<string, unknown>): { next?: string; ref?: string } => ({
+    ...(typeof search.next === 'string' && search.next.startsWith('/') && !search.next.startsWith('//')
+      ? { next: search.next }
+      : {}),
+    ...(typeof search.ref === 'string' && /^[A-Za-z0-9]{1,32}$/.test(search.ref) ? { ref: search.ref } : {}),
+  }),
   component: SignIn,
 });
