@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { brotliCompressSync, gzipSync, constants as zlibConstants } from 'node:zlib';
 import type { Logger } from 'pino';
 
 // The web client (API.md section 15) is built by the service itself, on its first start and again
@@ -29,6 +30,9 @@ const ABANDONED_AFTER_MS = 60 * 60 * 1000;
 
 export type WebBuild = { built: boolean; dir: string };
 
+/** The service's own modules the client imports (its prefix table and phone parsing), from the repository root. */
+const BUNDLED_SERVICE_SOURCES = ['src/vtu/prefixes.ts', 'src/phone-number.ts'];
+
 const silent: Pick<Logger, 'info' | 'warn'> = { info: () => {}, warn: () => {} };
 
 /**
@@ -51,6 +55,13 @@ export async function webSourceHash(dir: string = webDir): Promise<string | unde
   const hash = createHash('sha256');
   for (const file of files.filter((f) => !GENERATED.has(f)).sort()) {
     const content = await readFile(path.join(dir, file));
+    hash.update(`${file}\0${content.length}\0`);
+    hash.update(content);
+  }
+  // What the build is made with besides the client's own files: the service modules it bundles, and
+  // this recipe (a change to how the build is made is a new build).
+  for (const file of [...BUNDLED_SERVICE_SOURCES, path.relative(repoRoot, import.meta.filename)]) {
+    const content = await readFile(path.join(repoRoot, file));
     hash.update(`${file}\0${content.length}\0`);
     hash.update(content);
   }
@@ -119,6 +130,7 @@ async function buildIfStale(dir: string, logger: Pick<Logger, 'info' | 'warn'>):
       logLevel: 'warn',
       build: { outDir, emptyOutDir: true },
     });
+    await precompress(outDir);
     await writeFile(path.join(outDir, HASH_FILE), `${hash}\n`);
     await moveIntoPlace(outDir, distDir, staging);
   } finally {
@@ -127,6 +139,27 @@ async function buildIfStale(dir: string, logger: Pick<Logger, 'info' | 'warn'>):
     await rm(outDir, { recursive: true, force: true });
   }
   return { built: true, dir: distDir };
+}
+
+/** Text files the client is made of: worth compressing once here rather than on every request. */
+const COMPRESSIBLE = /\.(?:js|mjs|css|html|svg|json|webmanifest)$/;
+
+/**
+ * Writes a Brotli (.br) and a gzip (.gz) copy beside every text file of the build, which the server
+ * sends to browsers that accept them (@fastify/static preCompressed). Measured with npm run bench
+ * (webClient): a cold /sign-in on Slow 4G moved 362 kB uncompressed, and its LCP missed 2.5 s.
+ */
+async function precompress(outDir: string): Promise<void> {
+  for (const entry of await readdir(outDir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !COMPRESSIBLE.test(entry.name)) continue;
+    const file = path.join(entry.parentPath, entry.name);
+    const content = await readFile(file);
+    await writeFile(
+      `${file}.br`,
+      brotliCompressSync(content, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11 } }),
+    );
+    await writeFile(`${file}.gz`, gzipSync(content, { level: 9 }));
+  }
 }
 
 /**

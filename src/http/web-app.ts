@@ -77,12 +77,17 @@ export async function registerWebApp(
     index: false,
     dotfiles: 'ignore',
     cacheControl: false,
+    // The build wrote .br and .gz copies of its text files (src/web-build.ts): sent to browsers that
+    // accept them, with Vary: Accept-Encoding.
+    preCompressed: true,
     // Called for a file found (200, 206 or 304), never for a 404, which stays the API's.
     setHeaders(response, filePath) {
       response.setHeader('cache-control', filePath.startsWith(assetsDir) ? IMMUTABLE : REVALIDATE);
       response.setHeader('content-security-policy', CONTENT_SECURITY_POLICY);
       response.setHeader('x-content-type-options', 'nosniff');
       response.setHeader('referrer-policy', 'no-referrer');
+      // The same URL answers a .br, a .gz or the plain file by Accept-Encoding: caches must tell them apart.
+      response.setHeader('vary', 'Accept-Encoding');
     },
   });
 
@@ -91,7 +96,7 @@ export async function registerWebApp(
   for (const entry of readdirSync(distDir, { recursive: true, withFileTypes: true })) {
     if (!entry.isFile()) continue;
     const file = path.relative(distDir, path.join(entry.parentPath, entry.name)).split(path.sep).join('/');
-    if (file.startsWith('assets/') || !PLAIN_NAME.test(file)) continue;
+    if (file.startsWith('assets/') || !PLAIN_NAME.test(file) || /\.(?:br|gz)$/.test(file)) continue;
     const urls = file === 'index.html' ? ['/', '/index.html'] : [`/${file}`];
     for (const url of urls) app.get(url, routeOptions, (_request, reply) => reply.sendFile(file));
   }

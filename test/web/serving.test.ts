@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { CONTENT_SECURITY_POLICY } from '../../src/http/web-app.ts';
 import { ensureWebBuilt, webBuildIsFresh, webDir, webDistDir, webSourceHash } from '../../src/web-build.ts';
 import { createWorld, type World } from '../helpers/world.ts';
@@ -18,6 +20,16 @@ const BUILD_TIMEOUT = { timeout: 180_000 };
 const HTML = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
 
 /** The script and stylesheet URLs of index.html. */
+function rawGet(url: string, headers: Record<string, string>) {
+  return new Promise<{ headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+    httpGet(url, { headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ headers: response.headers, body: Buffer.concat(chunks) }));
+    }).on('error', reject);
+  });
+}
+
 function assetUrls(html: string): string[] {
   return [...html.matchAll(/\b(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1]!);
 }
@@ -88,6 +100,27 @@ describe('the web client served by the service', BUILD_TIMEOUT, () => {
     const response = await fetch(`${world.baseUrl}${script}`);
     assert.match(response.headers.get('content-type') ?? '', /^(?:text|application)\/javascript/);
     assert.equal(await response.text(), await readFile(path.join(webDistDir, script), 'utf8'));
+  });
+
+  it('sends the Brotli or gzip copy the build made to a browser that accepts it', async () => {
+    const script = assetUrls(indexHtml).find((url) => url.endsWith('.js'))!;
+    const plain = Buffer.from(
+      await (
+        await fetch(`${world.baseUrl}${script}`, { headers: { 'accept-encoding': 'identity' } })
+      ).arrayBuffer(),
+    );
+    for (const [encoding, decode] of [
+      ['br', brotliDecompressSync],
+      ['gzip', gunzipSync],
+    ] as const) {
+      // Undici's fetch would decode the body itself; node:http hands over the bytes as sent.
+      const { headers, body } = await rawGet(`${world.baseUrl}${script}`, { 'accept-encoding': encoding });
+      assert.equal(headers['content-encoding'], encoding);
+      assert.match(String(headers.vary), /accept-encoding/i);
+      assert.equal(headers['cache-control'], 'public, max-age=31536000, immutable');
+      assert.ok(body.length < plain.length / 2, `${encoding}: ${body.length} of ${plain.length} bytes`);
+      assert.deepEqual(decode(body), plain);
+    }
   });
 
   it('answers a revalidation with 304 and the same headers', async () => {
