@@ -17,7 +17,11 @@ import { Route as SavingsRouteImport } from './routes/savings'
 import { Route as SettingsRouteImport } from './routes/settings'
 import { Route as SignInRouteImport } from './routes/sign-in'
 import { Route as TransferRouteImport } from './routes/transfer'
+import { Route as VerifyRouteImport } from './routes/verify'
+import { Route as AdminKycRouteImport } from './routes/admin/kyc'
+import { Route as BuyIndexRouteImport } from './routes/buy/index'
 import { Route as BuyAirtimeRouteImport } from './routes/buy/airtime'
+import { Route as BuyDataRouteImport } from './routes/buy/data'
 import { Route as FundIndexRouteImport } from './routes/fund/index'
 import { Route as FundReturnRouteImport } from './routes/fund/return'
 import { Route as TransactionsIndexRouteImport } from './routes/transactions/index'
@@ -63,9 +67,29 @@ const TransferRoute = TransferRouteImport.update({
   path: '/transfer',
   getParentRoute: () => rootRouteImport,
 } as any)
+const VerifyRoute = VerifyRouteImport.update({
+  id: '/verify',
+  path: '/verify',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const AdminKycRoute = AdminKycRouteImport.update({
+  id: '/admin/kyc',
+  path: '/admin/kyc',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const BuyIndexRoute = BuyIndexRouteImport.update({
+  id: '/buy/',
+  path: '/buy/',
+  getParentRoute: () => rootRouteImport,
+} as any)
 const BuyAirtimeRoute = BuyAirtimeRouteImport.update({
   id: '/buy/airtime',
   path: '/buy/airtime',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const BuyDataRoute = BuyDataRouteImport.update({
+  id: '/buy/data',
+  path: '/buy/data',
   getParentRoute: () => rootRouteImport,
 } as any)
 const FundIndexRoute = FundIndexRouteImport.update({
@@ -98,9 +122,13 @@ export interface FileRoutesByFullPath {
   '/settings': typeof SettingsRoute
   '/sign-in': typeof SignInRoute
   '/transfer': typeof TransferRoute
+  '/verify': typeof VerifyRoute
+  '/admin/kyc': typeof AdminKycRoute
   '/buy/airtime': typeof BuyAirtimeRoute
+  '/buy/data': typeof BuyDataRoute
   '/fund/return': typeof FundReturnRoute
   '/transactions/$id': typeof TransactionsIdRoute
+  '/buy/': typeof BuyIndexRoute
   '/fund/': typeof FundIndexRoute
   '/transactions/': typeof TransactionsIndexRoute
 }
@@ -113,9 +141,13 @@ export interface FileRoutesByTo {
   '/settings': typeof SettingsRoute
   '/sign-in': typeof SignInRoute
   '/transfer': typeof TransferRoute
+  '/verify': typeof VerifyRoute
+  '/admin/kyc': typeof AdminKycRoute
   '/buy/airtime': typeof BuyAirtimeRoute
+  '/buy/data': typeof BuyDataRoute
   '/fund/return': typeof FundReturnRoute
   '/transactions/$id': typeof TransactionsIdRoute
+  '/buy': typeof BuyIndexRoute
   '/fund': typeof FundIndexRoute
   '/transactions': typeof TransactionsIndexRoute
 }
@@ -129,9 +161,13 @@ export interface FileRoutesById {
   '/settings': typeof SettingsRoute
   '/sign-in': typeof SignInRoute
   '/transfer': typeof TransferRoute
+  '/verify': typeof VerifyRoute
+  '/admin/kyc': typeof AdminKycRoute
   '/buy/airtime': typeof BuyAirtimeRoute
+  '/buy/data': typeof BuyDataRoute
   '/fund/return': typeof FundReturnRoute
   '/transactions/$id': typeof TransactionsIdRoute
+  '/buy/': typeof BuyIndexRoute
   '/fund/': typeof FundIndexRoute
   '/transactions/': typeof TransactionsIndexRoute
 }
@@ -146,9 +182,13 @@ export interface FileRouteTypes {
     | '/settings'
     | '/sign-in'
     | '/transfer'
+    | '/verify'
+    | '/admin/kyc'
     | '/buy/airtime'
+    | '/buy/data'
     | '/fund/return'
     | '/transactions/$id'
+    | '/buy/'
     | '/fund/'
     | '/transactions/'
   fileRoutesByTo: FileRoutesByTo
@@ -161,9 +201,13 @@ export interface FileRouteTypes {
     | '/settings'
     | '/sign-in'
     | '/transfer'
+    | '/verify'
+    | '/admin/kyc'
     | '/buy/airtime'
+    | '/buy/data'
     | '/fund/return'
     | '/transactions/$id'
+    | '/buy'
     | '/fund'
     | '/transactions'
   id:
@@ -176,9 +220,13 @@ export interface FileRouteTypes {
     | '/settings'
     | '/sign-in'
     | '/transfer'
+    | '/verify'
+    | '/admin/kyc'
     | '/buy/airtime'
+    | '/buy/data'
     | '/fund/return'
     | '/transactions/$id'
+    | '/buy/'
     | '/fund/'
     | '/transactions/'
   fileRoutesById: FileRoutesById
@@ -192,9 +240,13 @@ export interface RootRouteChildren {
   SettingsRoute: typeof SettingsRoute
   SignInRoute: typeof SignInRoute
   TransferRoute: typeof TransferRoute
+  VerifyRoute: typeof VerifyRoute
+  AdminKycRoute: typeof AdminKycRoute
   BuyAirtimeRoute: typeof BuyAirtimeRoute
+  BuyDataRoute: typeof BuyDataRoute
   FundReturnRoute: typeof FundReturnRoute
   TransactionsIdRoute: typeof TransactionsIdRoute
+  BuyIndexRoute: typeof BuyIndexRoute
   FundIndexRoute: typeof FundIndexRoute
   TransactionsIndexRoute: typeof TransactionsIndexRoute
 }
@@ -257,11 +309,39 @@ declare module '@tanstack/react-router' {
       preLoaderRoute: typeof TransferRouteImport
       parentRoute: typeof rootRouteImport
     }
+    '/verify': {
+      id: '/verify'
+      path: '/verify'
+      fullPath: '/verify'
+      preLoaderRoute: typeof VerifyRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/admin/kyc': {
+      id: '/admin/kyc'
+      path: '/admin/kyc'
+      fullPath: '/admin/kyc'
+      preLoaderRoute: typeof AdminKycRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/buy/': {
+      id: '/buy/'
+      path: '/buy'
+      fullPath: '/buy/'
+      preLoaderRoute: typeof BuyIndexRouteImport
+      parentRoute: typeof rootRouteImport
+    }
     '/buy/airtime': {
       id: '/buy/airtime'
       path: '/buy/airtime'
       fullPath: '/buy/airtime'
       preLoaderRoute: typeof BuyAirtimeRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/buy/data': {
+      id: '/buy/data'
+      path: '/buy/data'
+      fullPath: '/buy/data'
+      preLoaderRoute: typeof BuyDataRouteImport
       parentRoute: typeof rootRouteImport
     }
     '/fund/': {
@@ -304,9 +384,13 @@ const rootRouteChildren: RootRouteChildren = {
   SettingsRoute: SettingsRoute,
   SignInRoute: SignInRoute,
   TransferRoute: TransferRoute,
+  VerifyRoute: VerifyRoute,
+  AdminKycRoute: AdminKycRoute,
   BuyAirtimeRoute: BuyAirtimeRoute,
+  BuyDataRoute: BuyDataRoute,
   FundReturnRoute: FundReturnRoute,
   TransactionsIdRoute: TransactionsIdRoute,
+  BuyIndexRoute: BuyIndexRoute,
   FundIndexRoute: FundIndexRoute,
   TransactionsIndexRoute: TransactionsIndexRoute,
 }

@@ -5,7 +5,7 @@ import { session } from '../api/session.ts';
 
 const nav = [
   { to: '/', label: 'Home' },
-  { to: '/buy/airtime', label: 'Buy' },
+  { to: '/buy', label: 'Buy' },
   { to: '/transactions', label: 'History' },
   { to: '/inbox', label: 'Inbox' },
   { to: '/settings', label: 'Settings' },

@@ -68,6 +68,14 @@ function Home() {
         <Link to="/rewards" className="rounded-lg border border-brand p-3 text-center text-brand">
           Rewards
         </Link>
+        <Link to="/verify" className="rounded-lg border border-brand p-3 text-center text-brand">
+          Verify identity
+        </Link>
+        {me.data?.roles.includes('admin') ? (
+          <Link to="/admin/kyc" className="rounded-lg border border-brand p-3 text-center text-brand">
+            KYC reviews
+          </Link>
+        ) : null}
         <Link to="/transactions" className="rounded-lg border border-brand p-3 text-center text-brand">
           History
         </Link>

@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { ensureWebBuilt } from '../../src/web-build.ts';
+import { walletKobo } from '../funding/support.ts';
+import { createWorld, ok, post, type SignedIn, signIn, type World } from '../helpers/world.ts';
+import { matchingAccount, matchingNin, pngDocument, userAtTier } from '../kyc/kyc-support.ts';
+import { fund, mtn, PIN } from '../vtu/purchase-support.ts';
+import { launchChromium, phonePage, screen, skipWithoutChromium } from './support.ts';
+
+// Verification and data in the web client, in headless Chromium: a person submits Tier 2 (NIN) and
+// Tier 3 (bank account and a document upload) through the screens, an admin approves Tier 3 on the
+// review screen, and the person buys a data plan chosen from the catalogue. axe-core checks every
+// screen; each is saved as a 360×800 screenshot.
+
+const TIMEOUT = { timeout: 30_000 };
+const ADMIN_PHONE = '08030000002';
+
+/** The user's tier as the service keeps it (the page's refresh rotated the API session's tokens). */
+async function tierOf(world: World, user: SignedIn): Promise<number> {
+  const row = await world.ctx.db
+    .selectFrom('users')
+    .select('kyc_tier')
+    .where('id', '=', user.userId)
+    .executeTakeFirstOrThrow();
+  return row.kyc_tier;
+}
+
+async function signedInPage(browser: Browser, world: World, user: SignedIn): Promise<Page> {
+  const page = await phonePage(browser);
+  await page.goto(`${world.baseUrl}/sign-in`);
+  await page.evaluate((token) => localStorage.setItem('billrail.refresh', token), user.refreshToken);
+  return page;
+}
+
+describe('the web client: verification, admin review, data', {
+  skip: skipWithoutChromium,
+  timeout: 300_000,
+}, () => {
+  let world: World;
+  let browser: Browser;
+  let user: SignedIn;
+  let page: Page;
+
+  before(async () => {
+    await ensureWebBuilt({});
+    world = await createWorld({ env: { ADMIN_PHONES: `+234${ADMIN_PHONE.slice(1)}` } });
+    browser = await launchChromium();
+    user = await userAtTier(world, 1);
+    ok(await post(world, 'setTransactionPin', { pin: PIN }, { token: user.accessToken }));
+    page = await signedInPage(browser, world, user);
+  });
+  after(async () => {
+    await browser?.close();
+    await world?.close();
+  });
+
+  it('submits Tier 2 and Tier 3 (with a document upload) through the screens', async () => {
+    await page.goto(`${world.baseUrl}/verify`);
+    await page.getByTestId('tier-1').filter({ hasText: 'approved' }).waitFor(TIMEOUT);
+    await page.getByLabel('NIN', { exact: true }).fill(matchingNin());
+    await page.getByLabel('Phone number on your NIN').fill(user.phone);
+    await screen(page, '30-kyc-tier2');
+    await page.getByRole('button', { name: 'Submit NIN' }).click();
+    await page.getByTestId('tier-2').filter({ hasText: 'approved' }).waitFor(TIMEOUT);
+
+    await page.getByLabel('Bank code').fill('058');
+    await page.getByLabel('Account number').fill(matchingAccount());
+    await page
+      .getByLabel('Photo or PDF of the document')
+      .setInputFiles({ name: 'passport.png', mimeType: 'image/png', buffer: pngDocument() });
+    await screen(page, '31-kyc-tier3');
+    await page.getByRole('button', { name: 'Submit for review' }).click();
+    await page.getByTestId('tier-3').filter({ hasText: 'being checked' }).waitFor(TIMEOUT);
+    assert.equal(await tierOf(world, user), 2);
+  });
+
+  it('lets an admin approve the Tier 3 submission on the review screen', async () => {
+    const admin = await signIn(world, ADMIN_PHONE);
+    const adminPage = await signedInPage(browser, world, admin);
+    await adminPage.goto(`${world.baseUrl}/admin/kyc`);
+    const submission = adminPage.getByRole('listitem').filter({ hasText: 'tier 3' });
+    await submission.waitFor(TIMEOUT);
+    await screen(adminPage, '32-admin-kyc');
+    await submission.getByRole('button', { name: 'Approve' }).click();
+    await adminPage.getByText('Nothing is waiting.').waitFor(TIMEOUT);
+    assert.equal(await tierOf(world, user), 3);
+    await adminPage.context().close();
+  });
+
+  it('buys a data plan chosen from the catalogue, paying the price shown', async () => {
+    await fund(world, user.userId, 5_000);
+    await page.goto(`${world.baseUrl}/buy/data`);
+    await page.getByLabel('Phone number').fill(mtn('5'));
+    const plans = page.getByLabel('Plan');
+    await plans
+      .locator('option')
+      .nth(1)
+      .waitFor({ state: 'attached', ...TIMEOUT });
+    await plans.selectOption({ index: 1 });
+    await page.getByRole('button', { name: 'Continue' }).click();
+    const price = (await page.getByTestId('price').textContent()) ?? '';
+    const kobo = BigInt(Math.round(Number(price.replace(/[₦,]/g, '')) * 100));
+    await page.getByLabel('Transaction PIN').fill(PIN);
+    await screen(page, '33-buy-data');
+    await page.getByRole('button', { name: /^Pay ₦/ }).click();
+    await page.waitForURL(/\/transactions\/[0-9a-f-]{36}$/, TIMEOUT);
+    await page.getByTestId('status').filter({ hasText: 'Successful' }).waitFor(TIMEOUT);
+    assert.equal(await walletKobo(world, user.userId), 500_000n - kobo);
+  });
+});

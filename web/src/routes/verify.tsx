@@ -1,0 +1,181 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { createFileRoute } from '@tanstack/react-router';
+import { useState } from 'react';
+import { type CallError, call } from '../api/client.ts';
+import { requireSignIn } from '../auth-guard.ts';
+import { Button, ErrorNote, Field, Screen, Waiting } from '../components/ui.tsx';
+
+// Verification (API.md section 7): where each tier stands, then the next one's form. Tier 2 is the
+// NIN; tier 3 a bank account and an ID document (a photo or PDF, sent as the contract asks: base64).
+
+const documentTypes = [
+  { value: 'passport', label: 'International passport' },
+  { value: 'drivers_licence', label: "Driver's licence" },
+  { value: 'voters_card', label: "Voter's card" },
+  { value: 'nin_slip', label: 'NIN slip' },
+] as const;
+type DocumentType = (typeof documentTypes)[number]['value'];
+type Mime = 'image/jpeg' | 'image/png' | 'application/pdf';
+const statusWords = {
+  none: 'not started',
+  pending: 'being checked',
+  approved: 'approved',
+  rejected: 'not approved',
+};
+/** The largest document the form sends, in bytes, before base64. */
+const documentBytesMax = 5 * 1024 * 1024;
+
+function readAsBase64(file: File): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result).replace(/^data:[^,]*,/, ''));
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(file);
+  });
+}
+
+function Kyc() {
+  const queries = useQueryClient();
+  const status = useQuery({ queryKey: ['kyc'], queryFn: () => call('getKycStatus', {}) });
+  const [nin, setNin] = useState('');
+  const [ninPhone, setNinPhone] = useState('');
+  const [bankCode, setBankCode] = useState('');
+  const [accountNumber, setAccountNumber] = useState('');
+  const [documentType, setDocumentType] = useState<DocumentType>('passport');
+  const [file, setFile] = useState<File | null>(null);
+  const [fileError, setFileError] = useState<string | undefined>();
+  const done = () => queries.invalidateQueries({ queryKey: ['kyc'] });
+  const tier2 = useMutation({
+    mutationFn: () => call('submitKycTier2', { nin, phone: ninPhone }),
+    onSuccess: done,
+  });
+  const tier3 = useMutation({
+    mutationFn: async () =>
+      call('submitKycTier3', {
+        bankCode,
+        accountNumber,
+        documentType,
+        documentBase64: await readAsBase64(file!),
+        documentMimeType: file!.type as Mime,
+      }),
+    onSuccess: done,
+  });
+  const tier = status.data?.tier ?? 0;
+  const next = status.data?.tiers.find((t) => t.tier === tier + 1);
+
+  return (
+    <Screen title="Verify your identity">
+      {status.isPending ? <Waiting label="Loading your verification" /> : null}
+      <ErrorNote error={(status.error ?? tier2.error ?? tier3.error) as CallError | null} />
+      {status.data ? (
+        <ul aria-label="Your tiers" className="flex flex-col gap-1">
+          {status.data.tiers.map((t) => (
+            <li key={t.tier} data-testid={`tier-${t.tier}`}>
+              Tier {t.tier}: {statusWords[t.status]}
+              {t.reason ? ` (${t.reason})` : ''}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {next?.status === 'pending' ? (
+        <p>We are checking tier {next.tier}. We will tell you when it is done.</p>
+      ) : null}
+      {tier === 0 ? <p>Tier 1 is a face check in the provider's page, opened from this app.</p> : null}
+      {tier === 1 && next?.status !== 'pending' ? (
+        <form
+          className="flex flex-col gap-4"
+          onSubmit={(event) => {
+            event.preventDefault();
+            tier2.mutate();
+          }}
+        >
+          <h2 className="text-lg font-semibold">Tier 2: your NIN</h2>
+          <Field
+            label="NIN"
+            value={nin}
+            onChange={setNin}
+            inputMode="numeric"
+            maxLength={11}
+            hint="11 digits"
+          />
+          <Field label="Phone number on your NIN" value={ninPhone} onChange={setNinPhone} inputMode="tel" />
+          <Button type="submit" busy={tier2.isPending} disabled={!/^\d{11}$/.test(nin) || ninPhone === ''}>
+            Submit NIN
+          </Button>
+        </form>
+      ) : null}
+      {tier === 2 && next?.status !== 'pending' ? (
+        <form
+          className="flex flex-col gap-4"
+          onSubmit={(event) => {
+            event.preventDefault();
+            tier3.mutate();
+          }}
+        >
+          <h2 className="text-lg font-semibold">Tier 3: bank account and ID</h2>
+          <Field
+            label="Bank code"
+            value={bankCode}
+            onChange={setBankCode}
+            inputMode="numeric"
+            hint="Like 058"
+          />
+          <Field
+            label="Account number"
+            value={accountNumber}
+            onChange={setAccountNumber}
+            inputMode="numeric"
+            maxLength={10}
+          />
+          <label className="flex flex-col gap-1">
+            <span className="font-medium">Document</span>
+            <select
+              className="rounded-lg border border-gray-400 px-3 py-2"
+              value={documentType}
+              onChange={(event) => setDocumentType(event.target.value as DocumentType)}
+            >
+              {documentTypes.map((d) => (
+                <option key={d.value} value={d.value}>
+                  {d.label}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label className="flex flex-col gap-1">
+            <span className="font-medium">Photo or PDF of the document</span>
+            <input
+              type="file"
+              accept="image/jpeg,image/png,application/pdf"
+              aria-describedby={fileError ? 'document-error' : undefined}
+              onChange={(event) => {
+                const chosen = event.target.files?.[0] ?? null;
+                setFileError(
+                  chosen !== null && chosen.size > documentBytesMax
+                    ? 'The file is larger than 5 MB'
+                    : undefined,
+                );
+                setFile(chosen);
+              }}
+            />
+          </label>
+          {fileError ? (
+            <p id="document-error" className="text-sm text-red-800">
+              {fileError}
+            </p>
+          ) : null}
+          <Button
+            type="submit"
+            busy={tier3.isPending}
+            disabled={
+              file === null || fileError !== undefined || bankCode === '' || !/^\d{10}$/.test(accountNumber)
+            }
+          >
+            Submit for review
+          </Button>
+        </form>
+      ) : null}
+    </Screen>
+  );
+}
+
+export const Route = createFileRoute('/verify')({ beforeLoad: requireSignIn, component: Kyc });
