@@ -30,12 +30,18 @@ export async function enablePush(): Promise<string> {
     return 'Notifications are blocked for this site.';
   const registration = await navigator.serviceWorker.ready;
   const { publicKey } = await call('getPushPublicKey', {});
-  const subscription =
-    (await registration.pushManager.getSubscription()) ??
-    (await registration.pushManager.subscribe({
-      userVisibleOnly: true,
-      applicationServerKey: keyBytes(publicKey),
-    }));
+  let subscription: PushSubscription;
+  try {
+    subscription =
+      (await registration.pushManager.getSubscription()) ??
+      (await registration.pushManager.subscribe({
+        userVisibleOnly: true,
+        applicationServerKey: keyBytes(publicKey),
+      }));
+  } catch {
+    // The browser's own push service refused or could not be reached: nothing was saved.
+    return 'This browser could not reach its push service. Try again later.';
+  }
   await call('savePushSubscription', {
     endpoint: subscription.endpoint,
     p256dh: base64url(subscription.getKey('p256dh')),

@@ -1,0 +1,145 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { ensureWebBuilt } from '../../src/web-build.ts';
+import { walletKobo } from '../funding/support.ts';
+import { createWorld, type SignedIn, type World } from '../helpers/world.ts';
+import { buyer, mtn, PIN } from '../vtu/purchase-support.ts';
+import { launchChromium, screen, skipWithoutChromium } from './support.ts';
+
+// The web client when the network fails (API.md section 15, issue 20 item 4), in headless Chromium:
+// a purchase whose answer is lost on the way back is retried with the same Idempotency-Key and
+// charged once; the service worker installs, keeps the app shell, and the last balance and history
+// stay readable offline, marked as such; push is asked of the browser through the service worker.
+
+const TIMEOUT = { timeout: 30_000 };
+
+/** What the tests read of the page's globals (the service compiles without the DOM's types). */
+type BrowserGlobals = {
+  navigator: {
+    serviceWorker: { ready: Promise<{ active: { scriptURL: string } | null }>; controller: unknown };
+  };
+};
+
+describe('the web client when the network fails', { skip: skipWithoutChromium, timeout: 300_000 }, () => {
+  let world: World;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let user: SignedIn;
+
+  before(async () => {
+    await ensureWebBuilt({});
+    world = await createWorld();
+    browser = await launchChromium();
+    context = await browser.newContext({
+      viewport: { width: 360, height: 800 },
+      deviceScaleFactor: 2,
+      isMobile: true,
+      hasTouch: true,
+      serviceWorkers: 'allow',
+    });
+    page = await context.newPage();
+    user = await buyer(world, 1_000);
+    await page.goto(`${world.baseUrl}/sign-in`);
+    await page.evaluate((token) => localStorage.setItem('billrail.refresh', token), user.refreshToken);
+  });
+  after(async () => {
+    await browser?.close();
+    await world?.close();
+  });
+
+  it('retries a purchase whose answer was lost with the same Idempotency-Key: charged once', async () => {
+    const keys: string[] = [];
+    let lose = true;
+    await page.route('**/_serverFn/buyAirtime', async (route) => {
+      keys.push(route.request().headers()['idempotency-key'] ?? '');
+      // The first attempt reaches the service, which accepts it; its answer never comes back.
+      const response = await route.fetch();
+      if (lose) {
+        lose = false;
+        await route.abort('connectionreset');
+        return;
+      }
+      await route.fulfill({ response });
+    });
+    await page.goto(`${world.baseUrl}/buy/airtime`);
+    await page.getByLabel('Phone number').fill(mtn('5'));
+    await page.getByLabel('Amount (₦)').fill('300');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByTestId('price').filter({ hasText: '₦' }).waitFor(TIMEOUT);
+    await page.getByLabel('Transaction PIN').fill(PIN);
+    await page.getByRole('button', { name: /^Pay ₦/ }).click();
+    await page.getByText('You are offline. Check your connection and try again.').waitFor(TIMEOUT);
+    await screen(page, '12-purchase-connection-lost');
+    await page.getByRole('button', { name: /^Pay ₦/ }).click();
+    await page.waitForURL(/\/transactions\/[0-9a-f-]{36}$/, TIMEOUT);
+    await page.getByTestId('status').filter({ hasText: 'Successful' }).waitFor(TIMEOUT);
+    await page.unroute('**/_serverFn/buyAirtime');
+
+    assert.equal(keys.length, 2);
+    assert.equal(keys[0], keys[1], 'the retry carries the first attempt’s key');
+    const purchases = await world.ctx.db
+      .selectFrom('vtu_transactions')
+      .select('id')
+      .where('user_id', '=', user.userId)
+      .execute();
+    assert.equal(purchases.length, 1, 'one purchase for the two attempts');
+    assert.equal(await walletKobo(world, user.userId), 70_000n);
+  });
+
+  it('installs its service worker and shows the last balance and history offline, marked as such', async () => {
+    await page.goto(`${world.baseUrl}/`);
+    await page.getByTestId('balance').filter({ hasText: '₦700.00' }).waitFor(TIMEOUT);
+    await page.goto(`${world.baseUrl}/transactions`);
+    await page.getByRole('main').getByRole('listitem').first().waitFor(TIMEOUT);
+    // Controlled by the service worker once it is active and the page loads again.
+    await page.evaluate(async () => {
+      await (globalThis as unknown as BrowserGlobals).navigator.serviceWorker.ready;
+    });
+    await page.reload();
+    assert.equal(
+      await page.evaluate(
+        () => (globalThis as unknown as BrowserGlobals).navigator.serviceWorker.controller !== null,
+      ),
+      true,
+    );
+
+    await context.setOffline(true);
+    await page.goto(`${world.baseUrl}/`);
+    await page.getByText(/^Offline: this is your balance as of /).waitFor(TIMEOUT);
+    assert.equal(await page.getByTestId('balance').textContent(), '₦700.00');
+    await screen(page, '13-offline-home');
+    await page.goto(`${world.baseUrl}/transactions`);
+    await page.getByText(/^Offline: your history as of /).waitFor(TIMEOUT);
+    assert.match(
+      (await page.getByRole('main').getByRole('listitem').first().textContent()) ?? '',
+      /₦300 MTN airtime/,
+    );
+    await context.setOffline(false);
+  });
+
+  it('asks the browser for a push subscription through the service worker, and says when it cannot', async () => {
+    await context.grantPermissions(['notifications'], { origin: world.baseUrl });
+    await page.goto(`${world.baseUrl}/settings`);
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    // Headless Chromium has no push service to register with: the page must say so, not break.
+    await page
+      .getByText(
+        /^(Notifications are on for this phone\.|This browser could not reach its push service\. Try again later\.)$/,
+      )
+      .waitFor(TIMEOUT);
+    const saved = await world.ctx.db
+      .selectFrom('push_subscriptions')
+      .select('endpoint')
+      .where('user_id', '=', user.userId)
+      .execute();
+    const registered = await page.evaluate(
+      async () => (await navigator.serviceWorker.ready).active?.scriptURL,
+    );
+    assert.match(registered ?? '', /\/sw\.js$/);
+    if ((await page.getByText('Notifications are on for this phone.').count()) > 0)
+      assert.equal(saved.length, 1);
+    else assert.equal(saved.length, 0, 'nothing saved when the browser could not subscribe');
+  });
+});
