@@ -135,7 +135,8 @@ describe('the web client when the network fails', { skip: skipWithoutChromium, t
       .where('user_id', '=', user.userId)
       .execute();
     const registered = await page.evaluate(
-      async () => (await navigator.serviceWorker.ready).active?.scriptURL,
+      async () =>
+        (await (globalThis as unknown as BrowserGlobals).navigator.serviceWorker.ready).active?.scriptURL,
     );
     assert.match(registered ?? '', /\/sw\.js$/);
     if ((await page.getByText('Notifications are on for this phone.').count()) > 0)
