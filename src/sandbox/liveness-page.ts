@@ -5,7 +5,9 @@ import type { FastifyInstance } from 'fastify';
 // liveness token from the sandbox provider (POST /__sandbox/kyc/liveness/sessions) and submits it to
 // the service exactly as a client app would (POST /_serverFn/submitKycTier1 with the user's bearer
 // token), then shows what the service decided. The user's access token comes from the URL fragment
-// (`#accessToken=...`, never sent to a server) or the text field.
+// (`#accessToken=...`, never sent to a server) or the text field. Opened by the web client with
+// `?return=<path>`, it hands the token back to that path (`?livenessToken=...`) as a hosted widget
+// redirects back, and the client submits it.
 
 const style = `
   body { font: 16px/1.5 system-ui, sans-serif; max-width: 34rem; margin: 2rem auto; padding: 0 1rem; color: #1f2933; }
@@ -75,6 +77,15 @@ const script = `
         throw new Error('The liveness provider answered ' + session.status);
       }
       tokenOut.textContent = issued.token;
+
+      // A client app that sent the person here (?return=/its/path, a path of this origin) gets the
+      // token back as a hosted widget hands it back, and submits it itself.
+      const back = new URLSearchParams(location.search).get('return');
+      // A path of this origin only: '/x', never '//host' or '/\\host' (92 is the backslash).
+      if (back !== null && back.charAt(0) === '/' && back.charAt(1) !== '/' && back.charCodeAt(1) !== 92) {
+        location.assign(back + (back.includes('?') ? '&' : '?') + 'livenessToken=' + encodeURIComponent(issued.token));
+        return;
+      }
 
       // 2. The client app: submit the token to the service.
       const accessToken = field.value.trim();

@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { ensureWebBuilt } from '../../src/web-build.ts';
 import { walletKobo } from '../funding/support.ts';
 import { createWorld, ok, post, type SignedIn, signIn, type World } from '../helpers/world.ts';
-import { matchingAccount, matchingNin, pngDocument, userAtTier } from '../kyc/kyc-support.ts';
+import { kycUser, matchingAccount, matchingNin, pngDocument, userAtTier } from '../kyc/kyc-support.ts';
 import { fund, mtn, PIN } from '../vtu/purchase-support.ts';
 import { launchChromium, phonePage, screen, skipWithoutChromium } from './support.ts';
 
@@ -53,6 +53,21 @@ describe('the web client: verification, admin review, data', {
   after(async () => {
     await browser?.close();
     await world?.close();
+  });
+
+  it('passes the Tier 1 face check in the provider page and comes back verified', async () => {
+    const newcomer = await kycUser(world);
+    const own = await signedInPage(browser, world, newcomer);
+    await own.goto(`${world.baseUrl}/verify`);
+    await own.getByTestId('tier-1').filter({ hasText: 'not started' }).waitFor(TIMEOUT);
+    await screen(own, '29-kyc-tier1');
+    await own.getByRole('button', { name: 'Start face check' }).click();
+    await own.waitForURL(/\/__sandbox\/liveness/, TIMEOUT);
+    await own.click('#pass');
+    await own.getByTestId('tier-1').filter({ hasText: 'approved' }).waitFor(TIMEOUT);
+    assert.equal(own.url(), `${world.baseUrl}/verify`, 'the spent token leaves the address bar');
+    assert.equal(await tierOf(world, newcomer), 1);
+    await own.context().close();
   });
 
   it('submits Tier 2 and Tier 3 (with a document upload) through the screens', async () => {

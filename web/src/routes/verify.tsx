@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { createFileRoute } from '@tanstack/react-router';
-import { useState } from 'react';
+import { createFileRoute, useNavigate } from '@tanstack/react-router';
+import { useEffect, useRef, useState } from 'react';
 import { type CallError, call } from '../api/client.ts';
 import { requireSignIn } from '../auth-guard.ts';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../components/ui.tsx';
@@ -34,8 +34,13 @@ function readAsBase64(file: File): Promise<string> {
   });
 }
 
+/** The KYC provider's face-check page, which hands its token back to `return` (`?livenessToken=`). */
+const livenessPage = '/__sandbox/liveness?return=/verify';
+
 function Kyc() {
   const queries = useQueryClient();
+  const navigate = useNavigate();
+  const { livenessToken } = Route.useSearch();
   const status = useQuery({ queryKey: ['kyc'], queryFn: () => call('getKycStatus', {}) });
   const [nin, setNin] = useState('');
   const [ninPhone, setNinPhone] = useState('');
@@ -60,13 +65,28 @@ function Kyc() {
       }),
     onSuccess: done,
   });
+  const tier1 = useMutation({
+    mutationFn: (token: string) => call('submitKycTier1', { livenessToken: token }),
+    onSettled: async () => {
+      await done();
+      // The token is spent: it leaves the address bar and the history.
+      await navigate({ to: '/verify', search: {}, replace: true });
+    },
+  });
+  const submitted = useRef(false);
+  useEffect(() => {
+    if (livenessToken !== undefined && !submitted.current) {
+      submitted.current = true;
+      tier1.mutate(livenessToken);
+    }
+  }, [livenessToken, tier1]);
   const tier = status.data?.tier ?? 0;
   const next = status.data?.tiers.find((t) => t.tier === tier + 1);
 
   return (
     <Screen title="Verify your identity">
       {status.isPending ? <Waiting label="Loading your verification" /> : null}
-      <ErrorNote error={(status.error ?? tier2.error ?? tier3.error) as CallError | null} />
+      <ErrorNote error={(status.error ?? tier1.error ?? tier2.error ?? tier3.error) as CallError | null} />
       {status.data ? (
         <ul aria-label="Your tiers" className="flex flex-col gap-1">
           {status.data.tiers.map((t) => (
@@ -80,7 +100,17 @@ function Kyc() {
       {next?.status === 'pending' ? (
         <p>We are checking tier {next.tier}. We will tell you when it is done.</p>
       ) : null}
-      {tier === 0 ? <p>Tier 1 is a face check in the provider's page, opened from this app.</p> : null}
+      {tier === 0 && next?.status !== 'pending' ? (
+        <div className="flex flex-col gap-2">
+          <h2 className="text-lg font-semibold">Tier 1: a face check</h2>
+          <p>
+            Our verification partner checks that you are a real person, with your camera. It takes a minute.
+          </p>
+          <Button busy={tier1.isPending} onClick={() => window.location.assign(livenessPage)}>
+            Start face check
+          </Button>
+        </div>
+      ) : null}
       {tier === 1 && next?.status !== 'pending' ? (
         <form
           className="flex flex-col gap-4"
@@ -178,4 +208,11 @@ function Kyc() {
   );
 }
 
-export const Route = createFileRoute('/verify')({ beforeLoad: requireSignIn, component: Kyc });
+export const Route = createFileRoute('/verify')({
+  validateSearch: (search: Record<string, unknown>): { livenessToken?: string } =>
+    typeof search.livenessToken === 'string' && search.livenessToken.length <= 200
+      ? { livenessToken: search.livenessToken }
+      : {},
+  beforeLoad: requireSignIn,
+  component: Kyc,
+});
