@@ -121,6 +121,11 @@ describe('the web client in a browser', { skip: skipWithoutChromium, timeout: 30
     assert.equal(await rows.count(), 3);
     assert.match((await rows.first().textContent()) ?? '', /₦100 MTN airtime/);
     await screen(page, '09-history');
+    await page.getByLabel('Service').selectOption('data');
+    await page.getByText('Nothing here yet.').waitFor(TIMEOUT);
+    await page.getByLabel('Service').selectOption('airtime');
+    await rows.nth(2).waitFor(TIMEOUT);
+    assert.equal(await rows.count(), 3);
   });
 
   it('funds the wallet through the checkout, and shows it funded only once the service says so', async () => {

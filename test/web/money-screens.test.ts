@@ -107,6 +107,15 @@ describe('the web client: savings, rewards, transfers, inbox', {
     await screen(page, '24-inbox');
   });
 
+  it('shows the permanent account number for funding by bank transfer at Tier 2', async () => {
+    await page.goto(`${world.baseUrl}/fund`);
+    await page.getByRole('button', { name: 'Show my account number' }).click();
+    const account = page.getByTestId('dedicated-account');
+    await account.waitFor(TIMEOUT);
+    assert.match((await account.textContent()) ?? '', /Account number\d{10}/);
+    await screen(page, '26-fund-by-transfer');
+  });
+
   it('signs out at the service and comes back to sign-in', async () => {
     await page.goto(`${world.baseUrl}/settings`);
     await screen(page, '25-settings');

@@ -11,20 +11,37 @@ import { keep, kept } from '../../offline-cache.ts';
 // seen, marked with its time.
 
 const pageSize = 20;
+const services = {
+  airtime: 'Airtime',
+  data: 'Data',
+  cable: 'Cable TV',
+  electricity: 'Electricity',
+  betting: 'Betting',
+  education: 'Exam pins',
+  social: 'Social media',
+  airtime_to_cash: 'Airtime to cash',
+} as const;
+type Service = keyof typeof services;
 type Page = Output<'listMyVtuTransactions'>;
 
 function History() {
   const [offset, setOffset] = useState(0);
   const [status, setStatus] = useState<'' | 'processing' | 'success' | 'failed'>('');
+  const [service, setService] = useState<'' | Service>('');
   const query = useQuery({
-    queryKey: ['transactions', offset, status],
+    queryKey: ['transactions', offset, status, service],
     queryFn: () =>
-      call('listMyVtuTransactions', { limit: pageSize, offset, ...(status === '' ? {} : { status }) }),
+      call('listMyVtuTransactions', {
+        limit: pageSize,
+        offset,
+        ...(status === '' ? {} : { status }),
+        ...(service === '' ? {} : { service }),
+      }),
     placeholderData: keepPreviousData,
   });
   useEffect(() => {
-    if (query.data && offset === 0 && status === '') keep('history', query.data);
-  }, [query.data, offset, status]);
+    if (query.data && offset === 0 && status === '' && service === '') keep('history', query.data);
+  }, [query.data, offset, status, service]);
   const last = query.data ? null : kept<Page>('history');
   const page = query.data ?? last?.value;
 
@@ -44,6 +61,24 @@ function History() {
           <option value="success">Successful</option>
           <option value="processing">Processing</option>
           <option value="failed">Failed</option>
+        </select>
+      </label>
+      <label className="flex flex-col gap-1">
+        <span className="font-medium">Service</span>
+        <select
+          className="rounded-lg border border-gray-400 px-3 py-2"
+          value={service}
+          onChange={(event) => {
+            setService(event.target.value as typeof service);
+            setOffset(0);
+          }}
+        >
+          <option value="">All services</option>
+          {Object.entries(services).map(([value, label]) => (
+            <option key={value} value={value}>
+              {label}
+            </option>
+          ))}
         </select>
       </label>
       {last && query.isError ? (
