@@ -1,17 +1,258 @@
-import { useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { createFileRoute, useNavigate } from '@tanstack/react-router';
-import { useState } from 'react';
-import { type CallError, call } from '../api/client.ts';
+import { type FormEvent, useId, useState } from 'react';
+import { type CallError, call, type Input, type Output } from '../api/client.ts';
 import { session } from '../api/session.ts';
 import { requireSignIn } from '../auth-guard.ts';
-import { Button, ErrorNote, Screen } from '../components/ui.tsx';
+import { Button, ErrorNote, Field, Screen, Waiting } from '../components/ui.tsx';
 import { disablePush, enablePush, pushSupported } from '../push.ts';
 
-// Settings: push notifications on this device, and signing out (the session ends at the service too).
+// Settings (API.md section 10): the email address and its 6-digit code, which messages come by email
+// and by push (security messages cannot be turned off, so they are not offered), push notifications
+// on this device, and signing out (the session ends at the service too).
+
+type Me = Output<'getMe'>;
+type Switches = Output<'getNotificationSettings'>;
+type Channel = keyof Switches;
+/** The kinds a person may switch: the security kinds are not among them. */
+type Kind = keyof NonNullable<Input<'updateNotificationSettings'>['email']>;
+
+const kinds: ReadonlyArray<{ kind: Kind; label: string; adminOnly?: boolean }> = [
+  { kind: 'topup_credited', label: 'Wallet funded' },
+  { kind: 'transfer_credited', label: 'Bank transfer received' },
+  { kind: 'wallet_transfer_received', label: 'Money received from someone' },
+  { kind: 'purchase_succeeded', label: 'Purchase delivered' },
+  { kind: 'purchase_failed', label: 'Purchase failed and refunded' },
+  { kind: 'lock_created', label: 'Savings locked' },
+  { kind: 'lock_matured', label: 'Savings matured' },
+  { kind: 'lock_broken', label: 'Savings lock broken' },
+  { kind: 'checkin_claimed', label: 'Daily check-in claimed' },
+  { kind: 'milestone_reached', label: 'Savings milestone reached' },
+  { kind: 'referral_qualified', label: 'A friend you invited qualified' },
+  { kind: 'kyc_approved', label: 'Verification approved' },
+  { kind: 'kyc_rejected', label: 'Verification not approved' },
+  { kind: 'broadcast', label: 'News and polls' },
+  { kind: 'ops_alert', label: 'Operations alerts', adminOnly: true },
+];
+
+const channels: ReadonlyArray<{ channel: Channel; label: string }> = [
+  { channel: 'email', label: 'Email' },
+  { channel: 'push', label: 'Push' },
+];
+
+/** The email address, the code sent to it and its verification. */
+function EmailSection({ me }: { me: Me }) {
+  const queries = useQueryClient();
+  const [address, setAddress] = useState('');
+  const [code, setCode] = useState('');
+  const [sentTo, setSentTo] = useState<string | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const pending = me.email !== null && !me.emailVerified;
+  const waitingFor = sentTo ?? (pending ? me.email : null);
+
+  const sendCode = useMutation({
+    mutationFn: (email: string) => call('updateProfile', { email }),
+    onSuccess: (user) => {
+      queries.setQueryData(['me'], user);
+      setCode('');
+      setDone(null);
+      setSentTo(user.emailVerified ? null : user.email);
+      if (user.emailVerified) setDone(`${user.email} is already verified.`);
+      setAddress('');
+    },
+  });
+  const verify = useMutation({
+    mutationFn: (entered: string) => call('verifyEmail', { code: entered }),
+    onSuccess: (user) => {
+      queries.setQueryData(['me'], user);
+      setSentTo(null);
+      setCode('');
+      setDone(`${user.email} is verified. Emails will come to it.`);
+    },
+  });
+  const attemptsLeft = (verify.error as CallError | null)?.details?.attemptsLeft;
+  const codeOk = /^\d{6}$/.test(code);
+  const addressOk = /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(address.trim());
+
+  function submitAddress(event: FormEvent) {
+    event.preventDefault();
+    if (addressOk) sendCode.mutate(address.trim());
+  }
+  function submitCode(event: FormEvent) {
+    event.preventDefault();
+    if (codeOk) verify.mutate(code);
+  }
+
+  return (
+    <section aria-labelledby="email-title" className="flex flex-col gap-3">
+      <h2 id="email-title" className="text-lg font-semibold">
+        Email
+      </h2>
+      <p data-testid="email-status">
+        {me.email === null
+          ? 'No email address yet. Add one to get receipts and alerts by email.'
+          : me.emailVerified
+            ? `Your email is ${me.email} (verified).`
+            : `Your email is ${me.email}: not verified yet, so nothing is sent to it.`}
+      </p>
+      <form className="flex flex-col gap-3" onSubmit={submitAddress} noValidate>
+        <Field
+          label={me.email === null ? 'Email address' : 'New email address'}
+          value={address}
+          onChange={setAddress}
+          type="email"
+          inputMode="email"
+          autoComplete="email"
+          maxLength={254}
+          hint="We email it a 6-digit code to check it is yours."
+          error={address.trim() !== '' && !addressOk ? 'Type an address such as ada@example.com' : undefined}
+        />
+        <ErrorNote error={sendCode.error as CallError | null} />
+        <Button type="submit" variant="secondary" busy={sendCode.isPending} disabled={!addressOk}>
+          Send the code
+        </Button>
+      </form>
+      {waitingFor !== null ? (
+        <form className="flex flex-col gap-3" onSubmit={submitCode} noValidate>
+          <p>
+            {sentTo !== null
+              ? `We sent a 6-digit code to ${sentTo}. It works for 15 minutes.`
+              : `Type the 6-digit code we sent to ${waitingFor}.`}
+          </p>
+          <Field
+            label="Code from the email"
+            value={code}
+            onChange={(value) => setCode(value.replace(/\D/g, ''))}
+            inputMode="numeric"
+            autoComplete="one-time-code"
+            maxLength={6}
+            error={
+              typeof attemptsLeft === 'number'
+                ? attemptsLeft > 0
+                  ? `That code is not right or has expired. ${attemptsLeft} ${attemptsLeft === 1 ? 'try' : 'tries'} left.`
+                  : 'That code can no longer be used. Send a new one.'
+                : undefined
+            }
+          />
+          <ErrorNote error={verify.error as CallError | null} />
+          <div className="flex flex-wrap gap-2">
+            <Button type="submit" busy={verify.isPending} disabled={!codeOk}>
+              Verify
+            </Button>
+            <Button
+              variant="secondary"
+              busy={sendCode.isPending}
+              onClick={() => {
+                verify.reset();
+                sendCode.mutate(waitingFor);
+              }}
+            >
+              Send a new code
+            </Button>
+          </div>
+        </form>
+      ) : null}
+      <p role="status" aria-live="polite" className="text-green-900">
+        {done}
+      </p>
+    </section>
+  );
+}
+
+/** Which messages come by email and by push, one switch each. */
+function NotificationSwitches({ me }: { me: Me }) {
+  const queries = useQueryClient();
+  const groupLabel = useId();
+  const settings = useQuery({
+    queryKey: ['notification-settings'],
+    queryFn: () => call('getNotificationSettings', {}),
+  });
+  // Each switch shows its new state at once; the changes reach the service one after the other (one
+  // mutation scope), so two quick taps never overwrite each other there, and the last answer is shown.
+  const change = useMutation({
+    mutationKey: ['notification-settings'],
+    scope: { id: 'notification-settings' },
+    mutationFn: (input: Input<'updateNotificationSettings'>) => call('updateNotificationSettings', input),
+    onMutate: (input) => {
+      queries.setQueryData<Switches>(['notification-settings'], (was) =>
+        was === undefined
+          ? was
+          : {
+              email: { ...was.email, ...input.email },
+              push: { ...was.push, ...input.push },
+            },
+      );
+    },
+    onSuccess: (next) => {
+      // A later change still on its way keeps its own switch as shown.
+      if (queries.isMutating({ mutationKey: ['notification-settings'] }) <= 1)
+        queries.setQueryData(['notification-settings'], next);
+    },
+    onError: () => queries.invalidateQueries({ queryKey: ['notification-settings'] }),
+  });
+  const shown = kinds.filter((k) => !k.adminOnly || me.roles.includes('admin'));
+  const [announced, setAnnounced] = useState<string | null>(null);
+
+  function flip(kind: Kind, label: string, channel: Channel, on: boolean) {
+    setAnnounced(null);
+    const input: Input<'updateNotificationSettings'> =
+      channel === 'email' ? { email: { [kind]: on } } : { push: { [kind]: on } };
+    change.mutate(input, {
+      onSuccess: () =>
+        setAnnounced(`${label} by ${channel === 'email' ? 'email' : 'push'}: ${on ? 'on' : 'off'}.`),
+    });
+  }
+
+  return (
+    <section aria-labelledby={groupLabel} className="flex flex-col gap-3">
+      <h2 id={groupLabel} className="text-lg font-semibold">
+        What we tell you
+      </h2>
+      <p className="text-sm text-gray-700">
+        Everything always shows in your inbox. Choose what also comes by email (only to a verified address)
+        and by push to your phones. Security messages (a sign-in on a new device, a PIN change) are always
+        emailed and cannot be turned off.
+      </p>
+      {settings.isPending ? <Waiting label="Loading your choices" /> : null}
+      <ErrorNote error={(settings.error ?? change.error) as CallError | null} />
+      {settings.data ? (
+        <ul className="flex flex-col gap-2">
+          {shown.map(({ kind, label }) => (
+            <li key={kind}>
+              <fieldset className="rounded-xl border border-gray-300 px-3 py-2">
+                <legend className="sr-only">{label}</legend>
+                <div className="grid grid-cols-[1fr_auto_auto] items-center gap-3">
+                  <span aria-hidden="true" className="font-medium">
+                    {label}
+                  </span>
+                  {channels.map(({ channel, label: channelLabel }) => (
+                    <label key={channel} className="flex items-center gap-1">
+                      <input
+                        type="checkbox"
+                        className="h-6 w-6"
+                        checked={settings.data[channel][kind]}
+                        onChange={(event) => flip(kind, label, channel, event.target.checked)}
+                      />
+                      {channelLabel}
+                    </label>
+                  ))}
+                </div>
+              </fieldset>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      <p role="status" aria-live="polite" className="text-sm">
+        {announced}
+      </p>
+    </section>
+  );
+}
 
 function Settings() {
   const navigate = useNavigate();
   const queries = useQueryClient();
+  const me = useQuery({ queryKey: ['me'], queryFn: () => call('getMe', {}) });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<CallError | null>(null);
   const [pushState, setPushState] = useState<string | null>(null);
@@ -30,8 +271,12 @@ function Settings() {
 
   return (
     <Screen title="Settings">
-      <ErrorNote error={error} />
+      {me.isPending ? <Waiting label="Loading your settings" /> : null}
+      <ErrorNote error={me.error as CallError | null} />
+      {me.data ? <EmailSection me={me.data} /> : null}
+      {me.data ? <NotificationSwitches me={me.data} /> : null}
       <h2 className="text-lg font-semibold">Notifications on this phone</h2>
+      <ErrorNote error={error} />
       {pushSupported() ? (
         <div className="flex gap-2">
           <Button busy={busy} onClick={() => act(async () => setPushState(await enablePush()))}>

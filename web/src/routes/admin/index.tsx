@@ -1,0 +1,48 @@
+import { useQuery } from '@tanstack/react-query';
+import { createFileRoute, Link } from '@tanstack/react-router';
+import { type CallError, call } from '../../api/client.ts';
+import { requireSignIn } from '../../auth-guard.ts';
+import { ErrorNote, Screen, Waiting } from '../../components/ui.tsx';
+
+// Admin: the operations screens (API.md section 11), one link each. Only for people with the admin
+// role; the service refuses everyone else whatever this screen shows.
+
+const screens = [
+  { to: '/admin/alerts', label: 'Alerts', note: 'Problems a person must look at' },
+  { to: '/admin/kyc', label: 'KYC reviews', note: 'Identity documents waiting for a decision' },
+  { to: '/admin/broadcasts', label: 'Broadcasts', note: 'Send news to everyone, with a poll if you like' },
+  { to: '/admin/markups', label: 'Markups', note: 'What is added to the wholesale price of each service' },
+  {
+    to: '/admin/ledger',
+    label: 'Reconcile and ledger check',
+    note: 'Settle what is pending; check the books',
+  },
+] as const;
+
+function AdminHome() {
+  const me = useQuery({ queryKey: ['me'], queryFn: () => call('getMe', {}) });
+  const isAdmin = me.data?.roles.includes('admin') ?? false;
+  return (
+    <Screen title="Admin">
+      {me.isPending ? <Waiting label="Checking your access" /> : null}
+      <ErrorNote error={me.error as CallError | null} />
+      {me.data && !isAdmin ? <p>These screens are for administrators only.</p> : null}
+      {isAdmin ? (
+        <nav aria-label="Admin screens">
+          <ul className="flex flex-col gap-3">
+            {screens.map((s) => (
+              <li key={s.to}>
+                <Link to={s.to} className="block rounded-xl border border-brand p-4 text-brand">
+                  <span className="block text-lg font-semibold">{s.label}</span>
+                  <span className="text-sm text-gray-700">{s.note}</span>
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </nav>
+      ) : null}
+    </Screen>
+  );
+}
+
+export const Route = createFileRoute('/admin/')({ beforeLoad: requireSignIn, component: AdminHome });
