@@ -7,6 +7,12 @@ import { Screen } from '../../components/ui.tsx';
 const services = [
   { to: '/buy/airtime', label: 'Airtime', note: 'MTN, Glo, Airtel, 9mobile' },
   { to: '/buy/data', label: 'Data bundles', note: 'Plans for every network' },
+  { to: '/buy/cable', label: 'Cable TV', note: 'DStv, GOtv, StarTimes, Showmax' },
+  { to: '/buy/electricity', label: 'Electricity', note: 'Prepaid tokens and postpaid bills' },
+  { to: '/buy/betting', label: 'Betting', note: 'Fund Bet9ja, SportyBet and more' },
+  { to: '/buy/education', label: 'Exam pins', note: 'WAEC, NECO, NABTEB, JAMB' },
+  { to: '/buy/social', label: 'Social boosts', note: 'Followers, likes and views' },
+  { to: '/buy/airtime-to-cash', label: 'Airtime to cash', note: 'Sell airtime into your wallet' },
 ] as const;
 
 function Buy() {
