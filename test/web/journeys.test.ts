@@ -96,12 +96,28 @@ describe('the web client in a browser', { skip: skipWithoutChromium, timeout: 30
     assert.equal(await walletKobo(world, userId), 450_000n);
   });
 
+  it('explains a wrong PIN with the tries left, and the corrected PIN pays once', async () => {
+    await page.goto(`${world.baseUrl}/buy/airtime`);
+    await page.getByLabel('Phone number').fill(mtn('6'));
+    await page.getByLabel('Amount (₦)').fill('100');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByTestId('price').filter({ hasText: '₦' }).waitFor(TIMEOUT);
+    await page.getByLabel('Transaction PIN').fill('1111');
+    await page.getByRole('button', { name: /^Pay ₦/ }).click();
+    await page.getByText('That PIN is not right. 4 tries left before it locks.').waitFor(TIMEOUT);
+    await screen(page, '05-wrong-pin');
+    await page.getByLabel('Transaction PIN').fill(PIN);
+    await page.getByRole('button', { name: /^Pay ₦/ }).click();
+    await page.getByTestId('status').filter({ hasText: 'Successful' }).waitFor(TIMEOUT);
+    assert.equal(await walletKobo(world, userId), 440_000n);
+  });
+
   it('shows a failed purchase as refunded', async () => {
     await buyAirtime(mtn('1'), '200');
     await page.getByTestId('status').filter({ hasText: 'Failed' }).waitFor(TIMEOUT);
     assert.match((await page.getByTestId('status').textContent()) ?? '', /₦200\.00 is back in your wallet/);
     await screen(page, '07-failed');
-    assert.equal(await walletKobo(world, userId), 450_000n);
+    assert.equal(await walletKobo(world, userId), 440_000n);
   });
 
   it('follows a pending purchase until the requery settles it', async () => {
@@ -111,21 +127,21 @@ describe('the web client in a browser', { skip: skipWithoutChromium, timeout: 30
     await advanceClock(world, 61);
     // The page asks again about every 3 s.
     await page.getByTestId('status').filter({ hasText: 'Successful' }).waitFor(TIMEOUT);
-    assert.equal(await walletKobo(world, userId), 440_000n);
+    assert.equal(await walletKobo(world, userId), 430_000n);
   });
 
   it('lists the purchases, newest first', async () => {
     await page.goto(`${world.baseUrl}/transactions`);
     const rows = page.getByRole('main').getByRole('listitem');
     await rows.first().waitFor(TIMEOUT);
-    assert.equal(await rows.count(), 3);
+    assert.equal(await rows.count(), 4);
     assert.match((await rows.first().textContent()) ?? '', /₦100 MTN airtime/);
     await screen(page, '09-history');
     await page.getByLabel('Service').selectOption('data');
     await page.getByText('Nothing here yet.').waitFor(TIMEOUT);
     await page.getByLabel('Service').selectOption('airtime');
-    await rows.nth(2).waitFor(TIMEOUT);
-    assert.equal(await rows.count(), 3);
+    await rows.nth(3).waitFor(TIMEOUT);
+    assert.equal(await rows.count(), 4);
   });
 
   it('funds the wallet through the checkout, and shows it funded only once the service says so', async () => {
@@ -142,6 +158,6 @@ describe('the web client in a browser', { skip: skipWithoutChromium, timeout: 30
       .filter({ hasText: 'Your wallet has been funded.' })
       .waitFor(TIMEOUT);
     await screen(page, '11-funded');
-    assert.equal(await walletKobo(world, userId), 640_000n);
+    assert.equal(await walletKobo(world, userId), 630_000n);
   });
 });

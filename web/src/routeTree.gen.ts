@@ -18,10 +18,21 @@ import { Route as SettingsRouteImport } from './routes/settings'
 import { Route as SignInRouteImport } from './routes/sign-in'
 import { Route as TransferRouteImport } from './routes/transfer'
 import { Route as VerifyRouteImport } from './routes/verify'
+import { Route as AdminIndexRouteImport } from './routes/admin/index'
+import { Route as AdminAlertsRouteImport } from './routes/admin/alerts'
+import { Route as AdminBroadcastsRouteImport } from './routes/admin/broadcasts'
 import { Route as AdminKycRouteImport } from './routes/admin/kyc'
+import { Route as AdminLedgerRouteImport } from './routes/admin/ledger'
+import { Route as AdminMarkupsRouteImport } from './routes/admin/markups'
 import { Route as BuyIndexRouteImport } from './routes/buy/index'
 import { Route as BuyAirtimeRouteImport } from './routes/buy/airtime'
+import { Route as BuyAirtimeToCashRouteImport } from './routes/buy/airtime-to-cash'
+import { Route as BuyBettingRouteImport } from './routes/buy/betting'
+import { Route as BuyCableRouteImport } from './routes/buy/cable'
 import { Route as BuyDataRouteImport } from './routes/buy/data'
+import { Route as BuyEducationRouteImport } from './routes/buy/education'
+import { Route as BuyElectricityRouteImport } from './routes/buy/electricity'
+import { Route as BuySocialRouteImport } from './routes/buy/social'
 import { Route as FundIndexRouteImport } from './routes/fund/index'
 import { Route as FundReturnRouteImport } from './routes/fund/return'
 import { Route as TransactionsIndexRouteImport } from './routes/transactions/index'
@@ -72,9 +83,34 @@ const VerifyRoute = VerifyRouteImport.update({
   path: '/verify',
   getParentRoute: () => rootRouteImport,
 } as any)
+const AdminIndexRoute = AdminIndexRouteImport.update({
+  id: '/admin/',
+  path: '/admin/',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const AdminAlertsRoute = AdminAlertsRouteImport.update({
+  id: '/admin/alerts',
+  path: '/admin/alerts',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const AdminBroadcastsRoute = AdminBroadcastsRouteImport.update({
+  id: '/admin/broadcasts',
+  path: '/admin/broadcasts',
+  getParentRoute: () => rootRouteImport,
+} as any)
 const AdminKycRoute = AdminKycRouteImport.update({
   id: '/admin/kyc',
   path: '/admin/kyc',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const AdminLedgerRoute = AdminLedgerRouteImport.update({
+  id: '/admin/ledger',
+  path: '/admin/ledger',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const AdminMarkupsRoute = AdminMarkupsRouteImport.update({
+  id: '/admin/markups',
+  path: '/admin/markups',
   getParentRoute: () => rootRouteImport,
 } as any)
 const BuyIndexRoute = BuyIndexRouteImport.update({
@@ -87,9 +123,39 @@ const BuyAirtimeRoute = BuyAirtimeRouteImport.update({
   path: '/buy/airtime',
   getParentRoute: () => rootRouteImport,
 } as any)
+const BuyAirtimeToCashRoute = BuyAirtimeToCashRouteImport.update({
+  id: '/buy/airtime-to-cash',
+  path: '/buy/airtime-to-cash',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const BuyBettingRoute = BuyBettingRouteImport.update({
+  id: '/buy/betting',
+  path: '/buy/betting',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const BuyCableRoute = BuyCableRouteImport.update({
+  id: '/buy/cable',
+  path: '/buy/cable',
+  getParentRoute: () => rootRouteImport,
+} as any)
 const BuyDataRoute = BuyDataRouteImport.update({
   id: '/buy/data',
   path: '/buy/data',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const BuyEducationRoute = BuyEducationRouteImport.update({
+  id: '/buy/education',
+  path: '/buy/education',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const BuyElectricityRoute = BuyElectricityRouteImport.update({
+  id: '/buy/electricity',
+  path: '/buy/electricity',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const BuySocialRoute = BuySocialRouteImport.update({
+  id: '/buy/social',
+  path: '/buy/social',
   getParentRoute: () => rootRouteImport,
 } as any)
 const FundIndexRoute = FundIndexRouteImport.update({
@@ -123,11 +189,22 @@ export interface FileRoutesByFullPath {
   '/sign-in': typeof SignInRoute
   '/transfer': typeof TransferRoute
   '/verify': typeof VerifyRoute
+  '/admin/alerts': typeof AdminAlertsRoute
+  '/admin/broadcasts': typeof AdminBroadcastsRoute
   '/admin/kyc': typeof AdminKycRoute
+  '/admin/ledger': typeof AdminLedgerRoute
+  '/admin/markups': typeof AdminMarkupsRoute
   '/buy/airtime': typeof BuyAirtimeRoute
+  '/buy/airtime-to-cash': typeof BuyAirtimeToCashRoute
+  '/buy/betting': typeof BuyBettingRoute
+  '/buy/cable': typeof BuyCableRoute
   '/buy/data': typeof BuyDataRoute
+  '/buy/education': typeof BuyEducationRoute
+  '/buy/electricity': typeof BuyElectricityRoute
+  '/buy/social': typeof BuySocialRoute
   '/fund/return': typeof FundReturnRoute
   '/transactions/$id': typeof TransactionsIdRoute
+  '/admin/': typeof AdminIndexRoute
   '/buy/': typeof BuyIndexRoute
   '/fund/': typeof FundIndexRoute
   '/transactions/': typeof TransactionsIndexRoute
@@ -142,11 +219,22 @@ export interface FileRoutesByTo {
   '/sign-in': typeof SignInRoute
   '/transfer': typeof TransferRoute
   '/verify': typeof VerifyRoute
+  '/admin/alerts': typeof AdminAlertsRoute
+  '/admin/broadcasts': typeof AdminBroadcastsRoute
   '/admin/kyc': typeof AdminKycRoute
+  '/admin/ledger': typeof AdminLedgerRoute
+  '/admin/markups': typeof AdminMarkupsRoute
   '/buy/airtime': typeof BuyAirtimeRoute
+  '/buy/airtime-to-cash': typeof BuyAirtimeToCashRoute
+  '/buy/betting': typeof BuyBettingRoute
+  '/buy/cable': typeof BuyCableRoute
   '/buy/data': typeof BuyDataRoute
+  '/buy/education': typeof BuyEducationRoute
+  '/buy/electricity': typeof BuyElectricityRoute
+  '/buy/social': typeof BuySocialRoute
   '/fund/return': typeof FundReturnRoute
   '/transactions/$id': typeof TransactionsIdRoute
+  '/admin': typeof AdminIndexRoute
   '/buy': typeof BuyIndexRoute
   '/fund': typeof FundIndexRoute
   '/transactions': typeof TransactionsIndexRoute
@@ -162,11 +250,22 @@ export interface FileRoutesById {
   '/sign-in': typeof SignInRoute
   '/transfer': typeof TransferRoute
   '/verify': typeof VerifyRoute
+  '/admin/alerts': typeof AdminAlertsRoute
+  '/admin/broadcasts': typeof AdminBroadcastsRoute
   '/admin/kyc': typeof AdminKycRoute
+  '/admin/ledger': typeof AdminLedgerRoute
+  '/admin/markups': typeof AdminMarkupsRoute
   '/buy/airtime': typeof BuyAirtimeRoute
+  '/buy/airtime-to-cash': typeof BuyAirtimeToCashRoute
+  '/buy/betting': typeof BuyBettingRoute
+  '/buy/cable': typeof BuyCableRoute
   '/buy/data': typeof BuyDataRoute
+  '/buy/education': typeof BuyEducationRoute
+  '/buy/electricity': typeof BuyElectricityRoute
+  '/buy/social': typeof BuySocialRoute
   '/fund/return': typeof FundReturnRoute
   '/transactions/$id': typeof TransactionsIdRoute
+  '/admin/': typeof AdminIndexRoute
   '/buy/': typeof BuyIndexRoute
   '/fund/': typeof FundIndexRoute
   '/transactions/': typeof TransactionsIndexRoute
@@ -183,11 +282,22 @@ export interface FileRouteTypes {
     | '/sign-in'
     | '/transfer'
     | '/verify'
+    | '/admin/alerts'
+    | '/admin/broadcasts'
     | '/admin/kyc'
+    | '/admin/ledger'
+    | '/admin/markups'
     | '/buy/airtime'
+    | '/buy/airtime-to-cash'
+    | '/buy/betting'
+    | '/buy/cable'
     | '/buy/data'
+    | '/buy/education'
+    | '/buy/electricity'
+    | '/buy/social'
     | '/fund/return'
     | '/transactions/$id'
+    | '/admin/'
     | '/buy/'
     | '/fund/'
     | '/transactions/'
@@ -202,11 +312,22 @@ export interface FileRouteTypes {
     | '/sign-in'
     | '/transfer'
     | '/verify'
+    | '/admin/alerts'
+    | '/admin/broadcasts'
     | '/admin/kyc'
+    | '/admin/ledger'
+    | '/admin/markups'
     | '/buy/airtime'
+    | '/buy/airtime-to-cash'
+    | '/buy/betting'
+    | '/buy/cable'
     | '/buy/data'
+    | '/buy/education'
+    | '/buy/electricity'
+    | '/buy/social'
     | '/fund/return'
     | '/transactions/$id'
+    | '/admin'
     | '/buy'
     | '/fund'
     | '/transactions'
@@ -221,11 +342,22 @@ export interface FileRouteTypes {
     | '/sign-in'
     | '/transfer'
     | '/verify'
+    | '/admin/alerts'
+    | '/admin/broadcasts'
     | '/admin/kyc'
+    | '/admin/ledger'
+    | '/admin/markups'
     | '/buy/airtime'
+    | '/buy/airtime-to-cash'
+    | '/buy/betting'
+    | '/buy/cable'
     | '/buy/data'
+    | '/buy/education'
+    | '/buy/electricity'
+    | '/buy/social'
     | '/fund/return'
     | '/transactions/$id'
+    | '/admin/'
     | '/buy/'
     | '/fund/'
     | '/transactions/'
@@ -241,11 +373,22 @@ export interface RootRouteChildren {
   SignInRoute: typeof SignInRoute
   TransferRoute: typeof TransferRoute
   VerifyRoute: typeof VerifyRoute
+  AdminAlertsRoute: typeof AdminAlertsRoute
+  AdminBroadcastsRoute: typeof AdminBroadcastsRoute
   AdminKycRoute: typeof AdminKycRoute
+  AdminLedgerRoute: typeof AdminLedgerRoute
+  AdminMarkupsRoute: typeof AdminMarkupsRoute
   BuyAirtimeRoute: typeof BuyAirtimeRoute
+  BuyAirtimeToCashRoute: typeof BuyAirtimeToCashRoute
+  BuyBettingRoute: typeof BuyBettingRoute
+  BuyCableRoute: typeof BuyCableRoute
   BuyDataRoute: typeof BuyDataRoute
+  BuyEducationRoute: typeof BuyEducationRoute
+  BuyElectricityRoute: typeof BuyElectricityRoute
+  BuySocialRoute: typeof BuySocialRoute
   FundReturnRoute: typeof FundReturnRoute
   TransactionsIdRoute: typeof TransactionsIdRoute
+  AdminIndexRoute: typeof AdminIndexRoute
   BuyIndexRoute: typeof BuyIndexRoute
   FundIndexRoute: typeof FundIndexRoute
   TransactionsIndexRoute: typeof TransactionsIndexRoute
@@ -316,11 +459,46 @@ declare module '@tanstack/react-router' {
       preLoaderRoute: typeof VerifyRouteImport
       parentRoute: typeof rootRouteImport
     }
+    '/admin/': {
+      id: '/admin/'
+      path: '/admin'
+      fullPath: '/admin/'
+      preLoaderRoute: typeof AdminIndexRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/admin/alerts': {
+      id: '/admin/alerts'
+      path: '/admin/alerts'
+      fullPath: '/admin/alerts'
+      preLoaderRoute: typeof AdminAlertsRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/admin/broadcasts': {
+      id: '/admin/broadcasts'
+      path: '/admin/broadcasts'
+      fullPath: '/admin/broadcasts'
+      preLoaderRoute: typeof AdminBroadcastsRouteImport
+      parentRoute: typeof rootRouteImport
+    }
     '/admin/kyc': {
       id: '/admin/kyc'
       path: '/admin/kyc'
       fullPath: '/admin/kyc'
       preLoaderRoute: typeof AdminKycRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/admin/ledger': {
+      id: '/admin/ledger'
+      path: '/admin/ledger'
+      fullPath: '/admin/ledger'
+      preLoaderRoute: typeof AdminLedgerRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/admin/markups': {
+      id: '/admin/markups'
+      path: '/admin/markups'
+      fullPath: '/admin/markups'
+      preLoaderRoute: typeof AdminMarkupsRouteImport
       parentRoute: typeof rootRouteImport
     }
     '/buy/': {
@@ -337,11 +515,53 @@ declare module '@tanstack/react-router' {
       preLoaderRoute: typeof BuyAirtimeRouteImport
       parentRoute: typeof rootRouteImport
     }
+    '/buy/airtime-to-cash': {
+      id: '/buy/airtime-to-cash'
+      path: '/buy/airtime-to-cash'
+      fullPath: '/buy/airtime-to-cash'
+      preLoaderRoute: typeof BuyAirtimeToCashRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/buy/betting': {
+      id: '/buy/betting'
+      path: '/buy/betting'
+      fullPath: '/buy/betting'
+      preLoaderRoute: typeof BuyBettingRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/buy/cable': {
+      id: '/buy/cable'
+      path: '/buy/cable'
+      fullPath: '/buy/cable'
+      preLoaderRoute: typeof BuyCableRouteImport
+      parentRoute: typeof rootRouteImport
+    }
     '/buy/data': {
       id: '/buy/data'
       path: '/buy/data'
       fullPath: '/buy/data'
       preLoaderRoute: typeof BuyDataRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/buy/education': {
+      id: '/buy/education'
+      path: '/buy/education'
+      fullPath: '/buy/education'
+      preLoaderRoute: typeof BuyEducationRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/buy/electricity': {
+      id: '/buy/electricity'
+      path: '/buy/electricity'
+      fullPath: '/buy/electricity'
+      preLoaderRoute: typeof BuyElectricityRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/buy/social': {
+      id: '/buy/social'
+      path: '/buy/social'
+      fullPath: '/buy/social'
+      preLoaderRoute: typeof BuySocialRouteImport
       parentRoute: typeof rootRouteImport
     }
     '/fund/': {
@@ -385,11 +605,22 @@ const rootRouteChildren: RootRouteChildren = {
   SignInRoute: SignInRoute,
   TransferRoute: TransferRoute,
   VerifyRoute: VerifyRoute,
+  AdminAlertsRoute: AdminAlertsRoute,
+  AdminBroadcastsRoute: AdminBroadcastsRoute,
   AdminKycRoute: AdminKycRoute,
+  AdminLedgerRoute: AdminLedgerRoute,
+  AdminMarkupsRoute: AdminMarkupsRoute,
   BuyAirtimeRoute: BuyAirtimeRoute,
+  BuyAirtimeToCashRoute: BuyAirtimeToCashRoute,
+  BuyBettingRoute: BuyBettingRoute,
+  BuyCableRoute: BuyCableRoute,
   BuyDataRoute: BuyDataRoute,
+  BuyEducationRoute: BuyEducationRoute,
+  BuyElectricityRoute: BuyElectricityRoute,
+  BuySocialRoute: BuySocialRoute,
   FundReturnRoute: FundReturnRoute,
   TransactionsIdRoute: TransactionsIdRoute,
+  AdminIndexRoute: AdminIndexRoute,
   BuyIndexRoute: BuyIndexRoute,
   FundIndexRoute: FundIndexRoute,
   TransactionsIndexRoute: TransactionsIndexRoute,

@@ -83,6 +83,18 @@ export class CallError extends Error implements ApiError {
 }
 
 /**
+ * The service answered with a refusal (a 4xx) and kept that answer under the request's
+ * Idempotency-Key: nothing was charged, so the next try of the intent needs a new key (the same key
+ * with other input, a corrected PIN say, would be refused as reused). A lost connection, a 5xx, or a
+ * request still in progress keep the key: the first attempt may have gone through.
+ */
+export const answeredRefusal = (error: unknown): boolean =>
+  error instanceof CallError &&
+  error.status >= 400 &&
+  error.status < 500 &&
+  !['IDEMPOTENCY_IN_PROGRESS', 'IDEMPOTENCY_KEY_REUSED', 'RATE_LIMITED'].includes(error.code);
+
+/**
  * Calls an operation. A POST carries an Idempotency-Key: pass the same one when retrying the same
  * intent (a purchase after a lost connection), so the service does it once.
  */

@@ -72,8 +72,8 @@ function Home() {
           Verify identity
         </Link>
         {me.data?.roles.includes('admin') ? (
-          <Link to="/admin/kyc" className="rounded-lg border border-brand p-3 text-center text-brand">
-            KYC reviews
+          <Link to="/admin" className="rounded-lg border border-brand p-3 text-center text-brand">
+            Administration
           </Link>
         ) : null}
         <Link to="/transactions" className="rounded-lg border border-brand p-3 text-center text-brand">

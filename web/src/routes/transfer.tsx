@@ -1,6 +1,6 @@
 import { createFileRoute, useNavigate } from '@tanstack/react-router';
 import { useState } from 'react';
-import { type CallError, call } from '../api/client.ts';
+import { answeredRefusal, type CallError, call } from '../api/client.ts';
 import { requireSignIn } from '../auth-guard.ts';
 import { Button, ErrorNote, Field, Screen } from '../components/ui.tsx';
 import { formatNaira, parseNaira } from '../format.ts';
@@ -26,6 +26,9 @@ function Transfer() {
       await work();
     } catch (caught) {
       setError(caught as CallError);
+      // A refusal was answered and nothing charged: the corrected try is a new intent.
+      if (answeredRefusal(caught))
+        setRecipient((found) => (found === null ? found : { ...found, key: crypto.randomUUID() }));
     } finally {
       setBusy(false);
     }

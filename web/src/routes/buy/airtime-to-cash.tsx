@@ -1,7 +1,7 @@
 import { createFileRoute, useNavigate } from '@tanstack/react-router';
 import { useState } from 'react';
 import { networkOfPhone } from '../../../../src/vtu/prefixes.ts';
-import { CallError, call, type Output } from '../../api/client.ts';
+import { answeredRefusal, type CallError, call, type Output } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
 import { Button, ErrorNote, Field, Screen } from '../../components/ui.tsx';
 import { formatNaira, parseNaira } from '../../format.ts';
@@ -24,12 +24,6 @@ const networkNames: Record<Network, string> = {
 const minimum = 100;
 const maximum = 50_000;
 type Quote = Output<'quoteAirtimeToCash'>;
-
-/** The service answered, and kept that answer under the key: nothing moved, so a retry needs a new key. */
-const refused = (error: CallError) =>
-  error.status >= 400 &&
-  error.status < 500 &&
-  !['IDEMPOTENCY_IN_PROGRESS', 'IDEMPOTENCY_KEY_REUSED', 'RATE_LIMITED'].includes(error.code);
 
 function AirtimeToCash() {
   const navigate = useNavigate();
@@ -85,7 +79,7 @@ function AirtimeToCash() {
       await navigate({ to: '/transactions/$id', params: { id: sale.id } });
     } catch (caught) {
       const failure = caught as CallError;
-      if (failure instanceof CallError && refused(failure)) setKey(crypto.randomUUID());
+      if (answeredRefusal(failure)) setKey(crypto.randomUUID());
       setError(failure);
     } finally {
       setBusy(false);

@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { createFileRoute, useNavigate } from '@tanstack/react-router';
 import { useId, useState } from 'react';
-import { CallError, call, type Output } from '../../api/client.ts';
+import { answeredRefusal, type CallError, call, type Output } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
 import { formatNaira, parseNaira } from '../../format.ts';
@@ -15,12 +15,6 @@ import { formatNaira, parseNaira } from '../../format.ts';
 const minimum = 100;
 const maximum = 500_000;
 type Customer = Output<'verifyBetAccount'>;
-
-/** The service answered, and kept that answer under the key: nothing was charged, so a retry needs a new key. */
-const refused = (error: CallError) =>
-  error.status >= 400 &&
-  error.status < 500 &&
-  !['IDEMPOTENCY_IN_PROGRESS', 'IDEMPOTENCY_KEY_REUSED', 'RATE_LIMITED'].includes(error.code);
 
 function FundBet() {
   const navigate = useNavigate();
@@ -85,7 +79,7 @@ function FundBet() {
       await navigate({ to: '/transactions/$id', params: { id: purchase.id } });
     } catch (caught) {
       const failure = caught as CallError;
-      if (failure instanceof CallError && refused(failure)) setKey(crypto.randomUUID());
+      if (answeredRefusal(failure)) setKey(crypto.randomUUID());
       setError(failure);
     } finally {
       setBusy(false);

@@ -3,7 +3,7 @@ import { createFileRoute, useNavigate } from '@tanstack/react-router';
 import { useId, useState } from 'react';
 import { toE164 } from '../../../../src/phone-number.ts';
 import { localPhone } from '../../../../src/vtu/prefixes.ts';
-import { CallError, call, type Output } from '../../api/client.ts';
+import { answeredRefusal, type CallError, call, type Output } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
 import { formatNaira } from '../../format.ts';
@@ -18,12 +18,6 @@ import { formatNaira } from '../../format.ts';
 const providers = { dstv: 'DStv', gotv: 'GOtv', startimes: 'StarTimes', showmax: 'Showmax' } as const;
 type Provider = keyof typeof providers;
 type Customer = Output<'verifyCableIUC'>;
-
-/** The service answered, and kept that answer under the key: nothing was charged, so a retry needs a new key. */
-const refused = (error: CallError) =>
-  error.status >= 400 &&
-  error.status < 500 &&
-  !['IDEMPOTENCY_IN_PROGRESS', 'IDEMPOTENCY_KEY_REUSED', 'RATE_LIMITED'].includes(error.code);
 
 function BuyCable() {
   const navigate = useNavigate();
@@ -79,7 +73,7 @@ function BuyCable() {
       await navigate({ to: '/transactions/$id', params: { id: purchase.id } });
     } catch (caught) {
       const failure = caught as CallError;
-      if (failure instanceof CallError && refused(failure)) setKey(crypto.randomUUID());
+      if (answeredRefusal(failure)) setKey(crypto.randomUUID());
       if (failure.code === 'PRICE_CHANGED' && typeof failure.details?.amount === 'number') {
         setPrice(failure.details.amount);
       }

@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { createFileRoute, useNavigate } from '@tanstack/react-router';
 import { useState } from 'react';
 import { networkOfPhone } from '../../../../src/vtu/prefixes.ts';
-import { type CallError, call } from '../../api/client.ts';
+import { answeredRefusal, type CallError, call } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
 import { formatNaira } from '../../format.ts';
@@ -52,6 +52,8 @@ function BuyData() {
             await navigate({ to: '/transactions/$id', params: { id: purchase.id } });
           } catch (caught) {
             setError(caught as CallError);
+            // A refusal was answered and nothing charged: the corrected try is a new intent.
+            if (answeredRefusal(caught)) setKey(crypto.randomUUID());
           } finally {
             setBusy(false);
           }

@@ -3,7 +3,7 @@ import { createFileRoute, useNavigate } from '@tanstack/react-router';
 import { useId, useState } from 'react';
 import { toE164 } from '../../../../src/phone-number.ts';
 import { localPhone } from '../../../../src/vtu/prefixes.ts';
-import { CallError, call } from '../../api/client.ts';
+import { answeredRefusal, type CallError, call } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
 import { formatNaira } from '../../format.ts';
@@ -30,12 +30,6 @@ const pins: ReadonlyArray<{ id: string; exam: Exam; variation?: string; name: st
   { id: 'jamb-utme', exam: 'jamb', variation: 'utme', name: 'JAMB UTME PIN', listPrice: 6_200 },
   { id: 'jamb-de', exam: 'jamb', variation: 'de', name: 'JAMB Direct Entry PIN', listPrice: 6_200 },
 ];
-
-/** The service answered, and kept that answer under the key: nothing was charged, so a retry needs a new key. */
-const refused = (error: CallError) =>
-  error.status >= 400 &&
-  error.status < 500 &&
-  !['IDEMPOTENCY_IN_PROGRESS', 'IDEMPOTENCY_KEY_REUSED', 'RATE_LIMITED'].includes(error.code);
 
 function BuyExamPins() {
   const navigate = useNavigate();
@@ -90,7 +84,7 @@ function BuyExamPins() {
       await navigate({ to: '/transactions/$id', params: { id: purchase.id } });
     } catch (caught) {
       const failure = caught as CallError;
-      if (failure instanceof CallError && refused(failure)) setKey(crypto.randomUUID());
+      if (answeredRefusal(failure)) setKey(crypto.randomUUID());
       if (failure.code === 'PRICE_CHANGED' && typeof failure.details?.amount === 'number') {
         setServicePrice(failure.details.amount);
       }

@@ -3,7 +3,7 @@ import { createFileRoute, useNavigate } from '@tanstack/react-router';
 import { useId, useState } from 'react';
 import { toE164 } from '../../../../src/phone-number.ts';
 import { localPhone } from '../../../../src/vtu/prefixes.ts';
-import { CallError, call, type Output } from '../../api/client.ts';
+import { answeredRefusal, type CallError, call, type Output } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
 import { formatNaira, parseNaira } from '../../format.ts';
@@ -18,12 +18,6 @@ const minimum = 1_000;
 const meterTypes = { prepaid: 'Prepaid', postpaid: 'Postpaid' } as const;
 type MeterType = keyof typeof meterTypes;
 type Customer = Output<'verifyMeter'>;
-
-/** The service answered, and kept that answer under the key: nothing was charged, so a retry needs a new key. */
-const refused = (error: CallError) =>
-  error.status >= 400 &&
-  error.status < 500 &&
-  !['IDEMPOTENCY_IN_PROGRESS', 'IDEMPOTENCY_KEY_REUSED', 'RATE_LIMITED'].includes(error.code);
 
 function BuyElectricity() {
   const navigate = useNavigate();
@@ -89,7 +83,7 @@ function BuyElectricity() {
       await navigate({ to: '/transactions/$id', params: { id: purchase.id } });
     } catch (caught) {
       const failure = caught as CallError;
-      if (failure instanceof CallError && refused(failure)) setKey(crypto.randomUUID());
+      if (answeredRefusal(failure)) setKey(crypto.randomUUID());
       setError(failure);
     } finally {
       setBusy(false);

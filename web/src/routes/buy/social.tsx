@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { createFileRoute, useNavigate } from '@tanstack/react-router';
 import { useId, useState } from 'react';
-import { CallError, call } from '../../api/client.ts';
+import { answeredRefusal, type CallError, call } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
 import { formatNaira } from '../../format.ts';
@@ -19,12 +19,6 @@ function priceOf(rate: number, quantity: number): number {
   const rateKobo = BigInt(Math.round(rate * 100));
   return Number((rateKobo * BigInt(quantity) + 999n) / 1000n) / 100;
 }
-
-/** The service answered, and kept that answer under the key: nothing was charged, so a retry needs a new key. */
-const refused = (error: CallError) =>
-  error.status >= 400 &&
-  error.status < 500 &&
-  !['IDEMPOTENCY_IN_PROGRESS', 'IDEMPOTENCY_KEY_REUSED', 'RATE_LIMITED'].includes(error.code);
 
 const count = new Intl.NumberFormat('en-NG');
 
@@ -73,7 +67,7 @@ function BuySocial() {
       await navigate({ to: '/transactions/$id', params: { id: purchase.id } });
     } catch (caught) {
       const failure = caught as CallError;
-      if (failure instanceof CallError && refused(failure)) setKey(crypto.randomUUID());
+      if (answeredRefusal(failure)) setKey(crypto.randomUUID());
       if (failure.code === 'PRICE_CHANGED' && typeof failure.details?.amount === 'number') {
         setPrice(failure.details.amount);
       }
