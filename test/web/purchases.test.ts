@@ -153,6 +153,8 @@ describe('the web client: cable, electricity, betting, exam pins, social, airtim
     assert.ok(purchase.token, 'the purchase carries a token');
     assert.equal(token, purchase.token);
     assert.match(token, /\d{4}/);
+    assert.ok(purchase.units, 'the purchase carries the units bought');
+    assert.equal(await page.getByTestId('units').textContent(), purchase.units);
     await page.getByRole('button', { name: 'Copy' }).waitFor(TIMEOUT);
     await screen(page, '46-electricity-token');
     expected -= price;

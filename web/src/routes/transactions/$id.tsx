@@ -68,6 +68,12 @@ function Transaction() {
                 <dd>{formatNaira(t.refunded)}</dd>
               </>
             ) : null}
+            {t.units !== undefined ? (
+              <>
+                <dt>Units</dt>
+                <dd data-testid="units">{t.units}</dd>
+              </>
+            ) : null}
             <dt>Reference</dt>
             <dd className="break-all">{t.reference}</dd>
             <dt>Date</dt>
