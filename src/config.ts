@@ -111,6 +111,9 @@ const envSchema = z.object({
   KYC_BASE_URL: optionalUrl,
   KYC_APP_ID: z.string().min(1).optional(),
   KYC_SECRET_KEY: z.string().min(1).optional(),
+  // The KYC provider's hosted face-check page (Tier 1), which hands its liveness token back to the
+  // client's `return` path. The sandbox's own page in the sandbox.
+  KYC_LIVENESS_URL: optionalUrl,
   S3_BUCKET: z.string().min(1).optional(),
   S3_REGION: z.string().min(1).default('us-east-1'),
   S3_ENDPOINT: optionalUrl,
@@ -230,7 +233,13 @@ export type Config = {
    */
   payments: { baseUrl: string; preferredBank: string };
   /** The KYC provider (liveness, NIN, bank account names); the sandbox simulates it when unset. */
-  kyc: { baseUrl: string | undefined; appId: string | undefined; secretKey: string | undefined };
+  kyc: {
+    baseUrl: string | undefined;
+    appId: string | undefined;
+    secretKey: string | undefined;
+    /** Where the Tier 1 face check starts (the sandbox's page in the sandbox). */
+    livenessUrl: string;
+  };
   /** Where identity documents are kept: S3 when S3_BUCKET is set, else a private local directory. */
   storage: StorageConfig;
   /** The upstream VTU providers, their routing and the accounts that fund their floats. */
@@ -324,6 +333,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       'KYC_BASE_URL',
       'KYC_APP_ID',
       'KYC_SECRET_KEY',
+      'KYC_LIVENESS_URL',
       // Web Push keys are generated into DATA_DIR only in the sandbox.
       'VAPID_PUBLIC_KEY',
       'VAPID_PRIVATE_KEY',
@@ -395,7 +405,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       baseUrl: e.PAYSTACK_BASE_URL.replace(/\/+$/, ''),
       preferredBank: e.PAYSTACK_PREFERRED_BANK ?? (sandbox ? 'test-bank' : 'wema-bank'),
     },
-    kyc: { baseUrl: e.KYC_BASE_URL?.replace(/\/+$/, ''), appId: e.KYC_APP_ID, secretKey: e.KYC_SECRET_KEY },
+    kyc: {
+      baseUrl: e.KYC_BASE_URL?.replace(/\/+$/, ''),
+      appId: e.KYC_APP_ID,
+      secretKey: e.KYC_SECRET_KEY,
+      livenessUrl: e.KYC_LIVENESS_URL ?? '/__sandbox/liveness',
+    },
     storage,
     vtu: vtuConfig(e, sandbox),
     savings: savingsConfig(e),

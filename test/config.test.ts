@@ -37,6 +37,7 @@ function vtuProvidersEnv() {
     SOCIAL_BASE_URL: 'https://panel.example.com/api/v2',
     SOCIAL_API_KEY: 'social-key',
     SOCIAL_FUNDING_ACCOUNT: '058:0123456782:Social Panel',
+    KYC_LIVENESS_URL: 'https://widget.dojah.io/liveness',
     AIRTIME_CASH_BASE_URL: 'https://airtime-cash.example/portal/api',
     AIRTIME_CASH_API_KEY: 'airtime-cash-key',
   };
@@ -110,7 +111,12 @@ describe('loadConfig', () => {
       SOCIAL_KOBO_PER_USD: '160000',
       VTU_TIMEOUT_MS: '15000',
     });
-    assert.deepEqual(config.kyc, { baseUrl: 'https://api.dojah.io', appId: 'app', secretKey: 'secret' });
+    assert.deepEqual(config.kyc, {
+      baseUrl: 'https://api.dojah.io',
+      appId: 'app',
+      secretKey: 'secret',
+      livenessUrl: 'https://widget.dojah.io/liveness',
+    });
     assert.equal(config.vtu.data.baseUrl, 'https://data-vendor.example.com');
     assert.deepEqual(config.vtu.data.networkIds, { mtn: 1, glo: 3, '9mobile': 2, airtel: 4 });
     // The account name keeps any colon after the first two fields.

@@ -29,6 +29,18 @@ const TIER3_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
 
 export const kycOperations = [
   defineOperation({
+    name: 'getKycLivenessUrl',
+    method: 'GET',
+    auth: 'user',
+    summary:
+      "Where the Tier 1 face check starts: the KYC provider's page, which hands its liveness token back to `return` (a path of this service) as `?livenessToken=`",
+    tags,
+    input: z.object({}).strict(),
+    output: z.object({ url: z.string() }),
+    errors: [],
+    handler: async ({ ctx }) => ({ url: ctx.config.kyc.livenessUrl }),
+  }),
+  defineOperation({
     name: 'getKycStatus',
     method: 'GET',
     auth: 'user',

@@ -147,6 +147,7 @@ const getOperations: ReadonlySet<string> = new Set<GetOperation>([
   'getMe',
   'getWallet',
   'getKycStatus',
+  'getKycLivenessUrl',
   'listTransactions',
   'listMyVtuTransactions',
   'listAirtimeNetworks',

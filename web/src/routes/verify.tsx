@@ -34,9 +34,6 @@ function readAsBase64(file: File): Promise<string> {
   });
 }
 
-/** The KYC provider's face-check page, which hands its token back to `return` (`?livenessToken=`). */
-const livenessPage = '/__sandbox/liveness?return=/verify';
-
 function Kyc() {
   const queries = useQueryClient();
   const navigate = useNavigate();
@@ -65,6 +62,8 @@ function Kyc() {
       }),
     onSuccess: done,
   });
+  // The KYC provider's face-check page, which hands its token back to `return` (`?livenessToken=`).
+  const liveness = useQuery({ queryKey: ['kyc-liveness'], queryFn: () => call('getKycLivenessUrl', {}) });
   const tier1 = useMutation({
     mutationFn: (token: string) => call('submitKycTier1', { livenessToken: token }),
     onSettled: async () => {
@@ -106,7 +105,15 @@ function Kyc() {
           <p>
             Our verification partner checks that you are a real person, with your camera. It takes a minute.
           </p>
-          <Button busy={tier1.isPending} onClick={() => window.location.assign(livenessPage)}>
+          <Button
+            busy={tier1.isPending}
+            disabled={liveness.data === undefined}
+            onClick={() => {
+              const page = new URL(liveness.data!.url, window.location.origin);
+              page.searchParams.set('return', '/verify');
+              window.location.assign(page.toString());
+            }}
+          >
             Start face check
           </Button>
         </div>
