@@ -31,7 +31,14 @@ export const emptyInput = z.object({}).strict();
 export const markAllReadOutput = z.object({ marked: z.number().int() });
 
 const text = (max: number) => z.string().trim().min(1).max(max);
-const instant = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
+/** The years an instant may name: the database refuses year 0, and nothing here predates 1970. */
+const instantYears = { min: 1970, max: 9999 };
+const instant = z.iso
+  .datetime({ offset: true })
+  .transform((s) => new Date(s))
+  .refine((d) => d.getUTCFullYear() >= instantYears.min && d.getUTCFullYear() <= instantYears.max, {
+    message: `an instant in the years ${instantYears.min} to ${instantYears.max}`,
+  });
 
 export const createBroadcastInput = z
   .object({
