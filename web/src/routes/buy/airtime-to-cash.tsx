@@ -3,6 +3,7 @@ import { useState } from 'react';
 import { networkOfPhone } from '../../../../src/vtu/prefixes.ts';
 import { answeredRefusal, type CallError, call, type Output } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
+import { PinPayForm } from '../../components/pin-pay-form.tsx';
 import { Button, ErrorNote, Field, Screen } from '../../components/ui.tsx';
 import { formatNaira, parseNaira } from '../../format.ts';
 
@@ -104,37 +105,19 @@ function AirtimeToCash() {
           After you confirm, share the airtime within 30 minutes. Your wallet is credited as soon as it
           arrives; if it never does, nothing moves.
         </p>
-        <form
-          className="flex flex-col gap-4"
-          onSubmit={(event) => {
-            event.preventDefault();
-            void sell();
+        <PinPayForm
+          pin={pin}
+          onPin={setPin}
+          busy={busy}
+          error={error}
+          onPay={() => void sell()}
+          onBack={() => {
+            setKey(null);
+            setError(null);
           }}
         >
-          <Field
-            label="Transaction PIN"
-            value={pin}
-            onChange={setPin}
-            type="password"
-            autoComplete="off"
-            inputMode="numeric"
-            maxLength={4}
-            hint="After 5 wrong tries your PIN locks for a while."
-          />
-          <ErrorNote error={error} />
-          <Button type="submit" busy={busy} disabled={!/^\d{4}$/.test(pin)}>
-            Sell for {formatNaira(quote.payout)}
-          </Button>
-          <Button
-            variant="secondary"
-            onClick={() => {
-              setKey(null);
-              setError(null);
-            }}
-          >
-            Change details
-          </Button>
-        </form>
+          Sell for {formatNaira(quote.payout)}
+        </PinPayForm>
       </Screen>
     );
   }

@@ -4,7 +4,8 @@ import { useState } from 'react';
 import { networkOfPhone } from '../../../../src/vtu/prefixes.ts';
 import { answeredRefusal, type CallError, call } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
-import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
+import { PinPayForm } from '../../components/pin-pay-form.tsx';
+import { Button, Field, Screen, Waiting } from '../../components/ui.tsx';
 import { formatNaira, parseNaira } from '../../format.ts';
 
 // Buy airtime: the number (its network found as it is typed), the amount, then a summary with the
@@ -77,31 +78,17 @@ function BuyAirtime() {
           </dd>
         </dl>
         {quote.isPending ? <Waiting label="Getting the price" /> : null}
-        <form
-          className="flex flex-col gap-4"
-          onSubmit={(event) => {
-            event.preventDefault();
-            void buy();
-          }}
+        <PinPayForm
+          pin={pin}
+          onPin={setPin}
+          busy={busy}
+          error={error}
+          ready={quote.data !== undefined}
+          onPay={() => void buy()}
+          onBack={() => setConfirming(null)}
         >
-          <Field
-            label="Transaction PIN"
-            value={pin}
-            onChange={setPin}
-            type="password"
-            autoComplete="off"
-            inputMode="numeric"
-            maxLength={4}
-            hint="After 5 wrong tries your PIN locks for a while."
-          />
-          <ErrorNote error={error} />
-          <Button type="submit" busy={busy} disabled={!/^\d{4}$/.test(pin) || !quote.data}>
-            Pay {quote.data ? formatNaira(quote.data.retail) : ''}
-          </Button>
-          <Button variant="secondary" onClick={() => setConfirming(null)}>
-            Change details
-          </Button>
-        </form>
+          Pay {quote.data ? formatNaira(quote.data.retail) : ''}
+        </PinPayForm>
       </Screen>
     );
   }

@@ -3,6 +3,7 @@ import { createFileRoute, useNavigate } from '@tanstack/react-router';
 import { useId, useState } from 'react';
 import { answeredRefusal, type CallError, call, type Output } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
+import { PinPayForm } from '../../components/pin-pay-form.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
 import { formatNaira, parseNaira } from '../../format.ts';
 
@@ -108,37 +109,20 @@ function FundBet() {
           </dd>
         </dl>
         {quote.isPending ? <Waiting label="Getting the price" /> : null}
-        <form
-          className="flex flex-col gap-4"
-          onSubmit={(event) => {
-            event.preventDefault();
-            void pay();
+        <PinPayForm
+          pin={pin}
+          onPin={setPin}
+          busy={busy}
+          error={error ?? (quote.error as CallError | null)}
+          ready={quote.data !== undefined}
+          onPay={() => void pay()}
+          onBack={() => {
+            setKey(null);
+            setError(null);
           }}
         >
-          <Field
-            label="Transaction PIN"
-            value={pin}
-            onChange={setPin}
-            type="password"
-            autoComplete="off"
-            inputMode="numeric"
-            maxLength={4}
-            hint="After 5 wrong tries your PIN locks for a while."
-          />
-          <ErrorNote error={error ?? (quote.error as CallError | null)} />
-          <Button type="submit" busy={busy} disabled={!/^\d{4}$/.test(pin) || !quote.data}>
-            Pay {quote.data ? formatNaira(quote.data.retail) : ''}
-          </Button>
-          <Button
-            variant="secondary"
-            onClick={() => {
-              setKey(null);
-              setError(null);
-            }}
-          >
-            Change details
-          </Button>
-        </form>
+          Pay {quote.data ? formatNaira(quote.data.retail) : ''}
+        </PinPayForm>
       </Screen>
     );
   }

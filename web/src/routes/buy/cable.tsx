@@ -5,6 +5,7 @@ import { toE164 } from '../../../../src/phone-number.ts';
 import { localPhone } from '../../../../src/vtu/prefixes.ts';
 import { answeredRefusal, type CallError, call, type Output } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
+import { PinPayForm } from '../../components/pin-pay-form.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
 import { formatNaira } from '../../format.ts';
 
@@ -109,37 +110,19 @@ function BuyCable() {
             {formatNaira(price)}
           </dd>
         </dl>
-        <form
-          className="flex flex-col gap-4"
-          onSubmit={(event) => {
-            event.preventDefault();
-            void pay();
+        <PinPayForm
+          pin={pin}
+          onPin={setPin}
+          busy={busy}
+          error={error}
+          onPay={() => void pay()}
+          onBack={() => {
+            setKey(null);
+            setError(null);
           }}
         >
-          <Field
-            label="Transaction PIN"
-            value={pin}
-            onChange={setPin}
-            type="password"
-            autoComplete="off"
-            inputMode="numeric"
-            maxLength={4}
-            hint="After 5 wrong tries your PIN locks for a while."
-          />
-          <ErrorNote error={error} />
-          <Button type="submit" busy={busy} disabled={!/^\d{4}$/.test(pin)}>
-            Pay {formatNaira(price)}
-          </Button>
-          <Button
-            variant="secondary"
-            onClick={() => {
-              setKey(null);
-              setError(null);
-            }}
-          >
-            Change details
-          </Button>
-        </form>
+          Pay {formatNaira(price)}
+        </PinPayForm>
       </Screen>
     );
   }

@@ -5,7 +5,8 @@ import { toE164 } from '../../../../src/phone-number.ts';
 import { localPhone } from '../../../../src/vtu/prefixes.ts';
 import { answeredRefusal, type CallError, call } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
-import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
+import { PinPayForm } from '../../components/pin-pay-form.tsx';
+import { Button, Field, Screen, Waiting } from '../../components/ui.tsx';
 import { formatNaira } from '../../format.ts';
 
 // Buy exam pins (WAEC, NECO, NABTEB, JAMB): the exam, how many, the phone the pins are texted to
@@ -117,37 +118,20 @@ function BuyExamPins() {
         </dl>
         {price === null && quote.isPending ? <Waiting label="Getting the price" /> : null}
         <p>The pins show on the next screen, ready to copy.</p>
-        <form
-          className="flex flex-col gap-4"
-          onSubmit={(event) => {
-            event.preventDefault();
-            void pay();
+        <PinPayForm
+          pin={pin}
+          onPin={setPin}
+          busy={busy}
+          error={error ?? (quote.error as CallError | null)}
+          ready={price !== null}
+          onPay={() => void pay()}
+          onBack={() => {
+            setKey(null);
+            setError(null);
           }}
         >
-          <Field
-            label="Transaction PIN"
-            value={pin}
-            onChange={setPin}
-            type="password"
-            autoComplete="off"
-            inputMode="numeric"
-            maxLength={4}
-            hint="After 5 wrong tries your PIN locks for a while."
-          />
-          <ErrorNote error={error ?? (quote.error as CallError | null)} />
-          <Button type="submit" busy={busy} disabled={!/^\d{4}$/.test(pin) || price === null}>
-            Pay {price === null ? '' : formatNaira(price)}
-          </Button>
-          <Button
-            variant="secondary"
-            onClick={() => {
-              setKey(null);
-              setError(null);
-            }}
-          >
-            Change details
-          </Button>
-        </form>
+          Pay {price === null ? '' : formatNaira(price)}
+        </PinPayForm>
       </Screen>
     );
   }

@@ -5,6 +5,7 @@ import { toE164 } from '../../../../src/phone-number.ts';
 import { localPhone } from '../../../../src/vtu/prefixes.ts';
 import { answeredRefusal, type CallError, call, type Output } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
+import { PinPayForm } from '../../components/pin-pay-form.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
 import { formatNaira, parseNaira } from '../../format.ts';
 
@@ -124,37 +125,20 @@ function BuyElectricity() {
         {type === 'prepaid' ? (
           <p>Your token shows on the next screen as soon as the DisCo sends it.</p>
         ) : null}
-        <form
-          className="flex flex-col gap-4"
-          onSubmit={(event) => {
-            event.preventDefault();
-            void pay();
+        <PinPayForm
+          pin={pin}
+          onPin={setPin}
+          busy={busy}
+          error={error ?? (quote.error as CallError | null)}
+          ready={quote.data !== undefined}
+          onPay={() => void pay()}
+          onBack={() => {
+            setKey(null);
+            setError(null);
           }}
         >
-          <Field
-            label="Transaction PIN"
-            value={pin}
-            onChange={setPin}
-            type="password"
-            autoComplete="off"
-            inputMode="numeric"
-            maxLength={4}
-            hint="After 5 wrong tries your PIN locks for a while."
-          />
-          <ErrorNote error={error ?? (quote.error as CallError | null)} />
-          <Button type="submit" busy={busy} disabled={!/^\d{4}$/.test(pin) || !quote.data}>
-            Pay {quote.data ? formatNaira(quote.data.retail) : ''}
-          </Button>
-          <Button
-            variant="secondary"
-            onClick={() => {
-              setKey(null);
-              setError(null);
-            }}
-          >
-            Change details
-          </Button>
-        </form>
+          Pay {quote.data ? formatNaira(quote.data.retail) : ''}
+        </PinPayForm>
       </Screen>
     );
   }

@@ -3,6 +3,7 @@ import { createFileRoute, useNavigate } from '@tanstack/react-router';
 import { useId, useState } from 'react';
 import { answeredRefusal, type CallError, call } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
+import { PinPayForm } from '../../components/pin-pay-form.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
 import { formatNaira } from '../../format.ts';
 
@@ -95,37 +96,19 @@ function BuySocial() {
           </dd>
         </dl>
         <p>Whatever cannot be delivered is refunded to your wallet.</p>
-        <form
-          className="flex flex-col gap-4"
-          onSubmit={(event) => {
-            event.preventDefault();
-            void pay();
+        <PinPayForm
+          pin={pin}
+          onPin={setPin}
+          busy={busy}
+          error={error}
+          onPay={() => void pay()}
+          onBack={() => {
+            setKey(null);
+            setError(null);
           }}
         >
-          <Field
-            label="Transaction PIN"
-            value={pin}
-            onChange={setPin}
-            type="password"
-            autoComplete="off"
-            inputMode="numeric"
-            maxLength={4}
-            hint="After 5 wrong tries your PIN locks for a while."
-          />
-          <ErrorNote error={error} />
-          <Button type="submit" busy={busy} disabled={!/^\d{4}$/.test(pin)}>
-            Pay {formatNaira(price)}
-          </Button>
-          <Button
-            variant="secondary"
-            onClick={() => {
-              setKey(null);
-              setError(null);
-            }}
-          >
-            Change details
-          </Button>
-        </form>
+          Pay {formatNaira(price)}
+        </PinPayForm>
       </Screen>
     );
   }
