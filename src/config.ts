@@ -1,3 +1,4 @@
+import { BlockList, isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 import { isNairaAmount, nairaToKobo } from './money.ts';
@@ -217,6 +218,11 @@ export type Config = {
   database: { url: string | undefined; poolMax: number };
   redisUrl: string | undefined;
   sandbox: boolean;
+  /**
+   * With the sandbox on: what makes it reachable from beyond this machine (`HOST=0.0.0.0`, a public
+   * `PUBLIC_BASE_URL`), for the start-up warning; empty while it listens on loopback alone.
+   */
+  sandboxExposedBy: string[];
   secrets: { paymentSigning: string; pepper: string };
   adminPhones: string[];
   rateLimitPerMinute: number;
@@ -308,6 +314,33 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/** 127.0.0.0/8 and ::1, also as IPv4-mapped IPv6 (::ffff:127.0.0.1). */
+const loopbackAddresses = new BlockList();
+loopbackAddresses.addSubnet('127.0.0.0', 8, 'ipv4');
+loopbackAddresses.addAddress('::1', 'ipv6');
+loopbackAddresses.addSubnet('::ffff:127.0.0.0', 104, 'ipv6');
+
+/** Whether a host (a name or an address, IPv6 possibly in brackets) is this machine's loopback alone. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  if (bare === 'localhost') return true;
+  const family = isIP(bare);
+  if (family === 0) return false;
+  return loopbackAddresses.check(bare, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/**
+ * The settings that make the service reachable from beyond this machine: a listening address other
+ * than loopback, or a public base URL (a proxy in front of a loopback listener reaches it too).
+ */
+function reachableBeyondLoopback(host: string, publicBaseUrl: string | undefined): string[] {
+  const reasons: string[] = [];
+  if (!isLoopbackHost(host)) reasons.push(`HOST=${host}`);
+  if (publicBaseUrl !== undefined && !isLoopbackHost(new URL(publicBaseUrl).hostname))
+    reasons.push(`PUBLIC_BASE_URL=${publicBaseUrl}`);
+  return reasons;
+}
+
 /** Parses the environment once. Throws ConfigError with a one-line message naming the variable. */
 export function loadConfig(env: Record<string, string | undefined>): Config {
   // Empty strings mean "unset": shells and .env files produce them for blank assignments.
@@ -320,9 +353,18 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   const e = parsed.data;
   const production = e.NODE_ENV === 'production';
-  const sandbox = e.SANDBOX ?? !production;
+  const exposedBy = reachableBeyondLoopback(e.HOST, e.PUBLIC_BASE_URL);
+  // The sandbox opens every sign-in code, the webhook signing secret and the clock to whoever
+  // reaches it, so it is on by default only where nobody else can: listening on loopback alone.
+  const sandbox = e.SANDBOX ?? (!production && exposedBy.length === 0);
   if (production && sandbox)
     throw new ConfigError('invalid SANDBOX: the sandbox is refused when NODE_ENV=production');
+  // Said when a setting the sandbox would have supplied is missing because the sandbox is off by
+  // that rule, not by choice: the operator most likely meant one of two things.
+  const whySandboxOff =
+    e.SANDBOX === undefined && !production && exposedBy.length > 0
+      ? ` (the sandbox is on by default only while the service listens on loopback alone, and ${exposedBy.join(' and ')} reaches beyond it: set SANDBOX=1 to run the sandbox there anyway, which opens sign-in codes, the signing secret and the clock to whoever reaches it, or configure the real providers)`
+      : '';
   if (!sandbox) {
     // Outside the sandbox there are no defaults for secrets or the outside parties' endpoints.
     const required: Array<keyof typeof e> = [
@@ -356,7 +398,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       'AIRTIME_CASH_API_KEY',
     );
     for (const name of required) {
-      if (e[name] === undefined) throw new ConfigError(`invalid ${name}: required when SANDBOX is off`);
+      if (e[name] === undefined)
+        throw new ConfigError(`invalid ${name}: required when SANDBOX is off${whySandboxOff}`);
     }
     // An operations address with no way to reach it would lose every alert email, silently.
     if (e.OPS_EMAIL !== undefined && e.SMTP_URL === undefined) {
@@ -388,6 +431,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     database: { url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX },
     redisUrl: e.REDIS_URL,
     sandbox,
+    sandboxExposedBy: sandbox ? exposedBy : [],
     secrets: {
       paymentSigning: e.PAYMENT_SIGNING_SECRET ?? SANDBOX_SIGNING_SECRET,
       pepper: e.SECRET_PEPPER ?? SANDBOX_PEPPER,

@@ -51,6 +51,13 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => onSignal('SIGINT'));
 
   ctx = await createContext(config);
+  if (config.sandbox && config.sandboxExposedBy.length > 0) {
+    // Said explicitly (SANDBOX=1), so allowed; but whoever runs it must know what it gives away.
+    ctx.logger.warn(
+      { exposedBy: config.sandboxExposedBy },
+      `the sandbox is on and reachable beyond this machine (${config.sandboxExposedBy.join(', ')}): anyone who reaches the service can read every sign-in code at /__sandbox/sms (admins' included), sign payment webhooks with the public sandbox signing secret, and move the clock. Use it for demos and tests only`,
+    );
+  }
   if (!workerOnly) {
     // The web client is built before the app is (which serves it only if built), on the first start
     // and after its sources change. A failed build costs the client, not the API.

@@ -254,6 +254,82 @@ describe('loadConfig', () => {
     }
   });
 
+  describe('the sandbox by default only on loopback (issue 25)', () => {
+    it('is on by default while the service listens on loopback alone', () => {
+      for (const host of [
+        '127.0.0.1',
+        '127.8.9.10',
+        '::1',
+        '[::1]',
+        'localhost',
+        'LOCALHOST',
+        '::ffff:127.0.0.1',
+      ]) {
+        const config = loadConfig({ HOST: host });
+        assert.equal(config.sandbox, true, host);
+        assert.deepEqual(config.sandboxExposedBy, [], host);
+      }
+      assert.equal(loadConfig({ PUBLIC_BASE_URL: 'http://localhost:3000' }).sandbox, true);
+      assert.equal(loadConfig({ PUBLIC_BASE_URL: 'http://127.0.0.1:3000/' }).sandbox, true);
+    });
+
+    it('refuses to start a sandbox nobody asked for on any other address, saying why and what to set', () => {
+      for (const env of [
+        { HOST: '0.0.0.0', PUBLIC_BASE_URL: 'https://pay.example.com' },
+        { HOST: '0.0.0.0' },
+        { HOST: '::' },
+        { HOST: '10.1.2.3' },
+        { HOST: 'pay.example.com' },
+        { HOST: '128.0.0.1' },
+        // A loopback listener behind a public proxy is reachable by everyone too.
+        { HOST: '127.0.0.1', PUBLIC_BASE_URL: 'https://pay.example.com' },
+      ]) {
+        assert.throws(
+          () => loadConfig(env),
+          (error: unknown) => {
+            assert.ok(error instanceof ConfigError, String(error));
+            assert.doesNotMatch(error.message, /\n/, 'one line');
+            // The first setting the sandbox would have supplied, why it is missing, and the two ways out.
+            assert.match(error.message, /^invalid PAYMENT_SIGNING_SECRET: required when SANDBOX is off/);
+            assert.match(error.message, /on by default only while the service listens on loopback alone/);
+            assert.match(error.message, /set SANDBOX=1/);
+            assert.match(error.message, /configure the real providers/);
+            const named =
+              env.HOST !== '127.0.0.1' ? `HOST=${env.HOST}` : 'PUBLIC_BASE_URL=https://pay.example.com';
+            assert.ok(error.message.includes(named), error.message);
+            return true;
+          },
+          JSON.stringify(env),
+        );
+      }
+    });
+
+    it('runs it on another address when SANDBOX=1 is said, naming what exposes it for the warning', () => {
+      const config = loadConfig({
+        HOST: '0.0.0.0',
+        PUBLIC_BASE_URL: 'https://pay.example.com',
+        SANDBOX: '1',
+      });
+      assert.equal(config.sandbox, true);
+      assert.deepEqual(config.sandboxExposedBy, ['HOST=0.0.0.0', 'PUBLIC_BASE_URL=https://pay.example.com']);
+      assert.equal(config.secrets.paymentSigning, 'sk_test_sandbox');
+    });
+
+    it('starts without the sandbox on another address when the real providers are configured', () => {
+      const { NODE_ENV: _production, ...real } = productionEnv;
+      const config = loadConfig({ ...real, HOST: '0.0.0.0' });
+      assert.equal(config.sandbox, false);
+      assert.deepEqual(config.sandboxExposedBy, []);
+      // Said explicitly, the plain message: no guess at what was meant.
+      assert.throws(
+        () => loadConfig({ HOST: '0.0.0.0', SANDBOX: '0' }),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          error.message === 'invalid PAYMENT_SIGNING_SECRET: required when SANDBOX is off',
+      );
+    });
+  });
+
   it('turns the sandbox off in production and refuses SANDBOX=1 there', () => {
     assert.equal(loadConfig(productionEnv).sandbox, false);
     assertRefused({ ...productionEnv, SANDBOX: '1' }, 'SANDBOX');

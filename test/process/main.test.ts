@@ -172,6 +172,36 @@ describe('the service process', () => {
     assert.equal(child.stderr().trimEnd().split('\n').length, 1, child.stderr());
   });
 
+  it('refuses to open the sandbox on a public address nobody asked it for (issue 25)', async () => {
+    // The careless start: NODE_ENV unset, listening on every interface, a public base URL.
+    const child = run(MAIN, [], {
+      HOST: '0.0.0.0',
+      PUBLIC_BASE_URL: 'https://pay.example.com',
+      PORT: String(await freePort()),
+      DATA_DIR: await tempDir(),
+    });
+    const exit = await child.exited;
+    assert.deepEqual(exit, { code: 1, signal: null });
+    const lines = child.stderr().trimEnd().split('\n');
+    assert.equal(lines.length, 1, child.stderr());
+    assert.match(lines[0] ?? '', /HOST=0\.0\.0\.0/);
+    assert.match(lines[0] ?? '', /set SANDBOX=1/);
+    assert.equal(child.stdout(), '', 'nothing started, so nothing logged');
+  });
+
+  it('warns what is open when SANDBOX=1 is said on a public address (issue 25)', async () => {
+    const port = String(await freePort());
+    const child = await startService({ ...(await storage()), HOST: '0.0.0.0', SANDBOX: '1', PORT: port });
+    const warning = await child.waitForLog((entry) => entry.level === 40);
+    assert.deepEqual(warning.exposedBy, ['HOST=0.0.0.0']);
+    const message = String(warning.msg);
+    assert.match(message, /sign-in code/);
+    assert.match(message, /signing secret/);
+    assert.match(message, /clock/);
+    await waitHealthy(`http://127.0.0.1:${port}`, child);
+    assert.deepEqual(await stop(child), { code: 0, signal: null });
+  });
+
   it('serves, signs a user in, stops on SIGTERM with 0 and keeps the data across a restart', async () => {
     const env = { ...(await storage()), PORT: String(await freePort()) };
     const baseUrl = `http://127.0.0.1:${env.PORT}`;
