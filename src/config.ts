@@ -363,7 +363,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   // that rule, not by choice: the operator most likely meant one of two things.
   const whySandboxOff =
     e.SANDBOX === undefined && !production && exposedBy.length > 0
-      ? ` (the sandbox is on by default only while the service listens on loopback alone, and ${exposedBy.join(' and ')} reaches beyond it: set SANDBOX=1 to run the sandbox there anyway, which opens sign-in codes, the signing secret and the clock to whoever reaches it, or configure the real providers)`
+      ? ` (the sandbox is on by default only while the service listens on loopback alone, and ${exposedBy.join(' and ')} ${exposedBy.length === 1 ? 'reaches' : 'reach'} beyond it: set SANDBOX=1 to run the sandbox there anyway, which opens sign-in codes, the signing secret and the clock to whoever reaches it, or configure the real providers)`
       : '';
   if (!sandbox) {
     // Outside the sandbox there are no defaults for secrets or the outside parties' endpoints.
