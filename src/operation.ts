@@ -55,6 +55,15 @@ export type Operation<
   errors: readonly ErrorCode[];
   /** Defaults to 64 KiB (API.md section 1). */
   bodyLimitBytes?: number;
+  /**
+   * POST only; true by default. False for an operation whose answer carries credentials (tokens):
+   * none of its answers is kept under the Idempotency-Key for replay (API.md section 3), because
+   * anyone who learnt the key and the body would be handed them. The key is held only while the
+   * operation runs (a concurrent twin gets 409 IDEMPOTENCY_IN_PROGRESS) and released when it ends,
+   * so the same key sent again runs the operation again, and it must refuse a second use on its
+   * own (a used code, a rotated refresh token). Such an operation cannot take `withCommit`.
+   */
+  storesAnswer?: boolean;
   handler: (args: OperationArgs<z.output<I>, A>) => Promise<z.input<O>>;
 };
 

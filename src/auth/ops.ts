@@ -39,6 +39,8 @@ export const authOperations = [
     input: s.verifyOtpInput,
     output: s.verifyOtpOutput,
     errors: ['UNAUTHENTICATED', 'VALIDATION_ERROR'],
+    // The answer is a session: never kept for replay (API.md section 3); a used code is refused.
+    storesAnswer: false,
     handler: async ({ ctx, input, ip, userAgent }) => {
       // One transaction: an unknown referral code on a first sign-in rolls the code's use back with
       // the user it would have created, so the person can correct it and sign in with the same SMS.
@@ -82,6 +84,9 @@ export const authOperations = [
     input: s.refreshSessionInput,
     output: s.tokenPair,
     errors: ['UNAUTHENTICATED'],
+    // New tokens: never kept for replay. A retry presents the rotated token, which is reuse and
+    // revokes the session (API.md section 4): the price of no replay handing tokens to anyone.
+    storesAnswer: false,
     handler: ({ ctx, input }) => refreshSession({ db: ctx.db, clock: ctx.clock }, input.refreshToken),
   }),
   defineOperation({

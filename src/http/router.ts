@@ -280,6 +280,8 @@ async function handle(
     case 'started':
       break;
   }
+  if (op.storesAnswer === false)
+    return send(reply, await runUnstored(ctx, op, idempotency, checkErrorCode, request, key));
   const completion = completionWithCommit(idempotency, key, (result) => successBody(op, result));
   let outcome: Outcome;
   try {
@@ -295,4 +297,23 @@ async function handle(
   if (outcome.status >= 500 || outcome.status === 429) await idempotency.release(key);
   else await idempotency.complete(key, { status: outcome.status, body: outcome.body });
   return send(reply, outcome);
+}
+
+/**
+ * An operation whose answers carry credentials (Operation.storesAnswer false): the key held while it
+ * runs is released whatever the outcome, so no answer of it can ever be replayed to anyone.
+ */
+async function runUnstored(
+  ctx: Context,
+  op: AnyOperation,
+  idempotency: IdempotencyStore,
+  checkErrorCode: ErrorCodeCheck,
+  request: FastifyRequest,
+  key: IdempotencyRequest,
+): Promise<Outcome> {
+  try {
+    return await run(ctx, op, checkErrorCode, request, (request.body as { data: unknown }).data);
+  } finally {
+    await idempotency.release(key);
+  }
 }

@@ -16,6 +16,7 @@ import {
   uniquePhone,
   type World,
 } from '../helpers/world.ts';
+import { buyer, mtn, PIN } from '../vtu/purchase-support.ts';
 
 // Idempotency keys (API.md section 3), each rule seen from a client and checked against what the
 // server actually did: a replay must not execute again, and a refusal must not execute at all.
@@ -201,22 +202,77 @@ describe('idempotency keys', () => {
   });
 
   it('stores and replays a 4xx answer', async () => {
+    const user = await buyer(world, 1_000);
+    const wrong = PIN === '0000' ? '1111' : '0000';
+    const order = { network: 'mtn', phone: mtn('5'), amount: 100, pin: wrong };
+    const key = randomUUID();
+    const first = await send(world, 'buyAirtime', order, { key, token: user.accessToken });
+    assert.equal(first.status, 403);
+    assert.deepEqual((first.body as { error: { details: unknown } }).error.details, { attemptsLeft: 4 });
+
+    const replay = await send(world, 'buyAirtime', order, { key, token: user.accessToken });
+    assert.equal(replay.status, 403);
+    assert.equal(replay.text, first.text);
+    assert.equal(replay.replayed, true);
+    // The replay did not count as an attempt: a new key's wrong PIN is the second one.
+    const second = failure(await post(world, 'buyAirtime', order, { token: user.accessToken }));
+    assert.deepEqual(second.details, { attemptsLeft: 3 });
+  });
+
+  it('never stores a verifyOtp answer: the same key runs again, and the used code is refused without tokens', async () => {
     const phone = uniquePhone();
     ok(await post(world, 'requestOtp', { phone }));
     const { code } = await readSms(world, phone);
-    const wrong = code === '000000' ? '111111' : '000000';
     const key = randomUUID();
-    const first = await send(world, 'verifyOtp', { phone, code: wrong }, { key });
-    assert.equal(first.status, 401);
-    assert.deepEqual((first.body as { error: { details: unknown } }).error.details, { attemptsLeft: 4 });
+    const first = await send(world, 'verifyOtp', { phone, code }, { key });
+    assert.equal(first.status, 200);
+    assert.deepEqual(await storedKeys(world, 'anonymous', [key]), [], 'nothing kept under the key');
 
-    const replay = await send(world, 'verifyOtp', { phone, code: wrong }, { key });
-    assert.equal(replay.status, 401);
-    assert.equal(replay.text, first.text);
-    assert.equal(replay.replayed, true);
-    // The replay did not count as an attempt: a new key's wrong code is the second one.
-    const second = failure(await post(world, 'verifyOtp', { phone, code: wrong }));
-    assert.deepEqual(second.details, { attemptsLeft: 3 });
+    // Whoever sends the same key, phone and code again (the client whose answer was lost, or anyone
+    // who learnt all three) runs the sign-in again and is refused: the code is used up.
+    const again = await send(world, 'verifyOtp', { phone, code }, { key });
+    assert.equal(again.status, 401);
+    assert.equal(again.replayed, false);
+    assert.equal(errorCode(again), 'UNAUTHENTICATED');
+    assert.deepEqual((again.body as { error: { details: unknown } }).error.details, { attemptsLeft: 0 });
+    assert.doesNotMatch(again.text, /accessToken|refreshToken/);
+    for (const token of [
+      (first.body as { data: { accessToken: string } }).data.accessToken,
+      (first.body as { data: { refreshToken: string } }).data.refreshToken,
+    ]) {
+      assert.ok(!again.text.includes(token));
+    }
+    assert.deepEqual(await storedKeys(world, 'anonymous', [key]), []);
+    // A refusal is not kept either: nothing of verifyOtp stays under a key.
+    const wrongKey = randomUUID();
+    const wrong = await send(
+      world,
+      'verifyOtp',
+      { phone, code: code === '000000' ? '111111' : '000000' },
+      { key: wrongKey },
+    );
+    assert.equal(wrong.status, 401);
+    assert.deepEqual(await storedKeys(world, 'anonymous', [wrongKey]), []);
+  });
+
+  it('never stores a refreshSession answer: the same key runs again and the rotated token is refused', async () => {
+    const user = await signIn(world);
+    const key = randomUUID();
+    const first = await send(world, 'refreshSession', { refreshToken: user.refreshToken }, { key });
+    assert.equal(first.status, 200);
+    assert.deepEqual(await storedKeys(world, 'anonymous', [key]), []);
+    const rotated = (first.body as { data: { accessToken: string; refreshToken: string } }).data;
+
+    // The retry presents the rotated token again: reuse, which revokes the whole session (API.md
+    // section 4), so a client that lost the answer signs in again. No tokens come back.
+    const again = await send(world, 'refreshSession', { refreshToken: user.refreshToken }, { key });
+    assert.equal(again.status, 401);
+    assert.equal(again.replayed, false);
+    assert.equal(errorCode(again), 'UNAUTHENTICATED');
+    assert.ok(!again.text.includes(rotated.accessToken));
+    assert.ok(!again.text.includes(rotated.refreshToken));
+    assert.equal(failure(await get(world, 'getMe', {}, { token: rotated.accessToken })).status, 401);
+    assert.deepEqual(await storedKeys(world, 'anonymous', [key]), []);
   });
 
   it('answers 409 IDEMPOTENCY_IN_PROGRESS while the first request runs, and frees a stale one', async () => {
@@ -277,12 +333,11 @@ describe('idempotency keys', () => {
   });
 
   it('lets exactly one of several concurrent identical requests run', async () => {
-    const phone = uniquePhone();
-    ok(await post(world, 'requestOtp', { phone }));
-    const { code } = await readSms(world, phone);
+    const user = await signIn(world);
     const key = randomUUID();
+    const data = { firstName: 'Once' };
     const attempts = await Promise.all(
-      Array.from({ length: 8 }, () => send(world, 'verifyOtp', { phone, code }, { key })),
+      Array.from({ length: 8 }, () => send(world, 'updateProfile', data, { key, token: user.accessToken })),
     );
     const executed = attempts.filter((a) => a.status === 200 && !a.replayed);
     assert.equal(executed.length, 1, JSON.stringify(attempts.map((a) => [a.status, a.replayed])));
@@ -293,7 +348,28 @@ describe('idempotency keys', () => {
         assert.equal(attempt.text, executed[0]?.text);
       }
     }
-    const winner = executed[0];
+  });
+
+  it('signs in once under concurrent verifyOtp with one key: the others wait (409) or are refused, none gets tokens', async () => {
+    const phone = uniquePhone();
+    ok(await post(world, 'requestOtp', { phone }));
+    const { code } = await readSms(world, phone);
+    const key = randomUUID();
+    const attempts = await Promise.all(
+      Array.from({ length: 8 }, () => send(world, 'verifyOtp', { phone, code }, { key })),
+    );
+    const signedIn = attempts.filter((a) => a.status === 200);
+    assert.equal(signedIn.length, 1, JSON.stringify(attempts.map((a) => [a.status, a.replayed])));
+    for (const attempt of attempts) {
+      assert.equal(attempt.replayed, false);
+      if (attempt.status === 409) assert.equal(errorCode(attempt), 'IDEMPOTENCY_IN_PROGRESS');
+      else if (attempt.status !== 200) {
+        // Ran after the first had finished and released the key: the code was used up by then.
+        assert.equal(attempt.status, 401);
+        assert.doesNotMatch(attempt.text, /accessToken/);
+      }
+    }
+    const winner = signedIn[0];
     assert.ok(winner !== undefined);
     const userId = (winner.body as { data: { user: { id: string } } }).data.user.id;
     const sessions = await world.ctx.db
@@ -302,6 +378,7 @@ describe('idempotency keys', () => {
       .where('user_id', '=', userId)
       .executeTakeFirstOrThrow();
     assert.equal(Number(sessions.n), 1);
+    assert.deepEqual(await storedKeys(world, 'anonymous', [key]), []);
   });
 
   // The tests below move this world's clock forward by days; each signs in its own users.
