@@ -16,6 +16,7 @@ import { jobDefinitions } from './jobs/definitions.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
 import { documentUrlKey } from './kyc/document-urls.ts';
 import { subscribeNotificationsToEvents } from './notifications/subscribers.ts';
+import { type Resolve, resolveAll } from './outbound-addresses.ts';
 import { toE164 } from './phone.ts';
 import { createSmtpMailer, type Mailer } from './providers/email/mailer.ts';
 import { createDojahKycProvider } from './providers/kyc/dojah-client.ts';
@@ -77,6 +78,8 @@ export type Context = {
   mailer: Mailer;
   /** Web Push to users' own subscriptions (VAPID). */
   push: PushSender;
+  /** Looks up a host's addresses for the outbound-address checks (social links, push endpoints). */
+  resolveHost: Resolve;
   kyc: {
     provider: KycProvider;
     documents: DocumentStore;
@@ -121,6 +124,8 @@ export type ContextOverrides = {
   debitRules?: readonly DebitRule[];
   /** The TLS agent of Web Push (tests trust their local push service with it). */
   pushAgent?: Agent;
+  /** The look-up of the outbound-address checks (tests answer with the addresses they judge). */
+  resolveHost?: Resolve;
 };
 
 export function createLogger(config: Config): Logger {
@@ -233,6 +238,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     payments,
     mailer,
     push,
+    resolveHost: overrides.resolveHost ?? resolveAll,
     kyc: { provider: kycProvider, documents, urlKey: documentUrlKey(config.secrets.pepper) },
     vtuProviders,
     catalogue: createCatalogue({

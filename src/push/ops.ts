@@ -27,7 +27,7 @@ export const pushOperations = [
     output: s.subscriptionOutput,
     errors: [],
     handler: async ({ ctx, caller, input }) => {
-      await checkPushEndpoint(input.endpoint, ctx.config.push.allowedHosts);
+      await checkPushEndpoint(input.endpoint, ctx.config.push.allowedHosts, ctx.resolveHost);
       await saveSubscription(ctx.db, caller.userId, input, ctx.clock.now());
       return { endpoint: input.endpoint };
     },

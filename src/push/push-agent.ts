@@ -7,10 +7,11 @@ import { isRefusedAddress } from './endpoint-policy.ts';
  * The TLS agent pushes go through. Its look-up refuses the addresses savePushSubscription refuses,
  * at the moment of sending too: a push service's name that resolved to a public address when the
  * subscription was saved and to a private one now (DNS rebinding) is never connected to.
+ * `lookupAll` is node:dns's lookup; tests pass one answering the addresses they judge.
  */
-export function pushAgent(): Agent {
+export function pushAgent(lookupAll: typeof lookup = lookup): Agent {
   const safeLookup: LookupFunction = (hostname, options, callback) => {
-    lookup(hostname, { ...options, all: true }, (error, addresses) => {
+    lookupAll(hostname, { ...options, all: true }, (error, addresses) => {
       if (error !== null) return callback(error, '', 0);
       const list = addresses as unknown as Array<{ address: string; family: number }>;
       const refused = list.find((a) => isRefusedAddress(a.address));

@@ -94,7 +94,10 @@ export const routedServiceOperations = [
           details: { issues: [{ path: ['data', 'serviceId'], message }] },
         });
       }
-      await checkOrderLink(input.link, { allowUnresolved: ctx.config.vtu.social.allowUnresolvedLinks });
+      await checkOrderLink(input.link, {
+        allowUnresolved: ctx.config.vtu.social.allowUnresolvedLinks,
+        resolve: ctx.resolveHost,
+      });
       requireWithin(input.quantity, `quantity of ${item.name}`, { min: item.min, max: item.max }, String);
       const { name } = routed(ctx, 'social');
       const retailRate = applyMarkup(markupOf('social', name), item.ratePer1000Kobo).retailKobo;

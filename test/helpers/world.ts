@@ -9,6 +9,7 @@ import { buildApp } from '../../src/app.ts';
 import type { Clock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type Context, createContext } from '../../src/context.ts';
+import type { Resolve } from '../../src/outbound-addresses.ts';
 import type { DebitRule } from '../../src/vtu/debit-rules.ts';
 import { createTestDatabase } from './database.ts';
 
@@ -38,6 +39,8 @@ export type WorldOptions = {
   debitRules?: readonly DebitRule[];
   /** The TLS agent of Web Push: one that trusts the test's local push service. */
   pushAgent?: Agent;
+  /** The look-up of the outbound-address checks (social links, push endpoints), for their tests. */
+  resolveHost?: Resolve;
   /** On PostgreSQL, the URL the service connects with instead of the database's own (a proxy's). */
   databaseUrl?: (url: string) => Promise<string>;
 };
@@ -78,6 +81,7 @@ export async function createWorld(options: WorldOptions = {}): Promise<World> {
     ...(options.logger !== undefined ? { logger: options.logger } : {}),
     ...(options.debitRules !== undefined ? { debitRules: options.debitRules } : {}),
     ...(options.pushAgent !== undefined ? { pushAgent: options.pushAgent } : {}),
+    ...(options.resolveHost !== undefined ? { resolveHost: options.resolveHost } : {}),
     rateLimitNamespace: `billrail-test-${randomBytes(4).toString('hex')}:`,
   });
   const app = await buildApp(ctx);

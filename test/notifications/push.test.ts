@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
+import type { lookup as dnsLookup } from 'node:dns';
 import { Agent } from 'node:https';
+import type { LookupFunction } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { JOB_BROADCAST_PUSH, JOB_NOTIFICATION_PUSH } from '../../src/notifications/job-names.ts';
 import { checkPushEndpoint, isRefusedAddress } from '../../src/push/endpoint-policy.ts';
+import { pushAgent } from '../../src/push/push-agent.ts';
 import { saveSubscription } from '../../src/push/subscriptions.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { runDomainEvents, runQueuedJobs } from '../helpers/domain-events.ts';
@@ -29,6 +32,8 @@ describe(`Web Push (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
   let pushService: PushService;
   let publicKey: string;
   const adminPhone = uniquePhone();
+  /** What the service's resolver answers for fcm.googleapis.com (tests set it). */
+  let fcmAddresses = ['142.250.1.95'];
 
   before(async () => {
     pushService = await startPushService();
@@ -39,6 +44,11 @@ describe(`Web Push (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
         PUSH_TIMEOUT_MS: '5000',
       },
       pushAgent: new Agent({ ca: pushService.ca, keepAlive: true }),
+      resolveHost: async (host) => {
+        if (host === 'localhost') return ['127.0.0.1', '::1'];
+        if (host === 'fcm.googleapis.com') return fcmAddresses;
+        throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+      },
     });
     publicKey = ok(await get<{ publicKey: string }>(world, 'getPushPublicKey', {})).publicKey;
   });
@@ -102,6 +112,61 @@ describe(`Web Push (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       .where('user_id', '=', user.userId)
       .execute();
     assert.equal(rows.length, 0);
+  });
+
+  it('refuses an endpoint whose push service resolves to an IPv6 form carrying an internal IPv4', async () => {
+    const user = await signIn(world);
+    const keys = pushService.subscribe();
+    const save = (endpoint: string) =>
+      post(
+        world,
+        'savePushSubscription',
+        { endpoint, p256dh: keys.p256dh, auth: keys.auth },
+        { token: user.accessToken },
+      );
+    for (const addresses of [
+      ['64:ff9b::a9fe:a9fe'], // NAT64 of 169.254.169.254
+      ['64:ff9b:1::808:808'], // NAT64 local-use
+      ['142.250.1.95', '2002:a9fe:a9fe::1'], // 6to4
+      ['::a9fe:a9fe'], // IPv4-compatible
+      ['::ffff:a9fe:a9fe'], // IPv4-mapped
+      ['2001:0:808:808:0:0:5601:5601'], // Teredo, client 169.254.169.254
+    ]) {
+      fcmAddresses = addresses;
+      expectValidationAt(await save('https://fcm.googleapis.com/fcm/send/abc'), 'data.endpoint');
+    }
+    // The same forms carrying 8.8.8.8 are public addresses: saved.
+    fcmAddresses = ['64:ff9b::808:808', '2002:808:808::1', '2001:0:808:808:0:0:f7f7:f7f7'];
+    ok(await save('https://fcm.googleapis.com/fcm/send/abc'));
+    fcmAddresses = ['142.250.1.95'];
+    const rows = await world.ctx.db
+      .selectFrom('push_subscriptions')
+      .select('endpoint')
+      .where('user_id', '=', user.userId)
+      .execute();
+    assert.deepEqual(
+      rows.map((r) => r.endpoint),
+      ['https://fcm.googleapis.com/fcm/send/abc'],
+    );
+  });
+
+  it('refuses, at send time, a push service resolving to an IPv6 form carrying an internal IPv4', async () => {
+    const answering = (address: string): typeof dnsLookup =>
+      ((_host: string, _options: unknown, callback: (e: null, a: unknown) => void) =>
+        callback(null, [{ address, family: 6 }])) as unknown as typeof dnsLookup;
+    const lookupWith = (address: string) =>
+      new Promise<string>((resolve, reject) => {
+        const agent = pushAgent(answering(address));
+        const lookup = (agent.options as { lookup: LookupFunction }).lookup;
+        lookup('fcm.googleapis.com', { family: 0 }, (error, resolved) =>
+          error ? reject(error) : resolve(resolved as string),
+        );
+        agent.destroy();
+      });
+    for (const address of ['64:ff9b::a9fe:a9fe', '2002:7f00:1::', '2001:0:808:808:0:0:5601:5601']) {
+      await assert.rejects(lookupWith(address), (error: { code?: string }) => error.code === 'EREFUSED');
+    }
+    assert.equal(await lookupWith('64:ff9b::808:808'), '64:ff9b::808:808');
   });
 
   it('judges endpoints by what their names resolve to, at save time and at send time', async () => {

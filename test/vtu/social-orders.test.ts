@@ -11,13 +11,23 @@ import { advanceClock, type Buyer, buyCall, buyer, current } from './purchase-su
 // Social orders end to end (API.md section 14): the catalogue at retail rates, the checks before the
 // debit, the sandbox panel's outcomes by the quantity's last digit, and the partial refund to the kobo.
 
+/** Resolves `<IPv6 address, colons as dashes>.rebind.example` to that address; nothing else resolves. */
+const rebindResolver = async (host: string): Promise<string[]> => {
+  const spelled = /^([0-9a-f-]+)\.rebind\.example$/.exec(host);
+  if (spelled === null)
+    throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+  return [spelled[1]!.replaceAll('-', ':')];
+};
+
 type SocialService = { id: string; name: string; category: string; rate: number; min: number; max: number };
 
 describe('social orders', () => {
   let world: World;
   let services: SocialService[];
   before(async () => {
-    world = await createWorld();
+    // Names under rebind.example answer with the IPv6 address their first label spells (colons
+    // written as dashes); any other name does not resolve, which the sandbox allows.
+    world = await createWorld({ resolveHost: rebindResolver });
   });
   after(() => world.close());
 
@@ -147,10 +157,57 @@ describe('social orders', () => {
       'https://metadata.google.internal/computeMetadata',
       'https://metadata/computeMetadata',
       'https://printer.local/x',
+      // IPv6 forms that carry an internal IPv4 address (169.254.169.254, 127.0.0.1, 10.1.2.3).
+      'https://[64:ff9b::a9fe:a9fe]/latest/meta-data', // NAT64
+      'https://[64:ff9b::169.254.169.254]/latest/meta-data',
+      'https://[64:ff9b:1::808:808]/p/x', // NAT64 local-use: refused whatever it carries
+      'https://[2002:a9fe:a9fe::1]/latest/meta-data', // 6to4
+      'https://[::a9fe:a9fe]/latest/meta-data', // IPv4-compatible
+      'https://[::ffff:169.254.169.254]/latest/meta-data', // IPv4-mapped
+      'https://[2001:0:808:808:0:0:5601:5601]/latest/meta-data', // Teredo, client 169.254.169.254
+      'https://[2001:0:7f00:1:0:0:f7f7:f7f7]/p/x', // Teredo, server 127.0.0.1
+      'https://[2002:a01:203::1]/p/x',
     ]) {
       expectValidationAt(await order(user, likes, 100, { link }), 'data.link');
     }
     assert.equal(await walletKobo(world, user.userId), 100_000n);
+  });
+
+  it('judges a link in an IPv6 form carrying a public IPv4 as that public address', async () => {
+    const user = await buyer(world, 1_000);
+    const likes = services.find((s) => s.id === '1002')!;
+    // 8.8.8.8 as 6to4, NAT64 and Teredo: public IP literals are links like any other.
+    for (const link of [
+      'https://[2002:808:808::1]/p/x',
+      'https://[64:ff9b::808:808]/p/x',
+      'https://[2001:0:808:808:0:0:f7f7:f7f7]/p/x',
+    ]) {
+      const accepted = ok(await order(user, likes, 100, { link }));
+      assert.equal(accepted.status, 'processing', link);
+      await world.ctx.purchases.sendEnded(accepted.id);
+    }
+    assert.equal(await walletKobo(world, user.userId), 100_000n - 3n * 3_205n);
+  });
+
+  it('refuses a link whose host resolves to an IPv6 form carrying an internal IPv4, nothing debited', async () => {
+    const user = await buyer(world, 1_000);
+    const likes = services.find((s) => s.id === '1002')!;
+    for (const address of [
+      '64:ff9b::a9fe:a9fe',
+      '64:ff9b:1::808:808',
+      '2002:a9fe:a9fe::',
+      '::a9fe:a9fe',
+      '::ffff:a9fe:a9fe',
+      '2001:0:808:808:0:0:5601:5601',
+    ]) {
+      const link = `https://${address.replaceAll(':', '-')}.rebind.example/p/x`;
+      const refused = expectValidationAt(await order(user, likes, 100, { link }), 'data.link');
+      assert.match(refused.message, /internal address/, address);
+    }
+    assert.equal(await walletKobo(world, user.userId), 100_000n);
+    // The same host answering 8.8.8.8 in the NAT64 form is public.
+    const accepted = ok(await order(user, likes, 100, { link: 'https://64-ff9b--808-808.rebind.example/p' }));
+    assert.equal(accepted.status, 'processing');
   });
 
   it('resolves a link host and refuses one that points inside (outside the sandbox, an unknown host too)', async () => {
@@ -162,7 +219,14 @@ describe('social orders', () => {
       allowUnresolved: false,
       resolve: resolvingTo('157.240.1.174'),
     });
-    for (const addresses of [['127.0.0.1'], ['157.240.1.174', '10.0.0.5'], ['::ffff:169.254.169.254']]) {
+    for (const addresses of [
+      ['127.0.0.1'],
+      ['157.240.1.174', '10.0.0.5'],
+      ['::ffff:169.254.169.254'],
+      ['157.240.1.174', '64:ff9b::a9fe:a9fe'],
+      ['2002:a9fe:a9fe::1'],
+      ['2001:0:808:808:0:0:5601:5601'],
+    ]) {
       await assert.rejects(
         checkOrderLink('https://evil.example/p', {
           allowUnresolved: false,
