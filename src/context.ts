@@ -1,7 +1,7 @@
 import type { Agent } from 'node:https';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { type Catalogue, createCatalogue } from './catalogue/catalogue.ts';
 import { type Clock, createSandboxClock, type SandboxClock, systemClock } from './clock.ts';
 import type { Config, VtuProviderName } from './config.ts';
@@ -15,6 +15,7 @@ import { airtimeCashCallbackPath } from './http/airtime-cash-callback-route.ts';
 import { jobDefinitions } from './jobs/definitions.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
 import { documentUrlKey } from './kyc/document-urls.ts';
+import { loggedRequest, redactUrlCredentials } from './log-redaction.ts';
 import { subscribeNotificationsToEvents } from './notifications/subscribers.ts';
 import { type Resolve, resolveAll } from './outbound-addresses.ts';
 import { toE164 } from './phone.ts';
@@ -128,8 +129,9 @@ export type ContextOverrides = {
   resolveHost?: Resolve;
 };
 
-export function createLogger(config: Config): Logger {
-  return pino({
+/** The service's logger; tests pass a destination to read what it writes. */
+export function createLogger(config: Pick<Config, 'logLevel'>, destination?: DestinationStream): Logger {
+  const options: LoggerOptions = {
     level: config.logLevel,
     redact: {
       paths: [
@@ -144,7 +146,11 @@ export function createLogger(config: Config): Logger {
       ],
       censor: '[redacted]',
     },
-  });
+    // Credentials in query strings (signed document URLs, liveness tokens) never reach a log line.
+    serializers: { req: loggedRequest },
+    hooks: { streamWrite: redactUrlCredentials },
+  };
+  return destination === undefined ? pino(options) : pino(options, destination);
 }
 
 export async function createContext(config: Config, overrides: ContextOverrides = {}): Promise<Context> {

@@ -119,6 +119,17 @@ export type KycSubmissionsTable = {
   decided_by: string | null;
 };
 
+/** A Tier 1 face check started by getKycLivenessUrl: its one-time state and, once used, its token. */
+export type KycLivenessChecksTable = {
+  id: string;
+  state_hash: string;
+  user_id: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+  token_hash: string | null;
+};
+
 export type TopupIntentsTable = {
   id: string;
   user_id: string;
@@ -314,6 +325,7 @@ export type DB = {
   ledger_entries: LedgerEntriesTable;
   kyc_documents: KycDocumentsTable;
   kyc_submissions: KycSubmissionsTable;
+  kyc_liveness_checks: KycLivenessChecksTable;
   topup_intents: TopupIntentsTable;
   payment_events: PaymentEventsTable;
   ops_alerts: OpsAlertsTable;
