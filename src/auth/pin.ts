@@ -8,9 +8,14 @@ import type { JobQueue } from '../jobs/queue.ts';
 import { consumeOtp } from './otp.ts';
 import { hmacSecret, sameDigest } from './secrets.ts';
 
-// The transaction PIN. Five wrong in a row lock it for 30 minutes. The count lives on the user row
-// and each check takes that row FOR UPDATE, so concurrent guesses are counted one by one and the
-// lock survives restarts.
+// The transaction PIN. Five wrong in a row lock it for 30 minutes. The count lives on the user row,
+// so the lock survives restarts, and every check of a user's PIN is decided on that row as read
+// under its row lock: the checks of one user are decided, counted and answered in one order, the
+// order in which they take the lock (decision 0018). A check that may write (a wrong PIN, a right
+// one with failures to forget, a lock to see) takes the row FOR UPDATE in a transaction and commits
+// its count before it lets go. A right PIN with nothing to forget writes nothing, but is judged on
+// the row read FOR SHARE, which waits for every check holding the row FOR UPDATE before it: it is
+// decided after the wrong guesses that took the lock before it, never on a read that missed them.
 
 export const PIN_ATTEMPTS_MAX = 5;
 export const PIN_LOCK_SECONDS = 30 * 60;
@@ -72,7 +77,7 @@ type PinOutcome =
   | { kind: 'locked'; until: Date }
   | { kind: 'wrong'; attemptsLeft: number };
 
-/** The PIN columns of a user row, as read without a lock. */
+/** The PIN columns of a user row. Read without a lock, they only choose how the check is made. */
 export type PinState = { pin_hash: string | null; pin_failed_count: number; pin_locked_until: Date | null };
 
 /** What a purchase checks of its buyer before the debit: the approved tier and the PIN columns. */
@@ -81,8 +86,8 @@ export type BuyerState = PinState & { kyc_tier: number };
 /**
  * The tier and PIN state of many users, read without a lock by one statement (the purchases arriving
  * together share it: src/vtu/purchase-reads.ts); a user not found is absent from the map. The PIN
- * state is for verifyTransactionPin's `seen`, which decides anything but a plain right PIN under
- * the row's lock.
+ * state is for verifyTransactionPin's `seen`, which only chooses the way the PIN is checked: every
+ * check is decided on the row read again under its lock.
  */
 export async function readBuyerStates(db: Kysely<DB>, userIds: string[]): Promise<Map<string, BuyerState>> {
   // Once per purchase: prepared once per connection (the ids go in as one array).
@@ -92,11 +97,24 @@ export async function readBuyerStates(db: Kysely<DB>, userIds: string[]): Promis
   return new Map(rows.map(({ id, ...buyer }) => [id, buyer]));
 }
 
+/** A right PIN with no failure to forget and no lock: accepted without writing anything. */
+const plainRight = (state: PinState | undefined, hash: string): boolean =>
+  state !== undefined &&
+  state.pin_hash !== null &&
+  state.pin_failed_count === 0 &&
+  state.pin_locked_until === null &&
+  sameDigest(state.pin_hash, hash);
+
 /**
- * Throws PIN_NOT_SET, INVALID_PIN or PIN_LOCKED unless the PIN is right and not locked. Given the
- * user's PIN columns as just read (`seen`), a right PIN with no failure to forget is accepted without
- * a transaction: nothing is written, so nothing can be counted twice. Anything else is decided under
- * the user row's lock.
+ * Throws PIN_NOT_SET, INVALID_PIN or PIN_LOCKED unless the PIN is right and not locked, decided on
+ * the user row read under its lock. `seen`, the user's PIN columns as read without a lock (by the
+ * purchases' batched read, or the transfer's read of its sender), only chooses how: when they show
+ * a right PIN with nothing to forget, the row is read again FOR SHARE, one statement that writes
+ * nothing and waits for the checks holding the row FOR UPDATE, and the PIN accepted if that read
+ * still shows it so. Anything else, and a right PIN that read does not confirm, is decided in a
+ * transaction holding the row FOR UPDATE, which commits its count before answering. Never on `seen`
+ * alone: a read that does not wait for the lock misses the wrong guesses being counted, and one
+ * burst of guesses could then try every PIN the rate limit lets through instead of five.
  */
 export async function verifyTransactionPin(
   deps: Deps,
@@ -105,14 +123,18 @@ export async function verifyTransactionPin(
   seen?: PinState,
 ): Promise<void> {
   const now = deps.clock.now();
-  if (
-    seen !== undefined &&
-    seen.pin_hash !== null &&
-    seen.pin_failed_count === 0 &&
-    seen.pin_locked_until === null &&
-    sameDigest(seen.pin_hash, pinHash(deps.pepper, userId, pin))
-  )
-    return;
+  const hash = pinHash(deps.pepper, userId, pin);
+  if (plainRight(seen, hash)) {
+    // FOR SHARE conflicts with FOR UPDATE (the checks below) and with any update of the row, so it
+    // is granted only after the checks that took the row before it have committed (PostgreSQL
+    // queues it behind them), and it reads the row as they left it. Shared with other FOR SHARE
+    // readers: a user's right PINs do not wait for each other.
+    const { rows } = await statement<PinState>('auth.pin-state-shared')`
+          select pin_hash, pin_failed_count, pin_locked_until from users
+          where id = ${userId} for share`.execute(deps.db);
+    if (plainRight(rows[0], hash)) return;
+  }
+  // Held until the count is committed: a check that comes after waits for it, and sees it.
   const outcome = await deps.db.transaction().execute(async (trx): Promise<PinOutcome> => {
     const user = await trx
       .selectFrom('users')
@@ -123,7 +145,7 @@ export async function verifyTransactionPin(
     if (user.pin_hash === null) return { kind: 'not_set' };
     if (user.pin_locked_until !== null && user.pin_locked_until > now)
       return { kind: 'locked', until: user.pin_locked_until };
-    if (sameDigest(user.pin_hash, pinHash(deps.pepper, userId, pin))) {
+    if (sameDigest(user.pin_hash, hash)) {
       if (user.pin_failed_count !== 0 || user.pin_locked_until !== null) {
         await trx
           .updateTable('users')

@@ -48,7 +48,8 @@ export const routed = (
 
 /**
  * Tier 1 and the PIN, in that order, before anything about the purchase itself is looked at. Answers
- * the markups, read in the same step, for pricing the purchase.
+ * the markups, read in the same step, for pricing the purchase. The PIN is decided on the buyer's
+ * row read under its lock, not on the batched read (verifyTransactionPin, decision 0018).
  */
 export async function authorise(
   ctx: Context,

@@ -9,10 +9,12 @@ import type { DB } from '../db/schema.ts';
 // batched step: under load the purchases arriving together share one query for their buyers and one
 // for the markups (a table of a few dozen rows at most: one per service, and per provider). The
 // buyers are auth's rows, read through auth (readBuyerStates), and the markups the catalogue's
-// (readMarkups); the two queries run side by side.
+// (readMarkups); the two queries run side by side. The buyer's PIN state read here is taken without
+// a lock, so it decides nothing: it only chooses how verifyTransactionPin checks the PIN, on the
+// user row read again under its lock (decision 0018).
 
 export type PurchaseFacts = {
-  /** The buyer's tier and PIN columns as they are now; undefined for no such user. */
+  /** The buyer's tier and PIN columns as they were read (no lock); undefined for no such user. */
   buyer: BuyerState | undefined;
   /** The markup of a service sold through a provider: the provider's own row wins over the service's. */
   markupOf(service: VtuServiceName, provider: VtuProviderName): Markup;

@@ -4,7 +4,9 @@ import net from 'node:net';
 // protocol, to reproduce the one fault no test can provoke otherwise: a COMMIT that PostgreSQL
 // carried out but whose answer never reached the client (a connection cut at the wrong moment).
 // Armed, it cuts the connection of the next transaction that ran a statement matching a pattern,
-// right after PostgreSQL answered its COMMIT and before the answer is passed on.
+// right after PostgreSQL answered its COMMIT and before the answer is passed on. It can also hold
+// back the answers of statements matching a pattern, carried out but not yet heard of by the service,
+// to decide what happens in between (test/auth/pin-races.test.ts).
 
 export type PgProxy = {
   /** The database URL to give the service: the same database, through the proxy. */
@@ -13,6 +15,12 @@ export type PgProxy = {
   armCommitCut(statement: RegExp): void;
   /** Resolves when the armed cut has happened. */
   cut: () => Promise<void>;
+  /**
+   * Holds back the answer of every statement matching, on each connection that runs one, until
+   * release(): PostgreSQL has carried the statement out (read its rows) but the service waits.
+   * `held()` counts the statements answered and held so far.
+   */
+  holdAnswers(statement: RegExp): { held(): number; release(): void };
   close(): Promise<void>;
 };
 
@@ -30,6 +38,9 @@ export async function startPgProxy(databaseUrl: string): Promise<PgProxy> {
   let cutDone: () => void = () => undefined;
   let cutPromise = Promise.resolve();
   const sockets = new Set<net.Socket>();
+  let holding: RegExp | null = null;
+  let heldCount = 0;
+  const releases = new Set<() => void>();
 
   const server = net.createServer((client) => {
     const upstream = net.connect({ host: target.hostname, port: Number(target.port || 5432) });
@@ -40,6 +51,8 @@ export async function startPgProxy(databaseUrl: string): Promise<PgProxy> {
     let pending = Buffer.alloc(0);
     let matchedInTransaction = false;
     let cutting = false;
+    // The answers held back on this connection (null when not holding).
+    let held: Buffer[] | null = null;
 
     const destroyBoth = () => {
       client.destroy();
@@ -58,6 +71,11 @@ export async function startPgProxy(databaseUrl: string): Promise<PgProxy> {
         cutDone();
         return;
       }
+      if (held !== null) {
+        if (held.length === 0) heldCount++;
+        held.push(chunk);
+        return;
+      }
       client.write(chunk);
     });
 
@@ -73,6 +91,14 @@ export async function startPgProxy(databaseUrl: string): Promise<PgProxy> {
         const [, next] = cString(message.body, 0);
         const [name] = cString(message.body, next);
         text = statements.get(name);
+      }
+      if (text !== undefined && holding?.test(text) && held === null) {
+        held = [];
+        releases.add(() => {
+          const chunks = held ?? [];
+          held = null;
+          for (const chunk of chunks) client.write(chunk);
+        });
       }
       if (text === undefined || armed === null) return false;
       if (armed.test(text)) matchedInTransaction = true;
@@ -123,6 +149,18 @@ export async function startPgProxy(databaseUrl: string): Promise<PgProxy> {
       });
     },
     cut: () => cutPromise,
+    holdAnswers(statement) {
+      holding = statement;
+      heldCount = 0;
+      return {
+        held: () => heldCount,
+        release() {
+          holding = null;
+          for (const release of releases) release();
+          releases.clear();
+        },
+      };
+    },
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
