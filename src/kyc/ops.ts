@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Context } from '../context.ts';
 import { defineOperation } from '../operation.ts';
+import { startLivenessCheck } from './liveness-checks.ts';
 import * as s from './schemas.ts';
 import {
   documentUrl,
@@ -24,6 +25,14 @@ const kycDeps = (ctx: Context): KycDeps => ({
   pepper: ctx.config.secrets.pepper,
 });
 
+/** The URL (absolute, or a path of this service) with one query parameter set. */
+function withQuery(url: string, name: string, value: string): string {
+  const absolute = URL.canParse(url);
+  const parsed = new URL(url, 'http://this-service.invalid');
+  parsed.searchParams.set(name, value);
+  return absolute ? parsed.href : `${parsed.pathname}${parsed.search}${parsed.hash}`;
+}
+
 /** Tier 3 carries an ID document as base64: its body may be up to 8 MiB (API.md section 1). */
 const TIER3_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
 
@@ -33,12 +42,19 @@ export const kycOperations = [
     method: 'GET',
     auth: 'user',
     summary:
-      "Where the Tier 1 face check starts: the KYC provider's page, which hands its liveness token back to `return` (a path of this service) as `?livenessToken=`",
+      "Starts a Tier 1 face check: the KYC provider's page (with the check's one-time `state`, valid 30 minutes), which hands its liveness token back to `return` (a path of this service) as `?livenessToken=…&state=…`",
     tags,
     input: z.object({}).strict(),
-    output: z.object({ url: z.string() }),
+    output: s.livenessUrlOutput,
     errors: [],
-    handler: async ({ ctx }) => ({ url: ctx.config.kyc.livenessUrl }),
+    handler: async ({ ctx, caller }) => {
+      const check = await startLivenessCheck(ctx.db, ctx.clock, caller.userId);
+      return {
+        url: withQuery(ctx.config.kyc.livenessUrl, 'state', check.state),
+        state: check.state,
+        expiresAt: check.expiresAt.toISOString(),
+      };
+    },
   }),
   defineOperation({
     name: 'getKycStatus',
@@ -55,12 +71,14 @@ export const kycOperations = [
     name: 'submitKycTier1',
     method: 'POST',
     auth: 'user',
-    summary: 'Tier 1: the token of a face liveness check done in the browser',
+    summary:
+      'Tier 1: the token of a face liveness check done in the browser, with the `state` of the check (getKycLivenessUrl) it came back with',
     tags,
     input: s.submitTier1Input,
     output: s.kycTierView,
     errors: ['CONFLICT', 'UPSTREAM_UNAVAILABLE'],
-    handler: ({ ctx, caller, input }) => submitTier1(kycDeps(ctx), caller.userId, input.livenessToken),
+    handler: ({ ctx, caller, input }) =>
+      submitTier1(kycDeps(ctx), caller.userId, input, { sandboxTokens: ctx.config.sandbox }),
   }),
   defineOperation({
     name: 'submitKycTier2',

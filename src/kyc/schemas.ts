@@ -13,7 +13,23 @@ export const kycTierView = z.object({
 
 export const kycStatusOutput = z.object({ tier: z.number().int(), tiers: z.array(kycTierView) });
 
-export const submitTier1Input = z.object({ livenessToken: z.string().min(1).max(200) }).strict();
+/** The one-time state of a face check (getKycLivenessUrl): 256 random bits, URL-safe base64. */
+const livenessState = z.string().regex(/^[A-Za-z0-9_-]{16,128}$/, 'the state getKycLivenessUrl gave');
+
+export const submitTier1Input = z
+  .object({
+    livenessToken: z.string().min(1).max(200),
+    // Required with a token from the provider's page; the sandbox's magic tokens need none.
+    state: livenessState.optional(),
+  })
+  .strict();
+
+export const livenessUrlOutput = z.object({
+  /** The provider's page, with the state in its query. */
+  url: z.string(),
+  state: z.string(),
+  expiresAt: z.string(),
+});
 
 export const submitTier2Input = z
   .object({ nin: z.string().regex(/^\d{11}$/, 'an 11-digit NIN'), phone: nigerianPhone })

@@ -6,8 +6,15 @@ import type { FastifyInstance } from 'fastify';
 // the service exactly as a client app would (POST /_serverFn/submitKycTier1 with the user's bearer
 // token), then shows what the service decided. The user's access token comes from the URL fragment
 // (`#accessToken=...`, never sent to a server) or the text field. Opened by the web client with
-// `?return=<path>`, it hands the token back to that path (`?livenessToken=...`) as a hosted widget
-// redirects back, and the client submits it.
+// `?state=<the check's state>&return=<path>` (getKycLivenessUrl gives the state), it hands the token
+// back to that path (`?livenessToken=...&state=...`) as a hosted widget redirects back, and the
+// client submits it. Opened on its own, it starts a check itself (getKycLivenessUrl) for the state.
+//
+// The return path must be a path of this origin: it is checked here (ownReturnPath), where a bad one
+// is a 400 page, and the page is handed only the checked path, which its script checks again. A
+// browser strips tabs and newlines from a URL and reads a backslash as a slash, so `/<TAB>/evil`
+// or `/\evil` would leave the origin: control characters, spaces and backslashes are refused, in
+// the value and in the value decoded once (`/%2F%2Fevil` is `///evil` to some routers).
 
 const style = `
   body { font: 16px/1.5 system-ui, sans-serif; max-width: 34rem; margin: 2rem auto; padding: 0 1rem; color: #1f2933; }
@@ -38,6 +45,8 @@ const script = `
   const buttons = document.querySelectorAll('button');
 
   // Take the access token from the fragment, then drop it from the address bar and the history.
+  // The state of the check the client app started (getKycLivenessUrl), when it sent one.
+  const state = new URLSearchParams(location.search).get('state');
   const fragment = new URLSearchParams(location.hash.slice(1));
   field.value = fragment.get('accessToken') ?? '';
   if (location.hash !== '') history.replaceState(null, '', location.pathname + location.search);
@@ -78,22 +87,35 @@ const script = `
       }
       tokenOut.textContent = issued.token;
 
-      // A client app that sent the person here (?return=/its/path, a path of this origin) gets the
-      // token back as a hosted widget hands it back, and submits it itself.
-      const back = new URLSearchParams(location.search).get('return');
-      // A path of this origin only: '/x', never '//host' or '/\\host' (92 is the backslash).
-      if (back !== null && back.charAt(0) === '/' && back.charAt(1) !== '/' && back.charCodeAt(1) !== 92) {
-        location.assign(back + (back.includes('?') ? '&' : '?') + 'livenessToken=' + encodeURIComponent(issued.token));
+      // A client app that sent the person here (?return=/its/path, checked by the server to be a
+      // path of this origin, and checked again here) gets the token and the check's state back as
+      // a hosted widget hands them back, and submits them itself.
+      const back = document.body.dataset.return;
+      if (back !== undefined) {
+        const target = new URL(back, location.origin);
+        if (target.origin !== location.origin) throw new Error('The return address is not a page of this service');
+        target.searchParams.set('livenessToken', issued.token);
+        if (state !== null) target.searchParams.set('state', state);
+        location.assign(target.href);
         return;
       }
 
-      // 2. The client app: submit the token to the service.
+      // 2. The client app: start a check of this person's when none came with the page, then
+      // submit the token with its state to the service.
       const accessToken = field.value.trim();
+      const authorization = 'Bearer ' + accessToken;
+      let checkState = state;
+      if (checkState === null) {
+        const started = await fetch('/_serverFn/getKycLivenessUrl', { headers: { authorization } });
+        const check = await json(started);
+        if (check?.success !== true) throw new Error(check?.error?.message ?? 'The service answered ' + started.status);
+        checkState = check.data.state;
+      }
       const headers = { 'content-type': 'application/json', 'idempotency-key': uuid() };
       const submitted = await fetch('/_serverFn/submitKycTier1', {
         method: 'POST',
-        headers: { ...headers, authorization: 'Bearer ' + accessToken },
-        body: JSON.stringify({ data: { livenessToken: issued.token } }),
+        headers: { ...headers, authorization },
+        body: JSON.stringify({ data: { livenessToken: issued.token, state: checkState } }),
       });
       const answer = await json(submitted);
       if (answer?.success !== true) {
@@ -119,7 +141,11 @@ const script = `
   document.getElementById('fail').addEventListener('click', () => check('fail'));
 `;
 
-const html = `<!doctype html>
+const escapeAttribute = (text: string) =>
+  text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** The page, handed the checked return path (or none) in an attribute its script reads. */
+const html = (returnPath: string | null) => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -127,7 +153,7 @@ const html = `<!doctype html>
 <title>Liveness check (sandbox)</title>
 <style>${style}</style>
 </head>
-<body>
+<body${returnPath === null ? '' : ` data-return="${escapeAttribute(returnPath)}"`}>
 <h1>Liveness check</h1>
 <p class="note">Sandbox: this page stands in for the KYC provider's camera widget. No camera is used.</p>
 <label for="accessToken">Access token</label>
@@ -158,16 +184,63 @@ const contentSecurityPolicy = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+const refusedHtml = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Liveness check (sandbox): bad return address</title>
+<style>${style}</style>
+</head>
+<body>
+<h1>This return address is not a page of this service</h1>
+<p>The face check hands its result back only to a path of this service, such as <code>/verify</code>.
+Go back to the app and start the face check again.</p>
+</body>
+</html>
+`;
+
+/** An origin the return path is resolved against; any fixed one shows whether it stays on it. */
+const probeOrigin = 'http://liveness.invalid';
+/** Control characters, space, DEL and the backslash (which browsers read as a slash). */
+const unsafe = (text: string) =>
+  [...text].some((c) => c.charCodeAt(0) <= 0x20 || c.charCodeAt(0) === 0x7f || c === '\\');
+
+/**
+ * The return path as a path of this origin (its pathname and query), or null when it is not one:
+ * it must start with one slash and hold no control character, space or backslash, in itself and
+ * decoded once, and resolve to this origin.
+ */
+export function ownReturnPath(value: string): string | null {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(value);
+  } catch {
+    return null;
+  }
+  for (const form of [value, decoded]) {
+    if (unsafe(form) || !form.startsWith('/') || form.startsWith('//')) return null;
+  }
+  const resolved = new URL(value, probeOrigin);
+  if (resolved.origin !== probeOrigin) return null;
+  return `${resolved.pathname}${resolved.search}`;
+}
+
 export function registerSandboxLivenessPage(app: FastifyInstance): void {
   app.get(
     '/__sandbox/liveness',
     { schema: { hide: true }, config: { rateLimit: false } },
-    async (_request, reply) =>
+    async (request, reply) => {
       reply
         .header('content-type', 'text/html; charset=utf-8')
         .header('cache-control', 'no-store')
         .header('content-security-policy', contentSecurityPolicy)
-        .header('referrer-policy', 'no-referrer')
-        .send(html),
+        .header('referrer-policy', 'no-referrer');
+      const query = request.query as Record<string, unknown>;
+      if (query.return === undefined) return reply.send(html(null));
+      const returnPath = typeof query.return === 'string' ? ownReturnPath(query.return) : null;
+      if (returnPath === null) return reply.code(400).send(refusedHtml);
+      return reply.send(html(returnPath));
+    },
   );
 }

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { ensureWebBuilt } from '../../src/web-build.ts';
 import { walletKobo } from '../funding/support.ts';
-import { createWorld, ok, post, type SignedIn, signIn, type World } from '../helpers/world.ts';
+import { createWorld, get, ok, post, type SignedIn, signIn, type World } from '../helpers/world.ts';
 import { kycUser, matchingAccount, matchingNin, pngDocument, userAtTier } from '../kyc/kyc-support.ts';
 import { fund, mtn, PIN } from '../vtu/purchase-support.ts';
 import { launchChromium, phonePage, screen, skipWithoutChromium } from './support.ts';
@@ -67,6 +67,48 @@ describe('the web client: verification, admin review, data', {
     await own.getByTestId('tier-1').filter({ hasText: 'approved' }).waitFor(TIMEOUT);
     assert.equal(own.url(), `${world.baseUrl}/verify`, 'the spent token leaves the address bar');
     assert.equal(await tierOf(world, newcomer), 1);
+    await own.context().close();
+  });
+
+  it('never submits a face check this device did not start: a crafted link changes nothing', async () => {
+    const person = await kycUser(world);
+    const other = await kycUser(world);
+    // Someone else's own check, and the token the provider's widget gave them.
+    const check = ok(
+      await get<{ state: string }>(world, 'getKycLivenessUrl', {}, { token: other.accessToken }),
+    );
+    const widget = await fetch(`${world.baseUrl}/__sandbox/kyc/liveness/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ outcome: 'pass' }),
+    });
+    const { token } = (await widget.json()) as { token: string };
+    const own = await signedInPage(browser, world, person);
+    const submissions: string[] = [];
+    own.on('request', (request) => {
+      if (request.url().includes('/_serverFn/submitKycTier1')) submissions.push(request.url());
+    });
+    for (const link of [
+      `/verify?livenessToken=${encodeURIComponent(token)}`,
+      `/verify?livenessToken=${encodeURIComponent(token)}&state=${encodeURIComponent(check.state)}`,
+    ]) {
+      await own.goto(`${world.baseUrl}${link}`);
+      await own.getByTestId('liveness-ignored').waitFor(TIMEOUT);
+      await own.waitForURL(`${world.baseUrl}/verify`, TIMEOUT);
+      await own.getByTestId('tier-1').filter({ hasText: 'not started' }).waitFor(TIMEOUT);
+    }
+    assert.deepEqual(submissions, [], 'the client submitted nothing');
+    assert.equal(await tierOf(world, person), 0);
+    // The token was not spent: the person who did the check can still use it with their own state.
+    const theirs = ok(
+      await post<{ status: string }>(
+        world,
+        'submitKycTier1',
+        { livenessToken: token, state: check.state },
+        { token: other.accessToken },
+      ),
+    );
+    assert.equal(theirs.status, 'approved');
     await own.context().close();
   });
 

@@ -162,7 +162,7 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Where the Tier 1 face check starts: the KYC provider's page, which hands its liveness token back to `return` (a path of this service) as `?livenessToken=` */
+        /** Starts a Tier 1 face check: the KYC provider's page (with the check's one-time `state`, valid 30 minutes), which hands its liveness token back to `return` (a path of this service) as `?livenessToken=…&state=…` */
         get: operations["getKycLivenessUrl"];
         put?: never;
         post?: never;
@@ -198,7 +198,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Tier 1: the token of a face liveness check done in the browser */
+        /** Tier 1: the token of a face liveness check done in the browser, with the `state` of the check (getKycLivenessUrl) it came back with */
         post: operations["submitKycTier1"];
         delete?: never;
         options?: never;
@@ -2539,6 +2539,8 @@ export interface operations {
                         success: true;
                         data: {
                             url: string;
+                            state: string;
+                            expiresAt: string;
                         };
                     };
                 };
@@ -2666,6 +2668,7 @@ export interface operations {
                 "application/json": {
                     data: {
                         livenessToken: string;
+                        state?: string;
                     };
                 };
             };

@@ -22,6 +22,8 @@ const statusWords = {
   approved: 'approved',
   rejected: 'not approved',
 };
+/** Where this tab keeps the state of the face check it started (sessionStorage: this tab only). */
+const livenessStateKey = 'billrail.livenessState';
 /** The largest document the form sends, in bytes, before base64. */
 const documentBytesMax = 5 * 1024 * 1024;
 
@@ -37,7 +39,7 @@ function readAsBase64(file: File): Promise<string> {
 function Kyc() {
   const queries = useQueryClient();
   const navigate = useNavigate();
-  const { livenessToken } = Route.useSearch();
+  const { livenessToken, state } = Route.useSearch();
   const status = useQuery({ queryKey: ['kyc'], queryFn: () => call('getKycStatus', {}) });
   const [nin, setNin] = useState('');
   const [ninPhone, setNinPhone] = useState('');
@@ -62,30 +64,53 @@ function Kyc() {
       }),
     onSuccess: done,
   });
-  // The KYC provider's face-check page, which hands its token back to `return` (`?livenessToken=`).
-  const liveness = useQuery({ queryKey: ['kyc-liveness'], queryFn: () => call('getKycLivenessUrl', {}) });
-  const tier1 = useMutation({
-    mutationFn: (token: string) => call('submitKycTier1', { livenessToken: token }),
-    onSettled: async () => {
-      await done();
-      // The token is spent: it leaves the address bar and the history.
-      await navigate({ to: '/verify', search: {}, replace: true });
+  // Tier 1: the KYC provider's face-check page, opened with the one-time state of a check this
+  // device started (getKycLivenessUrl), hands its token back to `return` with that state
+  // (`?livenessToken=…&state=…`). A token that comes back with any other state (a link someone
+  // crafted to attach their face check to this account) is never submitted.
+  const [ignored, setIgnored] = useState(false);
+  const start = useMutation({
+    mutationFn: () => call('getKycLivenessUrl', {}),
+    onSuccess: (check) => {
+      sessionStorage.setItem(livenessStateKey, check.state);
+      const page = new URL(check.url, window.location.origin);
+      page.searchParams.set('return', '/verify');
+      window.location.assign(page.toString());
     },
+  });
+  const tier1 = useMutation({
+    mutationFn: (check: { livenessToken: string; state: string }) => call('submitKycTier1', check),
+    onSettled: done,
   });
   const submitted = useRef(false);
   useEffect(() => {
-    if (livenessToken !== undefined && !submitted.current) {
-      submitted.current = true;
-      tier1.mutate(livenessToken);
+    if (livenessToken === undefined || submitted.current) return;
+    submitted.current = true;
+    const started = sessionStorage.getItem(livenessStateKey);
+    // The token and the state leave the address bar and the history at once, used or not.
+    void navigate({ to: '/verify', search: {}, replace: true });
+    if (state === undefined || started === null || state !== started) {
+      setIgnored(true);
+      return;
     }
-  }, [livenessToken, tier1]);
+    sessionStorage.removeItem(livenessStateKey);
+    tier1.mutate({ livenessToken, state });
+  }, [livenessToken, state, tier1, navigate]);
   const tier = status.data?.tier ?? 0;
   const next = status.data?.tiers.find((t) => t.tier === tier + 1);
 
   return (
     <Screen title="Verify your identity">
       {status.isPending ? <Waiting label="Loading your verification" /> : null}
-      <ErrorNote error={(status.error ?? tier1.error ?? tier2.error ?? tier3.error) as CallError | null} />
+      <ErrorNote
+        error={(status.error ?? start.error ?? tier1.error ?? tier2.error ?? tier3.error) as CallError | null}
+      />
+      {ignored ? (
+        <p role="status" data-testid="liveness-ignored">
+          A face check result came back that this device did not start, so it was not used. Start the face
+          check here if you want to verify.
+        </p>
+      ) : null}
       {status.data ? (
         <ul aria-label="Your tiers" className="flex flex-col gap-1">
           {status.data.tiers.map((t) => (
@@ -105,15 +130,7 @@ function Kyc() {
           <p>
             Our verification partner checks that you are a real person, with your camera. It takes a minute.
           </p>
-          <Button
-            busy={tier1.isPending}
-            disabled={liveness.data === undefined}
-            onClick={() => {
-              const page = new URL(liveness.data!.url, window.location.origin);
-              page.searchParams.set('return', '/verify');
-              window.location.assign(page.toString());
-            }}
-          >
+          <Button busy={tier1.isPending || start.isPending} onClick={() => start.mutate()}>
             Start face check
           </Button>
         </div>
@@ -215,11 +232,13 @@ function Kyc() {
   );
 }
 
+const text = (value: unknown): value is string => typeof value === 'string' && value.length <= 200;
+
 export const Route = createFileRoute('/verify')({
-  validateSearch: (search: Record<string, unknown>): { livenessToken?: string } =>
-    typeof search.livenessToken === 'string' && search.livenessToken.length <= 200
-      ? { livenessToken: search.livenessToken }
-      : {},
+  validateSearch: (search: Record<string, unknown>): { livenessToken?: string; state?: string } => ({
+    ...(text(search.livenessToken) ? { livenessToken: search.livenessToken } : {}),
+    ...(text(search.state) ? { state: search.state } : {}),
+  }),
   beforeLoad: requireSignIn,
   component: Kyc,
 });
