@@ -29,6 +29,8 @@ export type AlertKind =
   | 'transfer_amount_mismatch'
   /** A purchase still processing after the configured window: never refunded blindly, a person looks. */
   | 'vtu_purchase_stuck'
+  /** The airtime-to-cash provider confirmed more airtime than the user declared: paid on the declared. */
+  | 'airtime_cash_over_confirmed'
   /**
    * A validly signed transfer.* event for a reference this service never sent: someone else holds
    * the provider secret (SPEC.md "Events"). One per reference and event kind.

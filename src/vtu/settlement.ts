@@ -8,6 +8,7 @@ import { type DomainEvent, publishEvents } from '../events/domain-events.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { providerFloatAccount, systemAccounts, userAccount } from '../ledger/accounts.ts';
 import { type PostingRequest, postBatch } from '../ledger/postings.ts';
+import { koboToNaira } from '../money.ts';
 import type { PurchaseOutcome, RequeryOutcome } from '../providers/vtu/vtu-provider.ts';
 
 // What a provider's answer does to a purchase (SPEC.md "States and transitions", DESIGN.md "Money"):
@@ -17,7 +18,10 @@ import type { PurchaseOutcome, RequeryOutcome } from '../providers/vtu/vtu-provi
 //   failed           vtu_in_flight → the wallet, exactly what was charged: the only refund there is
 //   pending, unknown stays processing; requeried later on a backoff schedule, never refunded
 // A credit (airtime-to-cash: nothing was debited) moves money only on success: airtime_cash_payouts
-// → the wallet, the payout; failed moves nothing.
+// → the wallet, the payout; failed moves nothing. The payout follows the airtime the provider
+// confirms, never more than the amount declared: the rate × min(confirmed, declared), rounded down to
+// the kobo, and the record's amount becomes it. A confirmation without an amount pays nothing and is
+// requeried (and, after the window, alerted as stuck); one above the declared amount raises an alert.
 // Each runs under the purchase's row lock and only while it is processing, so two answers (the
 // dispatch racing a requery, a retried job) settle it once.
 
@@ -90,6 +94,7 @@ export async function settleLocked(
   const changed = new Map<string, VtuTransaction>();
   const events: DomainEvent[] = [];
   const postings: PostingRequest[] = [];
+  const overConfirmed: Array<{ sale: VtuTransaction; receivedKobo: bigint }> = [];
   const results = answers.map(({ id, outcome }): PromiseSettledResult<SettleResult> => {
     const current = changed.get(id) ?? locked.get(id);
     if (current === undefined) return rejected(new Error(`no purchase ${id}`));
@@ -111,7 +116,12 @@ export async function settleLocked(
         ...event,
         ...(next.refunded > 0n ? { refundedKobo: next.refunded.toString() } : {}),
       });
-      postings.push(deliveredPosting(next));
+      // A payout of nothing (a confirmed amount under a kobo's worth) has nothing to post.
+      if (next.amount > 0n) postings.push(deliveredPosting(next));
+      const received = outcome.status === 'success' ? outcome.receivedKobo : undefined;
+      if (next.direction === 'credit' && received !== undefined && received > next.wholesale) {
+        overConfirmed.push({ sale: next, receivedKobo: received });
+      }
     } else {
       events.push({ type: 'vtu.purchase_failed', ...event, reason: next.failure_reason ?? '' });
       if (next.direction === 'debit') postings.push(refundPosting(next));
@@ -120,6 +130,9 @@ export async function settleLocked(
   });
   if (changed.size > 0) await writeStates(trx, [...changed.values()]);
   await publishEvents(deps.jobs, trx, events);
+  for (const { sale, receivedKobo } of overConfirmed) {
+    await alertOverConfirmed(deps, trx, sale, receivedKobo, now);
+  }
   // The postings last, for the system accounts' row locks are held from them to the commit. Neither a
   // settlement nor a refund can be refused (they draw on vtu_in_flight, a system account): a refusal
   // is a bug, and the whole batch rolls back. Each purchase was locked while processing, so neither
@@ -138,6 +151,23 @@ function nextState(
 ): VtuTransaction {
   switch (outcome.status) {
     case 'success': {
+      if (purchase.direction === 'credit') {
+        const paid = creditPaid(purchase, outcome.receivedKobo);
+        // Confirmed without an amount we can read: nothing is guessed, the requery asks again.
+        if (paid === null) {
+          return requeryLater(purchase, outcome.providerReference ?? purchase.provider_reference, now);
+        }
+        return {
+          ...purchase,
+          status: 'success',
+          provider_reference: outcome.providerReference ?? purchase.provider_reference,
+          amount: paid.payoutKobo,
+          units: paid.units,
+          next_requery_at: null,
+          updated_at: now,
+          completed_at: now,
+        };
+      }
       const part = deliveredPart(purchase, outcome.remains);
       // A part delivery we cannot make sense of is left for the requery and, after it, for a person.
       if (part === null) return requeryLater(purchase, purchase.provider_reference, now);
@@ -220,12 +250,76 @@ export function deliveredPart(
   };
 }
 
+/**
+ * What a sale pays on the airtime the provider confirmed arrived (`receivedKobo`): the rate it was
+ * accepted at times the confirmed amount, never more than the declared one (`wholesale`), rounded
+ * down to the kobo; and the received airtime in words for the record. Null without a confirmed amount.
+ * A sale accepted before the rate was kept with its request pays its declared payout's share.
+ */
+export function creditPaid(
+  purchase: Pick<VtuTransaction, 'amount' | 'wholesale' | 'request'>,
+  receivedKobo: bigint | undefined,
+): { payoutKobo: bigint; units: string } | null {
+  if (receivedKobo === undefined || receivedKobo <= 0n) return null;
+  const declared = purchase.wholesale;
+  const counted = receivedKobo < declared ? receivedKobo : declared;
+  const request = (
+    typeof purchase.request === 'string' ? JSON.parse(purchase.request) : purchase.request
+  ) as { payoutRateBp?: unknown };
+  const rateBp = request.payoutRateBp;
+  const payoutKobo =
+    typeof rateBp === 'number' && Number.isSafeInteger(rateBp) && rateBp > 0
+      ? (counted * BigInt(rateBp)) / 10_000n
+      : (purchase.amount * counted) / declared;
+  const naira = (kobo: bigint) => `₦${koboToNaira(kobo)}`;
+  const units =
+    receivedKobo === declared
+      ? `${naira(declared)} airtime received`
+      : receivedKobo < declared
+        ? `${naira(receivedKobo)} of ${naira(declared)} airtime received`
+        : `${naira(receivedKobo)} airtime received, paid on the ${naira(declared)} declared`;
+  return { payoutKobo, units };
+}
+
+/**
+ * The provider confirmed more airtime than the user declared: paid on the declared amount, and a
+ * person looks (the provider's record and ours disagree). Once per sale.
+ */
+async function alertOverConfirmed(
+  deps: SettlementDeps,
+  trx: Transaction<DB>,
+  sale: VtuTransaction,
+  receivedKobo: bigint,
+  now: Date,
+): Promise<void> {
+  await raiseAlert(
+    trx,
+    {
+      kind: 'airtime_cash_over_confirmed',
+      message: `airtime-to-cash sale ${sale.reference} (${sale.provider}): the provider confirmed ₦${koboToNaira(receivedKobo)} of airtime for the ₦${koboToNaira(sale.wholesale)} declared; paid on the declared amount`,
+      details: {
+        reference: sale.reference,
+        purchaseId: sale.id,
+        userId: sale.user_id,
+        provider: sale.provider,
+        declaredKobo: sale.wholesale.toString(),
+        confirmedKobo: receivedKobo.toString(),
+        payoutKobo: sale.amount.toString(),
+      },
+      dedupeKey: `airtime_cash_over_confirmed:${sale.reference}`,
+    },
+    now,
+    deps.jobs,
+  );
+}
+
 /** A jsonb column as its text: pg would write a JavaScript array as a PostgreSQL array. */
 const jsonText = (value: unknown): string | null =>
   value === null ? null : typeof value === 'string' ? value : JSON.stringify(value);
 
 /**
- * Writes the settled columns of many locked purchases with one statement, one text whatever their
+ * Writes the settled columns of many locked purchases (the amount too: a sale's payout follows the
+ * airtime confirmed) with one statement, one text whatever their
  * number; planned each run, not prepared, for vtu_transactions grows with every purchase (prepared.ts).
  */
 async function writeStates(trx: Transaction<DB>, purchases: VtuTransaction[]): Promise<void> {
@@ -233,17 +327,17 @@ async function writeStates(trx: Transaction<DB>, purchases: VtuTransaction[]): P
   await statement('vtu.settlement-states')`
     update vtu_transactions as t set
       status = v.status, provider_reference = v.provider_reference, token = v.token, units = v.units,
-      pins = v.pins::jsonb, refunded = v.refunded, failure_reason = v.failure_reason,
+      pins = v.pins::jsonb, amount = v.amount, refunded = v.refunded, failure_reason = v.failure_reason,
       next_requery_at = v.next_requery_at, requery_attempts = v.requery_attempts,
       updated_at = v.updated_at, completed_at = v.completed_at
     from unnest(${column((p) => p.id)}::uuid[], ${column((p) => p.status)}::text[],
       ${column((p) => p.provider_reference)}::text[], ${column((p) => p.token)}::text[],
       ${column((p) => p.units)}::text[], ${column((p) => jsonText(p.pins))}::text[],
-      ${column((p) => p.refunded)}::bigint[],
+      ${column((p) => p.amount)}::bigint[], ${column((p) => p.refunded)}::bigint[],
       ${column((p) => p.failure_reason)}::text[], ${column((p) => p.next_requery_at)}::timestamptz[],
       ${column((p) => p.requery_attempts)}::integer[], ${column((p) => p.updated_at)}::timestamptz[],
       ${column((p) => p.completed_at)}::timestamptz[])
-      as v(id, status, provider_reference, token, units, pins, refunded, failure_reason, next_requery_at,
+      as v(id, status, provider_reference, token, units, pins, amount, refunded, failure_reason, next_requery_at,
         requery_attempts, updated_at, completed_at)
     where t.id = v.id`.execute(trx);
 }

@@ -167,7 +167,11 @@ describe('airtime-to-cash client', () => {
   describe('the report (airtime-cash)', () => {
     it('sends one GET with every parameter, the amount in whole naira, and reads Completed as success', async () => {
       handler = ok({ Status: 'Completed', ref: 'a2c_42', network: 'mtn', amount: '1500', credit: '1275' });
-      assert.deepEqual(await client().purchase(sale), { status: 'success', providerReference: 'a2c_42' });
+      assert.deepEqual(await client().purchase(sale), {
+        status: 'success',
+        providerReference: 'a2c_42',
+        receivedKobo: 150_000n,
+      });
       assert.equal(received.length, 1);
       assert.equal(received[0]!.method, 'GET');
       assert.equal(received[0]!.body, '');
@@ -247,6 +251,33 @@ describe('airtime-to-cash client', () => {
       it(`reads ${what}`, async () => {
         handler = ok(description);
         assert.deepEqual(await client().purchase(sale), expected);
+      });
+    }
+
+    // The airtime the provider confirms arrived is the transaction's `amount`, in naira.
+    for (const [amount, receivedKobo] of [
+      ['750', 75_000n],
+      [750, 75_000n],
+      ['1500.00', 150_000n],
+      ['2,000', 200_000n],
+      ['99.999', 9_999n], // a fraction of a kobo is not airtime: rounded down
+    ] as const) {
+      it(`reads the confirmed amount ${JSON.stringify(amount)} as ${receivedKobo} kobo received`, async () => {
+        handler = ok({ Status: 'Completed', ref: 'a2c_42', amount });
+        assert.deepEqual(await client().purchase(sale), {
+          status: 'success',
+          providerReference: 'a2c_42',
+          receivedKobo,
+        });
+      });
+    }
+
+    // Completed without an amount we can read confirms the arrival but not how much: no amount is
+    // guessed (the settlement pays nothing on it and keeps asking).
+    for (const amount of [undefined, '', 'N1,000', '-500', '0', 'one thousand', null, true]) {
+      it(`reads Completed with the amount ${JSON.stringify(amount)} as success with nothing confirmed`, async () => {
+        handler = ok({ Status: 'Completed', ref: 'a2c_42', ...(amount === undefined ? {} : { amount }) });
+        assert.deepEqual(await client().purchase(sale), { status: 'success', providerReference: 'a2c_42' });
       });
     }
 
@@ -362,6 +393,19 @@ describe('airtime-to-cash client', () => {
     it('asks by our reference with our callback URL, and reads the Status words', async () => {
       handler = ok({ Status: 'Completed', ref: 'a2c_42', service: 'Airtime2Cash' });
       assert.deepEqual(await requery(), { status: 'success', providerReference: 'a2c_42' });
+      // The webhook re-send answers the transaction as it stands: the amount that arrived.
+      handler = ok({
+        Status: 'Completed',
+        ref: 'a2c_42',
+        service: 'Airtime2Cash',
+        amount: '500',
+        credit: '425',
+      });
+      assert.deepEqual(await requery(), {
+        status: 'success',
+        providerReference: 'a2c_42',
+        receivedKobo: 50_000n,
+      });
       assert.deepEqual(sent(), {
         path: '/portal/api/merchant-verify/',
         query: { apikey: 'a2c-key-1', serviceName: 'Webhook', ref: 'a2c_42', webhookURL: callbackUrl },

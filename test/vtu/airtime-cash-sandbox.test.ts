@@ -165,6 +165,7 @@ describe('airtime-to-cash sandbox, through the real client', () => {
     assert.deepEqual(await a2c.purchase(order), {
       status: 'success',
       providerReference: order.reference,
+      receivedKobo: 100_000n,
     });
     await until(() => callbacksFor(order.reference).length === 1, 'the callback');
     assert.deepEqual(callbacksFor(order.reference), [
@@ -176,6 +177,7 @@ describe('airtime-to-cash sandbox, through the real client', () => {
     assert.deepEqual(await requery(order.reference), {
       status: 'success',
       providerReference: order.reference,
+      receivedKobo: 100_000n,
     });
     // The status query is VTU Africa's webhook re-send: a Completed transaction's callback comes again.
     await until(() => callbacksFor(order.reference).length === 2, 'the re-sent callback');
@@ -194,6 +196,7 @@ describe('airtime-to-cash sandbox, through the real client', () => {
     assert.deepEqual(await requery(order.reference), {
       status: 'success',
       providerReference: order.reference,
+      receivedKobo: 200_000n,
     });
     await until(() => callbacksFor(order.reference).length === 1, 'the callback after the status query');
     assert.deepEqual(callbacksFor(order.reference)[0], {
@@ -207,6 +210,27 @@ describe('airtime-to-cash sandbox, through the real client', () => {
     assert.equal(await a2c.balance(), balanceAfterReport + 150_000n);
     assert.equal((await requery(order.reference)).status, 'success');
     assert.ok((await a2c.balance()) >= before + 150_000n);
+  });
+
+  it('digit 3: half of the declared amount arrives at once; the answers and the callback say so', async () => {
+    const before = await a2c.balance();
+    const order = sale('08031234563', 1_000);
+    assert.deepEqual(await a2c.purchase(order), {
+      status: 'success',
+      providerReference: order.reference,
+      receivedKobo: 50_000n,
+    });
+    await until(() => callbacksFor(order.reference).length === 1, 'the callback');
+    assert.deepEqual(callbacksFor(order.reference), [
+      { ref: order.reference, service: 'Airtime2Cash', network: 'mtn', amount: '500', status: 'Completed' },
+    ]);
+    // MTN credits 85 % of what arrived.
+    assert.equal(await a2c.balance(), before + 42_500n);
+    assert.deepEqual(await requery(order.reference), {
+      status: 'success',
+      providerReference: order.reference,
+      receivedKobo: 50_000n,
+    });
   });
 
   it('digit 1: Pending on the report and on every status query, and never a callback', async () => {
@@ -282,6 +306,7 @@ describe('airtime-to-cash sandbox, through the real client', () => {
     assert.deepEqual(await requery(first.reference), {
       status: 'success',
       providerReference: first.reference,
+      receivedKobo: 50_000n,
     });
   });
 

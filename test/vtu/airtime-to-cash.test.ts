@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { airtimeCashCallbackPath } from '../../src/http/airtime-cash-callback-route.ts';
 import type { VtuTransactionView } from '../../src/vtu/purchases.ts';
+import { settlePurchases } from '../../src/vtu/settlement.ts';
 import { assertLedgerOk, walletKobo } from '../funding/support.ts';
 import { createWorld, get, ok, post, signInAgain, type World } from '../helpers/world.ts';
 import { expectError, kycUser } from '../kyc/kyc-support.ts';
@@ -10,7 +11,9 @@ import { advanceClock, type Buyer, buyCall, buyer, current, mtn } from './purcha
 // Airtime-to-cash end to end (API.md section 14): a credit on the purchase path. Nothing is debited
 // when it is accepted; the wallet is credited the payout once when the provider confirms (at once,
 // on a requery or on its callback), and nothing moves when the confirmation never comes in time.
-// The sandbox decides by the sending phone's last digit: 1 never arrives, 2 on requery, else at once.
+// The sandbox decides by the sending phone's last digit: 1 never arrives, 2 on requery, 3 half of the
+// declared amount arrives, else all of it at once. The payout follows the amount the provider
+// confirms, never more than the amount declared.
 
 type Quote = { amount: number; payout: number; ratePercent: number; sendTo: string };
 
@@ -111,6 +114,79 @@ describe('airtime to cash', () => {
     const settled = await current(world, await fresh(user), sale.id);
     assert.equal(settled.status, 'success');
     assert.equal(await walletKobo(world, user.userId), 80_000n);
+  });
+
+  it('pays on the airtime the provider confirms: half of ₦1,000 arrived (last digit 3) pays ₦400 at 80 %', async () => {
+    const user = await buyer(world, 0);
+    const sale = await sold(user, mtn('3'));
+    assert.equal(sale.status, 'success');
+    assert.equal(sale.amount, 400, 'the payout is 80 % of the ₦500 that arrived');
+    assert.equal(sale.units, '₦500 of ₦1000 airtime received');
+    assert.equal(await walletKobo(world, user.userId), 40_000n);
+    const history = ok(
+      await get<{ items: Array<{ direction: string; amount: number }> }>(
+        world,
+        'listTransactions',
+        {},
+        { token: user.accessToken },
+      ),
+    ).items;
+    assert.deepEqual(
+      history.map((h) => [h.direction, h.amount]),
+      [['credit', 400]],
+    );
+    // The callback's body names the declared ₦1,000: it is not believed, the provider is asked again.
+    await callback(sale.reference);
+    assert.equal(await walletKobo(world, user.userId), 40_000n);
+    await assertLedgerOk(world);
+  });
+
+  it('pays no more than the declared amount earns when the provider confirms more, and alerts', async () => {
+    const user = await buyer(world, 0);
+    const sale = await sold(user, mtn('2'));
+    assert.equal(sale.status, 'processing');
+    // The provider will confirm ₦1,500 of airtime for the ₦1,000 declared.
+    const order = world.ctx.sandbox!.state.airtimeCash.orders.get(sale.reference)!;
+    order.receivedKobo = 150_000n;
+    await callback(sale.reference);
+    const settled = await current(world, user, sale.id);
+    assert.equal(settled.status, 'success');
+    assert.equal(settled.amount, 800);
+    assert.equal(settled.units, '₦1500 airtime received, paid on the ₦1000 declared');
+    assert.equal(await walletKobo(world, user.userId), 80_000n);
+    const alerts = await world.ctx.db
+      .selectFrom('ops_alerts')
+      .select(['kind', 'details'])
+      .where('kind', '=', 'airtime_cash_over_confirmed')
+      .execute();
+    assert.equal(alerts.length, 1);
+    assert.deepEqual(
+      (typeof alerts[0]!.details === 'string'
+        ? JSON.parse(alerts[0]!.details)
+        : alerts[0]!.details) as object,
+      {
+        reference: sale.reference,
+        purchaseId: sale.id,
+        userId: user.userId,
+        provider: 'bills',
+        declaredKobo: '100000',
+        confirmedKobo: '150000',
+        payoutKobo: '80000',
+      },
+    );
+    await assertLedgerOk(world);
+  });
+
+  it('pays nothing on a confirmation without a readable amount: it stays processing for a person', async () => {
+    const user = await buyer(world, 0);
+    const sale = await sold(user, mtn('1'));
+    const [settled] = await settlePurchases(
+      { db: world.ctx.db, clock: world.ctx.clock, jobs: world.ctx.jobs },
+      [{ id: sale.id, outcome: { status: 'success', providerReference: sale.reference } }],
+    );
+    assert.deepEqual(settled, { status: 'fulfilled', value: 'processing' });
+    assert.equal((await current(world, user, sale.id)).status, 'processing');
+    assert.equal(await walletKobo(world, user.userId), 0n);
   });
 
   it('settles on the provider callback, by asking the provider, not by believing the body', async () => {

@@ -56,8 +56,16 @@ import {
 // this reference now", and the requery's answer, from a call we made to an address we chose, is what
 // settles the transaction. So the callback needs no signature, and a forged one costs one requery.
 //
-// The amount the provider names in its answers is not compared with ours: the requery cannot (it does
-// not carry ours), and the provider confirms a report as a whole.
+// The amount: a Completed answer (the report's, the status query's) names the transaction's `amount`
+// in naira, which is the airtime that arrived (the provider's webhook re-send answers the transaction
+// as it stands). It is handed on as `receivedKobo`; the service pays on it, never on more than the
+// amount declared (settlement.ts), since only the settlement knows the declared one (the requery does
+// not carry it). A Completed answer without an amount we can read (absent, not a positive number of
+// naira) is handed on as success without `receivedKobo`: the airtime arrived, how much is not known,
+// and no amount is guessed; the settlement pays nothing on it and the requery asks again. It is not
+// `unknown`, which would fail the sale once its confirmation window passed, telling the user the
+// airtime never came when the provider said it did. The callback's `amount`, like the rest of its
+// body, is never read.
 //
 // Retries: verify, status and balance change nothing (the status re-sends a callback, which is
 // harmless by the above), so each is sent once more after a network error or a 5xx, inside the same
@@ -117,6 +125,8 @@ const verifyAnswer = z.object({
 });
 const transactionAnswer = z.object({
   Status: z.string(),
+  /** The airtime of the transaction in naira: on a Completed answer, what arrived. Read by receivedOf. */
+  amount: z.unknown().optional(),
   ref: text.nullish(),
   /** VTU Africa's own id for the transaction, where it gives one. */
   ReferenceID: text.nullish(),
@@ -208,7 +218,10 @@ export function createAirtimeCashClient(options: AirtimeCashClientOptions): VtuP
     const providerReference = answer.ReferenceID ?? answer.ref ?? reference;
     const word = answer.Status.trim().toLowerCase();
     const message = answer.message ? `: ${clipMessage(answer.message)}` : '';
-    if (successWords.has(word)) return { status: 'success', providerReference };
+    if (successWords.has(word)) {
+      const receivedKobo = receivedOf(answer.amount);
+      return { status: 'success', providerReference, ...(receivedKobo === null ? {} : { receivedKobo }) };
+    }
     if (pendingWords.has(word)) return { status: 'pending', providerReference };
     if (failedWords.has(word)) {
       return {
@@ -362,6 +375,23 @@ export function createAirtimeCashClient(options: AirtimeCashClientOptions): VtuP
       return kobo;
     },
   };
+}
+
+/**
+ * The airtime a Completed answer confirms, in kobo: a positive number of naira written as a JSON
+ * number or a string ("1500", "1500.00", "1,500"), a fraction of a kobo rounded down (never more than
+ * the provider wrote). Null for anything else: absent, empty, zero, negative or not a number.
+ */
+function receivedOf(amount: unknown): bigint | null {
+  const text =
+    typeof amount === 'number' && Number.isFinite(amount)
+      ? String(amount)
+      : typeof amount === 'string'
+        ? amount.replace(/,/g, '')
+        : null;
+  if (text === null) return null;
+  const kobo = toKobo(text, 100n, 'down');
+  return kobo !== null && kobo > 0n ? kobo : null;
 }
 
 /** A Nigerian mobile number in any form toE164 takes, as the local 11-digit form; null otherwise. */

@@ -66,6 +66,11 @@ export type PurchaseRequest =
       amountKobo: bigint;
       /** The provider's receiving line it was shared to (airtimeToCashLine). */
       sendTo: string;
+      /**
+       * The payout rate the sale was accepted at (basis points of the airtime that arrives). The
+       * service's own term, kept with the request for its settlement; never sent to the provider.
+       */
+      payoutRateBp?: number;
     }
   | { service: 'social'; reference: string; serviceId: string; link: string; quantity: number };
 
@@ -86,6 +91,11 @@ export type Delivery = {
    * The settlement refunds their share of the charge; absent means everything was delivered.
    */
   remains?: number;
+  /**
+   * Airtime-to-cash: the airtime (face value) the provider confirms arrived. Absent when it confirmed
+   * without an amount we can read: the settlement then pays nothing and asks again (settlement.ts).
+   */
+  receivedKobo?: bigint;
 };
 
 export type PurchaseOutcome =

@@ -24,8 +24,12 @@ import { sameSecret } from '../secrets.ts';
 //       webhook re-send does. It is the only way to ask about a transaction, so clients use it as their
 //       status query.
 // - merchant-verify/?serviceName=Balance → {Status: "Completed", Balance: "1000000.00", message}: our
-//   wallet at the provider in naira, credited with each arrived airtime's `credit` (its face value
-//   times state.creditPercent for the network, rounded down to the kobo).
+//   wallet at the provider in naira, credited with each arrived airtime's `credit` (the face value
+//   that arrived times state.creditPercent for the network, rounded down to the kobo).
+//
+// In an answer, `amount` is the airtime reported while the transaction is Pending and the airtime
+// that arrived once it is Completed (in naira, two decimals when it is not whole), as is the
+// callback's: what a client pays on.
 //
 // Error codes (the message is what a client reads; the codes are this simulator's own):
 //   102 Invalid API Key                      103 Invalid Network. Use mtn, airtel, glo or 9mobile
@@ -39,7 +43,10 @@ import { sameSecret } from '../secrets.ts';
 //   1     → the airtime never arrives: Pending on the report and on every status query, no callback;
 //   2     → it arrives on the first status query: Pending on the report, Completed from the first
 //           status query on; no callback until that query, which sends it;
-//   other → it arrives at once: Completed on the report, and the callback is sent.
+//   3     → half of the declared amount arrives (rounded down to the kobo), at once: Completed on the
+//           report with that amount, and the callback is sent;
+//   other → all of it arrives at once: Completed on the report, and the callback is sent.
+// A test may set an order's receivedKobo before it completes (a provider confirming another amount).
 //
 // The callback: POST `{"ref", "service": "Airtime2Cash", "network", "amount", "status": "Completed"}`
 // (JSON) to the webhookURL. It carries no signature, as VTU Africa's carries none: the receiving
@@ -59,7 +66,9 @@ export type SandboxAirtimeCashOrder = {
   sender: string;
   senderNumber: string;
   amountKobo: bigint;
-  /** What the provider credits our wallet when the airtime arrives. */
+  /** The airtime that arrives (all of amountKobo, or half of it for digit 3). */
+  receivedKobo: bigint;
+  /** What the provider credits our wallet when the airtime arrives (set then). */
   creditKobo: bigint;
   sitePhone: string;
   webhookUrl: string | null;
@@ -221,7 +230,8 @@ export function registerSandboxAirtimeCash(
       sender,
       senderNumber,
       amountKobo,
-      creditKobo: (amountKobo * BigInt(state.creditPercent[network])) / 100n,
+      receivedKobo: digit === '3' ? amountKobo / 2n : amountKobo,
+      creditKobo: 0n,
       sitePhone,
       webhookUrl,
       status: 'Pending',
@@ -253,6 +263,7 @@ export function registerSandboxAirtimeCash(
   function complete(order: SandboxAirtimeCashOrder): void {
     order.status = 'Completed';
     order.completedAt = options.clock.now();
+    order.creditKobo = (order.receivedKobo * BigInt(state.creditPercent[order.network])) / 100n;
     state.balanceKobo += order.creditKobo;
   }
 
@@ -263,7 +274,7 @@ export function registerSandboxAirtimeCash(
       ref: order.ref,
       service: 'Airtime2Cash',
       network: order.network,
-      amount: String(order.amountKobo / 100n),
+      amount: nairaAmount(order.receivedKobo),
       status: 'Completed',
     });
     const later = (attempt: number, delayMs: number) => {
@@ -317,7 +328,7 @@ function transactionJson(order: SandboxAirtimeCashOrder): Record<string, string>
     ref: order.ref,
     service: 'Airtime2Cash',
     network: order.network,
-    amount: String(order.amountKobo / 100n),
+    amount: nairaAmount(order.status === 'Completed' ? order.receivedKobo : order.amountKobo),
     credit: nairaText(order.creditKobo),
     message:
       order.status === 'Completed'
@@ -351,6 +362,11 @@ function isWebhookUrl(text: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Naira as the provider writes an amount: whole naira, or with two decimals when it is not whole. */
+function nairaAmount(kobo: bigint): string {
+  return kobo % 100n === 0n ? String(kobo / 100n) : nairaText(kobo);
 }
 
 /** Naira with two decimals, as the provider writes balances and credits. */
