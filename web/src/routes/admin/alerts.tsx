@@ -23,6 +23,7 @@ const kindWords: Record<string, string> = {
   vtu_purchase_stuck: 'A purchase is stuck',
   transfer_unknown_reference: 'A transfer we never sent',
   ledger_imbalance: 'The ledger does not balance',
+  airtime_cash_over_confirmed: 'Airtime to cash: more airtime arrived than was declared',
 };
 
 const show = (value: unknown): string =>
