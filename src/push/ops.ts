@@ -36,7 +36,8 @@ export const pushOperations = [
     name: 'deletePushSubscription',
     method: 'POST',
     auth: 'user',
-    summary: 'Remove one of your push subscriptions',
+    summary:
+      'Remove one of your push subscriptions (the web client does this before signing out); an endpoint you have no subscription at is 404 NOT_FOUND, which a client retrying the delete may take as done',
     tags,
     input: s.deletePushSubscriptionInput,
     output: s.subscriptionOutput,

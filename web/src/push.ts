@@ -59,3 +59,24 @@ export async function disablePush(): Promise<string> {
   }
   return 'Notifications are off for this phone.';
 }
+
+/**
+ * Signing out: this phone stops getting the person's pushes (a shared phone must not keep showing
+ * the last person's purchases and transfers). Called while the session is still valid, it deletes
+ * the subscription at the service (NOT_FOUND means it is gone already: done) and then unsubscribes
+ * the browser, so that the browser's push service answers 404/410 for the endpoint (and the service
+ * forgets it) even if the delete did not get through. Never throws: signing out goes on regardless.
+ */
+export async function forgetPushOnThisDevice(): Promise<void> {
+  if (!pushSupported()) return;
+  try {
+    // getRegistration, not ready: ready never settles where no service worker was registered.
+    const registration = await navigator.serviceWorker.getRegistration();
+    const subscription = await registration?.pushManager.getSubscription();
+    if (subscription === null || subscription === undefined) return;
+    await call('deletePushSubscription', { endpoint: subscription.endpoint }).catch(() => undefined);
+    await subscription.unsubscribe();
+  } catch {
+    // The browser could not tell or unsubscribe: nothing more this page can do.
+  }
+}

@@ -1184,7 +1184,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Remove one of your push subscriptions */
+        /** Remove one of your push subscriptions (the web client does this before signing out); an endpoint you have no subscription at is 404 NOT_FOUND, which a client retrying the delete may take as done */
         post: operations["deletePushSubscription"];
         delete?: never;
         options?: never;

@@ -5,11 +5,12 @@ import { type CallError, call, type Input, type Output } from '../api/client.ts'
 import { session } from '../api/session.ts';
 import { requireSignIn } from '../auth-guard.ts';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../components/ui.tsx';
-import { disablePush, enablePush, pushSupported } from '../push.ts';
+import { disablePush, enablePush, forgetPushOnThisDevice, pushSupported } from '../push.ts';
 
 // Settings (API.md section 10): the email address and its 6-digit code, which messages come by email
 // and by push (security messages cannot be turned off, so they are not offered), push notifications
-// on this device, and signing out (the session ends at the service too).
+// on this device, and signing out (this device's push subscription is deleted first, then the
+// session ends at the service too).
 
 type Me = Output<'getMe'>;
 type Switches = Output<'getNotificationSettings'>;
@@ -297,6 +298,8 @@ function Settings() {
         busy={busy}
         onClick={() =>
           act(async () => {
+            // While the session is still valid: this phone stops getting this person's pushes.
+            await forgetPushOnThisDevice();
             await call('signOut', {}).catch(() => undefined);
             session.clear();
             queries.clear();
