@@ -8,7 +8,14 @@ import { consumeOtp, requestOtp } from './otp.ts';
 import { setTransactionPin } from './pin.ts';
 import * as s from './schemas.ts';
 import { refreshSession, signOut, startSession } from './sessions.ts';
-import { deviceLabel, findOrCreateUser, findUserById, recordSignInDevice, toUserView } from './users.ts';
+import {
+  deviceLabel,
+  findOrCreateUser,
+  findUserById,
+  recordSignInDevice,
+  setProfileNames,
+  toUserView,
+} from './users.ts';
 
 const tags = ['accounts'];
 
@@ -122,23 +129,13 @@ export const authOperations = [
     name: 'updateProfile',
     method: 'POST',
     auth: 'user',
-    summary: 'Change first name, last name or email',
+    summary: 'Change first name, last name or email (the names only until KYC tier 2 verifies them)',
     tags,
     input: s.updateProfileInput,
     output: s.userView,
-    errors: ['NOT_FOUND'],
+    errors: ['NOT_FOUND', 'CONFLICT'],
     handler: async ({ ctx, caller, input }) => {
-      const now = ctx.clock.now();
-      let user = await ctx.db
-        .updateTable('users')
-        .set({
-          ...(input.firstName !== undefined ? { first_name: input.firstName } : {}),
-          ...(input.lastName !== undefined ? { last_name: input.lastName } : {}),
-          updated_at: now,
-        })
-        .where('id', '=', caller.userId)
-        .returningAll()
-        .executeTakeFirst();
+      let user = await setProfileNames(ctx.db, caller.userId, input, ctx.clock.now());
       if (user === undefined) throw notFound('user');
       if (input.email !== undefined) {
         const email = input.email.toLowerCase();

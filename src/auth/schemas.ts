@@ -32,6 +32,8 @@ export const userView = z.object({
   emailVerified: z.boolean(),
   firstName: z.string().nullable(),
   lastName: z.string().nullable(),
+  /** Tier 2 verified firstName and lastName (API.md section 4): updateProfile can no longer change them. */
+  nameVerified: z.boolean(),
   kycTier: z.number().int(),
   hasPin: z.boolean(),
   referralCode: z.string(),

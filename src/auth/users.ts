@@ -16,6 +16,8 @@ export type UserView = {
   emailVerified: boolean;
   firstName: string | null;
   lastName: string | null;
+  /** Tier 2 verified the names: they are the ones on the NIN record and no longer change. */
+  nameVerified: boolean;
   kycTier: number;
   hasPin: boolean;
   referralCode: string;
@@ -33,6 +35,7 @@ export function toUserView(user: UserRow, adminPhones: ReadonlySet<string>): Use
     emailVerified: user.email !== null && user.email_verified_at !== null,
     firstName: user.first_name,
     lastName: user.last_name,
+    nameVerified: user.name_verified_at !== null,
     kycTier: user.kyc_tier,
     hasPin: user.pin_hash !== null,
     referralCode: user.referral_code,
@@ -109,6 +112,55 @@ export async function findOrCreateUser(
   }
 }
 
+/**
+ * Changes the profile's names; once Tier 2 verified them (name_verified_at), 409 CONFLICT and
+ * nothing changes. The condition is part of the UPDATE: one racing the approval's transaction waits
+ * for its lock on the row and is then decided on the row as the approval left it. Answers undefined
+ * for an unknown user.
+ */
+export async function setProfileNames(
+  db: Kysely<DB>,
+  userId: string,
+  names: { firstName?: string | undefined; lastName?: string | undefined },
+  now: Date,
+): Promise<UserRow | undefined> {
+  const renaming = names.firstName !== undefined || names.lastName !== undefined;
+  let update = db
+    .updateTable('users')
+    .set({
+      ...(names.firstName !== undefined ? { first_name: names.firstName } : {}),
+      ...(names.lastName !== undefined ? { last_name: names.lastName } : {}),
+      updated_at: now,
+    })
+    .where('id', '=', userId);
+  if (renaming) update = update.where('name_verified_at', 'is', null);
+  const user = await update.returningAll().executeTakeFirst();
+  if (user !== undefined || !renaming) return user;
+  if ((await findUserById(db, userId)) === undefined) return undefined;
+  throw new AppError(
+    'CONFLICT',
+    'your name was verified with your NIN (KYC tier 2) and can no longer be changed; your email can',
+  );
+}
+
+/**
+ * Makes these the profile's names, verified: called by the KYC domain in the transaction that
+ * approves Tier 2, with the names that matched the NIN record. They replace whatever the profile
+ * says by then (a rename made while the provider was being asked was never verified).
+ */
+export async function setVerifiedName(
+  trx: Transaction<DB>,
+  userId: string,
+  name: { firstName: string; lastName: string },
+  now: Date,
+): Promise<void> {
+  await trx
+    .updateTable('users')
+    .set({ first_name: name.firstName, last_name: name.lastName, name_verified_at: now, updated_at: now })
+    .where('id', '=', userId)
+    .execute();
+}
+
 /** The highest KYC tier the user has been approved for (0 when none). */
 export async function kycTierOf(db: Kysely<DB>, userId: string): Promise<number> {
   const row = await db.selectFrom('users').select('kyc_tier').where('id', '=', userId).executeTakeFirst();
@@ -180,6 +232,17 @@ export function maskedName(firstName: string | null, lastName: string | null, ph
   const local = phone.startsWith('+234') ? `0${phone.slice(4)}` : phone;
   return `${local.slice(0, 4)}****${local.slice(-3)}`;
 }
+
+/**
+ * The name another user sees (recipients, transfers, their records and notifications): the verified
+ * name masked (`Adaeze O.`), or the phone masked (`0803****567`) while no name is verified, because
+ * a name the user typed themselves ("Billrail Customer Care") is not one to show to someone about
+ * to send them money.
+ */
+export const publicName = (user: Pick<UserRow, 'first_name' | 'last_name' | 'phone' | 'name_verified_at'>) =>
+  user.name_verified_at === null
+    ? maskedName(null, null, user.phone)
+    : maskedName(user.first_name, user.last_name, user.phone);
 
 /** The ids of the users with these phones (E.164), those who exist. */
 export async function findUserIdsByPhones(db: Kysely<DB>, phones: string[]): Promise<string[]> {

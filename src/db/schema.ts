@@ -19,6 +19,8 @@ export type UsersTable = {
   pin_locked_until: Timestamp | null;
   /** Set when the current email was verified by its code; null for none or an unverified one. */
   email_verified_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** Set when Tier 2 was approved: first_name and last_name are then the verified names, for good. */
+  name_verified_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 };
@@ -117,6 +119,8 @@ export type KycSubmissionsTable = {
   created_at: Timestamp;
   decided_at: Timestamp | null;
   decided_by: string | null;
+  /** Tier 2: the keyed hash of the NIN; unique among pending and approved submissions. */
+  nin_hash: ColumnType<string | null, string | null | undefined, string | null>;
 };
 
 /** A Tier 1 face check started by getKycLivenessUrl: its one-time state and, once used, its token. */

@@ -7,7 +7,6 @@ import type { DB } from '../db/schema.ts';
 import { AppError, notFound } from '../errors.ts';
 import { publishEvent } from '../events/domain-events.ts';
 import { requireKycTier } from '../kyc/guard.ts';
-import { matchProfileToRecord } from '../kyc/names.ts';
 import { approvedNinName } from '../kyc/service.ts';
 import { systemAccounts, userAccount } from '../ledger/accounts.ts';
 import { ReferenceConflictError } from '../ledger/postings.ts';
@@ -17,9 +16,9 @@ import { type FundingDeps, placeholderEmail } from './service.ts';
 
 // Dedicated virtual accounts (SPEC.md item 12, "Authentication" 4; providers.md 1.3): a permanent
 // bank account number per user at the payment provider; every bank transfer into it credits the
-// user's wallet. Only a user with approved Tier 2 whose profile name still matches the name on the
-// NIN record gets one, and it is opened in the NIN name (the provider and the banks show it to
-// whoever pays in).
+// user's wallet. Only a user with approved Tier 2 gets one, and it is opened in the name on the NIN
+// record (the provider and the banks show it to whoever pays in); the profile's names are the
+// verified ones from that approval on and cannot change (auth/users.ts setProfileNames).
 //
 // Created once. No database transaction is held across the provider calls (they take seconds when
 // the provider is slow): a user's concurrent requests are serialised by a claim row instead, and
@@ -101,20 +100,13 @@ type Holder = {
   ninName: { firstName: string; lastName: string };
 };
 
-/** Approved Tier 2 whose NIN name still matches the profile: the account is opened in the NIN name. */
+/** Approved Tier 2: the account is opened in the NIN name. */
 async function eligibleHolder(deps: DedicatedAccountDeps, userId: string): Promise<Holder> {
   const user = await findUserById(deps.db, userId);
   if (user === undefined) throw notFound('user');
   const ninName = await approvedNinName(deps.db, userId);
   if (ninName === null) {
     throw new AppError('KYC_TIER_REQUIRED', 'this needs KYC tier 2', { details: { requiredTier: 2 } });
-  }
-  const match = matchProfileToRecord({ firstName: user.first_name, lastName: user.last_name }, ninName);
-  if (!match.match) {
-    throw new AppError(
-      'CONFLICT',
-      'your profile name no longer matches the name on your NIN record (verified at KYC tier 2); change it back to request a dedicated account',
-    );
   }
   return { userId, email: user.email, phone: user.phone, ninName };
 }

@@ -41,6 +41,8 @@ export const walletTransaction = z.object({
   amount: z.number(),
   balanceAfter: z.number(),
   createdAt: z.string(),
+  /** Transfers: the other person's verified name, surname masked (or their masked phone while unverified). */
+  counterparty: z.string().optional(),
 });
 
 export const listTransactionsOutput = z.object({

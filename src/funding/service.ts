@@ -13,6 +13,7 @@ import { systemAccounts, userAccount } from '../ledger/accounts.ts';
 import { historyEntry, walletHistory } from '../ledger/history.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { type PaymentProvider, PaymentProviderError } from '../providers/payments/payment-provider.ts';
+import { transferCounterparties } from '../transfers/service.ts';
 import { type CreditDecision, type CreditOutcome, creditOnce } from './credits.ts';
 import { topupNairaMax, topupNairaMin } from './schemas.ts';
 
@@ -336,9 +337,14 @@ export type WalletTransactionView = {
   amount: number;
   balanceAfter: number;
   createdAt: string;
+  /** Transfers: the other person's verified name as others see it (API.md sections 4 and 6). */
+  counterparty?: string;
 };
 
-const toView = (entry: Awaited<ReturnType<typeof historyEntry>> & object): WalletTransactionView => ({
+const toView = (
+  entry: Awaited<ReturnType<typeof historyEntry>> & object,
+  counterparties: ReadonlyMap<string, string>,
+): WalletTransactionView => ({
   id: entry.id.toString(),
   reference: entry.reference,
   description: entry.description,
@@ -346,6 +352,7 @@ const toView = (entry: Awaited<ReturnType<typeof historyEntry>> & object): Walle
   amount: koboToNaira(entry.amount > 0n ? entry.amount : -entry.amount),
   balanceAfter: koboToNaira(entry.balanceAfter),
   createdAt: entry.createdAt.toISOString(),
+  ...(counterparties.has(entry.reference) ? { counterparty: counterparties.get(entry.reference)! } : {}),
 });
 
 export async function listWalletTransactions(
@@ -354,7 +361,17 @@ export async function listWalletTransactions(
   page: { limit: number; offset: number },
 ): Promise<{ items: WalletTransactionView[]; limit: number; offset: number; total: number }> {
   const { items, total } = await walletHistory(db, userAccount('wallet', userId), page);
-  return { items: items.map(toView), limit: page.limit, offset: page.offset, total };
+  const counterparties = await transferCounterparties(
+    db,
+    userId,
+    items.map((e) => e.reference),
+  );
+  return {
+    items: items.map((e) => toView(e, counterparties)),
+    limit: page.limit,
+    offset: page.offset,
+    total,
+  };
 }
 
 /** int8's largest value: a larger id cannot exist, and would make the query fail rather than miss. */
@@ -369,5 +386,5 @@ export async function getWalletTransaction(
   const entry =
     entryId <= entryIdMax ? await historyEntry(db, userAccount('wallet', userId), entryId) : undefined;
   if (entry === undefined) throw notFound('transaction');
-  return toView(entry);
+  return toView(entry, await transferCounterparties(db, userId, [entry.reference]));
 }

@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import { hmacSecret } from '../auth/secrets.ts';
-import { findUserById, findUsersByIds, lockUser, setKycTier } from '../auth/users.ts';
+import { findUserById, findUsersByIds, lockUser, setKycTier, setVerifiedName } from '../auth/users.ts';
 import type { Clock } from '../clock.ts';
 import type { DB, KycSubmissionsTable } from '../db/schema.ts';
 import { AppError, notFound } from '../errors.ts';
 import { type DomainEvent, publishEvent } from '../events/domain-events.ts';
 import { newId } from '../ids.ts';
 import type { JobQueue } from '../jobs/queue.ts';
+import { toE164 } from '../phone.ts';
 import { type KycProvider, KycProviderUnavailableError } from '../providers/kyc/kyc-provider.ts';
 import type { DocumentStore } from '../providers/storage/document-store.ts';
 import { DOCUMENT_URL_TTL_SECONDS, signDocumentUrl } from './document-urls.ts';
@@ -95,6 +96,8 @@ type Decision = {
   reason?: string;
   details: Record<string, unknown>;
   documentId?: string;
+  /** Tier 2: the NIN's keyed hash, which one account at a time may hold (pending or approved). */
+  ninHash?: string;
 };
 
 /**
@@ -128,6 +131,7 @@ async function record(
           reason: decision.reason ?? null,
           details: JSON.stringify(decision.details),
           document_id: decision.documentId ?? null,
+          nin_hash: decision.ninHash ?? null,
           created_at: now,
           decided_at: decision.status === 'pending' ? null : now,
           decided_by: null,
@@ -139,8 +143,12 @@ async function record(
     });
     return toView(row);
   } catch (error) {
-    if (isUniqueViolation(error))
+    if (isUniqueViolation(error)) {
+      // Another account's submission of the same NIN committed first (kyc_submissions_one_nin_idx).
+      if (decision.ninHash !== undefined && (await ninHeldElsewhere(deps.db, userId, decision.ninHash)))
+        throw ninTaken();
       throw new AppError('CONFLICT', `tier ${tier} was submitted at the same time`);
+    }
     throw error;
   }
 }
@@ -223,6 +231,32 @@ export async function submitTier1(
       );
 }
 
+/** An NIN pending or approved on an account other than this one. */
+async function ninHeldElsewhere(db: Kysely<DB>, userId: string, ninHash: string): Promise<boolean> {
+  const held = await db
+    .selectFrom('kyc_submissions')
+    .select('id')
+    .where('nin_hash', '=', ninHash)
+    .where('status', 'in', ['pending', 'approved'])
+    .where('user_id', '<>', userId)
+    .limit(1)
+    .executeTakeFirst();
+  return held !== undefined;
+}
+
+const ninTaken = () =>
+  new AppError(
+    'CONFLICT',
+    'this NIN is already verified on another account: one NIN verifies one person, on one account',
+  );
+
+/**
+ * Tier 2: an NIN whose record carries the profile's name and, where the record has a phone, the
+ * phone given (the account's own). One NIN verifies one account: an NIN held by another account is
+ * refused with 409 before the provider is asked and again under the user's lock, and the unique
+ * index on the hash settles submissions of one NIN by several accounts at once. The names that
+ * matched become the verified profile names in the approving transaction.
+ */
 export async function submitTier2(
   deps: KycDeps,
   userId: string,
@@ -235,26 +269,36 @@ export async function submitTier2(
     });
   }
   await assertCanSubmit(deps.db, userId, 2);
+  // The NIN itself is kept only as a keyed hash (one NIN, one account) and its last 4.
+  const ninHash = hmacSecret(deps.pepper, 'nin', 'NG', input.nin);
+  if (await ninHeldElsewhere(deps.db, userId, ninHash)) throw ninTaken();
   const lookup = await askProvider(() => deps.provider.lookupNin({ nin: input.nin, firstName, lastName }));
-  // The NIN itself is kept only as a keyed hash (to spot one NIN on two accounts) and its last 4.
-  const details: Record<string, unknown> = {
-    ninLast4: input.nin.slice(-4),
-    ninHash: hmacSecret(deps.pepper, 'nin', 'NG', input.nin),
-    phone: input.phone,
-  };
-  if (!lookup.found)
-    return record(deps, userId, 2, { status: 'rejected', reason: 'no NIN record was found', details });
+  const details: Record<string, unknown> = { ninLast4: input.nin.slice(-4), ninHash, phone: input.phone };
+  const decide = (decision: Omit<Decision, 'details' | 'ninHash'>) =>
+    record(deps, userId, 2, { ...decision, details, ninHash });
+  if (!lookup.found) return decide({ status: 'rejected', reason: 'no NIN record was found' });
   const { record: nin } = lookup;
   details.ninName = { firstName: nin.firstName, middleName: nin.middleName, lastName: nin.lastName };
   const match = matchProfileToRecord({ firstName, lastName }, nin);
   if (!match.match) {
-    return record(deps, userId, 2, {
+    return decide({
       status: 'rejected',
       reason: 'the name on the NIN record does not match your profile name',
-      details,
     });
   }
-  return record(deps, userId, 2, { status: 'approved', details });
+  // Compared in E.164; a record phone that is no Nigerian mobile number cannot be the one given.
+  if (nin.phone !== null && toE164(nin.phone) !== input.phone) {
+    details.ninPhoneLast4 = nin.phone.slice(-4);
+    return decide({
+      status: 'rejected',
+      reason: 'the phone number on the NIN record is not the phone of this account',
+    });
+  }
+  return record(deps, userId, 2, { status: 'approved', details, ninHash }, async (trx) => {
+    // Under the user's lock: held since the first check, or by an account that committed meanwhile.
+    if (await ninHeldElsewhere(trx, userId, ninHash)) throw ninTaken();
+    await setVerifiedName(trx, userId, { firstName, lastName }, deps.clock.now());
+  });
 }
 
 /**

@@ -18,6 +18,11 @@ const livenessTokensMax = 10_000;
 /** Someone other than the caller: NINs and account numbers starting with 9 resolve to this person. */
 const otherPerson = { firstName: 'MUSA', middleName: 'IBRAHIM', lastName: 'DANJUMA' } as const;
 const notFoundNin = '00000000000';
+/**
+ * The phone on the record of NINs starting with 8: not the caller's (the verify request carries no
+ * phone, so the other NINs' records carry none and leave the phone given unchecked).
+ */
+const otherPersonPhone = '07000000008';
 
 const passed = { liveness_check: true, liveness_probability: 98.2, message: 'Live face detected' };
 const failed = { liveness_check: false, liveness_probability: 12.4, message: 'No live face detected' };
@@ -64,7 +69,7 @@ export function registerSandboxKyc(app: FastifyInstance, state: SandboxState): v
           last_name: otherPerson.lastName,
         }
       : { first_name, middle_name: null, last_name };
-    return { entity: { nin, ...person, phone_number: null } };
+    return { entity: { nin, ...person, phone_number: nin.startsWith('8') ? otherPersonPhone : null } };
   });
 
   app.post(`${prefix}/api/v1/kyc/nuban/verify`, routeOptions, async (request, reply) => {

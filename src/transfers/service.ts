@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import { verifyTransactionPin } from '../auth/pin.ts';
-import { findUserById, findUserByPhone, maskedName, type UserRow } from '../auth/users.ts';
+import { findUserById, findUserByPhone, findUsersByIds, publicName, type UserRow } from '../auth/users.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { DB } from '../db/schema.ts';
@@ -66,16 +66,14 @@ async function senderOf(db: Kysely<DB>, userId: string): Promise<UserRow> {
   return sender;
 }
 
-const nameOf = (user: UserRow) => maskedName(user.first_name, user.last_name, user.phone);
-
-/** The name a sender sees before sending: the surname masked (`Adaeze O.`). */
+/** The name a sender sees before sending: the verified name with the surname masked (`Adaeze O.`). */
 export async function lookupRecipient(
   deps: Pick<TransferDeps, 'db'>,
   userId: string,
   phone: string,
 ): Promise<{ name: string }> {
   const sender = await senderOf(deps.db, userId);
-  return { name: nameOf(await recipientFor(deps.db, sender, phone)) };
+  return { name: publicName(await recipientFor(deps.db, sender, phone)) };
 }
 
 /** Random bytes of a transfer's reference, as hex after the Lagos minute: 80 bits. */
@@ -102,14 +100,15 @@ export async function transferToUser(
   const id = newId();
   const reference = `TRF${lagosMinute(now)}${randomBytes(referenceRandomBytes).toString('hex')}`;
   const narration = request.narration?.trim() || null;
-  const senderName = nameOf(sender);
-  const recipientName = nameOf(recipient);
+  // Verified names never change, so what the posting and the notification say stays true.
+  const senderName = publicName(sender);
+  const recipientName = publicName(recipient);
   return inUnitOfWork(deps.db, withCommit, async (trx) => {
     const [posted] = await postBatch(
       trx,
       [
         {
-          reference: `transfer:${reference}`,
+          reference: postingReference(reference),
           description: `Transfer from ${senderName} to ${recipientName}${narration === null ? '' : `: ${narration}`}`,
           entries: [
             { account: userAccount('wallet', sender.id), amount: -amountKobo },
@@ -163,6 +162,38 @@ export async function transferToUser(
       createdAt: now.toISOString(),
     };
   });
+}
+
+/** The ledger reference of a transfer's posting. */
+const postingReference = (reference: string) => `transfer:${reference}`;
+
+/**
+ * The other person of each of these wallet postings that is a transfer of this user, by posting
+ * reference: their name as others see it today (publicName), for the wallet history.
+ */
+export async function transferCounterparties(
+  db: Kysely<DB>,
+  userId: string,
+  postingReferences: readonly string[],
+): Promise<Map<string, string>> {
+  const references = postingReferences
+    .filter((r) => r.startsWith(postingReference('')))
+    .map((r) => r.slice(postingReference('').length));
+  if (references.length === 0) return new Map();
+  const transfers = await db
+    .selectFrom('wallet_transfers')
+    .select(['reference', 'sender_id', 'recipient_id'])
+    .where('reference', 'in', references)
+    .where((eb) => eb.or([eb('sender_id', '=', userId), eb('recipient_id', '=', userId)]))
+    .execute();
+  const otherOf = (t: (typeof transfers)[number]) => (t.sender_id === userId ? t.recipient_id : t.sender_id);
+  const users = await findUsersByIds(db, [...new Set(transfers.map(otherOf))]);
+  const names = new Map<string, string>();
+  for (const t of transfers) {
+    const other = users.get(otherOf(t));
+    if (other !== undefined) names.set(postingReference(t.reference), publicName(other));
+  }
+  return names;
 }
 
 /**

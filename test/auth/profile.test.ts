@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createWorld, failure, get, ok, post, type SignedIn, signIn, type World } from '../helpers/world.ts';
+import { kycUser, userAtTier } from '../kyc/kyc-support.ts';
 import { e164, issuePaths } from './support.ts';
 
 // getMe and updateProfile (API.md section 4).
@@ -11,6 +12,7 @@ type UserView = {
   email: string | null;
   firstName: string | null;
   lastName: string | null;
+  nameVerified: boolean;
   kycTier: number;
   hasPin: boolean;
   referralCode: string;
@@ -40,6 +42,8 @@ describe('getMe and updateProfile', () => {
       'id',
       'kycTier',
       'lastName',
+      // API.md section 4: the names are the verified ones once Tier 2 is approved.
+      'nameVerified',
       'phone',
       'referralCode',
       'roles',
@@ -172,6 +176,32 @@ describe('getMe and updateProfile', () => {
     ok(await update(alice, { firstName: 'Amaka' }));
     assert.equal(ok(await getMe(bob)).firstName, 'Bola');
     assert.equal(ok(await getMe(alice)).firstName, 'Amaka');
+  });
+
+  it('freezes the names once Tier 2 verifies them: nameVerified, and 409 CONFLICT for either name', async () => {
+    const me = await kycUser(world, { firstName: 'Adaeze', lastName: 'Okafor' });
+    assert.equal(ok(await getMe(me)).nameVerified, false);
+    await userAtTier(world, 2, me);
+    const verified = ok(await getMe(me));
+    assert.deepEqual(
+      [verified.firstName, verified.lastName, verified.nameVerified],
+      ['Adaeze', 'Okafor', true],
+    );
+    for (const data of [
+      { firstName: 'Billrail' },
+      { lastName: 'Customer Care Refunds' },
+      { firstName: 'Billrail', lastName: 'Customer Care Refunds', email: 'refunds@example.com' },
+    ]) {
+      const error = failure(await update(me, data));
+      assert.equal(error.status, 409);
+      assert.equal(error.code, 'CONFLICT');
+      assert.match(error.message, /verified/);
+      assert.deepEqual(ok(await getMe(me)), verified, 'nothing changed, not even the email sent alongside');
+    }
+    // The email is not part of the verified identity: it may still change.
+    const emailed = ok(await update(me, { email: 'adaeze@example.com' }));
+    assert.equal(emailed.email, 'adaeze@example.com');
+    assert.deepEqual([emailed.firstName, emailed.lastName, emailed.nameVerified], ['Adaeze', 'Okafor', true]);
   });
 
   it('needs a bearer token', async () => {

@@ -83,6 +83,7 @@ describe('verifyOtp', () => {
       emailVerified: false,
       firstName: null,
       lastName: null,
+      nameVerified: false,
       kycTier: 0,
       hasPin: false,
       referralCode: me.referralCode,

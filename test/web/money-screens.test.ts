@@ -72,8 +72,9 @@ describe('the web client: savings, rewards, transfers, inbox', {
   });
 
   it('sends money to another user, showing their masked name before the PIN', async () => {
+    // At Tier 2, so the name shown is a verified one (below it, the masked phone is shown).
     const friend = await kycUser(world, { firstName: 'Chioma', lastName: 'Eze' });
-    await userAtTier(world, 1, friend);
+    await userAtTier(world, 2, friend);
     await page.goto(`${world.baseUrl}/transfer`);
     await page.getByLabel('Their phone number').fill(friend.phone);
     await page.getByRole('button', { name: 'Find' }).click();

@@ -96,7 +96,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Change first name, last name or email */
+        /** Change first name, last name or email (the names only until KYC tier 2 verifies them) */
         post: operations["updateProfile"];
         delete?: never;
         options?: never;
@@ -1397,13 +1397,13 @@ export type components = {
                 };
             };
         };
-        /** @description Forbidden: FORBIDDEN */
-        Error_FORBIDDEN: {
+        /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+        Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT: {
             /** @enum {boolean} */
             success: false;
             error: {
                 /** @enum {string} */
-                code: "FORBIDDEN";
+                code: "IDEMPOTENCY_IN_PROGRESS" | "CONFLICT";
                 message: string;
                 /** @description With INTERNAL: the id under which the server logged the error */
                 errorId?: string;
@@ -1412,13 +1412,13 @@ export type components = {
                 };
             };
         };
-        /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
-        Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT: {
+        /** @description Forbidden: FORBIDDEN */
+        Error_FORBIDDEN: {
             /** @enum {boolean} */
             success: false;
             error: {
                 /** @enum {string} */
-                code: "IDEMPOTENCY_IN_PROGRESS" | "CONFLICT";
+                code: "FORBIDDEN";
                 message: string;
                 /** @description With INTERNAL: the id under which the server logged the error */
                 errorId?: string;
@@ -1744,6 +1744,7 @@ export interface operations {
                                 emailVerified: boolean;
                                 firstName: string | null;
                                 lastName: string | null;
+                                nameVerified: boolean;
                                 kycTier: number;
                                 hasPin: boolean;
                                 referralCode: string;
@@ -2045,6 +2046,7 @@ export interface operations {
                             emailVerified: boolean;
                             firstName: string | null;
                             lastName: string | null;
+                            nameVerified: boolean;
                             kycTier: number;
                             hasPin: boolean;
                             referralCode: string;
@@ -2140,6 +2142,7 @@ export interface operations {
                             emailVerified: boolean;
                             firstName: string | null;
                             lastName: string | null;
+                            nameVerified: boolean;
                             kycTier: number;
                             hasPin: boolean;
                             referralCode: string;
@@ -2175,13 +2178,13 @@ export interface operations {
                     "application/json": components["schemas"]["Error_NOT_FOUND"];
                 };
             };
-            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
                 };
             };
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
@@ -2259,6 +2262,7 @@ export interface operations {
                             emailVerified: boolean;
                             firstName: string | null;
                             lastName: string | null;
+                            nameVerified: boolean;
                             kycTier: number;
                             hasPin: boolean;
                             referralCode: string;
@@ -3758,6 +3762,7 @@ export interface operations {
                                 amount: number;
                                 balanceAfter: number;
                                 createdAt: string;
+                                counterparty?: string;
                             }[];
                             limit: number;
                             offset: number;
@@ -3842,6 +3847,7 @@ export interface operations {
                             amount: number;
                             balanceAfter: number;
                             createdAt: string;
+                            counterparty?: string;
                         };
                     };
                 };
