@@ -24,6 +24,7 @@ import { registerMetrics } from './http/metrics.ts';
 import { shareErrorSchemas } from './http/operation-errors.ts';
 import { registerPaymentWebhookRoute } from './http/payment-webhook-route.ts';
 import { BODY_LIMIT_BYTES, registerOperations } from './http/router.ts';
+import { registerUnreadBodyDrain } from './http/unread-body.ts';
 import { registerWebApp, type WebApp } from './http/web-app.ts';
 import { kycOperations } from './kyc/ops.ts';
 import { notificationOperations } from './notifications/ops.ts';
@@ -70,6 +71,7 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
     clientErrorHandler: answerClientError,
   });
   registerJsonBodyParser(app);
+  registerUnreadBodyDrain(app);
   app.decorateRequest('caller', null);
   app.decorateRequest('requestHash', '');
   app.setValidatorCompiler(validatorCompiler);
