@@ -140,6 +140,13 @@ describe('Dojah KYC client against the sandbox provider', () => {
       });
     });
 
+    it('resolves a NIN starting with 8 to the names sent with another phone on the record', async () => {
+      assert.deepEqual(await kyc.lookupNin({ nin: '80000000001', ...ada }), {
+        found: true,
+        record: { firstName: 'Ada', middleName: null, lastName: 'Obi', phone: '07000000008' },
+      });
+    });
+
     it('does not find 00000000000', async () => {
       assert.deepEqual(await kyc.lookupNin({ nin: '00000000000', ...ada }), { found: false });
     });

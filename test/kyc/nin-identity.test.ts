@@ -7,6 +7,7 @@ import {
   expectError,
   getStatus,
   kycTierOfMe,
+  kycUser,
   matchingNin,
   submissions,
   submitTier2,
@@ -99,6 +100,16 @@ describe(`one NIN, one person (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () =
     const [row] = await submissions(world, user.userId, 2);
     assert.equal(row?.status, 'rejected');
     assert.ok(!row?.detailsText.includes(nin), 'the NIN is not stored in clear');
+  });
+
+  it('approves when the record carries the account phone in another format (compared in E.164)', async () => {
+    // The sandbox's NINs starting with 8 carry 07000000008: the phone of this account, stored as
+    // +2347000000008.
+    const user = await userAtTier(world, 1, await kycUser(world, undefined, '07000000008'));
+    assert.deepEqual(ok(await submitTier2(world, user, { nin: otherPhoneNin() })), {
+      tier: 2,
+      status: 'approved',
+    });
   });
 
   for (const round of [1, 2, 3]) {
