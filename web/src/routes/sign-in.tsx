@@ -1,10 +1,17 @@
 import { createFileRoute, useNavigate } from '@tanstack/react-router';
 import { useState } from 'react';
 import { CallError, call } from '../api/client.ts';
+import { describeError } from '../api/errors.ts';
 import { session } from '../api/session.ts';
-import { Button, ErrorNote, Field, Screen } from '../components/ui.tsx';
+import { Button, Field, Screen } from '../components/ui.tsx';
 
 // Sign-in (API.md section 4): the phone, then the code sent to it by SMS.
+//
+// A sign-in's answer is never kept for replay (API.md section 3), so when the answer to verifyOtp is
+// lost on the way back the code has been used up all the same: the retry is refused. The screen
+// then says so plainly and offers a new code (one per phone per 60 s, the wait shown), and the
+// person signs in with that. A retry of the same code carries the first attempt's Idempotency-Key,
+// so it waits (409) rather than runs beside a first attempt that is still going.
 
 function SignIn() {
   const { next, ref } = Route.useSearch();
@@ -14,10 +21,16 @@ function SignIn() {
   const [sent, setSent] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<CallError | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  /** The Idempotency-Key of signing in with the code as typed; a new code, or a new typing, a new key. */
+  const [verifyKey, setVerifyKey] = useState(() => crypto.randomUUID());
+  /** An attempt with this code went out and its answer never came: it may have used the code. */
+  const [answerLost, setAnswerLost] = useState(false);
 
   async function act(work: () => Promise<void>) {
     setBusy(true);
     setError(null);
+    setNotice(null);
     try {
       await work();
     } catch (caught) {
@@ -26,6 +39,36 @@ function SignIn() {
       );
     } finally {
       setBusy(false);
+    }
+  }
+
+  function typeCode(value: string) {
+    setCode(value);
+    setVerifyKey(crypto.randomUUID());
+    setAnswerLost(false);
+  }
+
+  function sendNewCode() {
+    void act(async () => {
+      await call('requestOtp', { phone });
+      typeCode('');
+      setNotice('We sent a new code. Enter it below.');
+    });
+  }
+
+  async function verify() {
+    try {
+      const tokens = await call(
+        'verifyOtp',
+        { phone, code, ...(ref === undefined ? {} : { referralCode: ref }) },
+        { idempotencyKey: verifyKey },
+      );
+      session.set(tokens);
+      await navigate({ to: next ?? '/' });
+    } catch (caught) {
+      // No answer, or the service failed: the attempt may have gone through and used the code.
+      if (caught instanceof CallError && (caught.status === 0 || caught.status >= 500)) setAnswerLost(true);
+      throw caught;
     }
   }
 
@@ -41,15 +84,7 @@ function SignIn() {
               setSent(true);
             });
           } else {
-            void act(async () => {
-              const tokens = await call('verifyOtp', {
-                phone,
-                code,
-                ...(ref === undefined ? {} : { referralCode: ref }),
-              });
-              session.set(tokens);
-              await navigate({ to: next ?? '/' });
-            });
+            void act(verify);
           }
         }}
       >
@@ -65,20 +100,50 @@ function SignIn() {
           <Field
             label="Code"
             value={code}
-            onChange={setCode}
+            onChange={typeCode}
             inputMode="numeric"
             autoComplete="one-time-code"
             maxLength={6}
             hint="The 6-digit code we sent you by SMS"
           />
         ) : null}
-        <ErrorNote error={error} />
+        <div role="alert" aria-live="assertive">
+          {error !== null ? (
+            <p className="rounded-lg bg-red-100 p-3 text-red-900">{signInRefusal(error, answerLost)}</p>
+          ) : null}
+        </div>
+        <div role="status" aria-live="polite">
+          {notice !== null ? <p className="rounded-lg bg-green-100 p-3 text-green-900">{notice}</p> : null}
+        </div>
         <Button type="submit" busy={busy}>
           {sent ? 'Sign in' : 'Send code'}
         </Button>
+        {sent ? (
+          <Button variant="secondary" onClick={sendNewCode} disabled={busy}>
+            Send a new code
+          </Button>
+        ) : null}
       </form>
     </Screen>
   );
+}
+
+/** What a refusal on the code screen means for the person, in their words. */
+function signInRefusal(error: CallError, answerLost: boolean): string {
+  const seconds = error.details?.retryAfterSeconds;
+  if (error.code === 'RATE_LIMITED' && typeof seconds === 'number') {
+    return `You can ask for a new code in ${seconds} ${seconds === 1 ? 'second' : 'seconds'}.`;
+  }
+  if (error.code !== 'UNAUTHENTICATED') return describeError(error);
+  const attemptsLeft = error.details?.attemptsLeft;
+  if (typeof attemptsLeft === 'number' && attemptsLeft > 0) {
+    return `That code is not right. ${attemptsLeft} ${attemptsLeft === 1 ? 'try' : 'tries'} left.`;
+  }
+  if (answerLost) {
+    // The try whose answer was lost signed in at the service and used the code up.
+    return 'This code has already been used: your last try reached us, but our answer was lost on the way. Ask for a new code and sign in with it.';
+  }
+  return 'This code can no longer be used (it has expired, was used, or had too many tries). Ask for a new code.';
 }
 
 export const Route = createFileRoute('/sign-in')({
