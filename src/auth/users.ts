@@ -234,15 +234,13 @@ export function maskedName(firstName: string | null, lastName: string | null, ph
 }
 
 /**
- * The name another user sees (recipients, transfers, their records and notifications): the verified
- * name masked (`Adaeze O.`), or the phone masked (`0803****567`) while no name is verified, because
- * a name the user typed themselves ("Billrail Customer Care") is not one to show to someone about
- * to send them money.
+ * The name another user sees (recipients, transfers, their records and notifications), masked
+ * (`Adaeze O.`). Once Tier 2 is approved the profile's names are the verified ones and can no longer
+ * change, so this is the verified name; before it, the name the user typed, which lookupRecipient
+ * marks as not verified (API.md section 14 shows Tier 1 recipients by name).
  */
-export const publicName = (user: Pick<UserRow, 'first_name' | 'last_name' | 'phone' | 'name_verified_at'>) =>
-  user.name_verified_at === null
-    ? maskedName(null, null, user.phone)
-    : maskedName(user.first_name, user.last_name, user.phone);
+export const publicName = (user: Pick<UserRow, 'first_name' | 'last_name' | 'phone'>) =>
+  maskedName(user.first_name, user.last_name, user.phone);
 
 /** The ids of the users with these phones (E.164), those who exist. */
 export async function findUserIdsByPhones(db: Kysely<DB>, phones: string[]): Promise<string[]> {

@@ -15,7 +15,11 @@ const transferAmount = z
   });
 
 export const lookupRecipientInput = z.object({ phone: nigerianPhone }).strict();
-export const lookupRecipientOutput = z.object({ name: z.string() });
+export const lookupRecipientOutput = z.object({
+  name: z.string(),
+  /** Whether the name is the one Tier 2 verified against the NIN record, not one the user typed. */
+  nameVerified: z.boolean(),
+});
 
 export const transferToUserInput = z
   .object({

@@ -66,14 +66,18 @@ async function senderOf(db: Kysely<DB>, userId: string): Promise<UserRow> {
   return sender;
 }
 
-/** The name a sender sees before sending: the verified name with the surname masked (`Adaeze O.`). */
+/**
+ * The name a sender sees before sending, with the surname masked (`Adaeze O.`), and whether Tier 2
+ * verified it: a Tier 1 recipient's name is the one they typed, which a sender should not trust.
+ */
 export async function lookupRecipient(
   deps: Pick<TransferDeps, 'db'>,
   userId: string,
   phone: string,
-): Promise<{ name: string }> {
+): Promise<{ name: string; nameVerified: boolean }> {
   const sender = await senderOf(deps.db, userId);
-  return { name: publicName(await recipientFor(deps.db, sender, phone)) };
+  const recipient = await recipientFor(deps.db, sender, phone);
+  return { name: publicName(recipient), nameVerified: recipient.name_verified_at !== null };
 }
 
 /** Random bytes of a transfer's reference, as hex after the Lagos minute: 80 bits. */

@@ -72,13 +72,14 @@ describe('the web client: savings, rewards, transfers, inbox', {
   });
 
   it('sends money to another user, showing their masked name before the PIN', async () => {
-    // At Tier 2, so the name shown is a verified one (below it, the masked phone is shown).
+    // At Tier 2, so the name shown is a verified one (below it, it is marked as typed, not verified).
     const friend = await kycUser(world, { firstName: 'Chioma', lastName: 'Eze' });
     await userAtTier(world, 2, friend);
     await page.goto(`${world.baseUrl}/transfer`);
     await page.getByLabel('Their phone number').fill(friend.phone);
     await page.getByRole('button', { name: 'Find' }).click();
     await page.getByText('Sending to Chioma E.').waitFor(TIMEOUT);
+    await page.getByText('Name verified with their NIN.').waitFor(TIMEOUT);
     await page.getByLabel('Amount (₦)').fill('1500');
     await page.getByLabel('Transaction PIN').fill(PIN);
     await screen(page, '23-transfer');

@@ -7093,6 +7093,7 @@ export interface operations {
                         success: true;
                         data: {
                             name: string;
+                            nameVerified: boolean;
                         };
                     };
                 };

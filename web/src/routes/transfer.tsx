@@ -14,7 +14,9 @@ function Transfer() {
   const [amountText, setAmountText] = useState('');
   const [narration, setNarration] = useState('');
   const [pin, setPin] = useState('');
-  const [recipient, setRecipient] = useState<{ name: string; key: string } | null>(null);
+  const [recipient, setRecipient] = useState<{ name: string; nameVerified: boolean; key: string } | null>(
+    null,
+  );
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<CallError | null>(null);
   const amount = parseNaira(amountText);
@@ -43,7 +45,7 @@ function Transfer() {
           if (recipient === null) {
             void act(async () => {
               const found = await call('lookupRecipient', { phone });
-              setRecipient({ name: found.name, key: crypto.randomUUID() });
+              setRecipient({ name: found.name, nameVerified: found.nameVerified, key: crypto.randomUUID() });
             });
           } else if (amount !== null) {
             void act(async () => {
@@ -70,6 +72,14 @@ function Transfer() {
           <>
             <p className="rounded-lg bg-brand-light p-3">
               Sending to <strong>{recipient.name}</strong>
+              {recipient.nameVerified ? (
+                <span className="block text-sm">Name verified with their NIN.</span>
+              ) : (
+                <span className="block text-sm">
+                  This name is the one they typed, not verified with an NIN: make sure you know who owns this
+                  number before you send.
+                </span>
+              )}
             </p>
             <Field label="Amount (₦)" value={amountText} onChange={setAmountText} inputMode="decimal" />
             <Field label="Note (optional)" value={narration} onChange={setNarration} maxLength={100} />
