@@ -2,6 +2,7 @@ import type { Agent } from 'node:https';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import { createSharedPinReads, type SharedPinReads } from './auth/pin.ts';
 import { type Catalogue, createCatalogue } from './catalogue/catalogue.ts';
 import { type Clock, createSandboxClock, type SandboxClock, systemClock } from './clock.ts';
 import type { Config, VtuProviderName } from './config.ts';
@@ -102,6 +103,8 @@ export type Context = {
   debitRules: readonly DebitRule[];
   /** What every purchase reads before its debit, batched the same way. */
   purchaseReads: (userId: string) => Promise<PurchaseFacts>;
+  /** A user's PIN columns read under a shared row lock, batched: right PINs are judged on it (auth/pin.ts). */
+  sharedPinReads: SharedPinReads;
   /** What this context is sending to each VTU provider right now: the float decides on it (vtu/float.ts). */
   floatInFlight: FloatInFlight;
   adminPhones: ReadonlySet<string>;
@@ -264,6 +267,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     debitRules: overrides.debitRules ?? [],
     purchases: createPurchasePipeline(() => vtuDeps(ctx), database.batching, config.vtu.sendsMax),
     purchaseReads: createPurchaseReads(() => ctx.db, database.batching),
+    sharedPinReads: createSharedPinReads(() => ctx.db, database.batching),
     floatInFlight: createFloatInFlight(),
     adminPhones,
     baseUrl,

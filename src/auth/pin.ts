@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
+import type { Batching } from '../db/batching.ts';
 import { statement } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
@@ -21,6 +22,12 @@ export const PIN_ATTEMPTS_MAX = 5;
 export const PIN_LOCK_SECONDS = 30 * 60;
 
 type Deps = { db: Kysely<DB>; clock: Clock; pepper: string; jobs?: JobQueue };
+
+/**
+ * Reads a user's PIN columns under a shared lock on the row, batched: the right PINs arriving
+ * together share one statement, and so one lock record and one WAL flush (createSharedPinReads).
+ */
+export type SharedPinReads = (userId: string) => Promise<PinState | undefined>;
 
 const pinHash = (pepper: string, userId: string, pin: string) => hmacSecret(pepper, 'pin', userId, pin);
 
@@ -97,6 +104,27 @@ export async function readBuyerStates(db: Kysely<DB>, userIds: string[]): Promis
   return new Map(rows.map(({ id, ...buyer }) => [id, buyer]));
 }
 
+/**
+ * The PIN columns of many users read FOR SHARE by one statement. FOR SHARE conflicts with FOR UPDATE
+ * (the checks that count) and with any update of the row, and reads the row's latest version: a row
+ * it locks has no count in flight, and every count committed before is seen. SKIP LOCKED leaves out
+ * the rows held by such a check rather than waiting for them (a user so left out reads as
+ * undefined, and their check goes to the transaction, which waits): so one user's guess in flight
+ * never holds up the others' purchases in the batch, and the statement can never be part of a
+ * deadlock. Shared locks do not conflict: a user's right PINs do not wait for each other.
+ */
+export function createSharedPinReads(db: () => Kysely<DB>, batching: Batching): SharedPinReads {
+  return batching.loader(
+    async (userIds: string[]) => {
+      const { rows } = await statement<PinState & { id: string }>('auth.pin-states-shared')`
+          select id, pin_hash, pin_failed_count, pin_locked_until from users
+          where id = any(${userIds}::uuid[]) for share skip locked`.execute(db());
+      return new Map(rows.map(({ id, ...state }) => [id, state]));
+    },
+    { batchMax: 200, concurrency: 4 },
+  );
+}
+
 /** A right PIN with no failure to forget and no lock: accepted without writing anything. */
 const plainRight = (state: PinState | undefined, hash: string): boolean =>
   state !== undefined &&
@@ -117,23 +145,16 @@ const plainRight = (state: PinState | undefined, hash: string): boolean =>
  * burst of guesses could then try every PIN the rate limit lets through instead of five.
  */
 export async function verifyTransactionPin(
-  deps: Deps,
+  deps: Deps & { sharedPinReads: SharedPinReads },
   userId: string,
   pin: string,
   seen?: PinState,
 ): Promise<void> {
   const now = deps.clock.now();
   const hash = pinHash(deps.pepper, userId, pin);
-  if (plainRight(seen, hash)) {
-    // FOR SHARE conflicts with FOR UPDATE (the checks below) and with any update of the row, so it
-    // is granted only after the checks that took the row before it have committed (PostgreSQL
-    // queues it behind them), and it reads the row as they left it. Shared with other FOR SHARE
-    // readers: a user's right PINs do not wait for each other.
-    const { rows } = await statement<PinState>('auth.pin-state-shared')`
-          select pin_hash, pin_failed_count, pin_locked_until from users
-          where id = ${userId} for share`.execute(deps.db);
-    if (plainRight(rows[0], hash)) return;
-  }
+  // Judged on the row read under a shared lock, taken only once no check holds the row to count
+  // (decision 0018); a row held by one is left to the transaction below, which waits for it.
+  if (plainRight(seen, hash) && plainRight(await deps.sharedPinReads(userId), hash)) return;
   // Held until the count is committed: a check that comes after waits for it, and sees it.
   const outcome = await deps.db.transaction().execute(async (trx): Promise<PinOutcome> => {
     const user = await trx

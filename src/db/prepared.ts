@@ -29,7 +29,7 @@ const MARK = '/* prepared */ ';
 const statements = {
   'auth.callers-by-token': { prepared: true, why: 'tokens and sessions grow with people' },
   'auth.buyer-states': { prepared: true, why: 'users grow with people' },
-  'auth.pin-state-shared': { prepared: true, why: 'users grow with people' },
+  'auth.pin-states-shared': { prepared: true, why: 'users grow with people' },
   'catalogue.markups': { prepared: true, why: 'markups are configuration' },
   'idempotency.take-keys': { prepared: true, why: 'an insert; its conflict check is the unique index' },
   'idempotency.complete-keys': { prepared: false, why: 'looks keys up in idempotency_keys' },

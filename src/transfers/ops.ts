@@ -10,6 +10,7 @@ export const transferDeps = (ctx: Context): TransferDeps => ({
   clock: ctx.clock,
   jobs: ctx.jobs,
   pepper: ctx.config.secrets.pepper,
+  sharedPinReads: ctx.sharedPinReads,
   config: ctx.config.transfers,
 });
 

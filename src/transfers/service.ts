@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
-import { verifyTransactionPin } from '../auth/pin.ts';
+import { type SharedPinReads, verifyTransactionPin } from '../auth/pin.ts';
 import { findUserById, findUserByPhone, findUsersByIds, publicName, type UserRow } from '../auth/users.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -32,6 +32,7 @@ export type TransferDeps = {
   clock: Clock;
   jobs: JobQueue;
   pepper: string;
+  sharedPinReads: SharedPinReads;
   config: Config['transfers'];
 };
 

@@ -59,7 +59,7 @@ export async function authorise(
   const { buyer, markupOf } = await ctx.purchaseReads(userId);
   requireTier(buyer?.kyc_tier ?? 0, 1);
   await verifyTransactionPin(
-    { db: ctx.db, clock: ctx.clock, pepper: ctx.config.secrets.pepper },
+    { db: ctx.db, clock: ctx.clock, pepper: ctx.config.secrets.pepper, sharedPinReads: ctx.sharedPinReads },
     userId,
     pin,
     buyer,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { verifyTransactionPin } from '../../src/auth/pin.ts';
+import { createSharedPinReads, verifyTransactionPin } from '../../src/auth/pin.ts';
 import { systemClock } from '../../src/clock.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { AppError } from '../../src/errors.ts';
@@ -31,7 +31,12 @@ describe('transaction PIN', () => {
   });
   after(() => world.close());
 
-  const deps = () => ({ db: world.ctx.db, clock: world.ctx.clock, pepper: world.ctx.config.secrets.pepper });
+  const deps = () => ({
+    db: world.ctx.db,
+    clock: world.ctx.clock,
+    pepper: world.ctx.config.secrets.pepper,
+    sharedPinReads: world.ctx.sharedPinReads,
+  });
 
   /** The outcome of one PIN check: 'ok', or the AppError's code and details. */
   async function check(userId: string, pin: string, using = deps()): Promise<PinResult> {
@@ -276,7 +281,12 @@ describe('transaction PIN', () => {
       // A new connection pool and a fresh clock, sharing nothing with the world but the database.
       const restarted = await openDatabase({ kind: 'postgres', url, poolMax: 2 });
       try {
-        const using = { db: restarted.db, clock: systemClock, pepper: world.ctx.config.secrets.pepper };
+        const using = {
+          db: restarted.db,
+          clock: systemClock,
+          pepper: world.ctx.config.secrets.pepper,
+          sharedPinReads: createSharedPinReads(() => restarted.db, restarted.batching),
+        };
         const right = await check(me.userId, '1234', using);
         assert.ok(right !== 'ok' && right.code === 'PIN_LOCKED', JSON.stringify(right));
       } finally {

@@ -89,7 +89,7 @@ describe(`prepared statements (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () =
       const ran: StatementName[] = [
         'auth.callers-by-token',
         'auth.buyer-states',
-        'auth.pin-state-shared',
+        'auth.pin-states-shared',
         'catalogue.markups',
         'idempotency.take-keys',
         'idempotency.complete-keys',
