@@ -17,9 +17,20 @@ export const LIVENESS_CHECK_TTL_SECONDS = 30 * 60;
 /** The sandbox provider's magic tokens (API.md section 8): they need no check, only the sandbox. */
 export const SANDBOX_LIVENESS_TOKENS: readonly string[] = ['sandbox-pass', 'sandbox-fail'];
 
+/**
+ * The most face checks one user may have started and not used at once (another tab, a retry): a new
+ * one retires the oldest, so calling getKycLivenessUrl in a loop keeps a handful of rows, not one per
+ * call.
+ */
+export const LIVENESS_CHECKS_OPEN_MAX = 5;
+
 export type StartedCheck = { state: string; expiresAt: Date };
 
-/** Starts a check for the user; the user's expired checks that were never used go. */
+/**
+ * Starts a check for the user. The user's checks that were never used go when they have expired or
+ * are older than the newest LIVENESS_CHECKS_OPEN_MAX - 1 (used ones stay: their token hashes keep
+ * each token to one use).
+ */
 export async function startLivenessCheck(
   db: Kysely<DB>,
   clock: Clock,
@@ -31,8 +42,25 @@ export async function startLivenessCheck(
   await db
     .deleteFrom('kyc_liveness_checks')
     .where('user_id', '=', userId)
-    .where('expires_at', '<=', now)
     .where('used_at', 'is', null)
+    .where((eb) =>
+      eb.or([
+        eb('expires_at', '<=', now),
+        eb(
+          'id',
+          'not in',
+          eb
+            .selectFrom('kyc_liveness_checks')
+            .select('id')
+            .where('user_id', '=', userId)
+            .where('used_at', 'is', null)
+            .where('expires_at', '>', now)
+            .orderBy('created_at', 'desc')
+            .orderBy('id', 'desc')
+            .limit(LIVENESS_CHECKS_OPEN_MAX - 1),
+        ),
+      ]),
+    )
     .execute();
   await db
     .insertInto('kyc_liveness_checks')

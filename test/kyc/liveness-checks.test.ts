@@ -186,6 +186,30 @@ describe(`Tier 1 liveness checks (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, (
     assert.equal(ok(await submit(user, { livenessToken: second, state: fresh.state })).status, 'approved');
   });
 
+  it('keeps at most 5 open checks a user: a sixth retires the oldest, whose state is then refused', async () => {
+    const user = await signIn(world);
+    const states: string[] = [];
+    for (let i = 0; i < 7; i++) states.push((await startCheck(user)).state);
+    const open = await world.ctx.db
+      .selectFrom('kyc_liveness_checks')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('user_id', '=', user.userId)
+      .executeTakeFirstOrThrow();
+    assert.equal(Number(open.n), 5);
+    for (const retired of states.slice(0, 2)) {
+      expectValidationAt(
+        await submit(user, { livenessToken: await widgetToken(), state: retired }),
+        'data.state',
+      );
+    }
+    assert.deepEqual(await submissions(world, user.userId), []);
+    // The oldest of those kept still counts.
+    assert.equal(
+      ok(await submit(user, { livenessToken: await widgetToken(), state: states[2]! })).status,
+      'approved',
+    );
+  });
+
   it('refuses an unknown or expired state with 400 at data.state', async () => {
     const user = await signIn(world);
     const token = await widgetToken();
