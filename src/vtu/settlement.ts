@@ -116,8 +116,7 @@ export async function settleLocked(
         ...event,
         ...(next.refunded > 0n ? { refundedKobo: next.refunded.toString() } : {}),
       });
-      // A payout of nothing (a confirmed amount under a kobo's worth) has nothing to post.
-      if (next.amount > 0n) postings.push(deliveredPosting(next));
+      postings.push(deliveredPosting(next));
       const received = outcome.status === 'success' ? outcome.receivedKobo : undefined;
       if (next.direction === 'credit' && received !== undefined && received > next.wholesale) {
         overConfirmed.push({ sale: next, receivedKobo: received });
@@ -156,6 +155,20 @@ function nextState(
         // Confirmed without an amount we can read: nothing is guessed, the requery asks again.
         if (paid === null) {
           return requeryLater(purchase, outcome.providerReference ?? purchase.provider_reference, now);
+        }
+        // So little arrived that its payout rounds down to nothing: a sale that pays nothing has
+        // failed (nothing moves), and says what arrived.
+        if (paid.payoutKobo === 0n) {
+          return {
+            ...purchase,
+            status: 'failed',
+            provider_reference: outcome.providerReference ?? purchase.provider_reference,
+            units: paid.units,
+            failure_reason: `the airtime that arrived pays nothing: ${paid.units}`,
+            next_requery_at: null,
+            updated_at: now,
+            completed_at: now,
+          };
         }
         return {
           ...purchase,

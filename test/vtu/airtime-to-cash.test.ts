@@ -189,6 +189,22 @@ describe('airtime to cash', () => {
     assert.equal(await walletKobo(world, user.userId), 0n);
   });
 
+  it('fails with nothing moved when the airtime confirmed pays less than a kobo', async () => {
+    const user = await buyer(world, 0);
+    const sale = await sold(user, mtn('1'));
+    // One kobo of airtime at 80 % pays 0.8 kobo: rounded down, nothing to pay and no record of ₦0.
+    const [settled] = await settlePurchases(
+      { db: world.ctx.db, clock: world.ctx.clock, jobs: world.ctx.jobs },
+      [{ id: sale.id, outcome: { status: 'success', providerReference: sale.reference, receivedKobo: 1n } }],
+    );
+    assert.deepEqual(settled, { status: 'fulfilled', value: 'failed' });
+    const record = await current(world, user, sale.id);
+    assert.equal(record.status, 'failed');
+    assert.equal(record.units, '₦0.01 of ₦1000 airtime received');
+    assert.equal(await walletKobo(world, user.userId), 0n);
+    await assertLedgerOk(world);
+  });
+
   it('settles on the provider callback, by asking the provider, not by believing the body', async () => {
     const user = await buyer(world, 0);
     const sale = await sold(user, mtn('2'));
