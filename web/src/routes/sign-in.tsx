@@ -1,5 +1,5 @@
 import { createFileRoute, useNavigate } from '@tanstack/react-router';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { CallError, call } from '../api/client.ts';
 import { describeError } from '../api/errors.ts';
 import { session } from '../api/session.ts';
@@ -24,8 +24,11 @@ function SignIn() {
   const [notice, setNotice] = useState<string | null>(null);
   /** The Idempotency-Key of signing in with the code as typed; a new code, or a new typing, a new key. */
   const [verifyKey, setVerifyKey] = useState(() => crypto.randomUUID());
-  /** An attempt with this code went out and its answer never came: it may have used the code. */
-  const [answerLost, setAnswerLost] = useState(false);
+  /** The code of an attempt whose answer never came: it may have used the code up. */
+  const [lostCode, setLostCode] = useState<string | null>(null);
+  /** When the service takes another code request for this phone (one per 60 s), in ms. */
+  const [resendAt, setResendAt] = useState<number | null>(null);
+  const resendSeconds = useSecondsUntil(resendAt);
 
   async function act(work: () => Promise<void>) {
     setBusy(true);
@@ -45,13 +48,32 @@ function SignIn() {
   function typeCode(value: string) {
     setCode(value);
     setVerifyKey(crypto.randomUUID());
-    setAnswerLost(false);
+  }
+
+  /** Asks for a code; a refusal for asking too soon means a code was sent a moment ago: enter that. */
+  async function requestCode(): Promise<boolean> {
+    try {
+      await call('requestOtp', { phone });
+      setResendAt(Date.now() + codeRequestSpacingSeconds * 1000);
+      return true;
+    } catch (caught) {
+      const seconds = caught instanceof CallError ? caught.details?.retryAfterSeconds : undefined;
+      if (!(caught instanceof CallError && caught.code === 'RATE_LIMITED' && typeof seconds === 'number'))
+        throw caught;
+      setResendAt(Date.now() + seconds * 1000);
+      setSent(true);
+      setNotice(
+        `We sent a code to this number a moment ago: enter it below. You can ask for a new one in ${seconds} ${seconds === 1 ? 'second' : 'seconds'}.`,
+      );
+      return false;
+    }
   }
 
   function sendNewCode() {
     void act(async () => {
-      await call('requestOtp', { phone });
+      if (!(await requestCode())) return;
       typeCode('');
+      setLostCode(null);
       setNotice('We sent a new code. Enter it below.');
     });
   }
@@ -67,7 +89,7 @@ function SignIn() {
       await navigate({ to: next ?? '/' });
     } catch (caught) {
       // No answer, or the service failed: the attempt may have gone through and used the code.
-      if (caught instanceof CallError && (caught.status === 0 || caught.status >= 500)) setAnswerLost(true);
+      if (caught instanceof CallError && (caught.status === 0 || caught.status >= 500)) setLostCode(code);
       throw caught;
     }
   }
@@ -80,8 +102,7 @@ function SignIn() {
           event.preventDefault();
           if (!sent) {
             void act(async () => {
-              await call('requestOtp', { phone });
-              setSent(true);
+              if (await requestCode()) setSent(true);
             });
           } else {
             void act(verify);
@@ -109,7 +130,9 @@ function SignIn() {
         ) : null}
         <div role="alert" aria-live="assertive">
           {error !== null ? (
-            <p className="rounded-lg bg-red-100 p-3 text-red-900">{signInRefusal(error, answerLost)}</p>
+            <p className="rounded-lg bg-red-100 p-3 text-red-900">
+              {signInRefusal(error, lostCode !== null && lostCode === code)}
+            </p>
           ) : null}
         </div>
         <div role="status" aria-live="polite">
@@ -119,13 +142,36 @@ function SignIn() {
           {sent ? 'Sign in' : 'Send code'}
         </Button>
         {sent ? (
-          <Button variant="secondary" onClick={sendNewCode} disabled={busy}>
-            Send a new code
+          <Button variant="secondary" onClick={sendNewCode} disabled={busy || resendSeconds > 0}>
+            {resendSeconds > 0 ? `Send a new code (in ${resendSeconds} s)` : 'Send a new code'}
           </Button>
         ) : null}
       </form>
     </Screen>
   );
+}
+
+/** The service takes one code request per phone per 60 s (API.md section 4). */
+const codeRequestSpacingSeconds = 60;
+
+/** Whole seconds left until `at` (ms), 0 once passed or when there is none. */
+const secondsUntil = (at: number | null): number =>
+  at === null ? 0 : Math.max(0, Math.ceil((at - Date.now()) / 1000));
+
+/** secondsUntil(at), ticking every second until it reaches 0. */
+function useSecondsUntil(at: number | null): number {
+  const [seconds, setSeconds] = useState(() => secondsUntil(at));
+  useEffect(() => {
+    setSeconds(secondsUntil(at));
+    if (at === null) return;
+    const timer = setInterval(() => {
+      const left = secondsUntil(at);
+      setSeconds(left);
+      if (left === 0) clearInterval(timer);
+    }, 1000);
+    return () => clearInterval(timer);
+  }, [at]);
+  return seconds;
 }
 
 /** What a refusal on the code screen means for the person, in their words. */
@@ -146,12 +192,19 @@ function signInRefusal(error: CallError, answerLost: boolean): string {
   return 'This code can no longer be used (it has expired, was used, or had too many tries). Ask for a new code.';
 }
 
+/**
+ * A path of this app only: one leading slash, and no backslash or control character, which a
+ * browser could read as the start of another host (`/\evil.example` is `//evil.example`).
+ */
+const isAppPath = (value: string): boolean =>
+  value.startsWith('/') &&
+  !value.startsWith('//') &&
+  ![...value].some((c) => c === '\\' || c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
+
 export const Route = createFileRoute('/sign-in')({
   // `next`: where to go after (this app's own paths only); `ref`: an inviter's code from a shared link.
   validateSearch: (search: Record<string, unknown>): { next?: string; ref?: string } => ({
-    ...(typeof search.next === 'string' && search.next.startsWith('/') && !search.next.startsWith('//')
-      ? { next: search.next }
-      : {}),
+    ...(typeof search.next === 'string' && isAppPath(search.next) ? { next: search.next } : {}),
     ...(typeof search.ref === 'string' && /^[A-Za-z0-9]{1,32}$/.test(search.ref) ? { ref: search.ref } : {}),
   }),
   component: SignIn,
