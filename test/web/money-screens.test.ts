@@ -89,6 +89,25 @@ describe('the web client: savings, rewards, transfers, inbox', {
     assert.equal(await walletKobo(world, userId), 840_000n);
   });
 
+  it('warns before sending to a name nobody verified, or to a person who gave none', async () => {
+    const typed = await userAtTier(
+      world,
+      1,
+      await kycUser(world, { firstName: 'Billrail', lastName: 'Support' }),
+    );
+    await page.goto(`${world.baseUrl}/transfer`);
+    await page.getByLabel('Their phone number').fill(typed.phone);
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.getByText('Sending to Billrail S.').waitFor(TIMEOUT);
+    await page.getByText(/^This name is the one they typed, not verified with an NIN\./).waitFor(TIMEOUT);
+    await screen(page, '23b-transfer-unverified');
+
+    const nameless = await userAtTier(world, 1, await kycUser(world, null));
+    await page.getByLabel('Their phone number').fill(nameless.phone);
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.getByText(/^This person has not given a name, and none is verified\./).waitFor(TIMEOUT);
+  });
+
   it('votes in a poll and shows the tallies', async () => {
     const admin = await signIn(world, '08030000001');
     ok(

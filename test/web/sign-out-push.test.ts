@@ -134,4 +134,41 @@ describe('the web client: signing out stops this device’s pushes', {
     assert.deepEqual(pushService.rejected, []);
     await page.context().close();
   });
+
+  it('signs out all the same when the service never answers the delete', async () => {
+    const user = await saver(world, 1_000);
+    const subscription = pushService.subscribe();
+    await saveSubscription(world.ctx.db, user.userId, subscription, world.ctx.clock.now());
+    const page = await signedInPage(user);
+    await page.context().grantPermissions(['notifications'], { origin: world.baseUrl });
+    await page.addInitScript(stubPushManager, subscription);
+    await page.goto(`${world.baseUrl}/settings`);
+    await page.getByRole('button', { name: 'Sign out' }).waitFor(TIMEOUT);
+
+    // The delete goes out and no answer ever comes back (a stalled connection on a shared phone).
+    let stalled = 0;
+    await page.route('**/_serverFn/deletePushSubscription', () => {
+      stalled += 1;
+    });
+    // The page's refresh token now (loading the page refreshed the one it was given).
+    const current = await page.evaluate(() => localStorage.getItem('billrail.refresh'));
+    assert.ok(current !== null);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/sign-in/, TIMEOUT);
+    assert.equal(stalled, 1);
+    assert.equal(
+      await page.evaluate(() => (globalThis as unknown as StubGlobals).__unsubscribed),
+      1,
+      'the browser’s subscription was unsubscribed, so its push service refuses the endpoint',
+    );
+    assert.equal(await page.evaluate(() => localStorage.getItem('billrail.refresh')), null);
+    // And the session ended at the service.
+    const refreshed = await fetch(`${world.baseUrl}/_serverFn/refreshSession`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+      body: JSON.stringify({ data: { refreshToken: current } }),
+    });
+    assert.equal(refreshed.status, 401, 'the session was revoked');
+    await page.context().close();
+  });
 });

@@ -61,6 +61,12 @@ export async function disablePush(): Promise<string> {
 }
 
 /**
+ * How long one step of signing out may wait for the service: past it the person is signed out here
+ * all the same (a stalled request must never keep a shared phone signed in).
+ */
+export const signOutStepMs = 5_000;
+
+/**
  * Signing out: this phone stops getting the person's pushes (a shared phone must not keep showing
  * the last person's purchases and transfers). Called while the session is still valid, it deletes
  * the subscription at the service (NOT_FOUND means it is gone already: done) and then unsubscribes
@@ -74,7 +80,11 @@ export async function forgetPushOnThisDevice(): Promise<void> {
     const registration = await navigator.serviceWorker.getRegistration();
     const subscription = await registration?.pushManager.getSubscription();
     if (subscription === null || subscription === undefined) return;
-    await call('deletePushSubscription', { endpoint: subscription.endpoint }).catch(() => undefined);
+    await call(
+      'deletePushSubscription',
+      { endpoint: subscription.endpoint },
+      { signal: AbortSignal.timeout(signOutStepMs) },
+    ).catch(() => undefined);
     await subscription.unsubscribe();
   } catch {
     // The browser could not tell or unsubscribe: nothing more this page can do.

@@ -101,19 +101,21 @@ export const answeredRefusal = (error: unknown): boolean =>
 export async function call<N extends OperationName>(
   name: N,
   input: Input<N>,
-  options: { idempotencyKey?: string } = {},
+  options: { idempotencyKey?: string; signal?: AbortSignal } = {},
 ): Promise<Output<N>> {
   const path = `/_serverFn/${name}` as const;
   const isGet = getOperations.has(name);
   let result: { data?: unknown; error?: unknown; response: Response };
   try {
+    const signal = options.signal === undefined ? {} : { signal: options.signal };
     result = isGet
-      ? await client.GET(path as never, { params: { query: input } } as never)
+      ? await client.GET(path as never, { params: { query: input }, ...signal } as never)
       : await client.POST(
           path as never,
           {
             body: { data: input },
             headers: { 'idempotency-key': options.idempotencyKey ?? crypto.randomUUID() },
+            ...signal,
           } as never,
         );
   } catch {

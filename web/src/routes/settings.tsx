@@ -5,7 +5,7 @@ import { type CallError, call, type Input, type Output } from '../api/client.ts'
 import { session } from '../api/session.ts';
 import { requireSignIn } from '../auth-guard.ts';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../components/ui.tsx';
-import { disablePush, enablePush, forgetPushOnThisDevice, pushSupported } from '../push.ts';
+import { disablePush, enablePush, forgetPushOnThisDevice, pushSupported, signOutStepMs } from '../push.ts';
 
 // Settings (API.md section 10): the email address and its 6-digit code, which messages come by email
 // and by push (security messages cannot be turned off, so they are not offered), push notifications
@@ -300,7 +300,7 @@ function Settings() {
           act(async () => {
             // While the session is still valid: this phone stops getting this person's pushes.
             await forgetPushOnThisDevice();
-            await call('signOut', {}).catch(() => undefined);
+            await call('signOut', {}, { signal: AbortSignal.timeout(signOutStepMs) }).catch(() => undefined);
             session.clear();
             queries.clear();
             localStorage.clear();

@@ -70,17 +70,7 @@ function Transfer() {
         />
         {recipient ? (
           <>
-            <p className="rounded-lg bg-brand-light p-3">
-              Sending to <strong>{recipient.name}</strong>
-              {recipient.nameVerified ? (
-                <span className="block text-sm">Name verified with their NIN.</span>
-              ) : (
-                <span className="block text-sm">
-                  This name is the one they typed, not verified with an NIN: make sure you know who owns this
-                  number before you send.
-                </span>
-              )}
-            </p>
+            <RecipientNote name={recipient.name} nameVerified={recipient.nameVerified} />
             <Field label="Amount (₦)" value={amountText} onChange={setAmountText} inputMode="decimal" />
             <Field label="Note (optional)" value={narration} onChange={setNarration} maxLength={100} />
             <Field
@@ -104,6 +94,35 @@ function Transfer() {
         </Button>
       </form>
     </Screen>
+  );
+}
+
+/** The service shows a person who gave no name by their phone, its middle hidden (0803****567). */
+const maskedPhone = /^\d{4}\*{4}\d{3}$/;
+
+/**
+ * Who the money goes to, and how far to trust the name: a name verified with an NIN, or a warning
+ * (set apart, not in the same look) when it is only what they typed, or when they gave none.
+ */
+function RecipientNote({ name, nameVerified }: { name: string; nameVerified: boolean }) {
+  if (nameVerified) {
+    return (
+      <p className="rounded-lg bg-brand-light p-3">
+        Sending to <strong>{name}</strong>
+        <span className="block text-sm">Name verified with their NIN.</span>
+      </p>
+    );
+  }
+  return (
+    <p className="rounded-lg border-2 border-amber-500 bg-amber-50 p-3 text-amber-950">
+      Sending to <strong>{name}</strong>
+      <span className="block text-sm">
+        {maskedPhone.test(name)
+          ? 'This person has not given a name, and none is verified.'
+          : 'This name is the one they typed, not verified with an NIN.'}{' '}
+        Make sure you know who owns this number before you send.
+      </span>
+    </p>
   );
 }
 
