@@ -3,8 +3,16 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { ensureWebBuilt } from '../../src/web-build.ts';
 import { walletKobo } from '../funding/support.ts';
-import { createWorld, get, ok, post, type SignedIn, signIn, type World } from '../helpers/world.ts';
-import { kycUser, matchingAccount, matchingNin, pngDocument, userAtTier } from '../kyc/kyc-support.ts';
+import { createWorld, get, ok, post, readSms, type SignedIn, signIn, type World } from '../helpers/world.ts';
+import {
+  advanceSandboxClock,
+  deferred,
+  kycUser,
+  matchingAccount,
+  matchingNin,
+  pngDocument,
+  userAtTier,
+} from '../kyc/kyc-support.ts';
 import { fund, mtn, PIN } from '../vtu/purchase-support.ts';
 import { launchChromium, phonePage, screen, skipWithoutChromium } from './support.ts';
 
@@ -112,6 +120,152 @@ describe('the web client: verification, admin review, data', {
     await own.context().close();
   });
 
+  it('keeps a face check that comes back while signed out out of every address, and uses it after sign-in', async () => {
+    const person = await kycUser(world);
+    const own = await signedInPage(browser, world, person);
+    await own.goto(`${world.baseUrl}/verify`);
+    await own.getByRole('button', { name: 'Start face check' }).click();
+    await own.waitForURL(/\/__sandbox\/liveness/, TIMEOUT);
+    // The session ends while the person is on the provider's page (signed out in another tab, or it
+    // expired): they come back to a sign-in screen.
+    await own.evaluate(() => localStorage.removeItem('billrail.refresh'));
+    await own.click('#pass');
+    await own.waitForURL(/\/sign-in/, TIMEOUT);
+    await own.getByLabel('Phone number').waitFor(TIMEOUT);
+    const secret = /livenessToken|state/;
+    assert.doesNotMatch(decodeURIComponent(own.url()), secret, 'the sign-in address carries no token');
+    assert.equal(own.url(), `${world.baseUrl}/sign-in?next=%2Fverify`);
+    await screen(own, '29b-kyc-tier1-signed-out');
+
+    await advanceSandboxClock(world, 61); // the API sign-in just sent this phone a code
+    await own.getByLabel('Phone number').fill(person.phone);
+    await own.getByRole('button', { name: 'Send code' }).click();
+    await own.getByLabel('Code').waitFor(TIMEOUT);
+    const { code } = await readSms(world, `+234${person.phone.slice(1)}`);
+    await own.getByLabel('Code').fill(code);
+    await own.getByRole('button', { name: 'Sign in' }).click();
+    await own.getByTestId('tier-1').filter({ hasText: 'approved' }).waitFor(TIMEOUT);
+    assert.equal(own.url(), `${world.baseUrl}/verify`);
+    assert.equal(await tierOf(world, person), 1);
+    assert.deepEqual(
+      await own.evaluate(() => Object.keys(sessionStorage)),
+      [],
+      'nothing of the check is left in the tab',
+    );
+    // Back through every entry this tab has: none holds the token, and none of ours its state.
+    // (sign-in, the provider's page, then /verify before the check started)
+    const visited: string[] = [];
+    for (let step = 0; step < 3; step += 1) {
+      await own.goBack({ waitUntil: 'commit' });
+      visited.push(own.url());
+    }
+    assert.equal(visited[0], `${world.baseUrl}/sign-in?next=%2Fverify`, visited.join(', '));
+    assert.equal(visited[2], `${world.baseUrl}/verify`, visited.join(', '));
+    for (const url of visited) {
+      assert.doesNotMatch(decodeURIComponent(url), /livenessToken/, `history holds ${url}`);
+      if (!url.includes('/__sandbox/')) assert.doesNotMatch(decodeURIComponent(url), secret, url);
+    }
+    await own.context().close();
+  });
+
+  it('says a check finished in another window was not matched, in a live region that was there all along', async () => {
+    const person = await kycUser(world);
+    const own = await signedInPage(browser, world, person);
+    await own.goto(`${world.baseUrl}/verify`);
+    await own.getByTestId('tier-1').filter({ hasText: 'not started' }).waitFor(TIMEOUT);
+    const region = own.getByTestId('liveness-ignored');
+    assert.equal(
+      await region.getAttribute('role'),
+      'status',
+      'the live region is in the page before any text',
+    );
+    assert.equal(await region.getAttribute('aria-live'), 'polite');
+    await own.getByRole('button', { name: 'Start face check' }).click();
+    await own.waitForURL(/\/__sandbox\/liveness/, TIMEOUT);
+    const other = await own.context().newPage(); // a new tab: none of this tab's sessionStorage
+    await other.goto(own.url());
+    await other.click('#pass');
+    await other.getByTestId('liveness-ignored').waitFor(TIMEOUT);
+    assert.equal(
+      (await other.getByTestId('liveness-ignored').textContent())?.trim(),
+      'We could not match this face check to one started in this window, so it was not used. Start the face check again.',
+    );
+    await screen(other, '29c-kyc-tier1-unmatched');
+    assert.equal(await tierOf(world, person), 0);
+    await own.context().close();
+  });
+
+  it('shows the approval, not "You are offline", when the submit reached the service but its answer was lost', async () => {
+    const person = await kycUser(world);
+    const own = await signedInPage(browser, world, person);
+    await own.route('**/_serverFn/submitKycTier1', async (route) => {
+      await route.fetch();
+      await route.abort('connectionreset');
+    });
+    await own.goto(`${world.baseUrl}/verify`);
+    await own.getByRole('button', { name: 'Start face check' }).click();
+    await own.waitForURL(/\/__sandbox\/liveness/, TIMEOUT);
+    await own.click('#pass');
+    await own.getByTestId('tier-1').filter({ hasText: 'approved' }).waitFor(TIMEOUT);
+    assert.equal(await tierOf(world, person), 1);
+    assert.equal(
+      (await own.getByRole('alert').textContent())?.trim(),
+      '',
+      'no stale error beside the approval',
+    );
+    await own.context().close();
+  });
+
+  it('keeps Start face check busy while the provider page loads, so a second tap starts nothing', async () => {
+    const person = await kycUser(world);
+    const own = await signedInPage(browser, world, person);
+    const starts: string[] = [];
+    own.on('request', (request) => {
+      if (request.url().includes('/_serverFn/getKycLivenessUrl')) starts.push(request.url());
+    });
+    const loading = deferred<void>();
+    const release = deferred<void>();
+    await own.route('**/__sandbox/liveness**', async (route) => {
+      loading.resolve();
+      await release.promise;
+      await route.continue();
+    });
+    await own.goto(`${world.baseUrl}/verify`);
+    await own.getByRole('button', { name: 'Start face check' }).waitFor(TIMEOUT);
+    // The page cannot be evaluated while it navigates away, so it says itself, on the console, if
+    // the button comes back.
+    await own.evaluate(() => {
+      // The button says "Please wait…" while busy.
+      const button = () =>
+        [...document.querySelectorAll('button')].find((b) =>
+          /^(Start face check|Please wait…)$/.test(b.textContent ?? ''),
+        );
+      let busy = false;
+      new MutationObserver(() => {
+        const now = button();
+        if (now?.disabled) busy = true;
+        else if (busy && now?.textContent === 'Start face check') console.log('start-face-check-enabled');
+      }).observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
+    });
+    const cameBack = own
+      .waitForEvent('console', {
+        predicate: (message) => message.text() === 'start-face-check-enabled',
+        timeout: 2_000,
+      })
+      .then(
+        () => true,
+        () => false,
+      );
+    await own.getByRole('button', { name: 'Start face check' }).click();
+    await loading.promise;
+    // A short bounded look for it coming back: the only way to see that something does not happen.
+    assert.equal(await cameBack, false, 'Start face check is enabled again while the provider page loads');
+    release.resolve();
+    await own.waitForURL(/\/__sandbox\/liveness/, TIMEOUT);
+    assert.equal(starts.length, 1);
+    await own.context().close();
+  });
+
   it('submits Tier 2 and Tier 3 (with a document upload) through the screens', async () => {
     await page.goto(`${world.baseUrl}/verify`);
     await page.getByTestId('tier-1').filter({ hasText: 'approved' }).waitFor(TIMEOUT);
@@ -164,5 +318,26 @@ describe('the web client: verification, admin review, data', {
     await page.waitForURL(/\/transactions\/[0-9a-f-]{36}$/, TIMEOUT);
     await page.getByTestId('status').filter({ hasText: 'Successful' }).waitFor(TIMEOUT);
     assert.equal(await walletKobo(world, user.userId), 500_000n - kobo);
+  });
+
+  // Last: it moves the service's clock past the check's 30 minutes.
+  it('says an expired face check expired, not that something the person typed is wrong', async () => {
+    const person = await kycUser(world);
+    const own = await signedInPage(browser, world, person);
+    await own.goto(`${world.baseUrl}/verify`);
+    await own.getByRole('button', { name: 'Start face check' }).click();
+    await own.waitForURL(/\/__sandbox\/liveness/, TIMEOUT);
+    await advanceSandboxClock(world, 1900);
+    await own.click('#pass');
+    const alert = own.getByRole('alert').filter({ hasText: /\S/ });
+    await alert.waitFor(TIMEOUT);
+    assert.equal(
+      (await alert.textContent())?.trim(),
+      'That face check expired or was already used. Start the face check again.',
+    );
+    await own.getByRole('button', { name: 'Start face check' }).waitFor(TIMEOUT);
+    await screen(own, '29d-kyc-tier1-expired');
+    assert.equal(await tierOf(world, person), 0);
+    await own.context().close();
   });
 });

@@ -87,11 +87,13 @@ export function Button(props: {
   );
 }
 
-/** An error, announced as it appears. */
-export function ErrorNote({ error }: { error: ApiError | null }) {
+/** An error, announced as it appears; `message` replaces the code's usual words where a screen knows better. */
+export function ErrorNote({ error, message }: { error: ApiError | null; message?: string | undefined }) {
   return (
     <div role="alert" aria-live="assertive">
-      {error ? <p className="rounded-lg bg-red-100 p-3 text-red-900">{describeError(error)}</p> : null}
+      {error ? (
+        <p className="rounded-lg bg-red-100 p-3 text-red-900">{message ?? describeError(error)}</p>
+      ) : null}
     </div>
   );
 }

@@ -1,7 +1,8 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { createFileRoute, useNavigate } from '@tanstack/react-router';
-import { useEffect, useRef, useState } from 'react';
+import { createFileRoute, redirect } from '@tanstack/react-router';
+import { useEffect, useState } from 'react';
 import { type CallError, call } from '../api/client.ts';
+import { session } from '../api/session.ts';
 import { requireSignIn } from '../auth-guard.ts';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../components/ui.tsx';
 
@@ -24,6 +25,31 @@ const statusWords = {
 };
 /** Where this tab keeps the state of the face check it started (sessionStorage: this tab only). */
 const livenessStateKey = 'billrail.livenessState';
+/**
+ * Where a face check's result (the token and state the provider's page hands back) waits, out of
+ * the address bar and the history, until this tab's /verify screen takes it (after a sign-in, when
+ * the person came back signed out).
+ */
+const livenessReturnKey = 'billrail.livenessReturn';
+type ReturnedCheck = { livenessToken: string; state?: string };
+
+/** The face check result waiting in this tab, taken (it is used once, or not at all). */
+function takeReturnedCheck(): ReturnedCheck | null {
+  const text = sessionStorage.getItem(livenessReturnKey);
+  if (text === null) return null;
+  sessionStorage.removeItem(livenessReturnKey);
+  try {
+    const value = JSON.parse(text) as Partial<ReturnedCheck>;
+    if (typeof value.livenessToken !== 'string') return null;
+    return typeof value.state === 'string'
+      ? { livenessToken: value.livenessToken, state: value.state }
+      : { livenessToken: value.livenessToken };
+  } catch {
+    return null;
+  }
+}
+/** Refusals of submitKycTier1: the check's state is expired, used or unknown, or the token is spent. */
+const refusedCheckWords = 'That face check expired or was already used. Start the face check again.';
 /** The largest document the form sends, in bytes, before base64. */
 const documentBytesMax = 5 * 1024 * 1024;
 
@@ -38,8 +64,6 @@ function readAsBase64(file: File): Promise<string> {
 
 function Kyc() {
   const queries = useQueryClient();
-  const navigate = useNavigate();
-  const { livenessToken, state } = Route.useSearch();
   const status = useQuery({ queryKey: ['kyc'], queryFn: () => call('getKycStatus', {}) });
   const [nin, setNin] = useState('');
   const [ninPhone, setNinPhone] = useState('');
@@ -66,15 +90,28 @@ function Kyc() {
   });
   // Tier 1: the KYC provider's face-check page, opened with the one-time state of a check this
   // device started (getKycLivenessUrl), hands its token back to `return` with that state
-  // (`?livenessToken=…&state=…`). A token that comes back with any other state (a link someone
-  // crafted to attach their face check to this account) is never submitted.
+  // (`?livenessToken=…&state=…`), which the route moves into sessionStorage before anything shows
+  // (see beforeLoad). A token that comes back with any other state (a link someone crafted to
+  // attach their face check to this account, or a check finished in another tab) is never submitted.
   const [ignored, setIgnored] = useState(false);
+  // From the moment the provider's page is asked for until it replaces this one, Start face check
+  // stays busy: a second tap would start (and waste) another check. A page restored from the
+  // back-forward cache (Back from the provider) gets the button back.
+  const [leaving, setLeaving] = useState(false);
+  useEffect(() => {
+    const shown = (event: PageTransitionEvent) => {
+      if (event.persisted) setLeaving(false);
+    };
+    window.addEventListener('pageshow', shown);
+    return () => window.removeEventListener('pageshow', shown);
+  }, []);
   const start = useMutation({
     mutationFn: () => call('getKycLivenessUrl', {}),
     onSuccess: (check) => {
       sessionStorage.setItem(livenessStateKey, check.state);
       const page = new URL(check.url, window.location.origin);
       page.searchParams.set('return', '/verify');
+      setLeaving(true);
       window.location.assign(page.toString());
     },
   });
@@ -82,35 +119,52 @@ function Kyc() {
     mutationFn: (check: { livenessToken: string; state: string }) => call('submitKycTier1', check),
     onSettled: done,
   });
-  const submitted = useRef(false);
+  const tier1Now = status.data?.tiers.find((t) => t.tier === 1)?.status;
+  // Tier 1's status when the check was submitted: if the refreshed status differs, the submit
+  // reached the service even if its answer was lost, and its error no longer applies.
+  const [tier1Before, setTier1Before] = useState<string | undefined>();
   useEffect(() => {
-    if (livenessToken === undefined || submitted.current) return;
-    submitted.current = true;
+    // Submitted once the status is known (or could not be had), so that it can be compared after.
+    if (status.isPending) return;
+    const returned = takeReturnedCheck();
+    if (returned === null) return;
     const started = sessionStorage.getItem(livenessStateKey);
-    // The token and the state leave the address bar and the history at once, used or not.
-    void navigate({ to: '/verify', search: {}, replace: true });
-    if (state === undefined || started === null || state !== started) {
+    if (returned.state === undefined || started === null || returned.state !== started) {
       setIgnored(true);
       return;
     }
     sessionStorage.removeItem(livenessStateKey);
-    tier1.mutate({ livenessToken, state });
-  }, [livenessToken, state, tier1, navigate]);
+    setIgnored(false);
+    setTier1Before(tier1Now);
+    tier1.mutate({ livenessToken: returned.livenessToken, state: returned.state });
+  });
+  const tier1Landed =
+    tier1.isError && tier1Now !== undefined && tier1Now !== 'none' && tier1Now !== tier1Before;
+  const tier1Error = tier1Landed ? null : (tier1.error as CallError | null);
+  const shownError = (status.error ??
+    start.error ??
+    tier1Error ??
+    tier2.error ??
+    tier3.error) as CallError | null;
+  const tier1Refused =
+    shownError !== null &&
+    shownError === tier1Error &&
+    (shownError.code === 'VALIDATION_ERROR' || shownError.code === 'CONFLICT');
   const tier = status.data?.tier ?? 0;
   const next = status.data?.tiers.find((t) => t.tier === tier + 1);
 
   return (
     <Screen title="Verify your identity">
       {status.isPending ? <Waiting label="Loading your verification" /> : null}
-      <ErrorNote
-        error={(status.error ?? start.error ?? tier1.error ?? tier2.error ?? tier3.error) as CallError | null}
-      />
-      {ignored ? (
-        <p role="status" data-testid="liveness-ignored">
-          A face check result came back that this device did not start, so it was not used. Start the face
-          check here if you want to verify.
-        </p>
-      ) : null}
+      <ErrorNote error={shownError} message={tier1Refused ? refusedCheckWords : undefined} />
+      <div role="status" aria-live="polite" data-testid="liveness-ignored">
+        {ignored ? (
+          <p className="rounded-lg bg-amber-100 p-3 text-amber-900">
+            We could not match this face check to one started in this window, so it was not used. Start the
+            face check again.
+          </p>
+        ) : null}
+      </div>
       {status.data ? (
         <ul aria-label="Your tiers" className="flex flex-col gap-1">
           {status.data.tiers.map((t) => (
@@ -130,7 +184,7 @@ function Kyc() {
           <p>
             Our verification partner checks that you are a real person, with your camera. It takes a minute.
           </p>
-          <Button busy={tier1.isPending || start.isPending} onClick={() => start.mutate()}>
+          <Button busy={tier1.isPending || start.isPending || leaving} onClick={() => start.mutate()}>
             Start face check
           </Button>
         </div>
@@ -239,6 +293,20 @@ export const Route = createFileRoute('/verify')({
     ...(text(search.livenessToken) ? { livenessToken: search.livenessToken } : {}),
     ...(text(search.state) ? { state: search.state } : {}),
   }),
-  beforeLoad: requireSignIn,
+  // A face check's result never stays in an address: it moves to this tab's sessionStorage, and the
+  // route is reloaded without it (a redirect replaces the history entry). Signed out, the sign-in
+  // screen is told only to come back to /verify, which then takes the result.
+  beforeLoad: ({ location, search }) => {
+    if (search.livenessToken !== undefined) {
+      const returned: ReturnedCheck = {
+        livenessToken: search.livenessToken,
+        ...(search.state === undefined ? {} : { state: search.state }),
+      };
+      sessionStorage.setItem(livenessReturnKey, JSON.stringify(returned));
+      if (!session.signedIn()) throw redirect({ to: '/sign-in', search: { next: '/verify' }, replace: true });
+      throw redirect({ to: '/verify', search: {}, replace: true });
+    }
+    requireSignIn({ location });
+  },
   component: Kyc,
 });
