@@ -21,6 +21,17 @@ import { launchChromium, phonePage, screen, skipWithoutChromium } from './suppor
 // review screen, and the person buys a data plan chosen from the catalogue. axe-core checks every
 // screen; each is saved as a 360×800 screenshot.
 
+/** What the busy-button test uses of the page, which runs in the browser. */
+type ObservedPage = {
+  document: {
+    querySelectorAll(selector: string): Iterable<{ textContent: string | null; disabled: boolean }>;
+    body: unknown;
+  };
+  MutationObserver: new (
+    callback: () => void,
+  ) => { observe(target: unknown, options: Record<string, boolean>): void };
+};
+
 const TIMEOUT = { timeout: 30_000 };
 const ADMIN_PHONE = '08030000002';
 
@@ -235,6 +246,8 @@ describe('the web client: verification, admin review, data', {
     // The page cannot be evaluated while it navigates away, so it says itself, on the console, if
     // the button comes back.
     await own.evaluate(() => {
+      // The page's own globals, typed here for the service's compiler (which has no DOM library).
+      const { document, MutationObserver } = globalThis as unknown as ObservedPage;
       // The button says "Please wait…" while busy.
       const button = () =>
         [...document.querySelectorAll('button')].find((b) =>
