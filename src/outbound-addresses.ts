@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 // The addresses the service never sends to, nor lets anyone aim it (or a provider acting for it) at:
 // private, loopback, link-local, metadata, multicast and reserved ranges, and the IPv6 forms that
@@ -34,40 +35,12 @@ for (const [network, prefix] of [
   refusedRanges.addSubnet(network, prefix, 'ipv6');
 }
 
-/** An IPv6 address as its 16 bytes; null for anything that is not one (a zone id is dropped). */
-function ipv6Bytes(address: string): Uint8Array | null {
-  const text = address.replace(/%.*$/, '');
-  if (isIP(text) !== 6) return null;
-  let groups: string[];
-  const tail = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  const hex = tail === null ? text : text.slice(0, tail.index);
-  const halves = hex.split('::');
-  const words = (part: string) => (part === '' ? [] : part.split(':').filter((w) => w !== ''));
-  const tailWords =
-    tail === null
-      ? []
-      : [
-          ((Number(tail[1]) << 8) | Number(tail[2])).toString(16),
-          ((Number(tail[3]) << 8) | Number(tail[4])).toString(16),
-        ];
-  if (halves.length === 2) {
-    const head = words(halves[0]!);
-    const rest = [...words(halves[1]!), ...tailWords];
-    groups = [...head, ...Array<string>(8 - head.length - rest.length).fill('0'), ...rest];
-  } else {
-    groups = [...words(hex), ...tailWords];
-  }
-  const bytes = new Uint8Array(16);
-  groups.forEach((group, i) => {
-    const value = Number.parseInt(group, 16);
-    bytes[2 * i] = value >> 8;
-    bytes[2 * i + 1] = value & 0xff;
-  });
-  return bytes;
-}
+/** An IPv6 address as its 16 bytes (a zone id is dropped); null for anything that is not one. */
+const ipv6Bytes = (address: string): number[] | null =>
+  ipaddr.IPv6.isValid(address) ? ipaddr.IPv6.parse(address).toByteArray() : null;
 
 /** The dotted IPv4 address in the four bytes at `offset`, each XORed with `mask` (Teredo's 0xff). */
-const ipv4At = (bytes: Uint8Array, offset: number, mask = 0): string =>
+const ipv4At = (bytes: readonly number[], offset: number, mask = 0): string =>
   [0, 1, 2, 3].map((i) => bytes[offset + i]! ^ mask).join('.');
 
 /**
@@ -80,7 +53,7 @@ export const ipv4EmbeddingForms: ReadonlyArray<{
   form: string;
   network: string;
   prefix: number;
-  carried: (bytes: Uint8Array) => string[] | null;
+  carried: (bytes: readonly number[]) => string[] | null;
 }> = [
   // ::ffff:a.b.c.d, what a dual-stack socket calls an IPv4 peer (RFC 4291).
   { form: 'IPv4-mapped', network: '::ffff:0:0', prefix: 96, carried: (b) => [ipv4At(b, 12)] },
