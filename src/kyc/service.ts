@@ -269,11 +269,12 @@ export async function submitTier2(
     });
   }
   await assertCanSubmit(deps.db, userId, 2);
-  // The NIN itself is kept only as a keyed hash (one NIN, one account) and its last 4.
+  // The NIN itself is kept only as a keyed hash (kyc_submissions.nin_hash: one NIN, one account) and
+  // its last 4 (in details).
   const ninHash = hmacSecret(deps.pepper, 'nin', 'NG', input.nin);
   if (await ninHeldElsewhere(deps.db, userId, ninHash)) throw ninTaken();
   const lookup = await askProvider(() => deps.provider.lookupNin({ nin: input.nin, firstName, lastName }));
-  const details: Record<string, unknown> = { ninLast4: input.nin.slice(-4), ninHash, phone: input.phone };
+  const details: Record<string, unknown> = { ninLast4: input.nin.slice(-4), phone: input.phone };
   const decide = (decision: Omit<Decision, 'details' | 'ninHash'>) =>
     record(deps, userId, 2, { ...decision, details, ninHash });
   if (!lookup.found) return decide({ status: 'rejected', reason: 'no NIN record was found' });

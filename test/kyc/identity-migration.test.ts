@@ -32,8 +32,10 @@ describe(`the kyc identity migration over earlier data (${onPostgres() ? 'Postgr
     const shared = await userAtTier(world, 2);
     const tier1 = await userAtTier(world, 1, await kycUser(world, { firstName: 'Chidi', lastName: 'Eze' }));
 
-    // Back to the state before the migration: no columns, a renamed profile, a record in capitals,
-    // and the same NIN approved on two accounts.
+    // Back to the state before the migration: the NIN's hash only in details, no columns, a renamed
+    // profile, a record in capitals, and the same NIN approved on two accounts.
+    await sql`update kyc_submissions set details = jsonb_set(details, '{ninHash}', to_jsonb(nin_hash))
+      where nin_hash is not null`.execute(db);
     await sql`alter table kyc_submissions drop column nin_hash`.execute(db);
     await sql`alter table users drop column name_verified_at`.execute(db);
     await db

@@ -117,12 +117,15 @@ export type SubmissionRow = {
   detailsText: string;
   document_id: string | null;
   decided_by: string | null;
+  /** Tier 2: the NIN's keyed hash. */
+  nin_hash: string | null;
 };
 
 /** The user's submissions, oldest first, with details also as the stored JSON text. */
 export async function submissions(world: World, userId: string, tier?: number): Promise<SubmissionRow[]> {
   const result = await sql<SubmissionRow>`
-    select id, tier, status, reason, details, details::text as "detailsText", document_id, decided_by
+    select id, tier, status, reason, details, details::text as "detailsText", document_id, decided_by,
+      nin_hash
     from kyc_submissions
     where user_id = ${userId} and (${tier ?? null}::int is null or tier = ${tier ?? null}::int)
     order by created_at, id
