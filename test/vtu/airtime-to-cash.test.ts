@@ -36,6 +36,16 @@ describe('airtime to cash', () => {
     await world.ctx.purchases.sendEnded(accepted.id);
     return current(world, user, accepted.id);
   };
+  /** The wallet history as [direction, naira] pairs, newest first. */
+  const walletHistory = async (user: Buyer) =>
+    ok(
+      await get<{ items: Array<{ direction: string; amount: number }> }>(
+        world,
+        'listTransactions',
+        {},
+        { token: user.accessToken },
+      ),
+    ).items.map((h) => [h.direction, h.amount]);
   /** The caller signed in again: access tokens last 15 minutes of sandbox time. */
   const fresh = async (user: Buyer): Promise<Buyer> => ({
     ...user,
@@ -87,18 +97,7 @@ describe('airtime to cash', () => {
       listed.map((t) => [t.id, t.direction, t.amount]),
       [[sale.id, 'credit', 800]],
     );
-    const history = ok(
-      await get<{ items: Array<{ direction: string; amount: number }> }>(
-        world,
-        'listTransactions',
-        {},
-        { token: user.accessToken },
-      ),
-    ).items;
-    assert.deepEqual(
-      history.map((h) => [h.direction, h.amount]),
-      [['credit', 800]],
-    );
+    assert.deepEqual(await walletHistory(user), [['credit', 800]]);
 
     // The provider's callback (and a second one) for a sale already settled changes nothing.
     for (let i = 0; i < 2; i += 1) await callback(sale.reference);
@@ -123,18 +122,7 @@ describe('airtime to cash', () => {
     assert.equal(sale.amount, 400, 'the payout is 80 % of the ₦500 that arrived');
     assert.equal(sale.units, '₦500 of ₦1000 airtime received');
     assert.equal(await walletKobo(world, user.userId), 40_000n);
-    const history = ok(
-      await get<{ items: Array<{ direction: string; amount: number }> }>(
-        world,
-        'listTransactions',
-        {},
-        { token: user.accessToken },
-      ),
-    ).items;
-    assert.deepEqual(
-      history.map((h) => [h.direction, h.amount]),
-      [['credit', 400]],
-    );
+    assert.deepEqual(await walletHistory(user), [['credit', 400]]);
     // The callback's body names the declared ₦1,000: it is not believed, the provider is asked again.
     await callback(sale.reference);
     assert.equal(await walletKobo(world, user.userId), 40_000n);

@@ -91,25 +91,28 @@ describe('the web client: signing out stops this device’s pushes', {
     await runQueuedJobs(world, JOB_NOTIFICATION_PUSH);
   }
 
-  async function signedInPage(user: SignedIn): Promise<Page> {
+  /**
+   * The person's Settings open on a phone whose push is on: a subscription at the local push
+   * service, saved for them, which the page's stubbed PushManager hands out.
+   */
+  async function settingsWithPush(user: SignedIn): Promise<{ page: Page; subscription: TestSubscription }> {
+    const subscription = pushService.subscribe();
+    await saveSubscription(world.ctx.db, user.userId, subscription, world.ctx.clock.now());
     const page = await phonePage(browser);
     await page.goto(`${world.baseUrl}/sign-in`);
     await page.evaluate((token) => localStorage.setItem('billrail.refresh', token), user.refreshToken);
-    return page;
+    await page.context().grantPermissions(['notifications'], { origin: world.baseUrl });
+    await page.addInitScript(stubPushManager, subscription);
+    await page.goto(`${world.baseUrl}/settings`);
+    await page.getByRole('button', { name: 'Sign out' }).waitFor(TIMEOUT);
+    return { page, subscription };
   }
 
   it('deletes the subscription at the service and in the browser before the session ends', async () => {
     const user = await saver(world, 1_000);
     // A second session of the same person, for the API calls after the page signs out.
     const api = await signInAgain(world, user.phone);
-    const subscription = pushService.subscribe();
-    await saveSubscription(world.ctx.db, user.userId, subscription, world.ctx.clock.now());
-
-    const page = await signedInPage(user);
-    await page.context().grantPermissions(['notifications'], { origin: world.baseUrl });
-    await page.addInitScript(stubPushManager, subscription);
-    await page.goto(`${world.baseUrl}/settings`);
-    await page.getByRole('button', { name: 'Sign out' }).waitFor(TIMEOUT);
+    const { page, subscription } = await settingsWithPush(user);
 
     // Before sign-out the person's pushes reach this phone.
     await lockAndDeliver(api);
@@ -137,13 +140,7 @@ describe('the web client: signing out stops this device’s pushes', {
 
   it('signs out all the same when the service never answers the delete', async () => {
     const user = await saver(world, 1_000);
-    const subscription = pushService.subscribe();
-    await saveSubscription(world.ctx.db, user.userId, subscription, world.ctx.clock.now());
-    const page = await signedInPage(user);
-    await page.context().grantPermissions(['notifications'], { origin: world.baseUrl });
-    await page.addInitScript(stubPushManager, subscription);
-    await page.goto(`${world.baseUrl}/settings`);
-    await page.getByRole('button', { name: 'Sign out' }).waitFor(TIMEOUT);
+    const { page } = await settingsWithPush(user);
 
     // The delete goes out and no answer ever comes back (a stalled connection on a shared phone).
     let stalled = 0;
