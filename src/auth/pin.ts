@@ -15,8 +15,9 @@ import { hmacSecret, sameDigest } from './secrets.ts';
 // order in which they take the lock (decision 0018). A check that may write (a wrong PIN, a right
 // one with failures to forget, a lock to see) takes the row FOR UPDATE in a transaction and commits
 // its count before it lets go. A right PIN with nothing to forget writes nothing, but is judged on
-// the row read FOR SHARE, which waits for every check holding the row FOR UPDATE before it: it is
-// decided after the wrong guesses that took the lock before it, never on a read that missed them.
+// the row read under a shared lock (createSharedPinReads), which no check holding the row FOR UPDATE
+// can share: it is decided after the wrong guesses that took the lock before it, or, when one holds
+// the row now, in the transaction that waits for it; never on a read that missed them.
 
 export const PIN_ATTEMPTS_MAX = 5;
 export const PIN_LOCK_SECONDS = 30 * 60;
@@ -137,9 +138,9 @@ const plainRight = (state: PinState | undefined, hash: string): boolean =>
  * Throws PIN_NOT_SET, INVALID_PIN or PIN_LOCKED unless the PIN is right and not locked, decided on
  * the user row read under its lock. `seen`, the user's PIN columns as read without a lock (by the
  * purchases' batched read, or the transfer's read of its sender), only chooses how: when they show
- * a right PIN with nothing to forget, the row is read again FOR SHARE, one statement that writes
- * nothing and waits for the checks holding the row FOR UPDATE, and the PIN accepted if that read
- * still shows it so. Anything else, and a right PIN that read does not confirm, is decided in a
+ * a right PIN with nothing to forget, the row is read again under a shared lock (batched, writing
+ * nothing; a row held FOR UPDATE by a check that is counting is left out), and the PIN accepted if
+ * that read still shows it so. Anything else, and a right PIN that read does not confirm, is decided in a
  * transaction holding the row FOR UPDATE, which commits its count before answering. Never on `seen`
  * alone: a read that does not wait for the lock misses the wrong guesses being counted, and one
  * burst of guesses could then try every PIN the rate limit lets through instead of five.
