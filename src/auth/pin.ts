@@ -138,7 +138,7 @@ const plainRight = (state: PinState | undefined, hash: string): boolean =>
  * Throws PIN_NOT_SET, INVALID_PIN or PIN_LOCKED unless the PIN is right and not locked, decided on
  * the user row read under its lock. `seen`, the user's PIN columns as read without a lock (by the
  * purchases' batched read, or the transfer's read of its sender), only chooses how: when they show
- * a right PIN with nothing to forget, the row is read again under a shared lock (batched, writing
+ * a right PIN with nothing to forget, the row is read again under a shared lock (batched, changing
  * nothing; a row held FOR UPDATE by a check that is counting is left out), and the PIN accepted if
  * that read still shows it so. Anything else, and a right PIN that read does not confirm, is decided in a
  * transaction holding the row FOR UPDATE, which commits its count before answering. Never on `seen`
