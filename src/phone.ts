@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { toE164 } from './phone-number.ts';
+import { toE164 } from './shared/phone-number.ts';
 
 export { toE164 };
 

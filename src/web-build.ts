@@ -30,8 +30,8 @@ const ABANDONED_AFTER_MS = 60 * 60 * 1000;
 
 export type WebBuild = { built: boolean; dir: string };
 
-/** The service's own modules the client imports (its prefix table and phone parsing), from the repository root. */
-const BUNDLED_SERVICE_SOURCES = ['src/vtu/prefixes.ts', 'src/phone-number.ts'];
+/** The modules the service and the client share (prefix table, phone parsing, network names): one folder. */
+const SHARED_SOURCES_DIR = 'src/shared';
 
 const silent: Pick<Logger, 'info' | 'warn'> = { info: () => {}, warn: () => {} };
 
@@ -43,14 +43,7 @@ const silent: Pick<Logger, 'info' | 'warn'> = { info: () => {}, warn: () => {} }
 export async function webSourceHash(dir: string = webDir): Promise<string | undefined> {
   if (!existsSync(path.join(dir, 'vite.config.ts'))) return undefined;
   const files: string[] = [];
-  for (const sub of SOURCE_DIRS) {
-    const root = path.join(dir, sub);
-    if (!existsSync(root)) continue;
-    for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
-      if (!entry.isFile()) continue;
-      files.push(path.relative(dir, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'));
-    }
-  }
+  for (const sub of SOURCE_DIRS) files.push(...(await filesUnder(dir, sub)));
   for (const file of SOURCE_FILES) if (existsSync(path.join(dir, file))) files.push(file);
   const hash = createHash('sha256');
   for (const file of files.filter((f) => !GENERATED.has(f)).sort()) {
@@ -58,14 +51,25 @@ export async function webSourceHash(dir: string = webDir): Promise<string | unde
     hash.update(`${file}\0${content.length}\0`);
     hash.update(content);
   }
-  // What the build is made with besides the client's own files: the service modules it bundles, and
-  // this recipe (a change to how the build is made is a new build).
-  for (const file of [...BUNDLED_SERVICE_SOURCES, path.relative(repoRoot, import.meta.filename)]) {
+  // What the build is made with besides the client's own files: the modules it shares with the
+  // service, and this recipe (a change to how the build is made is a new build).
+  const shared = await filesUnder(repoRoot, SHARED_SOURCES_DIR);
+  for (const file of [...shared.sort(), path.relative(repoRoot, import.meta.filename)]) {
     const content = await readFile(path.join(repoRoot, file));
     hash.update(`${file}\0${content.length}\0`);
     hash.update(content);
   }
   return hash.digest('hex');
+}
+
+/** The files under `base`/`sub`, as paths relative to `base` with forward slashes. */
+async function filesUnder(base: string, sub: string): Promise<string[]> {
+  const root = path.join(base, sub);
+  if (!existsSync(root)) return [];
+  const entries = await readdir(root, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(base, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'));
 }
 
 /** Whether `dir`/dist is a whole build of the sources as they are now. */

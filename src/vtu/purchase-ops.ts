@@ -17,7 +17,7 @@ import {
   type VtuService,
 } from '../providers/vtu/vtu-provider.ts';
 import { vtuDeps } from './deps.ts';
-import { localPhone, networkOfPhone } from './prefixes.ts';
+import { localPhone, networkOfPhone } from '../shared/prefixes.ts';
 import type { PurchaseFacts } from './purchase-reads.ts';
 import * as s from './purchase-schemas.ts';
 import { findPurchase, listPurchases, type PurchaseOrder } from './purchases.ts';

@@ -5,7 +5,7 @@ import { requireWithin } from '../limits.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { defineOperation } from '../operation.ts';
 import type { Network, SocialServiceItem } from '../providers/vtu/vtu-provider.ts';
-import { localPhone } from './prefixes.ts';
+import { localPhone } from '../shared/prefixes.ts';
 import {
   authorise,
   buy,
@@ -98,7 +98,7 @@ export const routedServiceOperations = [
         allowUnresolved: ctx.config.vtu.social.allowUnresolvedLinks,
         resolve: ctx.resolveHost,
       });
-      requireWithin(input.quantity, `quantity of ${item.name}`, { min: item.min, max: item.max }, String);
+      requireWithin(input.quantity, `quantity of ${item.name}`, { min: item.min, max: item.max }, 'count');
       const { name } = routed(ctx, 'social');
       const retailRate = applyMarkup(markupOf('social', name), item.ratePer1000Kobo).retailKobo;
       const amountKobo = perThousand(retailRate, input.quantity);

@@ -12,7 +12,7 @@ import {
   type SandboxAirtimeCashState,
   sandboxAirtimeCashPath,
 } from '../../src/sandbox/vtu/airtime-cash.ts';
-import { networkOfPhone } from '../../src/vtu/prefixes.ts';
+import { networkOfPhone } from '../../src/shared/prefixes.ts';
 import { until } from '../helpers/until.ts';
 
 // The real airtime-to-cash client over real HTTP against the sandbox provider alone, in a bare

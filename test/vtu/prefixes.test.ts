@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { toE164 } from '../../src/phone.ts';
-import { localPhone, networkOfPhone, operatorOfPhone } from '../../src/vtu/prefixes.ts';
+import { localPhone, networkOfPhone, operatorOfPhone } from '../../src/shared/prefixes.ts';
 
 // The prefix map against its own copy of shared/reference/providers.md section 5, written out here
 // rather than imported, so a slip in the code's table shows up as a difference.

@@ -17,7 +17,8 @@ export type VtuService =
   | 'airtime_to_cash'
   | 'social';
 
-export type Network = 'mtn' | 'glo' | 'airtel' | '9mobile';
+export type { Network } from '../../shared/networks.ts';
+import type { Network } from '../../shared/networks.ts';
 
 /** One purchase, sent once per reference. `reference` is ours and is what a requery looks up. */
 export type PurchaseRequest =

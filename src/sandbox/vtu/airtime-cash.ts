@@ -116,7 +116,7 @@ const startingBalanceKobo = 100_000_000n;
 
 export function createSandboxAirtimeCashState(): SandboxAirtimeCashState {
   return {
-    // Each of its network's own prefix (src/vtu/prefixes.ts): MTN 0803, Airtel 0802, Glo 0805,
+    // Each of its network's own prefix (src/shared/prefixes.ts): MTN 0803, Airtel 0802, Glo 0805,
     // 9mobile 0809.
     lines: { mtn: '08034417262', airtel: '08021958834', glo: '08057731940', '9mobile': '08093360518' },
     unavailable: new Set(),

@@ -1,8 +1,8 @@
 import { useQuery } from '@tanstack/react-query';
 import { createFileRoute, useNavigate } from '@tanstack/react-router';
 import { useId, useState } from 'react';
-import { toE164 } from '../../../../src/phone-number.ts';
-import { localPhone } from '../../../../src/vtu/prefixes.ts';
+import { toE164 } from '../../../../src/shared/phone-number.ts';
+import { localPhone } from '../../../../src/shared/prefixes.ts';
 import { answeredRefusal, type CallError, call, type Output } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
 import { PinPayForm } from '../../components/pin-pay-form.tsx';

@@ -1,0 +1,12 @@
+// The four mobile networks billrail sells, with the names a person reads. Shared by the service and
+// the web client (src/shared is bundled into the client: nothing here may import service code).
+
+export const networks = ['mtn', 'glo', 'airtel', '9mobile'] as const;
+export type Network = (typeof networks)[number];
+
+export const networkNames: Readonly<Record<Network, string>> = {
+  mtn: 'MTN',
+  glo: 'Glo',
+  airtel: 'Airtel',
+  '9mobile': '9mobile',
+};
