@@ -1,24 +1,38 @@
 import { AppError } from './errors.ts';
 
 /**
- * API.md section 2: an amount outside its limits is 422 BELOW_MINIMUM / ABOVE_MAXIMUM with
- * `details.limit` (naira), raised before anything is priced or moved. `what` names the amount in the
- * message ("electricity purchase", "savings lock").
+ * What a limit counts. Naira, the default, is what API.md section 2's amount limits are and carries
+ * no `details.unit` (clients have always read `details.limit` as naira); any other unit is named in
+ * `details.unit`, so a client writes "at least 7 days" and not "₦7.00".
+ */
+export type LimitUnit = 'naira' | 'days' | 'count';
+
+const inWords: Record<LimitUnit, (n: number) => string> = {
+  naira: (n) => `₦${n}`,
+  days: (n) => `${n} days`,
+  count: String,
+};
+
+/**
+ * API.md section 2: a value outside its limits is 422 BELOW_MINIMUM / ABOVE_MAXIMUM with
+ * `details.limit` (and `details.unit` when it is not naira), raised before anything is priced or
+ * moved. `what` names the value in the message ("electricity purchase", "lock period").
  */
 export function requireWithin(
-  naira: number,
+  value: number,
   what: string,
   limits: { min: number; max?: number },
-  unit: (n: number) => string = (n) => `₦${n}`,
+  unit: LimitUnit = 'naira',
 ): void {
-  if (naira < limits.min) {
-    throw new AppError('BELOW_MINIMUM', `the minimum ${what} is ${unit(limits.min)}`, {
-      details: { limit: limits.min },
+  const details = (limit: number) => (unit === 'naira' ? { limit } : { limit, unit });
+  if (value < limits.min) {
+    throw new AppError('BELOW_MINIMUM', `the minimum ${what} is ${inWords[unit](limits.min)}`, {
+      details: details(limits.min),
     });
   }
-  if (limits.max !== undefined && naira > limits.max) {
-    throw new AppError('ABOVE_MAXIMUM', `the maximum ${what} is ${unit(limits.max)}`, {
-      details: { limit: limits.max },
+  if (limits.max !== undefined && value > limits.max) {
+    throw new AppError('ABOVE_MAXIMUM', `the maximum ${what} is ${inWords[unit](limits.max)}`, {
+      details: details(limits.max),
     });
   }
 }

@@ -88,7 +88,7 @@ export async function createLock(
     min: koboToNaira(config.lockMinKobo),
     max: koboToNaira(config.lockMaxKobo),
   });
-  requireWithin(days, 'lock period', { min: config.daysMin, max: config.daysMax }, (n) => `${n} days`);
+  requireWithin(days, 'lock period', { min: config.daysMin, max: config.daysMax }, 'days');
   const amount = nairaToKobo(amountNaira);
   const now = deps.clock.now();
   const lock: LockRow = {

@@ -64,20 +64,26 @@ describe(`savings locks (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       await assertLedgerOk(world);
     });
 
-    it('refuses amounts and periods outside the limits with 422 and details.limit, moving nothing', async () => {
+    it('refuses amounts and periods outside the limits with 422 and details.limit in its unit, moving nothing', async () => {
       const user = await saver(world, 5_000);
-      const cases: Array<[number, number, string, number]> = [
-        [99.99, 30, 'BELOW_MINIMUM', 100],
-        [0, 30, 'BELOW_MINIMUM', 100],
-        [10_000_000.01, 30, 'ABOVE_MAXIMUM', 10_000_000],
-        [1e15, 30, 'ABOVE_MAXIMUM', 10_000_000],
-        [100, 6, 'BELOW_MINIMUM', 7],
-        [100, 366, 'ABOVE_MAXIMUM', 365],
-        [100, -1, 'BELOW_MINIMUM', 7],
+      // A period's limit is in days (details.unit says so, for a client to write "at least 7 days");
+      // an amount's is naira, the limits' default unit, which carries no unit.
+      const cases: Array<[number, number, string, number, string | undefined]> = [
+        [99.99, 30, 'BELOW_MINIMUM', 100, undefined],
+        [0, 30, 'BELOW_MINIMUM', 100, undefined],
+        [10_000_000.01, 30, 'ABOVE_MAXIMUM', 10_000_000, undefined],
+        [1e15, 30, 'ABOVE_MAXIMUM', 10_000_000, undefined],
+        [100, 6, 'BELOW_MINIMUM', 7, 'days'],
+        [100, 366, 'ABOVE_MAXIMUM', 365, 'days'],
+        [100, -1, 'BELOW_MINIMUM', 7, 'days'],
       ];
-      for (const [amount, days, code, limit] of cases) {
+      for (const [amount, days, code, limit, unit] of cases) {
         const error = expectError(await lockCall(world, user, amount, days), 422, code);
-        assert.equal(error.details?.limit, limit, `${amount} for ${days} days`);
+        assert.deepEqual(
+          [error.details?.limit, error.details?.unit],
+          [limit, unit],
+          `${amount} for ${days} days`,
+        );
       }
       const b = await balancesOf(world, user);
       assert.deepEqual([b.wallet, b.savings], [500_000n, 0n]);

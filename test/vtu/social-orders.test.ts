@@ -130,9 +130,9 @@ describe('social orders', () => {
     const user = await buyer(world, 1_000);
     const likes = services.find((s) => s.id === '1002')!;
     const low = expectError(await order(user, likes, 9), 422, 'BELOW_MINIMUM');
-    assert.equal(low.details?.limit, 10);
+    assert.deepEqual(low.details, { limit: 10, unit: 'count' }, 'a quantity, not naira');
     const high = expectError(await order(user, likes, 50_001), 422, 'ABOVE_MAXIMUM');
-    assert.equal(high.details?.limit, 50_000);
+    assert.deepEqual(high.details, { limit: 50_000, unit: 'count' });
     const changed = expectError(await order(user, likes, 100, { amount: 32 }), 409, 'PRICE_CHANGED');
     assert.equal(changed.details?.amount, 32.05);
     expectValidationAt(await order(user, { ...likes, id: '999999' }, 100), 'data.serviceId');
