@@ -42,6 +42,17 @@ export function describeError(error: ApiError): string {
     typeof n === 'number'
       ? new Intl.NumberFormat('en-NG', { style: 'currency', currency: 'NGN' }).format(n)
       : '';
+  // A limit is naira unless details.unit names another (a lock's days, a quantity): never "₦7.00" for 7 days.
+  if (details.unit === 'days' && typeof details.limit === 'number') {
+    const days = `${details.limit} day${details.limit === 1 ? '' : 's'}`;
+    if (error.code === 'BELOW_MINIMUM') return `That is too short: it must be at least ${days}.`;
+    if (error.code === 'ABOVE_MAXIMUM') return `That is too long: it can be at most ${days}.`;
+  }
+  if (details.unit === 'count' && typeof details.limit === 'number') {
+    const count = new Intl.NumberFormat('en-NG').format(details.limit);
+    if (error.code === 'BELOW_MINIMUM') return `The minimum is ${count}.`;
+    if (error.code === 'ABOVE_MAXIMUM') return `The maximum is ${count}.`;
+  }
   if (error.code === 'BELOW_MINIMUM' && typeof details.limit === 'number')
     return `The minimum is ${naira(details.limit)}.`;
   if (error.code === 'ABOVE_MAXIMUM' && typeof details.limit === 'number') {
