@@ -1,6 +1,9 @@
 import { writeFile } from 'node:fs/promises';
-import { apiTypes, apiTypesPath } from '../web/tools/api-types.ts';
+import { apiFiles } from '../web/tools/api-types.ts';
 
-// `npm run web:api`: regenerates the web client's API types from the service's /openapi.json.
-await writeFile(apiTypesPath, await apiTypes());
-console.log(`wrote ${apiTypesPath}`);
+// `npm run web:api`: regenerates the web client's API types (and its list of GET operations) from
+// the service's /openapi.json.
+for (const file of await apiFiles()) {
+  await writeFile(file.path, file.content);
+  console.log(`wrote ${file.path}`);
+}

@@ -1,5 +1,6 @@
 import createClient, { type Middleware } from 'openapi-fetch';
 import type { ApiError } from './errors.ts';
+import { getOperationNames } from './get-operations.gen.ts';
 import type { operations, paths } from './schema';
 import { session } from './session.ts';
 
@@ -134,43 +135,5 @@ export async function call<N extends OperationName>(
   });
 }
 
-/** An operation the service answers on GET. */
-type GetOperation = {
-  [N in OperationName]: `/_serverFn/${N}` extends keyof paths
-    ? paths[`/_serverFn/${N}`] extends { get: object }
-      ? N
-      : never
-    : never;
-}[OperationName];
-
-/** The operations the service answers on GET (the generated types refuse any other); the rest POST. */
-const getOperations: ReadonlySet<string> = new Set<GetOperation>([
-  'adminLedgerCheck',
-  'getMe',
-  'getWallet',
-  'getKycStatus',
-  'getKycLivenessUrl',
-  'listTransactions',
-  'listMyVtuTransactions',
-  'listAirtimeNetworks',
-  'listDataNetworks',
-  'listDataPlanTypes',
-  'listDataPlans',
-  'listDataPlansForCategory',
-  'listCableProviders',
-  'listCablePlans',
-  'listElectricityPlans',
-  'listBetCompanies',
-  'listSocialServices',
-  'quoteAirtimeToCash',
-  'listSavingsLocks',
-  'getCheckinStatus',
-  'getPendingMilestones',
-  'getMyReferralStatus',
-  'listNotifications',
-  'listBroadcasts',
-  'getNotificationSettings',
-  'getPushPublicKey',
-  'adminListKycReviews',
-  'adminListAlerts',
-]);
+/** The operations the service answers on GET (generated with the types); the rest POST. */
+const getOperations: ReadonlySet<string> = new Set<string>(getOperationNames);
