@@ -84,9 +84,15 @@ const stateRefused = (message: string) =>
   new AppError('VALIDATION_ERROR', message, {
     details: { issues: [{ path: ['data', 'state'], message }] },
   });
+// details.reason as for every submission's 409 (service.ts): either way the face check must be done again.
 const tokenUsed = () =>
-  new AppError('CONFLICT', 'this liveness token was already used; do the face check again');
-const checkUsed = () => new AppError('CONFLICT', 'this face check was already submitted; start a new one');
+  new AppError('CONFLICT', 'this liveness token was already used; do the face check again', {
+    details: { reason: 'check_used' },
+  });
+const checkUsed = () =>
+  new AppError('CONFLICT', 'this face check was already submitted; start a new one', {
+    details: { reason: 'check_used' },
+  });
 
 /**
  * Refuses, before the provider is asked (which would spend the token), a token with no state, a

@@ -72,7 +72,7 @@ export const kycOperations = [
     method: 'POST',
     auth: 'user',
     summary:
-      'Tier 1: the token of a face liveness check done in the browser, with the `state` of the check (getKycLivenessUrl) it came back with',
+      'Tier 1: the token of a face liveness check done in the browser, with the `state` of the check (getKycLivenessUrl) it came back with. A 409 says why in `details.reason`: `tier_approved`, `check_used` (do the face check again), `submitted_concurrently`',
     tags,
     input: s.submitTier1Input,
     output: s.kycTierView,
@@ -84,7 +84,8 @@ export const kycOperations = [
     name: 'submitKycTier2',
     method: 'POST',
     auth: 'user',
-    summary: "Tier 2: NIN and the account's phone; the NIN name must match the profile name",
+    summary:
+      "Tier 2: NIN and the account's phone; the NIN name must match the profile name. A 409 says why in `details.reason`: `profile_name_missing` (updateProfile first), `nin_in_use` (the NIN is on another account), `tier_approved`, `tier_pending`, `submitted_concurrently`",
     tags,
     input: s.submitTier2Input,
     output: s.kycTierView,
@@ -95,7 +96,8 @@ export const kycOperations = [
     name: 'submitKycTier3',
     method: 'POST',
     auth: 'user',
-    summary: 'Tier 3: bank account (name must match) and an ID document; decided by an admin',
+    summary:
+      'Tier 3: bank account (name must match) and an ID document; decided by an admin. A 409 says why in `details.reason`: `profile_name_missing`, `tier_approved`, `tier_pending`, `submitted_concurrently`',
     tags,
     input: s.submitTier3Input,
     output: s.kycTierView,

@@ -22,6 +22,14 @@ import { matchProfileToFullName, matchProfileToRecord, type PersonName } from '.
 // write and with timeouts, so a slow provider answers 502 and changes nothing.
 
 export type KycStatus = 'none' | 'pending' | 'approved' | 'rejected';
+/** What refused a submission with 409 CONFLICT: `details.reason` (API.md section 7). */
+export type KycConflictReason =
+  | 'tier_approved'
+  | 'tier_pending'
+  | 'submitted_concurrently'
+  | 'profile_name_missing'
+  | 'nin_in_use'
+  | 'check_used';
 export type KycTierView = { tier: number; status: KycStatus; reason?: string; documentId?: string };
 
 export type KycDeps = {
@@ -76,6 +84,13 @@ export async function getKycStatus(
   return { tier: approved, tiers };
 }
 
+/**
+ * A submission's 409, with `details.reason` saying which state refused it (API.md section 7): the
+ * code alone cannot tell a person whether their NIN is on another account or their name is missing.
+ */
+const conflict = (reason: KycConflictReason, message: string) =>
+  new AppError('CONFLICT', message, { details: { reason } });
+
 /** Refuses a submission the tier's state does not allow, before any provider is asked. */
 async function assertCanSubmit(db: Kysely<DB>, userId: string, tier: Tier): Promise<void> {
   const latest = await latestSubmissions(db, userId);
@@ -85,8 +100,8 @@ async function assertCanSubmit(db: Kysely<DB>, userId: string, tier: Tier): Prom
     });
   }
   const current = latest.get(tier)?.status;
-  if (current === 'approved') throw new AppError('CONFLICT', `tier ${tier} is already approved`);
-  if (current === 'pending') throw new AppError('CONFLICT', `tier ${tier} is already waiting for review`);
+  if (current === 'approved') throw conflict('tier_approved', `tier ${tier} is already approved`);
+  if (current === 'pending') throw conflict('tier_pending', `tier ${tier} is already waiting for review`);
 }
 
 const isUniqueViolation = (error: unknown) => (error as { code?: unknown } | null)?.code === '23505';
@@ -147,7 +162,7 @@ async function record(
       // Another account's submission of the same NIN committed first (kyc_submissions_one_nin_idx).
       if (decision.ninHash !== undefined && (await ninHeldElsewhere(deps.db, userId, decision.ninHash)))
         throw ninTaken();
-      throw new AppError('CONFLICT', `tier ${tier} was submitted at the same time`);
+      throw conflict('submitted_concurrently', `tier ${tier} was submitted at the same time`);
     }
     throw error;
   }
@@ -183,7 +198,10 @@ async function profileName(db: Kysely<DB>, userId: string) {
   const user = await findUserById(db, userId);
   if (user === undefined) throw notFound('user');
   if (user.first_name === null || user.last_name === null) {
-    throw new AppError('CONFLICT', 'add your first and last name to your profile first (updateProfile)');
+    throw conflict(
+      'profile_name_missing',
+      'add your first and last name to your profile first (updateProfile)',
+    );
   }
   return { user, firstName: user.first_name, lastName: user.last_name };
 }
@@ -245,8 +263,8 @@ async function ninHeldElsewhere(db: Kysely<DB>, userId: string, ninHash: string)
 }
 
 const ninTaken = () =>
-  new AppError(
-    'CONFLICT',
+  conflict(
+    'nin_in_use',
     'this NIN is already verified on another account: one NIN verifies one person, on one account',
   );
 
