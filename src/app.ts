@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import { adminOperations } from './admin/ops.ts';
 import { alertOperations } from './alerts/ops.ts';
 import { authOperations } from './auth/ops.ts';
+import { beneficiaryOperations } from './beneficiaries/ops.ts';
 import { catalogueOperations } from './catalogue/ops.ts';
 import type { Context } from './context.ts';
 import { AppError } from './errors.ts';
@@ -49,6 +50,7 @@ export const operations: AnyOperation[] = [
   ...routedServiceOperations,
   ...savingsOperations,
   ...transferOperations,
+  ...beneficiaryOperations,
   ...growthOperations,
   ...notificationOperations,
   ...pushOperations,

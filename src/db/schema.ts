@@ -317,6 +317,19 @@ export type BroadcastsTable = {
   ends_at: Timestamp | null;
 };
 
+export type BeneficiariesTable = {
+  id: string;
+  user_id: string;
+  service: string;
+  label: string;
+  recipient: string;
+  network: string | null;
+  /** A flat object of strings (disco, provider, company, ...), or null. */
+  details: ColumnType<unknown, string | null, string | null>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+};
+
 export type DB = {
   users: UsersTable;
   otp_codes: OtpCodesTable;
@@ -367,4 +380,5 @@ export type DB = {
   polls: { id: string; broadcast_id: string; question: string };
   poll_options: { id: string; poll_id: string; position: number; text: string };
   poll_votes: { poll_id: string; user_id: string; option_id: string; created_at: Timestamp };
+  beneficiaries: BeneficiariesTable;
 };

@@ -198,7 +198,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Tier 1: the token of a face liveness check done in the browser, with the `state` of the check (getKycLivenessUrl) it came back with */
+        /** Tier 1: the token of a face liveness check done in the browser, with the `state` of the check (getKycLivenessUrl) it came back with. A 409 says why in `details.reason`: `tier_approved`, `check_used` (do the face check again), `submitted_concurrently` */
         post: operations["submitKycTier1"];
         delete?: never;
         options?: never;
@@ -215,7 +215,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Tier 2: NIN and the account's phone; the NIN name must match the profile name */
+        /** Tier 2: NIN and the account's phone; the NIN name must match the profile name. A 409 says why in `details.reason`: `profile_name_missing` (updateProfile first), `nin_in_use` (the NIN is on another account), `tier_approved`, `tier_pending`, `submitted_concurrently` */
         post: operations["submitKycTier2"];
         delete?: never;
         options?: never;
@@ -232,7 +232,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Tier 3: bank account (name must match) and an ID document; decided by an admin */
+        /** Tier 3: bank account (name must match) and an ID document; decided by an admin. A 409 says why in `details.reason`: `profile_name_missing`, `tier_approved`, `tier_pending`, `submitted_concurrently` */
         post: operations["submitKycTier3"];
         delete?: never;
         options?: never;
@@ -897,6 +897,57 @@ export type paths = {
         put?: never;
         /** Send money from your wallet to another user's (KYC tier 2): one posting across both wallets, within the per-transfer and daily limits */
         post: operations["transferToUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/listBeneficiaries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your saved beneficiaries (numbers, meters, smartcards, betting accounts), most recently saved first */
+        get: operations["listBeneficiaries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/saveBeneficiary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Save a beneficiary: an upsert by service + recipient (label, network and details replaced). At most 100 per user: a new one beyond that is 422 ABOVE_MAXIMUM with details.limit (and details.unit "count") */
+        post: operations["saveBeneficiary"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/deleteBeneficiary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete one of your beneficiaries; an id that is not one of yours is 404 NOT_FOUND, which a client retrying the delete may take as done */
+        post: operations["deleteBeneficiary"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1584,6 +1635,21 @@ export type components = {
             error: {
                 /** @enum {string} */
                 code: "BELOW_MINIMUM" | "ABOVE_MAXIMUM";
+                message: string;
+                /** @description With INTERNAL: the id under which the server logged the error */
+                errorId?: string;
+                details?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, ABOVE_MAXIMUM */
+        Error_IDEMPOTENCY_KEY_REUSED_or_ABOVE_MAXIMUM: {
+            /** @enum {boolean} */
+            success: false;
+            error: {
+                /** @enum {string} */
+                code: "IDEMPOTENCY_KEY_REUSED" | "ABOVE_MAXIMUM";
                 message: string;
                 /** @description With INTERNAL: the id under which the server logged the error */
                 errorId?: string;
@@ -7295,6 +7361,316 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_PIN_LOCKED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    listBeneficiaries: {
+        parameters: {
+            query?: {
+                service?: "airtime" | "data" | "electricity" | "cable" | "betting" | "education" | "transfer";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description Most recently saved first */
+                            items: {
+                                id: string;
+                                /** @enum {string} */
+                                service: "airtime" | "data" | "electricity" | "cable" | "betting" | "education" | "transfer";
+                                label: string;
+                                recipient: string;
+                                /** @enum {string} */
+                                network?: "mtn" | "glo" | "airtel" | "9mobile";
+                                details?: {
+                                    [key: string]: string;
+                                };
+                                createdAt: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    saveBeneficiary: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** @enum {string} */
+                        service: "airtime" | "data" | "electricity" | "cable" | "betting" | "education" | "transfer";
+                        label: string;
+                        /** @description airtime, data, transfer and education: a Nigerian mobile number (kept in E.164); electricity: the meter number; cable: the smartcard / IUC number; betting: the customer id */
+                        recipient: string;
+                        /**
+                         * @description airtime and data only
+                         * @enum {string}
+                         */
+                        network?: "mtn" | "glo" | "airtel" | "9mobile";
+                        /** @description A flat object of strings (at most 10 keys, values of at most 100 characters), e.g. {"disco": "ikeja-electric", "type": "prepaid"} or {"provider": "dstv"} */
+                        details?: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            service: "airtime" | "data" | "electricity" | "cable" | "betting" | "education" | "transfer";
+                            label: string;
+                            recipient: string;
+                            /** @enum {string} */
+                            network?: "mtn" | "glo" | "airtel" | "9mobile";
+                            details?: {
+                                [key: string]: string;
+                            };
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, ABOVE_MAXIMUM */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED_or_ABOVE_MAXIMUM"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    deleteBeneficiary: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** Format: uuid */
+                        id: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
                 };
             };
             /** @description Too Many Requests: RATE_LIMITED */

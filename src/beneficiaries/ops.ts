@@ -1,0 +1,50 @@
+import type { Context } from '../context.ts';
+import { defineOperation } from '../operation.ts';
+import * as s from './schemas.ts';
+import { type BeneficiaryDeps, deleteBeneficiary, listBeneficiaries, saveBeneficiary } from './service.ts';
+
+const tags = ['beneficiaries'];
+
+const beneficiaryDeps = (ctx: Context): BeneficiaryDeps => ({ db: ctx.db, clock: ctx.clock });
+
+export const beneficiaryOperations = [
+  defineOperation({
+    name: 'listBeneficiaries',
+    method: 'GET',
+    auth: 'user',
+    summary:
+      'Your saved beneficiaries (numbers, meters, smartcards, betting accounts), most recently saved first',
+    tags,
+    input: s.listBeneficiariesInput,
+    output: s.listBeneficiariesOutput,
+    errors: [],
+    handler: async ({ ctx, caller, input }) => ({
+      items: await listBeneficiaries(ctx.db, caller.userId, input.service),
+    }),
+  }),
+  defineOperation({
+    name: 'saveBeneficiary',
+    method: 'POST',
+    auth: 'user',
+    summary: `Save a beneficiary: an upsert by service + recipient (label, network and details replaced). At most ${s.beneficiariesPerUserMax} per user: a new one beyond that is 422 ABOVE_MAXIMUM with details.limit (and details.unit "count")`,
+    tags,
+    input: s.saveBeneficiaryInput,
+    output: s.beneficiary,
+    errors: ['ABOVE_MAXIMUM'],
+    handler: ({ ctx, caller, input, withCommit }) =>
+      saveBeneficiary(beneficiaryDeps(ctx), withCommit, caller.userId, input),
+  }),
+  defineOperation({
+    name: 'deleteBeneficiary',
+    method: 'POST',
+    auth: 'user',
+    summary:
+      'Delete one of your beneficiaries; an id that is not one of yours is 404 NOT_FOUND, which a client retrying the delete may take as done',
+    tags,
+    input: s.deleteBeneficiaryInput,
+    output: s.deleteBeneficiaryOutput,
+    errors: ['NOT_FOUND'],
+    handler: ({ ctx, caller, input, withCommit }) =>
+      deleteBeneficiary(beneficiaryDeps(ctx), withCommit, caller.userId, input.id),
+  }),
+];
