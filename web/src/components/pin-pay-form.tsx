@@ -1,45 +1,93 @@
-import type { ReactNode } from 'react';
-import type { ApiError } from '../api/errors.ts';
-import { Button, ErrorNote, Field } from './ui.tsx';
+import { Link } from '@tanstack/react-router';
+import { type ReactNode, useState } from 'react';
+import type { OperationName } from '../api/client.ts';
+import { useWallet } from '../api/queries.ts';
+import { formatNaira } from '../format.ts';
+import type { Payment } from '../payments/use-payment.ts';
+import { PinPad } from './pin-pad.tsx';
+import { Button, ErrorNote } from './ui.tsx';
 
-// The end of every payment: the PIN asked last (with the lockout explained), the error of the last
-// try, Pay, and the way back to the details. The summary above it is each screen's own.
+// The end of every payment, under the screen's own summary: the wallet balance, the PIN asked last
+// (on its pad, with the lockout explained), the error of the last try, Pay, and the way back.
+// When the balance does not cover the price, "Fund wallet" is offered instead of the PIN; when the
+// answer to Pay was lost, the person is told the payment may have gone through, never to pay again.
 
-export function PinPayForm(props: {
-  pin: string;
-  onPin: (pin: string) => void;
-  busy: boolean;
-  error: ApiError | null;
-  /** Whatever else Pay waits for (a price still loading); the PIN's four digits are checked here. */
+export function PinPayForm<N extends OperationName>(props: {
+  payment: Payment<N>;
+  /** What the wallet will be charged, in naira; undefined while the price loads. Omit when money comes in. */
+  price?: number | undefined;
+  /** Whatever else Pay waits for besides the price and the PIN. */
   ready?: boolean;
   /** Pay's label ("Pay ₦1,500.00", "Sell for ₦800.00"). */
   children: ReactNode;
-  onPay: () => void;
-  onBack: () => void;
+  /** Sends the payment with the PIN typed. */
+  onPay: (pin: string) => void;
 }) {
+  const { payment } = props;
+  const [pin, setPin] = useState('');
+  const wallet = useWallet();
+  const balance = wallet.data?.balance;
+  const short = props.price !== undefined && balance !== undefined && props.price > balance;
+
+  if (payment.lost) {
+    return (
+      <div className="flex flex-col gap-4">
+        <div role="status" aria-live="polite" className="rounded-lg bg-amber-100 p-3 text-amber-900">
+          <p className="font-semibold">We did not get an answer. Your payment may have gone through.</p>
+          <p>Do not pay again: we are checking your history and will show it here as soon as we find it.</p>
+        </div>
+        <Button busy={payment.busy} onClick={payment.retry}>
+          Check again
+        </Button>
+      </div>
+    );
+  }
+
   return (
     <form
       className="flex flex-col gap-4"
       onSubmit={(event) => {
         event.preventDefault();
-        props.onPay();
+        props.onPay(pin);
+        setPin('');
       }}
     >
-      <Field
-        label="Transaction PIN"
-        value={props.pin}
-        onChange={props.onPin}
-        type="password"
-        autoComplete="off"
-        inputMode="numeric"
-        maxLength={4}
-        hint="After 5 wrong tries your PIN locks for a while."
-      />
-      <ErrorNote error={props.error} />
-      <Button type="submit" busy={props.busy} disabled={!/^\d{4}$/.test(props.pin) || props.ready === false}>
-        {props.children}
-      </Button>
-      <Button variant="secondary" onClick={props.onBack}>
+      {balance !== undefined ? (
+        <p className="text-gray-700" data-testid="wallet-balance">
+          Wallet balance: <span className="font-semibold whitespace-nowrap">{formatNaira(balance)}</span>
+        </p>
+      ) : null}
+      {short ? (
+        <div className="flex flex-col gap-3 rounded-lg bg-amber-100 p-3 text-amber-900" role="status">
+          <p>
+            Your balance does not cover this. Add at least{' '}
+            <span className="font-semibold whitespace-nowrap">{formatNaira(props.price! - balance!)}</span> to
+            pay.
+          </p>
+          <Link
+            to="/fund"
+            className="rounded-lg bg-brand px-4 py-3 text-center text-lg font-semibold text-white"
+          >
+            Fund wallet
+          </Link>
+        </div>
+      ) : (
+        <>
+          <PinPad label="Transaction PIN" pin={pin} onPin={setPin} />
+          <p className="text-sm text-gray-700">After 5 wrong tries your PIN locks for 30 minutes.</p>
+          <ErrorNote error={payment.error} />
+          <Button
+            type="submit"
+            busy={payment.busy}
+            disabled={
+              !/^\d{4}$/.test(pin) || props.ready === false || ('price' in props && props.price === undefined)
+            }
+          >
+            {props.children}
+          </Button>
+        </>
+      )}
+      <Button variant="secondary" onClick={payment.close}>
         Change details
       </Button>
     </form>

@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { networkOfPhone } from '../../../../src/shared/prefixes.ts';
 import { answeredRefusal, type CallError, call, type Output } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
-import { PinPayForm } from '../../components/pin-pay-form.tsx';
+import { LegacyPinPayForm as PinPayForm } from '../../components/legacy-pin-pay-form.tsx';
 import { Button, ErrorNote, Field, Screen } from '../../components/ui.tsx';
 import { formatNaira, parseNaira } from '../../format.ts';
 

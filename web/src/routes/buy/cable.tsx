@@ -5,7 +5,7 @@ import { toE164 } from '../../../../src/shared/phone-number.ts';
 import { localPhone } from '../../../../src/shared/prefixes.ts';
 import { answeredRefusal, type CallError, call, type Output } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
-import { PinPayForm } from '../../components/pin-pay-form.tsx';
+import { LegacyPinPayForm as PinPayForm } from '../../components/legacy-pin-pay-form.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
 import { formatNaira } from '../../format.ts';
 

@@ -3,7 +3,7 @@ import { createFileRoute, useNavigate } from '@tanstack/react-router';
 import { useId, useState } from 'react';
 import { answeredRefusal, type CallError, call } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
-import { PinPayForm } from '../../components/pin-pay-form.tsx';
+import { LegacyPinPayForm as PinPayForm } from '../../components/legacy-pin-pay-form.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
 import { formatNaira } from '../../format.ts';
 

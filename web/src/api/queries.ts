@@ -1,0 +1,17 @@
+import { useQuery } from '@tanstack/react-query';
+import { call } from './client.ts';
+
+// The reads many screens share, under one query key each, so that a screen that changes one (a
+// purchase changes the wallet, a verification changes the person) refreshes every reader at once.
+
+export const queryKeys = {
+  me: ['me'],
+  wallet: ['wallet'],
+  kyc: ['kyc'],
+} as const;
+
+/** The signed-in person (getMe): names, tier, whether a PIN is set. */
+export const useMe = () => useQuery({ queryKey: queryKeys.me, queryFn: () => call('getMe', {}) });
+
+/** The wallet's balances, in naira. */
+export const useWallet = () => useQuery({ queryKey: queryKeys.wallet, queryFn: () => call('getWallet', {}) });

@@ -1,0 +1,43 @@
+// "Buy again" and beneficiaries open a payment screen with its details filled in. The search
+// parameters every buy screen reads are these; each screen takes what it knows and ignores the rest.
+
+export type Prefill = {
+  /** The phone number, meter, smartcard or betting account. */
+  recipient?: string;
+  /** Naira, as the screen's amount field takes it. */
+  amount?: number;
+  network?: string;
+  /** A data plan, cable bouquet or exam variation. */
+  plan?: string;
+  /** Disco, cable provider, betting company or exam. */
+  provider?: string;
+  /** Electricity meter type (prepaid, postpaid) or cable subscription type. */
+  type?: string;
+};
+
+const text = (value: unknown): string | undefined =>
+  typeof value === 'string' && value.trim() !== '' ? value.trim().slice(0, 100) : undefined;
+
+/** A route's `validateSearch`: keeps only well-formed prefill values from the address bar. */
+export function validatePrefill(search: Record<string, unknown>): Prefill {
+  const amount = typeof search.amount === 'number' ? search.amount : Number(text(search.amount));
+  const prefill: Prefill = {};
+  for (const key of ['recipient', 'network', 'plan', 'provider', 'type'] as const) {
+    const value = text(search[key]);
+    if (value !== undefined) prefill[key] = value;
+  }
+  if (Number.isFinite(amount) && amount > 0) prefill.amount = amount;
+  return prefill;
+}
+
+/** The buy screen of each VTU service, by the service name the transaction record carries. */
+export const buyPaths = {
+  airtime: '/buy/airtime',
+  data: '/buy/data',
+  electricity: '/buy/electricity',
+  cable: '/buy/cable',
+  betting: '/buy/betting',
+  education: '/buy/education',
+  social: '/buy/social',
+  airtime_to_cash: '/buy/airtime-to-cash',
+} as const;

@@ -1,0 +1,148 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useNavigate } from '@tanstack/react-router';
+import { useState } from 'react';
+import {
+  answeredRefusal,
+  type CallError,
+  call,
+  type Input,
+  type OperationName,
+  type Output,
+} from '../api/client.ts';
+import { queryKeys } from '../api/queries.ts';
+
+// Every payment screen's one way to pay. It owns the Idempotency-Key's life:
+//
+// - a key is made when the summary opens (`open`), and every retry of that intent sends it again, so a
+//   retry after a lost connection is the same payment, never a second one;
+// - a refusal the service answered (a wrong PIN, a price change) charged nothing: the corrected try is
+//   a new intent with a new key (the old key with other input would be refused as reused);
+// - an answer that never came (offline, a 5xx, still in progress) keeps the key: the payment may have
+//   gone through. The screen says so, and the history is searched every few seconds until the
+//   payment is found; "Check again" resends with the same key, which the service answers once.
+//
+// A success goes to its receipt (`onDone`), with the wallet re-read everywhere.
+
+export type Payment<N extends OperationName> = {
+  /** The summary is open: Pay sends this intent. */
+  confirming: boolean;
+  /** Opens the summary for a new intent. */
+  open: () => void;
+  /** Back to the details; the intent is dropped. */
+  close: () => void;
+  pay: (input: Input<N>) => void;
+  busy: boolean;
+  error: CallError | null;
+  /** The answer was lost: the payment may have gone through. */
+  lost: boolean;
+  /** Pay again with the same key, after a lost answer: safe, the service does it at most once. */
+  retry: () => void;
+};
+
+const lostAnswer = (error: CallError) =>
+  error.code === 'OFFLINE' || error.status >= 500 || error.code === 'IDEMPOTENCY_IN_PROGRESS';
+
+export function usePayment<N extends OperationName>(
+  operation: N,
+  options: {
+    onDone: (output: Output<N>) => void | Promise<void>;
+    /** Looks for this payment among what happened since `since`, after its answer was lost. */
+    find?: (since: Date) => Promise<Output<N> | null>;
+  },
+): Payment<N> {
+  const queries = useQueryClient();
+  const [key, setKey] = useState<string | null>(null);
+  const [lostSince, setLostSince] = useState<Date | null>(null);
+  const [lastInput, setLastInput] = useState<Input<N> | null>(null);
+
+  const done = async (output: Output<N>) => {
+    setLostSince(null);
+    await queries.invalidateQueries({ queryKey: queryKeys.wallet });
+    await options.onDone(output);
+  };
+
+  const mutation = useMutation<Output<N>, CallError, { input: Input<N>; key: string }>({
+    mutationFn: ({ input, key }) => call(operation, input, { idempotencyKey: key }),
+    onSuccess: done,
+    onError: (error) => {
+      if (answeredRefusal(error)) {
+        setKey(crypto.randomUUID());
+        if (error.code === 'INSUFFICIENT_FUNDS')
+          void queries.invalidateQueries({ queryKey: queryKeys.wallet });
+      } else if (lostAnswer(error)) setLostSince((since) => since ?? new Date());
+    },
+  });
+
+  useQuery({
+    queryKey: ['lost-payment', operation, key],
+    enabled: lostSince !== null && options.find !== undefined,
+    refetchInterval: 3_000,
+    queryFn: async () => {
+      const found = lostSince === null ? null : await options.find!(lostSince);
+      if (found !== null) await done(found);
+      return found;
+    },
+  });
+
+  const send = (input: Input<N>) => {
+    if (key === null) return;
+    setLastInput(input);
+    mutation.mutate({ input, key });
+  };
+
+  return {
+    confirming: key !== null,
+    open: () => {
+      mutation.reset();
+      setLostSince(null);
+      setKey(crypto.randomUUID());
+    },
+    close: () => {
+      mutation.reset();
+      setLostSince(null);
+      setKey(null);
+    },
+    pay: send,
+    busy: mutation.isPending,
+    error: mutation.error,
+    lost: lostSince !== null,
+    retry: () => {
+      if (lastInput !== null) send(lastInput);
+    },
+  };
+}
+
+/** The last ten digits of a Nigerian number, whichever way it is written. */
+const nationalDigits = (phone: string) => phone.replace(/\D/g, '').slice(-10);
+
+/**
+ * A VTU purchase's payment: a success opens its receipt at once (the record the service answered is
+ * put in the cache, so an instant success shows without waiting for the screen's poll), and a lost
+ * answer is looked for among the person's purchases of `service` to `recipient`.
+ */
+export function usePurchase<N extends OperationName>(
+  operation: N,
+  lookFor: { service: string; recipient: string },
+): Payment<N> {
+  const navigate = useNavigate();
+  const queries = useQueryClient();
+  return usePayment(operation, {
+    onDone: async (output) => {
+      const purchase = output as { id: string };
+      queries.setQueryData(['transaction', purchase.id], output);
+      await navigate({ to: '/transactions/$id', params: { id: purchase.id } });
+    },
+    find: async (since) => {
+      const recent = await call('listMyVtuTransactions', {
+        service: lookFor.service as never,
+        from: new Date(since.getTime() - 60_000).toISOString(),
+        limit: 10,
+      });
+      const wanted = nationalDigits(lookFor.recipient);
+      const found = recent.items.find(
+        (t) => t.recipient === lookFor.recipient || nationalDigits(t.recipient) === wanted,
+      );
+      return (found as Output<N> | undefined) ?? null;
+    },
+  });
+}
