@@ -7,6 +7,7 @@ import type {
   CableProviderItem,
   DataPlanItem,
   DiscoItem,
+  EducationItem,
   Network,
   NetworkItem,
   SocialServiceItem,
@@ -20,7 +21,7 @@ import {
 } from './cache.ts';
 
 // The provider catalogues (networks, data plans, cable providers and plans, discos, betting
-// companies, social services, airtime-to-cash receiving lines), each read from the provider routed for its service and cached (cache.ts).
+// companies, exam pins, social services, airtime-to-cash receiving lines), each read from the provider routed for its service and cached (cache.ts).
 // Prices stay WHOLESALE here: the markup is applied when a catalogue is read (pricing.ts), so a
 // changed markup shows on the very next read without touching the cache.
 //
@@ -47,6 +48,8 @@ export type Catalogue = {
   cablePlans(identifier: string): Promise<CablePlanItem[] | null>;
   discos(): Promise<DiscoItem[]>;
   bettingCompanies(): Promise<BettingCompanyItem[]>;
+  /** Every exam pin the routed education provider sells, wholesale. */
+  educationItems(): Promise<EducationItem[]>;
   /** The SMM panel's services (rates per 1,000 units, wholesale). */
   socialServices(): Promise<SocialServiceItem[]>;
   /** The line the routed airtime-to-cash provider receives a network's airtime on. */
@@ -110,6 +113,7 @@ export function createCatalogue(deps: CatalogueDeps): Catalogue {
     },
     discos: () => read('electricity', 'discos', (p) => p.discos()),
     bettingCompanies: () => read('betting', 'betting-companies', (p) => p.bettingCompanies()),
+    educationItems: () => read('education', 'education-items', (p) => p.educationItems()),
     socialServices: () => read('social', 'social-services', (p) => p.socialServices()),
     airtimeToCashLine: (network) =>
       read('airtime_to_cash', `airtime-cash-line:${network}`, (p) => p.airtimeToCashLine(network)),

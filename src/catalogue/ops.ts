@@ -182,6 +182,30 @@ export const catalogueOperations = [
     handler: async ({ ctx }) => ({ items: await ctx.catalogue.bettingCompanies() }),
   }),
   defineOperation({
+    name: 'listEducationPins',
+    method: 'GET',
+    auth: 'user',
+    summary:
+      'The exam pins of one exam (waec, waec-registration, neco, nabteb, jamb) at their retail price in naira, as buyEducationPin charges them',
+    tags,
+    input: s.listEducationPinsInput,
+    output: s.listEducationPinsOutput,
+    errors: catalogueErrors,
+    handler: async ({ ctx, input }) => {
+      const pins = (await ctx.catalogue.educationItems()).filter((item) => item.exam === input.exam);
+      // The rule buyEducationPin prices with: the education markup of the routed provider over the
+      // wholesale price (catalogue/pricing.ts).
+      const markup = await markupFor(ctx.db, 'education', ctx.catalogue.providerFor('education'));
+      return {
+        items: pins.map((pin) => ({
+          variation: pin.variation,
+          name: pin.name,
+          amount: koboToNaira(applyMarkup(markup, pin.wholesaleKobo).retailKobo),
+        })),
+      };
+    },
+  }),
+  defineOperation({
     name: 'quotePrice',
     method: 'POST',
     auth: 'user',

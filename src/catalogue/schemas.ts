@@ -58,6 +58,22 @@ export const listCablePlansOutput = items(cablePlan);
 export const listNamedInput = noInput;
 export const listNamedOutput = items(namedItem);
 
+/** The exams buyEducationPin sells pins of (API.md section 5). */
+export const examIds = ['waec', 'waec-registration', 'neco', 'nabteb', 'jamb'] as const;
+
+export const listEducationPinsInput = z.object({ exam: z.enum(examIds) }).strict();
+export const listEducationPinsOutput = items(
+  z.object({
+    variation: z.string().describe('The `variation` of buyEducationPin (jamb: utme, de)'),
+    name: z.string(),
+    amount: z
+      .number()
+      .describe(
+        'Retail naira of one pin (markup applied): what buyEducationPin charges for quantity 1. For several pins the markup applies to their total, so a flat markup makes the price less than quantity × amount; a purchase whose amount differs is 409 PRICE_CHANGED with the price in details.amount',
+      ),
+  }),
+);
+
 const service = z.enum(vtuServices);
 const provider = z.enum(vtuProviderNames);
 

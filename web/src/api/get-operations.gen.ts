@@ -25,6 +25,7 @@ export const getOperationNames = [
   'listDataPlanTypes',
   'listDataPlans',
   'listDataPlansForCategory',
+  'listEducationPins',
   'listElectricityPlans',
   'listMyVtuTransactions',
   'listNotifications',

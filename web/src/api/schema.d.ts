@@ -546,6 +546,23 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/_serverFn/listEducationPins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The exam pins of one exam (waec, waec-registration, neco, nabteb, jamb) at their retail price in naira, as buyEducationPin charges them */
+        get: operations["listEducationPins"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_serverFn/quotePrice": {
         parameters: {
             query?: never;
@@ -4718,6 +4735,85 @@ export interface operations {
                             items: {
                                 id: string;
                                 name: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Bad Gateway: UPSTREAM_UNAVAILABLE */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    listEducationPins: {
+        parameters: {
+            query: {
+                exam: "waec" | "waec-registration" | "neco" | "nabteb" | "jamb";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /** @description The `variation` of buyEducationPin (jamb: utme, de) */
+                                variation: string;
+                                name: string;
+                                /** @description Retail naira of one pin (markup applied): what buyEducationPin charges for quantity 1. For several pins the markup applies to their total, so a flat markup makes the price less than quantity × amount; a purchase whose amount differs is 409 PRICE_CHANGED with the price in details.amount */
+                                amount: number;
                             }[];
                         };
                     };
