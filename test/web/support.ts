@@ -67,9 +67,18 @@ export async function assertAccessible(page: Page, screen: string): Promise<void
   assert.deepEqual(serious, [], `${screen}: axe found ${JSON.stringify(serious, null, 2)}`);
 }
 
-/** Saves a 360×800 screenshot of the screen, and checks it is accessible. */
+/**
+ * Saves 360×800 screenshots of the screen in light and in dark (the client follows the phone's
+ * scheme), `<name>.png` and `<name>.dark.png`, and checks it is accessible in both.
+ */
 export async function screen(page: Page, name: string): Promise<void> {
-  await assertAccessible(page, name);
   await mkdir(screenshotDir, { recursive: true });
-  await page.screenshot({ path: path.join(screenshotDir, `${name}.png`) });
+  for (const colorScheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme });
+    await assertAccessible(page, `${name} (${colorScheme})`);
+    await page.screenshot({
+      path: path.join(screenshotDir, `${name}${colorScheme === 'dark' ? '.dark' : ''}.png`),
+    });
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
 }
