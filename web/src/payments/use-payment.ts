@@ -123,11 +123,14 @@ const nationalDigits = (phone: string) => phone.replace(/\D/g, '').slice(-10);
 export function usePurchase<N extends OperationName>(
   operation: N,
   lookFor: { service: string; recipient: string },
+  /** Runs once the purchase has succeeded, before its receipt opens (a beneficiary "Save as"). */
+  onPaid?: () => Promise<void>,
 ): Payment<N> {
   const navigate = useNavigate();
   const queries = useQueryClient();
   return usePayment(operation, {
     onDone: async (output) => {
+      await onPaid?.();
       const purchase = output as { id: string };
       queries.setQueryData(['transaction', purchase.id], output);
       await navigate({ to: '/transactions/$id', params: { id: purchase.id } });

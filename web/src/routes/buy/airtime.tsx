@@ -2,11 +2,11 @@ import { useQuery } from '@tanstack/react-query';
 import { createFileRoute } from '@tanstack/react-router';
 import { useState } from 'react';
 import { networkNames } from '../../../../src/shared/networks.ts';
-import { localPhone } from '../../../../src/shared/prefixes.ts';
 import { call } from '../../api/client.ts';
-import { useMe } from '../../api/queries.ts';
 import { requireSignIn } from '../../auth-guard.ts';
-import { NetworkPicker, phoneHint, useNetworkChoice } from '../../components/network-picker.tsx';
+import { Beneficiaries, SaveAs, useSaveAs } from '../../components/beneficiaries.tsx';
+import { useNetworkChoice } from '../../components/network-picker.tsx';
+import { PhoneNetworkFields } from '../../components/phone-network-fields.tsx';
 import { PinPayForm } from '../../components/pin-pay-form.tsx';
 import { PriceSummary } from '../../components/price-summary.tsx';
 import { QuickAmounts } from '../../components/quick-amounts.tsx';
@@ -16,20 +16,22 @@ import { formatNaira, parseNaira } from '../../format.ts';
 import { validatePrefill } from '../../payments/prefill.ts';
 import { usePurchase } from '../../payments/use-payment.ts';
 
-// Buy airtime: the number (its network found as it is typed), the amount, then the summary with the
-// price, the fee and the balance, and the PIN asked last.
+// Buy airtime: the number (its network found as it is typed, or one tap on a saved or recent one),
+// the amount, then the summary with the price, the fee and the balance, and the PIN asked last.
 
 const quickAmounts = [100, 200, 500, 1_000, 2_000] as const;
 
 function BuyAirtime() {
   const prefill = Route.useSearch();
-  const me = useMe();
   const [phone, setPhone] = useState(prefill.recipient ?? '');
   const [amountText, setAmountText] = useState(prefill.amount?.toString() ?? '');
   const choice = useNetworkChoice(phone, prefill.network);
   const { network } = choice;
   const amount = parseNaira(amountText);
-  const payment = usePurchase('buyAirtime', { service: 'airtime', recipient: phone });
+  const saveAs = useSaveAs('airtime');
+  const payment = usePurchase('buyAirtime', { service: 'airtime', recipient: phone }, () =>
+    saveAs.save({ recipient: phone, ...(network === null ? {} : { network }) }),
+  );
   const quote = useQuery({
     queryKey: ['quote', 'airtime', amount],
     queryFn: () => call('quotePrice', { service: 'airtime', wholesale: amount! }),
@@ -47,6 +49,7 @@ function BuyAirtime() {
           fee={quote.data?.markup}
           total={quote.data?.retail}
         />
+        <SaveAs choice={saveAs} recipient={phone} />
         <PinPayForm
           payment={payment}
           price={quote.data?.retail}
@@ -61,6 +64,13 @@ function BuyAirtime() {
   return (
     <Screen title="Buy airtime">
       <TierGate need={1} what="Buying airtime">
+        <Beneficiaries
+          service="airtime"
+          onPick={(picked) => {
+            setPhone(picked.recipient);
+            choice.choose(picked.network ?? null);
+          }}
+        />
         <form
           className="flex flex-col gap-4"
           onSubmit={(event) => {
@@ -68,23 +78,7 @@ function BuyAirtime() {
             if (network !== null && amount !== null) payment.open();
           }}
         >
-          <Field
-            label="Phone number"
-            value={phone}
-            onChange={(value) => {
-              setPhone(value);
-              choice.choose(null);
-            }}
-            inputMode="tel"
-            autoComplete="tel"
-            hint={phoneHint(choice)}
-          />
-          {me.data ? (
-            <Button variant="secondary" onClick={() => setPhone(localPhone(me.data.phone))}>
-              My number
-            </Button>
-          ) : null}
-          <NetworkPicker choice={choice} />
+          <PhoneNetworkFields phone={phone} onPhone={setPhone} choice={choice} />
           <Field
             label="Amount (₦)"
             value={amountText}
