@@ -58,3 +58,29 @@ export function nextLagosMidnight(now: Date): Date {
 export function lagosDayStart(now: Date): Date {
   return new Date(nextLagosMidnight(now).getTime() - 86_400_000);
 }
+
+/** The instant the Africa/Lagos calendar day `YYYY-MM-DD` begins (its 00:00). */
+export function lagosDayStartOn(day: string): Date {
+  // Noon UTC of that date is in the same Lagos calendar day (Lagos is UTC+1, with no summer time).
+  return lagosDayStart(new Date(`${day}T12:00:00Z`));
+}
+
+/**
+ * The bounds of a date filter (API.md section 5): a date-only `from`/`to` is a whole Africa/Lagos
+ * calendar day, both ends included, so `from=D&to=D` is that day; a full instant is taken as given.
+ * `to` is kept as the first instant past the range, so a day ends before the next one begins.
+ */
+export type DateRange = { from?: Date; before?: Date };
+
+const dateOnly = /^\d{4}-\d{2}-\d{2}$/;
+
+/** Where a `from` filter starts: the first moment of its Lagos day, or the instant itself. */
+export const rangeStart = (text: string): Date =>
+  dateOnly.test(text) ? lagosDayStartOn(text) : new Date(text);
+
+/** The first instant past a `to` filter: the next Lagos midnight, or a millisecond past the instant. */
+export const rangeEnd = (text: string): Date =>
+  dateOnly.test(text)
+    ? nextLagosMidnight(lagosDayStartOn(text))
+    : // Stored times are whole milliseconds (they come from the clock), so this leaves none out.
+      new Date(new Date(text).getTime() + 1);

@@ -1,4 +1,5 @@
 import type { Context } from '../context.ts';
+import { dateRangeOf } from '../date-filter.ts';
 import { defineOperation } from '../operation.ts';
 import { requestDedicatedAccount } from './dedicated-accounts.ts';
 import * as s from './schemas.ts';
@@ -63,12 +64,19 @@ export const fundingOperations = [
     name: 'listTransactions',
     method: 'GET',
     auth: 'user',
-    summary: 'Your wallet history (credits and debits), newest first',
+    summary:
+      'Your wallet history: every movement of the wallet (credits and debits), newest first, filtered by kind and date',
     tags,
     input: s.listTransactionsInput,
     output: s.listTransactionsOutput,
     errors: [],
-    handler: ({ ctx, caller, input }) => listWalletTransactions(ctx.db, caller.userId, input),
+    handler: ({ ctx, caller, input }) =>
+      listWalletTransactions(
+        ctx.db,
+        caller.userId,
+        { limit: input.limit, offset: input.offset },
+        { kind: input.kind, range: dateRangeOf(input) },
+      ),
   }),
   defineOperation({
     name: 'getTransaction',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { dateRangeFields, requireOrderedRange } from '../date-filter.ts';
 import { isNairaAmount } from '../money.ts';
 import { pageInput } from '../paging.ts';
 
@@ -31,18 +32,55 @@ export const verifyTopupOutput = z.object({
   credited: z.boolean(),
 });
 
-export const listTransactionsInput = z.object(pageInput).strict();
+/** What moved a wallet's money (API.md section 6); src/funding/movement-kinds.ts tells them apart. */
+export const movementKinds = [
+  'topup',
+  'bank_transfer',
+  'transfer_in',
+  'transfer_out',
+  'purchase',
+  'refund',
+  'airtime_cash',
+  'savings_lock',
+  'savings_release',
+  'reward',
+  // No posting makes one yet: disputes (API.md section 16) are a later issue.
+  'dispute_refund',
+  'adjustment',
+] as const;
+
+export type MovementKind = (typeof movementKinds)[number];
+
+const movementKind = z.enum(movementKinds);
+
+export const listTransactionsInput = z
+  .object({
+    ...pageInput,
+    kind: movementKind.optional().describe('Only movements of this kind'),
+    ...dateRangeFields,
+  })
+  .strict()
+  .superRefine(requireOrderedRange);
 
 export const walletTransaction = z.object({
   id: z.string(),
   reference: z.string(),
+  kind: movementKind.describe(
+    'What moved the money: savings_release is a lock broken or matured; adjustment, anything else (a correction)',
+  ),
   description: z.string(),
   direction: z.enum(['credit', 'debit']),
   amount: z.number(),
   balanceAfter: z.number(),
   createdAt: z.string(),
-  /** Transfers: the other person's verified name, surname masked (or their masked phone while unverified). */
-  counterparty: z.string().optional(),
+  counterparty: z
+    .string()
+    .optional()
+    .describe("Transfers: the other person's name as others see it (surname masked: Adaeze O.)"),
+  purchaseId: z
+    .string()
+    .optional()
+    .describe('Purchases, their refunds and airtime-to-cash sales: the id getMyVtuTransaction takes'),
 });
 
 export const listTransactionsOutput = z.object({

@@ -9,13 +9,15 @@ import { AppError, notFound } from '../errors.ts';
 import { publishEvent } from '../events/domain-events.ts';
 import { newId } from '../ids.ts';
 import type { JobQueue } from '../jobs/queue.ts';
+import type { DateRange } from '../lagos-time.ts';
 import { systemAccounts, userAccount } from '../ledger/accounts.ts';
-import { historyEntry, walletHistory } from '../ledger/history.ts';
+import { type HistoryEntry, historyEntry, walletHistory } from '../ledger/history.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { type PaymentProvider, PaymentProviderError } from '../providers/payments/payment-provider.ts';
 import { transferCounterparties } from '../transfers/service.ts';
 import { type CreditDecision, type CreditOutcome, creditOnce } from './credits.ts';
-import { topupNairaMax, topupNairaMin } from './schemas.ts';
+import { movementKindOf, purchaseKinds } from './movement-kinds.ts';
+import { type MovementKind, topupNairaMax, topupNairaMin } from './schemas.ts';
 
 // Wallet funding through checkout (SPEC.md items 12 and 14). A top-up intent is created only once
 // the provider has accepted its reference; the wallet is credited only on a verified success: a
@@ -332,6 +334,7 @@ async function findOwnIntent(db: Kysely<DB>, userId: string, reference: string):
 export type WalletTransactionView = {
   id: string;
   reference: string;
+  kind: MovementKind;
   description: string;
   direction: 'credit' | 'debit';
   amount: number;
@@ -339,28 +342,46 @@ export type WalletTransactionView = {
   createdAt: string;
   /** Transfers: the other person's verified name as others see it (API.md sections 4 and 6). */
   counterparty?: string;
+  /** Purchases, their refunds and sales: the purchase (getMyVtuTransaction's id). */
+  purchaseId?: string;
+};
+
+const purchaseIdOf = (entry: HistoryEntry<MovementKind>): string | undefined => {
+  const id = entry.metadata.purchaseId;
+  return purchaseKinds.has(entry.kind) && typeof id === 'string' ? id : undefined;
 };
 
 const toView = (
-  entry: Awaited<ReturnType<typeof historyEntry>> & object,
+  entry: HistoryEntry<MovementKind>,
   counterparties: ReadonlyMap<string, string>,
 ): WalletTransactionView => ({
   id: entry.id.toString(),
   reference: entry.reference,
+  kind: entry.kind,
   description: entry.description,
   direction: entry.amount > 0n ? 'credit' : 'debit',
   amount: koboToNaira(entry.amount > 0n ? entry.amount : -entry.amount),
   balanceAfter: koboToNaira(entry.balanceAfter),
   createdAt: entry.createdAt.toISOString(),
   ...(counterparties.has(entry.reference) ? { counterparty: counterparties.get(entry.reference)! } : {}),
+  ...optional('purchaseId', purchaseIdOf(entry)),
 });
+
+const optional = <K extends string, V>(key: K, value: V | undefined) =>
+  (value === undefined ? {} : { [key]: value }) as Partial<Record<K, V>>;
+
+export type WalletHistoryFilter = { kind?: MovementKind | undefined; range?: DateRange };
 
 export async function listWalletTransactions(
   db: Kysely<DB>,
   userId: string,
   page: { limit: number; offset: number },
+  filter: WalletHistoryFilter = {},
 ): Promise<{ items: WalletTransactionView[]; limit: number; offset: number; total: number }> {
-  const { items, total } = await walletHistory(db, userAccount('wallet', userId), page);
+  const { items, total } = await walletHistory(db, userAccount('wallet', userId), page, {
+    kindOf: movementKindOf,
+    ...filter,
+  });
   const counterparties = await transferCounterparties(
     db,
     userId,
@@ -384,7 +405,9 @@ export async function getWalletTransaction(
 ): Promise<WalletTransactionView> {
   const entryId = BigInt(id);
   const entry =
-    entryId <= entryIdMax ? await historyEntry(db, userAccount('wallet', userId), entryId) : undefined;
+    entryId <= entryIdMax
+      ? await historyEntry(db, userAccount('wallet', userId), entryId, { kindOf: movementKindOf })
+      : undefined;
   if (entry === undefined) throw notFound('transaction');
   return toView(entry, await transferCounterparties(db, userId, [entry.reference]));
 }

@@ -18,6 +18,12 @@ import { koboToNaira } from '../money.ts';
 // counts consecutive days and starts again at 1 after a day without a claim. withdrawCheckin moves
 // all of the accrued money into the wallet once it reaches the minimum.
 
+/** The ledger references of a day's reward (to the accrued account) and of a withdrawal to the wallet. */
+export const checkinPostings = {
+  claim: (userId: string, day: string) => `checkin:${userId}:${day}`,
+  withdrawal: (id: string) => `checkin-withdraw:${id}`,
+};
+
 export type CheckinDeps = {
   db: Kysely<DB>;
   clock: Clock;
@@ -82,7 +88,7 @@ export async function claimCheckin(
       trx,
       [
         {
-          reference: `checkin:${userId}:${day}`,
+          reference: checkinPostings.claim(userId, day),
           description: `Daily check-in reward (${day})`,
           entries: [
             { account: systemAccounts.expenseRewards, amount: -reward },
@@ -140,7 +146,7 @@ export async function withdrawCheckin(
       trx,
       [
         {
-          reference: `checkin-withdraw:${newId()}`,
+          reference: checkinPostings.withdrawal(newId()),
           description: 'Check-in rewards withdrawn',
           entries: [
             { account: accruedAccount, amount: -accrued },

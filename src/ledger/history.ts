@@ -1,10 +1,11 @@
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { DB } from '../db/schema.ts';
+import type { DateRange } from '../lagos-time.ts';
 
 // The history of one account, read from its entries joined to their postings. The ledger owns these
 // tables, so domains read an account's history through here rather than writing the SQL themselves.
 
-export type HistoryEntry = {
+export type HistoryEntry<Kind extends string = string> = {
   /** The entry's id: unique, immutable, and one per movement of this account. */
   id: bigint;
   reference: string;
@@ -13,6 +14,36 @@ export type HistoryEntry = {
   amount: bigint;
   balanceAfter: bigint;
   createdAt: Date;
+  /** What the reader's classifier made of the entry. */
+  kind: Kind;
+  /** The posting's metadata, as its domain wrote it. */
+  metadata: Record<string, unknown>;
+};
+
+/** The columns of an entry that a classifier reads, as SQL over the history's own query. */
+export type EntryColumns = {
+  reference: RawBuilder<string>;
+  /** Signed kobo on this account: positive credits it. */
+  amount: RawBuilder<bigint>;
+  metadata: RawBuilder<unknown>;
+};
+
+/**
+ * What a domain reading a history knows about its entries: their kind as SQL over the entry's
+ * columns (the ledger knows nothing of the kinds of movement), and which entries it wants.
+ */
+export type HistoryView<Kind extends string> = {
+  kindOf: (entry: EntryColumns) => RawBuilder<Kind>;
+  /** Only entries of this kind. */
+  kind?: Kind | undefined;
+  /** Only entries made in this range. */
+  range?: DateRange | undefined;
+};
+
+const columns: EntryColumns = {
+  reference: sql.ref('t.reference'),
+  amount: sql.ref('e.amount'),
+  metadata: sql.ref('t.metadata'),
 };
 
 type Handle = Kysely<DB> | Transaction<DB>;
@@ -20,61 +51,85 @@ type Handle = Kysely<DB> | Transaction<DB>;
 /** A page of history is at most this long, whatever the caller asks. */
 export const historyPageSizeMax = 100;
 
-function entriesOf(db: Handle, accountCode: string) {
-  return db
+function entriesOf<Kind extends string>(db: Handle, accountCode: string, view: HistoryView<Kind>) {
+  let query = db
     .selectFrom('ledger_entries as e')
     .innerJoin('ledger_accounts as a', 'a.id', 'e.account_id')
     .innerJoin('ledger_transactions as t', 't.id', 'e.transaction_id')
     .where('a.code', '=', accountCode);
+  if (view.range?.from !== undefined) query = query.where('e.created_at', '>=', view.range.from);
+  if (view.range?.before !== undefined) query = query.where('e.created_at', '<', view.range.before);
+  if (view.kind !== undefined) query = query.where(sql<boolean>`${view.kindOf(columns)} = ${view.kind}`);
+  return query;
 }
 
-const toEntry = (row: {
+function selected<Kind extends string>(db: Handle, accountCode: string, view: HistoryView<Kind>) {
+  return entriesOf(db, accountCode, view).select([
+    'e.id',
+    't.reference',
+    't.description',
+    'e.amount',
+    'e.balance_after',
+    'e.created_at',
+    't.metadata',
+    view.kindOf(columns).as('kind'),
+  ]);
+}
+
+const toEntry = <Kind extends string>(row: {
   id: bigint;
   reference: string;
   description: string;
   amount: bigint;
   balance_after: bigint;
   created_at: Date;
-}): HistoryEntry => ({
+  metadata: unknown;
+  kind: string;
+}): HistoryEntry<Kind> => ({
   id: row.id,
   reference: row.reference,
   description: row.description,
   amount: row.amount,
   balanceAfter: row.balance_after,
   createdAt: row.created_at,
+  // The classifier's own expression made it: one of its kinds.
+  kind: row.kind as Kind,
+  // jsonb arrives parsed from pg and PGlite alike; text is parsed for any driver that does not.
+  metadata: (typeof row.metadata === 'string' ? JSON.parse(row.metadata) : (row.metadata ?? {})) as Record<
+    string,
+    unknown
+  >,
 });
 
 /**
- * The account's entries, newest first (entry ids grow with every posting, so they order entries of
- * the same instant too), with the total count for paging.
+ * The account's entries the view wants, newest first (entry ids grow with every posting, so they
+ * order entries of the same instant too), with their total count for paging.
  */
-export async function walletHistory(
+export async function walletHistory<Kind extends string>(
   db: Handle,
   accountCode: string,
   page: { limit: number; offset: number },
-): Promise<{ items: HistoryEntry[]; total: number }> {
+  view: HistoryView<Kind>,
+): Promise<{ items: HistoryEntry<Kind>[]; total: number }> {
   const limit = Math.min(Math.max(1, page.limit), historyPageSizeMax);
-  const rows = await entriesOf(db, accountCode)
-    .select(['e.id', 't.reference', 't.description', 'e.amount', 'e.balance_after', 'e.created_at'])
+  const rows = await selected(db, accountCode, view)
     .orderBy('e.id', 'desc')
     .limit(limit)
     .offset(page.offset)
     .execute();
-  const counted = await entriesOf(db, accountCode)
+  const counted = await entriesOf(db, accountCode, view)
     .select((eb) => eb.fn.countAll<string | number | bigint>().as('n'))
     .executeTakeFirstOrThrow();
-  return { items: rows.map(toEntry), total: Number(counted.n) };
+  return { items: rows.map((row) => toEntry<Kind>(row)), total: Number(counted.n) };
 }
 
 /** One entry of the account, or undefined when the id is not one of this account's entries. */
-export async function historyEntry(
+export async function historyEntry<Kind extends string>(
   db: Handle,
   accountCode: string,
   entryId: bigint,
-): Promise<HistoryEntry | undefined> {
-  const row = await entriesOf(db, accountCode)
-    .select(['e.id', 't.reference', 't.description', 'e.amount', 'e.balance_after', 'e.created_at'])
-    .where('e.id', '=', entryId)
-    .executeTakeFirst();
-  return row === undefined ? undefined : toEntry(row);
+  view: HistoryView<Kind>,
+): Promise<HistoryEntry<Kind> | undefined> {
+  const row = await selected(db, accountCode, view).where('e.id', '=', entryId).executeTakeFirst();
+  return row === undefined ? undefined : toEntry<Kind>(row);
 }

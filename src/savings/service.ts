@@ -11,7 +11,7 @@ import type { JobQueue } from '../jobs/queue.ts';
 import { systemAccounts, userAccount } from '../ledger/accounts.ts';
 import { InsufficientBalanceError, type PostingRequest, postBatch } from '../ledger/postings.ts';
 import { requireWithin } from '../limits.ts';
-import { koboToNaira, nairaToKobo } from '../money.ts';
+import { formatNaira, koboToNaira, nairaToKobo } from '../money.ts';
 
 // Savings locks (SPEC.md item 7, API.md section 9). A lock moves money from the wallet into the
 // user's savings account and leaves `active` exactly once: matured (the whole amount back, by the
@@ -108,7 +108,7 @@ export async function createLock(
     await postOne(
       trx,
       {
-        reference: `savings-lock:${lock.id}`,
+        reference: savingsPostings.lock(lock.id),
         description: `Savings lock for ${days} days`,
         entries: [
           { account: userAccount('wallet', userId), amount: -amount },
@@ -218,8 +218,11 @@ export async function breakLock(
     await postOne(
       trx,
       {
-        reference: `savings-break:${lockId}`,
-        description: 'Savings lock broken early',
+        reference: savingsPostings.break(lockId),
+        description:
+          closed.penalty > 0n
+            ? `Savings lock broken early: ${formatNaira(closed.penalty)} penalty`
+            : 'Savings lock broken early',
         // A penalty of 0 % (or 100 %) leaves one side empty: a ledger entry always moves something.
         entries: [
           { account: userAccount('savings', userId), amount: -closed.amount },
@@ -248,9 +251,16 @@ export async function breakLock(
   });
 }
 
+/** The ledger references of a lock's movements: locked, broken early, matured. */
+export const savingsPostings = {
+  lock: (lockId: string) => `savings-lock:${lockId}`,
+  break: (lockId: string) => `savings-break:${lockId}`,
+  mature: (lockId: string) => `savings-mature:${lockId}`,
+};
+
 /** A matured lock's movement: the whole amount from savings back to the wallet, under the lock's maturity reference. */
 export const maturityPosting = (lock: { id: string; user_id: string; amount: bigint }): PostingRequest => ({
-  reference: `savings-mature:${lock.id}`,
+  reference: savingsPostings.mature(lock.id),
   description: 'Savings lock matured',
   entries: [
     { account: userAccount('savings', lock.user_id), amount: -lock.amount },

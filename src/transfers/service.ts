@@ -113,7 +113,7 @@ export async function transferToUser(
       trx,
       [
         {
-          reference: postingReference(reference),
+          reference: walletTransferPostingReference(reference),
           description: `Transfer from ${senderName} to ${recipientName}${narration === null ? '' : `: ${narration}`}`,
           entries: [
             { account: userAccount('wallet', sender.id), amount: -amountKobo },
@@ -169,8 +169,8 @@ export async function transferToUser(
   });
 }
 
-/** The ledger reference of a transfer's posting. */
-const postingReference = (reference: string) => `transfer:${reference}`;
+/** The ledger reference of a transfer's posting (the same on both wallets: one posting moves it). */
+export const walletTransferPostingReference = (reference: string) => `transfer:${reference}`;
 
 /**
  * The other person of each of these wallet postings that is a transfer of this user, by posting
@@ -182,8 +182,8 @@ export async function transferCounterparties(
   postingReferences: readonly string[],
 ): Promise<Map<string, string>> {
   const references = postingReferences
-    .filter((r) => r.startsWith(postingReference('')))
-    .map((r) => r.slice(postingReference('').length));
+    .filter((r) => r.startsWith(walletTransferPostingReference('')))
+    .map((r) => r.slice(walletTransferPostingReference('').length));
   if (references.length === 0) return new Map();
   const transfers = await db
     .selectFrom('wallet_transfers')
@@ -196,7 +196,7 @@ export async function transferCounterparties(
   const names = new Map<string, string>();
   for (const t of transfers) {
     const other = users.get(otherOf(t));
-    if (other !== undefined) names.set(postingReference(t.reference), publicName(other));
+    if (other !== undefined) names.set(walletTransferPostingReference(t.reference), publicName(other));
   }
   return names;
 }

@@ -2,11 +2,12 @@ import { verifyTransactionPin } from '../auth/pin.ts';
 import { applyMarkup } from '../catalogue/pricing.ts';
 import type { VtuProviderName } from '../config.ts';
 import type { Context } from '../context.ts';
+import { dateRangeOf } from '../date-filter.ts';
 import type { WithCommit } from '../db/unit-of-work.ts';
 import { AppError, type ErrorCode } from '../errors.ts';
 import { requireTier } from '../kyc/guard.ts';
 import { requireWithin } from '../limits.ts';
-import { koboToNaira, nairaToKobo } from '../money.ts';
+import { formatNaira, koboToNaira, nairaToKobo } from '../money.ts';
 import { defineOperation } from '../operation.ts';
 import {
   type AmountRule,
@@ -16,8 +17,10 @@ import {
   VtuProviderError,
   type VtuService,
 } from '../providers/vtu/vtu-provider.ts';
-import { vtuDeps } from './deps.ts';
+import { cableProviderNames, discoName, withoutPrice } from '../shared/display-names.ts';
+import { networkNames } from '../shared/networks.ts';
 import { localPhone, networkOfPhone } from '../shared/prefixes.ts';
+import { vtuDeps } from './deps.ts';
 import type { PurchaseFacts } from './purchase-reads.ts';
 import * as s from './purchase-schemas.ts';
 import { findPurchase, listPurchases, type PurchaseOrder } from './purchases.ts';
@@ -138,6 +141,43 @@ export function priced(
   return { wholesaleKobo, markupKobo, retailKobo };
 }
 
+/**
+ * What a purchase's record says it bought, in the words and money a person reads (issue 26): display
+ * names, ₦1,000.00, and never a price the provider wrote into a plan's name.
+ */
+const descriptions = {
+  data(network: Network, planName: string, phone: string): string {
+    const plan = withoutPrice(planName);
+    const networkName = networkNames[network];
+    // Plans often begin with their network ("MTN 1.5GB - 30 days") or say "Data" already.
+    const named = plan.toLowerCase().startsWith(networkName.toLowerCase()) ? plan : `${networkName} ${plan}`;
+    return `${named}${/\bdata\b/i.test(named) ? '' : ' data'} to ${phone}`;
+  },
+  cable(provider: string, planName: string, smartcard: string): string {
+    const plan = withoutPrice(planName);
+    const providerName = cableProviderNames[provider] ?? provider.toUpperCase();
+    const named = plan.toLowerCase().startsWith(providerName.toLowerCase())
+      ? plan
+      : `${providerName} ${plan}`;
+    return `${named} for smartcard ${smartcard}`;
+  },
+};
+
+/**
+ * The catalogue's name for an id (a disco, a betting company), or the id itself when the cached
+ * catalogue cannot be read now: a description is no reason to refuse a purchase.
+ */
+async function catalogueName(
+  items: Promise<Array<{ id: string; name: string }>>,
+  id: string,
+): Promise<string> {
+  const found = await items.then(
+    (list) => list.find((item) => item.id === id),
+    () => undefined,
+  );
+  return found?.name ?? id;
+}
+
 /** Accepts the purchase; its Idempotency-Key answer commits with it. */
 export function buy(ctx: Context, userId: string, withCommit: WithCommit | undefined, order: PurchaseOrder) {
   return ctx.purchases.accept(userId, order, withCommit);
@@ -169,7 +209,7 @@ export const purchaseOperations = [
         recipient: phone,
         request: { service: 'airtime', network: input.network, phone, amountKobo: face },
         ...price,
-        description: `₦${input.amount} ${input.network.toUpperCase()} airtime to ${phone}`,
+        description: `${formatNaira(face)} ${networkNames[input.network]} airtime to ${phone}`,
       });
     },
   }),
@@ -200,7 +240,7 @@ export const purchaseOperations = [
         recipient: phone,
         request: { service: 'data', network: input.network, planId: plan.planId, phone },
         ...price,
-        description: `${input.network.toUpperCase()} ${plan.name} data to ${phone}`,
+        description: descriptions.data(input.network, plan.name, phone),
       });
     },
   }),
@@ -235,7 +275,7 @@ export const purchaseOperations = [
           subscriptionType: input.subscription_type,
         },
         ...price,
-        description: `${plan.name} (${input.identifier.toUpperCase()}) for ${input.iuc}`,
+        description: descriptions.cable(input.identifier, plan.name, input.iuc),
       });
     },
   }),
@@ -252,6 +292,7 @@ export const purchaseOperations = [
       const markupOf = await authorise(ctx, caller.userId, input.pin);
       requireWithin(input.amount, 'electricity purchase', { min: s.electricityNairaMin });
       const { name } = routed(ctx, 'electricity');
+      const disco = await catalogueName(ctx.catalogue.discos(), input.plan);
       const face = nairaToKobo(input.amount);
       const price = priced(markupOf, 'electricity', name, face);
       return buy(ctx, caller.userId, withCommit, {
@@ -268,7 +309,7 @@ export const purchaseOperations = [
           phone: localPhone(input.phone),
         },
         ...price,
-        description: `₦${input.amount} ${input.type} electricity (${input.plan}) for meter ${input.meter}`,
+        description: `${formatNaira(face)} ${discoName(disco)} ${input.type} electricity for meter ${input.meter}`,
       });
     },
   }),
@@ -284,6 +325,7 @@ export const purchaseOperations = [
     handler: async ({ ctx, caller, input, withCommit }) => {
       const markupOf = await authorise(ctx, caller.userId, input.pin);
       const { name } = routed(ctx, 'betting');
+      const company = await catalogueName(ctx.catalogue.bettingCompanies(), input.betting_company);
       const face = nairaToKobo(input.amount);
       const price = priced(markupOf, 'betting', name, face);
       return buy(ctx, caller.userId, withCommit, {
@@ -298,7 +340,7 @@ export const purchaseOperations = [
           amountKobo: face,
         },
         ...price,
-        description: `₦${input.amount} to ${input.betting_company} account ${input.customer_id}`,
+        description: `${formatNaira(face)} to ${company} account ${input.customer_id}`,
       });
     },
   }),
@@ -346,7 +388,7 @@ export const purchaseOperations = [
           ...(input.profile_id === undefined ? {} : { profileId: input.profile_id }),
         },
         ...price,
-        description: `${input.quantity} × ${item.name}`,
+        description: `${input.quantity} × ${withoutPrice(item.name)}`,
       });
     },
   }),
@@ -366,8 +408,7 @@ export const purchaseOperations = [
         {
           ...(input.status === undefined ? {} : { status: input.status }),
           ...(input.service === undefined ? {} : { service: input.service }),
-          ...(input.from === undefined ? {} : { from: input.from }),
-          ...(input.to === undefined ? {} : { to: input.to }),
+          range: dateRangeOf(input),
         },
         { limit: input.limit, offset: input.offset },
       ),

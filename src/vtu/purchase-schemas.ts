@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pin } from '../auth/schemas.ts';
+import { dateRangeFields, requireOrderedRange } from '../date-filter.ts';
 import { isNairaAmount } from '../money.ts';
 import { pageInput } from '../paging.ts';
 import { nigerianPhone } from '../phone.ts';
@@ -126,16 +127,6 @@ export const vtuTransaction = z.object({
   updatedAt: z.string(),
 });
 
-/** The years a filter date may name: before 1970 nothing exists, and the database refuses year 0. */
-const filterYears = { min: 1970, max: 9999 };
-const isoDate = z.iso
-  .datetime({ offset: true })
-  .or(z.iso.date())
-  .transform((s) => new Date(s))
-  .refine((d) => d.getUTCFullYear() >= filterYears.min && d.getUTCFullYear() <= filterYears.max, {
-    message: `a date in the years ${filterYears.min} to ${filterYears.max}`,
-  });
-
 export const listMyVtuTransactionsInput = z
   .object({
     ...pageInput,
@@ -143,10 +134,10 @@ export const listMyVtuTransactionsInput = z
     service: z
       .enum(['airtime', 'data', 'cable', 'electricity', 'betting', 'education', 'airtime_to_cash', 'social'])
       .optional(),
-    from: isoDate.optional(),
-    to: isoDate.optional(),
+    ...dateRangeFields,
   })
-  .strict();
+  .strict()
+  .superRefine(requireOrderedRange);
 
 export const listMyVtuTransactionsOutput = z.object({
   items: z.array(vtuTransaction),

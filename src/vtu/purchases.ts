@@ -4,6 +4,7 @@ import { statement } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 import { type WithCommit, writeWithCommit } from '../db/unit-of-work.ts';
 import { AppError, notFound } from '../errors.ts';
+import type { DateRange } from '../lagos-time.ts';
 import { systemAccounts, userAccount } from '../ledger/accounts.ts';
 import { decidePostings, InsufficientBalanceError, writePostings } from '../ledger/postings.ts';
 import { koboToNaira } from '../money.ts';
@@ -324,8 +325,8 @@ export async function findPurchase(
 export type PurchaseFilter = {
   status?: 'processing' | 'success' | 'failed';
   service?: string;
-  from?: Date;
-  to?: Date;
+  /** When it was made (API.md section 5: a date is a whole Lagos day). */
+  range?: DateRange;
 };
 
 /** The caller's purchases, newest first (ids are UUIDv7: they order ties), with the total. */
@@ -338,8 +339,8 @@ export async function listPurchases(
   let query = deps.db.selectFrom('vtu_transactions').where('user_id', '=', userId);
   if (filter.status !== undefined) query = query.where('status', '=', filter.status);
   if (filter.service !== undefined) query = query.where('service', '=', filter.service);
-  if (filter.from !== undefined) query = query.where('created_at', '>=', filter.from);
-  if (filter.to !== undefined) query = query.where('created_at', '<=', filter.to);
+  if (filter.range?.from !== undefined) query = query.where('created_at', '>=', filter.range.from);
+  if (filter.range?.before !== undefined) query = query.where('created_at', '<', filter.range.before);
   const rows = await query
     .selectAll()
     .orderBy('created_at', 'desc')

@@ -2,9 +2,10 @@ import { applyMarkup, markupFor } from '../catalogue/pricing.ts';
 import type { Context } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { requireWithin } from '../limits.ts';
-import { koboToNaira, nairaToKobo } from '../money.ts';
+import { formatNaira, koboToNaira, nairaToKobo } from '../money.ts';
 import { defineOperation } from '../operation.ts';
 import type { Network, SocialServiceItem } from '../providers/vtu/vtu-provider.ts';
+import { networkNames } from '../shared/networks.ts';
 import { localPhone } from '../shared/prefixes.ts';
 import {
   authorise,
@@ -176,7 +177,8 @@ export const routedServiceOperations = [
         creditKobo: payoutKobo,
         wholesaleKobo: amountKobo,
         markupKobo: 0n,
-        description: `₦${input.amount} ${input.network.toUpperCase()} airtime from ${phone} to cash at ${rateBp / 100}%: ₦${koboToNaira(payoutKobo)}`,
+        // The payout is the record's amount (it follows the airtime confirmed): not written here again.
+        description: `${formatNaira(amountKobo)} ${networkNames[input.network]} airtime from ${phone} to cash at ${rateBp / 100}%`,
       });
     },
   }),

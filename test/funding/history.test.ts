@@ -18,6 +18,7 @@ type Item = {
   amount: number;
   balanceAfter: number;
   createdAt: string;
+  kind: string;
 };
 type Page = { items: Item[]; limit: number; offset: number; total: number };
 
@@ -73,6 +74,11 @@ describe(`wallet history (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       ],
     );
     assert.equal(page.items[1]?.description, 'Wallet top-up');
+    // A top-up is one; a posting no domain makes (the test's own debit) is an adjustment.
+    assert.deepEqual(
+      page.items.map((i) => i.kind),
+      ['adjustment', 'topup', 'topup'],
+    );
     for (const item of page.items) {
       assert.match(item.id, /^\d+$/);
       assert.ok(!Number.isNaN(Date.parse(item.createdAt)));
@@ -83,6 +89,7 @@ describe(`wallet history (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
         'description',
         'direction',
         'id',
+        'kind',
         'reference',
       ]);
     }
