@@ -16,6 +16,7 @@ export const getOperationNames = [
   'getPushPublicKey',
   'getWallet',
   'listAirtimeNetworks',
+  'listBanks',
   'listBeneficiaries',
   'listBetCompanies',
   'listBroadcasts',

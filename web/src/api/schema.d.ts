@@ -349,7 +349,7 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Your wallet history (credits and debits), newest first */
+        /** Your wallet history: every movement of the wallet (credits and debits), newest first, filtered by kind and date */
         get: operations["listTransactions"];
         put?: never;
         post?: never;
@@ -538,6 +538,23 @@ export type paths = {
         };
         /** Betting companies whose wallets can be funded */
         get: operations["listBetCompanies"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/listBanks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The banks an account can be held at, from the payment provider's list (active Nigerian banks, one per code, by name); Tier 3's bankCode is one of their codes */
+        get: operations["listBanks"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3819,6 +3836,12 @@ export interface operations {
             query?: {
                 limit?: number;
                 offset?: number;
+                /** @description Only movements of this kind */
+                kind?: "topup" | "bank_transfer" | "transfer_in" | "transfer_out" | "purchase" | "refund" | "airtime_cash" | "savings_lock" | "savings_release" | "reward" | "dispute_refund" | "adjustment";
+                /** @description From this day or instant on. A date (2026-11-25) starts at the first moment of that day in Africa/Lagos; a full ISO 8601 instant with its offset is taken as given. */
+                from?: string;
+                /** @description Up to this day or instant, included. A date (2026-11-25) runs to the last moment of that day in Africa/Lagos, so from=D&to=D is the whole of day D; a full ISO 8601 instant with its offset is taken as given. */
+                to?: string;
             };
             header?: never;
             path?: never;
@@ -3839,13 +3862,21 @@ export interface operations {
                             items: {
                                 id: string;
                                 reference: string;
+                                /**
+                                 * @description What moved the money: savings_release is a lock broken or matured; adjustment, anything else (a correction)
+                                 * @enum {string}
+                                 */
+                                kind: "topup" | "bank_transfer" | "transfer_in" | "transfer_out" | "purchase" | "refund" | "airtime_cash" | "savings_lock" | "savings_release" | "reward" | "dispute_refund" | "adjustment";
                                 description: string;
                                 /** @enum {string} */
                                 direction: "credit" | "debit";
                                 amount: number;
                                 balanceAfter: number;
                                 createdAt: string;
+                                /** @description Transfers: the other person's name as others see it (surname masked: Adaeze O.) */
                                 counterparty?: string;
+                                /** @description Purchases, their refunds and airtime-to-cash sales: the id getMyVtuTransaction takes */
+                                purchaseId?: string;
                             }[];
                             limit: number;
                             offset: number;
@@ -3924,13 +3955,21 @@ export interface operations {
                         data: {
                             id: string;
                             reference: string;
+                            /**
+                             * @description What moved the money: savings_release is a lock broken or matured; adjustment, anything else (a correction)
+                             * @enum {string}
+                             */
+                            kind: "topup" | "bank_transfer" | "transfer_in" | "transfer_out" | "purchase" | "refund" | "airtime_cash" | "savings_lock" | "savings_release" | "reward" | "dispute_refund" | "adjustment";
                             description: string;
                             /** @enum {string} */
                             direction: "credit" | "debit";
                             amount: number;
                             balanceAfter: number;
                             createdAt: string;
+                            /** @description Transfers: the other person's name as others see it (surname masked: Adaeze O.) */
                             counterparty?: string;
+                            /** @description Purchases, their refunds and airtime-to-cash sales: the id getMyVtuTransaction takes */
+                            purchaseId?: string;
                         };
                     };
                 };
@@ -4734,6 +4773,82 @@ export interface operations {
                         data: {
                             items: {
                                 id: string;
+                                name: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Bad Gateway: UPSTREAM_UNAVAILABLE */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    listBanks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description Active Nigerian banks, one per code, sorted by name */
+                        data: {
+                            items: {
+                                /** @description The bank's code: submitKycTier3's bankCode */
+                                code: string;
                                 name: string;
                             }[];
                         };
@@ -6236,7 +6351,9 @@ export interface operations {
                 offset?: number;
                 status?: "processing" | "success" | "failed";
                 service?: "airtime" | "data" | "cable" | "electricity" | "betting" | "education" | "airtime_to_cash" | "social";
+                /** @description From this day or instant on. A date (2026-11-25) starts at the first moment of that day in Africa/Lagos; a full ISO 8601 instant with its offset is taken as given. */
                 from?: string;
+                /** @description Up to this day or instant, included. A date (2026-11-25) runs to the last moment of that day in Africa/Lagos, so from=D&to=D is the whole of day D; a full ISO 8601 instant with its offset is taken as given. */
                 to?: string;
             };
             header?: never;
