@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { useState } from 'react';
+import { toE164 } from '../../../src/shared/phone-number.ts';
 import {
   answeredRefusal,
   type CallError,
@@ -112,8 +113,15 @@ export function usePayment<N extends OperationName>(
   };
 }
 
-/** The last ten digits of a Nigerian number, whichever way it is written. */
-const nationalDigits = (phone: string) => phone.replace(/\D/g, '').slice(-10);
+/**
+ * The same recipient: the same text, or the same phone number however it is written. Only phones
+ * are compared as numbers: a meter, a betting ID or a link sharing some digits is another recipient.
+ */
+function sameRecipient(a: string, b: string): boolean {
+  if (a.trim() === b.trim()) return true;
+  const phone = toE164(a);
+  return phone !== null && phone === toE164(b);
+}
 
 /**
  * A VTU purchase's payment: a success opens its receipt at once (the record the service answered is
@@ -141,10 +149,7 @@ export function usePurchase<N extends OperationName>(
         from: new Date(since.getTime() - 60_000).toISOString(),
         limit: 10,
       });
-      const wanted = nationalDigits(lookFor.recipient);
-      const found = recent.items.find(
-        (t) => t.recipient === lookFor.recipient || nationalDigits(t.recipient) === wanted,
-      );
+      const found = recent.items.find((t) => sameRecipient(t.recipient, lookFor.recipient));
       return (found as Output<N> | undefined) ?? null;
     },
   });
