@@ -123,6 +123,19 @@ export const vtuTransaction = z.object({
   pins: z.array(z.string()).optional(),
   failureReason: z.string().optional(),
   description: z.string(),
+  order: z
+    .object({
+      provider: z.string().optional().describe('Disco, cable provider, betting company or exam'),
+      plan: z.string().optional().describe('Data plan, cable bouquet, exam variation or social service'),
+      type: z.string().optional().describe('Meter type (prepaid, postpaid) or cable subscription type'),
+      faceValue: z
+        .number()
+        .optional()
+        .describe('Naira asked for (airtime, electricity, betting, airtime sold), before any markup'),
+      quantity: z.number().int().optional(),
+    })
+    .optional()
+    .describe('What was ordered, in the buy operation’s own terms, so that it can be ordered again'),
   createdAt: z.string(),
   updatedAt: z.string(),
 });

@@ -256,9 +256,46 @@ export type VtuTransactionView = {
   pins?: string[];
   failureReason?: string;
   description: string;
+  /** What was ordered, in the buy operation's own terms, so that it can be ordered again. */
+  order?: PurchaseOrderView;
   createdAt: string;
   updatedAt: string;
 };
+
+/** The parts of a purchase's order a person picked (Buy again), beyond its recipient and network. */
+export type PurchaseOrderView = {
+  /** Disco, cable provider, betting company or exam. */
+  provider?: string;
+  /** Data plan, cable bouquet, exam variation or social service. */
+  plan?: string;
+  /** Meter type (prepaid, postpaid) or cable subscription type (change, renew). */
+  type?: string;
+  /** Naira: the face value asked for (airtime, electricity, betting, airtime sold), before any markup. */
+  faceValue?: number;
+  quantity?: number;
+};
+
+/** The order kept with the purchase (its provider request, amounts as kobo text), as a person picked it. */
+function orderOf(request: unknown): PurchaseOrderView | undefined {
+  const r = (typeof request === 'string' ? JSON.parse(request) : request) as Record<string, unknown> | null;
+  if (r === null || typeof r !== 'object') return undefined;
+  const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
+  const view: PurchaseOrderView = {};
+  const provider =
+    text(r.disco) ??
+    text(r.company) ??
+    text(r.exam) ??
+    (r.service === 'cable' ? text(r.provider) : undefined);
+  const plan = text(r.planId) ?? text(r.variation) ?? text(r.serviceId);
+  const type = text(r.meterType) ?? text(r.subscriptionType);
+  const face = text(r.amountKobo);
+  if (provider !== undefined) view.provider = provider;
+  if (plan !== undefined) view.plan = plan;
+  if (type !== undefined) view.type = type;
+  if (face !== undefined && /^\d+$/.test(face)) view.faceValue = koboToNaira(BigInt(face));
+  if (typeof r.quantity === 'number') view.quantity = r.quantity;
+  return Object.keys(view).length === 0 ? undefined : view;
+}
 
 /** The columns a purchase is shown with. */
 type Viewed = Pick<
@@ -278,6 +315,7 @@ type Viewed = Pick<
   | 'pins'
   | 'failure_reason'
   | 'description'
+  | 'request'
   | 'created_at'
   | 'updated_at'
 >;
@@ -285,6 +323,7 @@ type Viewed = Pick<
 export function toView(row: Viewed): VtuTransactionView {
   const pins =
     typeof row.pins === 'string' ? (JSON.parse(row.pins) as string[]) : (row.pins as string[] | null);
+  const order = orderOf(row.request);
   return {
     id: row.id,
     reference: row.reference,
@@ -301,6 +340,7 @@ export function toView(row: Viewed): VtuTransactionView {
     ...(pins === null ? {} : { pins }),
     ...(row.failure_reason === null ? {} : { failureReason: row.failure_reason }),
     description: row.description,
+    ...(order === undefined ? {} : { order }),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };

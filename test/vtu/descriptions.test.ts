@@ -34,8 +34,10 @@ describe('purchase descriptions', () => {
       ),
     );
     assert.equal(wallet.items.find((i) => i.purchaseId === done.id)?.description, done.description);
+    orders.set(done.description, done.order);
     return done.description;
   };
+  const orders = new Map<string, unknown>();
 
   it('airtime: the face value and the network by name', async () => {
     assert.match(
@@ -55,6 +57,12 @@ describe('purchase descriptions', () => {
       }),
       '₦2,000.00 Ikeja Electric prepaid electricity for meter 45012345675',
     );
+    // What was ordered comes back in the buy operation's terms, for "Buy again".
+    assert.deepEqual(orders.get('₦2,000.00 Ikeja Electric prepaid electricity for meter 45012345675'), {
+      provider: 'ikeja-electric',
+      type: 'prepaid',
+      faceValue: 2_000,
+    });
   });
 
   it('cable: the bouquet without the price in its catalogue name', async () => {
@@ -72,6 +80,12 @@ describe('purchase descriptions', () => {
       }),
       'DStv Padi for smartcard 7012345675',
     );
+    assert.deepEqual(orders.get('DStv Padi for smartcard 7012345675'), {
+      provider: 'dstv',
+      plan: 'dstv-padi',
+      type: 'change',
+      faceValue: 4_400,
+    });
   });
 
   it('data: the bundle and the network once, without the price', async () => {

@@ -5516,6 +5516,18 @@ export interface operations {
                             pins?: string[];
                             failureReason?: string;
                             description: string;
+                            /** @description What was ordered, in the buy operation’s own terms, so that it can be ordered again */
+                            order?: {
+                                /** @description Disco, cable provider, betting company or exam */
+                                provider?: string;
+                                /** @description Data plan, cable bouquet, exam variation or social service */
+                                plan?: string;
+                                /** @description Meter type (prepaid, postpaid) or cable subscription type */
+                                type?: string;
+                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                faceValue?: number;
+                                quantity?: number;
+                            };
                             createdAt: string;
                             updatedAt: string;
                         };
@@ -5657,6 +5669,18 @@ export interface operations {
                             pins?: string[];
                             failureReason?: string;
                             description: string;
+                            /** @description What was ordered, in the buy operation’s own terms, so that it can be ordered again */
+                            order?: {
+                                /** @description Disco, cable provider, betting company or exam */
+                                provider?: string;
+                                /** @description Data plan, cable bouquet, exam variation or social service */
+                                plan?: string;
+                                /** @description Meter type (prepaid, postpaid) or cable subscription type */
+                                type?: string;
+                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                faceValue?: number;
+                                quantity?: number;
+                            };
                             createdAt: string;
                             updatedAt: string;
                         };
@@ -5813,6 +5837,18 @@ export interface operations {
                             pins?: string[];
                             failureReason?: string;
                             description: string;
+                            /** @description What was ordered, in the buy operation’s own terms, so that it can be ordered again */
+                            order?: {
+                                /** @description Disco, cable provider, betting company or exam */
+                                provider?: string;
+                                /** @description Data plan, cable bouquet, exam variation or social service */
+                                plan?: string;
+                                /** @description Meter type (prepaid, postpaid) or cable subscription type */
+                                type?: string;
+                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                faceValue?: number;
+                                quantity?: number;
+                            };
                             createdAt: string;
                             updatedAt: string;
                         };
@@ -5964,6 +6000,18 @@ export interface operations {
                             pins?: string[];
                             failureReason?: string;
                             description: string;
+                            /** @description What was ordered, in the buy operation’s own terms, so that it can be ordered again */
+                            order?: {
+                                /** @description Disco, cable provider, betting company or exam */
+                                provider?: string;
+                                /** @description Data plan, cable bouquet, exam variation or social service */
+                                plan?: string;
+                                /** @description Meter type (prepaid, postpaid) or cable subscription type */
+                                type?: string;
+                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                faceValue?: number;
+                                quantity?: number;
+                            };
                             createdAt: string;
                             updatedAt: string;
                         };
@@ -6103,6 +6151,18 @@ export interface operations {
                             pins?: string[];
                             failureReason?: string;
                             description: string;
+                            /** @description What was ordered, in the buy operation’s own terms, so that it can be ordered again */
+                            order?: {
+                                /** @description Disco, cable provider, betting company or exam */
+                                provider?: string;
+                                /** @description Data plan, cable bouquet, exam variation or social service */
+                                plan?: string;
+                                /** @description Meter type (prepaid, postpaid) or cable subscription type */
+                                type?: string;
+                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                faceValue?: number;
+                                quantity?: number;
+                            };
                             createdAt: string;
                             updatedAt: string;
                         };
@@ -6246,6 +6306,18 @@ export interface operations {
                             pins?: string[];
                             failureReason?: string;
                             description: string;
+                            /** @description What was ordered, in the buy operation’s own terms, so that it can be ordered again */
+                            order?: {
+                                /** @description Disco, cable provider, betting company or exam */
+                                provider?: string;
+                                /** @description Data plan, cable bouquet, exam variation or social service */
+                                plan?: string;
+                                /** @description Meter type (prepaid, postpaid) or cable subscription type */
+                                type?: string;
+                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                faceValue?: number;
+                                quantity?: number;
+                            };
                             createdAt: string;
                             updatedAt: string;
                         };
@@ -6390,6 +6462,18 @@ export interface operations {
                                 pins?: string[];
                                 failureReason?: string;
                                 description: string;
+                                /** @description What was ordered, in the buy operation’s own terms, so that it can be ordered again */
+                                order?: {
+                                    /** @description Disco, cable provider, betting company or exam */
+                                    provider?: string;
+                                    /** @description Data plan, cable bouquet, exam variation or social service */
+                                    plan?: string;
+                                    /** @description Meter type (prepaid, postpaid) or cable subscription type */
+                                    type?: string;
+                                    /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                    faceValue?: number;
+                                    quantity?: number;
+                                };
                                 createdAt: string;
                                 updatedAt: string;
                             }[];
@@ -6486,6 +6570,18 @@ export interface operations {
                             pins?: string[];
                             failureReason?: string;
                             description: string;
+                            /** @description What was ordered, in the buy operation’s own terms, so that it can be ordered again */
+                            order?: {
+                                /** @description Disco, cable provider, betting company or exam */
+                                provider?: string;
+                                /** @description Data plan, cable bouquet, exam variation or social service */
+                                plan?: string;
+                                /** @description Meter type (prepaid, postpaid) or cable subscription type */
+                                type?: string;
+                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                faceValue?: number;
+                                quantity?: number;
+                            };
                             createdAt: string;
                             updatedAt: string;
                         };
@@ -6697,6 +6793,18 @@ export interface operations {
                             pins?: string[];
                             failureReason?: string;
                             description: string;
+                            /** @description What was ordered, in the buy operation’s own terms, so that it can be ordered again */
+                            order?: {
+                                /** @description Disco, cable provider, betting company or exam */
+                                provider?: string;
+                                /** @description Data plan, cable bouquet, exam variation or social service */
+                                plan?: string;
+                                /** @description Meter type (prepaid, postpaid) or cable subscription type */
+                                type?: string;
+                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                faceValue?: number;
+                                quantity?: number;
+                            };
                             createdAt: string;
                             updatedAt: string;
                         };
@@ -6932,6 +7040,18 @@ export interface operations {
                             pins?: string[];
                             failureReason?: string;
                             description: string;
+                            /** @description What was ordered, in the buy operation’s own terms, so that it can be ordered again */
+                            order?: {
+                                /** @description Disco, cable provider, betting company or exam */
+                                provider?: string;
+                                /** @description Data plan, cable bouquet, exam variation or social service */
+                                plan?: string;
+                                /** @description Meter type (prepaid, postpaid) or cable subscription type */
+                                type?: string;
+                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                faceValue?: number;
+                                quantity?: number;
+                            };
                             createdAt: string;
                             updatedAt: string;
                         };
