@@ -2,6 +2,7 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { createRouter, RouterProvider } from '@tanstack/react-router';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
+import { session } from './api/session.ts';
 import { routeTree } from './routeTree.gen.ts';
 import './styles.css';
 import { registerServiceWorker } from './service-worker-client.ts';
@@ -17,6 +18,12 @@ const queryClient = new QueryClient({
 });
 
 const router = createRouter({ routeTree, context: { queryClient }, defaultPreload: 'intent' });
+
+// Signed out in another tab: this one forgets what it read for the person and its screen goes to
+// sign-in (the route's guard runs again), so a shared phone shows nothing of theirs in any tab.
+session.subscribeElsewhere(() => {
+  if (!session.signedIn()) void router.invalidate().then(() => queryClient.clear());
+});
 
 declare module '@tanstack/react-router' {
   interface Register {

@@ -6,8 +6,9 @@ import { session } from './session.ts';
 
 // The one way the client speaks to the service: openapi-fetch over the types generated from
 // /openapi.json (web/src/api/schema.d.ts), so every call is checked against the contract. The
-// middleware adds the bearer token and, when the service says the access token has expired, refreshes
-// it once (silently) and sends the same request again; a refresh that fails signs the person out.
+// middleware adds the bearer token and, when the service says the access token has expired, gets a
+// new one (silently) and sends the same request again. Only a refresh token the service refuses while
+// it is still the current one signs the person out (src/api/session.ts: one session for all tabs).
 
 export type OperationName = keyof operations;
 type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;
@@ -30,43 +31,87 @@ const client = createClient<paths>({ baseUrl: '' });
 
 let refreshing: Promise<boolean> | null = null;
 
-/** Exchanges the refresh token for new tokens, once at a time however many calls wait on it. */
-function refresh(): Promise<boolean> {
-  refreshing ??= (async () => {
-    const refreshToken = session.refreshToken();
-    if (refreshToken === null) return false;
-    const response = await fetch('/_serverFn/refreshSession', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
-      body: JSON.stringify({ data: { refreshToken } }),
-    }).catch(() => null);
-    if (response === null) return false;
-    if (!response.ok) {
-      if (response.status === 401) session.clear();
+/**
+ * Gets this tab a live access token in place of `ended` (the one the service refused, or null when
+ * the tab has none yet): once at a time in this tab however many calls wait on it, and one tab at a
+ * time in the browser. True when there is one to use.
+ */
+function refresh(ended: string | null): Promise<boolean> {
+  refreshing ??= session
+    .exclusively(async () => {
+      // While this tab waited, another may have refreshed: its access token has come over already.
+      const current = session.accessToken();
+      if (current !== null && current !== ended) return true;
+      for (let attempt = 0; attempt < 3; attempt += 1) {
+        const refreshToken = await session.currentRefreshToken();
+        if (refreshToken === null) return false;
+        const exchanged = await exchange(refreshToken);
+        if (exchanged === 'unanswered') return false;
+        if (exchanged !== 'refused') {
+          await session.rotated(refreshToken, exchanged);
+          return true;
+        }
+        // Refused. A token that is no longer the current one lost a race (another tab, or a sign-in,
+        // replaced it meanwhile): not a reason to sign out; the current one is tried instead.
+        if ((await session.currentRefreshToken()) === refreshToken) {
+          session.clear();
+          return false;
+        }
+      }
       return false;
-    }
-    const body = (await response.json()) as { data: { accessToken: string; refreshToken: string } };
-    session.set(body.data);
-    return true;
-  })().finally(() => {
-    refreshing = null;
-  });
+    })
+    .finally(() => {
+      refreshing = null;
+    });
   return refreshing;
 }
 
+/** refreshSession: new tokens, 'refused' (401: that token cannot be used), or 'unanswered' (try later). */
+async function exchange(refreshToken: string) {
+  const response = await fetch('/_serverFn/refreshSession', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+    body: JSON.stringify({ data: { refreshToken } }),
+  }).catch(() => null);
+  if (response?.status === 401) return 'refused' as const;
+  if (response?.ok !== true) return 'unanswered' as const;
+  const body = (await response.json()) as { data: { accessToken: string; refreshToken: string } };
+  return body.data;
+}
+
+/**
+ * The sign-in operations carry no bearer token (API.md section 4): their 401 is about the code, never
+ * the session, and they must not wait on a refresh.
+ */
+const signInPaths = new Set(['/_serverFn/requestOtp', '/_serverFn/verifyOtp']);
+const isSignIn = (request: Request) => signInPaths.has(new URL(request.url).pathname);
+const bearerOf = (request: Request) => request.headers.get('authorization')?.replace(/^Bearer /, '') ?? null;
+
+/** A copy of each request as first sent: a body can be read once, and a retry sends it again. */
+const unsent = new WeakMap<Request, Request>();
+
 const auth: Middleware = {
   async onRequest({ request }) {
-    if (session.accessToken() === null && session.refreshToken() !== null) await refresh();
+    if (isSignIn(request)) return request;
+    if (session.accessToken() === null && session.signedIn()) await refresh(null);
     const token = session.accessToken();
     if (token !== null) request.headers.set('authorization', `Bearer ${token}`);
+    unsent.set(request, request.clone());
     return request;
   },
   async onResponse({ request, response }) {
-    if (response.status !== 401 || request.url.endsWith('/refreshSession')) return response;
-    if (!(await refresh())) return response;
-    const retry = request.clone();
-    retry.headers.set('authorization', `Bearer ${session.accessToken()}`);
-    return fetch(retry);
+    // A token refused because another tab's refresh ended it just now: refresh (or take that tab's
+    // token) and send again, a few times at most.
+    let answer = response;
+    let sent = bearerOf(request);
+    for (let attempt = 0; answer.status === 401 && sent !== null && attempt < 3; attempt += 1) {
+      if (!(await refresh(sent))) break;
+      const retry = (unsent.get(request) ?? request).clone();
+      sent = session.accessToken();
+      retry.headers.set('authorization', `Bearer ${sent}`);
+      answer = await fetch(retry);
+    }
+    return answer;
   },
 };
 client.use(auth);
@@ -126,7 +171,6 @@ export async function call<N extends OperationName>(
   const body = result.error as {
     error?: { code: string; message: string; details?: Record<string, unknown> };
   };
-  if (result.response.status === 401) session.clear();
   throw new CallError({
     code: body?.error?.code ?? 'INTERNAL',
     message: body?.error?.message ?? result.response.statusText,
