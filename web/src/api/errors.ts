@@ -16,7 +16,7 @@ const words: Record<string, string> = {
   KYC_PREVIOUS_TIER_REQUIRED: 'Finish the previous verification step first.',
   INVALID_PIN: 'That PIN is not right.',
   PIN_NOT_SET: 'Set your transaction PIN first.',
-  PIN_LOCKED: 'Your PIN is locked after too many wrong tries. Try again later.',
+  PIN_LOCKED: 'Your PIN is locked for 30 minutes after 5 wrong tries. Reset it with a code, or wait.',
   FORBIDDEN: 'You are not allowed to do that.',
   NOT_FOUND: 'We could not find that.',
   INSUFFICIENT_FUNDS: 'Your wallet balance is too low for this. Fund your wallet and try again.',
@@ -60,6 +60,10 @@ export function describeError(error: ApiError): string {
       ? `That is over your limit of ${naira(details.limit)}; ${naira(details.remaining)} is left today.`
       : `The maximum is ${naira(details.limit)}.`;
   }
+  if (error.code === 'PIN_LOCKED' && typeof details.retryAfterSeconds === 'number') {
+    const minutes = Math.max(1, Math.ceil(details.retryAfterSeconds / 60));
+    return `Your PIN is locked for 30 minutes after 5 wrong tries (${minutes} ${minutes === 1 ? 'minute' : 'minutes'} left). Reset it with a code, or wait.`;
+  }
   if (error.code === 'INVALID_PIN' && typeof details.attemptsLeft === 'number') {
     return `That PIN is not right. ${details.attemptsLeft} ${details.attemptsLeft === 1 ? 'try' : 'tries'} left before it locks.`;
   }
@@ -70,4 +74,16 @@ export function describeError(error: ApiError): string {
     return `That number is ${details.detected === 'unknown' ? 'not on a network we sell' : `an ${details.detected.toUpperCase()} number`}.`;
   }
   return base;
+}
+
+/**
+ * An SMS code refused (verifyOtp's 401, setTransactionPin's 403, both with `details.attemptsLeft`):
+ * wrong with tries left, or no longer usable at all. Never "your session has ended".
+ */
+export function describeCodeRefusal(error: ApiError): string {
+  const attemptsLeft = error.details?.attemptsLeft;
+  if (typeof attemptsLeft === 'number' && attemptsLeft > 0) {
+    return `That code is not right. ${attemptsLeft} ${attemptsLeft === 1 ? 'try' : 'tries'} left.`;
+  }
+  return 'This code can no longer be used (it has expired, was used, or had too many tries). Ask for a new code.';
 }
