@@ -255,6 +255,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       clock,
       logger,
       providers: vtuProviders,
+      payments,
       // The rate limits' namespace is already distinct per deployment and per test world.
       redisPrefix: `${overrides.rateLimitNamespace ?? 'billrail-rl:'}catalogue:`,
     }),

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import type { Config, VtuProviderName, VtuServiceName } from '../config.ts';
+import type { PaymentProvider } from '../providers/payments/payment-provider.ts';
 import type {
   BettingCompanyItem,
   CablePlanItem,
@@ -13,6 +14,7 @@ import type {
   SocialServiceItem,
   VtuProvider,
 } from '../providers/vtu/vtu-provider.ts';
+import { type Bank, usableBanks } from './banks.ts';
 import {
   type CatalogueCache,
   createCatalogueCache,
@@ -21,7 +23,8 @@ import {
 } from './cache.ts';
 
 // The provider catalogues (networks, data plans, cable providers and plans, discos, betting
-// companies, exam pins, social services, airtime-to-cash receiving lines), each read from the provider routed for its service and cached (cache.ts).
+// companies, exam pins, social services, airtime-to-cash receiving lines), each read from the provider routed for its service and cached (cache.ts),
+// and the payment provider's bank list, cached the same way.
 // Prices stay WHOLESALE here: the markup is applied when a catalogue is read (pricing.ts), so a
 // changed markup shows on the very next read without touching the cache.
 //
@@ -54,6 +57,8 @@ export type Catalogue = {
   socialServices(): Promise<SocialServiceItem[]>;
   /** The line the routed airtime-to-cash provider receives a network's airtime on. */
   airtimeToCashLine(network: Network): Promise<string>;
+  /** The payment provider's Nigerian banks that accounts can be held at, by name (banks.ts). */
+  banks(): Promise<Bank[]>;
   close(): Promise<void>;
 };
 
@@ -63,6 +68,8 @@ export type CatalogueDeps = {
   logger: Logger;
   /** Read on every call, so that a replaced adapter (or method) is the one used. */
   providers: Record<VtuProviderName, VtuProvider>;
+  /** The payment provider, whose bank list is cached here like the VTU catalogues. */
+  payments: PaymentProvider;
   /** Prefix of the Redis keys, distinct per deployment. */
   redisPrefix: string;
 };
@@ -117,6 +124,15 @@ export function createCatalogue(deps: CatalogueDeps): Catalogue {
     socialServices: () => read('social', 'social-services', (p) => p.socialServices()),
     airtimeToCashLine: (network) =>
       read('airtime_to_cash', `airtime-cash-line:${network}`, (p) => p.airtimeToCashLine(network)),
+    // One payment provider (Paystack): its name keys the list like a VTU provider's.
+    banks: () =>
+      cache.read('paystack:banks', async () => {
+        const banks = usableBanks(await deps.payments.listBanks());
+        // No bank at all is a broken answer, not a fact to keep for 30 minutes: Tier 3 would refuse
+        // every bank meanwhile. The stale list (or a 502) serves instead.
+        if (banks.length === 0) throw new Error('the payment provider listed no usable bank');
+        return banks;
+      }),
     close: () => cache.close(),
   };
 }

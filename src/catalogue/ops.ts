@@ -182,6 +182,18 @@ export const catalogueOperations = [
     handler: async ({ ctx }) => ({ items: await ctx.catalogue.bettingCompanies() }),
   }),
   defineOperation({
+    name: 'listBanks',
+    method: 'GET',
+    auth: 'user',
+    summary:
+      "The banks an account can be held at, from the payment provider's list (active Nigerian banks, one per code, by name); Tier 3's bankCode is one of their codes",
+    tags: ['kyc'],
+    input: s.listBanksInput,
+    output: s.listBanksOutput,
+    errors: catalogueErrors,
+    handler: async ({ ctx }) => ({ items: await ctx.catalogue.banks() }),
+  }),
+  defineOperation({
     name: 'listEducationPins',
     method: 'GET',
     auth: 'user',

@@ -58,6 +58,14 @@ export const listCablePlansOutput = items(cablePlan);
 export const listNamedInput = noInput;
 export const listNamedOutput = items(namedItem);
 
+export const listBanksInput = noInput;
+export const listBanksOutput = items(
+  z.object({
+    code: z.string().describe("The bank's code: submitKycTier3's bankCode"),
+    name: z.string(),
+  }),
+).describe('Active Nigerian banks, one per code, sorted by name');
+
 /** The exams buyEducationPin sells pins of (API.md section 5). */
 export const examIds = ['waec', 'waec-registration', 'neco', 'nabteb', 'jamb'] as const;
 

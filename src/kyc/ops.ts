@@ -23,6 +23,7 @@ const kycDeps = (ctx: Context): KycDeps => ({
   provider: ctx.kyc.provider,
   store: ctx.kyc.documents,
   pepper: ctx.config.secrets.pepper,
+  banks: () => ctx.catalogue.banks(),
 });
 
 /** The URL (absolute, or a path of this service) with one query parameter set. */
@@ -97,7 +98,7 @@ export const kycOperations = [
     method: 'POST',
     auth: 'user',
     summary:
-      'Tier 3: bank account (name must match) and an ID document; decided by an admin. A 409 says why in `details.reason`: `profile_name_missing`, `tier_approved`, `tier_pending`, `submitted_concurrently`',
+      'Tier 3: bank account (name must match; `bankCode` one of listBanks, else 400 on data.bankCode) and an ID document; decided by an admin. A 409 says why in `details.reason`: `profile_name_missing`, `tier_approved`, `tier_pending`, `submitted_concurrently`',
     tags,
     input: s.submitTier3Input,
     output: s.kycTierView,

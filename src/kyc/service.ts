@@ -39,6 +39,8 @@ export type KycDeps = {
   provider: KycProvider;
   store: DocumentStore;
   pepper: string;
+  /** The banks Tier 3 accepts (listBanks): the payment provider's list, cached. */
+  banks: () => Promise<readonly { code: string }[]>;
 };
 
 type Submission = Selectable<KycSubmissionsTable>;
@@ -350,6 +352,14 @@ export type Tier3Input = {
 export async function submitTier3(deps: KycDeps, userId: string, input: Tier3Input): Promise<KycTierView> {
   // The document is checked first: a bad upload costs no provider call.
   const document = decodeDocument(input.documentBase64, input.documentMimeType);
+  // A code the bank list does not hold names no bank a person can pick (listBanks): refused before
+  // anything is stored or any provider asked about the account.
+  if (!(await deps.banks()).some((bank) => bank.code === input.bankCode)) {
+    const message = 'not the code of a bank in listBanks';
+    throw new AppError('VALIDATION_ERROR', 'no such bank', {
+      details: { issues: [{ path: ['data', 'bankCode'], message }] },
+    });
+  }
   const { firstName, lastName } = await profileName(deps.db, userId);
   await assertCanSubmit(deps.db, userId, 3);
   const lookup = await askProvider(() =>

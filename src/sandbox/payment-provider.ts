@@ -15,6 +15,7 @@ import type {
 } from './payments/state.ts';
 import { createTimers, createWebhookSender } from './payments/webhooks.ts';
 import {
+  bankJson,
   banks,
   customerJson,
   dedicatedAccountJson,
@@ -23,6 +24,7 @@ import {
   newCode,
   nextId,
   recipientJson,
+  sandboxBanks,
   transactionJson,
   transactionListItemJson,
   transferCreatedJson,
@@ -68,6 +70,9 @@ import type { SandboxState } from './state.ts';
 //     other  → success, transfer.success.
 //   The same reference again with the same recipient and amount answers the existing transfer; with a
 //   different recipient or amount it is refused (400).
+// - Banks: GET /bank lists the Nigerian banks of payments/wire.ts (with a retired bank and a bank
+//   listed twice, as Paystack's list has), by cursor when asked; resolve and transfer recipients
+//   know the active ones.
 // - Balance: starts at ₦10,000,000; POST /__sandbox/payments/balance {amount (naira)} sets it. Money
 //   paid in does not add to it (Paystack settles collections to the merchant's bank).
 // - Webhooks: see payments/webhooks.ts; POST /__sandbox/webhooks {mode: deliver|drop}.
@@ -321,6 +326,39 @@ export function registerSandboxPayments(
         status: true,
         message: 'Assigned Managed Account Successfully Created',
         data: dedicatedAccountJson(account, customer),
+      };
+    });
+
+    // List Banks: the Nigerian banks (any other country or currency has none here), all at once, or
+    // by cursor with use_cursor=true: perPage at a time (at most state.bankPageSizeMax), meta.next
+    // the cursor of the next page and null on the last, as Paystack pages them.
+    api.get('/bank', routeOptions, async (request, reply) => {
+      const query = request.query as Record<string, string | undefined>;
+      const nigerian =
+        (query.country === undefined || query.country === 'nigeria') &&
+        (query.currency === undefined || query.currency === 'NGN');
+      const listed = nigerian ? sandboxBanks : [];
+      if (query.use_cursor !== 'true') {
+        return { status: true, message: 'Banks retrieved', data: listed.map(bankJson) };
+      }
+      const perPage = Number(query.perPage ?? '50');
+      if (!Number.isInteger(perPage) || perPage < 1) return refuse(reply, 400, 'Invalid perPage');
+      const after = query.next === undefined ? 0 : bankCursorId(query.next);
+      if (after === null) return refuse(reply, 400, 'Invalid cursor');
+      const pageSize = Math.min(perPage, payments.bankPageSizeMax);
+      const rest = listed.filter((b) => b.id > after);
+      const page = rest.slice(0, pageSize);
+      // The previous page starts after the entry pageSize + 1 before this page's first (or at the start).
+      const earlier = listed.filter((b) => b.id <= after);
+      return {
+        status: true,
+        message: 'Banks retrieved',
+        data: page.map(bankJson),
+        meta: {
+          next: rest.length > pageSize ? bankCursor(page.at(-1)!.id) : null,
+          previous: query.next === undefined ? null : bankCursor(earlier.at(-pageSize - 1)?.id ?? 0),
+          perPage: pageSize,
+        },
       };
     });
 
@@ -750,6 +788,17 @@ function metadataObject(value: unknown): Record<string, unknown> | null | undefi
   return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
     ? (parsed as Record<string, unknown>)
     : undefined;
+}
+
+/** Paystack's cursors are base64 text such as "YmFuazoxNjk=" (bank:169): the last id of a page. */
+function bankCursor(id: number): string {
+  return Buffer.from(`bank:${id}`).toString('base64');
+}
+
+/** The id a cursor of bankCursor names, or null when it is not one. */
+function bankCursorId(cursor: string): number | null {
+  const match = /^bank:(\d{1,9})$/.exec(Buffer.from(cursor, 'base64').toString('utf8'));
+  return match === null ? null : Number(match[1]);
 }
 
 /** A fresh key for the map (random codes practically never collide; this makes sure). */

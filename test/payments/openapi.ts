@@ -18,7 +18,9 @@ export const specPath = path.resolve(repoRoot, 'test', 'fixtures', 'paystack-ope
 const specId = 'paystack-openapi';
 
 type Node = Record<string, unknown>;
+type Parameter = { name?: string; in?: string; schema?: { type?: string; enum?: unknown[] } };
 type Operation = {
+  parameters?: Parameter[];
   requestBody?: { content?: Record<string, { schema?: Node }> };
   responses?: Record<string, Node>;
   operationId?: string;
@@ -29,6 +31,8 @@ export type Exchange = {
   /** The path under the provider's base URL, without the query. */
   path: string;
   requestBody: unknown;
+  /** The query parameters as sent (a GET's inputs). */
+  query: Record<string, string>;
   status: number;
   responseBody: unknown;
 };
@@ -51,6 +55,12 @@ export type Spec = {
   validatorAt(pointer: string): ValidateFunction;
   /** The property names a schema declares at its top level (through $ref and allOf). */
   declaredProperties(pointer: string): Set<string>;
+  /**
+   * What is wrong with a request's query parameters under the operation's `in: query` parameters:
+   * one that it does not declare, or a value that is not of the declared type (query text read as
+   * an integer, a boolean, or one of an enum's strings). Empty when nothing is.
+   */
+  queryProblems(operation: Operation, query: Record<string, string>): string[];
 };
 
 export function loadSpec(): Spec {
@@ -122,6 +132,29 @@ export function loadSpec(): Spec {
       return jsonSchemaOf(follow(pointer));
     },
     validatorAt,
+    queryProblems(operation, query) {
+      const declared = new Map(
+        (operation.parameters ?? []).filter((p) => p.in === 'query').map((p) => [p.name, p.schema ?? {}]),
+      );
+      const problems: string[] = [];
+      for (const [name, value] of Object.entries(query)) {
+        const schema = declared.get(name);
+        if (schema === undefined) {
+          problems.push(`${name} is no query parameter of the operation`);
+          continue;
+        }
+        const fits =
+          schema.type === 'integer'
+            ? /^-?\d+$/.test(value)
+            : schema.type === 'number'
+              ? value.trim() !== '' && Number.isFinite(Number(value))
+              : schema.type === 'boolean'
+                ? value === 'true' || value === 'false'
+                : schema.enum === undefined || schema.enum.includes(value);
+        if (!fits) problems.push(`${name}=${value} is not a ${schema.type ?? 'value'} the document allows`);
+      }
+      return problems;
+    },
     declaredProperties(pointer) {
       const names = new Set<string>();
       const visit = (p: string) => {

@@ -55,6 +55,7 @@ const expectedCoverage: Record<string, string[]> = {
   'POST /transfer': ['TransferCreateResponse'],
   'GET /transfer/verify/{reference}': ['TransferVerifyResponse', 'Error'],
   'GET /balance': ['BalanceCheckResponse', 'Error'],
+  'GET /bank': ['MiscellaneousListBanksResponse'],
 };
 
 describe("Paystack wire format against Paystack's OpenAPI document", () => {
@@ -161,7 +162,7 @@ describe("Paystack wire format against Paystack's OpenAPI document", () => {
     };
     await listVia({});
     for (const status of Object.keys(sandboxStatuses)) await listVia({ status });
-    for (const channel of Object.keys(sandboxChannels)) await listVia({ channel, perPage: '2' });
+    for (const channel of Object.keys(sandboxChannels)) await listVia({ channel, per_page: '2' });
     chargeWebhooks.push(
       ...(await receiver.waitFor(
         (w) => w.event === 'charge.success' && [paid, inbound.reference].includes(w.data.reference),
@@ -194,6 +195,14 @@ describe("Paystack wire format against Paystack's OpenAPI document", () => {
     }
     assert.equal(await client.verifyTransfer('no_such_transfer_reference'), null);
     await client.balance();
+    // List Banks as the client reads it, by cursor over pages of 10, and whole as a dashboard asks.
+    payments.bankPageSizeMax = 10;
+    assert.ok((await client.listBanks()).length > 20);
+    const banksVia = await fetch(`${proxyUrl}/bank?country=nigeria&currency=NGN`, {
+      headers: { authorization: `Bearer ${secretKey}`, accept: 'application/json' },
+    });
+    assert.equal(banksVia.status, 200);
+    await banksVia.arrayBuffer();
     // A wrong secret key: 401.
     const stranger = createPaystackClient({
       baseUrl: () => proxyUrl,
@@ -222,6 +231,48 @@ describe("Paystack wire format against Paystack's OpenAPI document", () => {
         `${exchange.method} ${found.template} answered ${exchange.status}, which the document does not describe`,
       );
     }
+  });
+
+  it('sent only query parameters the operation declares, each of its declared type', () => {
+    const failures: string[] = [];
+    let checked = 0;
+    for (const exchange of exchanges) {
+      if (Object.keys(exchange.query).length === 0) continue;
+      const { template, operation } = spec.operationFor(exchange.method, exchange.path)!;
+      for (const problem of spec.queryProblems(operation, exchange.query)) {
+        failures.push(`${exchange.method} ${template}: ${problem}`);
+      }
+      checked += 1;
+    }
+    assert.deepEqual(failures, []);
+    assert.ok(checked >= 5, `only ${checked} queries checked`);
+    // The check can fail: an undeclared parameter, and a value of the wrong type.
+    const banks = spec.operationFor('GET', '/bank')!.operation;
+    assert.equal(spec.queryProblems(banks, { per_page: '10' }).length, 1);
+    assert.equal(spec.queryProblems(banks, { use_cursor: 'yes' }).length, 1);
+    assert.equal(spec.queryProblems(banks, { country: 'france' }).length, 1);
+  });
+
+  it('lists banks page by page, each page and bank as MiscellaneousListBanksResponse wants', () => {
+    const pages = exchanges.filter((e) => e.path === '/bank' && e.query.use_cursor === 'true');
+    assert.ok(pages.length >= 3, `${pages.length} pages`);
+    // Every page but the last names the next; the client sent each cursor back.
+    const nexts = pages.map((e) => (e.responseBody as { meta: { next: string | null } }).meta.next);
+    assert.equal(nexts.at(-1), null);
+    assert.deepEqual(
+      pages.slice(1).map((e) => e.query.next),
+      nexts.slice(0, -1),
+    );
+    const item = spec.validatorAt('/components/schemas/MiscellaneousListBanksResponseArray');
+    const listed = pages.flatMap((e) => (e.responseBody as { data: Loose[] }).data);
+    assert.deepEqual(
+      listed.filter((b) => !item(b)).map((b) => `${b.code}: ${describeErrors(item.errors)}`),
+      [],
+    );
+    const broken: Loose = structuredClone(listed[0]);
+    delete broken.is_deleted;
+    assert.equal(item(broken), false, 'is_deleted is required');
+    assert.equal(item({ ...listed[0], active: 'true' }), false);
   });
 
   it('validates every request body the client sent, which names only fields the schema declares', () => {
@@ -445,10 +496,12 @@ async function startRecordingProxy(target: string, exchanges: Exchange[]): Promi
         ...(raw !== '' ? { body: raw } : {}),
       });
       const text = await upstream.text();
+      const url = new URL(request.url ?? '', 'http://proxy.invalid');
       exchanges.push({
         method: request.method ?? 'GET',
-        path: (request.url ?? '').split('?')[0]!,
+        path: url.pathname,
         requestBody: raw === '' ? undefined : JSON.parse(raw),
+        query: Object.fromEntries(url.searchParams),
         status: upstream.status,
         responseBody: JSON.parse(text),
       });

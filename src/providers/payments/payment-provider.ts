@@ -68,6 +68,19 @@ export type DedicatedAccount = {
   customerCode: string;
 };
 
+/** One entry of the provider's bank list, as the provider describes it. */
+export type ProviderBank = {
+  /** The bank's NIP / CBN code: what a resolve or a transfer recipient names the bank by. */
+  code: string;
+  name: string;
+  /** False for a bank the provider no longer serves (inactive or deleted). */
+  active: boolean;
+  /** The account scheme (`nuban` for Nigerian bank accounts). */
+  type: string;
+  country: string;
+  currency: string;
+};
+
 export type PaymentProvider = {
   initializeTransaction(request: {
     reference: string;
@@ -116,6 +129,8 @@ export type PaymentProvider = {
   verifyTransfer(reference: string): Promise<Transfer | null>;
   /** The NGN balance available for transfers. */
   balance(): Promise<{ balanceKobo: bigint }>;
+  /** The provider's list of Nigerian banks, every page of it, as the provider lists them. */
+  listBanks(): Promise<ProviderBank[]>;
 };
 
 export class PaymentProviderError extends Error {

@@ -4,6 +4,7 @@ import {
   type DedicatedAccount,
   type PaymentProvider,
   PaymentProviderError,
+  type ProviderBank,
   type TransactionStatus,
   type Transfer,
   type TransferStatus,
@@ -22,7 +23,7 @@ import {
 // - an indefinite failure: timeout, network error, 5xx, 429, or anything we cannot read (not JSON, the
 //   wrong shape, an answer about another reference). The request may or may not have taken effect.
 //
-// Retries: a GET (verify, resolve, balance) changes nothing, so it is repeated once after a network
+// Retries: a GET (verify, resolve, balance, list banks) changes nothing, so it is repeated once after a network
 // error or a 5xx, inside the same time budget. A POST is never repeated here: a repeated initialize
 // or transfer could act twice; after an indefinite failure the caller verifies by reference.
 
@@ -38,6 +39,10 @@ export type PaystackClientOptions = {
 const wireAmountKoboMax = BigInt(Number.MAX_SAFE_INTEGER);
 /** How much of a provider's error message goes into ours. */
 const providerMessageLengthMax = 200;
+/** Banks asked for per page of List Banks (cursor pagination). */
+const bankPageSize = 100;
+/** Pages of List Banks followed at most: Paystack lists a few hundred Nigerian banks, not thousands. */
+const bankPagesMax = 20;
 
 const transactionStatuses = [
   'success',
@@ -143,6 +148,22 @@ const transferAnswer = ok(
     reason: z.string().nullish(),
   }),
 );
+
+// List Banks with use_cursor: `meta.next` is the cursor of the next page, null on the last. Without
+// cursor pagination Paystack sends no `meta.next`, which reads as one page.
+const bankListAnswer = ok(
+  z.array(
+    z.object({
+      name: z.string().trim().min(1),
+      code: z.string().trim().min(1),
+      active: z.boolean(),
+      is_deleted: z.boolean().nullish(),
+      type: z.string(),
+      country: z.string(),
+      currency: z.string(),
+    }),
+  ),
+).extend({ meta: z.object({ next: z.string().nullish() }).nullish() });
 
 const balanceAnswer = ok(z.array(z.object({ currency: z.string(), balance: wireKobo })));
 
@@ -394,6 +415,42 @@ export function createPaystackClient(options: PaystackClientOptions): PaymentPro
       if (ngn.length !== 1) throw indefinite(what, `answered with ${ngn.length} NGN balances`, null);
       return { balanceKobo: ngn[0]!.balance };
     },
+
+    async listBanks() {
+      const what = 'list banks';
+      const banks: ProviderBank[] = [];
+      const cursorsSeen = new Set<string>();
+      let cursor: string | null = null;
+      for (let page = 1; page <= bankPagesMax; page += 1) {
+        const query = new URLSearchParams({
+          country: 'nigeria',
+          use_cursor: 'true',
+          perPage: String(bankPageSize),
+        });
+        if (cursor !== null) query.set('next', cursor);
+        const answer = await send({ what, method: 'GET', path: `/bank?${query}` });
+        const { data, meta } = validate(what, bankListAnswer, okBody(answer));
+        banks.push(...data.map(toProviderBank));
+        const next = meta?.next ?? null;
+        if (next === null || next === '' || data.length === 0) return banks;
+        // A cursor given twice would page for ever.
+        if (cursorsSeen.has(next)) throw indefinite(what, 'answered with a cursor it gave before', null);
+        cursorsSeen.add(next);
+        cursor = next;
+      }
+      throw indefinite(what, `listed more than ${bankPagesMax} pages of ${bankPageSize} banks`, null);
+    },
+  };
+}
+
+function toProviderBank(data: z.output<typeof bankListAnswer>['data'][number]): ProviderBank {
+  return {
+    code: data.code,
+    name: data.name,
+    active: data.active && data.is_deleted !== true,
+    type: data.type,
+    country: data.country,
+    currency: data.currency,
   };
 }
 

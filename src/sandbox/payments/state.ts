@@ -11,6 +11,8 @@ export const transferSettleDelayMs = 500;
 export const transferReversalDelayMs = 2_000;
 /** The transfer balance a fresh sandbox starts with: ₦10,000,000. */
 export const initialBalanceKobo = 1_000_000_000n;
+/** List Banks' largest page in the sandbox: perPage asks for fewer, never more. */
+export const bankPageSizeMax = 100;
 /** Delivery records kept for GET /__sandbox/webhooks and tests; the oldest go first. */
 export const webhookDeliveriesMax = 1_000;
 
@@ -112,6 +114,8 @@ export type SandboxPaymentsState = {
   transferSettleDelayMs: number;
   transferReversalDelayMs: number;
   webhookDeliveries: SandboxWebhookDelivery[];
+  /** List Banks' largest page, whatever perPage asks (tests lower it to make the list span pages). */
+  bankPageSizeMax: number;
   /** The last id handed out, for every kind of record (Paystack ids are integers). */
   lastId: number;
 };
@@ -132,6 +136,7 @@ export function createSandboxPaymentsState(): SandboxPaymentsState {
     transferSettleDelayMs,
     transferReversalDelayMs,
     webhookDeliveries: [],
+    bankPageSizeMax,
     lastId: 1_000_000,
   };
 }

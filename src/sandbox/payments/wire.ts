@@ -18,20 +18,99 @@ export const dedicatedBank = { id: 9_000, name: 'Test Bank', slug: 'test-bank' }
 /** Who sends money into a dedicated account in the sandbox. */
 const sender = { name: 'SANDBOX SENDER', bank: 'Sandbox Bank', accountNumber: 'XXXXXX4553' } as const;
 
-/** Banks the sandbox knows for resolve and transfer recipients: NIP code → name and Paystack id. */
-export const banks: ReadonlyMap<string, { id: number; name: string }> = new Map([
-  ['044', { id: 1, name: 'Access Bank' }],
-  ['011', { id: 7, name: 'First Bank of Nigeria' }],
-  ['058', { id: 9, name: 'Guaranty Trust Bank' }],
-  ['033', { id: 18, name: 'United Bank For Africa' }],
-  ['035', { id: 20, name: 'Wema Bank' }],
-  ['057', { id: 21, name: 'Zenith Bank' }],
-  ['232', { id: 16, name: 'Sterling Bank' }],
-  ['50211', { id: 67, name: 'Kuda Bank' }],
-  ['50515', { id: 171, name: 'Moniepoint MFB' }],
-  ['999991', { id: 286, name: 'PalmPay' }],
-  ['999992', { id: 287, name: 'OPay Digital Services Limited (OPay)' }],
-]);
+/** One entry of Paystack's List Banks, as the sandbox keeps it. */
+export type SandboxBank = {
+  id: number;
+  name: string;
+  slug: string;
+  /** The NIP / CBN code; `longcode` is the sort code, when the bank has one. */
+  code: string;
+  longcode: string;
+  active: boolean;
+  isDeleted: boolean;
+};
+
+const bank = (id: number, name: string, slug: string, code: string, longcode = code): SandboxBank => ({
+  id,
+  name,
+  slug,
+  code,
+  longcode,
+  active: true,
+  isDeleted: false,
+});
+
+/**
+ * The sandbox's Nigerian banks, in Paystack's order (by id), as List Banks answers them. Like
+ * Paystack's own list it holds a retired bank (Diamond Bank, merged into Access Bank: inactive and
+ * deleted, its code now Access Bank (Diamond)'s) and one bank listed twice under two names (Kuda), so
+ * a client has to filter and deduplicate it.
+ */
+export const sandboxBanks: readonly SandboxBank[] = [
+  bank(1, 'Access Bank', 'access-bank', '044', '044150149'),
+  { ...bank(2, 'Diamond Bank', 'diamond-bank', '063', '063150162'), active: false, isDeleted: true },
+  bank(3, 'Access Bank (Diamond)', 'access-bank-diamond', '063', '063150162'),
+  bank(4, 'Citibank Nigeria', 'citibank-nigeria', '023', '023150005'),
+  bank(5, 'Ecobank Nigeria', 'ecobank-nigeria', '050', '050150010'),
+  bank(6, 'Fidelity Bank', 'fidelity-bank', '070', '070150003'),
+  bank(7, 'First Bank of Nigeria', 'first-bank-of-nigeria', '011', '011151003'),
+  bank(8, 'First City Monument Bank', 'first-city-monument-bank', '214', '214150018'),
+  bank(9, 'Guaranty Trust Bank', 'guaranty-trust-bank', '058', '058152036'),
+  bank(10, 'Heritage Bank', 'heritage-bank', '030', '030159992'),
+  bank(11, 'Keystone Bank', 'keystone-bank', '082', '082150017'),
+  bank(12, 'Polaris Bank', 'polaris-bank', '076', '076151006'),
+  bank(13, 'Providus Bank', 'providus-bank', '101'),
+  bank(14, 'Stanbic IBTC Bank', 'stanbic-ibtc-bank', '221', '221159522'),
+  bank(15, 'Standard Chartered Bank', 'standard-chartered-bank', '068', '068150015'),
+  bank(16, 'Sterling Bank', 'sterling-bank', '232', '232150016'),
+  bank(17, 'Union Bank of Nigeria', 'union-bank-of-nigeria', '032', '032080474'),
+  bank(18, 'United Bank For Africa', 'united-bank-for-africa', '033', '033153513'),
+  bank(19, 'Unity Bank', 'unity-bank', '215', '215154097'),
+  bank(20, 'Wema Bank', 'wema-bank', '035', '035150103'),
+  bank(21, 'Zenith Bank', 'zenith-bank', '057', '057150013'),
+  bank(22, 'Jaiz Bank', 'jaiz-bank', '301', '301080020'),
+  bank(67, 'Kuda Bank', 'kuda-bank', '50211'),
+  bank(171, 'Moniepoint MFB', 'moniepoint-mfb-ng', '50515'),
+  bank(286, 'PalmPay', 'palmpay', '999991'),
+  bank(287, 'OPay Digital Services Limited (OPay)', 'paycom', '999992'),
+  bank(302, '9mobile 9Payment Service Bank', '9mobile-9payment-service-bank-ng', '120001'),
+  bank(303, 'Kuda Microfinance Bank', 'kuda-microfinance-bank', '50211'),
+];
+
+/**
+ * Banks the sandbox resolves accounts at and makes transfer recipients for, by NIP code: the active
+ * ones of sandboxBanks, the first listed for a code.
+ */
+export const banks: ReadonlyMap<string, { id: number; name: string }> = new Map(
+  sandboxBanks
+    .filter((b) => b.active && !b.isDeleted)
+    .toReversed()
+    .map((b): [string, { id: number; name: string }] => [b.code, { id: b.id, name: b.name }]),
+);
+
+/** A bank as List Banks answers it (MiscellaneousListBanksResponseArray). */
+export function bankJson(entry: SandboxBank) {
+  // Paystack's list was made long ago and changes rarely: fixed dates, not the sandbox clock.
+  const at = '2016-07-14T10:04:29.000Z';
+  return {
+    id: entry.id,
+    name: entry.name,
+    slug: entry.slug,
+    code: entry.code,
+    longcode: entry.longcode,
+    gateway: entry.longcode === entry.code ? null : 'emandate',
+    pay_with_bank: false,
+    supports_transfer: entry.active,
+    available_for_direct_debit: false,
+    active: entry.active,
+    is_deleted: entry.isDeleted,
+    country: 'Nigeria',
+    currency: 'NGN',
+    type: 'nuban',
+    createdAt: at,
+    updatedAt: at,
+  };
+}
 
 export const nextId = (state: SandboxPaymentsState): number => {
   state.lastId += 1;

@@ -232,7 +232,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Tier 3: bank account (name must match) and an ID document; decided by an admin. A 409 says why in `details.reason`: `profile_name_missing`, `tier_approved`, `tier_pending`, `submitted_concurrently` */
+        /** Tier 3: bank account (name must match; `bankCode` one of listBanks, else 400 on data.bankCode) and an ID document; decided by an admin. A 409 says why in `details.reason`: `profile_name_missing`, `tier_approved`, `tier_pending`, `submitted_concurrently` */
         post: operations["submitKycTier3"];
         delete?: never;
         options?: never;
