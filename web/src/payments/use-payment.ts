@@ -105,8 +105,9 @@ export function usePayment<N extends OperationName>(
     },
     pay: send,
     busy: mutation.isPending,
-    error: mutation.error,
-    lost: lostSince !== null,
+    // A lost answer is not an error to show: the payment may have gone through.
+    error: mutation.error !== null && !lostAnswer(mutation.error) ? mutation.error : null,
+    lost: lostSince !== null || (mutation.error !== null && lostAnswer(mutation.error)),
     retry: () => {
       if (lastInput !== null) send(lastInput);
     },
