@@ -361,8 +361,9 @@ export const purchaseOperations = [
           details: { field: 'profile_id' },
         });
       }
-      const { name, provider } = routed(ctx, 'education');
-      const items = await provider.educationItems().catch(upstream);
+      // The cached list listEducationPins prices from, so the price listed is the price charged.
+      const { name } = routed(ctx, 'education');
+      const items = await ctx.catalogue.educationItems();
       const item = items.find(
         (i) => i.exam === input.exam && (input.variation === undefined || i.variation === input.variation),
       );

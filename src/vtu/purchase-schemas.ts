@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pin } from '../auth/schemas.ts';
+import { examIds } from '../catalogue/schemas.ts';
 import { dateRangeFields, requireOrderedRange } from '../date-filter.ts';
 import { isNairaAmount } from '../money.ts';
 import { pageInput } from '../paging.ts';
@@ -53,7 +54,7 @@ export const fundBetInput = z
   .strict();
 export const buyEducationPinInput = z
   .object({
-    exam: z.enum(['waec', 'waec-registration', 'neco', 'nabteb', 'jamb']),
+    exam: z.enum(examIds),
     variation: code.optional(),
     quantity: z.number().int().min(1).max(10),
     amount: naira,

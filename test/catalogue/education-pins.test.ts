@@ -75,6 +75,36 @@ describe(`listEducationPins (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => 
     assert.ok(jamb.every((p) => p.amount === 6_405));
   });
 
+  it('buyEducationPin prices from the same cached list, so it charges what was listed while the provider cannot list', async () => {
+    const user = await buyer(world, 50_000);
+    const [neco] = await pins(user, 'neco');
+    assert.deepEqual(neco, { variation: 'neco-result', name: 'NECO Result Checker Token', amount: 1_382.5 });
+    const before = providerCalls;
+    providerFailing = true;
+    try {
+      const one = await bought(world, user, 'buyEducationPin', {
+        exam: 'neco',
+        variation: neco!.variation,
+        quantity: 1,
+        amount: neco!.amount,
+        phone: mtn('5'),
+      });
+      assert.equal(one.amount, 1_382.5);
+      // Several pins: the markup applies to their total, its flat part once (₦2,600 + ₦50 + ₦65).
+      const two = await bought(world, user, 'buyEducationPin', {
+        exam: 'neco',
+        variation: neco!.variation,
+        quantity: 2,
+        amount: 2_715,
+        phone: mtn('5'),
+      });
+      assert.equal(two.status, 'success');
+    } finally {
+      providerFailing = false;
+    }
+    assert.equal(providerCalls, before, 'no purchase asked the provider for its list');
+  });
+
   it('refuses an exam it does not sell pins of (400 on query.exam) and needs a signed-in caller', async () => {
     const user = await signIn(world);
     expectValidationAt(
