@@ -12,6 +12,7 @@ import { Route as rootRouteImport } from './routes/__root'
 import { Route as IndexRouteImport } from './routes/index'
 import { Route as InboxRouteImport } from './routes/inbox'
 import { Route as PinRouteImport } from './routes/pin'
+import { Route as ProfileRouteImport } from './routes/profile'
 import { Route as RewardsRouteImport } from './routes/rewards'
 import { Route as SavingsRouteImport } from './routes/savings'
 import { Route as SettingsRouteImport } from './routes/settings'
@@ -51,6 +52,11 @@ const InboxRoute = InboxRouteImport.update({
 const PinRoute = PinRouteImport.update({
   id: '/pin',
   path: '/pin',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const ProfileRoute = ProfileRouteImport.update({
+  id: '/profile',
+  path: '/profile',
   getParentRoute: () => rootRouteImport,
 } as any)
 const RewardsRoute = RewardsRouteImport.update({
@@ -183,6 +189,7 @@ export interface FileRoutesByFullPath {
   '/': typeof IndexRoute
   '/inbox': typeof InboxRoute
   '/pin': typeof PinRoute
+  '/profile': typeof ProfileRoute
   '/rewards': typeof RewardsRoute
   '/savings': typeof SavingsRoute
   '/settings': typeof SettingsRoute
@@ -213,6 +220,7 @@ export interface FileRoutesByTo {
   '/': typeof IndexRoute
   '/inbox': typeof InboxRoute
   '/pin': typeof PinRoute
+  '/profile': typeof ProfileRoute
   '/rewards': typeof RewardsRoute
   '/savings': typeof SavingsRoute
   '/settings': typeof SettingsRoute
@@ -244,6 +252,7 @@ export interface FileRoutesById {
   '/': typeof IndexRoute
   '/inbox': typeof InboxRoute
   '/pin': typeof PinRoute
+  '/profile': typeof ProfileRoute
   '/rewards': typeof RewardsRoute
   '/savings': typeof SavingsRoute
   '/settings': typeof SettingsRoute
@@ -276,6 +285,7 @@ export interface FileRouteTypes {
     | '/'
     | '/inbox'
     | '/pin'
+    | '/profile'
     | '/rewards'
     | '/savings'
     | '/settings'
@@ -306,6 +316,7 @@ export interface FileRouteTypes {
     | '/'
     | '/inbox'
     | '/pin'
+    | '/profile'
     | '/rewards'
     | '/savings'
     | '/settings'
@@ -336,6 +347,7 @@ export interface FileRouteTypes {
     | '/'
     | '/inbox'
     | '/pin'
+    | '/profile'
     | '/rewards'
     | '/savings'
     | '/settings'
@@ -367,6 +379,7 @@ export interface RootRouteChildren {
   IndexRoute: typeof IndexRoute
   InboxRoute: typeof InboxRoute
   PinRoute: typeof PinRoute
+  ProfileRoute: typeof ProfileRoute
   RewardsRoute: typeof RewardsRoute
   SavingsRoute: typeof SavingsRoute
   SettingsRoute: typeof SettingsRoute
@@ -415,6 +428,13 @@ declare module '@tanstack/react-router' {
       path: '/pin'
       fullPath: '/pin'
       preLoaderRoute: typeof PinRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/profile': {
+      id: '/profile'
+      path: '/profile'
+      fullPath: '/profile'
+      preLoaderRoute: typeof ProfileRouteImport
       parentRoute: typeof rootRouteImport
     }
     '/rewards': {
@@ -599,6 +619,7 @@ const rootRouteChildren: RootRouteChildren = {
   IndexRoute: IndexRoute,
   InboxRoute: InboxRoute,
   PinRoute: PinRoute,
+  ProfileRoute: ProfileRoute,
   RewardsRoute: RewardsRoute,
   SavingsRoute: SavingsRoute,
   SettingsRoute: SettingsRoute,

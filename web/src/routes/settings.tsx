@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { createFileRoute, useNavigate } from '@tanstack/react-router';
+import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
 import { type FormEvent, useId, useState } from 'react';
 import { type CallError, call, type Input, type Output } from '../api/client.ts';
 import { session } from '../api/session.ts';
@@ -274,6 +274,9 @@ function Settings() {
     <Screen title="Settings">
       {me.isPending ? <Waiting label="Loading your settings" /> : null}
       <ErrorNote error={me.error as CallError | null} />
+      <Link to="/profile" className="rounded-xl border border-gray-300 p-3 font-semibold text-brand">
+        Your profile: name, phone and email
+      </Link>
       {me.data ? <EmailSection me={me.data} /> : null}
       {me.data ? <NotificationSwitches me={me.data} /> : null}
       <h2 className="text-lg font-semibold">Notifications on this phone</h2>

@@ -1,51 +1,53 @@
-import { useMutation, useQuery } from '@tanstack/react-query';
-import { createFileRoute } from '@tanstack/react-router';
+import { createFileRoute, Link } from '@tanstack/react-router';
 import { useState } from 'react';
 import { type CallError, call } from '../../api/client.ts';
+import { useMe } from '../../api/queries.ts';
 import { requireSignIn } from '../../auth-guard.ts';
+import { TierUnlocks } from '../../components/kyc-tiers.tsx';
+import { QuickAmounts } from '../../components/quick-amounts.tsx';
 import { Button, ErrorNote, Field, Screen } from '../../components/ui.tsx';
 import { formatNaira, parseNaira } from '../../format.ts';
+import { DedicatedAccount } from './-dedicated-account.tsx';
 
-// Fund the wallet: an amount, then the payment provider's checkout. Coming back from it proves
-// nothing: the return page asks the service, which credits only on the provider's word.
+// Fund the wallet: by bank transfer to the person's own account number (Tier 2), or an amount paid
+// at the payment provider's checkout. Coming back from the checkout proves nothing: the return page
+// asks the service, which credits only on the provider's word.
+
+const quickAmounts = [1_000, 2_000, 5_000, 10_000] as const;
+
+/** Below Tier 2: what the account number needs, and the way to it. */
+function AccountNumberLocked() {
+  return (
+    <section
+      aria-labelledby="account-locked-title"
+      className="flex flex-col gap-2 rounded-xl bg-brand-light p-4"
+    >
+      <h2 id="account-locked-title" className="text-lg font-semibold">
+        Get your own account number
+      </h2>
+      <p className="text-sm">
+        Money sent to it from any bank lands in your wallet. It comes with Tier 2 (your NIN), which lets you:
+      </p>
+      <TierUnlocks tier={2} />
+      <Link to="/verify" className="self-start rounded-lg bg-brand px-4 py-2 font-semibold text-white">
+        Verify now
+      </Link>
+    </section>
+  );
+}
 
 function Fund() {
   const [amountText, setAmountText] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<CallError | null>(null);
   const amount = parseNaira(amountText);
-  const me = useQuery({ queryKey: ['me'], queryFn: () => call('getMe', {}) });
-  // The same account every time (SPEC.md item 12): asking again answers the one already opened.
-  const account = useMutation({ mutationFn: () => call('requestDedicatedAccount', {}) });
+  const me = useMe();
+  const tier = me.data?.kycTier;
   return (
     <Screen title="Fund your wallet">
-      {me.data && me.data.kycTier >= 2 ? (
-        <section
-          aria-labelledby="transfer-title"
-          className="flex flex-col gap-2 rounded-xl bg-brand-light p-4"
-        >
-          <h2 id="transfer-title" className="text-lg font-semibold">
-            By bank transfer
-          </h2>
-          {account.data ? (
-            <dl className="grid grid-cols-2 gap-1" data-testid="dedicated-account">
-              <dt>Bank</dt>
-              <dd className="font-semibold">{account.data.bankName}</dd>
-              <dt>Account number</dt>
-              <dd className="font-semibold">{account.data.accountNumber}</dd>
-              <dt>Account name</dt>
-              <dd className="font-semibold">{account.data.accountName}</dd>
-            </dl>
-          ) : (
-            <Button variant="secondary" busy={account.isPending} onClick={() => account.mutate()}>
-              Show my account number
-            </Button>
-          )}
-          <p className="text-sm">Money sent to it is added to your wallet when the bank confirms it.</p>
-          <ErrorNote error={account.error as CallError | null} />
-        </section>
-      ) : null}
+      {tier === undefined ? null : tier >= 2 ? <DedicatedAccount /> : <AccountNumberLocked />}
       <form
+        aria-labelledby="card-title"
         className="flex flex-col gap-4"
         onSubmit={async (event) => {
           event.preventDefault();
@@ -61,6 +63,15 @@ function Fund() {
           }
         }}
       >
+        <h2 id="card-title" className="text-lg font-semibold">
+          By card or bank app
+        </h2>
+        <QuickAmounts
+          amounts={quickAmounts}
+          chosen={amount}
+          onChoose={(chosen) => setAmountText(String(chosen))}
+          label="Amounts to fund"
+        />
         <Field
           label="Amount (₦)"
           value={amountText}
