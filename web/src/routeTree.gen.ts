@@ -11,7 +11,6 @@
 import { Route as rootRouteImport } from './routes/__root'
 import { Route as IndexRouteImport } from './routes/index'
 import { Route as InboxRouteImport } from './routes/inbox'
-import { Route as PinRouteImport } from './routes/pin'
 import { Route as ProfileRouteImport } from './routes/profile'
 import { Route as RewardsRouteImport } from './routes/rewards'
 import { Route as SavingsRouteImport } from './routes/savings'
@@ -36,6 +35,8 @@ import { Route as BuyElectricityRouteImport } from './routes/buy/electricity'
 import { Route as BuySocialRouteImport } from './routes/buy/social'
 import { Route as FundIndexRouteImport } from './routes/fund/index'
 import { Route as FundReturnRouteImport } from './routes/fund/return'
+import { Route as PinIndexRouteImport } from './routes/pin/index'
+import { Route as PinChangeRouteImport } from './routes/pin/change'
 import { Route as TransactionsIndexRouteImport } from './routes/transactions/index'
 import { Route as TransactionsIdRouteImport } from './routes/transactions/$id'
 
@@ -47,11 +48,6 @@ const IndexRoute = IndexRouteImport.update({
 const InboxRoute = InboxRouteImport.update({
   id: '/inbox',
   path: '/inbox',
-  getParentRoute: () => rootRouteImport,
-} as any)
-const PinRoute = PinRouteImport.update({
-  id: '/pin',
-  path: '/pin',
   getParentRoute: () => rootRouteImport,
 } as any)
 const ProfileRoute = ProfileRouteImport.update({
@@ -174,6 +170,16 @@ const FundReturnRoute = FundReturnRouteImport.update({
   path: '/fund/return',
   getParentRoute: () => rootRouteImport,
 } as any)
+const PinIndexRoute = PinIndexRouteImport.update({
+  id: '/pin/',
+  path: '/pin/',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const PinChangeRoute = PinChangeRouteImport.update({
+  id: '/pin/change',
+  path: '/pin/change',
+  getParentRoute: () => rootRouteImport,
+} as any)
 const TransactionsIndexRoute = TransactionsIndexRouteImport.update({
   id: '/transactions/',
   path: '/transactions/',
@@ -188,7 +194,6 @@ const TransactionsIdRoute = TransactionsIdRouteImport.update({
 export interface FileRoutesByFullPath {
   '/': typeof IndexRoute
   '/inbox': typeof InboxRoute
-  '/pin': typeof PinRoute
   '/profile': typeof ProfileRoute
   '/rewards': typeof RewardsRoute
   '/savings': typeof SavingsRoute
@@ -210,16 +215,17 @@ export interface FileRoutesByFullPath {
   '/buy/electricity': typeof BuyElectricityRoute
   '/buy/social': typeof BuySocialRoute
   '/fund/return': typeof FundReturnRoute
+  '/pin/change': typeof PinChangeRoute
   '/transactions/$id': typeof TransactionsIdRoute
   '/admin/': typeof AdminIndexRoute
   '/buy/': typeof BuyIndexRoute
   '/fund/': typeof FundIndexRoute
+  '/pin/': typeof PinIndexRoute
   '/transactions/': typeof TransactionsIndexRoute
 }
 export interface FileRoutesByTo {
   '/': typeof IndexRoute
   '/inbox': typeof InboxRoute
-  '/pin': typeof PinRoute
   '/profile': typeof ProfileRoute
   '/rewards': typeof RewardsRoute
   '/savings': typeof SavingsRoute
@@ -241,17 +247,18 @@ export interface FileRoutesByTo {
   '/buy/electricity': typeof BuyElectricityRoute
   '/buy/social': typeof BuySocialRoute
   '/fund/return': typeof FundReturnRoute
+  '/pin/change': typeof PinChangeRoute
   '/transactions/$id': typeof TransactionsIdRoute
   '/admin': typeof AdminIndexRoute
   '/buy': typeof BuyIndexRoute
   '/fund': typeof FundIndexRoute
+  '/pin': typeof PinIndexRoute
   '/transactions': typeof TransactionsIndexRoute
 }
 export interface FileRoutesById {
   __root__: typeof rootRouteImport
   '/': typeof IndexRoute
   '/inbox': typeof InboxRoute
-  '/pin': typeof PinRoute
   '/profile': typeof ProfileRoute
   '/rewards': typeof RewardsRoute
   '/savings': typeof SavingsRoute
@@ -273,10 +280,12 @@ export interface FileRoutesById {
   '/buy/electricity': typeof BuyElectricityRoute
   '/buy/social': typeof BuySocialRoute
   '/fund/return': typeof FundReturnRoute
+  '/pin/change': typeof PinChangeRoute
   '/transactions/$id': typeof TransactionsIdRoute
   '/admin/': typeof AdminIndexRoute
   '/buy/': typeof BuyIndexRoute
   '/fund/': typeof FundIndexRoute
+  '/pin/': typeof PinIndexRoute
   '/transactions/': typeof TransactionsIndexRoute
 }
 export interface FileRouteTypes {
@@ -284,7 +293,6 @@ export interface FileRouteTypes {
   fullPaths:
     | '/'
     | '/inbox'
-    | '/pin'
     | '/profile'
     | '/rewards'
     | '/savings'
@@ -306,16 +314,17 @@ export interface FileRouteTypes {
     | '/buy/electricity'
     | '/buy/social'
     | '/fund/return'
+    | '/pin/change'
     | '/transactions/$id'
     | '/admin/'
     | '/buy/'
     | '/fund/'
+    | '/pin/'
     | '/transactions/'
   fileRoutesByTo: FileRoutesByTo
   to:
     | '/'
     | '/inbox'
-    | '/pin'
     | '/profile'
     | '/rewards'
     | '/savings'
@@ -337,16 +346,17 @@ export interface FileRouteTypes {
     | '/buy/electricity'
     | '/buy/social'
     | '/fund/return'
+    | '/pin/change'
     | '/transactions/$id'
     | '/admin'
     | '/buy'
     | '/fund'
+    | '/pin'
     | '/transactions'
   id:
     | '__root__'
     | '/'
     | '/inbox'
-    | '/pin'
     | '/profile'
     | '/rewards'
     | '/savings'
@@ -368,17 +378,18 @@ export interface FileRouteTypes {
     | '/buy/electricity'
     | '/buy/social'
     | '/fund/return'
+    | '/pin/change'
     | '/transactions/$id'
     | '/admin/'
     | '/buy/'
     | '/fund/'
+    | '/pin/'
     | '/transactions/'
   fileRoutesById: FileRoutesById
 }
 export interface RootRouteChildren {
   IndexRoute: typeof IndexRoute
   InboxRoute: typeof InboxRoute
-  PinRoute: typeof PinRoute
   ProfileRoute: typeof ProfileRoute
   RewardsRoute: typeof RewardsRoute
   SavingsRoute: typeof SavingsRoute
@@ -400,10 +411,12 @@ export interface RootRouteChildren {
   BuyElectricityRoute: typeof BuyElectricityRoute
   BuySocialRoute: typeof BuySocialRoute
   FundReturnRoute: typeof FundReturnRoute
+  PinChangeRoute: typeof PinChangeRoute
   TransactionsIdRoute: typeof TransactionsIdRoute
   AdminIndexRoute: typeof AdminIndexRoute
   BuyIndexRoute: typeof BuyIndexRoute
   FundIndexRoute: typeof FundIndexRoute
+  PinIndexRoute: typeof PinIndexRoute
   TransactionsIndexRoute: typeof TransactionsIndexRoute
 }
 
@@ -421,13 +434,6 @@ declare module '@tanstack/react-router' {
       path: '/inbox'
       fullPath: '/inbox'
       preLoaderRoute: typeof InboxRouteImport
-      parentRoute: typeof rootRouteImport
-    }
-    '/pin': {
-      id: '/pin'
-      path: '/pin'
-      fullPath: '/pin'
-      preLoaderRoute: typeof PinRouteImport
       parentRoute: typeof rootRouteImport
     }
     '/profile': {
@@ -598,6 +604,20 @@ declare module '@tanstack/react-router' {
       preLoaderRoute: typeof FundReturnRouteImport
       parentRoute: typeof rootRouteImport
     }
+    '/pin/': {
+      id: '/pin/'
+      path: '/pin'
+      fullPath: '/pin/'
+      preLoaderRoute: typeof PinIndexRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/pin/change': {
+      id: '/pin/change'
+      path: '/pin/change'
+      fullPath: '/pin/change'
+      preLoaderRoute: typeof PinChangeRouteImport
+      parentRoute: typeof rootRouteImport
+    }
     '/transactions/': {
       id: '/transactions/'
       path: '/transactions'
@@ -618,7 +638,6 @@ declare module '@tanstack/react-router' {
 const rootRouteChildren: RootRouteChildren = {
   IndexRoute: IndexRoute,
   InboxRoute: InboxRoute,
-  PinRoute: PinRoute,
   ProfileRoute: ProfileRoute,
   RewardsRoute: RewardsRoute,
   SavingsRoute: SavingsRoute,
@@ -640,10 +659,12 @@ const rootRouteChildren: RootRouteChildren = {
   BuyElectricityRoute: BuyElectricityRoute,
   BuySocialRoute: BuySocialRoute,
   FundReturnRoute: FundReturnRoute,
+  PinChangeRoute: PinChangeRoute,
   TransactionsIdRoute: TransactionsIdRoute,
   AdminIndexRoute: AdminIndexRoute,
   BuyIndexRoute: BuyIndexRoute,
   FundIndexRoute: FundIndexRoute,
+  PinIndexRoute: PinIndexRoute,
   TransactionsIndexRoute: TransactionsIndexRoute,
 }
 export const routeTree = rootRouteImport

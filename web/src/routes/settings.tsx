@@ -277,6 +277,9 @@ function Settings() {
       <Link to="/profile" className="rounded-xl border border-gray-300 p-3 font-semibold text-brand">
         Your profile: name, phone and email
       </Link>
+      <Link to="/pin/change" className="rounded-xl border border-gray-300 p-3 font-semibold text-brand">
+        Change PIN
+      </Link>
       {me.data ? <EmailSection me={me.data} /> : null}
       {me.data ? <NotificationSwitches me={me.data} /> : null}
       <h2 className="text-lg font-semibold">Notifications on this phone</h2>

@@ -1,11 +1,13 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { createFileRoute, useNavigate } from '@tanstack/react-router';
 import { useState } from 'react';
-import { type CallError, call, type Output } from '../api/client.ts';
-import { requireSignIn } from '../auth-guard.ts';
-import { Button, ErrorNote, Field, Screen } from '../components/ui.tsx';
+import { type CallError, call, type Output } from '../../api/client.ts';
+import { requireSignIn } from '../../auth-guard.ts';
+import { Button, ErrorNote, Screen } from '../../components/ui.tsx';
+import { NewPinFields, newPinReady } from './-new-pin-fields.tsx';
 
-// PIN setup: four digits, typed twice; every payment asks for it last.
+// PIN setup: four digits, typed twice; every payment asks for it last. (Changing it, or replacing a
+// forgotten one, asks for an SMS code first: ./change.tsx.)
 
 function PinSetup() {
   const navigate = useNavigate();
@@ -14,7 +16,6 @@ function PinSetup() {
   const [again, setAgain] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<CallError | null>(null);
-  const mismatch = again.length === 4 && pin !== again ? 'The two PINs are not the same' : undefined;
 
   return (
     <Screen title="Set your transaction PIN">
@@ -23,7 +24,7 @@ function PinSetup() {
         className="flex flex-col gap-4"
         onSubmit={async (event) => {
           event.preventDefault();
-          if (pin !== again || !/^\d{4}$/.test(pin)) return;
+          if (!newPinReady(pin, again)) return;
           setBusy(true);
           setError(null);
           try {
@@ -40,27 +41,9 @@ function PinSetup() {
           }
         }}
       >
-        <Field
-          label="New PIN"
-          value={pin}
-          onChange={setPin}
-          type="password"
-          autoComplete="new-password"
-          inputMode="numeric"
-          maxLength={4}
-        />
-        <Field
-          label="Type it again"
-          value={again}
-          onChange={setAgain}
-          type="password"
-          autoComplete="new-password"
-          inputMode="numeric"
-          maxLength={4}
-          error={mismatch}
-        />
+        <NewPinFields pin={pin} again={again} onPin={setPin} onAgain={setAgain} />
         <ErrorNote error={error} />
-        <Button type="submit" busy={busy} disabled={!/^\d{4}$/.test(pin) || pin !== again}>
+        <Button type="submit" busy={busy} disabled={!newPinReady(pin, again)}>
           Save PIN
         </Button>
       </form>
@@ -68,4 +51,4 @@ function PinSetup() {
   );
 }
 
-export const Route = createFileRoute('/pin')({ beforeLoad: requireSignIn, component: PinSetup });
+export const Route = createFileRoute('/pin/')({ beforeLoad: requireSignIn, component: PinSetup });
