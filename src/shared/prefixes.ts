@@ -1,5 +1,5 @@
-import { toE164 } from './phone-number.ts';
 import type { Network } from './networks.ts';
+import { toE164 } from './phone-number.ts';
 
 // The Nigerian mobile prefix map (shared/reference/providers.md section 5, from the NCC-based table at
 // phoneng and the older lists it cites). A purchase checks the recipient's network against it before

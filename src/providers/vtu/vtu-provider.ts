@@ -1,3 +1,5 @@
+import type { Network } from '../../shared/networks.ts';
+
 // The upstream VTU providers (DESIGN.md "Outside parties"): a data vendor, a bills aggregator
 // (VTpass) and an SMM panel. Each adapter speaks its party's real wire format and answers in the
 // shapes below, so the purchase flow (src/vtu/) never sees a wire detail. Amounts are integer kobo
@@ -17,8 +19,8 @@ export type VtuService =
   | 'airtime_to_cash'
   | 'social';
 
+/** The networks sold are declared once, in src/shared (the web client reads them too). */
 export type { Network } from '../../shared/networks.ts';
-import type { Network } from '../../shared/networks.ts';
 
 /** One purchase, sent once per reference. `reference` is ours and is what a requery looks up. */
 export type PurchaseRequest =
