@@ -92,7 +92,9 @@ export function Beneficiaries(props: {
   const queries = useQueryClient();
   const saved = useSaved(service).data?.items ?? [];
   const recent = useRecent(service, saved);
-  const [managing, setManaging] = useState(false);
+  const [managingChosen, setManaging] = useState(false);
+  // With nothing saved left to delete, the recent ones are offered again.
+  const managing = managingChosen && saved.length > 0;
   const [said, setSaid] = useState('');
   const remove = useMutation({
     mutationFn: (beneficiary: Saved) => call('deleteBeneficiary', { id: beneficiary.id }),

@@ -1,98 +1,148 @@
-import { createFileRoute, useNavigate } from '@tanstack/react-router';
+import { useQuery } from '@tanstack/react-query';
+import { createFileRoute, Link } from '@tanstack/react-router';
+import { CircleCheck } from 'lucide-react';
 import { useState } from 'react';
-import { answeredRefusal, type CallError, call } from '../api/client.ts';
+import { toE164 } from '../../../src/shared/phone-number.ts';
+import { type CallError, call, type Output } from '../api/client.ts';
 import { requireSignIn } from '../auth-guard.ts';
-import { Button, ErrorNote, Field, Screen } from '../components/ui.tsx';
-import { formatNaira, parseNaira } from '../format.ts';
+import { Beneficiaries, SaveAs, useSaveAs } from '../components/beneficiaries.tsx';
+import { PinPayForm } from '../components/pin-pay-form.tsx';
+import { PriceSummary } from '../components/price-summary.tsx';
+import { TierGate } from '../components/tier-gate.tsx';
+import { Button, ErrorNote, Field, Screen, Waiting } from '../components/ui.tsx';
+import { formatDateTime, formatNaira, parseNaira } from '../format.ts';
+import { validatePrefill } from '../payments/prefill.ts';
+import { usePayment } from '../payments/use-payment.ts';
 
-// Send money to another billrail user (API.md section 14): the recipient's masked name is shown
-// before the PIN, and the Idempotency-Key is made once per intent, reused on a retry.
+// Send money to another billrail user (API.md section 14): the number (or one tap on a saved one),
+// whose owner's name is looked up as soon as it is complete, the amount and a note; then the summary
+// with that name, verified or plainly marked as not, before the PIN; then a receipt. An answer lost
+// after Send is looked for in the wallet history rather than sent again.
+
+type Sent = Output<'transferToUser'>;
+type Found = Output<'lookupRecipient'>;
+
+/** The service's transfer postings carry this reference prefix in the wallet history. */
+const transferReferencePrefix = 'transfer:';
+/** How far before Send a lost transfer may have been recorded (the two clocks may differ). */
+const clockSlackMs = 60_000;
+
+/** Words for a failed look-up that say what is wrong with the number, not "We could not find that". */
+function lookupProblem(error: CallError): string | undefined {
+  if (error.code === 'NOT_FOUND')
+    return 'No billrail account can receive money at this number yet. Check the number with its owner.';
+  if (error.code === 'VALIDATION_ERROR') return 'That is your own number.';
+  return undefined;
+}
 
 function Transfer() {
-  const navigate = useNavigate();
-  const [phone, setPhone] = useState('');
-  const [amountText, setAmountText] = useState('');
+  const prefill = Route.useSearch();
+  const [phone, setPhone] = useState(prefill.recipient ?? '');
+  const [amountText, setAmountText] = useState(prefill.amount?.toString() ?? '');
   const [narration, setNarration] = useState('');
-  const [pin, setPin] = useState('');
-  const [recipient, setRecipient] = useState<{ name: string; nameVerified: boolean; key: string } | null>(
-    null,
-  );
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<CallError | null>(null);
+  const [sent, setSent] = useState<Sent | null>(null);
   const amount = parseNaira(amountText);
+  const complete = toE164(phone) !== null;
+  const recipient = useQuery({
+    queryKey: ['recipient', toE164(phone)],
+    queryFn: () => call('lookupRecipient', { phone }),
+    enabled: complete,
+    staleTime: 60_000,
+    retry: false,
+  });
+  const found = complete ? recipient.data : undefined;
+  const note = narration.trim();
+  const saveAs = useSaveAs('transfer');
+  const payment = usePayment('transferToUser', {
+    onDone: async (transfer) => {
+      await saveAs.save({ recipient: phone });
+      setSent(transfer);
+    },
+    // A lost answer: the transfer, if it went through, is the newest debit of this amount since Send.
+    find: async (since) => {
+      const history = await call('listTransactions', { limit: 20 });
+      const match = history.items.find(
+        (item) =>
+          item.reference.startsWith(transferReferencePrefix) &&
+          item.direction === 'debit' &&
+          item.amount === amount &&
+          new Date(item.createdAt).getTime() >= since.getTime() - clockSlackMs,
+      );
+      if (match === undefined) return null;
+      return {
+        id: match.id,
+        reference: match.reference.slice(transferReferencePrefix.length),
+        amount: match.amount,
+        recipient: { name: match.counterparty ?? found?.name ?? phone },
+        createdAt: match.createdAt,
+      };
+    },
+  });
 
-  async function act(work: () => Promise<void>) {
-    setBusy(true);
-    setError(null);
-    try {
-      await work();
-    } catch (caught) {
-      setError(caught as CallError);
-      // A refusal was answered and nothing charged: the corrected try is a new intent.
-      if (answeredRefusal(caught))
-        setRecipient((found) => (found === null ? found : { ...found, key: crypto.randomUUID() }));
-    } finally {
-      setBusy(false);
-    }
+  if (sent !== null) return <TransferReceipt transfer={sent} phone={phone} narration={note} />;
+
+  if (payment.confirming && found !== undefined && amount !== null) {
+    return (
+      <Screen title="Confirm transfer">
+        <RecipientNote {...found} />
+        <PriceSummary
+          rows={[
+            { label: 'To', value: found.name },
+            { label: 'Phone', value: phone },
+            ...(note === '' ? [] : [{ label: 'Note', value: note }]),
+          ]}
+          total={amount}
+          totalLabel="You send"
+        />
+        <SaveAs choice={saveAs} recipient={phone} />
+        <PinPayForm
+          payment={payment}
+          price={amount}
+          onPay={(pin) => payment.pay({ phone, amount, pin, ...(note === '' ? {} : { narration: note }) })}
+        >
+          Send {formatNaira(amount)}
+        </PinPayForm>
+      </Screen>
+    );
   }
 
+  const lookupError = complete ? (recipient.error as CallError | null) : null;
   return (
     <Screen title="Send money">
-      <form
-        className="flex flex-col gap-4"
-        onSubmit={(event) => {
-          event.preventDefault();
-          if (recipient === null) {
-            void act(async () => {
-              const found = await call('lookupRecipient', { phone });
-              setRecipient({ name: found.name, nameVerified: found.nameVerified, key: crypto.randomUUID() });
-            });
-          } else if (amount !== null) {
-            void act(async () => {
-              const sent = await call(
-                'transferToUser',
-                { phone, amount, pin, ...(narration.trim() === '' ? {} : { narration }) },
-                { idempotencyKey: recipient.key },
-              );
-              await navigate({ to: '/', search: {}, state: { sent: sent.reference } as never });
-            });
-          }
-        }}
-      >
-        <Field
-          label="Their phone number"
-          value={phone}
-          onChange={(value) => {
-            setPhone(value);
-            setRecipient(null);
+      <TierGate need={2} what="Sending money">
+        <Beneficiaries service="transfer" onPick={(picked) => setPhone(picked.recipient)} />
+        <form
+          className="flex flex-col gap-4"
+          onSubmit={(event) => {
+            event.preventDefault();
+            if (found !== undefined && amount !== null) payment.open();
           }}
-          inputMode="tel"
-        />
-        {recipient ? (
-          <>
-            <RecipientNote name={recipient.name} nameVerified={recipient.nameVerified} />
-            <Field label="Amount (₦)" value={amountText} onChange={setAmountText} inputMode="decimal" />
-            <Field label="Note (optional)" value={narration} onChange={setNarration} maxLength={100} />
-            <Field
-              label="Transaction PIN"
-              value={pin}
-              onChange={setPin}
-              type="password"
-              autoComplete="off"
-              inputMode="numeric"
-              maxLength={4}
-            />
-          </>
-        ) : null}
-        <ErrorNote error={error} />
-        <Button
-          type="submit"
-          busy={busy}
-          disabled={recipient !== null && (amount === null || !/^\d{4}$/.test(pin))}
         >
-          {recipient === null ? 'Find' : amount === null ? 'Send' : `Send ${formatNaira(amount)}`}
-        </Button>
-      </form>
+          <Field
+            label="Their phone number"
+            value={phone}
+            onChange={setPhone}
+            inputMode="tel"
+            autoComplete="tel"
+            hint="The number of their billrail account, like 0803 123 4567"
+          />
+          {complete && recipient.isFetching ? <Waiting label="Finding who this is" /> : null}
+          {found !== undefined ? <RecipientNote {...found} /> : null}
+          <ErrorNote error={lookupError} message={lookupError ? lookupProblem(lookupError) : undefined} />
+          <Field
+            label="Amount (₦)"
+            value={amountText}
+            onChange={setAmountText}
+            inputMode="decimal"
+            hint="At least ₦100"
+            error={amountText !== '' && amount === null ? 'Type an amount such as 1,500' : undefined}
+          />
+          <Field label="Note (optional)" value={narration} onChange={setNarration} maxLength={100} />
+          <Button type="submit" disabled={found === undefined || amount === null}>
+            Continue
+          </Button>
+        </form>
+      </TierGate>
     </Screen>
   );
 }
@@ -104,17 +154,20 @@ const maskedPhone = /^\d{4}\*{4}\d{3}$/;
  * Who the money goes to, and how far to trust the name: a name verified with an NIN, or a warning
  * (set apart, not in the same look) when it is only what they typed, or when they gave none.
  */
-function RecipientNote({ name, nameVerified }: { name: string; nameVerified: boolean }) {
+function RecipientNote({ name, nameVerified }: Found) {
   if (nameVerified) {
     return (
-      <p className="rounded-lg bg-brand-light p-3">
+      <p className="rounded-lg bg-brand-light p-3" data-testid="recipient">
         Sending to <strong>{name}</strong>
         <span className="block text-sm">Name verified with their NIN.</span>
       </p>
     );
   }
   return (
-    <p className="rounded-lg border-2 border-amber-500 bg-amber-50 p-3 text-amber-950">
+    <p
+      className="rounded-lg border-2 border-amber-500 bg-amber-50 p-3 text-amber-950"
+      data-testid="recipient"
+    >
       Sending to <strong>{name}</strong>
       <span className="block text-sm">
         {maskedPhone.test(name)
@@ -126,4 +179,58 @@ function RecipientNote({ name, nameVerified }: { name: string; nameVerified: boo
   );
 }
 
-export const Route = createFileRoute('/transfer')({ beforeLoad: requireSignIn, component: Transfer });
+/** After Send: what was sent, to whom, its reference and time, to show or to quote if asked. */
+function TransferReceipt({
+  transfer,
+  phone,
+  narration,
+}: {
+  transfer: Sent;
+  phone: string;
+  narration: string;
+}) {
+  return (
+    <Screen title="Money sent">
+      <div role="status" className="flex flex-col items-center gap-2 text-center">
+        <CircleCheck aria-hidden="true" size={48} className="text-brand" />
+        <p className="text-3xl font-bold whitespace-nowrap" data-testid="sent-amount">
+          {formatNaira(transfer.amount)}
+        </p>
+        <p>
+          sent to <strong>{transfer.recipient.name}</strong>
+        </p>
+      </div>
+      <dl
+        className="grid grid-cols-[auto_1fr] gap-x-4 gap-y-2 rounded-xl bg-brand-light p-4"
+        data-testid="receipt"
+      >
+        <dt>To</dt>
+        <dd className="text-right font-semibold break-words">
+          {transfer.recipient.name}, {phone}
+        </dd>
+        {narration === '' ? null : (
+          <>
+            <dt>Note</dt>
+            <dd className="text-right font-semibold break-words">{narration}</dd>
+          </>
+        )}
+        <dt>Reference</dt>
+        <dd className="text-right font-semibold break-all">{transfer.reference}</dd>
+        <dt>Time</dt>
+        <dd className="text-right font-semibold">{formatDateTime(transfer.createdAt)}</dd>
+      </dl>
+      <Link to="/" className="rounded-lg bg-brand px-4 py-3 text-center text-lg font-semibold text-white">
+        Done
+      </Link>
+      <Link to="/transactions" className="text-center font-semibold text-brand underline">
+        See it in your history
+      </Link>
+    </Screen>
+  );
+}
+
+export const Route = createFileRoute('/transfer')({
+  beforeLoad: requireSignIn,
+  validateSearch: validatePrefill,
+  component: Transfer,
+});

@@ -1,130 +1,170 @@
 import { useQuery } from '@tanstack/react-query';
-import { createFileRoute, useNavigate } from '@tanstack/react-router';
-import { useState } from 'react';
-import { networkOfPhone } from '../../../../src/shared/prefixes.ts';
-import { answeredRefusal, type CallError, call } from '../../api/client.ts';
+import { createFileRoute } from '@tanstack/react-router';
+import { useEffect, useState } from 'react';
+import { networkNames } from '../../../../src/shared/networks.ts';
+import { toE164 } from '../../../../src/shared/phone-number.ts';
+import { type CallError, call } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
-import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
+import { Beneficiaries, SaveAs, useSaveAs } from '../../components/beneficiaries.tsx';
+import { useNetworkChoice } from '../../components/network-picker.tsx';
+import { PhoneNetworkFields } from '../../components/phone-network-fields.tsx';
+import { PinPayForm } from '../../components/pin-pay-form.tsx';
+import { PriceSummary } from '../../components/price-summary.tsx';
+import { TierGate } from '../../components/tier-gate.tsx';
+import { Button, ErrorNote, Screen, Waiting } from '../../components/ui.tsx';
 import { formatNaira } from '../../format.ts';
+import {
+  type DataPlan,
+  groupPlans,
+  type PlanGroup,
+  planTitle,
+  planTypeLabel,
+} from '../../payments/data-plans.ts';
+import { validatePrefill } from '../../payments/prefill.ts';
+import { usePurchase } from '../../payments/use-payment.ts';
 
-// Buy a data bundle: the number (its network found as typed), a plan from the catalogue at its
-// retail price, then the PIN last. The price sent is the one shown: if it changed meanwhile the
-// service says so (PRICE_CHANGED) and nothing is charged.
-
-const networkNames = { mtn: 'MTN', glo: 'Glo', airtel: 'Airtel', '9mobile': '9mobile' } as const;
+// Buy a data bundle: the number (its network found as it is typed, or one tap on a saved or recent
+// one), a plan from the catalogue by type, size and validity at its retail price, then the summary
+// and the PIN last. The price sent is the one shown: if it changed meanwhile the service refuses it
+// (PRICE_CHANGED, nothing charged) and the plans are read again, so the summary shows the new one.
 
 function BuyData() {
-  const navigate = useNavigate();
-  const [phone, setPhone] = useState('');
-  const [planId, setPlanId] = useState('');
-  const [pin, setPin] = useState('');
-  const [key, setKey] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<CallError | null>(null);
-  const detected = networkOfPhone(phone);
-  const network = detected !== null && detected !== 'other' ? detected : null;
+  const prefill = Route.useSearch();
+  const [phone, setPhone] = useState(prefill.recipient ?? '');
+  const choice = useNetworkChoice(phone, prefill.network);
+  const { network } = choice;
+  const [planId, setPlanId] = useState(prefill.plan ?? '');
   const plans = useQuery({
     queryKey: ['data-plans', network],
     queryFn: () => call('listDataPlans', { network: network! }),
     enabled: network !== null,
   });
   const plan = plans.data?.items.find((p) => p.plan_id === planId);
+  const saveAs = useSaveAs('data');
+  const payment = usePurchase('buyData', { service: 'data', recipient: phone }, () =>
+    saveAs.save({ recipient: phone, ...(network === null ? {} : { network }) }),
+  );
+  const { error, confirming } = payment;
+  const { refetch } = plans;
+  useEffect(() => {
+    if (confirming && error?.code === 'PRICE_CHANGED') void refetch();
+  }, [confirming, error, refetch]);
+
+  if (confirming && network !== null && plan !== undefined) {
+    return (
+      <Screen title="Confirm data">
+        <PriceSummary
+          rows={[
+            { label: 'To', value: `${phone} (${networkNames[network]})` },
+            { label: 'Plan', value: `${planTitle(plan)} ${planTypeLabel(plan.planType)}` },
+            ...(plan.validity ? [{ label: 'Valid for', value: plan.validity }] : []),
+          ]}
+          total={plan.amount}
+        />
+        <SaveAs choice={saveAs} recipient={phone} />
+        <PinPayForm
+          payment={payment}
+          price={plan.amount}
+          onPay={(pin) => payment.pay({ network, phone, plan_id: plan.plan_id, amount: plan.amount, pin })}
+        >
+          Pay {formatNaira(plan.amount)}
+        </PinPayForm>
+      </Screen>
+    );
+  }
 
   return (
     <Screen title="Buy data">
-      <form
-        className="flex flex-col gap-4"
-        onSubmit={async (event) => {
-          event.preventDefault();
-          if (network === null || plan === undefined) return;
-          if (key === null) {
-            setKey(crypto.randomUUID());
-            return;
-          }
-          setBusy(true);
-          setError(null);
-          try {
-            const purchase = await call(
-              'buyData',
-              { network, plan_id: plan.plan_id, phone, amount: plan.amount, pin },
-              { idempotencyKey: key },
-            );
-            await navigate({ to: '/transactions/$id', params: { id: purchase.id } });
-          } catch (caught) {
-            setError(caught as CallError);
-            // A refusal was answered and nothing charged: the corrected try is a new intent.
-            if (answeredRefusal(caught)) setKey(crypto.randomUUID());
-          } finally {
-            setBusy(false);
-          }
-        }}
-      >
-        <Field
-          label="Phone number"
-          value={phone}
-          onChange={(value) => {
-            setPhone(value);
-            setPlanId('');
-            setKey(null);
+      <TierGate need={1} what="Buying data">
+        <Beneficiaries
+          service="data"
+          onPick={(picked) => {
+            setPhone(picked.recipient);
+            choice.choose(picked.network ?? null);
           }}
-          inputMode="tel"
-          hint={
-            detected === 'other'
-              ? 'This number is on a network we do not sell.'
-              : network !== null
-                ? `${networkNames[network]} number`
-                : 'Like 0803 123 4567'
-          }
         />
-        {plans.isFetching ? <Waiting label="Loading the plans" /> : null}
-        {plans.data ? (
-          <label className="flex flex-col gap-1">
-            <span className="font-medium">Plan</span>
-            <select
-              className="rounded-lg border border-gray-400 px-3 py-2"
-              value={planId}
-              onChange={(event) => {
-                setPlanId(event.target.value);
-                setKey(null);
-              }}
-            >
-              <option value="">Choose a plan</option>
-              {plans.data.items.map((p) => (
-                <option key={p.plan_id} value={p.plan_id}>
-                  {p.name}
-                  {p.validity ? `, ${p.validity}` : ''} · {formatNaira(p.amount)}
-                </option>
-              ))}
-            </select>
-          </label>
-        ) : null}
-        {key !== null && plan !== undefined ? (
-          <>
-            <p className="rounded-xl bg-brand-light p-4">
-              {plan.name} for {phone}: you pay <strong data-testid="price">{formatNaira(plan.amount)}</strong>
-            </p>
-            <Field
-              label="Transaction PIN"
-              value={pin}
-              onChange={setPin}
-              type="password"
-              autoComplete="off"
-              inputMode="numeric"
-              maxLength={4}
-            />
-          </>
-        ) : null}
-        <ErrorNote error={(error ?? plans.error) as CallError | null} />
-        <Button
-          type="submit"
-          busy={busy}
-          disabled={plan === undefined || (key !== null && !/^\d{4}$/.test(pin))}
+        <form
+          className="flex flex-col gap-4"
+          onSubmit={(event) => {
+            event.preventDefault();
+            if (plan !== undefined) payment.open();
+          }}
         >
-          {key === null ? 'Continue' : `Pay ${plan ? formatNaira(plan.amount) : ''}`}
-        </Button>
-      </form>
+          <PhoneNetworkFields phone={phone} onPhone={setPhone} choice={choice} />
+          {plans.isPending && network !== null ? <Waiting label="Loading the plans" /> : null}
+          <ErrorNote error={plans.error as CallError | null} />
+          {plans.data ? (
+            <PlanPicker plans={plans.data.items} chosen={plan} onChoose={(p) => setPlanId(p.plan_id)} />
+          ) : null}
+          <Button type="submit" disabled={plan === undefined || toE164(phone) === null}>
+            Continue
+          </Button>
+        </form>
+      </TierGate>
     </Screen>
   );
 }
 
-export const Route = createFileRoute('/buy/data')({ beforeLoad: requireSignIn, component: BuyData });
+/** The plans of a network: its types as tabs, then the chosen type's bundles as cards. */
+function PlanPicker(props: {
+  plans: readonly DataPlan[];
+  chosen: DataPlan | undefined;
+  onChoose: (plan: DataPlan) => void;
+}) {
+  const groups = groupPlans(props.plans);
+  const [typeChosen, setType] = useState<string | null>(null);
+  const shown: PlanGroup | undefined =
+    groups.find((g) => g.planType === typeChosen) ??
+    groups.find((g) => g.planType === props.chosen?.planType) ??
+    groups[0];
+  if (shown === undefined) return <p>There are no plans for this network right now.</p>;
+  const card = (selected: boolean) =>
+    `flex rounded-lg border has-[:focus-visible]:outline-3 has-[:focus-visible]:outline-accent ${
+      selected ? 'border-brand bg-brand-light font-semibold' : 'border-gray-300'
+    }`;
+  return (
+    <>
+      <fieldset className="flex flex-wrap gap-2">
+        <legend className="mb-1 font-medium">Plan type</legend>
+        {groups.map((group) => (
+          <label key={group.planType} className={`${card(group === shown)} px-3 py-1`}>
+            <input
+              type="radio"
+              name="plan-type"
+              className="sr-only"
+              checked={group === shown}
+              onChange={() => setType(group.planType)}
+            />
+            {group.label}
+          </label>
+        ))}
+      </fieldset>
+      <fieldset className="grid grid-cols-2 gap-2">
+        <legend className="mb-1 font-medium">Plan</legend>
+        {shown.plans.map((p) => (
+          <label
+            key={p.plan_id}
+            className={`${card(p.plan_id === props.chosen?.plan_id)} flex-col px-3 py-2`}
+          >
+            <input
+              type="radio"
+              name="plan"
+              className="sr-only"
+              checked={p.plan_id === props.chosen?.plan_id}
+              onChange={() => props.onChoose(p)}
+            />
+            <span className="text-lg font-semibold">{planTitle(p)}</span>
+            {p.validity ? <span className="text-sm text-gray-700">{p.validity}</span> : null}
+            <span className="whitespace-nowrap">{formatNaira(p.amount)}</span>
+          </label>
+        ))}
+      </fieldset>
+    </>
+  );
+}
+
+export const Route = createFileRoute('/buy/data')({
+  beforeLoad: requireSignIn,
+  validateSearch: validatePrefill,
+  component: BuyData,
+});
