@@ -91,7 +91,7 @@ describe('the web client in a browser', { skip: skipWithoutChromium, timeout: 30
     const status = await buyAirtime(mtn('5'), '500', '05-buy-airtime');
     // The instant sandbox provider: delivered by the time the page first asks, or on its next poll.
     await page.getByTestId('status').filter({ hasText: 'Successful' }).waitFor(TIMEOUT);
-    assert.match(status, /Successful|Processing/);
+    assert.match(status, /Successful|Pending/);
     await screen(page, '06-receipt');
     assert.equal(await walletKobo(world, userId), 450_000n);
   });
@@ -122,7 +122,7 @@ describe('the web client in a browser', { skip: skipWithoutChromium, timeout: 30
 
   it('follows a pending purchase until the requery settles it', async () => {
     const status = await buyAirtime(mtn('2'), '100');
-    assert.match(status, /Processing/);
+    assert.match(status, /Pending/);
     await screen(page, '08-processing');
     await advanceClock(world, 61);
     // The page asks again about every 3 s.
@@ -130,16 +130,19 @@ describe('the web client in a browser', { skip: skipWithoutChromium, timeout: 30
     assert.equal(await walletKobo(world, userId), 430_000n);
   });
 
-  it('lists the purchases, newest first', async () => {
+  it('lists every movement of the wallet, newest first, and filters them by kind', async () => {
     await page.goto(`${world.baseUrl}/transactions`);
-    const rows = page.getByRole('main').getByRole('listitem');
-    await rows.first().waitFor(TIMEOUT);
-    assert.equal(await rows.count(), 4);
-    assert.match((await rows.first().textContent()) ?? '', /₦100 MTN airtime/);
+    const rows = page.getByRole('list', { name: 'Transactions' }).getByRole('listitem');
+    // The funding, four purchases and the failed one's refund.
+    await rows.nth(5).waitFor(TIMEOUT);
+    assert.equal(await rows.count(), 6);
+    assert.match((await rows.first().textContent()) ?? '', /₦100\.00 MTN airtime/);
+    assert.match((await rows.nth(1).textContent()) ?? '', /^Refund.*\+₦200\.00/);
     await screen(page, '09-history');
-    await page.getByLabel('Service').selectOption('data');
-    await page.getByText('Nothing here yet.').waitFor(TIMEOUT);
-    await page.getByLabel('Service').selectOption('airtime');
+    await page.getByLabel('Type', { exact: true }).selectOption('topup');
+    await page.getByText('Nothing matches these filters.').waitFor(TIMEOUT);
+    await page.getByLabel('Type', { exact: true }).selectOption('purchase');
+    await page.waitForURL(/kind=purchase/, TIMEOUT);
     await rows.nth(3).waitFor(TIMEOUT);
     assert.equal(await rows.count(), 4);
   });

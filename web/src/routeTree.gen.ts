@@ -39,6 +39,7 @@ import { Route as PinIndexRouteImport } from './routes/pin/index'
 import { Route as PinChangeRouteImport } from './routes/pin/change'
 import { Route as TransactionsIndexRouteImport } from './routes/transactions/index'
 import { Route as TransactionsIdRouteImport } from './routes/transactions/$id'
+import { Route as TransactionsEntryIdRouteImport } from './routes/transactions/entry/$id'
 
 const IndexRoute = IndexRouteImport.update({
   id: '/',
@@ -190,6 +191,11 @@ const TransactionsIdRoute = TransactionsIdRouteImport.update({
   path: '/transactions/$id',
   getParentRoute: () => rootRouteImport,
 } as any)
+const TransactionsEntryIdRoute = TransactionsEntryIdRouteImport.update({
+  id: '/transactions/entry/$id',
+  path: '/transactions/entry/$id',
+  getParentRoute: () => rootRouteImport,
+} as any)
 
 export interface FileRoutesByFullPath {
   '/': typeof IndexRoute
@@ -222,6 +228,7 @@ export interface FileRoutesByFullPath {
   '/fund/': typeof FundIndexRoute
   '/pin/': typeof PinIndexRoute
   '/transactions/': typeof TransactionsIndexRoute
+  '/transactions/entry/$id': typeof TransactionsEntryIdRoute
 }
 export interface FileRoutesByTo {
   '/': typeof IndexRoute
@@ -254,6 +261,7 @@ export interface FileRoutesByTo {
   '/fund': typeof FundIndexRoute
   '/pin': typeof PinIndexRoute
   '/transactions': typeof TransactionsIndexRoute
+  '/transactions/entry/$id': typeof TransactionsEntryIdRoute
 }
 export interface FileRoutesById {
   __root__: typeof rootRouteImport
@@ -287,6 +295,7 @@ export interface FileRoutesById {
   '/fund/': typeof FundIndexRoute
   '/pin/': typeof PinIndexRoute
   '/transactions/': typeof TransactionsIndexRoute
+  '/transactions/entry/$id': typeof TransactionsEntryIdRoute
 }
 export interface FileRouteTypes {
   fileRoutesByFullPath: FileRoutesByFullPath
@@ -321,6 +330,7 @@ export interface FileRouteTypes {
     | '/fund/'
     | '/pin/'
     | '/transactions/'
+    | '/transactions/entry/$id'
   fileRoutesByTo: FileRoutesByTo
   to:
     | '/'
@@ -353,6 +363,7 @@ export interface FileRouteTypes {
     | '/fund'
     | '/pin'
     | '/transactions'
+    | '/transactions/entry/$id'
   id:
     | '__root__'
     | '/'
@@ -385,6 +396,7 @@ export interface FileRouteTypes {
     | '/fund/'
     | '/pin/'
     | '/transactions/'
+    | '/transactions/entry/$id'
   fileRoutesById: FileRoutesById
 }
 export interface RootRouteChildren {
@@ -418,6 +430,7 @@ export interface RootRouteChildren {
   FundIndexRoute: typeof FundIndexRoute
   PinIndexRoute: typeof PinIndexRoute
   TransactionsIndexRoute: typeof TransactionsIndexRoute
+  TransactionsEntryIdRoute: typeof TransactionsEntryIdRoute
 }
 
 declare module '@tanstack/react-router' {
@@ -632,6 +645,13 @@ declare module '@tanstack/react-router' {
       preLoaderRoute: typeof TransactionsIdRouteImport
       parentRoute: typeof rootRouteImport
     }
+    '/transactions/entry/$id': {
+      id: '/transactions/entry/$id'
+      path: '/transactions/entry/$id'
+      fullPath: '/transactions/entry/$id'
+      preLoaderRoute: typeof TransactionsEntryIdRouteImport
+      parentRoute: typeof rootRouteImport
+    }
   }
 }
 
@@ -666,6 +686,7 @@ const rootRouteChildren: RootRouteChildren = {
   FundIndexRoute: FundIndexRoute,
   PinIndexRoute: PinIndexRoute,
   TransactionsIndexRoute: TransactionsIndexRoute,
+  TransactionsEntryIdRoute: TransactionsEntryIdRoute,
 }
 export const routeTree = rootRouteImport
   ._addFileChildren(rootRouteChildren)

@@ -41,3 +41,32 @@ export const buyPaths = {
   social: '/buy/social',
   airtime_to_cash: '/buy/airtime-to-cash',
 } as const;
+
+/** What a purchase record says about itself, as far as buying it again needs. */
+type Bought = {
+  recipient: string;
+  network?: string | undefined;
+  order?:
+    | {
+        provider?: string | undefined;
+        plan?: string | undefined;
+        type?: string | undefined;
+        faceValue?: number | undefined;
+      }
+    | undefined;
+};
+
+/**
+ * "Buy again": the search parameters that open a purchase's buy screen filled in as it was bought.
+ * The amount is the face value asked for; a plan's price is the screen's to read again.
+ */
+export function buyAgainSearch(purchase: Bought): Prefill {
+  const prefill: Prefill = { recipient: purchase.recipient };
+  const { order } = purchase;
+  if (purchase.network !== undefined) prefill.network = purchase.network;
+  if (order?.faceValue !== undefined) prefill.amount = order.faceValue;
+  if (order?.plan !== undefined) prefill.plan = order.plan;
+  if (order?.provider !== undefined) prefill.provider = order.provider;
+  if (order?.type !== undefined) prefill.type = order.type;
+  return prefill;
+}

@@ -1,27 +1,119 @@
 import { useQuery } from '@tanstack/react-query';
 import { createFileRoute, Link } from '@tanstack/react-router';
+import { Check, Copy as CopyIcon, Repeat } from 'lucide-react';
 import { useState } from 'react';
-import { call } from '../../api/client.ts';
+import { serviceNames } from '../../../../src/shared/display-names.ts';
+import { networkNames } from '../../../../src/shared/networks.ts';
+import { type CallError, call, type Output } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
-import { Button, ErrorNote, Screen, Waiting } from '../../components/ui.tsx';
-import { formatDateTime, formatNaira } from '../../format.ts';
+import { Receipt, type ReceiptContent, type ReceiptLine } from '../../components/receipt.tsx';
+import { statusWords } from '../../components/transaction-row.tsx';
+import { ErrorNote, Screen, Waiting } from '../../components/ui.tsx';
+import { formatNaira } from '../../format.ts';
+import { processingPollMs } from '../../payments/poll.ts';
+import { buyAgainSearch, buyPaths } from '../../payments/prefill.ts';
 
-// One transaction and its receipt, polled about every 3 s while it is processing (API.md section 15),
-// with the token or pins copyable once delivered.
+// One purchase and its receipt, asked again about every 3 s while it is pending (API.md section 15).
+// An electricity token is shown in groups of four, as it is typed into a meter, and can be copied, as
+// can exam pins; all of it can be read again later from History. "Buy again" opens the buy screen
+// filled in as this one was.
 
-const statusWords = { processing: 'Processing', success: 'Successful', failed: 'Failed' } as const;
+type Purchase = Output<'getMyVtuTransaction'>;
 
-function Copy({ text }: { text: string }) {
+/** A meter token as it is typed: 1234 5678 9012 3456 7890. Anything that is not all digits stays as it is. */
+const groupInFours = (token: string): string => {
+  const digits = token.replace(/[\s-]/g, '');
+  return /^\d+$/.test(digits) ? digits.replace(/(\d{4})(?=\d)/g, '$1 ') : token;
+};
+
+/** What the recipient of each service is called. */
+const recipientLabels: Record<string, string> = {
+  airtime: 'Phone number',
+  data: 'Phone number',
+  electricity: 'Meter number',
+  cable: 'Smartcard number',
+  betting: 'Customer ID',
+  education: 'For',
+  social: 'Link',
+  airtime_to_cash: 'Sent from',
+};
+
+function receiptOf(t: Purchase): ReceiptContent {
+  const lines: ReceiptLine[] = [
+    { label: 'What', value: t.description },
+    { label: recipientLabels[t.service] ?? 'Recipient', value: t.recipient },
+  ];
+  if (t.network !== undefined) {
+    lines.push({
+      label: 'Network',
+      value: networkNames[t.network as keyof typeof networkNames] ?? t.network,
+    });
+  }
+  if (t.token !== undefined) lines.push({ label: 'Token', value: groupInFours(t.token) });
+  if (t.units !== undefined) lines.push({ label: 'Units', value: t.units });
+  t.pins?.forEach((pin, i) => {
+    lines.push({ label: t.pins!.length > 1 ? `PIN ${i + 1}` : 'PIN', value: pin });
+  });
+  if (t.refunded !== undefined) lines.push({ label: 'Refunded', value: formatNaira(t.refunded) });
+  return {
+    title: serviceNames[t.service] ?? t.service,
+    amount: t.amount,
+    direction: t.direction,
+    status: statusWords[t.status],
+    lines,
+    reference: t.reference,
+    createdAt: t.createdAt,
+  };
+}
+
+function CopyButton({ text, what }: { text: string; what: string }) {
   const [copied, setCopied] = useState(false);
+  const [failed, setFailed] = useState(false);
   return (
-    <Button
-      variant="secondary"
-      onClick={() => {
-        void navigator.clipboard?.writeText(text).then(() => setCopied(true));
-      }}
+    <>
+      <button
+        type="button"
+        aria-label={copied ? `Copied ${what}` : `Copy ${what}`}
+        className="flex items-center gap-1 rounded-lg border border-brand px-3 py-2 font-semibold text-brand"
+        onClick={() => {
+          setFailed(false);
+          navigator.clipboard
+            .writeText(text)
+            .then(() => setCopied(true))
+            .catch(() => setFailed(true));
+        }}
+      >
+        {copied ? <Check size={18} aria-hidden="true" /> : <CopyIcon size={18} aria-hidden="true" />}
+        {copied ? 'Copied' : 'Copy'}
+      </button>
+      {failed ? (
+        <span className="text-sm text-red-800">Copying is not allowed here: select it instead.</span>
+      ) : null}
+    </>
+  );
+}
+
+function StatusNote({ t }: { t: Purchase }) {
+  const colours = {
+    success: 'bg-green-100 text-green-900',
+    failed: 'bg-red-100 text-red-900',
+    processing: 'bg-amber-100 text-amber-900',
+  }[t.status];
+  return (
+    <p
+      role="status"
+      aria-live="polite"
+      data-testid="status"
+      className={`rounded-xl p-4 text-xl font-bold ${colours}`}
     >
-      {copied ? 'Copied' : 'Copy'}
-    </Button>
+      {statusWords[t.status]}
+      {t.status === 'processing'
+        ? ': waiting for the provider. Most finish within a few minutes; we will notify you when it is done.'
+        : ''}
+      {t.status === 'failed' && t.direction === 'debit'
+        ? `: ${formatNaira(t.amount)} is back in your wallet`
+        : ''}
+    </p>
   );
 }
 
@@ -30,76 +122,74 @@ function Transaction() {
   const query = useQuery({
     queryKey: ['transaction', id],
     queryFn: () => call('getMyVtuTransaction', { id }),
-    refetchInterval: (q) => (q.state.data?.status === 'processing' ? 3_000 : false),
+    refetchInterval: (q) => processingPollMs(q.state.data),
   });
   const t = query.data;
+  const buyAgain = t === undefined ? undefined : buyPaths[t.service as keyof typeof buyPaths];
   return (
     <Screen title="Transaction">
-      <ErrorNote error={query.error as never} />
-      {t === undefined ? <Waiting label="Loading" /> : null}
+      <ErrorNote error={query.error as CallError | null} />
+      {t === undefined && query.isPending ? <Waiting label="Loading" /> : null}
       {t ? (
         <>
-          <p
-            role="status"
-            aria-live="polite"
-            data-testid="status"
-            className={`rounded-xl p-4 text-xl font-bold ${
-              t.status === 'success'
-                ? 'bg-green-100 text-green-900'
-                : t.status === 'failed'
-                  ? 'bg-red-100 text-red-900'
-                  : 'bg-amber-100 text-amber-900'
-            }`}
-          >
-            {statusWords[t.status]}
-            {t.status === 'processing' ? ': waiting for the provider…' : ''}
-            {t.status === 'failed' && t.direction === 'debit'
-              ? `: ${formatNaira(t.amount)} is back in your wallet`
-              : ''}
-          </p>
-          <dl className="grid grid-cols-2 gap-2" aria-label="Receipt">
-            <dt>What</dt>
-            <dd>{t.description}</dd>
-            <dt>{t.direction === 'credit' ? 'Credited' : 'Paid'}</dt>
-            <dd className="font-semibold">{formatNaira(t.amount)}</dd>
-            {t.refunded !== undefined ? (
-              <>
-                <dt>Refunded</dt>
-                <dd>{formatNaira(t.refunded)}</dd>
-              </>
-            ) : null}
-            {t.units !== undefined ? (
-              <>
-                <dt>Units</dt>
-                <dd data-testid="units">{t.units}</dd>
-              </>
-            ) : null}
-            <dt>Reference</dt>
-            <dd className="break-all">{t.reference}</dd>
-            <dt>Date</dt>
-            <dd>{formatDateTime(t.createdAt)}</dd>
-          </dl>
+          <StatusNote t={t} />
           {t.token ? (
-            <div className="flex items-center gap-2">
-              <p>
-                Token: <strong data-testid="token">{t.token}</strong>
+            <section
+              aria-labelledby="token-title"
+              className="flex flex-col gap-2 rounded-xl bg-brand-light p-4"
+            >
+              <h2 id="token-title" className="font-semibold">
+                Your token
+              </h2>
+              <p className="font-mono text-xl font-bold" data-testid="token">
+                {groupInFours(t.token)}
               </p>
-              <Copy text={t.token} />
-            </div>
+              {t.units !== undefined ? (
+                <p>
+                  Units: <span data-testid="units">{t.units}</span>
+                </p>
+              ) : null}
+              <div className="flex flex-wrap items-center gap-2">
+                <CopyButton text={t.token.replace(/[\s-]/g, '')} what="token" />
+              </div>
+            </section>
+          ) : t.units !== undefined ? (
+            <p>
+              Units: <span data-testid="units">{t.units}</span>
+            </p>
           ) : null}
           {t.pins?.length ? (
-            <div className="flex flex-col gap-2">
-              {t.pins.map((pin) => (
-                <div key={pin} className="flex items-center gap-2">
-                  <strong>{pin}</strong>
-                  <Copy text={pin} />
+            <section aria-labelledby="pins-title" className="flex flex-col gap-2">
+              <h2 id="pins-title" className="font-semibold">
+                {t.pins.length > 1 ? 'Your PINs' : 'Your PIN'}
+              </h2>
+              {t.pins.map((pin, i) => (
+                <div key={pin} className="flex flex-wrap items-center gap-2">
+                  <strong className="font-mono text-lg">{pin}</strong>
+                  <CopyButton text={pin} what={t.pins!.length > 1 ? `PIN ${i + 1}` : 'PIN'} />
                 </div>
               ))}
-            </div>
+            </section>
           ) : null}
-          <Link to="/" className="text-brand underline">
-            Back home
-          </Link>
+          <Receipt receipt={receiptOf(t)} />
+          {buyAgain && t.status !== 'processing' ? (
+            <Link
+              to={buyAgain}
+              search={buyAgainSearch(t)}
+              className="flex items-center justify-center gap-2 rounded-lg bg-brand px-4 py-3 text-lg font-semibold text-white"
+            >
+              <Repeat size={18} aria-hidden="true" />
+              {t.direction === 'credit' ? 'Sell again' : 'Buy again'}
+            </Link>
+          ) : null}
+          <div className="flex justify-between">
+            <Link to="/transactions" className="text-brand underline">
+              History
+            </Link>
+            <Link to="/" className="text-brand underline">
+              Back home
+            </Link>
+          </div>
         </>
       ) : null}
     </Screen>
