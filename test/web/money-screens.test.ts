@@ -77,14 +77,14 @@ describe('the web client: savings, rewards, transfers, inbox', {
     await userAtTier(world, 2, friend);
     await page.goto(`${world.baseUrl}/transfer`);
     await page.getByLabel('Their phone number').fill(friend.phone);
-    await page.getByRole('button', { name: 'Find' }).click();
     await page.getByText('Sending to Chioma E.').waitFor(TIMEOUT);
     await page.getByText('Name verified with their NIN.').waitFor(TIMEOUT);
     await page.getByLabel('Amount (₦)').fill('1500');
+    await page.getByRole('button', { name: 'Continue' }).click();
     await page.getByLabel('Transaction PIN').fill(PIN);
     await screen(page, '23-transfer');
     await page.getByRole('button', { name: 'Send ₦1,500.00' }).click();
-    await page.waitForURL(`${world.baseUrl}/`, TIMEOUT);
+    await page.getByRole('heading', { name: 'Money sent' }).waitFor(TIMEOUT);
     assert.equal(await walletKobo(world, friend.userId), 150_000n);
     assert.equal(await walletKobo(world, userId), 840_000n);
   });
@@ -97,14 +97,12 @@ describe('the web client: savings, rewards, transfers, inbox', {
     );
     await page.goto(`${world.baseUrl}/transfer`);
     await page.getByLabel('Their phone number').fill(typed.phone);
-    await page.getByRole('button', { name: 'Find' }).click();
     await page.getByText('Sending to Billrail S.').waitFor(TIMEOUT);
     await page.getByText(/^This name is the one they typed, not verified with an NIN\./).waitFor(TIMEOUT);
     await screen(page, '23b-transfer-unverified');
 
     const nameless = await userAtTier(world, 1, await kycUser(world, null));
     await page.getByLabel('Their phone number').fill(nameless.phone);
-    await page.getByRole('button', { name: 'Find' }).click();
     await page.getByText(/^This person has not given a name, and none is verified\./).waitFor(TIMEOUT);
   });
 

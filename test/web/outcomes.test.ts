@@ -99,7 +99,9 @@ describe('the web client: the failed and pending outcomes of data, cable, electr
     await page.goto(`${world.baseUrl}/buy/data`);
     await page.getByLabel('Phone number').fill(phone);
     await page.getByText('MTN number').waitFor(TIMEOUT);
-    await chooseFirst(page, 'Plan');
+    // The first plan card of the first type (the radio is visually hidden: a finger taps its card).
+    const plan = page.getByRole('group', { name: 'Plan', exact: true }).locator('label').first();
+    await plan.click(TIMEOUT);
     await page.getByRole('button', { name: 'Continue' }).click();
     const price = await shownPrice(page);
     await page.getByLabel('Transaction PIN').fill(PIN);

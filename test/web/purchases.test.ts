@@ -281,14 +281,13 @@ describe('the web client: cable, electricity, betting, exam pins, social, airtim
     await page.getByLabel('Airtime to sell (₦)').fill('1000');
     await screen(page, '57-airtime-to-cash');
     await page.getByRole('button', { name: 'Continue' }).click();
-    const terms = page.getByTestId('terms');
-    await terms.waitFor(TIMEOUT);
+    const payout = page.getByTestId('price').filter({ hasText: '₦' });
+    await payout.waitFor(TIMEOUT);
     const sendTo = (await page.getByTestId('send-to').textContent()) ?? '';
     assert.match(sendTo, /^0\d{10}$/);
-    assert.equal(
-      await terms.textContent(),
-      `Share ₦1,000.00 of MTN airtime from your line ${line} to ${sendTo}, and you get ₦800.00 in your wallet.`,
-    );
+    const summary = (await page.getByRole('definition').allTextContents()).join(' | ');
+    assert.equal(summary, `₦1,000.00 MTN airtime | ${line} | ${sendTo} | 80% | ₦800.00`);
+    await page.getByText('You receive').waitFor(TIMEOUT);
     await page.getByLabel('Transaction PIN').fill(PIN);
     await screen(page, '58-airtime-to-cash-confirm');
     assert.equal(await walletKobo(world, user.userId), expected, 'nothing debited');
