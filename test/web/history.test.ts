@@ -132,7 +132,9 @@ describe('history, receipts and tokens in the browser', {
   it('filters by kind and by whole days in Lagos', async () => {
     await page.getByLabel('Type', { exact: true }).selectOption('transfer_out');
     await page.waitForURL(/kind=transfer_out/, TIMEOUT);
-    await rows(page).filter({ hasText: 'Top-up' }).waitFor({ state: 'detached', ...TIMEOUT });
+    await rows(page)
+      .filter({ hasText: 'Top-up' })
+      .waitFor({ state: 'detached', ...TIMEOUT });
     await rows(page).filter({ hasText: 'Money sent' }).waitFor(TIMEOUT);
     assert.equal(await rows(page).count(), 1);
     await screen(page, 'history-money-sent');
@@ -159,7 +161,9 @@ describe('history, receipts and tokens in the browser', {
 
     await page.getByLabel('Purchase status').selectOption('success');
     await page.getByText('Only purchases are shown while a status is chosen.').waitFor(TIMEOUT);
-    await rows(page).filter({ hasText: 'Money sent' }).waitFor({ state: 'detached', ...TIMEOUT });
+    await rows(page)
+      .filter({ hasText: 'Money sent' })
+      .waitFor({ state: 'detached', ...TIMEOUT });
     await rows(page).filter({ hasText: 'Ikeja Electric' }).waitFor(TIMEOUT);
     assert.equal(await rows(page).count(), 1);
     await page.getByLabel('Purchase status').selectOption('failed');
