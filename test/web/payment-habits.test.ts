@@ -55,7 +55,7 @@ describe('payment habits in the browser', { skip: skipWithoutChromium, timeout: 
     await page.goto(`${world.baseUrl}/buy/airtime`);
     await page.getByRole('heading', { name: 'Buying airtime needs Tier 1 verification' }).waitFor(TIMEOUT);
     assert.equal(await page.getByLabel('Phone number').count(), 0, 'no form to fill in vain');
-    assert.ok(await page.getByText(/Tier 2 unlocks sending money/).isVisible());
+    assert.ok(await page.getByText(/Send money to other billrail users/).isVisible());
     await screen(page, 'tier-gate');
     await page.getByRole('link', { name: 'Verify now' }).click();
     await page.waitForURL(/\/verify$/, TIMEOUT);

@@ -1,7 +1,8 @@
 import { Link } from '@tanstack/react-router';
 import type { ReactNode } from 'react';
 import { useMe } from '../api/queries.ts';
-import { type Tier, tierUnlocks } from '../payments/tiers.ts';
+import type { Tier } from '../payments/tiers.ts';
+import { tiers } from './kyc-tiers.tsx';
 import { Waiting } from './ui.tsx';
 
 // Before a form a person cannot use yet: the tier it needs, what each tier unlocks, and the way to
@@ -18,12 +19,15 @@ export function TierGate({ need, what, children }: { need: Tier; what: string; c
         {what} needs Tier {need} verification
       </h2>
       <p className="text-amber-950">
-        You are at Tier {me.data.kycTier}. Tier {need} is {tierUnlocks[need].check}.
+        You are at Tier {me.data.kycTier}. For Tier {need}: {tiers[need].needs}.
       </p>
       <ul className="flex flex-col gap-1 text-amber-950">
         {([1, 2, 3] as const).map((tier) => (
           <li key={tier}>
-            <strong>Tier {tier}</strong> unlocks {tierUnlocks[tier].unlocks}.
+            <strong>
+              Tier {tier} ({tiers[tier].name}):
+            </strong>{' '}
+            {tiers[tier].unlocks.join('. ')}.
           </li>
         ))}
       </ul>
