@@ -8,9 +8,10 @@ import { requireSignIn } from '../auth-guard.ts';
 import { Beneficiaries, SaveAs, useSaveAs } from '../components/beneficiaries.tsx';
 import { PinPayForm } from '../components/pin-pay-form.tsx';
 import { PriceSummary } from '../components/price-summary.tsx';
+import { Receipt, type ReceiptContent } from '../components/receipt.tsx';
 import { TierGate } from '../components/tier-gate.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../components/ui.tsx';
-import { formatDateTime, formatNaira, parseNaira } from '../format.ts';
+import { formatNaira, parseNaira } from '../format.ts';
 import { validatePrefill } from '../payments/prefill.ts';
 import { usePayment } from '../payments/use-payment.ts';
 
@@ -22,8 +23,6 @@ import { usePayment } from '../payments/use-payment.ts';
 type Sent = Output<'transferToUser'>;
 type Found = Output<'lookupRecipient'>;
 
-/** The service's transfer postings carry this reference prefix in the wallet history. */
-const transferReferencePrefix = 'transfer:';
 /** How far before Send a lost transfer may have been recorded (the two clocks may differ). */
 const clockSlackMs = 60_000;
 
@@ -58,20 +57,19 @@ function Transfer() {
       await saveAs.save({ recipient: phone });
       setSent(transfer);
     },
-    // A lost answer: the transfer, if it went through, is the newest debit of this amount since Send.
+    // A lost answer: the transfer, if it went through, is a transfer out of this amount since Send.
     find: async (since) => {
-      const history = await call('listTransactions', { limit: 20 });
-      const match = history.items.find(
-        (item) =>
-          item.reference.startsWith(transferReferencePrefix) &&
-          item.direction === 'debit' &&
-          item.amount === amount &&
-          new Date(item.createdAt).getTime() >= since.getTime() - clockSlackMs,
-      );
+      const recent = await call('listTransactions', {
+        kind: 'transfer_out',
+        from: new Date(since.getTime() - clockSlackMs).toISOString(),
+        limit: 10,
+      });
+      const match = recent.items.find((item) => item.amount === amount);
       if (match === undefined) return null;
       return {
         id: match.id,
-        reference: match.reference.slice(transferReferencePrefix.length),
+        // The history lists the transfer's posting (transfer:TRF...); its receipt shows the transfer's own.
+        reference: match.reference.replace(/^transfer:/, ''),
         amount: match.amount,
         recipient: { name: match.counterparty ?? found?.name ?? phone },
         createdAt: match.createdAt,
@@ -179,7 +177,7 @@ function RecipientNote({ name, nameVerified }: Found) {
   );
 }
 
-/** After Send: what was sent, to whom, its reference and time, to show or to quote if asked. */
+/** After Send: the receipt (what was sent, to whom, its reference and time), to keep or to share. */
 function TransferReceipt({
   transfer,
   phone,
@@ -189,36 +187,29 @@ function TransferReceipt({
   phone: string;
   narration: string;
 }) {
+  const receipt: ReceiptContent = {
+    title: 'Money sent',
+    amount: transfer.amount,
+    direction: 'debit',
+    // The transfer is one posting: once answered, the money is in their wallet.
+    status: 'Successful',
+    lines: [
+      { label: 'To', value: transfer.recipient.name },
+      { label: 'Phone', value: phone },
+      ...(narration === '' ? [] : [{ label: 'Note', value: narration }]),
+    ],
+    reference: transfer.reference,
+    createdAt: transfer.createdAt,
+  };
   return (
     <Screen title="Money sent">
-      <div role="status" className="flex flex-col items-center gap-2 text-center">
-        <CircleCheck aria-hidden="true" size={48} className="text-brand" />
-        <p className="text-3xl font-bold whitespace-nowrap" data-testid="sent-amount">
-          {formatNaira(transfer.amount)}
-        </p>
-        <p>
-          sent to <strong>{transfer.recipient.name}</strong>
+      <div role="status" className="flex items-center gap-3">
+        <CircleCheck aria-hidden="true" size={40} className="shrink-0 text-brand" />
+        <p className="text-lg">
+          It is in <strong>{transfer.recipient.name}</strong>&apos;s wallet now.
         </p>
       </div>
-      <dl
-        className="grid grid-cols-[auto_1fr] gap-x-4 gap-y-2 rounded-xl bg-brand-light p-4"
-        data-testid="receipt"
-      >
-        <dt>To</dt>
-        <dd className="text-right font-semibold break-words">
-          {transfer.recipient.name}, {phone}
-        </dd>
-        {narration === '' ? null : (
-          <>
-            <dt>Note</dt>
-            <dd className="text-right font-semibold break-words">{narration}</dd>
-          </>
-        )}
-        <dt>Reference</dt>
-        <dd className="text-right font-semibold break-all">{transfer.reference}</dd>
-        <dt>Time</dt>
-        <dd className="text-right font-semibold">{formatDateTime(transfer.createdAt)}</dd>
-      </dl>
+      <Receipt receipt={receipt} />
       <Link to="/" className="rounded-lg bg-brand px-4 py-3 text-center text-lg font-semibold text-white">
         Done
       </Link>

@@ -5,8 +5,8 @@ import { networkNames } from '../../../../src/shared/networks.ts';
 import { toE164 } from '../../../../src/shared/phone-number.ts';
 import { type CallError, call } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
-import { type NetworkChoice, useNetworkChoice } from '../../components/network-picker.tsx';
-import { PhoneNetworkFields } from '../../components/phone-network-fields.tsx';
+import type { NetworkChoice } from '../../components/network-picker.tsx';
+import { PhoneNetworkFields, usePhoneLine } from '../../components/phone-network-fields.tsx';
 import { PinPayForm } from '../../components/pin-pay-form.tsx';
 import { PriceSummary } from '../../components/price-summary.tsx';
 import { TierGate } from '../../components/tier-gate.tsx';
@@ -41,9 +41,8 @@ function lineHint(choice: NetworkChoice): string {
 
 function AirtimeToCash() {
   const prefill = Route.useSearch();
-  const [phone, setPhone] = useState(prefill.recipient ?? '');
-  const choice = useNetworkChoice(phone, prefill.network);
-  const { network } = choice;
+  const line = usePhoneLine(prefill);
+  const { phone, network } = line;
   const [amountText, setAmountText] = useState(prefill.amount?.toString() ?? '');
   const amount = parseNaira(amountText);
   const amountError = amountProblem(amountText, amount);
@@ -97,13 +96,7 @@ function AirtimeToCash() {
             if (ready) payment.open();
           }}
         >
-          <PhoneNetworkFields
-            label="Your phone number"
-            phone={phone}
-            onPhone={setPhone}
-            choice={choice}
-            hint={lineHint(choice)}
-          />
+          <PhoneNetworkFields label="Your phone number" line={line} hint={lineHint(line.choice)} />
           <Field
             label="Airtime to sell (₦)"
             value={amountText}

@@ -5,8 +5,7 @@ import { networkNames } from '../../../../src/shared/networks.ts';
 import { call } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
 import { Beneficiaries, SaveAs, useSaveAs } from '../../components/beneficiaries.tsx';
-import { useNetworkChoice } from '../../components/network-picker.tsx';
-import { PhoneNetworkFields } from '../../components/phone-network-fields.tsx';
+import { PhoneNetworkFields, usePhoneLine } from '../../components/phone-network-fields.tsx';
 import { PinPayForm } from '../../components/pin-pay-form.tsx';
 import { PriceSummary } from '../../components/price-summary.tsx';
 import { QuickAmounts } from '../../components/quick-amounts.tsx';
@@ -23,14 +22,13 @@ const quickAmounts = [100, 200, 500, 1_000, 2_000] as const;
 
 function BuyAirtime() {
   const prefill = Route.useSearch();
-  const [phone, setPhone] = useState(prefill.recipient ?? '');
+  const line = usePhoneLine(prefill);
+  const { phone, network } = line;
   const [amountText, setAmountText] = useState(prefill.amount?.toString() ?? '');
-  const choice = useNetworkChoice(phone, prefill.network);
-  const { network } = choice;
   const amount = parseNaira(amountText);
   const saveAs = useSaveAs('airtime');
   const payment = usePurchase('buyAirtime', { service: 'airtime', recipient: phone }, () =>
-    saveAs.save({ recipient: phone, ...(network === null ? {} : { network }) }),
+    saveAs.save(line.kept),
   );
   const quote = useQuery({
     queryKey: ['quote', 'airtime', amount],
@@ -64,13 +62,7 @@ function BuyAirtime() {
   return (
     <Screen title="Buy airtime">
       <TierGate need={1} what="Buying airtime">
-        <Beneficiaries
-          service="airtime"
-          onPick={(picked) => {
-            setPhone(picked.recipient);
-            choice.choose(picked.network ?? null);
-          }}
-        />
+        <Beneficiaries service="airtime" onPick={line.pick} />
         <form
           className="flex flex-col gap-4"
           onSubmit={(event) => {
@@ -78,7 +70,7 @@ function BuyAirtime() {
             if (network !== null && amount !== null) payment.open();
           }}
         >
-          <PhoneNetworkFields phone={phone} onPhone={setPhone} choice={choice} />
+          <PhoneNetworkFields line={line} />
           <Field
             label="Amount (₦)"
             value={amountText}

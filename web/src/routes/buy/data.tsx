@@ -6,8 +6,7 @@ import { toE164 } from '../../../../src/shared/phone-number.ts';
 import { type CallError, call } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
 import { Beneficiaries, SaveAs, useSaveAs } from '../../components/beneficiaries.tsx';
-import { useNetworkChoice } from '../../components/network-picker.tsx';
-import { PhoneNetworkFields } from '../../components/phone-network-fields.tsx';
+import { PhoneNetworkFields, usePhoneLine } from '../../components/phone-network-fields.tsx';
 import { PinPayForm } from '../../components/pin-pay-form.tsx';
 import { PriceSummary } from '../../components/price-summary.tsx';
 import { TierGate } from '../../components/tier-gate.tsx';
@@ -30,9 +29,8 @@ import { usePurchase } from '../../payments/use-payment.ts';
 
 function BuyData() {
   const prefill = Route.useSearch();
-  const [phone, setPhone] = useState(prefill.recipient ?? '');
-  const choice = useNetworkChoice(phone, prefill.network);
-  const { network } = choice;
+  const line = usePhoneLine(prefill);
+  const { phone, network } = line;
   const [planId, setPlanId] = useState(prefill.plan ?? '');
   const plans = useQuery({
     queryKey: ['data-plans', network],
@@ -41,9 +39,7 @@ function BuyData() {
   });
   const plan = plans.data?.items.find((p) => p.plan_id === planId);
   const saveAs = useSaveAs('data');
-  const payment = usePurchase('buyData', { service: 'data', recipient: phone }, () =>
-    saveAs.save({ recipient: phone, ...(network === null ? {} : { network }) }),
-  );
+  const payment = usePurchase('buyData', { service: 'data', recipient: phone }, () => saveAs.save(line.kept));
   const { error, confirming } = payment;
   const { refetch } = plans;
   useEffect(() => {
@@ -76,13 +72,7 @@ function BuyData() {
   return (
     <Screen title="Buy data">
       <TierGate need={1} what="Buying data">
-        <Beneficiaries
-          service="data"
-          onPick={(picked) => {
-            setPhone(picked.recipient);
-            choice.choose(picked.network ?? null);
-          }}
-        />
+        <Beneficiaries service="data" onPick={line.pick} />
         <form
           className="flex flex-col gap-4"
           onSubmit={(event) => {
@@ -90,7 +80,7 @@ function BuyData() {
             if (plan !== undefined) payment.open();
           }}
         >
-          <PhoneNetworkFields phone={phone} onPhone={setPhone} choice={choice} />
+          <PhoneNetworkFields line={line} />
           {plans.isPending && network !== null ? <Waiting label="Loading the plans" /> : null}
           <ErrorNote error={plans.error as CallError | null} />
           {plans.data ? (
