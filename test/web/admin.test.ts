@@ -107,13 +107,13 @@ describe('the web client: admin screens', { skip: skipWithoutChromium, timeout: 
 
     const page = await signedInPage(browser, world, await signInAgain(world, user.phone));
     await page.goto(`${world.baseUrl}/inbox`);
-    const item = page.getByRole('list', { name: 'Broadcasts' }).getByRole('listitem').filter({
+    const item = page.getByRole('list', { name: 'Polls' }).getByRole('listitem').filter({
       hasText: 'New data prices',
     });
     await item.waitFor(TIMEOUT);
     await item.getByRole('group', { name: 'Which bundle do you buy most?' }).waitFor(TIMEOUT);
     await item.getByRole('button', { name: 'Weekly' }).click();
-    await item.getByRole('button', { name: 'Weekly · 1 vote' }).waitFor(TIMEOUT);
+    await item.getByText('Weekly (your vote)').waitFor(TIMEOUT);
     await screen(page, '62-inbox-broadcast-poll');
     await page.context().close();
   });

@@ -1,75 +1,246 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { createFileRoute } from '@tanstack/react-router';
-import { type CallError, call } from '../api/client.ts';
+import { createFileRoute, Link } from '@tanstack/react-router';
+import { ChevronRight, Megaphone, Vote } from 'lucide-react';
+import { type CallError, call, type Output } from '../api/client.ts';
 import { requireSignIn } from '../auth-guard.ts';
+import { notificationsKey } from '../components/nav.tsx';
 import { Button, ErrorNote, Screen, Waiting } from '../components/ui.tsx';
 import { formatDateTime } from '../format.ts';
 
-// The inbox (API.md section 10): notifications, then broadcasts with their polls and tallies.
+// The inbox (API.md section 10): polls pinned on top with their tallies and the person's vote, then
+// the notifications, unread ones marked, each opening what it is about (and marked read as it
+// opens), then the news.
+
+type Notification = Output<'listNotifications'>['items'][number];
+type Broadcast = Output<'listBroadcasts'>['items'][number];
+type Poll = NonNullable<Broadcast['poll']>;
+
+/** Where a notification leads, from its kind and data (src/notifications/messages.ts). */
+type Destination =
+  | { to: '/transactions/$id'; params: { id: string } }
+  | { to: '/transactions'; search: { kind: 'topup' | 'bank_transfer' | 'transfer_in' } }
+  | { to: '/transactions' | '/savings' | '/rewards' | '/verify' | '/settings' | '/admin/alerts' };
+
+function destinationOf(n: Notification): Destination | null {
+  switch (n.kind) {
+    case 'purchase_succeeded':
+    case 'purchase_failed':
+      return typeof n.data.transactionId === 'string'
+        ? { to: '/transactions/$id', params: { id: n.data.transactionId } }
+        : { to: '/transactions' };
+    // Money in: the history, showing that kind of movement.
+    case 'topup_credited':
+      return { to: '/transactions', search: { kind: 'topup' } };
+    case 'transfer_credited':
+      return { to: '/transactions', search: { kind: 'bank_transfer' } };
+    case 'wallet_transfer_received':
+      return { to: '/transactions', search: { kind: 'transfer_in' } };
+    case 'lock_created':
+    case 'lock_matured':
+    case 'lock_broken':
+      return { to: '/savings' };
+    case 'checkin_claimed':
+    case 'milestone_reached':
+    case 'referral_qualified':
+      return { to: '/rewards' };
+    case 'kyc_approved':
+    case 'kyc_rejected':
+      return { to: '/verify' };
+    // A PIN changed or a sign-in elsewhere: Settings, where the person can sign out or change the PIN.
+    case 'pin_changed':
+    case 'new_device_sign_in':
+      return { to: '/settings' };
+    case 'ops_alert':
+      return { to: '/admin/alerts' };
+    default:
+      return null;
+  }
+}
 
 function Inbox() {
   const queries = useQueryClient();
   const notifications = useQuery({
-    queryKey: ['notifications'],
-    queryFn: () => call('listNotifications', {}),
+    queryKey: [...notificationsKey, 'list'],
+    queryFn: () => call('listNotifications', { limit: 50 }),
   });
   const broadcasts = useQuery({ queryKey: ['broadcasts'], queryFn: () => call('listBroadcasts', {}) });
+  const refreshNotifications = () => queries.invalidateQueries({ queryKey: notificationsKey });
   const markAll = useMutation({
     mutationFn: () => call('markAllNotificationsRead', {}),
-    onSuccess: () => queries.invalidateQueries({ queryKey: ['notifications'] }),
+    onSuccess: refreshNotifications,
   });
-  const vote = useMutation({
-    mutationFn: (choice: { pollId: string; optionId: string }) => call('votePoll', choice),
-    onSuccess: () => queries.invalidateQueries({ queryKey: ['broadcasts'] }),
+  // Opening a notification leaves this screen: the mutation's own onSuccess still runs, so the
+  // unread count on the tab drops once the service has it read.
+  const markRead = useMutation({
+    mutationFn: (id: string) => call('markNotificationRead', { id }),
+    onSuccess: refreshNotifications,
   });
+  const polls = broadcasts.data?.items.filter((b) => b.poll !== undefined) ?? [];
+  const news = broadcasts.data?.items.filter((b) => b.poll === undefined) ?? [];
+  const unread = notifications.data?.unread ?? 0;
+
   return (
     <Screen title="Inbox">
-      <ErrorNote error={(notifications.error ?? broadcasts.error ?? vote.error) as CallError | null} />
-      {notifications.isPending ? <Waiting label="Loading your messages" /> : null}
-      {notifications.data && notifications.data.unread > 0 ? (
-        <Button variant="secondary" busy={markAll.isPending} onClick={() => markAll.mutate()}>
-          Mark all {notifications.data.unread} as read
-        </Button>
+      <ErrorNote error={(notifications.error ?? broadcasts.error ?? markAll.error) as CallError | null} />
+      {polls.length > 0 ? (
+        <section aria-labelledby="polls-title" className="flex flex-col gap-3">
+          <h2 id="polls-title" className="flex items-center gap-2 text-lg font-semibold">
+            <Vote aria-hidden="true" size={20} className="text-brand" />
+            Polls
+          </h2>
+          <ul aria-label="Polls" className="flex flex-col gap-3">
+            {polls.map((b) => (
+              <li key={b.id} className="rounded-xl border-2 border-brand p-3">
+                <p className="font-semibold">{b.title}</p>
+                <p>{b.body}</p>
+                <PollCard poll={b.poll!} />
+              </li>
+            ))}
+          </ul>
+        </section>
       ) : null}
-      <ul className="flex flex-col gap-2" aria-label="Notifications">
-        {notifications.data?.items.map((n) => (
-          <li key={n.id} className={`rounded-xl p-3 ${n.readAt === null ? 'bg-brand-light' : 'bg-gray-100'}`}>
-            <p className="font-semibold">
-              {n.readAt === null ? <span className="sr-only">Unread: </span> : null}
-              {n.title}
-            </p>
-            <p>{n.body}</p>
-            <p className="text-sm text-gray-700">{formatDateTime(n.createdAt)}</p>
-          </li>
-        ))}
-      </ul>
-      {notifications.data?.items.length === 0 ? <p>No messages yet.</p> : null}
-      <h2 className="text-lg font-semibold">News</h2>
-      <ul className="flex flex-col gap-3" aria-label="Broadcasts">
-        {broadcasts.data?.items.map((b) => (
-          <li key={b.id} className="rounded-xl border border-gray-300 p-3">
-            <p className="font-semibold">{b.title}</p>
-            <p>{b.body}</p>
-            {b.poll ? (
-              <fieldset className="mt-2 flex flex-col gap-2">
-                <legend className="font-medium">{b.poll.question}</legend>
-                {b.poll.options.map((option) => (
-                  <Button
-                    key={option.id}
-                    variant={b.poll?.myVote === option.id ? 'primary' : 'secondary'}
-                    disabled={b.poll?.myVote !== null || vote.isPending}
-                    onClick={() => vote.mutate({ pollId: b.poll!.id, optionId: option.id })}
-                  >
-                    {option.text}
-                    {b.poll?.myVote !== null ? ` · ${option.votes} vote${option.votes === 1 ? '' : 's'}` : ''}
-                  </Button>
-                ))}
-              </fieldset>
-            ) : null}
-          </li>
-        ))}
-      </ul>
+      <section aria-labelledby="notifications-title" className="flex flex-col gap-3">
+        <div className="flex items-center justify-between gap-2">
+          <h2 id="notifications-title" className="text-lg font-semibold">
+            Notifications{unread > 0 ? ` (${unread} unread)` : ''}
+          </h2>
+          {unread > 0 ? (
+            <Button variant="secondary" busy={markAll.isPending} onClick={() => markAll.mutate()}>
+              Mark all read
+            </Button>
+          ) : null}
+        </div>
+        {notifications.isPending ? <Waiting label="Loading your messages" /> : null}
+        <ul className="flex flex-col gap-2" aria-label="Notifications">
+          {notifications.data?.items.map((n) => (
+            <li key={n.id}>
+              <NotificationRow notification={n} onOpen={() => n.readAt === null && markRead.mutate(n.id)} />
+            </li>
+          ))}
+        </ul>
+        {notifications.data?.items.length === 0 ? <p>No messages yet.</p> : null}
+      </section>
+      {news.length > 0 ? (
+        <section aria-labelledby="news-title" className="flex flex-col gap-3">
+          <h2 id="news-title" className="flex items-center gap-2 text-lg font-semibold">
+            <Megaphone aria-hidden="true" size={20} className="text-brand" />
+            News
+          </h2>
+          <ul aria-label="News" className="flex flex-col gap-3">
+            {news.map((b) => (
+              <li key={b.id} className="rounded-xl border border-gray-300 p-3">
+                <p className="font-semibold">{b.title}</p>
+                <p>{b.body}</p>
+                <p className="text-sm text-gray-700">{formatDateTime(b.createdAt)}</p>
+              </li>
+            ))}
+          </ul>
+        </section>
+      ) : null}
     </Screen>
+  );
+}
+
+/** One notification: a link to what it is about, an unread one set apart (in words too). */
+function NotificationRow({ notification: n, onOpen }: { notification: Notification; onOpen: () => void }) {
+  const destination = destinationOf(n);
+  const unread = n.readAt === null;
+  const body = (
+    <>
+      <span className="flex min-w-0 flex-1 flex-col gap-0.5 break-words">
+        <span className="flex items-center gap-2 font-semibold">
+          {unread ? (
+            <>
+              <span aria-hidden="true" className="h-2.5 w-2.5 shrink-0 rounded-full bg-brand" />
+              <span className="sr-only">Unread: </span>
+            </>
+          ) : null}
+          {n.title}
+        </span>
+        <span>{n.body}</span>
+        <span className="text-sm text-gray-700">{formatDateTime(n.createdAt)}</span>
+      </span>
+      {destination ? <ChevronRight aria-hidden="true" size={20} className="shrink-0 text-gray-700" /> : null}
+    </>
+  );
+  const look = `flex items-center justify-between gap-2 rounded-xl p-3 text-left text-gray-900 ${
+    unread ? 'bg-brand-light' : 'bg-gray-100'
+  }`;
+  if (destination === null) {
+    return unread ? (
+      <button type="button" className={`w-full ${look}`} onClick={onOpen}>
+        {body}
+      </button>
+    ) : (
+      <div className={look}>{body}</div>
+    );
+  }
+  return (
+    <Link {...destination} className={look} onClick={onOpen}>
+      {body}
+    </Link>
+  );
+}
+
+/** A poll: its options to vote on, then, once voted, the tallies with the person's choice marked. */
+function PollCard({ poll }: { poll: Poll }) {
+  const queries = useQueryClient();
+  const vote = useMutation({
+    mutationFn: (optionId: string) => call('votePoll', { pollId: poll.id, optionId }),
+    onSuccess: () => queries.invalidateQueries({ queryKey: ['broadcasts'] }),
+  });
+  const total = poll.options.reduce((sum, option) => sum + option.votes, 0);
+  const percent = (votes: number) => (total === 0 ? 0 : Math.round((votes / total) * 100));
+
+  if (poll.myVote === null) {
+    return (
+      <fieldset className="mt-2 flex flex-col gap-2">
+        <legend className="mb-2 font-medium">{poll.question}</legend>
+        {poll.options.map((option) => (
+          <Button
+            key={option.id}
+            variant="secondary"
+            disabled={vote.isPending}
+            onClick={() => vote.mutate(option.id)}
+          >
+            {option.text}
+          </Button>
+        ))}
+        <ErrorNote error={vote.error as CallError | null} />
+      </fieldset>
+    );
+  }
+  return (
+    <div className="mt-2 flex flex-col gap-2">
+      <p className="font-medium">{poll.question}</p>
+      <ul aria-label="Results" className="flex flex-col gap-2">
+        {poll.options.map((option) => {
+          const mine = option.id === poll.myVote;
+          return (
+            <li key={option.id} className="flex flex-col gap-1">
+              <span className="flex justify-between gap-2">
+                <span className={mine ? 'font-semibold' : undefined}>
+                  {option.text}
+                  {mine ? ' (your vote)' : ''}
+                </span>
+                <span className="whitespace-nowrap">
+                  {option.votes} vote{option.votes === 1 ? '' : 's'} · {percent(option.votes)}%
+                </span>
+              </span>
+              <span aria-hidden="true" className="h-2 rounded-full bg-gray-200">
+                <span
+                  className="block h-2 rounded-full bg-brand"
+                  style={{ width: `${percent(option.votes)}%` }}
+                />
+              </span>
+            </li>
+          );
+        })}
+      </ul>
+      <p className="text-sm text-gray-700">
+        {total} vote{total === 1 ? '' : 's'} in all. Thanks for voting.
+      </p>
+    </div>
   );
 }
 
