@@ -51,9 +51,6 @@ function receiptOf(t: Purchase): ReceiptContent {
   }
   if (t.token !== undefined) lines.push({ label: 'Token', value: groupInFours(t.token) });
   if (t.units !== undefined) lines.push({ label: 'Units', value: t.units });
-  t.pins?.forEach((pin, i) => {
-    lines.push({ label: t.pins!.length > 1 ? `PIN ${i + 1}` : 'PIN', value: pin });
-  });
   if (t.refunded !== undefined) lines.push({ label: 'Refunded', value: formatNaira(t.refunded) });
   return {
     title: serviceNames[t.service] ?? t.service,
