@@ -47,10 +47,13 @@ describe('the web client: savings, rewards, transfers, inbox', {
     await page.goto(`${world.baseUrl}/savings`);
     await page.getByLabel('Amount (₦)').fill('2000');
     await page.getByLabel('Days').fill('30');
-    await page.getByText(/^Matures on /).waitFor(TIMEOUT);
+    await page.getByText(/^Comes back on /).waitFor(TIMEOUT);
     await screen(page, '20-savings');
+    await page.getByRole('button', { name: 'Continue' }).click();
     await page.getByRole('button', { name: 'Lock ₦2,000.00' }).click();
-    await page.getByText('₦2,000.00 for 30 days · active').waitFor(TIMEOUT);
+    await page.getByText(/^₦2,000\.00 is locked for 30 days\./).waitFor(TIMEOUT);
+    const lock = page.getByRole('list', { name: 'Your locks' }).getByRole('listitem').first();
+    await lock.getByText('Locked', { exact: true }).waitFor(TIMEOUT);
     assert.equal(await walletKobo(world, userId), 800_000n);
 
     await page.getByRole('button', { name: 'Break early' }).click();
@@ -59,7 +62,7 @@ describe('the web client: savings, rewards, transfers, inbox', {
       .waitFor(TIMEOUT);
     await screen(page, '21-savings-break');
     await page.getByRole('button', { name: 'Break and pay the penalty' }).click();
-    await page.getByText('₦2,000.00 for 30 days · broken').waitFor(TIMEOUT);
+    await lock.getByText('Broken early', { exact: true }).waitFor(TIMEOUT);
     assert.equal(await walletKobo(world, userId), 990_000n);
   });
 
@@ -122,7 +125,7 @@ describe('the web client: savings, rewards, transfers, inbox', {
     );
     await page.goto(`${world.baseUrl}/inbox`);
     await page.getByRole('button', { name: 'Flights' }).click();
-    await page.getByRole('button', { name: 'Flights · 1 vote' }).waitFor(TIMEOUT);
+    await page.getByText('Flights (your vote)').waitFor(TIMEOUT);
     await screen(page, '24-inbox');
   });
 
