@@ -157,11 +157,11 @@ describe('the web client when the network fails', { skip: skipWithoutChromium, t
   it('asks the browser for a push subscription through the service worker, and says when it cannot', async () => {
     await context.grantPermissions(['notifications'], { origin: world.baseUrl });
     await page.goto(`${world.baseUrl}/settings`);
-    await page.getByRole('button', { name: 'Turn on' }).click();
+    await page.getByRole('switch', { name: 'Push on this phone' }).click();
     // Headless Chromium has no push service to register with: the page must say so, not break.
     await page
       .getByText(
-        /^(Notifications are on for this phone\.|This browser could not reach its push service\. Try again later\.)$/,
+        /^(On: this phone shows|This browser could not reach its push service, so push is still off\.)/,
       )
       .waitFor(TIMEOUT);
     const saved = await world.ctx.db
@@ -174,7 +174,7 @@ describe('the web client when the network fails', { skip: skipWithoutChromium, t
         (await (globalThis as unknown as BrowserGlobals).navigator.serviceWorker.ready).active?.scriptURL,
     );
     assert.match(registered ?? '', /\/sw\.js$/);
-    if ((await page.getByText('Notifications are on for this phone.').count()) > 0)
+    if ((await page.getByTestId('push-state').filter({ hasText: /^On:/ }).count()) > 0)
       assert.equal(saved.length, 1);
     else assert.equal(saved.length, 0, 'nothing saved when the browser could not subscribe');
   });

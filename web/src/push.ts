@@ -1,10 +1,27 @@
-import { call } from './api/client.ts';
+import { CallError, call } from './api/client.ts';
 
 // Web Push on this device (API.md section 10): the browser's subscription, made with the service's
 // VAPID public key, saved at the service; turned off at both ends.
 
 export const pushSupported = (): boolean =>
   'serviceWorker' in navigator && 'PushManager' in window && 'Notification' in window;
+
+/**
+ * Push on this phone as the person can change it: on or off, or out of their hands here (the
+ * browser has none, or they blocked this site in the browser's own settings, which a page cannot undo).
+ */
+export type PushState = 'unsupported' | 'blocked' | 'on' | 'off';
+
+/** This phone's push state now: on only with the browser's permission and a subscription. */
+export async function currentPushState(): Promise<PushState> {
+  if (!pushSupported()) return 'unsupported';
+  if (Notification.permission === 'denied') return 'blocked';
+  if (Notification.permission !== 'granted') return 'off';
+  // getRegistration, not ready: ready never settles where no service worker was registered.
+  const registration = await navigator.serviceWorker.getRegistration();
+  const subscription = await registration?.pushManager.getSubscription();
+  return subscription ? 'on' : 'off';
+}
 
 function keyBytes(base64url: string): Uint8Array<ArrayBuffer> {
   const base64 = base64url
@@ -25,9 +42,16 @@ const base64url = (buffer: ArrayBuffer | null): string =>
         .replace(/\//g, '_')
         .replace(/=+$/, '');
 
-export async function enablePush(): Promise<string> {
-  if ((await Notification.requestPermission()) !== 'granted')
-    return 'Notifications are blocked for this site.';
+/**
+ * Turns push on for this phone: asks the browser's permission, subscribes, and saves the
+ * subscription at the service. Answers the state after, or `unreachable` when the browser's own push
+ * service refused or could not be reached (nothing was saved). A refusal of the service throws.
+ */
+export async function enablePush(): Promise<PushState | 'unreachable'> {
+  if (!pushSupported()) return 'unsupported';
+  const permission = await Notification.requestPermission();
+  if (permission === 'denied') return 'blocked';
+  if (permission !== 'granted') return 'off';
   const registration = await navigator.serviceWorker.ready;
   const { publicKey } = await call('getPushPublicKey', {});
   let subscription: PushSubscription;
@@ -39,25 +63,28 @@ export async function enablePush(): Promise<string> {
         applicationServerKey: keyBytes(publicKey),
       }));
   } catch {
-    // The browser's own push service refused or could not be reached: nothing was saved.
-    return 'This browser could not reach its push service. Try again later.';
+    return 'unreachable';
   }
   await call('savePushSubscription', {
     endpoint: subscription.endpoint,
     p256dh: base64url(subscription.getKey('p256dh')),
     auth: base64url(subscription.getKey('auth')),
   });
-  return 'Notifications are on for this phone.';
+  return 'on';
 }
 
-export async function disablePush(): Promise<string> {
-  const registration = await navigator.serviceWorker.ready;
-  const subscription = await registration.pushManager.getSubscription();
-  if (subscription !== null) {
-    await call('deletePushSubscription', { endpoint: subscription.endpoint });
+/** Turns push off for this phone, at the service and in the browser. A refusal of the service throws. */
+export async function disablePush(): Promise<PushState> {
+  const registration = await navigator.serviceWorker.getRegistration();
+  const subscription = await registration?.pushManager.getSubscription();
+  if (subscription) {
+    // NOT_FOUND: the service had forgotten it already (a push service said it was gone): done there.
+    await call('deletePushSubscription', { endpoint: subscription.endpoint }).catch((error: unknown) => {
+      if (!(error instanceof CallError && error.code === 'NOT_FOUND')) throw error;
+    });
     await subscription.unsubscribe();
   }
-  return 'Notifications are off for this phone.';
+  return currentPushState();
 }
 
 /**

@@ -1,11 +1,28 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
-import { type FormEvent, useId, useState } from 'react';
+import {
+  BadgeCheck,
+  BellRing,
+  type LucideIcon,
+  Megaphone,
+  PiggyBank,
+  ShieldCheck,
+  ShoppingBag,
+  Wallet,
+} from 'lucide-react';
+import { type FormEvent, useEffect, useId, useState } from 'react';
 import { type CallError, call, type Input, type Output } from '../api/client.ts';
 import { session } from '../api/session.ts';
 import { requireSignIn } from '../auth-guard.ts';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../components/ui.tsx';
-import { disablePush, enablePush, forgetPushOnThisDevice, pushSupported, signOutStepMs } from '../push.ts';
+import {
+  currentPushState,
+  disablePush,
+  enablePush,
+  forgetPushOnThisDevice,
+  type PushState,
+  signOutStepMs,
+} from '../push.ts';
 
 // Settings (API.md section 10): the email address and its 6-digit code, which messages come by email
 // and by push (security messages cannot be turned off, so they are not offered), push notifications
@@ -18,22 +35,57 @@ type Channel = keyof Switches;
 /** The kinds a person may switch: the security kinds are not among them. */
 type Kind = keyof NonNullable<Input<'updateNotificationSettings'>['email']>;
 
-const kinds: ReadonlyArray<{ kind: Kind; label: string; adminOnly?: boolean }> = [
-  { kind: 'topup_credited', label: 'Wallet funded' },
-  { kind: 'transfer_credited', label: 'Bank transfer received' },
-  { kind: 'wallet_transfer_received', label: 'Money received from someone' },
-  { kind: 'purchase_succeeded', label: 'Purchase delivered' },
-  { kind: 'purchase_failed', label: 'Purchase failed and refunded' },
-  { kind: 'lock_created', label: 'Savings locked' },
-  { kind: 'lock_matured', label: 'Savings matured' },
-  { kind: 'lock_broken', label: 'Savings lock broken' },
-  { kind: 'checkin_claimed', label: 'Daily check-in claimed' },
-  { kind: 'milestone_reached', label: 'Savings milestone reached' },
-  { kind: 'referral_qualified', label: 'A friend you invited qualified' },
-  { kind: 'kyc_approved', label: 'Verification approved' },
-  { kind: 'kyc_rejected', label: 'Verification not approved' },
-  { kind: 'broadcast', label: 'News and polls' },
-  { kind: 'ops_alert', label: 'Operations alerts', adminOnly: true },
+/** The switchable kinds, grouped as a person thinks of them. */
+const groups: ReadonlyArray<{
+  title: string;
+  Icon: LucideIcon;
+  adminOnly?: boolean;
+  kinds: ReadonlyArray<{ kind: Kind; label: string }>;
+}> = [
+  {
+    title: 'Money',
+    Icon: Wallet,
+    kinds: [
+      { kind: 'topup_credited', label: 'Wallet funded' },
+      { kind: 'transfer_credited', label: 'Bank transfer received' },
+      { kind: 'wallet_transfer_received', label: 'Money received from someone' },
+    ],
+  },
+  {
+    title: 'Purchases',
+    Icon: ShoppingBag,
+    kinds: [
+      { kind: 'purchase_succeeded', label: 'Purchase delivered' },
+      { kind: 'purchase_failed', label: 'Purchase failed and refunded' },
+    ],
+  },
+  {
+    title: 'Savings & rewards',
+    Icon: PiggyBank,
+    kinds: [
+      { kind: 'lock_created', label: 'Savings locked' },
+      { kind: 'lock_matured', label: 'Savings matured' },
+      { kind: 'lock_broken', label: 'Savings lock broken' },
+      { kind: 'checkin_claimed', label: 'Daily check-in claimed' },
+      { kind: 'milestone_reached', label: 'Savings milestone reached' },
+      { kind: 'referral_qualified', label: 'A friend you invited qualified' },
+    ],
+  },
+  {
+    title: 'Verification',
+    Icon: BadgeCheck,
+    kinds: [
+      { kind: 'kyc_approved', label: 'Verification approved' },
+      { kind: 'kyc_rejected', label: 'Verification not approved' },
+    ],
+  },
+  { title: 'News', Icon: Megaphone, kinds: [{ kind: 'broadcast', label: 'News and polls' }] },
+  {
+    title: 'Administration',
+    Icon: ShieldCheck,
+    adminOnly: true,
+    kinds: [{ kind: 'ops_alert', label: 'Operations alerts' }],
+  },
 ];
 
 const channels: ReadonlyArray<{ channel: Channel; label: string }> = [
@@ -191,7 +243,7 @@ function NotificationSwitches({ me }: { me: Me }) {
     },
     onError: () => queries.invalidateQueries({ queryKey: ['notification-settings'] }),
   });
-  const shown = kinds.filter((k) => !k.adminOnly || me.roles.includes('admin'));
+  const shown = groups.filter((g) => !g.adminOnly || me.roles.includes('admin'));
   const [announced, setAnnounced] = useState<string | null>(null);
 
   function flip(kind: Kind, label: string, channel: Channel, on: boolean) {
@@ -216,36 +268,127 @@ function NotificationSwitches({ me }: { me: Me }) {
       </p>
       {settings.isPending ? <Waiting label="Loading your choices" /> : null}
       <ErrorNote error={(settings.error ?? change.error) as CallError | null} />
-      {settings.data ? (
-        <ul className="flex flex-col gap-2">
-          {shown.map(({ kind, label }) => (
-            <li key={kind}>
-              <fieldset className="rounded-xl border border-gray-300 px-3 py-2">
-                <legend className="sr-only">{label}</legend>
-                <div className="grid grid-cols-[1fr_auto_auto] items-center gap-3">
-                  <span aria-hidden="true" className="font-medium">
-                    {label}
-                  </span>
-                  {channels.map(({ channel, label: channelLabel }) => (
-                    <label key={channel} className="flex items-center gap-1">
-                      <input
-                        type="checkbox"
-                        className="h-6 w-6"
-                        checked={settings.data[channel][kind]}
-                        onChange={(event) => flip(kind, label, channel, event.target.checked)}
-                      />
-                      {channelLabel}
-                    </label>
-                  ))}
-                </div>
-              </fieldset>
-            </li>
-          ))}
-        </ul>
-      ) : null}
+      {settings.data
+        ? shown.map(({ title, Icon, kinds }) => (
+            <div key={title} className="flex flex-col gap-2">
+              <h3 className="flex items-center gap-2 font-semibold">
+                <Icon aria-hidden="true" size={18} className="text-brand" />
+                {title}
+              </h3>
+              <ul className="flex flex-col gap-2">
+                {kinds.map(({ kind, label }) => (
+                  <li key={kind}>
+                    <fieldset className="rounded-xl border border-gray-300 px-3 py-2">
+                      <legend className="sr-only">{label}</legend>
+                      <div className="grid grid-cols-[1fr_auto_auto] items-center gap-3">
+                        <span aria-hidden="true" className="font-medium">
+                          {label}
+                        </span>
+                        {channels.map(({ channel, label: channelLabel }) => (
+                          <label key={channel} className="flex items-center gap-1">
+                            <input
+                              type="checkbox"
+                              className="h-6 w-6"
+                              checked={settings.data[channel][kind]}
+                              onChange={(event) => flip(kind, label, channel, event.target.checked)}
+                            />
+                            {channelLabel}
+                          </label>
+                        ))}
+                      </div>
+                    </fieldset>
+                  </li>
+                ))}
+              </ul>
+            </div>
+          ))
+        : null}
       <p role="status" aria-live="polite" className="text-sm">
         {announced}
       </p>
+    </section>
+  );
+}
+
+const pushWords: Record<PushState, string> = {
+  on: 'On: this phone shows a notification for each kind switched on for push below.',
+  off: 'Off: nothing pops up on this phone. Your inbox still has everything.',
+  blocked:
+    'Blocked in the browser: allow notifications for this site in your browser’s site settings, then come back here.',
+  unsupported: 'Not supported: this browser cannot show notifications.',
+};
+
+/** Push on this phone as one switch, with its state in words (and why it cannot change, when it cannot). */
+function PushSwitch() {
+  const labelId = useId();
+  const stateId = useId();
+  const [state, setState] = useState<PushState | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<CallError | null>(null);
+  const [unreachable, setUnreachable] = useState(false);
+  useEffect(() => {
+    let shown = true;
+    void currentPushState().then((now) => shown && setState(now));
+    return () => {
+      shown = false;
+    };
+  }, []);
+  const on = state === 'on';
+
+  async function flip() {
+    setBusy(true);
+    setError(null);
+    setUnreachable(false);
+    try {
+      const next = on ? await disablePush() : await enablePush();
+      setUnreachable(next === 'unreachable');
+      setState(next === 'unreachable' ? await currentPushState() : next);
+    } catch (caught) {
+      setError(caught as CallError);
+      setState(await currentPushState());
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <section aria-labelledby={labelId} className="flex flex-col gap-2">
+      <div className="flex items-center justify-between gap-3">
+        <h2 id={labelId} className="flex items-center gap-2 text-lg font-semibold">
+          <BellRing aria-hidden="true" size={20} className="text-brand" />
+          Push on this phone
+        </h2>
+        <span className="flex items-center gap-2">
+          <span aria-hidden="true">{on ? 'On' : 'Off'}</span>
+          <button
+            type="button"
+            role="switch"
+            aria-checked={on}
+            aria-labelledby={labelId}
+            aria-describedby={stateId}
+            aria-busy={busy || undefined}
+            disabled={busy || state === null || state === 'blocked' || state === 'unsupported'}
+            onClick={() => void flip()}
+            className={`flex h-8 w-14 shrink-0 items-center rounded-full p-1 disabled:opacity-60 ${
+              on ? 'bg-brand' : 'bg-gray-400'
+            }`}
+          >
+            <span
+              aria-hidden="true"
+              className={`h-6 w-6 rounded-full bg-white transition-transform ${on ? 'translate-x-6' : ''}`}
+            />
+          </button>
+        </span>
+      </div>
+      <p id={stateId} role="status" aria-live="polite" className="text-sm" data-testid="push-state">
+        {state === null ? 'Checking this phone…' : pushWords[state]}
+      </p>
+      {unreachable ? (
+        <p className="rounded-lg bg-amber-100 p-3 text-amber-900">
+          This browser could not reach its push service, so push is still off. Try again later.
+        </p>
+      ) : null}
+      <ErrorNote error={error} />
     </section>
   );
 }
@@ -256,7 +399,6 @@ function Settings() {
   const me = useQuery({ queryKey: ['me'], queryFn: () => call('getMe', {}) });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<CallError | null>(null);
-  const [pushState, setPushState] = useState<string | null>(null);
 
   async function act(work: () => Promise<void>) {
     setBusy(true);
@@ -281,24 +423,9 @@ function Settings() {
         Change PIN
       </Link>
       {me.data ? <EmailSection me={me.data} /> : null}
+      <PushSwitch />
       {me.data ? <NotificationSwitches me={me.data} /> : null}
-      <h2 className="text-lg font-semibold">Notifications on this phone</h2>
       <ErrorNote error={error} />
-      {pushSupported() ? (
-        <div className="flex gap-2">
-          <Button busy={busy} onClick={() => act(async () => setPushState(await enablePush()))}>
-            Turn on
-          </Button>
-          <Button variant="secondary" onClick={() => act(async () => setPushState(await disablePush()))}>
-            Turn off
-          </Button>
-        </div>
-      ) : (
-        <p>This browser cannot show notifications.</p>
-      )}
-      <p role="status" aria-live="polite">
-        {pushState}
-      </p>
       <Button
         variant="secondary"
         busy={busy}
