@@ -231,6 +231,29 @@ describe('the web client: beneficiaries, airtime, data and send money', {
     await payAndSucceed(page);
   });
 
+  it('opens data prefilled, as Buy again does: the number, its network and the plan chosen', async () => {
+    const catalogue = ok(
+      await get<{ items: Array<{ plan_id: string; planType: string; name: string }> }>(
+        world,
+        'listDataPlans',
+        { network: 'mtn' },
+        { token: api.accessToken },
+      ),
+    );
+    const gifting = catalogue.items.find((p) => p.planType === 'GIFTING' && p.name.startsWith('2.5'));
+    assert.ok(gifting, 'the sandbox sells MTN 2.5 GB gifting');
+    const number = mtn('5');
+    // As the router writes a plan id in a Buy again link: JSON, so that "352" stays text.
+    const plan_id = encodeURIComponent(JSON.stringify(gifting.plan_id));
+    await page.goto(`${world.baseUrl}/buy/data?recipient=${number}&network=mtn&plan=${plan_id}`);
+    const plan = page.getByRole('radio', { name: /^2\.5 GB/ });
+    await plan.waitFor({ state: 'attached', ...TIMEOUT });
+    assert.ok(await plan.isChecked());
+    assert.ok(await page.getByRole('radio', { name: 'Gifting', exact: true }).isChecked());
+    assert.equal(await page.getByLabel('Phone number').inputValue(), number);
+    assert.ok(await page.getByRole('button', { name: 'Continue' }).isEnabled());
+  });
+
   it('offers "Fund wallet" instead of the PIN when the balance does not cover the price', async () => {
     await page.goto(`${world.baseUrl}/buy/airtime`);
     await page.getByLabel('Phone number').fill(mtn('5'));
@@ -315,6 +338,17 @@ describe('the web client: beneficiaries, airtime, data and send money', {
       await route.fetch();
       await route.abort('connectionreset');
     });
+    // The history is held back until the page has said the payment may have gone through, which
+    // it says at once; the search of the history that follows would otherwise end it as quickly.
+    let releaseHistory = () => {};
+    const historyHeld = new Promise<void>((resolve) => {
+      releaseHistory = resolve;
+    });
+    const history = (url: URL) => url.pathname.endsWith('/_serverFn/listTransactions');
+    await page.route(history, async (route) => {
+      await historyHeld;
+      await route.continue();
+    });
     await page.goto(`${world.baseUrl}/transfer`);
     await page.getByLabel('Their phone number').fill(friend.phone);
     await page.getByText('Sending to Tunde B.').waitFor(TIMEOUT);
@@ -324,6 +358,7 @@ describe('the web client: beneficiaries, airtime, data and send money', {
     await page.getByRole('button', { name: 'Send ₦700.00' }).click();
     await page.getByText('Your payment may have gone through.').waitFor(TIMEOUT);
     await screen(page, 'pa-11-transfer-answer-lost');
+    releaseHistory();
     // The history is searched every few seconds: the transfer is found there and its receipt shown.
     const receipt = page.getByRole('region', { name: 'Receipt' });
     await receipt.waitFor(TIMEOUT);
@@ -332,6 +367,7 @@ describe('the web client: beneficiaries, airtime, data and send money', {
       'Tunde B.',
     ]);
     await page.unroute('**/_serverFn/transferToUser');
+    await page.unroute(history);
     assert.equal(sends, 1, 'never sent again');
     expected -= 70_000n;
     assert.equal(await walletKobo(world, user.userId), expected);
