@@ -16,7 +16,7 @@ import {
   type World,
 } from '../helpers/world.ts';
 import { member, transferCall } from '../transfers/support.ts';
-import { bought, buyer, buyCall, current, mtn } from '../vtu/purchase-support.ts';
+import { bought, buyCall, buyer, current, mtn } from '../vtu/purchase-support.ts';
 import { assertLedgerOk, BOUNDED, chargeSuccess, createIntent, processed, sendWebhook } from './support.ts';
 
 // One wallet history of every movement (API.md section 6, issue 26): each entry says what kind of
