@@ -267,6 +267,7 @@ describe('the web client: home, tabs, inbox, savings and push', {
     // Blocked: the person said no in the browser; the page cannot change it, and says where to.
     const blocked = await signedInPage(browser, world, await signInAgain(world, user.phone));
     await blocked.addInitScript(() => {
+      const { Notification } = globalThis as unknown as { Notification: object };
       Object.defineProperty(Notification, 'permission', { get: () => 'denied' });
     });
     await blocked.goto(`${world.baseUrl}/settings`);
