@@ -15,8 +15,11 @@ export type Prefill = {
   type?: string;
 };
 
-const text = (value: unknown): string | undefined =>
-  typeof value === 'string' && value.trim() !== '' ? value.trim().slice(0, 100) : undefined;
+/** A value as text. The router reads `plan=352` typed in the address bar as a number: kept as "352". */
+const text = (value: unknown): string | undefined => {
+  const written = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
+  return typeof written === 'string' && written.trim() !== '' ? written.trim().slice(0, 100) : undefined;
+};
 
 /** A route's `validateSearch`: keeps only well-formed prefill values from the address bar. */
 export function validatePrefill(search: Record<string, unknown>): Prefill {
