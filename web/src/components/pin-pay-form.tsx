@@ -1,8 +1,9 @@
-import { Link } from '@tanstack/react-router';
+import { Link, useLocation } from '@tanstack/react-router';
 import { type ReactNode, useState } from 'react';
 import type { OperationName } from '../api/client.ts';
 import { useWallet } from '../api/queries.ts';
 import { formatNaira } from '../format.ts';
+import { forgotPinPath } from '../paths.ts';
 import type { Payment } from '../payments/use-payment.ts';
 import { PinPad } from './pin-pad.tsx';
 import { Button, ErrorNote } from './ui.tsx';
@@ -26,6 +27,7 @@ export function PinPayForm<N extends OperationName>(props: {
   const { payment } = props;
   const [pin, setPin] = useState('');
   const wallet = useWallet();
+  const here = useLocation({ select: (location) => location.href });
   const balance = wallet.data?.balance;
   const short = props.price !== undefined && balance !== undefined && props.price > balance;
 
@@ -74,7 +76,16 @@ export function PinPayForm<N extends OperationName>(props: {
       ) : (
         <>
           <PinPad label="Transaction PIN" pin={pin} onPin={setPin} />
-          <p className="text-sm text-gray-700">After 5 wrong tries your PIN locks for 30 minutes.</p>
+          <p className="flex items-center justify-between gap-2 text-sm text-gray-700">
+            <span>After 5 wrong tries your PIN locks for 30 minutes.</span>
+            <Link
+              to={forgotPinPath}
+              search={{ next: here }}
+              className="font-semibold whitespace-nowrap text-brand underline"
+            >
+              Forgot PIN?
+            </Link>
+          </p>
           <ErrorNote error={payment.error} />
           <Button
             type="submit"
