@@ -1,34 +1,38 @@
 import { useQuery } from '@tanstack/react-query';
-import { createFileRoute, useNavigate } from '@tanstack/react-router';
-import { useId, useState } from 'react';
-import { answeredRefusal, type CallError, call, type Output } from '../../api/client.ts';
+import { createFileRoute } from '@tanstack/react-router';
+import { useState } from 'react';
+import { type CallError, call } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
-import { LegacyPinPayForm as PinPayForm } from '../../components/legacy-pin-pay-form.tsx';
+import { Beneficiaries, SaveAs, useSaveAs } from '../../components/beneficiaries.tsx';
+import { PinPayForm } from '../../components/pin-pay-form.tsx';
+import { PriceSummary } from '../../components/price-summary.tsx';
+import { ProviderPicker } from '../../components/provider-picker.tsx';
+import { TierGate } from '../../components/tier-gate.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
 import { formatNaira, parseNaira } from '../../format.ts';
+import { validatePrefill } from '../../payments/prefill.ts';
+import { useCustomerCheck } from '../../payments/use-customer-check.ts';
+import { usePurchase } from '../../payments/use-payment.ts';
 
-// Fund a betting wallet: the company, the customer id and the amount; the account is checked with
-// the company first, so the summary names whose account it is, with the fee and the price, and the
-// PIN is asked last. The Idempotency-Key is made when the summary opens and kept for a retry of the
-// same payment; a refusal the service answered (a wrong PIN) charged nothing, so the next try gets a
-// new one.
+// Fund a betting wallet: the company, the customer ID and the amount. The account is checked with
+// the company first, so the summary names whose account it is before the PIN, asked last.
 
 const minimum = 100;
 const maximum = 500_000;
-type Customer = Output<'verifyBetAccount'>;
+/** What fundBet takes. */
+const customerIdPattern = /^[A-Za-z0-9]{4,30}$/;
 
 function FundBet() {
-  const navigate = useNavigate();
-  const selectId = useId();
+  const prefill = Route.useSearch();
   const companies = useQuery({ queryKey: ['bet-companies'], queryFn: () => call('listBetCompanies', {}) });
-  const [company, setCompany] = useState('');
-  const [customerId, setCustomerId] = useState('');
-  const [amountText, setAmountText] = useState('');
-  const [customer, setCustomer] = useState<Customer | null>(null);
-  const [key, setKey] = useState<string | null>(null);
-  const [pin, setPin] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<CallError | null>(null);
+  const [company, setCompany] = useState(prefill.provider ?? '');
+  const [customerId, setCustomerId] = useState(prefill.recipient ?? '');
+  const [amountText, setAmountText] = useState(prefill.amount?.toString() ?? '');
+  const lookup = useCustomerCheck('verifyBetAccount');
+  const saveAs = useSaveAs('betting');
+  const payment = usePurchase('fundBet', { service: 'betting', recipient: customerId.trim() }, () =>
+    saveAs.save({ recipient: customerId.trim(), details: { company } }),
+  );
 
   const amount = parseNaira(amountText);
   const amountError =
@@ -41,85 +45,38 @@ function FundBet() {
           : amount > maximum
             ? `The maximum is ${formatNaira(maximum)}`
             : undefined;
-  const idValid = /^[A-Za-z0-9]{4,30}$/.test(customerId.trim());
-  const ready = company !== '' && idValid && amount !== null && amount >= minimum && amount <= maximum;
-  const companyName = companies.data?.items.find((c) => c.id === company)?.name ?? company;
+  const idValid = customerIdPattern.test(customerId.trim());
+  const ready = company !== '' && idValid && amount !== null && amountError === undefined;
+  const nameOf = (id: string | undefined) => companies.data?.items.find((c) => c.id === id)?.name;
+  const companyName = nameOf(company) ?? 'the company';
   const quote = useQuery({
     queryKey: ['quote', 'betting', amount],
     queryFn: () => call('quotePrice', { service: 'betting', wholesale: amount! }),
-    enabled: key !== null && amount !== null,
+    enabled: payment.confirming && amount !== null,
   });
 
-  async function check() {
-    if (!ready) return;
-    setBusy(true);
-    setError(null);
-    try {
-      setCustomer(
-        await call('verifyBetAccount', { betting_company: company, customer_id: customerId.trim() }),
-      );
-      setPin('');
-      setKey(crypto.randomUUID());
-    } catch (caught) {
-      setError(caught as CallError);
-    } finally {
-      setBusy(false);
-    }
-  }
-
-  async function pay() {
-    if (key === null || amount === null) return;
-    setBusy(true);
-    setError(null);
-    try {
-      const purchase = await call(
-        'fundBet',
-        { betting_company: company, customer_id: customerId.trim(), amount, pin },
-        { idempotencyKey: key },
-      );
-      await navigate({ to: '/transactions/$id', params: { id: purchase.id } });
-    } catch (caught) {
-      const failure = caught as CallError;
-      if (answeredRefusal(failure)) setKey(crypto.randomUUID());
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
-  }
-
-  if (key !== null && customer !== null && amount !== null) {
+  const customer = lookup.found?.customer;
+  if (payment.confirming && customer !== undefined && amount !== null) {
     return (
       <Screen title="Confirm betting top-up">
-        <dl className="grid grid-cols-2 gap-2 rounded-xl bg-brand-light p-4">
-          <dt>Company</dt>
-          <dd className="font-semibold">{companyName}</dd>
-          <dt>Customer ID</dt>
-          <dd className="font-semibold">{customerId.trim()}</dd>
-          <dt>Name</dt>
-          <dd className="font-semibold" data-testid="customer">
-            {customer.name}
-          </dd>
-          <dt>Top-up</dt>
-          <dd className="font-semibold">{formatNaira(amount)}</dd>
-          <dt>Fee</dt>
-          <dd className="font-semibold">{quote.data ? formatNaira(quote.data.markup) : '…'}</dd>
-          <dt>You pay</dt>
-          <dd className="text-xl font-bold" data-testid="price">
-            {quote.data ? formatNaira(quote.data.retail) : '…'}
-          </dd>
-        </dl>
-        {quote.isPending ? <Waiting label="Getting the price" /> : null}
+        <PriceSummary
+          rows={[
+            { label: 'Company', value: companyName },
+            { label: 'Customer ID', value: customerId.trim() },
+            { label: 'Name', value: <span data-testid="customer">{customer.name}</span> },
+            { label: 'Top-up', value: formatNaira(amount) },
+          ]}
+          fee={quote.data?.markup}
+          total={quote.data?.retail}
+        />
+        <SaveAs choice={saveAs} recipient={customerId.trim()} />
+        <ErrorNote error={quote.error as CallError | null} />
         <PinPayForm
-          pin={pin}
-          onPin={setPin}
-          busy={busy}
-          error={error ?? (quote.error as CallError | null)}
-          ready={quote.data !== undefined}
-          onPay={() => void pay()}
-          onBack={() => {
-            setKey(null);
-            setError(null);
-          }}
+          payment={payment}
+          price={quote.data?.retail}
+          onPay={(pin) =>
+            payment.pay({ betting_company: company, customer_id: customerId.trim(), amount, pin })
+          }
         >
           Pay {quote.data ? formatNaira(quote.data.retail) : ''}
         </PinPayForm>
@@ -129,55 +86,66 @@ function FundBet() {
 
   return (
     <Screen title="Fund a betting wallet">
-      <form
-        className="flex flex-col gap-4"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void check();
-        }}
-      >
-        {companies.isPending ? <Waiting label="Loading the companies" /> : null}
-        <div className="flex flex-col gap-1">
-          <label htmlFor={selectId} className="font-medium">
-            Betting company
-          </label>
-          <select
-            id={selectId}
-            className="rounded-lg border border-gray-400 px-3 py-2"
+      <TierGate need={1} what="Funding a betting wallet">
+        <Beneficiaries
+          service="betting"
+          onPick={({ recipient, details }) => {
+            setCustomerId(recipient);
+            if (details?.company) setCompany(details.company);
+          }}
+          describe={({ details }) => nameOf(details?.company)}
+        />
+        <form
+          className="flex flex-col gap-4"
+          onSubmit={(event) => {
+            event.preventDefault();
+            if (ready)
+              lookup.check({ betting_company: company, customer_id: customerId.trim() }, payment.open);
+          }}
+        >
+          {companies.isPending ? <Waiting label="Loading the companies" /> : null}
+          <ProviderPicker
+            legend="Betting company"
+            name="company"
+            options={companies.data?.items ?? []}
             value={company}
-            onChange={(event) => setCompany(event.target.value)}
-          >
-            <option value="">Choose a company</option>
-            {companies.data?.items.map((c) => (
-              <option key={c.id} value={c.id}>
-                {c.name}
-              </option>
-            ))}
-          </select>
-        </div>
-        <Field
-          label="Customer ID"
-          value={customerId}
-          onChange={setCustomerId}
-          autoComplete="off"
-          hint="Your user ID on the betting site"
-          error={customerId !== '' && !idValid ? 'A customer ID is 4 to 30 letters or digits' : undefined}
-        />
-        <Field
-          label="Amount (₦)"
-          value={amountText}
-          onChange={setAmountText}
-          inputMode="decimal"
-          hint={`From ${formatNaira(minimum)} to ${formatNaira(maximum)}`}
-          error={amountError}
-        />
-        <ErrorNote error={error ?? (companies.error as CallError | null)} />
-        <Button type="submit" busy={busy} disabled={!ready}>
-          Continue
-        </Button>
-      </form>
+            onChange={setCompany}
+          />
+          <Field
+            label="Customer ID"
+            value={customerId}
+            onChange={setCustomerId}
+            autoComplete="off"
+            hint="Your user ID on the betting site"
+            error={customerId !== '' && !idValid ? 'A customer ID is 4 to 30 letters or digits' : undefined}
+          />
+          <Field
+            label="Amount (₦)"
+            value={amountText}
+            onChange={setAmountText}
+            inputMode="decimal"
+            hint={`From ${formatNaira(minimum)} to ${formatNaira(maximum)}`}
+            error={amountError}
+          />
+          <ErrorNote
+            error={lookup.error ?? (companies.error as CallError | null)}
+            message={
+              lookup.notFound
+                ? `${companyName} has no customer ID ${customerId.trim()}. Check it on the betting site.`
+                : undefined
+            }
+          />
+          <Button type="submit" busy={lookup.busy} disabled={!ready}>
+            Continue
+          </Button>
+        </form>
+      </TierGate>
     </Screen>
   );
 }
 
-export const Route = createFileRoute('/buy/betting')({ beforeLoad: requireSignIn, component: FundBet });
+export const Route = createFileRoute('/buy/betting')({
+  beforeLoad: requireSignIn,
+  validateSearch: validatePrefill,
+  component: FundBet,
+});

@@ -1,127 +1,114 @@
 import { useQuery } from '@tanstack/react-query';
-import { createFileRoute, useNavigate } from '@tanstack/react-router';
-import { useId, useState } from 'react';
-import { toE164 } from '../../../../src/shared/phone-number.ts';
-import { localPhone } from '../../../../src/shared/prefixes.ts';
-import { answeredRefusal, type CallError, call, type Output } from '../../api/client.ts';
+import { createFileRoute } from '@tanstack/react-router';
+import { useState } from 'react';
+import { cableProviderNames, withoutPrice } from '../../../../src/shared/display-names.ts';
+import { type CallError, call, type Input, type Output } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
-import { LegacyPinPayForm as PinPayForm } from '../../components/legacy-pin-pay-form.tsx';
+import { Beneficiaries, SaveAs, useSaveAs } from '../../components/beneficiaries.tsx';
+import { ContactPhoneField, useContactPhone } from '../../components/contact-phone.tsx';
+import { PinPayForm } from '../../components/pin-pay-form.tsx';
+import { PriceSummary } from '../../components/price-summary.tsx';
+import { ProviderPicker } from '../../components/provider-picker.tsx';
+import { Select } from '../../components/select.tsx';
+import { TierGate } from '../../components/tier-gate.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
 import { formatNaira } from '../../format.ts';
+import { validatePrefill } from '../../payments/prefill.ts';
+import { useServicePrice } from '../../payments/service-price.ts';
+import { useCustomerCheck } from '../../payments/use-customer-check.ts';
+import { usePurchase } from '../../payments/use-payment.ts';
 
-// Pay for cable TV: the provider, the smartcard (IUC) number and a bouquet from the catalogue at its
-// retail price. The smartcard is checked with the provider first, so the summary names whose card
-// it is before the PIN, which is asked last. The price sent is the one shown: if it changed
-// meanwhile the service says so (PRICE_CHANGED, nothing charged) and the new price is shown to be
-// confirmed again. The Idempotency-Key is made when the summary opens and kept for a retry of the
-// same payment; a refusal the service answered charged nothing, so the next try gets a new one.
+// Pay for cable TV: the provider and the smartcard (IUC), checked with the provider first; then the
+// card holder's name and current bouquet are shown, and the person renews that bouquet or changes
+// to another from the catalogue, at its retail price. The summary comes before the PIN, asked last.
 
-const providers = { dstv: 'DStv', gotv: 'GOtv', startimes: 'StarTimes', showmax: 'Showmax' } as const;
-type Provider = keyof typeof providers;
-type Customer = Output<'verifyCableIUC'>;
+const providers = Object.entries(cableProviderNames).map(([id, name]) => ({ id, name }));
+/** What verifyCableIUC takes. */
+const smartcardPattern = /^\d{6,20}$/;
+type Plan = Output<'listCablePlans'>['items'][number];
+type Provider = Input<'subscribeCable'>['identifier'];
+const isProvider = (id: string): id is Provider => Object.hasOwn(cableProviderNames, id);
+type Subscription = 'renew' | 'change';
+
+/** Why there is no Renew: the card has no bouquet, or one this catalogue does not sell. */
+function unrenewable(currentName: string | undefined): string {
+  return currentName === undefined || currentName === '' || currentName === 'None'
+    ? 'This card has no bouquet yet: choose one.'
+    : `Current bouquet: ${withoutPrice(currentName)}. It cannot be renewed here: choose a bouquet.`;
+}
+
+/** The card's current bouquet in the catalogue, by the code the provider gave, else by its name. */
+function currentPlan(details: Record<string, string>, plans: readonly Plan[]): Plan | undefined {
+  const code = details.Current_Bouquet_Code;
+  const name = details.Current_Bouquet;
+  return (
+    plans.find((p) => code !== undefined && code !== '' && p.plan_id === code) ??
+    plans.find((p) => name !== undefined && withoutPrice(p.name) === withoutPrice(name))
+  );
+}
 
 function BuyCable() {
-  const navigate = useNavigate();
-  const selectId = useId();
-  const me = useQuery({ queryKey: ['me'], queryFn: () => call('getMe', {}) });
-  const [provider, setProvider] = useState<Provider | null>(null);
-  const [iuc, setIuc] = useState('');
-  const [planId, setPlanId] = useState('');
-  const [typedPhone, setTypedPhone] = useState<string | null>(null);
-  const [customer, setCustomer] = useState<Customer | null>(null);
-  const [key, setKey] = useState<string | null>(null);
-  const [price, setPrice] = useState<number | null>(null);
-  const [pin, setPin] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<CallError | null>(null);
-
+  const prefill = Route.useSearch();
+  const [provider, setProvider] = useState(prefill.provider ?? '');
+  const [iuc, setIuc] = useState(prefill.recipient ?? '');
+  const [subscription, setSubscription] = useState<Subscription>(
+    prefill.type === 'change' ? 'change' : 'renew',
+  );
+  const [planId, setPlanId] = useState(prefill.plan ?? '');
+  const contact = useContactPhone();
+  const lookup = useCustomerCheck('verifyCableIUC');
+  const saveAs = useSaveAs('cable');
+  const payment = usePurchase('subscribeCable', { service: 'cable', recipient: iuc.trim() }, () =>
+    saveAs.save({ recipient: iuc.trim(), details: { provider } }),
+  );
   const plans = useQuery({
     queryKey: ['cable-plans', provider],
-    queryFn: () => call('listCablePlans', { identifier: provider! }),
-    enabled: provider !== null,
+    queryFn: () => call('listCablePlans', { identifier: provider }),
+    enabled: provider !== '',
   });
-  const plan = plans.data?.items.find((p) => p.plan_id === planId);
-  const phone = typedPhone ?? (me.data ? localPhone(me.data.phone) : '');
-  const iucValid = /^[A-Za-z0-9]{4,30}$/.test(iuc.trim());
-  const ready = provider !== null && iucValid && plan !== undefined && toE164(phone) !== null;
 
-  async function check() {
-    if (!ready) return;
-    setBusy(true);
-    setError(null);
-    try {
-      setCustomer(await call('verifyCableIUC', { identifier: provider, iuc: iuc.trim() }));
-      setPrice(plan.amount);
-      setPin('');
-      setKey(crypto.randomUUID());
-    } catch (caught) {
-      setError(caught as CallError);
-    } finally {
-      setBusy(false);
-    }
-  }
+  const smartcardValid = smartcardPattern.test(iuc.trim());
+  const providerName = isProvider(provider) ? cableProviderNames[provider] : '';
+  // The card holder, while the provider and number are still the ones checked.
+  const found = lookup.found;
+  const customer =
+    found !== null && found.input.identifier === provider && found.input.iuc === iuc.trim()
+      ? found.customer
+      : undefined;
+  const current = customer && plans.data ? currentPlan(customer.details, plans.data.items) : undefined;
+  const renewing = current !== undefined && subscription === 'renew';
+  const plan = renewing ? current : plans.data?.items.find((p) => p.plan_id === planId);
+  const price = useServicePrice(payment, plan?.amount);
+  const ready = isProvider(provider) && smartcardValid && contact.valid;
 
-  async function pay() {
-    if (key === null || provider === null || plan === undefined || price === null) return;
-    setBusy(true);
-    setError(null);
-    try {
-      const purchase = await call(
-        'subscribeCable',
-        { identifier: provider, iuc: iuc.trim(), plan_id: plan.plan_id, amount: price, phone, pin },
-        { idempotencyKey: key },
-      );
-      await navigate({ to: '/transactions/$id', params: { id: purchase.id } });
-    } catch (caught) {
-      const failure = caught as CallError;
-      if (answeredRefusal(failure)) setKey(crypto.randomUUID());
-      if (failure.code === 'PRICE_CHANGED' && typeof failure.details?.amount === 'number') {
-        setPrice(failure.details.amount);
-      }
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
-  }
-
-  if (key !== null && customer !== null && provider !== null && plan !== undefined && price !== null) {
-    const current = customer.details.Current_Bouquet;
+  if (payment.confirming && isProvider(provider) && customer !== undefined && plan !== undefined) {
     return (
       <Screen title="Confirm cable TV">
-        <dl className="grid grid-cols-2 gap-2 rounded-xl bg-brand-light p-4">
-          <dt>Smartcard</dt>
-          <dd className="font-semibold">
-            {iuc.trim()} ({providers[provider]})
-          </dd>
-          <dt>Name</dt>
-          <dd className="font-semibold" data-testid="customer">
-            {customer.name}
-          </dd>
-          {current && current !== 'None' ? (
-            <>
-              <dt>Current bouquet</dt>
-              <dd>{current}</dd>
-            </>
-          ) : null}
-          <dt>Bouquet</dt>
-          <dd className="font-semibold">{plan.name}</dd>
-          <dt>You pay</dt>
-          <dd className="text-xl font-bold" data-testid="price">
-            {formatNaira(price)}
-          </dd>
-        </dl>
+        <PriceSummary
+          rows={[
+            { label: 'Smartcard', value: `${iuc.trim()} (${providerName})` },
+            { label: 'Name', value: <span data-testid="customer">{customer.name}</span> },
+            { label: renewing ? 'Renew' : 'Change to', value: withoutPrice(plan.name) },
+          ]}
+          total={price}
+        />
+        <SaveAs choice={saveAs} recipient={iuc.trim()} />
         <PinPayForm
-          pin={pin}
-          onPin={setPin}
-          busy={busy}
-          error={error}
-          onPay={() => void pay()}
-          onBack={() => {
-            setKey(null);
-            setError(null);
-          }}
+          payment={payment}
+          price={price}
+          onPay={(pin) =>
+            payment.pay({
+              identifier: provider,
+              iuc: iuc.trim(),
+              plan_id: plan.plan_id,
+              amount: price!,
+              phone: contact.phone,
+              subscription_type: renewing ? 'renew' : 'change',
+              pin,
+            })
+          }
         >
-          Pay {formatNaira(price)}
+          Pay {price === undefined ? '' : formatNaira(price)}
         </PinPayForm>
       </Screen>
     );
@@ -129,76 +116,123 @@ function BuyCable() {
 
   return (
     <Screen title="Pay for cable TV">
-      <form
-        className="flex flex-col gap-4"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void check();
-        }}
-      >
-        <fieldset className="flex flex-wrap gap-2">
-          <legend className="font-medium">Provider</legend>
-          {(Object.keys(providers) as Provider[]).map((p) => (
-            <label key={p} className="flex items-center gap-1 rounded-lg border px-3 py-2">
-              <input
-                type="radio"
-                name="provider"
-                checked={provider === p}
-                onChange={() => {
-                  setProvider(p);
-                  setPlanId('');
-                }}
-              />
-              {providers[p]}
-            </label>
-          ))}
-        </fieldset>
-        <Field
-          label="Smartcard / IUC number"
-          value={iuc}
-          onChange={setIuc}
-          inputMode="numeric"
-          autoComplete="off"
-          hint="On the decoder's sticker, or press the info button on the remote"
-          error={iuc !== '' && !iucValid ? 'A smartcard number is 4 to 30 digits' : undefined}
+      <TierGate need={1} what="Paying for cable TV">
+        <Beneficiaries
+          service="cable"
+          onPick={({ recipient, details }) => {
+            setIuc(recipient);
+            if (details?.provider !== undefined && isProvider(details.provider))
+              setProvider(details.provider);
+          }}
+          describe={({ details }) =>
+            details?.provider !== undefined && isProvider(details.provider)
+              ? cableProviderNames[details.provider]
+              : undefined
+          }
         />
-        {plans.isFetching ? <Waiting label="Loading the bouquets" /> : null}
-        {plans.data ? (
-          <div className="flex flex-col gap-1">
-            <label htmlFor={selectId} className="font-medium">
-              Bouquet
-            </label>
-            <select
-              id={selectId}
-              className="rounded-lg border border-gray-400 px-3 py-2"
-              value={planId}
-              onChange={(event) => setPlanId(event.target.value)}
-            >
-              <option value="">Choose a bouquet</option>
-              {plans.data.items.map((p) => (
-                <option key={p.plan_id} value={p.plan_id}>
-                  {p.name} · {formatNaira(p.amount)}
-                </option>
-              ))}
-            </select>
-          </div>
-        ) : null}
-        <Field
-          label="Phone number"
-          value={phone}
-          onChange={setTypedPhone}
-          inputMode="tel"
-          autoComplete="tel"
-          hint="The provider texts the receipt here"
-          error={phone !== '' && toE164(phone) === null ? 'Type a number such as 0803 123 4567' : undefined}
-        />
-        <ErrorNote error={error ?? (plans.error as CallError | null)} />
-        <Button type="submit" busy={busy} disabled={!ready}>
-          Continue
-        </Button>
-      </form>
+        <form
+          className="flex flex-col gap-4"
+          onSubmit={(event) => {
+            event.preventDefault();
+            if (!ready) return;
+            if (customer === undefined) lookup.check({ identifier: provider, iuc: iuc.trim() });
+            else if (plan !== undefined) payment.open();
+          }}
+        >
+          <ProviderPicker
+            legend="Provider"
+            name="provider"
+            options={providers}
+            value={provider}
+            onChange={(id) => {
+              setProvider(id);
+              setPlanId('');
+            }}
+          />
+          <Field
+            label="Smartcard / IUC number"
+            value={iuc}
+            onChange={setIuc}
+            inputMode="numeric"
+            autoComplete="off"
+            hint="On the decoder's sticker, or press the info button on the remote"
+            error={iuc !== '' && !smartcardValid ? 'A smartcard number is 6 to 20 digits' : undefined}
+          />
+          <ContactPhoneField contact={contact} hint="The provider texts the receipt here" />
+          {customer !== undefined ? (
+            <div className="flex flex-col gap-3 rounded-xl bg-gray-100 p-4">
+              <p>
+                Card holder: <strong data-testid="card-holder">{customer.name}</strong>
+              </p>
+              {plans.isPending ? <Waiting label="Loading the bouquets" /> : null}
+              {current !== undefined ? (
+                <fieldset className="flex flex-col gap-2">
+                  <legend className="mb-1">
+                    Current bouquet:{' '}
+                    <strong data-testid="current-bouquet">{withoutPrice(current.name)}</strong>
+                  </legend>
+                  <label className="flex items-center gap-2">
+                    <input
+                      type="radio"
+                      name="subscription"
+                      checked={subscription === 'renew'}
+                      onChange={() => setSubscription('renew')}
+                    />
+                    <span>
+                      Renew current bouquet,{' '}
+                      <span className="font-semibold whitespace-nowrap">{formatNaira(current.amount)}</span>
+                    </span>
+                  </label>
+                  <label className="flex items-center gap-2">
+                    <input
+                      type="radio"
+                      name="subscription"
+                      checked={subscription === 'change'}
+                      onChange={() => setSubscription('change')}
+                    />
+                    Change bouquet
+                  </label>
+                </fieldset>
+              ) : plans.data ? (
+                <p>{unrenewable(customer.details.Current_Bouquet)}</p>
+              ) : null}
+              {!renewing && plans.data ? (
+                <Select
+                  label="Bouquet"
+                  value={planId}
+                  onChange={setPlanId}
+                  placeholder="Choose a bouquet"
+                  options={plans.data.items.map((p) => ({
+                    value: p.plan_id,
+                    label: `${withoutPrice(p.name)} · ${formatNaira(p.amount)}`,
+                  }))}
+                />
+              ) : null}
+            </div>
+          ) : null}
+          <ErrorNote
+            error={lookup.error ?? (plans.error as CallError | null)}
+            message={
+              lookup.notFound
+                ? `${providerName} has no smartcard ${iuc.trim()}. Check the number and the provider.`
+                : undefined
+            }
+          />
+          <Button
+            type="submit"
+            busy={lookup.busy}
+            disabled={!ready || (customer !== undefined && plan === undefined)}
+          >
+            {customer === undefined ? 'Check smartcard' : 'Continue'}
+          </Button>
+        </form>
+      </TierGate>
     </Screen>
   );
 }
 
-export const Route = createFileRoute('/buy/cable')({ beforeLoad: requireSignIn, component: BuyCable });
+export const Route = createFileRoute('/buy/cable')({
+  beforeLoad: requireSignIn,
+  validateSearch: validatePrefill,
+  component: BuyCable,
+});

@@ -1,136 +1,118 @@
 import { useQuery } from '@tanstack/react-query';
-import { createFileRoute, useNavigate } from '@tanstack/react-router';
-import { useId, useState } from 'react';
+import { createFileRoute } from '@tanstack/react-router';
+import { useState } from 'react';
+import { withoutPrice } from '../../../../src/shared/display-names.ts';
 import { toE164 } from '../../../../src/shared/phone-number.ts';
-import { localPhone } from '../../../../src/shared/prefixes.ts';
-import { answeredRefusal, type CallError, call } from '../../api/client.ts';
+import { type CallError, call } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
-import { LegacyPinPayForm as PinPayForm } from '../../components/legacy-pin-pay-form.tsx';
-import { Button, Field, Screen, Waiting } from '../../components/ui.tsx';
+import { Beneficiaries, SaveAs, useSaveAs } from '../../components/beneficiaries.tsx';
+import { ContactPhoneField, useContactPhone } from '../../components/contact-phone.tsx';
+import { PinPayForm } from '../../components/pin-pay-form.tsx';
+import { PriceSummary } from '../../components/price-summary.tsx';
+import { ProviderPicker } from '../../components/provider-picker.tsx';
+import { TierGate } from '../../components/tier-gate.tsx';
+import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
 import { formatNaira } from '../../format.ts';
+import { validatePrefill } from '../../payments/prefill.ts';
+import { useServicePrice } from '../../payments/service-price.ts';
+import { usePurchase } from '../../payments/use-payment.ts';
 
-// Buy exam pins (WAEC, NECO, NABTEB, JAMB): the exam, how many, the phone the pins are texted to
-// (and for JAMB the profile ID), then a summary with the price and the PIN asked last; the pins are
-// shown, copyable, on the transaction's page.
-//
-// No catalogue operation lists exam pins with their prices, so the price shown is quotePrice (the
-// markup) over the exam's list price kept below. The service checks the price sent against its own
-// (PRICE_CHANGED, nothing charged): when they differ, the summary shows the service's price
-// (`details.amount`) and the person confirms again. The Idempotency-Key is made when the summary
-// opens and kept for a retry of the same payment; a refusal the service answered charged nothing,
-// so the next try gets a new one.
+// Buy exam pins: the exam, its pin at the service's price (listEducationPins), how many (1 to 10;
+// JAMB one per profile, with the profile ID) and the phone the pins are texted to; then the summary
+// with the total and the PIN asked last. The pins show, copyable, on the purchase's page.
 
-type Exam = 'waec' | 'waec-registration' | 'neco' | 'nabteb' | 'jamb';
+/** The exams listEducationPins and buyEducationPin take, by the names people use. */
+const exams = [
+  { id: 'waec', name: 'WAEC result checker' },
+  { id: 'waec-registration', name: 'WAEC registration' },
+  { id: 'neco', name: 'NECO result checker' },
+  { id: 'nabteb', name: 'NABTEB result checker' },
+  { id: 'jamb', name: 'JAMB' },
+] as const;
+type Exam = (typeof exams)[number]['id'];
+const examOf = (id: string | undefined): Exam | null => exams.find((e) => e.id === id)?.id ?? null;
+/** What buyEducationPin takes as a JAMB profile ID. */
+const profilePattern = /^[A-Za-z0-9]{4,30}$/;
 
-/** Each pin the provider sells, at its list (wholesale) price in naira. */
-const pins: ReadonlyArray<{ id: string; exam: Exam; variation?: string; name: string; listPrice: number }> = [
-  { id: 'waec', exam: 'waec', name: 'WAEC result checker PIN', listPrice: 3_900 },
-  { id: 'neco', exam: 'neco', name: 'NECO result checker token', listPrice: 1_300 },
-  { id: 'nabteb', exam: 'nabteb', name: 'NABTEB result checker PIN', listPrice: 1_000 },
-  { id: 'waec-registration', exam: 'waec-registration', name: 'WAEC registration PIN', listPrice: 18_950 },
-  { id: 'jamb-utme', exam: 'jamb', variation: 'utme', name: 'JAMB UTME PIN', listPrice: 6_200 },
-  { id: 'jamb-de', exam: 'jamb', variation: 'de', name: 'JAMB Direct Entry PIN', listPrice: 6_200 },
-];
+/** quantity × the price of one, worked out in kobo so that no float creeps in. */
+const totalOf = (amount: number, quantity: number) => (Math.round(amount * 100) * quantity) / 100;
 
 function BuyExamPins() {
-  const navigate = useNavigate();
-  const selectId = useId();
-  const me = useQuery({ queryKey: ['me'], queryFn: () => call('getMe', {}) });
-  const [pinId, setPinId] = useState('');
+  const prefill = Route.useSearch();
+  const [exam, setExam] = useState<Exam | null>(examOf(prefill.provider));
+  const jamb = exam === 'jamb';
+  const [variation, setVariation] = useState(prefill.plan ?? '');
   const [quantityText, setQuantityText] = useState('1');
-  const [profileId, setProfileId] = useState('');
-  const [typedPhone, setTypedPhone] = useState<string | null>(null);
-  const [key, setKey] = useState<string | null>(null);
-  /** The service's own price, when it said the quoted one is not it. */
-  const [servicePrice, setServicePrice] = useState<number | null>(null);
-  const [pin, setPin] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<CallError | null>(null);
+  const [profileId, setProfileId] = useState(jamb ? (prefill.recipient ?? '') : '');
+  const contact = useContactPhone(jamb ? undefined : prefill.recipient);
+  const saveAs = useSaveAs('education');
+  // Saved: the phone the pins are texted to, with the exam (and a JAMB profile ID) kept beside it.
+  const payment = usePurchase(
+    'buyEducationPin',
+    { service: 'education', recipient: jamb ? profileId.trim() : contact.phone },
+    () =>
+      saveAs.save({
+        recipient: contact.phone,
+        details: { ...(exam === null ? {} : { exam }), ...(jamb ? { profileId: profileId.trim() } : {}) },
+      }),
+  );
+  const pins = useQuery({
+    queryKey: ['education-pins', exam],
+    queryFn: () => call('listEducationPins', { exam: exam! }),
+    enabled: exam !== null,
+  });
 
-  const chosen = pins.find((p) => p.id === pinId);
-  const jamb = chosen?.exam === 'jamb';
+  const items = pins.data?.items ?? [];
+  // An exam with one pin has it chosen already.
+  const pin = items.find((p) => p.variation === variation) ?? (items.length === 1 ? items[0] : undefined);
   // JAMB sells one PIN per profile; the others up to 10 at a time.
   const maxQuantity = jamb ? 1 : 10;
   const quantity = /^\d{1,2}$/.test(quantityText.trim()) ? Number(quantityText.trim()) : null;
   const quantityValid = quantity !== null && quantity >= 1 && quantity <= maxQuantity;
-  const profileValid = !jamb || /^[A-Za-z0-9]{4,30}$/.test(profileId.trim());
-  const phone = typedPhone ?? (me.data ? localPhone(me.data.phone) : '');
-  const ready = chosen !== undefined && quantityValid && profileValid && toE164(phone) !== null;
+  const profileValid = !jamb || profilePattern.test(profileId.trim());
+  const ready = pin !== undefined && quantityValid && profileValid && contact.valid;
+  const price = useServicePrice(
+    payment,
+    pin !== undefined && quantity !== null ? totalOf(pin.amount, quantity) : undefined,
+  );
 
-  const quote = useQuery({
-    queryKey: ['quote', 'education', chosen?.id, quantity],
-    queryFn: () => call('quotePrice', { service: 'education', wholesale: chosen!.listPrice * quantity! }),
-    enabled: key !== null && chosen !== undefined && quantity !== null,
-  });
-  const price = servicePrice ?? quote.data?.retail ?? null;
-
-  async function pay() {
-    if (key === null || chosen === undefined || quantity === null || price === null) return;
-    setBusy(true);
-    setError(null);
-    try {
-      const purchase = await call(
-        'buyEducationPin',
-        {
-          exam: chosen.exam,
-          ...(chosen.variation === undefined ? {} : { variation: chosen.variation }),
-          quantity,
-          amount: price,
-          phone,
-          pin,
-          ...(jamb ? { profile_id: profileId.trim() } : {}),
-        },
-        { idempotencyKey: key },
-      );
-      await navigate({ to: '/transactions/$id', params: { id: purchase.id } });
-    } catch (caught) {
-      const failure = caught as CallError;
-      if (answeredRefusal(failure)) setKey(crypto.randomUUID());
-      if (failure.code === 'PRICE_CHANGED' && typeof failure.details?.amount === 'number') {
-        setServicePrice(failure.details.amount);
-      }
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
-  }
-
-  if (key !== null && chosen !== undefined && quantity !== null) {
+  if (payment.confirming && exam !== null && pin !== undefined && quantity !== null) {
     return (
       <Screen title="Confirm exam pins">
-        <dl className="grid grid-cols-2 gap-2 rounded-xl bg-brand-light p-4">
-          <dt>Pin</dt>
-          <dd className="font-semibold">{chosen.name}</dd>
-          <dt>How many</dt>
-          <dd className="font-semibold">{quantity}</dd>
-          {jamb ? (
-            <>
-              <dt>Profile ID</dt>
-              <dd className="font-semibold">{profileId.trim()}</dd>
-            </>
-          ) : null}
-          <dt>Texted to</dt>
-          <dd className="font-semibold">{phone}</dd>
-          <dt>You pay</dt>
-          <dd className="text-xl font-bold" data-testid="price">
-            {price === null ? '…' : formatNaira(price)}
-          </dd>
-        </dl>
-        {price === null && quote.isPending ? <Waiting label="Getting the price" /> : null}
+        <PriceSummary
+          rows={[
+            { label: 'Pin', value: withoutPrice(pin.name) },
+            {
+              label: 'How many',
+              value: (
+                <>
+                  {quantity} × <span className="whitespace-nowrap">{formatNaira(pin.amount)}</span>
+                </>
+              ),
+            },
+            ...(jamb ? [{ label: 'Profile ID', value: profileId.trim() }] : []),
+            { label: 'Texted to', value: contact.phone },
+          ]}
+          total={price}
+        />
+        <SaveAs choice={saveAs} recipient={contact.phone} />
         <p>The pins show on the next screen, ready to copy.</p>
         <PinPayForm
-          pin={pin}
-          onPin={setPin}
-          busy={busy}
-          error={error ?? (quote.error as CallError | null)}
-          ready={price !== null}
-          onPay={() => void pay()}
-          onBack={() => {
-            setKey(null);
-            setError(null);
-          }}
+          payment={payment}
+          price={price}
+          onPay={(transactionPin) =>
+            payment.pay({
+              exam,
+              variation: pin.variation,
+              quantity,
+              amount: price!,
+              phone: contact.phone,
+              pin: transactionPin,
+              ...(jamb ? { profile_id: profileId.trim() } : {}),
+            })
+          }
         >
-          Pay {price === null ? '' : formatNaira(price)}
+          Pay {price === undefined ? '' : formatNaira(price)}
         </PinPayForm>
       </Screen>
     );
@@ -138,71 +120,99 @@ function BuyExamPins() {
 
   return (
     <Screen title="Buy exam pins">
-      <form
-        className="flex flex-col gap-4"
-        onSubmit={(event) => {
-          event.preventDefault();
-          if (!ready) return;
-          setPin('');
-          setError(null);
-          setServicePrice(null);
-          setKey(crypto.randomUUID());
-        }}
-      >
-        <div className="flex flex-col gap-1">
-          <label htmlFor={selectId} className="font-medium">
-            Exam pin
-          </label>
-          <select
-            id={selectId}
-            className="rounded-lg border border-gray-400 px-3 py-2"
-            value={pinId}
-            onChange={(event) => setPinId(event.target.value)}
-          >
-            <option value="">Choose a pin</option>
-            {pins.map((p) => (
-              <option key={p.id} value={p.id}>
-                {p.name}
-              </option>
-            ))}
-          </select>
-        </div>
-        <Field
-          label="How many"
-          value={quantityText}
-          onChange={setQuantityText}
-          inputMode="numeric"
-          maxLength={2}
-          hint={jamb ? 'JAMB sells one PIN per profile' : 'From 1 to 10'}
-          error={quantityText !== '' && !quantityValid ? `Type a number from 1 to ${maxQuantity}` : undefined}
+      <TierGate need={1} what="Buying exam pins">
+        <Beneficiaries
+          service="education"
+          onPick={({ recipient, details }) => {
+            // A recent JAMB purchase's recipient is its profile ID, not a phone.
+            if (toE164(recipient) === null) {
+              setExam('jamb');
+              setProfileId(recipient);
+              return;
+            }
+            contact.setPhone(recipient);
+            const picked = examOf(details?.exam);
+            if (picked !== null && picked !== exam) {
+              setExam(picked);
+              setVariation('');
+            }
+            if (details?.profileId) setProfileId(details.profileId);
+          }}
+          describe={({ details }) => exams.find((e) => e.id === details?.exam)?.name}
         />
-        {jamb ? (
+        <form
+          className="flex flex-col gap-4"
+          onSubmit={(event) => {
+            event.preventDefault();
+            if (ready) payment.open();
+          }}
+        >
+          <ProviderPicker
+            legend="Exam"
+            name="exam"
+            options={exams}
+            value={exam ?? ''}
+            onChange={(id) => {
+              setExam(examOf(id));
+              setVariation('');
+            }}
+          />
+          {pins.isFetching ? <Waiting label="Getting the prices" /> : null}
+          {items.length > 0 ? (
+            <fieldset className="flex flex-col gap-2">
+              <legend className="mb-1 font-medium">Pin</legend>
+              {items.map((p) => (
+                <label key={p.variation} className="flex items-center gap-2">
+                  <input
+                    type="radio"
+                    name="variation"
+                    checked={pin?.variation === p.variation}
+                    onChange={() => setVariation(p.variation)}
+                  />
+                  <span>
+                    {withoutPrice(p.name)},{' '}
+                    <span className="font-semibold whitespace-nowrap">{formatNaira(p.amount)}</span> each
+                  </span>
+                </label>
+              ))}
+            </fieldset>
+          ) : null}
           <Field
-            label="JAMB profile ID"
-            value={profileId}
-            onChange={setProfileId}
-            autoComplete="off"
-            hint="The profile code JAMB texted you"
+            label="How many"
+            value={quantityText}
+            onChange={setQuantityText}
+            inputMode="numeric"
+            maxLength={2}
+            hint={jamb ? 'JAMB sells one PIN per profile' : 'From 1 to 10'}
             error={
-              profileId !== '' && !profileValid ? 'A profile ID is 4 to 30 letters or digits' : undefined
+              quantityText !== '' && !quantityValid ? `Type a number from 1 to ${maxQuantity}` : undefined
             }
           />
-        ) : null}
-        <Field
-          label="Phone number"
-          value={phone}
-          onChange={setTypedPhone}
-          inputMode="tel"
-          autoComplete="tel"
-          hint="The pins are texted here too"
-          error={phone !== '' && toE164(phone) === null ? 'Type a number such as 0803 123 4567' : undefined}
-        />
-        <Button type="submit" disabled={!ready}>
-          Continue
-        </Button>
-      </form>
+          {jamb ? (
+            <Field
+              label="JAMB profile ID"
+              value={profileId}
+              onChange={setProfileId}
+              autoComplete="off"
+              hint="The profile code JAMB texted you"
+              error={
+                profileId !== '' && !profileValid ? 'A profile ID is 4 to 30 letters or digits' : undefined
+              }
+            />
+          ) : null}
+          <ContactPhoneField contact={contact} hint="The pins are texted here too" />
+          <ErrorNote error={pins.error as CallError | null} />
+          <Button type="submit" disabled={!ready}>
+            Continue
+          </Button>
+        </form>
+      </TierGate>
     </Screen>
   );
 }
 
-export const Route = createFileRoute('/buy/education')({ beforeLoad: requireSignIn, component: BuyExamPins });
+export const Route = createFileRoute('/buy/education')({
+  beforeLoad: requireSignIn,
+  validateSearch: validatePrefill,
+  component: BuyExamPins,
+});

@@ -1,29 +1,37 @@
 import { createFileRoute, Link } from '@tanstack/react-router';
 import { requireSignIn } from '../../auth-guard.ts';
+import { type BillService, billServices } from '../../components/tiles.tsx';
 import { Screen } from '../../components/ui.tsx';
 
-// What can be bought from the wallet.
+// Everything the wallet pays for, as tiles with their icons: the same list as home's tiles, each
+// with a line on what it covers.
 
-const services = [
-  { to: '/buy/airtime', label: 'Airtime', note: 'MTN, Glo, Airtel, 9mobile' },
-  { to: '/buy/data', label: 'Data bundles', note: 'Plans for every network' },
-  { to: '/buy/cable', label: 'Cable TV', note: 'DStv, GOtv, StarTimes, Showmax' },
-  { to: '/buy/electricity', label: 'Electricity', note: 'Prepaid tokens and postpaid bills' },
-  { to: '/buy/betting', label: 'Betting', note: 'Fund Bet9ja, SportyBet and more' },
-  { to: '/buy/education', label: 'Exam pins', note: 'WAEC, NECO, NABTEB, JAMB' },
-  { to: '/buy/social', label: 'Social boosts', note: 'Followers, likes and views' },
-  { to: '/buy/airtime-to-cash', label: 'Airtime to cash', note: 'Sell airtime into your wallet' },
-] as const;
+const notes: Readonly<Record<BillService['to'], string>> = {
+  '/buy/airtime': 'MTN, Glo, Airtel, 9mobile',
+  '/buy/data': 'Plans for every network',
+  '/buy/electricity': 'Prepaid tokens and postpaid bills',
+  '/buy/cable': 'DStv, GOtv, StarTimes, Showmax',
+  '/buy/betting': 'Fund Bet9ja, SportyBet and more',
+  '/buy/education': 'WAEC, NECO, NABTEB, JAMB',
+  '/buy/social': 'Followers, likes and views',
+  '/buy/airtime-to-cash': 'Sell airtime into your wallet',
+};
 
 function Buy() {
   return (
     <Screen title="Buy">
-      <ul className="flex flex-col gap-3">
-        {services.map((service) => (
-          <li key={service.to}>
-            <Link to={service.to} className="block rounded-xl border border-brand p-4 text-brand">
-              <span className="block text-lg font-semibold">{service.label}</span>
-              <span className="text-sm text-gray-700">{service.note}</span>
+      <ul className="grid grid-cols-2 gap-3">
+        {billServices.map(({ to, label, Icon }) => (
+          <li key={to}>
+            <Link
+              to={to}
+              className="flex h-full flex-col gap-2 rounded-xl border border-gray-300 bg-gray-100 p-3 text-gray-900"
+            >
+              <span className="flex h-10 w-10 items-center justify-center rounded-full bg-brand-light text-brand">
+                <Icon aria-hidden="true" size={22} />
+              </span>
+              <span className="text-lg leading-tight font-semibold">{label}</span>
+              <span className="text-sm text-gray-700">{notes[to]}</span>
             </Link>
           </li>
         ))}
