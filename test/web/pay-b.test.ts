@@ -17,7 +17,7 @@ import {
 } from '../helpers/world.ts';
 import { userAtTier } from '../kyc/kyc-support.ts';
 import { buyer, mtn, PIN } from '../vtu/purchase-support.ts';
-import { launchChromium, phonePage, screen, skipWithoutChromium } from './support.ts';
+import { launchChromium, screen, signedInPhone, skipWithoutChromium } from './support.ts';
 
 // Electricity, cable TV, betting and exam pins built from the shared payment pieces (issue 26), in
 // headless Chromium at 360×800 as a person would use them: a meter saved as "Home" with its DisCo
@@ -44,18 +44,6 @@ const grouped = (token: string) => token.replace(/\D/g, '').replace(/(\d{4})(?=\
 /** Naira in kobo. */
 const kobo = (naira: number) => BigInt(Math.round(naira * 100));
 
-/** A phone (a browser context of its own) signed in as `user`, on home once the session is up. */
-async function signedInPhone(browser: Browser, world: World, user: SignedIn): Promise<Page> {
-  const page = await phonePage(browser);
-  await page.goto(`${world.baseUrl}/sign-in`);
-  await page.evaluate((token) => localStorage.setItem('billrail.refresh', token), user.refreshToken);
-  // The first call refreshes the session: let home show the balance before the tests navigate, so
-  // that no navigation cuts the rotated refresh token off on its way to the page.
-  await page.goto(`${world.baseUrl}/`);
-  await page.getByTestId('balance').filter({ hasText: '₦' }).waitFor(TIMEOUT);
-  return page;
-}
-
 describe('the web client: electricity, cable, betting and exam pins', {
   skip: skipWithoutChromium,
   timeout: 300_000,
@@ -75,7 +63,7 @@ describe('the web client: electricity, cable, betting and exam pins', {
     world = await createWorld({ env: { ADMIN_PHONES: `+234${ADMIN_PHONE.slice(1)}` } });
     browser = await launchChromium();
     user = await buyer(world, 100_000);
-    page = await signedInPhone(browser, world, user);
+    page = await signedInPhone(browser, world.baseUrl, user);
     api = await signInAgain(world, user.phone);
     admin = await signIn(world, ADMIN_PHONE);
   });
@@ -336,7 +324,7 @@ describe('the web client: electricity, cable, betting and exam pins', {
   it('puts every bill behind the Tier 1 gate for a person who has not verified, with the way to Verify', async () => {
     const unverified = await userAtTier(world, 0);
     ok(await post(world, 'setTransactionPin', { pin: PIN }, { token: unverified.accessToken }));
-    const phone = await signedInPhone(browser, world, unverified);
+    const phone = await signedInPhone(browser, world.baseUrl, unverified);
     for (const [path, what] of [
       ['electricity', 'Buying electricity'],
       ['cable', 'Paying for cable TV'],

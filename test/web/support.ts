@@ -82,3 +82,21 @@ export async function screen(page: Page, name: string): Promise<void> {
   }
   await page.emulateMedia({ colorScheme: 'light' });
 }
+
+/**
+ * A phone (a browser context of its own) signed in as `user` with the refresh token the sign-in
+ * screen keeps, on home once the balance shows: the first call has refreshed the session by then, so
+ * no navigation that follows cuts the rotated refresh token off on its way to the page.
+ */
+export async function signedInPhone(
+  browser: Browser,
+  baseUrl: string,
+  user: { refreshToken: string },
+): Promise<Page> {
+  const page = await phonePage(browser);
+  await page.goto(`${baseUrl}/sign-in`);
+  await page.evaluate((token) => localStorage.setItem('billrail.refresh', token), user.refreshToken);
+  await page.goto(`${baseUrl}/`);
+  await page.getByTestId('balance').filter({ hasText: '₦' }).waitFor({ timeout: 30_000 });
+  return page;
+}

@@ -3,13 +3,14 @@ import { createFileRoute } from '@tanstack/react-router';
 import { useState } from 'react';
 import { type CallError, call } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
+import { AmountField, useNairaAmount } from '../../components/amount-field.tsx';
 import { Beneficiaries, SaveAs, useSaveAs } from '../../components/beneficiaries.tsx';
 import { PinPayForm } from '../../components/pin-pay-form.tsx';
 import { PriceSummary } from '../../components/price-summary.tsx';
 import { ProviderPicker } from '../../components/provider-picker.tsx';
 import { TierGate } from '../../components/tier-gate.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
-import { formatNaira, parseNaira } from '../../format.ts';
+import { formatNaira } from '../../format.ts';
 import { validatePrefill } from '../../payments/prefill.ts';
 import { useCustomerCheck } from '../../payments/use-customer-check.ts';
 import { usePurchase } from '../../payments/use-payment.ts';
@@ -17,8 +18,6 @@ import { usePurchase } from '../../payments/use-payment.ts';
 // Fund a betting wallet: the company, the customer ID and the amount. The account is checked with
 // the company first, so the summary names whose account it is before the PIN, asked last.
 
-const minimum = 100;
-const maximum = 500_000;
 /** What fundBet takes. */
 const customerIdPattern = /^[A-Za-z0-9]{4,30}$/;
 
@@ -27,26 +26,17 @@ function FundBet() {
   const companies = useQuery({ queryKey: ['bet-companies'], queryFn: () => call('listBetCompanies', {}) });
   const [company, setCompany] = useState(prefill.provider ?? '');
   const [customerId, setCustomerId] = useState(prefill.recipient ?? '');
-  const [amountText, setAmountText] = useState(prefill.amount?.toString() ?? '');
+  // The betting companies' own limits, as the provider states them.
+  const typed = useNairaAmount({ min: 100, max: 500_000 }, prefill.amount);
+  const amount = typed.value;
   const lookup = useCustomerCheck('verifyBetAccount');
   const saveAs = useSaveAs('betting');
   const payment = usePurchase('fundBet', { service: 'betting', recipient: customerId.trim() }, () =>
     saveAs.save({ recipient: customerId.trim(), details: { company } }),
   );
 
-  const amount = parseNaira(amountText);
-  const amountError =
-    amountText === ''
-      ? undefined
-      : amount === null
-        ? 'Type an amount such as 1,000'
-        : amount < minimum
-          ? `The minimum is ${formatNaira(minimum)}`
-          : amount > maximum
-            ? `The maximum is ${formatNaira(maximum)}`
-            : undefined;
   const idValid = customerIdPattern.test(customerId.trim());
-  const ready = company !== '' && idValid && amount !== null && amountError === undefined;
+  const ready = company !== '' && idValid && typed.valid;
   const nameOf = (id: string | undefined) => companies.data?.items.find((c) => c.id === id)?.name;
   const companyName = nameOf(company) ?? 'the company';
   const quote = useQuery({
@@ -119,14 +109,7 @@ function FundBet() {
             hint="Your user ID on the betting site"
             error={customerId !== '' && !idValid ? 'A customer ID is 4 to 30 letters or digits' : undefined}
           />
-          <Field
-            label="Amount (₦)"
-            value={amountText}
-            onChange={setAmountText}
-            inputMode="decimal"
-            hint={`From ${formatNaira(minimum)} to ${formatNaira(maximum)}`}
-            error={amountError}
-          />
+          <AmountField amount={typed} />
           <ErrorNote
             error={lookup.error ?? (companies.error as CallError | null)}
             message={

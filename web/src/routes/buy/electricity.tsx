@@ -4,6 +4,7 @@ import { useState } from 'react';
 import { discoName } from '../../../../src/shared/display-names.ts';
 import { type CallError, call } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
+import { AmountField, useNairaAmount } from '../../components/amount-field.tsx';
 import { Beneficiaries, SaveAs, useSaveAs } from '../../components/beneficiaries.tsx';
 import { ContactPhoneField, useContactPhone } from '../../components/contact-phone.tsx';
 import { PinPayForm } from '../../components/pin-pay-form.tsx';
@@ -12,7 +13,7 @@ import { ProviderPicker } from '../../components/provider-picker.tsx';
 import { QuickAmounts } from '../../components/quick-amounts.tsx';
 import { TierGate } from '../../components/tier-gate.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
-import { formatNaira, parseNaira } from '../../format.ts';
+import { formatNaira } from '../../format.ts';
 import { validatePrefill } from '../../payments/prefill.ts';
 import { useCustomerCheck } from '../../payments/use-customer-check.ts';
 import { usePurchase } from '../../payments/use-payment.ts';
@@ -21,6 +22,7 @@ import { usePurchase } from '../../payments/use-payment.ts';
 // meter is checked with the DisCo first, so the summary names whose meter it is before the PIN. A
 // prepaid token shows, grouped and copyable, on the purchase's page.
 
+/** SPEC.md "Limits": the least electricity a purchase buys. */
 const minimum = 1_000;
 const quickAmounts = [1_000, 2_000, 5_000, 10_000, 20_000] as const;
 const meterTypes = { prepaid: 'Prepaid', postpaid: 'Postpaid' } as const;
@@ -36,7 +38,8 @@ function BuyElectricity() {
   const [disco, setDisco] = useState(prefill.provider ?? '');
   const [type, setType] = useState<MeterType>(isMeterType(prefill.type) ? prefill.type : 'prepaid');
   const [meter, setMeter] = useState(prefill.recipient ?? '');
-  const [amountText, setAmountText] = useState(prefill.amount?.toString() ?? '');
+  const typed = useNairaAmount({ min: minimum }, prefill.amount);
+  const amount = typed.value;
   const contact = useContactPhone();
   const lookup = useCustomerCheck('verifyMeter');
   const saveAs = useSaveAs('electricity');
@@ -44,17 +47,8 @@ function BuyElectricity() {
     saveAs.save({ recipient: meter.trim(), details: { disco, type } }),
   );
 
-  const amount = parseNaira(amountText);
-  const amountError =
-    amountText === ''
-      ? undefined
-      : amount === null
-        ? 'Type an amount such as 5,000'
-        : amount < minimum
-          ? `The minimum is ${formatNaira(minimum)}`
-          : undefined;
   const meterValid = meterPattern.test(meter.trim());
-  const ready = disco !== '' && meterValid && amount !== null && amount >= minimum && contact.valid;
+  const ready = disco !== '' && meterValid && typed.valid && contact.valid;
   const options = (discos.data?.items ?? []).map((d) => ({ id: d.id, name: discoName(d.name) }));
   const nameOf = (id: string | undefined) => options.find((d) => d.id === id)?.name;
   const discoShown = nameOf(disco) ?? 'the DisCo';
@@ -146,15 +140,8 @@ function BuyElectricity() {
             hint="On the meter or your last receipt"
             error={meter !== '' && !meterValid ? 'A meter number is 6 to 20 digits' : undefined}
           />
-          <Field
-            label="Amount (₦)"
-            value={amountText}
-            onChange={setAmountText}
-            inputMode="decimal"
-            hint={`At least ${formatNaira(minimum)}`}
-            error={amountError}
-          />
-          <QuickAmounts amounts={quickAmounts} chosen={amount} onChoose={(n) => setAmountText(String(n))} />
+          <AmountField amount={typed} />
+          <QuickAmounts amounts={quickAmounts} chosen={amount} onChoose={(n) => typed.setText(String(n))} />
           <ContactPhoneField contact={contact} hint="The DisCo texts the receipt here" />
           <ErrorNote
             error={lookup.error ?? (discos.error as CallError | null)}
