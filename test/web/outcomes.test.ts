@@ -124,7 +124,7 @@ describe('the web client: the failed and pending outcomes of data, cable, electr
     await page.getByRole('button', { name: `Pay ${price.text}` }).click();
     const id = await transactionId(page);
     await world.ctx.purchases.sendEnded(id);
-    await status(page, 'Processing: waiting for the provider').waitFor(TIMEOUT);
+    await status(page, 'Pending: waiting for the provider').waitFor(TIMEOUT);
     await screen(page, '82-data-pending');
     expected -= price.kobo;
     assert.equal(await walletKobo(world, user.userId), expected, 'charged, not refunded while pending');
@@ -167,7 +167,7 @@ describe('the web client: the failed and pending outcomes of data, cable, electr
     await page.getByRole('button', { name: `Pay ${price.text}` }).click();
     const id = await transactionId(page);
     await world.ctx.purchases.sendEnded(id);
-    await status(page, 'Processing: waiting for the provider').waitFor(TIMEOUT);
+    await status(page, 'Pending: waiting for the provider').waitFor(TIMEOUT);
     await screen(page, '86-cable-pending');
     assert.equal(
       await walletKobo(world, user.userId),
@@ -197,7 +197,7 @@ describe('the web client: the failed and pending outcomes of data, cable, electr
     await page.getByRole('button', { name: 'Pay ₦1,200.00' }).click();
     const id = await transactionId(page);
     await world.ctx.purchases.sendEnded(id);
-    await status(page, 'Processing: waiting for the provider').waitFor(TIMEOUT);
+    await status(page, 'Pending: waiting for the provider').waitFor(TIMEOUT);
     await screen(page, '89-electricity-pending');
     expected -= price.kobo;
     assert.equal(await walletKobo(world, user.userId), expected, 'charged, not refunded while pending');
@@ -206,7 +206,9 @@ describe('the web client: the failed and pending outcomes of data, cable, electr
     // The token arrives with the requery that delivers it.
     const purchase = await findPurchase({ db: world.ctx.db }, user.userId, id);
     assert.ok(purchase.token, 'the delivered purchase carries a token');
-    await page.getByTestId('token').filter({ hasText: purchase.token }).waitFor(TIMEOUT);
+    // Shown as it is typed into the meter: in groups of four.
+    const grouped = purchase.token.replace(/\D/g, '').replace(/(\d{4})(?=\d)/g, '$1 ');
+    await page.getByTestId('token').filter({ hasText: grouped }).waitFor(TIMEOUT);
     await screen(page, '90-electricity-settled');
     assert.equal(await walletKobo(world, user.userId), expected);
   });
@@ -260,7 +262,7 @@ describe('the web client: the failed and pending outcomes of data, cable, electr
     await page.getByRole('button', { name: 'Pay ₦3,900.00' }).click();
     const id = await transactionId(page);
     await world.ctx.purchases.sendEnded(id);
-    await status(page, 'Processing: waiting for the provider').waitFor(TIMEOUT);
+    await status(page, 'Pending: waiting for the provider').waitFor(TIMEOUT);
     await screen(page, '95-exam-pins-pending');
     expected -= 390_000n;
     assert.equal(await walletKobo(world, user.userId), expected, 'charged, not refunded while pending');
