@@ -77,7 +77,7 @@ export const listEducationPinsOutput = items(
     amount: z
       .number()
       .describe(
-        'Retail naira of one pin (markup applied): what buyEducationPin charges for quantity 1. For several pins the markup applies to their total, so a flat markup makes the price less than quantity × amount; a purchase whose amount differs is 409 PRICE_CHANGED with the price in details.amount',
+        'Retail naira of one pin (markup applied): buyEducationPin charges quantity × this amount; a purchase whose amount differs is 409 PRICE_CHANGED with the price in details.amount',
       ),
   }),
 );

@@ -349,7 +349,7 @@ export const purchaseOperations = [
     method: 'POST',
     auth: 'user',
     summary:
-      'Buy exam pins (1-10); `amount` must be the current retail price of them all; success carries the pins',
+      'Buy exam pins (1-10); `amount` must be quantity × the price of one pin (listEducationPins); success carries the pins',
     tags,
     input: s.buyEducationPinInput,
     output: s.vtuTransaction,
@@ -372,7 +372,15 @@ export const purchaseOperations = [
           details: { field: 'variation' },
         });
       }
-      const price = priced(markupOf, 'education', name, item.wholesaleKobo * BigInt(input.quantity));
+      // Each pin is priced as listEducationPins lists one (its markup, flat part included, per pin), so
+      // n pins cost exactly n × the price a person was shown.
+      const one = priced(markupOf, 'education', name, item.wholesaleKobo);
+      const pins = BigInt(input.quantity);
+      const price = {
+        wholesaleKobo: one.wholesaleKobo * pins,
+        markupKobo: one.markupKobo * pins,
+        retailKobo: one.retailKobo * pins,
+      };
       requireAmount(input.amount, price.retailKobo);
       const phone = localPhone(input.phone);
       return buy(ctx, caller.userId, withCommit, {

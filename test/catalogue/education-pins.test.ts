@@ -4,6 +4,7 @@ import { VtuProviderError } from '../../src/providers/vtu/vtu-provider.ts';
 import { onPostgres } from '../helpers/database.ts';
 import {
   createWorld,
+  failure,
   get,
   ok,
   post,
@@ -13,7 +14,7 @@ import {
   type World,
 } from '../helpers/world.ts';
 import { expectError, expectValidationAt } from '../kyc/kyc-support.ts';
-import { bought, buyer, mtn } from '../vtu/purchase-support.ts';
+import { bought, buyCall, buyer, mtn } from '../vtu/purchase-support.ts';
 
 // listEducationPins (API.md section 16): the exam pins of one exam at the price buyEducationPin
 // charges, read through the catalogue cache (one provider call per 30 minutes, stale on failure,
@@ -90,15 +91,29 @@ describe(`listEducationPins (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => 
         phone: mtn('5'),
       });
       assert.equal(one.amount, 1_382.5);
-      // Several pins: the markup applies to their total, its flat part once (₦2,600 + ₦50 + ₦65).
+      // Several pins cost that many times the listed price: the markup, flat part included, is per pin.
+      const listedTwice = 2 * neco!.amount;
+      const refused = failure(
+        await buyCall(world, user, 'buyEducationPin', {
+          exam: 'neco',
+          variation: neco!.variation,
+          quantity: 2,
+          amount: 2_715,
+          phone: mtn('5'),
+        }),
+      );
+      assert.equal(refused.status, 409);
+      assert.equal(refused.code, 'PRICE_CHANGED');
+      assert.deepEqual(refused.details, { amount: listedTwice });
       const two = await bought(world, user, 'buyEducationPin', {
         exam: 'neco',
         variation: neco!.variation,
         quantity: 2,
-        amount: 2_715,
+        amount: listedTwice,
         phone: mtn('5'),
       });
       assert.equal(two.status, 'success');
+      assert.equal(two.amount, 2_765);
     } finally {
       providerFailing = false;
     }

@@ -742,7 +742,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Buy exam pins (1-10); `amount` must be the current retail price of them all; success carries the pins */
+        /** Buy exam pins (1-10); `amount` must be quantity × the price of one pin (listEducationPins); success carries the pins */
         post: operations["buyEducationPin"];
         delete?: never;
         options?: never;
@@ -4927,7 +4927,7 @@ export interface operations {
                                 /** @description The `variation` of buyEducationPin (jamb: utme, de) */
                                 variation: string;
                                 name: string;
-                                /** @description Retail naira of one pin (markup applied): what buyEducationPin charges for quantity 1. For several pins the markup applies to their total, so a flat markup makes the price less than quantity × amount; a purchase whose amount differs is 409 PRICE_CHANGED with the price in details.amount */
+                                /** @description Retail naira of one pin (markup applied): buyEducationPin charges quantity × this amount; a purchase whose amount differs is 409 PRICE_CHANGED with the price in details.amount */
                                 amount: number;
                             }[];
                         };
