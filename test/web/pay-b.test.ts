@@ -183,6 +183,27 @@ describe('the web client: electricity, cable, betting and exam pins', {
     await screen(page, 'pb-04-electricity-token');
   });
 
+  it('offers a meter paid before but not saved, and one tap fills its DisCo and type too', async () => {
+    const meter = accountEnding('5');
+    await page.goto(`${world.baseUrl}/buy/electricity`);
+    await page.getByLabel('Ikeja Electric').check();
+    await page.getByRole('radio', { name: 'Postpaid' }).check();
+    await page.getByLabel('Meter number').fill(meter);
+    await page.getByLabel('Amount (₦)').fill('1000');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByTestId('customer').waitFor(TIMEOUT);
+    await payAndSucceed();
+
+    await page.goto(`${world.baseUrl}/buy/electricity`);
+    const recent = page.getByRole('button', { name: new RegExp(`^${meter}`) });
+    await recent.waitFor(TIMEOUT);
+    assert.match((await recent.textContent()) ?? '', /Ikeja Electric postpaid/);
+    await recent.click();
+    assert.equal(await page.getByLabel('Meter number').inputValue(), meter);
+    assert.ok(await page.getByRole('radio', { name: 'Ikeja Electric' }).isChecked());
+    assert.ok(await page.getByRole('radio', { name: 'Postpaid' }).isChecked());
+  });
+
   it("renews a smartcard's current bouquet at the catalogue's price, and Buy again opens it as a renewal", async () => {
     // A cable markup, so that the price is the catalogue's retail one, not the provider's.
     ok(await post(world, 'adminSetMarkup', { service: 'cable', flat: 100 }, { token: admin.accessToken }));

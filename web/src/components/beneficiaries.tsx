@@ -51,6 +51,31 @@ function useSaved(service: BeneficiaryService) {
   });
 }
 
+/**
+ * What a recent purchase's order says besides the recipient, in the keys its screen saves a
+ * beneficiary's details under (the disco and meter type, the cable provider, the betting company,
+ * the exam), so that a tap on a recent meter fills its disco too.
+ */
+function detailsOf(
+  service: PurchaseService,
+  order: Output<'listMyVtuTransactions'>['items'][number]['order'],
+): Record<string, string> | undefined {
+  const provider = order?.provider;
+  if (provider === undefined) return undefined;
+  switch (service) {
+    case 'electricity':
+      return order?.type === undefined ? { disco: provider } : { disco: provider, type: order.type };
+    case 'cable':
+      return { provider };
+    case 'betting':
+      return { company: provider };
+    case 'education':
+      return { exam: provider };
+    default:
+      return undefined;
+  }
+}
+
 /** The last few recipients of this service's purchases that are not saved already, newest first. */
 function useRecent(service: BeneficiaryService, saved: readonly Saved[]): Recipient[] {
   const purchases = purchaseServices.includes(service as PurchaseService);
@@ -67,9 +92,11 @@ function useRecent(service: BeneficiaryService, saved: readonly Saved[]): Recipi
     const known = (r: { recipient: string }) => same(service, r.recipient, purchase.recipient);
     if (saved.some(known) || found.some(known)) continue;
     const network = asNetwork(purchase.network);
+    const details = detailsOf(service as PurchaseService, purchase.order);
     found.push({
       recipient: shown(service, purchase.recipient),
       ...(network === undefined ? {} : { network }),
+      ...(details === undefined ? {} : { details }),
     });
     if (found.length === recentShownMax) break;
   }
