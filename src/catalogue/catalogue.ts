@@ -21,6 +21,7 @@ import {
   createMemoryCacheStore,
   createRedisCacheStore,
 } from './cache.ts';
+import { createVerifiedCustomers, type VerifiedCustomers } from './verified-customers.ts';
 
 // The provider catalogues (networks, data plans, cable providers and plans, discos, betting
 // companies, exam pins, social services, airtime-to-cash receiving lines), each read from the provider routed for its service and cached (cache.ts),
@@ -59,6 +60,8 @@ export type Catalogue = {
   airtimeToCashLine(network: Network): Promise<string>;
   /** The payment provider's Nigerian banks that accounts can be held at, by name (banks.ts). */
   banks(): Promise<Bank[]>;
+  /** The names the customer look-ups found lately, for naming a purchase (verified-customers.ts). */
+  verifiedCustomers: VerifiedCustomers;
   close(): Promise<void>;
 };
 
@@ -133,6 +136,7 @@ export function createCatalogue(deps: CatalogueDeps): Catalogue {
         if (banks.length === 0) throw new Error('the payment provider listed no usable bank');
         return banks;
       }),
+    verifiedCustomers: createVerifiedCustomers(deps.clock),
     close: () => cache.close(),
   };
 }

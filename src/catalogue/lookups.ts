@@ -13,8 +13,9 @@ import type { Catalogue } from './catalogue.ts';
 //
 // A number the provider does not know is 404 NOT_FOUND (API.md: "no such record"), with the
 // provider's reason in details.reason; a provider that cannot answer (VtuProviderError, which the
-// adapters also throw on their timeout) is 502 UPSTREAM_UNAVAILABLE. Look-ups are never cached: a
-// customer's name and bouquet are what the provider says now.
+// adapters also throw on their timeout) is 502 UPSTREAM_UNAVAILABLE. Look-ups are never answered from
+// a cache: a customer's name and bouquet are what the provider says now. The name found is kept a
+// while, for the purchase that usually follows to put on its receipt (verified-customers.ts).
 
 export type LookupDeps = {
   catalogue: Catalogue;
@@ -42,6 +43,7 @@ export async function lookUpCustomer(
       details: { reason: answer.reason },
     });
   }
+  deps.catalogue.verifiedCustomers.remember(request, answer.name);
   return { found: true, name: answer.name, details: answer.details };
 }
 

@@ -223,6 +223,8 @@ export type VtuTransactionsTable = {
   units: string | null;
   pins: Json | null;
   failure_reason: string | null;
+  /** The meter's, smartcard's or betting account's holder, as the provider named them. */
+  customer_name: string | null;
   sent_at: Timestamp | null;
   funding_reference: string | null;
   requery_attempts: Generated<number>;

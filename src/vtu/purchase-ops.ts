@@ -12,6 +12,7 @@ import { defineOperation } from '../operation.ts';
 import {
   type AmountRule,
   amountBreach,
+  customerOf,
   type Network,
   type VtuProvider,
   VtuProviderError,
@@ -178,9 +179,18 @@ async function catalogueName(
   return found?.name ?? id;
 }
 
-/** Accepts the purchase; its Idempotency-Key answer commits with it. */
+/**
+ * Accepts the purchase; its Idempotency-Key answer commits with it. A bill is named after its
+ * customer when a look-up of the same number just found them (never a name the client sent).
+ */
 export function buy(ctx: Context, userId: string, withCommit: WithCommit | undefined, order: PurchaseOrder) {
-  return ctx.purchases.accept(userId, order, withCommit);
+  const customer = customerOf(order.request);
+  const customerName = customer === null ? undefined : ctx.catalogue.verifiedCustomers.nameOf(customer);
+  return ctx.purchases.accept(
+    userId,
+    customerName === undefined ? order : { ...order, customerName },
+    withCommit,
+  );
 }
 
 export const purchaseOperations = [

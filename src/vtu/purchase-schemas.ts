@@ -122,6 +122,12 @@ export const vtuTransaction = z.object({
   token: z.string().optional(),
   units: z.string().optional(),
   pins: z.array(z.string()).optional(),
+  customerName: z
+    .string()
+    .optional()
+    .describe(
+      'Electricity, cable, betting: the holder of the meter, smartcard or account, as the provider named them (absent when it did not)',
+    ),
   failureReason: z.string().optional(),
   description: z.string(),
   order: z

@@ -39,6 +39,8 @@ export type PurchaseOrder = {
   direction?: 'debit' | 'credit';
   /** A credit's payout. */
   creditKobo?: bigint;
+  /** Whose meter, smartcard or betting account it is, as a look-up by the provider just named them. */
+  customerName?: string;
 };
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -200,6 +202,7 @@ function purchaseRow({ userId, order, id, reference }: AcceptRequest, now: Date)
     wholesale: order.wholesaleKobo,
     markup: order.markupKobo,
     status: 'processing' as const,
+    customer_name: order.customerName ?? null,
     created_at: now,
     updated_at: now,
   };
@@ -224,17 +227,18 @@ async function recordPurchases(trx: Transaction<DB>, rows: PurchaseRow[], now: D
   // Picked up by the requery runner should both the inline dispatch and its job be lost.
   await statement('vtu.record-purchases')`
     insert into vtu_transactions (id, user_id, reference, service, provider, network, recipient, request,
-      description, direction, amount, wholesale, markup, status, next_requery_at, created_at, updated_at)
+      description, direction, amount, wholesale, markup, customer_name, status, next_requery_at,
+      created_at, updated_at)
     select r.id, r.user_id, r.reference, r.service, r.provider, r.network, r.recipient, r.request::jsonb,
-      r.description, r.direction, r.amount, r.wholesale, r.markup, 'processing',
+      r.description, r.direction, r.amount, r.wholesale, r.markup, r.customer_name, 'processing',
       ${firstRequeryAt(now)}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
     from unnest(${column('id')}::uuid[], ${column('user_id')}::uuid[], ${column('reference')}::text[],
       ${column('service')}::text[], ${column('provider')}::text[], ${column('network')}::text[],
       ${column('recipient')}::text[], ${column('request')}::text[], ${column('description')}::text[],
       ${column('direction')}::text[], ${column('amount')}::bigint[], ${column('wholesale')}::bigint[],
-      ${column('markup')}::bigint[])
+      ${column('markup')}::bigint[], ${column('customer_name')}::text[])
       with ordinality as r(id, user_id, reference, service, provider, network, recipient, request,
-        description, direction, amount, wholesale, markup, position)
+        description, direction, amount, wholesale, markup, customer_name, position)
     order by r.position`.execute(trx);
 }
 
@@ -254,6 +258,8 @@ export type VtuTransactionView = {
   token?: string;
   units?: string;
   pins?: string[];
+  /** Whose meter, smartcard or betting account it is, as the provider named them. */
+  customerName?: string;
   failureReason?: string;
   description: string;
   /** What was ordered, in the buy operation's own terms, so that it can be ordered again. */
@@ -313,6 +319,7 @@ type Viewed = Pick<
   | 'token'
   | 'units'
   | 'pins'
+  | 'customer_name'
   | 'failure_reason'
   | 'description'
   | 'request'
@@ -338,6 +345,7 @@ export function toView(row: Viewed): VtuTransactionView {
     ...(row.token === null ? {} : { token: row.token }),
     ...(row.units === null ? {} : { units: row.units }),
     ...(pins === null ? {} : { pins }),
+    ...(row.customer_name === null ? {} : { customerName: row.customer_name }),
     ...(row.failure_reason === null ? {} : { failureReason: row.failure_reason }),
     description: row.description,
     ...(order === undefined ? {} : { order }),

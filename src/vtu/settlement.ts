@@ -192,6 +192,8 @@ function nextState(
         units: part.units ?? outcome.units ?? null,
         refunded: part.refundedKobo,
         pins: outcome.pins === undefined ? null : JSON.stringify(outcome.pins),
+        // The provider's word at delivery wins; else the name a look-up gave when it was accepted.
+        customer_name: outcome.customerName ?? purchase.customer_name,
         next_requery_at: null,
         updated_at: now,
         completed_at: now,
@@ -340,18 +342,18 @@ async function writeStates(trx: Transaction<DB>, purchases: VtuTransaction[]): P
   await statement('vtu.settlement-states')`
     update vtu_transactions as t set
       status = v.status, provider_reference = v.provider_reference, token = v.token, units = v.units,
-      pins = v.pins::jsonb, amount = v.amount, refunded = v.refunded, failure_reason = v.failure_reason,
-      next_requery_at = v.next_requery_at, requery_attempts = v.requery_attempts,
-      updated_at = v.updated_at, completed_at = v.completed_at
+      pins = v.pins::jsonb, amount = v.amount, refunded = v.refunded, customer_name = v.customer_name,
+      failure_reason = v.failure_reason, next_requery_at = v.next_requery_at,
+      requery_attempts = v.requery_attempts, updated_at = v.updated_at, completed_at = v.completed_at
     from unnest(${column((p) => p.id)}::uuid[], ${column((p) => p.status)}::text[],
       ${column((p) => p.provider_reference)}::text[], ${column((p) => p.token)}::text[],
       ${column((p) => p.units)}::text[], ${column((p) => jsonText(p.pins))}::text[],
       ${column((p) => p.amount)}::bigint[], ${column((p) => p.refunded)}::bigint[],
-      ${column((p) => p.failure_reason)}::text[], ${column((p) => p.next_requery_at)}::timestamptz[],
-      ${column((p) => p.requery_attempts)}::integer[], ${column((p) => p.updated_at)}::timestamptz[],
-      ${column((p) => p.completed_at)}::timestamptz[])
-      as v(id, status, provider_reference, token, units, pins, amount, refunded, failure_reason, next_requery_at,
-        requery_attempts, updated_at, completed_at)
+      ${column((p) => p.customer_name)}::text[], ${column((p) => p.failure_reason)}::text[],
+      ${column((p) => p.next_requery_at)}::timestamptz[], ${column((p) => p.requery_attempts)}::integer[],
+      ${column((p) => p.updated_at)}::timestamptz[], ${column((p) => p.completed_at)}::timestamptz[])
+      as v(id, status, provider_reference, token, units, pins, amount, refunded, customer_name,
+        failure_reason, next_requery_at, requery_attempts, updated_at, completed_at)
     where t.id = v.id`.execute(trx);
 }
 

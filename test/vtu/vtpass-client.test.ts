@@ -436,6 +436,45 @@ describe('VTpass client against a scripted provider', () => {
     }
   });
 
+  it('names the customer wherever the answer put it, and an odd name never spoils a delivery', async () => {
+    const electricity: PurchaseRequest = {
+      service: 'electricity',
+      reference,
+      disco: 'kano-electric',
+      meter: '45012345678',
+      meterType: 'prepaid',
+      amountKobo: 500_000n,
+      phone: '08031234567',
+    };
+    const inTransactions = (fields: Record<string, unknown>) => {
+      const reply = payReply('000', 'delivered', { token: '11112222333344445555' });
+      Object.assign((reply.content as { transactions: object }).transactions, fields);
+      return reply;
+    };
+    const answers: [Record<string, unknown>, string | undefined][] = [
+      [payReply('000', 'delivered', { customerName: 'OKAFOR  ADAEZE ' }), 'OKAFOR ADAEZE'],
+      [payReply('000', 'delivered', { CustomerName: 'MUSA IBRAHIM' }), 'MUSA IBRAHIM'],
+      [inTransactions({ customerName: 'EZE NGOZI' }), 'EZE NGOZI'],
+      [inTransactions({ CustomerName: 'BELLO TUNDE' }), 'BELLO TUNDE'],
+      [payReply('000', 'delivered', { customerName: '' }), undefined],
+      [payReply('000', 'delivered', { customerName: { first: 'ADA' } }), undefined],
+      [payReply('000', 'delivered', { customerName: 'X'.repeat(201) }), undefined],
+      [payReply('000', 'delivered'), undefined],
+    ];
+    for (const [answer, name] of answers) {
+      handler = json(200, answer);
+      const outcome = await client().purchase(electricity);
+      assert.equal(outcome.status, 'success', JSON.stringify(answer));
+      assert.ok(outcome.status === 'success');
+      assert.equal(outcome.customerName, name, JSON.stringify(answer));
+    }
+    // Airtime has no customer: a name in its answer is not one.
+    handler = json(200, payReply('000', 'delivered', { customerName: 'OKAFOR ADAEZE' }));
+    const topUp = await client().purchase(airtime);
+    assert.ok(topUp.status === 'success');
+    assert.equal(topUp.customerName, undefined);
+  });
+
   it('finds exam pins in cards, tokens or purchased_code', async () => {
     const exam: PurchaseRequest = {
       service: 'education',

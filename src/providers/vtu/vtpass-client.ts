@@ -43,6 +43,10 @@ import {
 // (when it never gave us a transaction id), and that only 000 failed/reversed, 016 and 040 speak of
 // the order: any other refusal is of the requery call itself, so unknown.
 //
+// A delivered bill's answer may name the customer (IKEDC customerName, KEDCO CustomerName, at the top
+// level or in content.transactions): read loosely, since a name is for the receipt and an odd one
+// must never make a delivered order's answer unreadable.
+//
 // VTpass documents no betting category; betting companies are read from the `betting` category of
 // /services and bought like any other biller (billersCode = the customer id).
 // References are the caller's (the purchase domain makes them in VTpass's form, src/vtu/references.ts):
@@ -185,6 +189,9 @@ const transactionSchema = z.object({
   total_amount: amountText.nullish(),
   amount: amountText.nullish(),
   product_name: z.string().nullish(),
+  // Read loosely (nameIn), as at the top level.
+  customerName: z.unknown().optional(),
+  CustomerName: z.unknown().optional(),
 });
 const card = z.object({ Serial: looseText.nullish(), Pin: looseText });
 
@@ -205,6 +212,8 @@ const payAnswer = z.object({
   mainTokenUnits: looseText.nullish(),
   cards: z.array(card).nullish(),
   tokens: z.array(looseText).nullish(),
+  customerName: z.unknown().optional(),
+  CustomerName: z.unknown().optional(),
 });
 type PayAnswer = z.output<typeof payAnswer>;
 
@@ -661,7 +670,27 @@ function delivery(answer: PayAnswer, service: VtuService, providerReference: str
     const pins = pinsOf(answer, purchased);
     if (pins.length > 0) result.pins = pins;
   }
+  if (service === 'electricity' || service === 'cable' || service === 'betting') {
+    // IKEDC writes customerName, KEDCO CustomerName (providers.md section 9), at the top level or
+    // inside content.transactions; other DisCos, cable and betting answers do not name the customer.
+    const customerName =
+      nameIn(answer.customerName) ??
+      nameIn(answer.CustomerName) ??
+      nameIn(transaction?.customerName) ??
+      nameIn(transaction?.CustomerName);
+    if (customerName !== null) result.customerName = customerName;
+  }
   return result;
+}
+
+/** Longer than any person's or company's name: what is, is not a name. */
+const customerNameLengthMax = 200;
+
+/** A customer's name as the provider wrote it, its spaces tidied; null for anything that is not one. */
+function nameIn(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const name = value.replace(/\s+/g, ' ').trim();
+  return name === '' || name.length > customerNameLengthMax ? null : name;
 }
 
 function pinsOf(answer: PayAnswer, purchased: string): string[] {

@@ -87,6 +87,11 @@ export type Delivery = {
   units?: string;
   /** Exam pins. */
   pins?: string[];
+  /**
+   * Electricity, cable, betting: the name of the meter's, smartcard's or account's holder, when the
+   * provider's answer gave it (a receipt says whose it is).
+   */
+  customerName?: string;
   /** What the provider charged us, when it said (kobo). */
   chargedKobo?: bigint;
   /**
@@ -166,6 +171,28 @@ export type CustomerLookupRequest =
   | { service: 'cable'; provider: string; iuc: string }
   | { service: 'electricity'; disco: string; meter: string; meterType: 'prepaid' | 'postpaid' }
   | { service: 'betting'; company: string; customerId: string };
+
+/** Each kind of purchase request without its reference (made when the purchase is accepted). */
+type Unreferenced<T> = T extends unknown ? Omit<T, 'reference'> : never;
+
+/** The look-up that names the customer of a purchase (its meter, smartcard, account); null for none. */
+export function customerOf(request: Unreferenced<PurchaseRequest>): CustomerLookupRequest | null {
+  switch (request.service) {
+    case 'cable':
+      return { service: 'cable', provider: request.provider, iuc: request.iuc };
+    case 'electricity':
+      return {
+        service: 'electricity',
+        disco: request.disco,
+        meter: request.meter,
+        meterType: request.meterType,
+      };
+    case 'betting':
+      return { service: 'betting', company: request.company, customerId: request.customerId };
+    default:
+      return null;
+  }
+}
 
 /**
  * One upstream provider. `services` says what it can serve; calling it for anything else throws

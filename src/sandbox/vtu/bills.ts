@@ -50,6 +50,10 @@ import {
 // - Electricity prepaid success carries a 20-digit token made from the request_id and the units at
 //   ₦209.50/kWh, in each DisCo's fields: eko-electric mainToken/mainTokenUnits, kano-electric
 //   Token/Units, the others token/units; always also purchased_code "Token : ...". Postpaid has none.
+//   The customer's name (the one merchant-verify gives) and address come as each DisCo writes them,
+//   prepaid and postpaid alike: kano-electric CustomerName/CustomerAddress, eko-electric and
+//   portharcourt-electric not at all (their answers carry none), the others customerName/customerAddress.
+//   Cable and betting answers never name the customer, as VTpass's do not.
 // - Exam pins: cards [{Serial, Pin}] for waec and waec-registration and nabteb, tokens [...] for
 //   neco, and only purchased_code ("Pin : ...", one per line) for jamb, which needs billersCode (the
 //   profile id).
@@ -485,10 +489,12 @@ function orderFor(service: BillsService, body: Body): OrderPlan | { refusal: Ans
         productName: `${service.name} (${variationCode})`,
         wholesaleKobo: amount,
         quantity: 1,
-        extras: (requestId) =>
-          variationCode === 'prepaid'
-            ? electricityToken(service.serviceID, requestId, amount, billersCode)
-            : { purchased_code: '', customerName: customerName(billersCode) },
+        extras: (requestId) => ({
+          ...meterHolder(service.serviceID, billersCode),
+          ...(variationCode === 'prepaid'
+            ? electricityToken(service.serviceID, requestId, amount)
+            : { purchased_code: '' }),
+        }),
       };
     }
     case 'education': {
@@ -530,17 +536,12 @@ function orderFor(service: BillsService, body: Body): OrderPlan | { refusal: Ans
 }
 
 /** A prepaid token in the fields the DisCo uses (providers.md section 9). */
-function electricityToken(
-  serviceID: string,
-  requestId: string,
-  amountKobo: bigint,
-  meter: string,
-): Record<string, unknown> {
+function electricityToken(serviceID: string, requestId: string, amountKobo: bigint): Record<string, unknown> {
   const token = digitsFrom(`token:${requestId}`, 20);
   const spaced = token.replace(/(\d{4})(?=\d)/g, '$1 ');
   const tenthsKwh = (amountKobo * 10n) / tariffKoboPerKwh;
   const units = `${tenthsKwh / 10n}.${tenthsKwh % 10n}`;
-  const common = { purchased_code: `Token : ${spaced}`, customerName: customerName(meter) };
+  const common = { purchased_code: `Token : ${spaced}` };
   switch (serviceID) {
     case 'eko-electric':
       return {
@@ -569,6 +570,19 @@ function electricityToken(
         tariff: 'Band A',
         exchangeReference: digitsFrom(`exchange:${requestId}`, 12),
       };
+  }
+}
+
+/** The meter's holder in the fields the DisCo's answer uses, if it names them (providers.md section 9). */
+function meterHolder(serviceID: string, meter: string): Record<string, unknown> {
+  switch (serviceID) {
+    case 'eko-electric':
+    case 'portharcourt-electric':
+      return {};
+    case 'kano-electric':
+      return { CustomerName: customerName(meter), CustomerAddress: customerAddress(meter) };
+    default:
+      return { customerName: customerName(meter), customerAddress: customerAddress(meter) };
   }
 }
 
@@ -618,6 +632,11 @@ function customerName(number: string): string {
   return `${lastNames[seed % lastNames.length]} ${firstNames[Math.floor(seed / 10) % firstNames.length]}`.toUpperCase();
 }
 
+function customerAddress(number: string): string {
+  const seed = Number.parseInt(digitsFrom(`customer:${number}`, 4), 10);
+  return `${(seed % 98) + 1} ${streets[seed % streets.length]}`;
+}
+
 function verifiedCustomer(service: BillsService, number: string, type: string): Record<string, unknown> {
   const name = customerName(number);
   const seed = Number.parseInt(digitsFrom(`customer:${number}`, 4), 10);
@@ -640,7 +659,7 @@ function verifiedCustomer(service: BillsService, number: string, type: string): 
     case 'electricity-bill':
       return {
         Customer_Name: name,
-        Address: `${(seed % 98) + 1} ${streets[seed % streets.length]}`,
+        Address: customerAddress(number),
         Meter_Number: number,
         Customer_Arrears: '0.00',
         Minimum_Amount: koboToNaira(service.minimumKobo),

@@ -5514,6 +5514,8 @@ export interface operations {
                             token?: string;
                             units?: string;
                             pins?: string[];
+                            /** @description Electricity, cable, betting: the holder of the meter, smartcard or account, as the provider named them (absent when it did not) */
+                            customerName?: string;
                             failureReason?: string;
                             description: string;
                             /** @description What was ordered, in the buy operation’s own terms, so that it can be ordered again */
@@ -5667,6 +5669,8 @@ export interface operations {
                             token?: string;
                             units?: string;
                             pins?: string[];
+                            /** @description Electricity, cable, betting: the holder of the meter, smartcard or account, as the provider named them (absent when it did not) */
+                            customerName?: string;
                             failureReason?: string;
                             description: string;
                             /** @description What was ordered, in the buy operation’s own terms, so that it can be ordered again */
@@ -5835,6 +5839,8 @@ export interface operations {
                             token?: string;
                             units?: string;
                             pins?: string[];
+                            /** @description Electricity, cable, betting: the holder of the meter, smartcard or account, as the provider named them (absent when it did not) */
+                            customerName?: string;
                             failureReason?: string;
                             description: string;
                             /** @description What was ordered, in the buy operation’s own terms, so that it can be ordered again */
@@ -5998,6 +6004,8 @@ export interface operations {
                             token?: string;
                             units?: string;
                             pins?: string[];
+                            /** @description Electricity, cable, betting: the holder of the meter, smartcard or account, as the provider named them (absent when it did not) */
+                            customerName?: string;
                             failureReason?: string;
                             description: string;
                             /** @description What was ordered, in the buy operation’s own terms, so that it can be ordered again */
@@ -6149,6 +6157,8 @@ export interface operations {
                             token?: string;
                             units?: string;
                             pins?: string[];
+                            /** @description Electricity, cable, betting: the holder of the meter, smartcard or account, as the provider named them (absent when it did not) */
+                            customerName?: string;
                             failureReason?: string;
                             description: string;
                             /** @description What was ordered, in the buy operation’s own terms, so that it can be ordered again */
@@ -6304,6 +6314,8 @@ export interface operations {
                             token?: string;
                             units?: string;
                             pins?: string[];
+                            /** @description Electricity, cable, betting: the holder of the meter, smartcard or account, as the provider named them (absent when it did not) */
+                            customerName?: string;
                             failureReason?: string;
                             description: string;
                             /** @description What was ordered, in the buy operation’s own terms, so that it can be ordered again */
@@ -6460,6 +6472,8 @@ export interface operations {
                                 token?: string;
                                 units?: string;
                                 pins?: string[];
+                                /** @description Electricity, cable, betting: the holder of the meter, smartcard or account, as the provider named them (absent when it did not) */
+                                customerName?: string;
                                 failureReason?: string;
                                 description: string;
                                 /** @description What was ordered, in the buy operation’s own terms, so that it can be ordered again */
@@ -6568,6 +6582,8 @@ export interface operations {
                             token?: string;
                             units?: string;
                             pins?: string[];
+                            /** @description Electricity, cable, betting: the holder of the meter, smartcard or account, as the provider named them (absent when it did not) */
+                            customerName?: string;
                             failureReason?: string;
                             description: string;
                             /** @description What was ordered, in the buy operation’s own terms, so that it can be ordered again */
@@ -6791,6 +6807,8 @@ export interface operations {
                             token?: string;
                             units?: string;
                             pins?: string[];
+                            /** @description Electricity, cable, betting: the holder of the meter, smartcard or account, as the provider named them (absent when it did not) */
+                            customerName?: string;
                             failureReason?: string;
                             description: string;
                             /** @description What was ordered, in the buy operation’s own terms, so that it can be ordered again */
@@ -7038,6 +7056,8 @@ export interface operations {
                             token?: string;
                             units?: string;
                             pins?: string[];
+                            /** @description Electricity, cable, betting: the holder of the meter, smartcard or account, as the provider named them (absent when it did not) */
+                            customerName?: string;
                             failureReason?: string;
                             description: string;
                             /** @description What was ordered, in the buy operation’s own terms, so that it can be ordered again */
