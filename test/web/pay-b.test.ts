@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { withoutPrice } from '../../src/shared/display-names.ts';
@@ -149,6 +150,19 @@ describe('the web client: electricity, cable, betting and exam pins', {
       .getByTestId('token')
       .filter({ hasText: grouped(first.purchase.token) })
       .waitFor(TIMEOUT);
+    // The receipt says whose meter it is (Eko's answer names nobody: the name is the look-up's), on
+    // screen and in the PDF it saves.
+    assert.equal(first.purchase.customerName, customer.name);
+    const receipt = page.getByRole('region', { name: 'Receipt' });
+    await receipt
+      .getByRole('term')
+      .filter({ hasText: /^Customer$/ })
+      .waitFor(TIMEOUT);
+    await receipt.getByRole('definition').filter({ hasText: customer.name }).waitFor(TIMEOUT);
+    const pdfDownload = page.waitForEvent('download');
+    await receipt.getByRole('button', { name: 'Save PDF' }).click();
+    const pdf = await readFile((await (await pdfDownload).path())!);
+    assert.ok(pdf.toString('latin1').includes(customer.name), 'the PDF names the customer');
     assert.deepEqual(
       (await beneficiaries('electricity')).map(({ label, recipient, details }) => ({
         label,

@@ -43,6 +43,8 @@ function receiptOf(t: Purchase): ReceiptContent {
     { label: 'What', value: t.description },
     { label: recipientLabels[t.service] ?? 'Recipient', value: t.recipient },
   ];
+  // Whose meter, smartcard or betting account it is, as the provider named them.
+  if (t.customerName !== undefined) lines.push({ label: 'Customer', value: t.customerName });
   if (t.network !== undefined) {
     lines.push({
       label: 'Network',
