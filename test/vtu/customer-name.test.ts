@@ -163,7 +163,7 @@ describe(`the customer's name on a purchase (${onPostgres() ? 'PostgreSQL' : 'PG
 });
 
 describe('the names the look-ups found lately', () => {
-  const meter = (number: string): CustomerLookupRequest => ({
+  const meter = (number: string): Extract<CustomerLookupRequest, { service: 'electricity' }> => ({
     service: 'electricity',
     disco: 'ikeja-electric',
     meter: number,
