@@ -236,18 +236,18 @@ describe('the web client: cable, electricity, betting, exam pins, social, airtim
     await page.getByLabel('Transaction PIN').fill(PIN);
     await screen(page, '52-exam-pins-confirm');
 
-    // Meanwhile the price goes up: the service refuses the old one, charging nothing.
+    // Meanwhile the price goes up (₦50 a pin): the service refuses the old one, charging nothing.
     const admin = await signIn(world, ADMIN_PHONE);
     ok(await post(world, 'adminSetMarkup', { service: 'education', flat: 50 }, { token: admin.accessToken }));
     await page.getByRole('button', { name: 'Pay ₦7,800.00' }).click();
-    await page.getByRole('alert').filter({ hasText: 'The price is now ₦7,850.00' }).waitFor(TIMEOUT);
-    assert.equal(await shownPrice(page), 785_000n);
+    await page.getByRole('alert').filter({ hasText: 'The price is now ₦7,900.00' }).waitFor(TIMEOUT);
+    assert.equal(await shownPrice(page), 790_000n);
     await screen(page, '53-exam-pins-price-changed');
     assert.equal(await walletKobo(world, user.userId), expected, 'nothing charged at the old price');
 
     // The new price is confirmed with the PIN again.
     await page.getByLabel('Transaction PIN').fill(PIN);
-    await page.getByRole('button', { name: 'Pay ₦7,850.00' }).click();
+    await page.getByRole('button', { name: 'Pay ₦7,900.00' }).click();
     const id = await transactionId(page);
     await status(page, 'Successful').waitFor(TIMEOUT);
     const purchase = await findPurchase({ db: world.ctx.db }, user.userId, id);
@@ -255,7 +255,7 @@ describe('the web client: cable, electricity, betting, exam pins, social, airtim
     for (const pin of purchase.pins ?? []) await page.getByText(pin, { exact: true }).waitFor(TIMEOUT);
     assert.equal(await page.getByRole('button', { name: 'Copy' }).count(), 2);
     await screen(page, '54-exam-pins-shown');
-    expected -= 785_000n;
+    expected -= 790_000n;
     assert.equal(await walletKobo(world, user.userId), expected);
   });
 
