@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
+import { sha256Hex } from '../../src/auth/secrets.ts';
 import { ensureWebBuilt } from '../../src/web-build.ts';
 import { e164 } from '../auth/support.ts';
+import { until } from '../helpers/until.ts';
 import { createWorld, ok, post, readSms, signIn, type World } from '../helpers/world.ts';
 import { advanceClock, fund, mtn, PIN } from '../vtu/purchase-support.ts';
 import { launchChromium, phonePage, screen, skipWithoutChromium } from './support.ts';
@@ -24,6 +26,8 @@ describe('one session shared by several tabs', { skip: skipWithoutChromium, time
   let tabs: Page[];
   let phone: string;
   let userId: string;
+  /** The tabs' calls to the service that have not been answered yet. */
+  const inFlight = new Set<Request>();
 
   before(async () => {
     await ensureWebBuilt({});
@@ -36,10 +40,16 @@ describe('one session shared by several tabs', { skip: skipWithoutChromium, time
     userId = user.userId;
     ok(await post(world, 'setTransactionPin', { pin: PIN }, { token: user.accessToken }));
     await fund(world, userId, 1_234);
-    // What the sign-in screen keeps: the refresh token; each tab gets its access token itself.
-    await first.goto(`${world.baseUrl}/sign-in`);
+    // What the sign-in screen keeps: the refresh token; each tab gets its access token itself. It is
+    // put in from a page of the origin that is not the app, so that no screen uses it before the tabs.
+    await first.goto(`${world.baseUrl}/openapi.json`);
     await first.evaluate((token) => localStorage.setItem('billrail.refresh', token), user.refreshToken);
     tabs = [first, await context.newPage(), await context.newPage()];
+    context.on('request', (request) => {
+      if (request.url().includes('/_serverFn/')) inFlight.add(request);
+    });
+    context.on('requestfinished', (request) => inFlight.delete(request));
+    context.on('requestfailed', (request) => inFlight.delete(request));
   });
   after(async () => {
     await browser?.close();
@@ -55,22 +65,57 @@ describe('one session shared by several tabs', { skip: skipWithoutChromium, time
       .execute();
   }
 
+  /**
+   * Every tab shows the balance, and none is waiting on the service any more. Reloading a tab while
+   * its refresh is in flight throws away the rotated token the service sent back, and the next use
+   * of the old one is a reuse that revokes the session: no client can prevent that (only a service
+   * that forgave a rotated token for a moment could), so the tabs are reloaded when they are idle.
+   */
   async function everyTabShowsTheBalance(): Promise<void> {
     await Promise.all(
       tabs.map((tab) => tab.getByTestId('balance').filter({ hasText: '₦1,234.00' }).waitFor(TIMEOUT)),
     );
     for (const tab of tabs) assert.doesNotMatch(tab.url(), /\/sign-in/);
+    await until(() => inFlight.size === 0, 'the tabs to finish their calls');
+  }
+
+  /**
+   * Loads every tab at once, and waits until each has read the wallet from the service (home shows
+   * the last balance it kept before that, whether or not the person is still signed in) and all are
+   * idle again.
+   */
+  async function loadEveryTab(load: (tab: Page) => Promise<unknown>): Promise<void> {
+    await Promise.all(
+      tabs.map(async (tab) => {
+        const wallet = tab.waitForResponse(
+          (response) => response.url().includes('/_serverFn/getWallet') && response.ok(),
+          TIMEOUT,
+        );
+        await load(tab);
+        await wallet;
+      }),
+    );
+    await everyTabShowsTheBalance();
+  }
+
+  /** The refresh token every tab reads now (each tab's copy of localStorage catches up by itself). */
+  async function keptRefreshToken(): Promise<string> {
+    let kept: Array<string | null> = [];
+    await until(async () => {
+      kept = await Promise.all(
+        tabs.map((tab) => tab.evaluate(() => localStorage.getItem('billrail.refresh'))),
+      );
+      return kept[0] !== null && kept.every((token) => token === kept[0]);
+    }, 'the tabs to agree on the refresh token');
+    return kept[0]!;
   }
 
   it('keeps three tabs signed in when they are opened and reloaded at once after the access token expired', async () => {
     await advanceClock(world, ACCESS_TOKEN_LIFETIME_SECONDS + 60);
-    await Promise.all(tabs.map((tab) => tab.goto(`${world.baseUrl}/`)));
-    await everyTabShowsTheBalance();
-
+    await loadEveryTab((tab) => tab.goto(`${world.baseUrl}/`));
     for (let round = 1; round <= 4; round += 1) {
       await advanceClock(world, ACCESS_TOKEN_LIFETIME_SECONDS + 60);
-      await Promise.all(tabs.map((tab) => tab.reload()));
-      await everyTabShowsTheBalance();
+      await loadEveryTab((tab) => tab.reload());
     }
     await screen(tabs[2]!, '70-tabs-home');
 
@@ -78,18 +123,14 @@ describe('one session shared by several tabs', { skip: skipWithoutChromium, time
     assert.equal(sessions.length, 1);
     assert.equal(sessions[0]?.revoked_reason, null, 'the session was never revoked');
 
-    // The refresh token the tabs keep is the session's current one: the service takes it. (The tabs
-    // are idle now; the next one to need a token will find this one rotated and use the new one.)
-    const refreshToken = await tabs[0]!.evaluate(() => localStorage.getItem('billrail.refresh'));
-    assert.ok(refreshToken !== null);
-    const rotated = ok(
-      await post<{ accessToken: string; refreshToken: string }>(world, 'refreshSession', { refreshToken }),
-    );
-    await tabs[1]!.evaluate((token) => localStorage.setItem('billrail.refresh', token), rotated.refreshToken);
-    await advanceClock(world, ACCESS_TOKEN_LIFETIME_SECONDS + 60);
-    await Promise.all(tabs.map((tab) => tab.reload()));
-    await everyTabShowsTheBalance();
-    assert.equal((await sessionsAtService())[0]?.revoked_reason, null);
+    // The refresh token the tabs keep is the session's live one: never rotated, its session valid.
+    const live = await world.ctx.db
+      .selectFrom('refresh_tokens')
+      .select(['rotated_at', 'session_id'])
+      .where('token_hash', '=', sha256Hex(await keptRefreshToken()))
+      .executeTakeFirstOrThrow();
+    assert.equal(live.rotated_at, null, 'the refresh token the tabs keep has not been used');
+    assert.equal(live.session_id, sessions[0]?.id);
   });
 
   it('signs every tab out when the person signs out in one', async () => {
@@ -97,9 +138,13 @@ describe('one session shared by several tabs', { skip: skipWithoutChromium, time
     await settings.goto(`${world.baseUrl}/settings`);
     await settings.getByRole('button', { name: 'Sign out' }).click();
     await settings.waitForURL(/\/sign-in/, TIMEOUT);
-    await Promise.all(others.map((tab) => tab.waitForURL(/\/sign-in/, TIMEOUT)));
-    for (const tab of others)
+    // The other tabs go to the sign-in screen by themselves, and nothing of the person stays on them.
+    await Promise.all(others.map((tab) => tab.getByLabel('Phone number').waitFor(TIMEOUT)));
+    for (const tab of others) {
+      assert.match(tab.url(), /\/sign-in\?next=%2F$/);
       assert.equal(await tab.getByTestId('balance').count(), 0, 'no balance left showing');
+    }
+    await screen(others[0]!, '71-tabs-signed-out-elsewhere');
     assert.equal((await sessionsAtService())[0]?.revoked_reason, 'signed_out');
   });
 

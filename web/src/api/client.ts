@@ -168,6 +168,11 @@ export async function call<N extends OperationName>(
     throw new CallError({ code: 'OFFLINE', message: 'offline', status: 0 });
   }
   if (result.response.ok) return (result.data as { data: Output<N> }).data;
+  if (result.response.status === 401 && session.signedIn() && !signInPaths.has(path)) {
+    // Refused for an expired token, and the refresh that would have renewed it got no answer (an ended
+    // session signs out): the connection, not the session, is what failed.
+    throw new CallError({ code: 'OFFLINE', message: 'offline', status: 0 });
+  }
   const body = result.error as {
     error?: { code: string; message: string; details?: Record<string, unknown> };
   };

@@ -16,8 +16,12 @@ let database: Promise<IDBDatabase | null> | null = null;
 
 function open(): Promise<IDBDatabase | null> {
   database ??= new Promise((resolve) => {
-    if (typeof indexedDB === 'undefined') return resolve(null);
-    const request = indexedDB.open(databaseName, 1);
+    let request: IDBOpenDBRequest;
+    try {
+      request = indexedDB.open(databaseName, 1);
+    } catch {
+      return resolve(null); // no IndexedDB here (some private modes)
+    }
     request.onupgradeneeded = () => request.result.createObjectStore(storeName);
     request.onsuccess = () => {
       // Another version of the app wants to change the database: let it.

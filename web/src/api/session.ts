@@ -86,11 +86,12 @@ export const session = {
 
   /**
    * The refresh token to use now, read inside `exclusively`. localStorage alone is not enough:
-   * Chromium updates a tab's copy of it from the other tabs asynchronously, and a tab that takes the
-   * lock just after another refreshed may still read the token that refresh rotated (measured: 17 %
-   * of counts lost by three tabs incrementing one localStorage value under a Web Lock). The rotation
-   * record in IndexedDB, written before the lock is released and read in order with every write,
-   * says which tokens were rotated and what replaced them.
+   * Chromium updates a tab's copy of it from the other tabs asynchronously, so a tab that takes the
+   * lock just after another refreshed may still read the token that refresh rotated, and may not have
+   * its BroadcastChannel message either (measured in Chromium: three tabs taking turns under a Web
+   * Lock, the next holder had neither the value just written nor the message in 25 of 3,000 turns).
+   * The rotation record in IndexedDB, written before the lock is released and read in order with
+   * every write, says which tokens were rotated and what replaced them.
    */
   async currentRefreshToken(): Promise<string | null> {
     const stored = localStorage.getItem(refreshKey);
