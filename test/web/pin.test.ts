@@ -80,18 +80,18 @@ describe('changing and resetting the PIN', { skip: skipWithoutChromium, timeout:
     await page.waitForURL(/\/pin\/change$/, TIMEOUT);
     const written = `${person.phone.slice(0, 4)} ${person.phone.slice(4, 7)} ${person.phone.slice(7)}`;
     await page.getByText(`We will send the code to ${written}.`).waitFor(TIMEOUT);
-    await screen(page, '40-pin-change');
+    await screen(page, '44-pin-change');
     await page.getByRole('button', { name: 'Send code' }).click();
     await page.getByText('We sent you a code by SMS. It works for 5 minutes.').waitFor(TIMEOUT);
 
     // A mistyped code first: said so, with the tries left; the PIN is not changed.
     const code = await typeCodeAndNewPin(page, person, '1357', true);
     await page.getByText('That code is not right. 4 tries left.').waitFor(TIMEOUT);
-    await screen(page, '41-pin-change-wrong-code');
+    await screen(page, '45-pin-change-wrong-code');
     await page.getByLabel('Code').fill(code);
     await page.getByRole('button', { name: 'Save new PIN' }).click();
     await page.getByText('Your PIN has been changed.', { exact: false }).waitFor(TIMEOUT);
-    await screen(page, '42-pin-changed');
+    await screen(page, '46-pin-changed');
 
     await page.getByRole('link', { name: 'Continue' }).click();
     await page.waitForURL(`${world.baseUrl}/`, TIMEOUT);
@@ -122,7 +122,7 @@ describe('changing and resetting the PIN', { skip: skipWithoutChromium, timeout:
         /^Your PIN is locked for 30 minutes after 5 wrong tries \((30|29) minutes left\)\. Reset it with a code, or wait\.$/,
       )
       .waitFor(TIMEOUT);
-    await screen(page, '43-pin-locked');
+    await screen(page, '47-pin-locked');
 
     // "Forgot PIN?" on the PIN prompt goes to the change screen, which comes back to the payment.
     await page.goto(`${world.baseUrl}/pin/change?next=%2Fbuy%2Fairtime`);

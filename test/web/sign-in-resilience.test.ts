@@ -133,7 +133,7 @@ describe('signing in when it does not go straight through', {
     await page.getByText(`We sent a 6-digit code by SMS to ${phone}.`).waitFor(TIMEOUT);
     const resend = page.getByRole('button', { name: /^Resend code \(in \d+ s\)$/ });
     assert.ok(await resend.isDisabled(), 'no new code can be asked for within the minute');
-    await screen(page, '31-sign-in-after-reload');
+    await screen(page, '34-sign-in-after-reload');
     const { code } = await readSms(world, e164(phone));
     const kept = await page.evaluate(() => JSON.stringify(sessionStorage));
     assert.match(kept, new RegExp(phone), 'the phone is kept in this tab');
@@ -170,7 +170,7 @@ describe('signing in when it does not go straight through', {
         /^We sent a code to this number a moment ago: enter it below\. You can ask for a new one in \d+ seconds?\.$/,
       )
       .waitFor(TIMEOUT);
-    await screen(page, '32-sign-in-code-already-sent');
+    await screen(page, '35-sign-in-code-already-sent');
     const { code } = await readSms(world, e164(second));
     await page.getByLabel('Code').fill(code);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -191,7 +191,7 @@ describe('signing in when it does not go straight through', {
     await page.getByLabel('Code').fill(code === '000000' ? '111111' : '000000');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByText('That code is not right. 4 tries left.').waitFor(TIMEOUT);
-    await screen(page, '33-sign-in-wrong-code');
+    await screen(page, '36-sign-in-wrong-code');
     assert.equal(await page.getByText(/session/i).count(), 0, 'a wrong code is not an ended session');
 
     // Five minutes on, the code has expired: the screen says to ask for a new one, which the

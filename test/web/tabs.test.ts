@@ -117,7 +117,7 @@ describe('one session shared by several tabs', { skip: skipWithoutChromium, time
       await advanceClock(world, ACCESS_TOKEN_LIFETIME_SECONDS + 60);
       await loadEveryTab((tab) => tab.reload());
     }
-    await screen(tabs[2]!, '70-tabs-home');
+    await screen(tabs[2]!, '76-tabs-home');
 
     const sessions = await sessionsAtService();
     assert.equal(sessions.length, 1);
@@ -144,7 +144,7 @@ describe('one session shared by several tabs', { skip: skipWithoutChromium, time
       assert.match(tab.url(), /\/sign-in\?next=%2F$/);
       assert.equal(await tab.getByTestId('balance').count(), 0, 'no balance left showing');
     }
-    await screen(others[0]!, '71-tabs-signed-out-elsewhere');
+    await screen(others[0]!, '77-tabs-signed-out-elsewhere');
     assert.equal((await sessionsAtService())[0]?.revoked_reason, 'signed_out');
   });
 
