@@ -13,6 +13,11 @@ import { forgetRotation, readRotation, recordRotation } from './rotation-record.
 // each other's. A tab whose token was ended before the new one reached it gets a 401 and asks again
 // (src/api/client.ts), which finds the new token already there or refreshes with the current one.
 // Signing in or out reaches the other tabs through the `storage` event of the refresh token.
+//
+// What no tab can prevent: a refresh whose answer never arrives (its tab reloaded or closed while it
+// was on the way) has still rotated the token at the service, and the next use of the old one is
+// taken for a reuse that revokes the session. Only a service that forgave a just-rotated token for
+// a moment could spare the person that sign-out.
 
 const refreshKey = 'billrail.refresh';
 const lockName = 'billrail-refresh';
