@@ -125,7 +125,8 @@ describe('changing and resetting the PIN', { skip: skipWithoutChromium, timeout:
     await screen(page, '47-pin-locked');
 
     // "Forgot PIN?" on the PIN prompt goes to the change screen, which comes back to the payment.
-    await page.goto(`${world.baseUrl}/pin/change?next=%2Fbuy%2Fairtime`);
+    await page.getByRole('link', { name: 'Forgot PIN?' }).click();
+    await page.waitForURL(/\/pin\/change\?next=%2Fbuy%2Fairtime$/, TIMEOUT);
     await page.getByRole('button', { name: 'Send code' }).click();
     await page.getByLabel('Code').waitFor(TIMEOUT);
     await typeCodeAndNewPin(page, person, '8642');
