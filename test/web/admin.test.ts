@@ -2,19 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { raiseAlert } from '../../src/alerts/alerts.ts';
-import { ensureWebBuilt } from '../../src/web-build.ts';
-import {
-  createWorld,
-  get,
-  ok,
-  post,
-  type SignedIn,
-  signIn,
-  signInAgain,
-  type World,
-} from '../helpers/world.ts';
+import { get, ok, post, type SignedIn, signIn, signInAgain, type World } from '../helpers/world.ts';
 import { bought, buyer, current, mtn } from '../vtu/purchase-support.ts';
-import { launchChromium, phonePage, screen, skipWithoutChromium } from './support.ts';
+import { closeBrowserWorld, openBrowserWorld, phonePage, screen, skipWithoutChromium } from './support.ts';
 
 // The admin screens of the web client (API.md section 11), in headless Chromium: the admin index, a
 // broadcast with a poll that a user then sees and votes on, a markup set per service and per provider
@@ -46,15 +36,10 @@ describe('the web client: admin screens', { skip: skipWithoutChromium, timeout: 
   let admin: Page;
 
   before(async () => {
-    await ensureWebBuilt({});
-    world = await createWorld({ env: { ADMIN_PHONES: `+234${ADMIN_PHONE.slice(1)}` } });
-    browser = await launchChromium();
+    ({ world, browser } = await openBrowserWorld({ env: { ADMIN_PHONES: `+234${ADMIN_PHONE.slice(1)}` } }));
     admin = await signedInPage(browser, world, await signIn(world, ADMIN_PHONE));
   });
-  after(async () => {
-    await browser?.close();
-    await world?.close();
-  });
+  after(() => closeBrowserWorld({ world, browser }));
 
   it('lists the admin screens for an admin, and only says no to anyone else', async () => {
     await admin.goto(`${world.baseUrl}/admin`);

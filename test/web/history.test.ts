@@ -21,7 +21,15 @@ import { kycUser, userAtTier } from '../kyc/kyc-support.ts';
 import { checkout } from '../payments/helpers.ts';
 import { transferCall } from '../transfers/support.ts';
 import { bought, fund, mtn, PIN } from '../vtu/purchase-support.ts';
-import { launchChromium, phonePage, screen, screenshotDir, skipWithoutChromium } from './support.ts';
+import {
+  closeBrowserWorld,
+  launchChromium,
+  openBrowserWorld,
+  phonePage,
+  screen,
+  screenshotDir,
+  skipWithoutChromium,
+} from './support.ts';
 
 // One history of every wallet movement in the browser (issue 26): a new person's top-up, the money
 // they send (which the other person sees "from" them), an electricity token read again from history
@@ -272,14 +280,9 @@ describe('an empty history', { skip: skipWithoutChromium, timeout: 120_000 }, ()
   let world: World;
   let browser: Browser;
   before(async () => {
-    await ensureWebBuilt({});
-    world = await createWorld();
-    browser = await launchChromium();
+    ({ world, browser } = await openBrowserWorld());
   });
-  after(async () => {
-    await browser?.close();
-    await world?.close();
-  });
+  after(() => closeBrowserWorld({ world, browser }));
 
   it('says "Nothing here yet." until something moves, then shows it', async () => {
     const page = await phonePage(browser);

@@ -2,13 +2,12 @@ import assert from 'node:assert/strict';
 import { createECDH, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { ensureWebBuilt } from '../../src/web-build.ts';
 import { walletKobo } from '../funding/support.ts';
 import { runDomainEvents } from '../helpers/domain-events.ts';
-import { createWorld, ok, post, type SignedIn, signIn, signInAgain, type World } from '../helpers/world.ts';
+import { ok, post, type SignedIn, signIn, signInAgain, type World } from '../helpers/world.ts';
 import { userAtTier } from '../kyc/kyc-support.ts';
 import { bought, fund, mtn, PIN } from '../vtu/purchase-support.ts';
-import { launchChromium, phonePage, screen, skipWithoutChromium } from './support.ts';
+import { closeBrowserWorld, openBrowserWorld, phonePage, screen, skipWithoutChromium } from './support.ts';
 
 // Home, the tabs, the inbox, savings and the push switch of the web client (issue 26 items 3 and 4),
 // in headless Chromium as a new person would use them: the balance hidden and still hidden after a
@@ -74,13 +73,11 @@ describe('the web client: home, tabs, inbox, savings and push', {
   let api: SignedIn;
 
   before(async () => {
-    await ensureWebBuilt({});
-    world = await createWorld({
+    ({ world, browser } = await openBrowserWorld({
       env: { ADMIN_PHONES: `+234${ADMIN_PHONE.slice(1)}`, PUSH_ALLOWED_HOSTS: 'fcm.googleapis.com' },
       // fcm.googleapis.com as a public address, without asking the network.
       resolveHost: async () => ['142.250.180.10'],
-    });
-    browser = await launchChromium();
+    }));
     user = await userAtTier(world, 1);
     api = await signInAgain(world, user.phone);
     ok(await post(world, 'setTransactionPin', { pin: PIN }, { token: api.accessToken }));
@@ -90,10 +87,7 @@ describe('the web client: home, tabs, inbox, savings and push', {
     ok(await post(world, 'markAllNotificationsRead', {}, { token: api.accessToken }));
     page = await signedInPage(browser, world, user);
   });
-  after(async () => {
-    await browser?.close();
-    await world?.close();
-  });
+  after(() => closeBrowserWorld({ world, browser }));
 
   it('hides the balance on request and keeps it hidden after a reload', async () => {
     await page.goto(`${world.baseUrl}/`);

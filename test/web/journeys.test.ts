@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { ensureWebBuilt } from '../../src/web-build.ts';
 import { e164 } from '../auth/support.ts';
 import { walletKobo } from '../funding/support.ts';
-import { createWorld, readSms, signInAgain, type World } from '../helpers/world.ts';
+import { readSms, signInAgain, type World } from '../helpers/world.ts';
 import { userAtTier } from '../kyc/kyc-support.ts';
 import { advanceClock, fund, mtn } from '../vtu/purchase-support.ts';
-import { launchChromium, phonePage, screen, skipWithoutChromium } from './support.ts';
+import { closeBrowserWorld, openBrowserWorld, phonePage, screen, skipWithoutChromium } from './support.ts';
 
 // A person using the web client (API.md section 15), in headless Chromium against the service in
 // sandbox mode: signing in with the code from the sandbox SMS, setting the PIN, buying airtime with
@@ -26,15 +25,10 @@ describe('the web client in a browser', { skip: skipWithoutChromium, timeout: 30
   let userId: string;
 
   before(async () => {
-    await ensureWebBuilt({});
-    world = await createWorld();
-    browser = await launchChromium();
+    ({ world, browser } = await openBrowserWorld());
     page = await phonePage(browser);
   });
-  after(async () => {
-    await browser?.close();
-    await world?.close();
-  });
+  after(() => closeBrowserWorld({ world, browser }));
 
   it('signs in with the code from the SMS and sets the PIN', async () => {
     phone = mtn('7');

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { ensureWebBuilt } from '../../src/web-build.ts';
 import { walletKobo } from '../funding/support.ts';
-import { createWorld, ok, post, signIn, type World } from '../helpers/world.ts';
+import { ok, post, signIn, type World } from '../helpers/world.ts';
 import { kycUser, userAtTier } from '../kyc/kyc-support.ts';
 import { fund, PIN } from '../vtu/purchase-support.ts';
-import { launchChromium, phonePage, screen, skipWithoutChromium } from './support.ts';
+import { closeBrowserWorld, openBrowserWorld, phonePage, screen, skipWithoutChromium } from './support.ts';
 
 // The web client's savings, rewards, send-money, inbox and settings screens in headless Chromium,
 // driven as a person would: a lock made and broken with the penalty shown first, the daily check-in,
@@ -26,9 +25,7 @@ describe('the web client: savings, rewards, transfers, inbox', {
   let userId: string;
 
   before(async () => {
-    await ensureWebBuilt({});
-    world = await createWorld({ env: { ADMIN_PHONES: '+2348030000001' } });
-    browser = await launchChromium();
+    ({ world, browser } = await openBrowserWorld({ env: { ADMIN_PHONES: '+2348030000001' } }));
     page = await phonePage(browser);
     const user = await userAtTier(world, 2);
     userId = user.userId;
@@ -38,10 +35,7 @@ describe('the web client: savings, rewards, transfers, inbox', {
     await page.goto(`${world.baseUrl}/sign-in`);
     await page.evaluate((token) => localStorage.setItem('billrail.refresh', token), user.refreshToken);
   });
-  after(async () => {
-    await browser?.close();
-    await world?.close();
-  });
+  after(() => closeBrowserWorld({ world, browser }));
 
   it('locks savings with the maturity date shown, and breaks the lock with the penalty shown first', async () => {
     await page.goto(`${world.baseUrl}/savings`);

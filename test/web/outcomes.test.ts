@@ -2,11 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { findPurchase } from '../../src/vtu/purchases.ts';
-import { ensureWebBuilt } from '../../src/web-build.ts';
 import { walletKobo } from '../funding/support.ts';
-import { createWorld, type World } from '../helpers/world.ts';
+import type { World } from '../helpers/world.ts';
 import { advanceClock, type Buyer, buyer, mtn, PIN } from '../vtu/purchase-support.ts';
-import { launchChromium, phonePage, screen, skipWithoutChromium } from './support.ts';
+import { closeBrowserWorld, openBrowserWorld, phonePage, screen, skipWithoutChromium } from './support.ts';
 
 // The sandbox outcomes the other browser tests leave out, bought through the screens as a person
 // would: a data bundle failed (refunded) and pending, a cable bouquet failed (refunded) and pending
@@ -73,9 +72,7 @@ describe('the web client: the failed and pending outcomes of data, cable, electr
   let expected = 10_000_000n;
 
   before(async () => {
-    await ensureWebBuilt({});
-    world = await createWorld();
-    browser = await launchChromium();
+    ({ world, browser } = await openBrowserWorld());
     user = await buyer(world, 100_000);
     page = await phonePage(browser);
     // What the sign-in screen keeps: the refresh token; the page gets its access token itself.
@@ -89,10 +86,7 @@ describe('the web client: the failed and pending outcomes of data, cable, electr
     await page.waitForURL(/\/buy\/cable$/, TIMEOUT);
     await signedIn;
   });
-  after(async () => {
-    await browser?.close();
-    await world?.close();
-  });
+  after(() => closeBrowserWorld({ world, browser }));
 
   /** Fills the data screen for `phone` with the first plan, and answers the price on the summary. */
   async function dataSummary(phone: string) {

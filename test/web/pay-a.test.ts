@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { ensureWebBuilt } from '../../src/web-build.ts';
 import { type DataPlan, groupPlans, planTitle } from '../../web/src/payments/data-plans.ts';
 import { walletKobo } from '../funding/support.ts';
-import { createWorld, get, ok, post, type SignedIn, signInAgain, type World } from '../helpers/world.ts';
+import { get, ok, post, type SignedIn, signInAgain, type World } from '../helpers/world.ts';
 import { kycUser, userAtTier } from '../kyc/kyc-support.ts';
 import { fund, mtn, PIN } from '../vtu/purchase-support.ts';
-import { launchChromium, phonePage, screen, skipWithoutChromium } from './support.ts';
+import { closeBrowserWorld, openBrowserWorld, phonePage, screen, skipWithoutChromium } from './support.ts';
 
 // Airtime, data and send money built from the shared payment pieces (issue 26), in headless Chromium
 // at 360×800 as a person would use them: a number saved as "Mum" on one phone offered on another,
@@ -102,9 +101,7 @@ describe('the web client: beneficiaries, airtime, data and send money', {
   let expected: bigint;
 
   before(async () => {
-    await ensureWebBuilt({});
-    world = await createWorld();
-    browser = await launchChromium();
+    ({ world, browser } = await openBrowserWorld());
     // Tier 2, so that sending money is open too.
     user = await userAtTier(world, 2);
     ok(await post(world, 'setTransactionPin', { pin: PIN }, { token: user.accessToken }));
@@ -113,10 +110,7 @@ describe('the web client: beneficiaries, airtime, data and send money', {
     page = await signedInPhone(browser, world, user);
     api = await signInAgain(world, user.phone);
   });
-  after(async () => {
-    await browser?.close();
-    await world?.close();
-  });
+  after(() => closeBrowserWorld({ world, browser }));
 
   /** The price the summary shows, once known, in kobo. */
   async function shownPriceKobo(on: Page): Promise<bigint> {

@@ -4,21 +4,17 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { withoutPrice } from '../../src/shared/display-names.ts';
 import { findPurchase } from '../../src/vtu/purchases.ts';
-import { ensureWebBuilt } from '../../src/web-build.ts';
 import { walletKobo } from '../funding/support.ts';
-import {
-  createWorld,
-  get,
-  ok,
-  post,
-  type SignedIn,
-  signIn,
-  signInAgain,
-  type World,
-} from '../helpers/world.ts';
+import { get, ok, post, type SignedIn, signIn, signInAgain, type World } from '../helpers/world.ts';
 import { userAtTier } from '../kyc/kyc-support.ts';
 import { buyer, mtn, PIN } from '../vtu/purchase-support.ts';
-import { launchChromium, screen, signedInPhone, skipWithoutChromium } from './support.ts';
+import {
+  closeBrowserWorld,
+  openBrowserWorld,
+  screen,
+  signedInPhone,
+  skipWithoutChromium,
+} from './support.ts';
 
 // Electricity, cable TV, betting and exam pins built from the shared payment pieces (issue 26), in
 // headless Chromium at 360×800 as a person would use them: a meter saved as "Home" with its DisCo
@@ -60,18 +56,13 @@ describe('the web client: electricity, cable, betting and exam pins', {
   let expected = 10_000_000n;
 
   before(async () => {
-    await ensureWebBuilt({});
-    world = await createWorld({ env: { ADMIN_PHONES: `+234${ADMIN_PHONE.slice(1)}` } });
-    browser = await launchChromium();
+    ({ world, browser } = await openBrowserWorld({ env: { ADMIN_PHONES: `+234${ADMIN_PHONE.slice(1)}` } }));
     user = await buyer(world, 100_000);
     page = await signedInPhone(browser, world.baseUrl, user);
     api = await signInAgain(world, user.phone);
     admin = await signIn(world, ADMIN_PHONE);
   });
-  after(async () => {
-    await browser?.close();
-    await world?.close();
-  });
+  after(() => closeBrowserWorld({ world, browser }));
 
   /** The price the summary shows, once known, in kobo. */
   async function shownPrice(): Promise<bigint> {

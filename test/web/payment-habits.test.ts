@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { ensureWebBuilt } from '../../src/web-build.ts';
 import { until } from '../helpers/until.ts';
-import { createWorld, type SignedIn, signIn, type World } from '../helpers/world.ts';
+import { type SignedIn, signIn, type World } from '../helpers/world.ts';
 import { advanceClock, buyer, mtn, PIN } from '../vtu/purchase-support.ts';
-import { launchChromium, phonePage, screen, skipWithoutChromium } from './support.ts';
+import { closeBrowserWorld, openBrowserWorld, phonePage, screen, skipWithoutChromium } from './support.ts';
 
 // The habits every payment screen shares (issue 26 item 2), through the airtime screen: the form a
 // person cannot use yet says the tier it needs before anything is typed; an instant success shows at
@@ -20,14 +19,9 @@ describe('payment habits in the browser', { skip: skipWithoutChromium, timeout: 
   let page: Page;
 
   before(async () => {
-    await ensureWebBuilt({});
-    world = await createWorld();
-    browser = await launchChromium();
+    ({ world, browser } = await openBrowserWorld());
   });
-  after(async () => {
-    await browser?.close();
-    await world?.close();
-  });
+  after(() => closeBrowserWorld({ world, browser }));
 
   async function openAs(user: SignedIn): Promise<void> {
     page = await phonePage(browser);

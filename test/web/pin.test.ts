@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { ensureWebBuilt } from '../../src/web-build.ts';
 import { e164, otherCode } from '../auth/support.ts';
 import { walletKobo } from '../funding/support.ts';
-import { createWorld, failure, passOtpResendWindow, post, readSms, type World } from '../helpers/world.ts';
+import { failure, passOtpResendWindow, post, readSms, type World } from '../helpers/world.ts';
 import { type Buyer, buyer, mtn, PIN } from '../vtu/purchase-support.ts';
-import { launchChromium, phonePage, screen, skipWithoutChromium } from './support.ts';
+import { closeBrowserWorld, openBrowserWorld, phonePage, screen, skipWithoutChromium } from './support.ts';
 
 // Changing the transaction PIN, and replacing a forgotten or locked one, in headless Chromium
 // (issue 26 item 1, API.md section 4): a new SMS code to the person's own phone, then the code and
@@ -20,14 +19,9 @@ describe('changing and resetting the PIN', { skip: skipWithoutChromium, timeout:
   let browser: Browser;
 
   before(async () => {
-    await ensureWebBuilt({});
-    world = await createWorld();
-    browser = await launchChromium();
+    ({ world, browser } = await openBrowserWorld());
   });
-  after(async () => {
-    await browser?.close();
-    await world?.close();
-  });
+  after(() => closeBrowserWorld({ world, browser }));
 
   /**
    * A phone page signed in as `person` (a Tier 1 buyer with PIN 2580 and ₦5,000). The page's first

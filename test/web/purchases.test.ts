@@ -2,11 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { findPurchase } from '../../src/vtu/purchases.ts';
-import { ensureWebBuilt } from '../../src/web-build.ts';
 import { walletKobo } from '../funding/support.ts';
-import { createWorld, ok, post, signIn, type World } from '../helpers/world.ts';
+import { ok, post, signIn, type World } from '../helpers/world.ts';
 import { advanceClock, type Buyer, buyer, mtn, PIN } from '../vtu/purchase-support.ts';
-import { launchChromium, phonePage, screen, skipWithoutChromium } from './support.ts';
+import { closeBrowserWorld, openBrowserWorld, phonePage, screen, skipWithoutChromium } from './support.ts';
 
 // The bills and the other services of the web client in headless Chromium, driven as a person
 // would: cable TV, electricity (a prepaid token shown; a meter the DisCo fails, refunded), a betting
@@ -69,19 +68,14 @@ describe('the web client: cable, electricity, betting, exam pins, social, airtim
   let expected = 10_000_000n;
 
   before(async () => {
-    await ensureWebBuilt({});
-    world = await createWorld({ env: { ADMIN_PHONES: `+234${ADMIN_PHONE.slice(1)}` } });
-    browser = await launchChromium();
+    ({ world, browser } = await openBrowserWorld({ env: { ADMIN_PHONES: `+234${ADMIN_PHONE.slice(1)}` } }));
     user = await buyer(world, 100_000);
     page = await phonePage(browser);
     // What the sign-in screen keeps: the refresh token; the page gets its access token itself.
     await page.goto(`${world.baseUrl}/sign-in`);
     await page.evaluate((token) => localStorage.setItem('billrail.refresh', token), user.refreshToken);
   });
-  after(async () => {
-    await browser?.close();
-    await world?.close();
-  });
+  after(() => closeBrowserWorld({ world, browser }));
 
   it('lists every service on the buy screen', async () => {
     await page.goto(`${world.baseUrl}/buy`);

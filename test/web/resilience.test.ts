@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { ensureWebBuilt } from '../../src/web-build.ts';
 import { walletKobo } from '../funding/support.ts';
-import { createWorld, type SignedIn, type World } from '../helpers/world.ts';
+import type { SignedIn, World } from '../helpers/world.ts';
 import { buyer, mtn, PIN } from '../vtu/purchase-support.ts';
-import { launchChromium, screen, skipWithoutChromium } from './support.ts';
+import { closeBrowserWorld, openBrowserWorld, screen, skipWithoutChromium } from './support.ts';
 
 // The web client when the network fails (API.md section 15, issue 20 item 4), in headless Chromium:
 // a purchase whose answer is lost on the way back is retried with the same Idempotency-Key and
@@ -29,9 +28,7 @@ describe('the web client when the network fails', { skip: skipWithoutChromium, t
   let user: SignedIn;
 
   before(async () => {
-    await ensureWebBuilt({});
-    world = await createWorld();
-    browser = await launchChromium();
+    ({ world, browser } = await openBrowserWorld());
     context = await browser.newContext({
       viewport: { width: 360, height: 800 },
       deviceScaleFactor: 2,
@@ -44,10 +41,7 @@ describe('the web client when the network fails', { skip: skipWithoutChromium, t
     await page.goto(`${world.baseUrl}/sign-in`);
     await page.evaluate((token) => localStorage.setItem('billrail.refresh', token), user.refreshToken);
   });
-  after(async () => {
-    await browser?.close();
-    await world?.close();
-  });
+  after(() => closeBrowserWorld({ world, browser }));
 
   /** Fills /buy/airtime for a sandbox MTN number delivered at once, up to the PIN. */
   async function airtimeUpToPin(amount: string): Promise<void> {

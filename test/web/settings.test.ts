@@ -2,9 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { SandboxEmail } from '../../src/sandbox/state.ts';
-import { ensureWebBuilt } from '../../src/web-build.ts';
-import { createWorld, get, ok, type SignedIn, signIn, signInAgain, type World } from '../helpers/world.ts';
-import { launchChromium, phonePage, screen, skipWithoutChromium } from './support.ts';
+import { get, ok, type SignedIn, signIn, signInAgain, type World } from '../helpers/world.ts';
+import { closeBrowserWorld, openBrowserWorld, phonePage, screen, skipWithoutChromium } from './support.ts';
 
 // Settings in the web client (API.md section 10), in headless Chromium: a person adds an email
 // address, types the 6-digit code the sandbox mailbox received (a wrong one first, refused with the
@@ -37,17 +36,12 @@ describe('the web client: settings', { skip: skipWithoutChromium, timeout: 300_0
   let api: SignedIn;
 
   before(async () => {
-    await ensureWebBuilt({});
-    world = await createWorld();
-    browser = await launchChromium();
+    ({ world, browser } = await openBrowserWorld());
     const user = await signIn(world);
     page = await signedInPage(browser, world, user);
     api = await signInAgain(world, user.phone);
   });
-  after(async () => {
-    await browser?.close();
-    await world?.close();
-  });
+  after(() => closeBrowserWorld({ world, browser }));
 
   it('adds an email address and verifies it with the code from the email', async () => {
     const address = `ada.${Date.now()}@example.test`;

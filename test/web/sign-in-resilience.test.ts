@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { ensureWebBuilt } from '../../src/web-build.ts';
 import { advanceClock, e164 } from '../auth/support.ts';
-import { createWorld, passOtpResendWindow, readSms, type World } from '../helpers/world.ts';
+import { passOtpResendWindow, readSms, type World } from '../helpers/world.ts';
 import { mtn } from '../vtu/purchase-support.ts';
-import { launchChromium, phonePage, screen, skipWithoutChromium } from './support.ts';
+import { closeBrowserWorld, openBrowserWorld, phonePage, screen, skipWithoutChromium } from './support.ts';
 
 // Signing in, in headless Chromium, when it does not go straight through. The answer to verifyOtp
 // lost on the way back (issue 25 item 5): the service never keeps a sign-in's answer for replay
@@ -25,18 +24,13 @@ describe('signing in when it does not go straight through', {
   let page: Page;
 
   before(async () => {
-    await ensureWebBuilt({});
-    world = await createWorld();
-    browser = await launchChromium();
+    ({ world, browser } = await openBrowserWorld());
     page = await phonePage(browser);
     // The page's clock is the test's to move, like the sandbox's: the one-per-minute wait for a new
     // code is counted down in the page.
     await page.clock.install();
   });
-  after(async () => {
-    await browser?.close();
-    await world?.close();
-  });
+  after(() => closeBrowserWorld({ world, browser }));
 
   it('asks for a new code after the used one is refused, and signs in with it', async () => {
     const phone = mtn('8');

@@ -4,6 +4,8 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { ensureWebBuilt } from '../../src/web-build.ts';
+import { createWorld, type World } from '../helpers/world.ts';
 
 // The web client's browser tests: Debian's headless Chromium driven by playwright-core at a phone's
 // size (360×800), axe-core over every screen, and a screenshot of each.
@@ -99,4 +101,19 @@ export async function signedInPhone(
   await page.goto(`${baseUrl}/`);
   await page.getByTestId('balance').filter({ hasText: '₦' }).waitFor({ timeout: 30_000 });
   return page;
+}
+
+/** A browser test's service and browser: the client built, a sandbox world, headless Chromium. */
+export async function openBrowserWorld(
+  options?: Parameters<typeof createWorld>[0],
+): Promise<{ world: World; browser: Browser }> {
+  await ensureWebBuilt({});
+  const world = await createWorld(options);
+  return { world, browser: await launchChromium() };
+}
+
+/** Closes what `openBrowserWorld` opened, whatever of it a failed start left. */
+export async function closeBrowserWorld(opened: { world?: World; browser?: Browser }): Promise<void> {
+  await opened.browser?.close();
+  await opened.world?.close();
 }

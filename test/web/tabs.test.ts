@@ -2,12 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { sha256Hex } from '../../src/auth/secrets.ts';
-import { ensureWebBuilt } from '../../src/web-build.ts';
 import { e164 } from '../auth/support.ts';
 import { until } from '../helpers/until.ts';
-import { createWorld, ok, post, readSms, signIn, type World } from '../helpers/world.ts';
+import { ok, post, readSms, signIn, type World } from '../helpers/world.ts';
 import { advanceClock, fund, mtn, PIN } from '../vtu/purchase-support.ts';
-import { launchChromium, phonePage, screen, skipWithoutChromium } from './support.ts';
+import { closeBrowserWorld, openBrowserWorld, phonePage, screen, skipWithoutChromium } from './support.ts';
 
 // Several tabs of one browser share one session (issue 26 item 1). Each tab keeps its access token
 // in memory and the refresh token is shared, and the service rotates it on every refresh and
@@ -30,9 +29,7 @@ describe('one session shared by several tabs', { skip: skipWithoutChromium, time
   const inFlight = new Set<Request>();
 
   before(async () => {
-    await ensureWebBuilt({});
-    world = await createWorld();
-    browser = await launchChromium();
+    ({ world, browser } = await openBrowserWorld());
     const first = await phonePage(browser);
     context = first.context();
     phone = mtn('4');
@@ -51,10 +48,7 @@ describe('one session shared by several tabs', { skip: skipWithoutChromium, time
     context.on('requestfinished', (request) => inFlight.delete(request));
     context.on('requestfailed', (request) => inFlight.delete(request));
   });
-  after(async () => {
-    await browser?.close();
-    await world?.close();
-  });
+  after(() => closeBrowserWorld({ world, browser }));
 
   /** The person's sessions at the service: how many, and how many were revoked (and why). */
   async function sessionsAtService() {

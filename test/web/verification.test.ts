@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { ensureWebBuilt } from '../../src/web-build.ts';
 import { walletKobo } from '../funding/support.ts';
-import { createWorld, get, ok, post, readSms, type SignedIn, signIn, type World } from '../helpers/world.ts';
+import { get, ok, post, readSms, type SignedIn, signIn, type World } from '../helpers/world.ts';
 import {
   advanceSandboxClock,
   deferred,
@@ -14,7 +13,7 @@ import {
   userAtTier,
 } from '../kyc/kyc-support.ts';
 import { fund, mtn, PIN } from '../vtu/purchase-support.ts';
-import { launchChromium, phonePage, screen, skipWithoutChromium } from './support.ts';
+import { closeBrowserWorld, openBrowserWorld, phonePage, screen, skipWithoutChromium } from './support.ts';
 
 // Verification and data in the web client, in headless Chromium: a person submits Tier 2 (NIN) and
 // Tier 3 (bank account and a document upload) through the screens, an admin approves Tier 3 on the
@@ -62,17 +61,12 @@ describe('the web client: verification, admin review, data', {
   let page: Page;
 
   before(async () => {
-    await ensureWebBuilt({});
-    world = await createWorld({ env: { ADMIN_PHONES: `+234${ADMIN_PHONE.slice(1)}` } });
-    browser = await launchChromium();
+    ({ world, browser } = await openBrowserWorld({ env: { ADMIN_PHONES: `+234${ADMIN_PHONE.slice(1)}` } }));
     user = await userAtTier(world, 1);
     ok(await post(world, 'setTransactionPin', { pin: PIN }, { token: user.accessToken }));
     page = await signedInPage(browser, world, user);
   });
-  after(async () => {
-    await browser?.close();
-    await world?.close();
-  });
+  after(() => closeBrowserWorld({ world, browser }));
 
   it('passes the Tier 1 face check in the provider page and comes back verified', async () => {
     const newcomer = await kycUser(world);

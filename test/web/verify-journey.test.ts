@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { ensureWebBuilt } from '../../src/web-build.ts';
 import { e164 } from '../auth/support.ts';
-import { createWorld, ok, readSms, type World } from '../helpers/world.ts';
+import { ok, readSms, type World } from '../helpers/world.ts';
 import { matchingAccount, matchingNin, pngDocument, submitTier2, userAtTier } from '../kyc/kyc-support.ts';
 import { mtn, PIN } from '../vtu/purchase-support.ts';
-import { launchChromium, phonePage, screen, skipWithoutChromium } from './support.ts';
+import { closeBrowserWorld, openBrowserWorld, phonePage, screen, skipWithoutChromium } from './support.ts';
 
 // A new person verifies themselves in the web client (issue 26 items 1 and 3), from the first visit:
 // sign-in and the PIN on the screens, the funding screen before Tier 2 (what Tier 2 unlocks), the
@@ -36,9 +35,7 @@ describe('the web client: a new person verifies themselves', {
   const takenNin = matchingNin();
 
   before(async () => {
-    await ensureWebBuilt({});
-    world = await createWorld();
-    browser = await launchChromium();
+    ({ world, browser } = await openBrowserWorld());
     page = await phonePage(browser);
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: world.baseUrl });
     // A browser without the Web Share API (as desktop Linux Chromium is, or not, by version): Share
@@ -50,10 +47,7 @@ describe('the web client: a new person verifies themselves', {
     const holder = await userAtTier(world, 1);
     assert.equal(ok(await submitTier2(world, holder, { nin: takenNin })).status, 'approved');
   });
-  after(async () => {
-    await browser?.close();
-    await world?.close();
-  });
+  after(() => closeBrowserWorld({ world, browser }));
 
   it('signs in from the first visit and sets the PIN on the screen', async () => {
     await page.goto(`${world.baseUrl}/`);
