@@ -40,6 +40,15 @@ export const billServices: readonly BillService[] = [
   { to: '/buy/airtime-to-cash', label: 'Airtime to cash', Icon: ArrowLeftRight },
 ];
 
+/** A bill's icon in its round badge, on the home tiles and the buy menu alike. */
+export function BillIcon({ Icon }: { Icon: LucideIcon }) {
+  return (
+    <span className="flex h-10 w-10 items-center justify-center rounded-full bg-brand-light text-brand">
+      <Icon aria-hidden="true" size={22} />
+    </span>
+  );
+}
+
 /** The bill tiles, four to a row on a 360 px phone. */
 export function BillTiles() {
   return (
@@ -54,9 +63,7 @@ export function BillTiles() {
               to={to}
               className="flex h-full flex-col items-center gap-1 rounded-xl bg-gray-100 px-1 py-3 text-center text-sm leading-tight text-gray-900"
             >
-              <span className="flex h-10 w-10 items-center justify-center rounded-full bg-brand-light text-brand">
-                <Icon aria-hidden="true" size={22} />
-              </span>
+              <BillIcon Icon={Icon} />
               {label}
             </Link>
           </li>

@@ -1,6 +1,6 @@
 import { createFileRoute, Link } from '@tanstack/react-router';
 import { requireSignIn } from '../../auth-guard.ts';
-import { type BillService, billServices } from '../../components/tiles.tsx';
+import { BillIcon, type BillService, billServices } from '../../components/tiles.tsx';
 import { Screen } from '../../components/ui.tsx';
 
 // Everything the wallet pays for, as tiles with their icons: the same list as home's tiles, each
@@ -27,9 +27,7 @@ function Buy() {
               to={to}
               className="flex h-full flex-col gap-2 rounded-xl border border-gray-300 bg-gray-100 p-3 text-gray-900"
             >
-              <span className="flex h-10 w-10 items-center justify-center rounded-full bg-brand-light text-brand">
-                <Icon aria-hidden="true" size={22} />
-              </span>
+              <BillIcon Icon={Icon} />
               <span className="text-lg leading-tight font-semibold">{label}</span>
               <span className="text-sm text-gray-700">{notes[to]}</span>
             </Link>
