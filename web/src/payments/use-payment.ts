@@ -58,7 +58,8 @@ export function usePayment<N extends OperationName>(
 
   const done = async (output: Output<N>) => {
     setLostSince(null);
-    await queries.invalidateQueries({ queryKey: queryKeys.wallet });
+    // Not waited for: the receipt must not wait on a balance read over a slow network.
+    void queries.invalidateQueries({ queryKey: queryKeys.wallet });
     await options.onDone(output);
   };
 
@@ -140,8 +141,12 @@ export function usePurchase<N extends OperationName>(
   return usePayment(operation, {
     onDone: async (output) => {
       await onPaid?.();
-      const purchase = output as { id: string };
+      const purchase = output as { id: string; status: string };
+      // The receipt opens on the answer at once; one still processing is also asked about again as
+      // the receipt opens (marked stale), since most providers have answered by then.
       queries.setQueryData(['transaction', purchase.id], output);
+      if (purchase.status === 'processing')
+        void queries.invalidateQueries({ queryKey: ['transaction', purchase.id] });
       await navigate({ to: '/transactions/$id', params: { id: purchase.id } });
     },
     find: async (since) => {
