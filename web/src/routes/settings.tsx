@@ -12,6 +12,7 @@ import {
 } from 'lucide-react';
 import { type FormEvent, useEffect, useId, useState } from 'react';
 import { type CallError, call, type Input, type Output } from '../api/client.ts';
+import { useMe } from '../api/queries.ts';
 import { session } from '../api/session.ts';
 import { requireSignIn } from '../auth-guard.ts';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../components/ui.tsx';
@@ -396,7 +397,7 @@ function PushSwitch() {
 function Settings() {
   const navigate = useNavigate();
   const queries = useQueryClient();
-  const me = useQuery({ queryKey: ['me'], queryFn: () => call('getMe', {}) });
+  const me = useMe();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<CallError | null>(null);
 

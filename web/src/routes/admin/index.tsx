@@ -1,6 +1,6 @@
-import { useQuery } from '@tanstack/react-query';
 import { createFileRoute, Link } from '@tanstack/react-router';
-import { type CallError, call } from '../../api/client.ts';
+import type { CallError } from '../../api/client.ts';
+import { useMe } from '../../api/queries.ts';
 import { requireSignIn } from '../../auth-guard.ts';
 import { ErrorNote, Screen, Waiting } from '../../components/ui.tsx';
 
@@ -20,7 +20,7 @@ const screens = [
 ] as const;
 
 function AdminHome() {
-  const me = useQuery({ queryKey: ['me'], queryFn: () => call('getMe', {}) });
+  const me = useMe();
   const isAdmin = me.data?.roles.includes('admin') ?? false;
   return (
     <Screen title="Admin">

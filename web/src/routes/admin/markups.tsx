@@ -1,8 +1,9 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { createFileRoute, Link } from '@tanstack/react-router';
-import { type FormEvent, useId, useState } from 'react';
+import { type FormEvent, useState } from 'react';
 import { type CallError, call, type Input, type Output } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
+import { Select } from '../../components/select.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
 import { formatDateTime, formatNaira, parseNaira } from '../../format.ts';
 
@@ -65,8 +66,6 @@ function Markups() {
   const [flatText, setFlatText] = useState('');
   const [percentText, setPercentText] = useState('');
   const [saved, setSaved] = useState<Output<'adminSetMarkup'> | null>(null);
-  const serviceId = useId();
-  const providerId = useId();
 
   const current = useQuery({
     queryKey: ['markup', service, provider],
@@ -113,47 +112,27 @@ function Markups() {
         wholesale price. A provider's own markup wins over the one for every provider.
       </p>
       <form className="flex flex-col gap-4" onSubmit={submit} noValidate>
-        <div className="flex flex-col gap-1">
-          <label htmlFor={serviceId} className="font-medium">
-            Service
-          </label>
-          <select
-            id={serviceId}
-            className="rounded-lg border border-gray-400 px-3 py-2"
-            value={service}
-            onChange={(event) => {
-              setService(event.target.value as Service);
-              setSaved(null);
-            }}
-          >
-            {services.map((s) => (
-              <option key={s.value} value={s.value}>
-                {s.label}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div className="flex flex-col gap-1">
-          <label htmlFor={providerId} className="font-medium">
-            Provider
-          </label>
-          <select
-            id={providerId}
-            className="rounded-lg border border-gray-400 px-3 py-2"
-            value={provider}
-            onChange={(event) => {
-              setProvider(event.target.value as Provider | '');
-              setSaved(null);
-            }}
-          >
-            <option value="">Every provider of the service</option>
-            {providers.map((p) => (
-              <option key={p.value} value={p.value}>
-                {p.label} only
-              </option>
-            ))}
-          </select>
-        </div>
+        <Select
+          label="Service"
+          value={service}
+          options={services}
+          onChange={(value) => {
+            setService(value as Service);
+            setSaved(null);
+          }}
+        />
+        <Select
+          label="Provider"
+          value={provider}
+          options={[
+            { value: '', label: 'Every provider of the service' },
+            ...providers.map((p) => ({ value: p.value, label: `${p.label} only` })),
+          ]}
+          onChange={(value) => {
+            setProvider(value as Provider | '');
+            setSaved(null);
+          }}
+        />
         <div role="status" aria-live="polite" className="rounded-xl bg-brand-light p-3">
           {current.isPending ? <Waiting label="Reading the markup in force" /> : null}
           {current.data ? (

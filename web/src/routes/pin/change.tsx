@@ -1,8 +1,8 @@
-import { useQuery } from '@tanstack/react-query';
 import { createFileRoute, Link } from '@tanstack/react-router';
 import { useState } from 'react';
 import { CallError, call } from '../../api/client.ts';
 import { describeCodeRefusal, describeError } from '../../api/errors.ts';
+import { useMe } from '../../api/queries.ts';
 import { requireSignIn } from '../../auth-guard.ts';
 import {
   type CodeSent,
@@ -29,7 +29,7 @@ const localPhone = (e164: string): string => {
 
 function ChangePin() {
   const { next } = Route.useSearch();
-  const me = useQuery({ queryKey: ['me'], queryFn: () => call('getMe', {}) });
+  const me = useMe();
   const [sent, setSent] = useState<CodeSent | null>(null);
   const [resendAt, setResendAt] = useState<number | null>(null);
   const resendSeconds = useSecondsUntil(resendAt);
