@@ -4,7 +4,14 @@ import type { Browser, Page } from 'playwright-core';
 import { raiseAlert } from '../../src/alerts/alerts.ts';
 import { get, ok, post, type SignedIn, signIn, signInAgain, type World } from '../helpers/world.ts';
 import { bought, buyer, current, mtn } from '../vtu/purchase-support.ts';
-import { closeBrowserWorld, openBrowserWorld, phonePage, screen, skipWithoutChromium } from './support.ts';
+import {
+  closeBrowserWorld,
+  injectSession,
+  openBrowserWorld,
+  phonePage,
+  screen,
+  skipWithoutChromium,
+} from './support.ts';
 
 // The admin screens of the web client (API.md section 11), in headless Chromium: the admin index, a
 // broadcast with a poll that a user then sees and votes on, a markup set per service and per provider
@@ -25,8 +32,7 @@ type Quote = { provider: string; markup: number; retail: number };
 
 async function signedInPage(browser: Browser, world: World, user: SignedIn): Promise<Page> {
   const page = await phonePage(browser);
-  await page.goto(`${world.baseUrl}/sign-in`);
-  await page.evaluate((token) => localStorage.setItem('billrail.refresh', token), user.refreshToken);
+  await injectSession(page, world.baseUrl, user.refreshToken);
   return page;
 }
 

@@ -7,7 +7,14 @@ import { runDomainEvents } from '../helpers/domain-events.ts';
 import { ok, post, type SignedIn, signIn, signInAgain, type World } from '../helpers/world.ts';
 import { userAtTier } from '../kyc/kyc-support.ts';
 import { bought, fund, mtn, PIN } from '../vtu/purchase-support.ts';
-import { closeBrowserWorld, openBrowserWorld, phonePage, screen, skipWithoutChromium } from './support.ts';
+import {
+  closeBrowserWorld,
+  injectSession,
+  openBrowserWorld,
+  phonePage,
+  screen,
+  skipWithoutChromium,
+} from './support.ts';
 
 // Home, the tabs, the inbox, savings and the push switch of the web client (issue 26 items 3 and 4),
 // in headless Chromium as a new person would use them: the balance hidden and still hidden after a
@@ -23,8 +30,7 @@ const ADMIN_PHONE = '08030000002';
 /** A phone page signed in as `user` (the refresh token the sign-in screen would have kept). */
 async function signedInPage(browser: Browser, world: World, user: SignedIn): Promise<Page> {
   const page = await phonePage(browser);
-  await page.goto(`${world.baseUrl}/sign-in`);
-  await page.evaluate((token) => localStorage.setItem('billrail.refresh', token), user.refreshToken);
+  await injectSession(page, world.baseUrl, user.refreshToken);
   return page;
 }
 

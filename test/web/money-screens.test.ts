@@ -5,7 +5,14 @@ import { walletKobo } from '../funding/support.ts';
 import { ok, post, signIn, type World } from '../helpers/world.ts';
 import { kycUser, userAtTier } from '../kyc/kyc-support.ts';
 import { fund, PIN } from '../vtu/purchase-support.ts';
-import { closeBrowserWorld, openBrowserWorld, phonePage, screen, skipWithoutChromium } from './support.ts';
+import {
+  closeBrowserWorld,
+  injectSession,
+  openBrowserWorld,
+  phonePage,
+  screen,
+  skipWithoutChromium,
+} from './support.ts';
 
 // The web client's savings, rewards, send-money, inbox and settings screens in headless Chromium,
 // driven as a person would: a lock made and broken with the penalty shown first, the daily check-in,
@@ -32,8 +39,7 @@ describe('the web client: savings, rewards, transfers, inbox', {
     ok(await post(world, 'setTransactionPin', { pin: PIN }, { token: user.accessToken }));
     await fund(world, userId, 10_000);
     // What the sign-in screen keeps: the refresh token; the page gets its access token itself.
-    await page.goto(`${world.baseUrl}/sign-in`);
-    await page.evaluate((token) => localStorage.setItem('billrail.refresh', token), user.refreshToken);
+    await injectSession(page, world.baseUrl, user.refreshToken);
   });
   after(() => closeBrowserWorld({ world, browser }));
 

@@ -5,7 +5,14 @@ import { findPurchase } from '../../src/vtu/purchases.ts';
 import { walletKobo } from '../funding/support.ts';
 import type { World } from '../helpers/world.ts';
 import { advanceClock, type Buyer, buyer, mtn, PIN } from '../vtu/purchase-support.ts';
-import { closeBrowserWorld, openBrowserWorld, phonePage, screen, skipWithoutChromium } from './support.ts';
+import {
+  closeBrowserWorld,
+  injectSession,
+  openBrowserWorld,
+  phonePage,
+  screen,
+  skipWithoutChromium,
+} from './support.ts';
 
 // The sandbox outcomes the other browser tests leave out, bought through the screens as a person
 // would: a data bundle failed (refunded) and pending, a cable bouquet failed (refunded) and pending
@@ -76,8 +83,7 @@ describe('the web client: the failed and pending outcomes of data, cable, electr
     user = await buyer(world, 100_000);
     page = await phonePage(browser);
     // What the sign-in screen keeps: the refresh token; the page gets its access token itself.
-    await page.goto(`${world.baseUrl}/sign-in`);
-    await page.evaluate((token) => localStorage.setItem('billrail.refresh', token), user.refreshToken);
+    await injectSession(page, world.baseUrl, user.refreshToken);
     // The first screen that asks the service refreshes the session: wait for it to finish, so that
     // the next test's navigation does not cut the rotated refresh token off on its way to the page.
     await page.goto(`${world.baseUrl}/buy`);

@@ -6,7 +6,14 @@ import { walletKobo } from '../funding/support.ts';
 import { get, ok, post, type SignedIn, signInAgain, type World } from '../helpers/world.ts';
 import { kycUser, userAtTier } from '../kyc/kyc-support.ts';
 import { fund, mtn, PIN } from '../vtu/purchase-support.ts';
-import { closeBrowserWorld, openBrowserWorld, phonePage, screen, skipWithoutChromium } from './support.ts';
+import {
+  closeBrowserWorld,
+  injectSession,
+  openBrowserWorld,
+  phonePage,
+  screen,
+  skipWithoutChromium,
+} from './support.ts';
 
 // Airtime, data and send money built from the shared payment pieces (issue 26), in headless Chromium
 // at 360×800 as a person would use them: a number saved as "Mum" on one phone offered on another,
@@ -25,8 +32,7 @@ type WalletItem = { reference: string; direction: string; amount: number; counte
 /** A phone in another browser context (another device) signed in as `user` with its own session. */
 async function signedInPhone(browser: Browser, world: World, user: SignedIn): Promise<Page> {
   const page = await phonePage(browser);
-  await page.goto(`${world.baseUrl}/sign-in`);
-  await page.evaluate((token) => localStorage.setItem('billrail.refresh', token), user.refreshToken);
+  await injectSession(page, world.baseUrl, user.refreshToken);
   // The first call refreshes the session: let home show the balance before the tests navigate, so
   // that no navigation cuts the rotated refresh token off on its way to the page.
   await page.goto(`${world.baseUrl}/`);

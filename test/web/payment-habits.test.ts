@@ -4,7 +4,14 @@ import type { Browser, Page } from 'playwright-core';
 import { until } from '../helpers/until.ts';
 import { type SignedIn, signIn, type World } from '../helpers/world.ts';
 import { advanceClock, buyer, mtn, PIN } from '../vtu/purchase-support.ts';
-import { closeBrowserWorld, openBrowserWorld, phonePage, screen, skipWithoutChromium } from './support.ts';
+import {
+  closeBrowserWorld,
+  injectSession,
+  openBrowserWorld,
+  phonePage,
+  screen,
+  skipWithoutChromium,
+} from './support.ts';
 
 // The habits every payment screen shares (issue 26 item 2), through the airtime screen: the form a
 // person cannot use yet says the tier it needs before anything is typed; an instant success shows at
@@ -25,8 +32,7 @@ describe('payment habits in the browser', { skip: skipWithoutChromium, timeout: 
 
   async function openAs(user: SignedIn): Promise<void> {
     page = await phonePage(browser);
-    await page.goto(`${world.baseUrl}/sign-in`);
-    await page.evaluate((token) => localStorage.setItem('billrail.refresh', token), user.refreshToken);
+    await injectSession(page, world.baseUrl, user.refreshToken);
   }
 
   /** Fills /buy/airtime and pays with the PIN; answers the receipt's status once it shows. */

@@ -5,7 +5,14 @@ import { e164, otherCode } from '../auth/support.ts';
 import { walletKobo } from '../funding/support.ts';
 import { failure, passOtpResendWindow, post, readSms, type World } from '../helpers/world.ts';
 import { type Buyer, buyer, mtn, PIN } from '../vtu/purchase-support.ts';
-import { closeBrowserWorld, openBrowserWorld, phonePage, screen, skipWithoutChromium } from './support.ts';
+import {
+  closeBrowserWorld,
+  injectSession,
+  openBrowserWorld,
+  phonePage,
+  screen,
+  skipWithoutChromium,
+} from './support.ts';
 
 // Changing the transaction PIN, and replacing a forgotten or locked one, in headless Chromium
 // (issue 26 item 1, API.md section 4): a new SMS code to the person's own phone, then the code and
@@ -29,8 +36,7 @@ describe('changing and resetting the PIN', { skip: skipWithoutChromium, timeout:
    */
   async function signedInPage(person: Buyer): Promise<Page> {
     const page = await phonePage(browser);
-    await page.goto(`${world.baseUrl}/sign-in`);
-    await page.evaluate((token) => localStorage.setItem('billrail.refresh', token), person.refreshToken);
+    await injectSession(page, world.baseUrl, person.refreshToken);
     // The API sign-in just sent this phone a code: the next may be sent a minute later.
     passOtpResendWindow(world);
     return page;

@@ -5,7 +5,14 @@ import { findPurchase } from '../../src/vtu/purchases.ts';
 import { walletKobo } from '../funding/support.ts';
 import { ok, post, signIn, type World } from '../helpers/world.ts';
 import { advanceClock, type Buyer, buyer, mtn, PIN } from '../vtu/purchase-support.ts';
-import { closeBrowserWorld, openBrowserWorld, phonePage, screen, skipWithoutChromium } from './support.ts';
+import {
+  closeBrowserWorld,
+  injectSession,
+  openBrowserWorld,
+  phonePage,
+  screen,
+  skipWithoutChromium,
+} from './support.ts';
 
 // The bills and the other services of the web client in headless Chromium, driven as a person
 // would: cable TV, electricity (a prepaid token shown; a meter the DisCo fails, refunded), a betting
@@ -72,8 +79,7 @@ describe('the web client: cable, electricity, betting, exam pins, social, airtim
     user = await buyer(world, 100_000);
     page = await phonePage(browser);
     // What the sign-in screen keeps: the refresh token; the page gets its access token itself.
-    await page.goto(`${world.baseUrl}/sign-in`);
-    await page.evaluate((token) => localStorage.setItem('billrail.refresh', token), user.refreshToken);
+    await injectSession(page, world.baseUrl, user.refreshToken);
   });
   after(() => closeBrowserWorld({ world, browser }));
 

@@ -4,7 +4,13 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { walletKobo } from '../funding/support.ts';
 import type { SignedIn, World } from '../helpers/world.ts';
 import { buyer, mtn, PIN } from '../vtu/purchase-support.ts';
-import { closeBrowserWorld, openBrowserWorld, screen, skipWithoutChromium } from './support.ts';
+import {
+  closeBrowserWorld,
+  injectSession,
+  openBrowserWorld,
+  screen,
+  skipWithoutChromium,
+} from './support.ts';
 
 // The web client when the network fails (API.md section 15, issue 20 item 4), in headless Chromium:
 // a purchase whose answer is lost on the way back is retried with the same Idempotency-Key and
@@ -38,8 +44,7 @@ describe('the web client when the network fails', { skip: skipWithoutChromium, t
     });
     page = await context.newPage();
     user = await buyer(world, 1_000);
-    await page.goto(`${world.baseUrl}/sign-in`);
-    await page.evaluate((token) => localStorage.setItem('billrail.refresh', token), user.refreshToken);
+    await injectSession(page, world.baseUrl, user.refreshToken);
   });
   after(() => closeBrowserWorld({ world, browser }));
 

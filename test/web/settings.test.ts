@@ -3,7 +3,14 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { SandboxEmail } from '../../src/sandbox/state.ts';
 import { get, ok, type SignedIn, signIn, signInAgain, type World } from '../helpers/world.ts';
-import { closeBrowserWorld, openBrowserWorld, phonePage, screen, skipWithoutChromium } from './support.ts';
+import {
+  closeBrowserWorld,
+  injectSession,
+  openBrowserWorld,
+  phonePage,
+  screen,
+  skipWithoutChromium,
+} from './support.ts';
 
 // Settings in the web client (API.md section 10), in headless Chromium: a person adds an email
 // address, types the 6-digit code the sandbox mailbox received (a wrong one first, refused with the
@@ -23,8 +30,7 @@ async function mailbox(world: World, to: string): Promise<SandboxEmail[]> {
 
 async function signedInPage(browser: Browser, world: World, user: SignedIn): Promise<Page> {
   const page = await phonePage(browser);
-  await page.goto(`${world.baseUrl}/sign-in`);
-  await page.evaluate((token) => localStorage.setItem('billrail.refresh', token), user.refreshToken);
+  await injectSession(page, world.baseUrl, user.refreshToken);
   return page;
 }
 

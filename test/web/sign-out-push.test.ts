@@ -9,7 +9,7 @@ import { runDomainEvents, runQueuedJobs } from '../helpers/domain-events.ts';
 import { type PushService, startPushService, type TestSubscription } from '../helpers/push-service.ts';
 import { createWorld, type SignedIn, signInAgain, type World } from '../helpers/world.ts';
 import { lock, saver } from '../savings/support.ts';
-import { launchChromium, phonePage, skipWithoutChromium } from './support.ts';
+import { injectSession, launchChromium, phonePage, skipWithoutChromium } from './support.ts';
 
 // Signing out stops this device's pushes (issue 25 item 8): a shared phone must not keep showing
 // the previous person's purchases and transfers. Headless Chromium has no push service, so the page's
@@ -99,8 +99,7 @@ describe('the web client: signing out stops this device’s pushes', {
     const subscription = pushService.subscribe();
     await saveSubscription(world.ctx.db, user.userId, subscription, world.ctx.clock.now());
     const page = await phonePage(browser);
-    await page.goto(`${world.baseUrl}/sign-in`);
-    await page.evaluate((token) => localStorage.setItem('billrail.refresh', token), user.refreshToken);
+    await injectSession(page, world.baseUrl, user.refreshToken);
     await page.context().grantPermissions(['notifications'], { origin: world.baseUrl });
     await page.addInitScript(stubPushManager, subscription);
     await page.goto(`${world.baseUrl}/settings`);

@@ -86,6 +86,17 @@ export async function screen(page: Page, name: string): Promise<void> {
 }
 
 /**
+ * Gives the page's origin the session `refreshToken`, as the sign-in screen keeps it, from a page
+ * of the origin where the app does not run (/openapi.json): set on a screen of the app, the app
+ * would start refreshing with it at once, and the test's next navigation would cut that refresh
+ * off after the service had rotated the token, which then reads as a reuse and ends the session.
+ */
+export async function injectSession(page: Page, baseUrl: string, refreshToken: string): Promise<void> {
+  await page.goto(`${baseUrl}/openapi.json`);
+  await page.evaluate((token) => localStorage.setItem('billrail.refresh', token), refreshToken);
+}
+
+/**
  * A phone (a browser context of its own) signed in as `user` with the refresh token the sign-in
  * screen keeps, on home once the balance shows: the first call has refreshed the session by then, so
  * no navigation that follows cuts the rotated refresh token off on its way to the page.
@@ -96,8 +107,7 @@ export async function signedInPhone(
   user: { refreshToken: string },
 ): Promise<Page> {
   const page = await phonePage(browser);
-  await page.goto(`${baseUrl}/sign-in`);
-  await page.evaluate((token) => localStorage.setItem('billrail.refresh', token), user.refreshToken);
+  await injectSession(page, baseUrl, user.refreshToken);
   await page.goto(`${baseUrl}/`);
   await page.getByTestId('balance').filter({ hasText: '₦' }).waitFor({ timeout: 30_000 });
   return page;

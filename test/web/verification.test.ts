@@ -13,7 +13,14 @@ import {
   userAtTier,
 } from '../kyc/kyc-support.ts';
 import { fund, mtn, PIN } from '../vtu/purchase-support.ts';
-import { closeBrowserWorld, openBrowserWorld, phonePage, screen, skipWithoutChromium } from './support.ts';
+import {
+  closeBrowserWorld,
+  injectSession,
+  openBrowserWorld,
+  phonePage,
+  screen,
+  skipWithoutChromium,
+} from './support.ts';
 
 // Verification and data in the web client, in headless Chromium: a person submits Tier 2 (NIN) and
 // Tier 3 (bank account and a document upload) through the screens, an admin approves Tier 3 on the
@@ -46,8 +53,7 @@ async function tierOf(world: World, user: SignedIn): Promise<number> {
 
 async function signedInPage(browser: Browser, world: World, user: SignedIn): Promise<Page> {
   const page = await phonePage(browser);
-  await page.goto(`${world.baseUrl}/sign-in`);
-  await page.evaluate((token) => localStorage.setItem('billrail.refresh', token), user.refreshToken);
+  await injectSession(page, world.baseUrl, user.refreshToken);
   return page;
 }
 
@@ -314,13 +320,10 @@ describe('the web client: verification, admin review, data', {
     await fund(world, user.userId, 5_000);
     await page.goto(`${world.baseUrl}/buy/data`);
     await page.getByLabel('Phone number').fill(mtn('5'));
-    const plans = page.getByLabel('Plan');
-    await plans
-      .locator('option')
-      .nth(1)
-      .waitFor({ state: 'attached', ...TIMEOUT });
-    await plans.selectOption({ index: 1 });
+    // The first plan card of the first type (the radio is visually hidden: a finger taps its card).
+    await page.getByRole('group', { name: 'Plan', exact: true }).locator('label').first().click(TIMEOUT);
     await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByTestId('price').filter({ hasText: '₦' }).waitFor(TIMEOUT);
     const price = (await page.getByTestId('price').textContent()) ?? '';
     const kobo = BigInt(Math.round(Number(price.replace(/[₦,]/g, '')) * 100));
     await page.getByLabel('Transaction PIN').fill(PIN);
