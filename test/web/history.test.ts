@@ -5,7 +5,8 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Download, Page } from 'playwright-core';
 import { ensureWebBuilt } from '../../src/web-build.ts';
 import { e164 } from '../auth/support.ts';
-import { createIntent } from '../funding/support.ts';
+import { createIntent, walletKobo } from '../funding/support.ts';
+import { until } from '../helpers/until.ts';
 import {
   createWorld,
   ok,
@@ -90,6 +91,8 @@ describe('history, receipts and tokens in the browser', {
     ok(await post(world, 'setTransactionPin', { pin: PIN }, { token: alice.accessToken }));
     const intent = await createIntent(world, alice, 20_000);
     await checkout(intent.checkoutUrl, 'pay');
+    // The credit comes with the provider's webhook, through a job: it must land before the hour passes.
+    await until(async () => (await walletKobo(world, alice.userId)) === 2_000_000n, 'the top-up credited');
 
     // An hour on, the 26th in Lagos: she sends Bob money and buys electricity.
     world.ctx.sandboxClock!.advance(3_600);
