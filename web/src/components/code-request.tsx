@@ -74,3 +74,28 @@ export function ResendCodeButton(props: { secondsLeft: number; busy: boolean; on
     </Button>
   );
 }
+
+/**
+ * The one action at a time of a screen that sends and checks codes (sign-in, changing the PIN): busy
+ * while it runs, the last refusal kept to show, the last notice cleared when the next action starts.
+ */
+export function useCodeAction() {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<CallError | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  async function act(work: () => Promise<void>) {
+    setBusy(true);
+    setError(null);
+    setNotice(null);
+    try {
+      await work();
+    } catch (caught) {
+      setError(
+        caught instanceof CallError ? caught : new CallError({ code: 'INTERNAL', message: '', status: 0 }),
+      );
+    } finally {
+      setBusy(false);
+    }
+  }
+  return { busy, error, setError, notice, setNotice, act };
+}

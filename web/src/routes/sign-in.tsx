@@ -9,6 +9,7 @@ import {
   describeWait,
   ResendCodeButton,
   requestCode,
+  useCodeAction,
   useSecondsUntil,
 } from '../components/code-request.tsx';
 import { Button, Field, Screen } from '../components/ui.tsx';
@@ -52,9 +53,7 @@ function SignIn() {
   const [phone, setPhone] = useState(restored?.phone ?? '');
   const [pending, setPending] = useState<Pending | null>(codeStillGood(restored) ? restored : null);
   const [code, setCode] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<CallError | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
+  const { busy, error, setError, notice, setNotice, act } = useCodeAction();
   /** The Idempotency-Key of signing in with the code as typed; a new code, or a new typing, a new key. */
   const [verifyKey, setVerifyKey] = useState(() => crypto.randomUUID());
   /** The code of an attempt whose answer never came: it may have used the code up. */
@@ -72,21 +71,6 @@ function SignIn() {
       }),
     [navigate, next],
   );
-
-  async function act(work: () => Promise<void>) {
-    setBusy(true);
-    setError(null);
-    setNotice(null);
-    try {
-      await work();
-    } catch (caught) {
-      setError(
-        caught instanceof CallError ? caught : new CallError({ code: 'INTERNAL', message: '', status: 0 }),
-      );
-    } finally {
-      setBusy(false);
-    }
-  }
 
   function typeCode(value: string) {
     setCode(value);

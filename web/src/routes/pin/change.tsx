@@ -1,6 +1,6 @@
 import { createFileRoute, Link } from '@tanstack/react-router';
 import { useState } from 'react';
-import { CallError, call } from '../../api/client.ts';
+import { type CallError, call } from '../../api/client.ts';
 import { describeCodeRefusal, describeError } from '../../api/errors.ts';
 import { useMe } from '../../api/queries.ts';
 import { requireSignIn } from '../../auth-guard.ts';
@@ -9,6 +9,7 @@ import {
   describeWait,
   ResendCodeButton,
   requestCode,
+  useCodeAction,
   useSecondsUntil,
 } from '../../components/code-request.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
@@ -38,29 +39,12 @@ function ChangePin() {
   const [again, setAgain] = useState('');
   /** One Idempotency-Key per code and PIN as typed: a retry after a lost answer is the same change. */
   const [changeKey, setChangeKey] = useState(() => crypto.randomUUID());
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<CallError | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
+  const { busy, error, notice, setNotice, act } = useCodeAction();
   const [changed, setChanged] = useState(false);
   const typed = (set: (value: string) => void) => (value: string) => {
     set(value);
     setChangeKey(crypto.randomUUID());
   };
-
-  async function act(work: () => Promise<void>) {
-    setBusy(true);
-    setError(null);
-    setNotice(null);
-    try {
-      await work();
-    } catch (caught) {
-      setError(
-        caught instanceof CallError ? caught : new CallError({ code: 'INTERNAL', message: '', status: 0 }),
-      );
-    } finally {
-      setBusy(false);
-    }
-  }
 
   function sendCode(phone: string) {
     void act(async () => {
