@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { createFileRoute, Link } from '@tanstack/react-router';
-import { ChevronRight, Megaphone, Vote } from 'lucide-react';
+import { ChevronRight, type LucideIcon, Megaphone, Vote } from 'lucide-react';
+import type { ReactNode } from 'react';
 import { type CallError, call, type Output } from '../api/client.ts';
 import { requireSignIn } from '../auth-guard.ts';
 import { notificationsKey } from '../components/nav.tsx';
@@ -82,23 +83,9 @@ function Inbox() {
   return (
     <Screen title="Inbox">
       <ErrorNote error={(notifications.error ?? broadcasts.error ?? markAll.error) as CallError | null} />
-      {polls.length > 0 ? (
-        <section aria-labelledby="polls-title" className="flex flex-col gap-3">
-          <h2 id="polls-title" className="flex items-center gap-2 text-lg font-semibold">
-            <Vote aria-hidden="true" size={20} className="text-brand" />
-            Polls
-          </h2>
-          <ul aria-label="Polls" className="flex flex-col gap-3">
-            {polls.map((b) => (
-              <li key={b.id} className="rounded-xl border-2 border-brand p-3">
-                <p className="font-semibold">{b.title}</p>
-                <p>{b.body}</p>
-                <PollCard poll={b.poll!} />
-              </li>
-            ))}
-          </ul>
-        </section>
-      ) : null}
+      <BroadcastSection id="polls" title="Polls" Icon={Vote} broadcasts={polls} pinned>
+        {(b) => <PollCard poll={b.poll!} />}
+      </BroadcastSection>
       <section aria-labelledby="notifications-title" className="flex flex-col gap-3">
         <div className="flex items-center justify-between gap-2">
           <h2 id="notifications-title" className="text-lg font-semibold">
@@ -120,24 +107,44 @@ function Inbox() {
         </ul>
         {notifications.data?.items.length === 0 ? <p>No messages yet.</p> : null}
       </section>
-      {news.length > 0 ? (
-        <section aria-labelledby="news-title" className="flex flex-col gap-3">
-          <h2 id="news-title" className="flex items-center gap-2 text-lg font-semibold">
-            <Megaphone aria-hidden="true" size={20} className="text-brand" />
-            News
-          </h2>
-          <ul aria-label="News" className="flex flex-col gap-3">
-            {news.map((b) => (
-              <li key={b.id} className="rounded-xl border border-gray-300 p-3">
-                <p className="font-semibold">{b.title}</p>
-                <p>{b.body}</p>
-                <p className="text-sm text-gray-700">{formatDateTime(b.createdAt)}</p>
-              </li>
-            ))}
-          </ul>
-        </section>
-      ) : null}
+      <BroadcastSection id="news" title="News" Icon={Megaphone} broadcasts={news}>
+        {(b) => <p className="text-sm text-gray-700">{formatDateTime(b.createdAt)}</p>}
+      </BroadcastSection>
     </Screen>
+  );
+}
+
+/** Broadcasts of one sort under their heading, each card with what `children` adds; nothing when none. */
+function BroadcastSection(props: {
+  id: string;
+  title: string;
+  Icon: LucideIcon;
+  broadcasts: readonly Broadcast[];
+  /** Polls are set apart: they wait for the person's vote. */
+  pinned?: boolean;
+  children: (broadcast: Broadcast) => ReactNode;
+}) {
+  if (props.broadcasts.length === 0) return null;
+  const { Icon } = props;
+  return (
+    <section aria-labelledby={`${props.id}-title`} className="flex flex-col gap-3">
+      <h2 id={`${props.id}-title`} className="flex items-center gap-2 text-lg font-semibold">
+        <Icon aria-hidden="true" size={20} className="text-brand" />
+        {props.title}
+      </h2>
+      <ul aria-label={props.title} className="flex flex-col gap-3">
+        {props.broadcasts.map((b) => (
+          <li
+            key={b.id}
+            className={`rounded-xl p-3 ${props.pinned ? 'border-2 border-brand' : 'border border-gray-300'}`}
+          >
+            <p className="font-semibold">{b.title}</p>
+            <p>{b.body}</p>
+            {props.children(b)}
+          </li>
+        ))}
+      </ul>
+    </section>
   );
 }
 
