@@ -9,11 +9,13 @@ import type { Config, VtuProviderName } from './config.ts';
 import { configuredTarget, type Database, type DatabaseTarget, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import type { DB } from './db/schema.ts';
-import { createEventBus, type EventBus } from './events/domain-events.ts';
+import { createEventBus, domainEventJob, type EventBus } from './events/domain-events.ts';
 import { createPaymentEventDrainer, type PaymentEventDrainer } from './funding/webhook-processing.ts';
 import { subscribeGrowthToKyc } from './growth/subscribers.ts';
 import { airtimeCashCallbackPath } from './http/airtime-cash-callback-route.ts';
 import { jobDefinitions } from './jobs/definitions.ts';
+import type { DomainModule } from './module.ts';
+import type { AnyOperation } from './operation.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
 import { documentUrlKey } from './kyc/document-urls.ts';
 import { loggedRequest, redactUrlCredentials } from './log-redaction.ts';
@@ -38,6 +40,7 @@ import { createVtpassClient } from './providers/vtu/vtpass-client.ts';
 import type { VtuProvider } from './providers/vtu/vtu-provider.ts';
 import { pushAgent } from './push/push-agent.ts';
 import { createSandboxMailer } from './sandbox/mailbox.ts';
+import { createSavingsModule } from './savings/module.ts';
 import { registerSandbox } from './sandbox/routes.ts';
 import {
   createSandboxState,
@@ -94,6 +97,10 @@ export type Context = {
   catalogue: Catalogue;
   /** Domain events (kyc.tier_approved, ...): subscribers run in the job worker. */
   events: EventBus;
+  /** The domain modules, by name: only main.ts, app.ts and tests read the composed whole. */
+  modules: Modules;
+  /** The operations of the modules: with app.ts's list, every operation of the contract. */
+  operations: AnyOperation[];
   /** Processes stored payment webhooks: kicked after each store, and by the sweep job. */
   paymentEvents: PaymentEventDrainer;
   /** The group commit of purchases: acceptances, claims and settlements, many per transaction. */
@@ -116,6 +123,43 @@ export type Context = {
   rateLimitNamespace: string;
   close(): Promise<void>;
 };
+
+/** What the composition root builds before any module: the modules' deps are picked from it. */
+export type Infrastructure = Pick<
+  Context,
+  | 'config'
+  | 'clock'
+  | 'logger'
+  | 'database'
+  | 'db'
+  | 'jobs'
+  | 'events'
+  | 'sms'
+  | 'payments'
+  | 'mailer'
+  | 'push'
+  | 'resolveHost'
+  | 'kyc'
+  | 'vtuProviders'
+  | 'catalogue'
+  | 'adminPhones'
+  | 'baseUrl'
+  | 'debitRules'
+>;
+
+/**
+ * The domain modules, in dependency order: each is built from the deps it declares (its module.ts),
+ * picked here from the infrastructure and from the `api` of the modules built before it.
+ */
+function createModules(infra: Infrastructure) {
+  const { config, clock, logger, db, jobs } = infra;
+  return {
+    // MODULES (one line or one small block per domain; keep dependency order)
+    savings: createSavingsModule({ db, clock, jobs, logger, config: config.savings }),
+  } satisfies Record<string, DomainModule>;
+}
+
+export type Modules = ReturnType<typeof createModules>;
 
 export type ContextOverrides = {
   database?: DatabaseTarget;
@@ -235,14 +279,34 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     config.adminPhones.map((p) => toE164(p)).filter((p): p is string => p !== null),
   );
 
-  // The job handlers close over the context, which exists only once the queue does.
-  const ctx = {
+  // The job queue exists before the modules, which enqueue through it; their jobs are registered
+  // with it once they are built (jobs.define below).
+  let jobs: JobQueue;
+  try {
+    jobs = await createJobQueue(database, { logger, runWorkers: config.runWorker });
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  const events = createEventBus();
+  const catalogue = createCatalogue({
     config,
     clock,
-    sandboxClock,
+    logger,
+    providers: vtuProviders,
+    payments,
+    // The rate limits' namespace is already distinct per deployment and per test world.
+    redisPrefix: `${overrides.rateLimitNamespace ?? 'billrail-rl:'}catalogue:`,
+  });
+
+  const infrastructure: Infrastructure = {
+    config,
+    clock,
     logger,
     database,
     db: database.db,
+    jobs,
+    events,
     sms,
     payments,
     mailer,
@@ -250,17 +314,34 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     resolveHost: overrides.resolveHost ?? resolveAll,
     kyc: { provider: kycProvider, documents, urlKey: documentUrlKey(config.secrets.pepper) },
     vtuProviders,
-    catalogue: createCatalogue({
-      config,
-      clock,
-      logger,
-      providers: vtuProviders,
-      payments,
-      // The rate limits' namespace is already distinct per deployment and per test world.
-      redisPrefix: `${overrides.rateLimitNamespace ?? 'billrail-rl:'}catalogue:`,
-    }),
-    events: createEventBus(),
-    // Deps read lazily: the job queue exists only once the context does.
+    catalogue,
+    adminPhones,
+    baseUrl,
+    debitRules: overrides.debitRules ?? [],
+  };
+  const modules = createModules(infrastructure);
+  const moduleList: DomainModule[] = Object.values(modules);
+
+  // Until every domain is a module (issue 27), the rest still reads the whole context.
+  const ctx = {
+    config,
+    clock,
+    sandboxClock,
+    logger,
+    database,
+    db: database.db,
+    jobs,
+    sms,
+    payments,
+    mailer,
+    push,
+    resolveHost: overrides.resolveHost ?? resolveAll,
+    kyc: { provider: kycProvider, documents, urlKey: documentUrlKey(config.secrets.pepper) },
+    vtuProviders,
+    catalogue,
+    events,
+    modules,
+    operations: [] as AnyOperation[],
     paymentEvents: createPaymentEventDrainer(() => ({ db: ctx.db, clock: ctx.clock, jobs: ctx.jobs }), {
       batchMax: paymentEventBatchMax,
       logger,
@@ -274,13 +355,18 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     baseUrl,
     sandbox: undefined,
     rateLimitNamespace: overrides.rateLimitNamespace ?? 'billrail-rl:',
-  } as Omit<Context, 'jobs' | 'close'> as Context;
+  } as Omit<Context, 'close'> as Context;
+  ctx.operations = moduleList.flatMap((m) => m.operations);
   try {
-    ctx.jobs = await createJobQueue(database, jobDefinitions(ctx), { logger, runWorkers: config.runWorker });
+    await jobs.define([domainEventJob(events), ...moduleList.flatMap((m) => m.jobs), ...jobDefinitions(ctx)]);
   } catch (error) {
-    await ctx.catalogue.close();
+    await jobs.stop();
+    await catalogue.close();
     await database.close();
     throw error;
+  }
+  for (const subscription of moduleList.flatMap((m) => m.subscribers)) {
+    events.subscribe(subscription.event, subscription.handle);
   }
   subscribePurchasesToFunding(ctx);
   subscribeGrowthToKyc(ctx);

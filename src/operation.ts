@@ -19,6 +19,10 @@ export type Caller = {
 export type OperationAuth = 'public' | 'user' | 'admin';
 
 export type OperationArgs<I, A extends OperationAuth> = {
+  /**
+   * @deprecated Going away (issue 27): a handler closes over its module's deps (module.ts), and
+   * never receives the whole context.
+   */
   ctx: Context;
   input: I;
   caller: A extends 'public' ? Caller | null : Caller;

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../db/schema.ts';
-import type { JobQueue } from '../jobs/queue.ts';
+import type { JobDefinition, JobQueue } from '../jobs/queue.ts';
 
 // Domain events: facts one domain states and others react to (the referral bonus reacts to Tier 1
 // approval, notifications to KYC decisions, ...). They are internal only: the service emits no
@@ -193,4 +193,20 @@ export async function publishEvents(
   if (events.length === 0) return;
   const data: DomainEventJob = { events };
   await jobs.send(JOB_DOMAIN_EVENT, data, { db: trx });
+}
+
+/**
+ * The job that runs subscribers. They are idempotent, so a retry after a failure or a crash is safe,
+ * also of a whole batch. Every top-up publishes one, every batch of settled purchases one: fetched 20
+ * at a time, a burst costs a few queue queries rather than two per event.
+ */
+export function domainEventJob(bus: EventBus): JobDefinition {
+  return {
+    name: JOB_DOMAIN_EVENT,
+    batchSize: 20,
+    retryLimit: 10,
+    retryDelaySeconds: 5,
+    expireInSeconds: 300,
+    handler: (data) => dispatchEventJob(bus, data as DomainEventJob),
+  };
 }

@@ -1,7 +1,6 @@
 import { emailAlert, findAlert, JOB_ALERT_EMAIL } from '../alerts/alerts.ts';
 import { purgeExpiredSessions } from '../auth/sessions.ts';
 import type { Context } from '../context.ts';
-import { type DomainEventJob, dispatchEventJob, JOB_DOMAIN_EVENT } from '../events/domain-events.ts';
 import {
   dedicatedReconcileDefaults,
   JOB_FUNDING_RECONCILE,
@@ -19,7 +18,6 @@ import {
   JOB_NOTIFICATION_PUSH,
 } from '../notifications/job-names.ts';
 import { pushBroadcastPage, pushNotification } from '../push/delivery.ts';
-import { JOB_SAVINGS_MATURITY, matureDueLocks } from '../savings/maturity.ts';
 import { requeryOptions } from '../vtu/deps.ts';
 import { JOB_VTU_DISPATCH, JOB_VTU_REQUERY } from '../vtu/dispatch.ts';
 import type { JobDefinition } from './queue.ts';
@@ -29,17 +27,6 @@ export const JOB_MAINTENANCE = 'maintenance.purge-expired';
 /** Every job the service knows. Each domain adds its own here as it arrives. */
 export function jobDefinitions(ctx: Context): JobDefinition[] {
   return [
-    {
-      // Subscribers are idempotent, so a retry after a failure or a crash is safe, also of a whole
-      // batch. Every top-up publishes one, every batch of settled purchases one: fetched 20 at a
-      // time, a burst costs a few queue queries rather than two per event.
-      name: JOB_DOMAIN_EVENT,
-      batchSize: 20,
-      retryLimit: 10,
-      retryDelaySeconds: 5,
-      expireInSeconds: 300,
-      handler: (data) => dispatchEventJob(ctx.events, data as DomainEventJob),
-    },
     {
       // Stored payment webhooks not yet processed. The process that stored them drains them right
       // after commit; this sweep is the safety net for a crash or a failure there. In this process it
@@ -115,22 +102,6 @@ export function jobDefinitions(ctx: Context): JobDefinition[] {
       handler: async () => {
         const counts = await ctx.purchases.requeryDue(requeryOptions(ctx));
         if (counts.checked > 0) ctx.logger.info({ counts }, 'purchase requery run');
-      },
-    },
-    {
-      // Savings locks whose maturesAt has passed go back to the wallet (src/savings/maturity.ts):
-      // every minute, so a lock matures within a minute of its time; safe to run in several
-      // workers at once (each claims its own locks) and again after a crash (a matured lock is no
-      // longer due).
-      name: JOB_SAVINGS_MATURITY,
-      cron: '* * * * *',
-      retryLimit: 2,
-      retryDelaySeconds: 10,
-      expireInSeconds: 600,
-      runOnClockAdvance: true,
-      handler: async () => {
-        const { matured } = await matureDueLocks({ db: ctx.db, clock: ctx.clock, jobs: ctx.jobs });
-        if (matured > 0) ctx.logger.info({ matured }, 'savings locks matured');
       },
     },
     {

@@ -41,6 +41,11 @@ export type JobQueue = {
   runNow(name: string, data?: unknown): Promise<void>;
   /** Runs every time-driven job once, in declaration order (POST /__sandbox/clock). */
   runClockDrivenJobs(): Promise<void>;
+  /**
+   * Registers the jobs of every module, once, before anything is enqueued: the queue exists before
+   * the modules (they enqueue through it), and their jobs are known only once they are built.
+   */
+  define(definitions: readonly JobDefinition[]): Promise<void>;
   startWorkers(): Promise<void>;
   stop(): Promise<void>;
 };
@@ -49,7 +54,6 @@ const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 export async function createJobQueue(
   database: Database,
-  definitions: JobDefinition[],
   options: { logger: Logger; runWorkers: boolean },
 ): Promise<JobQueue> {
   const common = {
@@ -65,20 +69,8 @@ export async function createJobQueue(
   boss.on('error', (error: unknown) => options.logger.error({ err: error }, 'job queue error'));
   await boss.start();
 
-  // Every queue must be in pg-boss's queue cache before any transaction enqueues into it: on PGlite,
-  // pg-boss looks an uncached queue up on its own handle, which waits forever behind the open
-  // transaction. createQueue evicts the queue from that cache and getQueue does not fill it; a job
-  // look-up by id goes through the cache and fills it (pg-boss 12.35).
-  const byName = new Map(definitions.map((d) => [d.name, d]));
-  for (const d of definitions) {
-    await boss.createQueue(d.name, {
-      retryLimit: d.retryLimit,
-      retryDelay: d.retryDelaySeconds,
-      retryBackoff: true,
-      expireInSeconds: d.expireInSeconds,
-    });
-    await boss.getJobById(d.name, NIL_UUID);
-  }
+  const definitions: JobDefinition[] = [];
+  const byName = new Map<string, JobDefinition>();
 
   const send: JobQueue['send'] = async (name, data, sendOptions = {}) => {
     if (!byName.has(name)) throw new Error(`unknown job queue ${name}`);
@@ -104,6 +96,25 @@ export async function createJobQueue(
       const d = byName.get(name);
       if (d === undefined) throw new Error(`unknown job queue ${name}`);
       await d.handler(data ?? {});
+    },
+    async define(moduleJobs) {
+      if (definitions.length > 0) throw new Error('the jobs are defined once, by the composition root');
+      // Every queue must be in pg-boss's queue cache before any transaction enqueues into it: on
+      // PGlite, pg-boss looks an uncached queue up on its own handle, which waits forever behind the
+      // open transaction. createQueue evicts the queue from that cache and getQueue does not fill
+      // it; a job look-up by id goes through the cache and fills it (pg-boss 12.35).
+      for (const d of moduleJobs) {
+        if (byName.has(d.name)) throw new Error(`job ${d.name} is defined twice`);
+        definitions.push(d);
+        byName.set(d.name, d);
+        await boss.createQueue(d.name, {
+          retryLimit: d.retryLimit,
+          retryDelay: d.retryDelaySeconds,
+          retryBackoff: true,
+          expireInSeconds: d.expireInSeconds,
+        });
+        await boss.getJobById(d.name, NIL_UUID);
+      }
     },
     async runClockDrivenJobs() {
       for (const d of definitions) if (d.runOnClockAdvance === true) await d.handler({});

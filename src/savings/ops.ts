@@ -1,18 +1,11 @@
-import type { Context } from '../context.ts';
 import { defineOperation } from '../operation.ts';
 import * as s from './schemas.ts';
 import { breakLock, createLock, listLocks, type SavingsDeps } from './service.ts';
 
 const tags = ['savings'];
 
-export const savingsDeps = (ctx: Context): SavingsDeps => ({
-  db: ctx.db,
-  clock: ctx.clock,
-  jobs: ctx.jobs,
-  config: ctx.config.savings,
-});
-
-export const savingsOperations = [
+/** The savings operations, closed over the module's deps. */
+export const savingsOperations = (deps: SavingsDeps) => [
   defineOperation({
     name: 'createSavingsLock',
     method: 'POST',
@@ -22,8 +15,8 @@ export const savingsOperations = [
     input: s.createSavingsLockInput,
     output: s.savingsLock,
     errors: ['BELOW_MINIMUM', 'ABOVE_MAXIMUM', 'INSUFFICIENT_FUNDS'],
-    handler: ({ ctx, caller, input, withCommit }) =>
-      createLock(savingsDeps(ctx), withCommit, caller.userId, input.amount, input.days),
+    handler: ({ caller, input, withCommit }) =>
+      createLock(deps, withCommit, caller.userId, input.amount, input.days),
   }),
   defineOperation({
     name: 'listSavingsLocks',
@@ -34,13 +27,13 @@ export const savingsOperations = [
     input: s.listSavingsLocksInput,
     output: s.listSavingsLocksOutput,
     errors: [],
-    handler: async ({ ctx, caller, input }) => {
-      const page = await listLocks(ctx.db, caller.userId, input);
+    handler: async ({ caller, input }) => {
+      const page = await listLocks(deps.db, caller.userId, input);
       return {
         ...page,
         limit: input.limit,
         offset: input.offset,
-        breakPenaltyPercent: Number(ctx.config.savings.breakPenaltyBp) / 100,
+        breakPenaltyPercent: Number(deps.config.breakPenaltyBp) / 100,
       };
     },
   }),
@@ -53,7 +46,6 @@ export const savingsOperations = [
     input: s.breakSavingsLockInput,
     output: s.breakSavingsLockOutput,
     errors: ['NOT_FOUND', 'CONFLICT'],
-    handler: ({ ctx, caller, input, withCommit }) =>
-      breakLock(savingsDeps(ctx), withCommit, caller.userId, input.lockId),
+    handler: ({ caller, input, withCommit }) => breakLock(deps, withCommit, caller.userId, input.lockId),
   }),
 ];
