@@ -2,6 +2,7 @@
 // simulators read it: VTpass wants every request id to open with the Lagos minute (YYYYMMDDHHmm),
 // and its simulator checks that minute against its own clock.
 
+// A formatter holds no state between calls: one made here serves every caller.
 const lagosTime = new Intl.DateTimeFormat('en-GB', {
   timeZone: 'Africa/Lagos',
   year: 'numeric',
@@ -14,18 +15,11 @@ const lagosTime = new Intl.DateTimeFormat('en-GB', {
 
 /** YYYYMMDDHHmm of the instant in Africa/Lagos. */
 export function lagosMinute(now: Date): string {
-  // Every zone's offset is whole minutes, so the Lagos minute changes only when the UTC one does:
-  // formatted once a minute, not once a request.
-  const utcMinute = Math.floor(now.getTime() / 60_000);
-  if (utcMinute !== lastMinute.utcMinute) {
-    const parts = Object.fromEntries(lagosTime.formatToParts(now).map((part) => [part.type, part.value]));
-    lastMinute = { utcMinute, lagos: `${parts.year}${parts.month}${parts.day}${parts.hour}${parts.minute}` };
-  }
-  return lastMinute.lagos;
+  // Formatted on every call (about 3 µs), not cached: this module keeps no state, so the contexts
+  // of one process, each with a clock of its own, can never see each other's minute.
+  const parts = Object.fromEntries(lagosTime.formatToParts(now).map((part) => [part.type, part.value]));
+  return `${parts.year}${parts.month}${parts.day}${parts.hour}${parts.minute}`;
 }
-
-// The minute last formatted: a cache of a pure function, so whoever shares it gets the same answers.
-let lastMinute = { utcMinute: Number.NaN, lagos: '' };
 
 /** The Lagos wall clock at `now`, to the minute, as if it were UTC (for comparing wall clocks). */
 export function lagosWallClock(now: Date): number {
