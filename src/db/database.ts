@@ -49,11 +49,23 @@ export type DatabaseOptions = {
  * statements: Kysely hands it a text and its values, never a query config.
  */
 class PreparingClient extends pg.Client {
+  /** The names of the marked texts this connection has run: they are few and fixed, each hashed once. */
+  readonly #preparedNames = new Map<string, string>();
+
   // biome-ignore lint/suspicious/noExplicitAny: node-postgres's query overloads, passed through as given
   override query(config: any, values?: any, callback?: any): any {
-    const name = typeof config === 'string' && Array.isArray(values) ? preparedName(config) : undefined;
+    const name = typeof config === 'string' && Array.isArray(values) ? this.#nameOf(config) : undefined;
     if (name === undefined) return super.query(config, values, callback);
     return super.query({ name, text: config, values }, callback);
+  }
+
+  #nameOf(text: string): string | undefined {
+    let name = this.#preparedNames.get(text);
+    if (name === undefined) {
+      name = preparedName(text);
+      if (name !== undefined) this.#preparedNames.set(text, name);
+    }
+    return name;
   }
 }
 

@@ -70,16 +70,12 @@ function headed<T>(head: string, strings: TemplateStringsArray, values: unknown[
   return sql<T>(Object.assign(marked, { raw: marked }) as unknown as TemplateStringsArray, ...values);
 }
 
-/** Marked texts are few and fixed: each is hashed once. */
-const names = new Map<string, string>();
-
-/** The name a marked statement is prepared under (the same on every connection); undefined if unmarked. */
+/**
+ * The name a marked statement is prepared under (the same on every connection); undefined if
+ * unmarked. A pure function of the text: a connection that runs it for every statement keeps the
+ * names it has made (database.ts), so this module holds no state.
+ */
 export function preparedName(text: string): string | undefined {
   if (!text.startsWith(MARK)) return undefined;
-  let name = names.get(text);
-  if (name === undefined) {
-    name = `billrail_${createHash('sha1').update(text).digest('base64url')}`;
-    names.set(text, name);
-  }
-  return name;
+  return `billrail_${createHash('sha1').update(text).digest('base64url')}`;
 }
