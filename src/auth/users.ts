@@ -250,6 +250,26 @@ export async function findUserIdsByPhones(db: Kysely<DB>, phones: string[]): Pro
 }
 
 /**
+ * The verified email addresses of these users, by user id: a user without an address, or whose
+ * address is not verified, is not in the map. Takes the caller's handle, so that it can decide in
+ * the caller's transaction (notifications decides whom to email in the inbox's).
+ */
+export async function verifiedEmailsOf(
+  db: Kysely<DB> | Transaction<DB>,
+  userIds: readonly string[],
+): Promise<Map<string, string>> {
+  if (userIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('users')
+    .select(['id', 'email'])
+    .where('id', 'in', [...userIds])
+    .where('email', 'is not', null)
+    .where('email_verified_at', 'is not', null)
+    .execute();
+  return new Map(rows.map((row) => [row.id, row.email!]));
+}
+
+/**
  * Records the device a user signs in from (a hash of its User-Agent) and answers whether it is new
  * to a user who had signed in from another before: that sign-in sends security mail. In the
  * sign-in's transaction, so two sign-ins from one new device at once count it once.
