@@ -1,4 +1,4 @@
-import { Agent, request as undiciRequest } from 'undici';
+import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
 
 // One HTTP exchange with an outside party, as every adapter needs it: a single time budget for the
 // whole call (the body included: headers followed by a stall are no answer), no redirects, and the
@@ -16,6 +16,8 @@ export type ExchangeRequest = {
   timeoutMs: number;
   /** True only for calls that change nothing at the other end. */
   retry: boolean;
+  /** The context's connection pool; undefined: undici's global one (a client a test builds alone). */
+  dispatcher: Dispatcher | undefined;
 };
 
 export type ExchangeResult =
@@ -26,11 +28,21 @@ export type ExchangeResult =
 
 /** Two attempts at most, the second only for a read. */
 const attemptsMax = 2;
+/** Connections kept to one origin at most, and how long an idle one stays open. */
+const outboundConnectionsMax = 64;
+const outboundKeepAliveMs = 10_000;
 
-// One keep-alive connection pool per origin for every adapter, on undici's request API rather than
-// fetch: the same client underneath, without the WHATWG stream layers that made fetch cost several
-// times the CPU of the call itself (a purchase makes at least one such call).
-const outbound = new Agent({ keepAliveTimeout: 10_000, connections: 64 });
+/**
+ * The keep-alive connection pool (one per origin) of a context's calls to outside parties: context.ts
+ * makes one per context, gives it to every adapter and closes it in its close(), so that no pool
+ * outlives the context that used it and two contexts in one process (tests, the bench) share none.
+ * The adapters call through undici's request API rather than fetch: the same client underneath,
+ * without the WHATWG stream layers that made fetch cost several times the CPU of the call itself (a
+ * purchase makes at least one such call).
+ */
+export function createOutboundAgent(): Agent {
+  return new Agent({ keepAliveTimeout: outboundKeepAliveMs, connections: outboundConnectionsMax });
+}
 
 export async function exchange(request: ExchangeRequest): Promise<ExchangeResult> {
   const deadline = AbortSignal.timeout(request.timeoutMs);
@@ -42,7 +54,7 @@ export async function exchange(request: ExchangeRequest): Promise<ExchangeResult
     let text: string;
     try {
       const response = await undiciRequest(request.url, {
-        dispatcher: outbound,
+        ...(request.dispatcher !== undefined ? { dispatcher: request.dispatcher } : {}),
         method: request.method,
         headers: request.headers,
         ...(request.body !== undefined ? { body: request.body } : {}),
@@ -67,6 +79,96 @@ export async function exchange(request: ExchangeRequest): Promise<ExchangeResult
     if (status >= 500 && again) continue;
     return { kind: 'answer', status, text };
   }
+}
+
+/** Where an adapter's calls go and what every one of them carries: part of its connection. */
+export type JsonEndpoint = {
+  /** Read on every call: the sandbox's address is known only once the server listens. */
+  baseUrl: () => string;
+  /** Sent with every call (the credentials), beside `accept: application/json`. */
+  headers: Record<string, string>;
+  /** Bounds each call as a whole, the body and the one retry of a read included. */
+  timeoutMs: number;
+  /** The context's connection pool (createOutboundAgent); undefined: undici's global one. */
+  dispatcher: Dispatcher | undefined;
+};
+
+export type JsonCall = {
+  method: 'GET' | 'POST';
+  /** Appended to the base URL, whose trailing slashes are dropped; '' calls the base URL itself. */
+  path: string;
+  /** Headers of this call alone, over the endpoint's. */
+  headers?: Record<string, string>;
+  /** A JSON body, or a form (application/x-www-form-urlencoded). */
+  body?: { json: unknown } | { form: Record<string, string> };
+  /**
+   * True only for a call that changes nothing at the other end (a GET, a status query): it is sent
+   * once more after a network error or a 5xx. Never for a call that moves money or places an order.
+   */
+  retry: boolean;
+};
+
+export type JsonReply =
+  /**
+   * The party answered: a 2xx with a JSON body, or any other status below 500 but 429, with its body
+   * as JSON (undefined when it is not JSON). What a non-2xx means is the adapter's to say: its own
+   * refusal, or, without the party's shape, something in between (see strangerAnswer).
+   */
+  | { kind: 'answer'; status: number; body: unknown }
+  /**
+   * No usable answer, so the outcome of the call is unknown: no answer in time, a network error, a
+   * redirect, a 5xx, a 429, a 2xx whose body is not JSON. `reason` completes "the call …".
+   */
+  | { kind: 'no_answer'; reason: string; status: number | null };
+
+/**
+ * The one JSON exchange of every adapter: the URL, the headers and the body as the party takes them,
+ * then exchange() (time budget, no redirects, the second attempt of a read only), then the statuses
+ * that are never a party's word on the request. Adapters map `no_answer` into their own indefinite
+ * outcome or error (unknown, pending, PaymentProviderError with definite false, ...).
+ */
+export async function exchangeJson(endpoint: JsonEndpoint, call: JsonCall): Promise<JsonReply> {
+  const headers: Record<string, string> = {
+    accept: 'application/json',
+    ...endpoint.headers,
+    ...call.headers,
+  };
+  let body: string | undefined;
+  if (call.body !== undefined && 'json' in call.body) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(call.body.json);
+  } else if (call.body !== undefined) {
+    headers['content-type'] = 'application/x-www-form-urlencoded';
+    body = new URLSearchParams(call.body.form).toString();
+  }
+  const result = await exchange({
+    url: `${endpoint.baseUrl().replace(/\/+$/, '')}${call.path}`,
+    method: call.method,
+    headers,
+    ...(body !== undefined ? { body } : {}),
+    timeoutMs: endpoint.timeoutMs,
+    retry: call.retry,
+    dispatcher: endpoint.dispatcher,
+  });
+  if (result.kind === 'no_answer') return { kind: 'no_answer', reason: result.reason, status: null };
+  const { status } = result;
+  if (status >= 500) return { kind: 'no_answer', reason: `failed upstream (${status})`, status };
+  // A party that is rate limiting us has not looked at the request: its body says nothing of it.
+  if (status === 429) return { kind: 'no_answer', reason: 'is rate limiting us (429)', status };
+  const parsed = safeJson(result.text);
+  if (status >= 200 && status < 300 && parsed === undefined) {
+    return { kind: 'no_answer', reason: `answered ${status} with a body that is not JSON`, status };
+  }
+  return { kind: 'answer', status, body: parsed };
+}
+
+/**
+ * Why a non-2xx answer without the party's own body (`shape`: "Paystack's envelope") is no answer: it
+ * comes from something in between (a proxy, a wrong base URL), which cannot tell whether the party
+ * saw the request.
+ */
+export function strangerAnswer(status: number, shape: string): string {
+  return `answered ${status} without ${shape} (is the base URL right?)`;
 }
 
 /** A network error with its cause, where the error carries one. */

@@ -158,7 +158,7 @@ describe('airtime-to-cash client', () => {
       );
       server.closeAllConnections();
       handler = raw(200, '<html>maintenance</html>', 'text/html');
-      await assert.rejects(client().airtimeToCashLine('mtn'), /without the provider's \{code, description\}/);
+      await assert.rejects(client().airtimeToCashLine('mtn'), /answered 200 with a body that is not JSON/);
       handler = raw(404, 'Not Found', 'text/plain');
       await assert.rejects(client().airtimeToCashLine('mtn'), /is the base URL right/);
     });
@@ -335,7 +335,7 @@ describe('airtime-to-cash client', () => {
       ['a 503 page', raw(503, '<h1>Service Unavailable</h1>', 'text/html'), /failed upstream \(503\)/],
       ['a 429', json(429, {}), /rate limiting us/],
       ['a dropped connection', hangUp, /unreachable/],
-      ['a body that is not JSON', raw(200, '{"code":101,'), /without the provider's \{code, description\}/],
+      ['a body that is not JSON', raw(200, '{"code":101,'), /with a body that is not JSON/],
       ['JSON that is not the envelope', json(200, { status: 'ok' }), /without the provider's/],
       ['a 404 page', raw(404, 'Not Found', 'text/plain'), /is the base URL right/],
     ];

@@ -1,5 +1,6 @@
+import type { Dispatcher } from 'undici';
 import { z } from 'zod';
-import { exchange, issuePaths, safeJson } from '../http-exchange.ts';
+import { exchangeJson, issuePaths, type JsonEndpoint, strangerAnswer } from '../http-exchange.ts';
 import {
   type DedicatedAccount,
   type PaymentProvider,
@@ -33,6 +34,8 @@ export type PaystackClientOptions = {
   secretKey: string;
   /** Bounds each call as a whole, the body and the one GET retry included. */
   timeoutMs: number;
+  /** The context's connection pool (http-exchange.ts createOutboundAgent); undefined: undici's global one. */
+  dispatcher?: Dispatcher | undefined;
 };
 
 /** Amounts cross the wire as JSON numbers, exact only up to 2^53 - 1. */
@@ -177,270 +180,308 @@ type Call = {
   notFoundIsAnswer?: boolean;
 };
 
+/** What every call to Paystack needs, made once by createPaystackClient. */
+type PaystackConnection = {
+  /** The base URL and the `Authorization: Bearer` every call carries. */
+  endpoint: JsonEndpoint;
+};
+
+/** The request of one operation of the PaymentProvider interface. */
+type RequestOf<K extends keyof PaymentProvider> = Parameters<PaymentProvider[K]>[0];
+
 export function createPaystackClient(options: PaystackClientOptions): PaymentProvider {
-  async function send(call: Call): Promise<Answer> {
-    const { what } = call;
-    const headers: Record<string, string> = {
-      accept: 'application/json',
-      authorization: `Bearer ${options.secretKey}`,
-    };
-    if (call.body !== undefined) headers['content-type'] = 'application/json';
-    const result = await exchange({
-      url: `${options.baseUrl().replace(/\/+$/, '')}${call.path}`,
-      method: call.method,
-      headers,
-      ...(call.body !== undefined ? { body: JSON.stringify(call.body) } : {}),
+  const connection: PaystackConnection = {
+    endpoint: {
+      baseUrl: options.baseUrl,
+      headers: { authorization: `Bearer ${options.secretKey}` },
       timeoutMs: options.timeoutMs,
-      retry: call.method === 'GET',
-    });
-    if (result.kind === 'no_answer') throw indefinite(what, result.reason, null);
-    const { status, text } = result;
-    if (status >= 200 && status < 300) {
-      const parsed = safeJson(text);
-      if (parsed === undefined)
-        throw indefinite(what, `answered ${status} with a body that is not JSON`, status);
-      return { kind: 'ok', body: parsed };
-    }
-    if (status >= 500) throw indefinite(what, `failed upstream (${status})`, status);
-    if (status === 429) throw indefinite(what, 'is rate limiting us (429)', status);
-    const refused = refusal.safeParse(safeJson(text));
-    if (status >= 400 && refused.success) {
-      if (status === 404 && call.notFoundIsAnswer === true) return { kind: 'not_found' };
-      const message = refused.data.message.slice(0, providerMessageLengthMax);
-      if (status === 401 || status === 403) {
-        throw definite(what, `refused our secret key (${status}): ${message}`, status);
-      }
-      throw definite(what, `refused the request (${status}): ${message}`, status);
-    }
-    // A 4xx without Paystack's envelope comes from something in between (a proxy, a wrong base URL):
-    // we cannot tell whether the provider saw the request.
-    throw indefinite(
-      what,
-      `answered ${status} without the provider's envelope (is the base URL right?)`,
-      status,
-    );
-  }
-
-  function validate<T>(what: string, schema: z.ZodType<T>, body: unknown): T {
-    const result = schema.safeParse(body);
-    if (!result.success) {
-      throw indefinite(what, `answered with an unexpected body (at ${issuePaths(result.error)})`, null);
-    }
-    return result.data;
-  }
-
-  return {
-    async initializeTransaction(request) {
-      const what = 'initialize transaction';
-      requireText(what, 'reference', request.reference);
-      const answer = await send({
-        what,
-        method: 'POST',
-        path: '/transaction/initialize',
-        body: {
-          email: request.email,
-          amount: toWireAmount(what, request.amountKobo),
-          currency: 'NGN',
-          reference: request.reference,
-          ...(request.callbackUrl !== undefined ? { callback_url: request.callbackUrl } : {}),
-          ...(request.metadata !== undefined ? { metadata: request.metadata } : {}),
-        },
-      });
-      const { data } = validate(what, initializeAnswer, okBody(answer));
-      if (data.reference !== request.reference)
-        throw indefinite(what, 'answered for a different reference', null);
-      return {
-        authorizationUrl: data.authorization_url,
-        accessCode: data.access_code,
-        reference: data.reference,
-      };
-    },
-
-    async verifyTransaction(reference): Promise<VerifiedTransaction | null> {
-      const what = 'verify transaction';
-      requireText(what, 'reference', reference);
-      const answer = await send({
-        what,
-        method: 'GET',
-        path: `/transaction/verify/${encodeURIComponent(reference)}`,
-        notFoundIsAnswer: true,
-      });
-      if (answer.kind === 'not_found') return null;
-      const { data } = validate(what, transactionAnswer, answer.body);
-      if (data.reference !== reference) throw indefinite(what, 'answered for a different reference', null);
-      return verifiedTransaction(data);
-    },
-
-    async listTransactions(request) {
-      const what = 'list transactions';
-      const query = new URLSearchParams({
-        status: request.status,
-        channel: request.channel,
-        from: request.from.toISOString(),
-        to: request.to.toISOString(),
-        page: String(request.page),
-        per_page: String(request.perPage),
-      });
-      const answer = await send({ what, method: 'GET', path: `/transaction?${query}` });
-      if (answer.kind === 'not_found') throw indefinite(what, 'answered 404', 404);
-      const { data, meta } = validate(what, transactionListAnswer, answer.body);
-      return { transactions: data.map(verifiedTransaction), pageCount: meta.pageCount };
-    },
-
-    async createCustomer(request) {
-      const what = 'create customer';
-      const answer = await send({
-        what,
-        method: 'POST',
-        path: '/customer',
-        body: {
-          email: request.email,
-          first_name: request.firstName,
-          last_name: request.lastName,
-          phone: request.phone,
-        },
-      });
-      const { data } = validate(what, customerAnswer, okBody(answer));
-      return { customerCode: data.customer_code };
-    },
-
-    async createDedicatedAccount(request): Promise<DedicatedAccount> {
-      const what = 'create dedicated account';
-      requireText(what, 'customer code', request.customerCode);
-      const answer = await send({
-        what,
-        method: 'POST',
-        path: '/dedicated_account',
-        body: { customer: request.customerCode, preferred_bank: request.preferredBank },
-      });
-      const { data } = validate(what, dedicatedAccountAnswer, okBody(answer));
-      if (data.customer.customer_code !== request.customerCode) {
-        throw indefinite(what, 'answered for a different customer', null);
-      }
-      return {
-        accountNumber: data.account_number,
-        accountName: data.account_name.trim(),
-        bankName: data.bank.name.trim(),
-        providerSlug: data.bank.slug,
-        customerCode: data.customer.customer_code,
-      };
-    },
-
-    async resolveAccount(request) {
-      const what = 'resolve account';
-      requireText(what, 'account number', request.accountNumber);
-      requireText(what, 'bank code', request.bankCode);
-      const query = new URLSearchParams({
-        account_number: request.accountNumber,
-        bank_code: request.bankCode,
-      });
-      const answer = await send({
-        what,
-        method: 'GET',
-        path: `/bank/resolve?${query}`,
-        notFoundIsAnswer: true,
-      });
-      if (answer.kind === 'not_found') return null;
-      const { data } = validate(what, resolveAnswer, answer.body);
-      if (data.account_number !== request.accountNumber) {
-        throw indefinite(what, 'answered for a different account', null);
-      }
-      return { accountNumber: data.account_number, accountName: data.account_name.trim() };
-    },
-
-    async createTransferRecipient(request) {
-      const what = 'create transfer recipient';
-      const answer = await send({
-        what,
-        method: 'POST',
-        path: '/transferrecipient',
-        body: {
-          type: 'nuban',
-          name: request.name,
-          account_number: request.accountNumber,
-          bank_code: request.bankCode,
-          currency: 'NGN',
-        },
-      });
-      const { data } = validate(what, recipientAnswer, okBody(answer));
-      return { recipientCode: data.recipient_code };
-    },
-
-    async initiateTransfer(request): Promise<Transfer> {
-      const what = 'initiate transfer';
-      requireText(what, 'reference', request.reference);
-      const amount = toWireAmount(what, request.amountKobo);
-      const answer = await send({
-        what,
-        method: 'POST',
-        path: '/transfer',
-        body: {
-          source: 'balance',
-          amount,
-          recipient: request.recipientCode,
-          reference: request.reference,
-          reason: request.reason,
-          currency: 'NGN',
-        },
-      });
-      const transfer = toTransfer(validate(what, transferAnswer, okBody(answer)).data);
-      if (transfer.reference !== request.reference)
-        throw indefinite(what, 'answered for a different reference', null);
-      if (transfer.amountKobo !== request.amountKobo)
-        throw indefinite(what, 'answered with a different amount', null);
-      return transfer;
-    },
-
-    async verifyTransfer(reference): Promise<Transfer | null> {
-      const what = 'verify transfer';
-      requireText(what, 'reference', reference);
-      const answer = await send({
-        what,
-        method: 'GET',
-        path: `/transfer/verify/${encodeURIComponent(reference)}`,
-        notFoundIsAnswer: true,
-      });
-      if (answer.kind === 'not_found') return null;
-      const transfer = toTransfer(validate(what, transferAnswer, answer.body).data);
-      if (transfer.reference !== reference)
-        throw indefinite(what, 'answered for a different reference', null);
-      return transfer;
-    },
-
-    async balance() {
-      const what = 'balance';
-      const answer = await send({ what, method: 'GET', path: '/balance' });
-      const { data } = validate(what, balanceAnswer, okBody(answer));
-      const ngn = data.filter((entry) => entry.currency === 'NGN');
-      if (ngn.length !== 1) throw indefinite(what, `answered with ${ngn.length} NGN balances`, null);
-      return { balanceKobo: ngn[0]!.balance };
-    },
-
-    async listBanks() {
-      const what = 'list banks';
-      const banks: ProviderBank[] = [];
-      const cursorsSeen = new Set<string>();
-      let cursor: string | null = null;
-      for (let page = 1; page <= bankPagesMax; page += 1) {
-        const query = new URLSearchParams({
-          country: 'nigeria',
-          use_cursor: 'true',
-          perPage: String(bankPageSize),
-        });
-        if (cursor !== null) query.set('next', cursor);
-        const answer = await send({ what, method: 'GET', path: `/bank?${query}` });
-        const { data, meta } = validate(what, bankListAnswer, okBody(answer));
-        banks.push(...data.map(toProviderBank));
-        const next = meta?.next ?? null;
-        if (next === null || next === '' || data.length === 0) return banks;
-        // A cursor given twice would page for ever.
-        if (cursorsSeen.has(next)) throw indefinite(what, 'answered with a cursor it gave before', null);
-        cursorsSeen.add(next);
-        cursor = next;
-      }
-      throw indefinite(what, `listed more than ${bankPagesMax} pages of ${bankPageSize} banks`, null);
+      dispatcher: options.dispatcher,
     },
   };
+  return {
+    initializeTransaction: (request) => initializeTransaction(connection, request),
+    verifyTransaction: (reference) => verifyTransaction(connection, reference),
+    listTransactions: (request) => listTransactions(connection, request),
+    createCustomer: (request) => createCustomer(connection, request),
+    createDedicatedAccount: (request) => createDedicatedAccount(connection, request),
+    resolveAccount: (request) => resolveAccount(connection, request),
+    createTransferRecipient: (request) => createTransferRecipient(connection, request),
+    initiateTransfer: (request) => initiateTransfer(connection, request),
+    verifyTransfer: (reference) => verifyTransfer(connection, reference),
+    balance: () => balance(connection),
+    listBanks: () => listBanks(connection),
+  };
+}
+
+/** One call; only a GET is sent twice (see the header). Throws PaymentProviderError for every failure. */
+async function send(connection: PaystackConnection, call: Call): Promise<Answer> {
+  const { what } = call;
+  const reply = await exchangeJson(connection.endpoint, {
+    method: call.method,
+    path: call.path,
+    ...(call.body !== undefined ? { body: { json: call.body } } : {}),
+    retry: call.method === 'GET',
+  });
+  if (reply.kind === 'no_answer') throw indefinite(what, reply.reason, reply.status);
+  const { status, body } = reply;
+  if (status >= 200 && status < 300) return { kind: 'ok', body };
+  const refused = refusal.safeParse(body);
+  if (refused.success) {
+    if (status === 404 && call.notFoundIsAnswer === true) return { kind: 'not_found' };
+    const message = refused.data.message.slice(0, providerMessageLengthMax);
+    if (status === 401 || status === 403) {
+      throw definite(what, `refused our secret key (${status}): ${message}`, status);
+    }
+    throw definite(what, `refused the request (${status}): ${message}`, status);
+  }
+  // A 4xx without Paystack's envelope comes from something in between (a proxy, a wrong base URL):
+  // we cannot tell whether the provider saw the request.
+  throw indefinite(what, strangerAnswer(status, "the provider's envelope"), status);
+}
+
+function validate<T>(what: string, schema: z.ZodType<T>, body: unknown): T {
+  const result = schema.safeParse(body);
+  if (!result.success) {
+    throw indefinite(what, `answered with an unexpected body (at ${issuePaths(result.error)})`, null);
+  }
+  return result.data;
+}
+
+async function initializeTransaction(
+  connection: PaystackConnection,
+  request: RequestOf<'initializeTransaction'>,
+): Promise<{ authorizationUrl: string; accessCode: string; reference: string }> {
+  const what = 'initialize transaction';
+  requireText(what, 'reference', request.reference);
+  const answer = await send(connection, {
+    what,
+    method: 'POST',
+    path: '/transaction/initialize',
+    body: {
+      email: request.email,
+      amount: toWireAmount(what, request.amountKobo),
+      currency: 'NGN',
+      reference: request.reference,
+      ...(request.callbackUrl !== undefined ? { callback_url: request.callbackUrl } : {}),
+      ...(request.metadata !== undefined ? { metadata: request.metadata } : {}),
+    },
+  });
+  const { data } = validate(what, initializeAnswer, okBody(answer));
+  if (data.reference !== request.reference)
+    throw indefinite(what, 'answered for a different reference', null);
+  return {
+    authorizationUrl: data.authorization_url,
+    accessCode: data.access_code,
+    reference: data.reference,
+  };
+}
+
+async function verifyTransaction(
+  connection: PaystackConnection,
+  reference: string,
+): Promise<VerifiedTransaction | null> {
+  const what = 'verify transaction';
+  requireText(what, 'reference', reference);
+  const answer = await send(connection, {
+    what,
+    method: 'GET',
+    path: `/transaction/verify/${encodeURIComponent(reference)}`,
+    notFoundIsAnswer: true,
+  });
+  if (answer.kind === 'not_found') return null;
+  const { data } = validate(what, transactionAnswer, answer.body);
+  if (data.reference !== reference) throw indefinite(what, 'answered for a different reference', null);
+  return verifiedTransaction(data);
+}
+
+async function listTransactions(
+  connection: PaystackConnection,
+  request: RequestOf<'listTransactions'>,
+): Promise<{ transactions: VerifiedTransaction[]; pageCount: number }> {
+  const what = 'list transactions';
+  const query = new URLSearchParams({
+    status: request.status,
+    channel: request.channel,
+    from: request.from.toISOString(),
+    to: request.to.toISOString(),
+    page: String(request.page),
+    per_page: String(request.perPage),
+  });
+  const answer = await send(connection, { what, method: 'GET', path: `/transaction?${query}` });
+  if (answer.kind === 'not_found') throw indefinite(what, 'answered 404', 404);
+  const { data, meta } = validate(what, transactionListAnswer, answer.body);
+  return { transactions: data.map(verifiedTransaction), pageCount: meta.pageCount };
+}
+
+async function createCustomer(
+  connection: PaystackConnection,
+  request: RequestOf<'createCustomer'>,
+): Promise<{ customerCode: string }> {
+  const what = 'create customer';
+  const answer = await send(connection, {
+    what,
+    method: 'POST',
+    path: '/customer',
+    body: {
+      email: request.email,
+      first_name: request.firstName,
+      last_name: request.lastName,
+      phone: request.phone,
+    },
+  });
+  const { data } = validate(what, customerAnswer, okBody(answer));
+  return { customerCode: data.customer_code };
+}
+
+async function createDedicatedAccount(
+  connection: PaystackConnection,
+  request: RequestOf<'createDedicatedAccount'>,
+): Promise<DedicatedAccount> {
+  const what = 'create dedicated account';
+  requireText(what, 'customer code', request.customerCode);
+  const answer = await send(connection, {
+    what,
+    method: 'POST',
+    path: '/dedicated_account',
+    body: { customer: request.customerCode, preferred_bank: request.preferredBank },
+  });
+  const { data } = validate(what, dedicatedAccountAnswer, okBody(answer));
+  if (data.customer.customer_code !== request.customerCode) {
+    throw indefinite(what, 'answered for a different customer', null);
+  }
+  return {
+    accountNumber: data.account_number,
+    accountName: data.account_name.trim(),
+    bankName: data.bank.name.trim(),
+    providerSlug: data.bank.slug,
+    customerCode: data.customer.customer_code,
+  };
+}
+
+async function resolveAccount(
+  connection: PaystackConnection,
+  request: RequestOf<'resolveAccount'>,
+): Promise<{ accountNumber: string; accountName: string } | null> {
+  const what = 'resolve account';
+  requireText(what, 'account number', request.accountNumber);
+  requireText(what, 'bank code', request.bankCode);
+  const query = new URLSearchParams({
+    account_number: request.accountNumber,
+    bank_code: request.bankCode,
+  });
+  const answer = await send(connection, {
+    what,
+    method: 'GET',
+    path: `/bank/resolve?${query}`,
+    notFoundIsAnswer: true,
+  });
+  if (answer.kind === 'not_found') return null;
+  const { data } = validate(what, resolveAnswer, answer.body);
+  if (data.account_number !== request.accountNumber) {
+    throw indefinite(what, 'answered for a different account', null);
+  }
+  return { accountNumber: data.account_number, accountName: data.account_name.trim() };
+}
+
+async function createTransferRecipient(
+  connection: PaystackConnection,
+  request: RequestOf<'createTransferRecipient'>,
+): Promise<{ recipientCode: string }> {
+  const what = 'create transfer recipient';
+  const answer = await send(connection, {
+    what,
+    method: 'POST',
+    path: '/transferrecipient',
+    body: {
+      type: 'nuban',
+      name: request.name,
+      account_number: request.accountNumber,
+      bank_code: request.bankCode,
+      currency: 'NGN',
+    },
+  });
+  const { data } = validate(what, recipientAnswer, okBody(answer));
+  return { recipientCode: data.recipient_code };
+}
+
+async function initiateTransfer(
+  connection: PaystackConnection,
+  request: RequestOf<'initiateTransfer'>,
+): Promise<Transfer> {
+  const what = 'initiate transfer';
+  requireText(what, 'reference', request.reference);
+  const amount = toWireAmount(what, request.amountKobo);
+  const answer = await send(connection, {
+    what,
+    method: 'POST',
+    path: '/transfer',
+    body: {
+      source: 'balance',
+      amount,
+      recipient: request.recipientCode,
+      reference: request.reference,
+      reason: request.reason,
+      currency: 'NGN',
+    },
+  });
+  const transfer = toTransfer(validate(what, transferAnswer, okBody(answer)).data);
+  if (transfer.reference !== request.reference) {
+    throw indefinite(what, 'answered for a different reference', null);
+  }
+  if (transfer.amountKobo !== request.amountKobo) {
+    throw indefinite(what, 'answered with a different amount', null);
+  }
+  return transfer;
+}
+
+async function verifyTransfer(connection: PaystackConnection, reference: string): Promise<Transfer | null> {
+  const what = 'verify transfer';
+  requireText(what, 'reference', reference);
+  const answer = await send(connection, {
+    what,
+    method: 'GET',
+    path: `/transfer/verify/${encodeURIComponent(reference)}`,
+    notFoundIsAnswer: true,
+  });
+  if (answer.kind === 'not_found') return null;
+  const transfer = toTransfer(validate(what, transferAnswer, answer.body).data);
+  if (transfer.reference !== reference) throw indefinite(what, 'answered for a different reference', null);
+  return transfer;
+}
+
+async function balance(connection: PaystackConnection): Promise<{ balanceKobo: bigint }> {
+  const what = 'balance';
+  const answer = await send(connection, { what, method: 'GET', path: '/balance' });
+  const { data } = validate(what, balanceAnswer, okBody(answer));
+  const ngn = data.filter((entry) => entry.currency === 'NGN');
+  if (ngn.length !== 1) throw indefinite(what, `answered with ${ngn.length} NGN balances`, null);
+  return { balanceKobo: ngn[0]!.balance };
+}
+
+/** Every page of List Banks, by cursor, bounded by bankPagesMax. */
+async function listBanks(connection: PaystackConnection): Promise<ProviderBank[]> {
+  const what = 'list banks';
+  const banks: ProviderBank[] = [];
+  const cursorsSeen = new Set<string>();
+  let cursor: string | null = null;
+  for (let page = 1; page <= bankPagesMax; page += 1) {
+    const query = new URLSearchParams({
+      country: 'nigeria',
+      use_cursor: 'true',
+      perPage: String(bankPageSize),
+    });
+    if (cursor !== null) query.set('next', cursor);
+    const answer = await send(connection, { what, method: 'GET', path: `/bank?${query}` });
+    const { data, meta } = validate(what, bankListAnswer, okBody(answer));
+    banks.push(...data.map(toProviderBank));
+    const next = meta?.next ?? null;
+    if (next === null || next === '' || data.length === 0) return banks;
+    // A cursor given twice would page for ever.
+    if (cursorsSeen.has(next)) throw indefinite(what, 'answered with a cursor it gave before', null);
+    cursorsSeen.add(next);
+    cursor = next;
+  }
+  throw indefinite(what, `listed more than ${bankPagesMax} pages of ${bankPageSize} banks`, null);
 }
 
 function toProviderBank(data: z.output<typeof bankListAnswer>['data'][number]): ProviderBank {

@@ -1,12 +1,21 @@
+import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { toE164 } from '../../phone.ts';
-import { clipMessage, exchange, issuePaths, safeJson } from '../http-exchange.ts';
+import {
+  clipMessage,
+  exchangeJson,
+  issuePaths,
+  type JsonEndpoint,
+  strangerAnswer,
+} from '../http-exchange.ts';
 import { toKobo } from './smm-panel-client.ts';
 import {
   type Network,
   notOffered,
   type PurchaseOutcome,
+  type PurchaseRequest,
   type RequeryOutcome,
+  type RequeryRequest,
   type VtuProvider,
   VtuProviderError,
   type VtuService,
@@ -81,6 +90,8 @@ export type AirtimeCashClientOptions = {
   timeoutMs: number;
   /** Our callback endpoint, sent as webhookURL with every report and status query. Read on every call. */
   callbackUrl: () => string;
+  /** The context's connection pool (http-exchange.ts createOutboundAgent); undefined: undici's global one. */
+  dispatcher?: Dispatcher | undefined;
 };
 
 /** The network names on the wire: the same words as ours. */
@@ -144,98 +155,31 @@ const pendingWords = new Set(['pending', 'processing']);
 const failedWords = new Set(['failed', 'declined', 'reversed']);
 const referencePattern = /^[A-Za-z0-9_-]{1,64}$/;
 
+/** What every call to the provider needs, made once by createAirtimeCashClient. */
+type AirtimeCashConnection = {
+  /** The configuration name, in every error. */
+  provider: string;
+  /** The base URL; the key travels in each query, not in a header. */
+  endpoint: JsonEndpoint;
+  apiKey: string;
+  callbackUrl: () => string;
+};
+
+type Path = 'merchant-verify/' | 'airtime-cash/';
+
 export function createAirtimeCashClient(options: AirtimeCashClientOptions): VtuProvider {
   const provider = options.name;
-
-  async function send(
-    what: string,
-    path: 'merchant-verify/' | 'airtime-cash/',
-    params: Record<string, string>,
-    retry: boolean,
-  ): Promise<Answer> {
-    const query = new URLSearchParams({ apikey: options.apiKey, ...params }).toString();
-    const result = await exchange({
-      url: `${options.baseUrl().replace(/\/+$/, '')}/${path}?${query}`,
-      method: 'GET',
-      headers: { accept: 'application/json' },
+  const connection: AirtimeCashConnection = {
+    provider,
+    endpoint: {
+      baseUrl: options.baseUrl,
+      headers: {},
       timeoutMs: options.timeoutMs,
-      retry,
-    });
-    if (result.kind === 'no_answer') return indefinite(`${what} ${result.reason}`);
-    const { status } = result;
-    const parsed = envelope.safeParse(safeJson(result.text));
-    if (status >= 500) return indefinite(`${what} failed upstream (${status})`);
-    if (status === 429) return indefinite(`${what} is rate limiting us (429)`);
-    if (status >= 200 && status < 300) {
-      if (!parsed.success)
-        return indefinite(`${what} answered ${status} without the provider's {code, description}`);
-    } else if (!parsed.success) {
-      // A 4xx without the provider's envelope comes from something in between (a proxy, a wrong URL).
-      return indefinite(`${what} answered ${status} without the provider's body (is the base URL right?)`);
-    }
-    // The provider speaks with HTTP 200; an envelope on a 4xx is still the provider speaking.
-    const { code: answerCode, description } = parsed.data;
-    if (answerCode === 101) return { kind: 'ok', description };
-    return { kind: 'error', code: answerCode, message: errorMessage(answerCode, description) };
-  }
-
-  function indefinite(reason: string): Answer {
-    return { kind: 'indefinite', reason: `the airtime-to-cash provider's ${reason}` };
-  }
-
-  /** For verify and balance: the description, or a VtuProviderError. */
-  async function read(what: string, params: Record<string, string>): Promise<unknown> {
-    const answer = await send(what, 'merchant-verify/', params, true);
-    if (answer.kind === 'indefinite') throw new VtuProviderError(provider, answer.reason);
-    if (answer.kind === 'error') {
-      const configuration = apiKeyPattern.test(answer.message)
-        ? ' (check the API key in the configuration)'
-        : '';
-      throw new VtuProviderError(
-        provider,
-        `${what}: the provider refused (code ${answer.code}): ${answer.message}${configuration}`,
-      );
-    }
-    return answer.description;
-  }
-
-  /** The outcome a transaction's description gives, for a report or a requery of `reference`. */
-  function outcomeOf(what: string, reference: string, description: unknown): PurchaseOutcome {
-    const parsed = transactionAnswer.safeParse(description);
-    if (!parsed.success) {
-      return {
-        status: 'unknown',
-        reason: `the airtime-to-cash provider's ${what} ${unexpected(parsed.error)}`,
-      };
-    }
-    const answer = parsed.data;
-    if (answer.ref != null && answer.ref !== '' && answer.ref !== reference) {
-      return {
-        status: 'unknown',
-        reason: `the airtime-to-cash provider's ${what} answered about another transaction (${clipMessage(answer.ref)})`,
-      };
-    }
-    const providerReference = answer.ReferenceID ?? answer.ref ?? reference;
-    const word = answer.Status.trim().toLowerCase();
-    const message = answer.message ? `: ${clipMessage(answer.message)}` : '';
-    if (successWords.has(word)) {
-      const receivedKobo = receivedOf(answer.amount);
-      return { status: 'success', providerReference, ...(receivedKobo === null ? {} : { receivedKobo }) };
-    }
-    if (pendingWords.has(word)) return { status: 'pending', providerReference };
-    if (failedWords.has(word)) {
-      return {
-        status: 'failed',
-        reason: `the airtime-to-cash provider reports the airtime ${word}${message}`,
-      };
-    }
-    // A word we do not know must not end the transaction either way.
-    return {
-      status: 'unknown',
-      reason: `the airtime-to-cash provider's ${what} answered a status we do not know (${clipMessage(answer.Status)})`,
-    };
-  }
-
+      dispatcher: options.dispatcher,
+    },
+    apiKey: options.apiKey,
+    callbackUrl: options.callbackUrl,
+  };
   return {
     name: provider,
     services: new Set<VtuService>(['airtime_to_cash']),
@@ -251,130 +195,227 @@ export function createAirtimeCashClient(options: AirtimeCashClientOptions): VtuP
     educationItems: () => notOffered(provider, 'exam pins'),
     socialServices: () => notOffered(provider, 'social services'),
     verifyCustomer: (request) => notOffered(provider, `customer look-ups (${request.service})`),
-
-    async airtimeToCashLine(network): Promise<string> {
-      const wire = wireNetworks[network];
-      if (wire === undefined) return notOffered(provider, `airtime-to-cash on ${String(network)}`);
-      const description = await read(`verify (${wire})`, { serviceName: 'Airtime2Cash', network: wire });
-      const parsed = verifyAnswer.safeParse(description);
-      if (!parsed.success) {
-        throw new VtuProviderError(provider, `verify (${wire}): ${unexpected(parsed.error)}`);
-      }
-      const answer = parsed.data;
-      if (answer.Status.trim().toLowerCase() !== 'completed') {
-        // The service answered but is not taking this network now ("Unavailable").
-        throw new VtuProviderError(
-          provider,
-          `verify (${wire}): the service is ${clipMessage(answer.Status)}${answer.message ? `: ${clipMessage(answer.message)}` : ''}`,
-        );
-      }
-      if (answer.Network != null && answer.Network.trim().toLowerCase() !== wire) {
-        throw new VtuProviderError(
-          provider,
-          `verify (${wire}): answered for another network (${clipMessage(answer.Network)})`,
-        );
-      }
-      const line = localPhone(answer.Phone_Number);
-      if (line === null) {
-        throw new VtuProviderError(
-          provider,
-          `verify (${wire}): the receiving line ${clipMessage(answer.Phone_Number)} is not a Nigerian mobile number`,
-        );
-      }
-      return line;
-    },
-
-    async purchase(request): Promise<PurchaseOutcome> {
-      if (request.service !== 'airtime_to_cash') return notOffered(provider, request.service);
-      const refuse = (why: string): PurchaseOutcome => ({
-        status: 'failed',
-        reason: `refused locally: ${why}`,
-      });
-      if (!referencePattern.test(request.reference))
-        return refuse('the reference is not 1 to 64 letters, digits, _ or -');
-      const wire = wireNetworks[request.network];
-      if (wire === undefined) return notOffered(provider, `airtime-to-cash on ${String(request.network)}`);
-      const sender = localPhone(request.phone);
-      if (sender === null) return refuse(`${request.phone} is not a Nigerian mobile number`);
-      const sitePhone = localPhone(request.sendTo);
-      if (sitePhone === null)
-        return refuse(`the receiving line ${request.sendTo} is not a Nigerian mobile number`);
-      if (request.amountKobo <= 0n || request.amountKobo % 100n !== 0n) {
-        return refuse(`${request.amountKobo} kobo is not a positive whole number of naira`);
-      }
-      const answer = await send(
-        'report',
-        'airtime-cash/',
-        {
-          network: wire,
-          // The API wants a sender's name or number; we have the number, and it says who shared.
-          sender,
-          sendernumber: sender,
-          amount: String(request.amountKobo / 100n),
-          sitephone: sitePhone,
-          ref: request.reference,
-          webhookURL: options.callbackUrl(),
-        },
-        // Never repeated: see the header.
-        false,
-      );
-      if (answer.kind === 'indefinite') return { status: 'unknown', reason: answer.reason };
-      if (answer.kind === 'ok') return outcomeOf('report', request.reference, answer.description);
-      const { message } = answer;
-      if (apiKeyPattern.test(message)) {
-        return {
-          status: 'failed',
-          reason: `the airtime-to-cash provider refused our API key (check the configuration): ${message}`,
-        };
-      }
-      if (duplicatePattern.test(message)) {
-        return {
-          status: 'unknown',
-          reason: `the airtime-to-cash provider already has a transaction with reference ${request.reference} (${message}): requery it`,
-        };
-      }
-      if (refusalPatterns.some((pattern) => pattern.test(message))) {
-        return { status: 'failed', reason: `the airtime-to-cash provider refused the report: ${message}` };
-      }
-      return {
-        status: 'unknown',
-        reason: `the airtime-to-cash provider answered the report with an error we do not know (code ${answer.code}): ${message}`,
-      };
-    },
-
-    async requery(request): Promise<RequeryOutcome> {
-      if (request.service !== 'airtime_to_cash') return notOffered(provider, request.service);
-      if (!referencePattern.test(request.reference)) {
-        return { status: 'unknown', reason: `the reference ${request.reference} cannot be put on the wire` };
-      }
-      const answer = await send(
-        'status query',
-        'merchant-verify/',
-        { serviceName: 'Webhook', ref: request.reference, webhookURL: options.callbackUrl() },
-        true,
-      );
-      if (answer.kind === 'indefinite') return { status: 'unknown', reason: answer.reason };
-      if (answer.kind === 'ok') return outcomeOf('status query', request.reference, answer.description);
-      if (notFoundPattern.test(answer.message)) return { status: 'not_found' };
-      const configuration = apiKeyPattern.test(answer.message)
-        ? ' (check the API key in the configuration)'
-        : '';
-      return {
-        status: 'unknown',
-        reason: `the airtime-to-cash provider answered the status query with an error (code ${answer.code}): ${answer.message}${configuration}`,
-      };
-    },
-
-    async balance(): Promise<bigint> {
-      const parsed = balanceAnswer.safeParse(await read('balance', { serviceName: 'Balance' }));
-      if (!parsed.success) throw new VtuProviderError(provider, `balance: ${unexpected(parsed.error)}`);
-      // Some accounts write thousands separators ("12,345.67").
-      const kobo = toKobo(parsed.data.Balance.replace(/,/g, ''), 100n, 'down');
-      if (kobo === null)
-        throw new VtuProviderError(provider, 'balance: the provider wrote an unreadable amount');
-      return kobo;
-    },
+    airtimeToCashLine: (network) => receivingLine(connection, network),
+    purchase: (request) => report(connection, request),
+    requery: (request) => requery(connection, request),
+    balance: () => balance(connection),
   };
+}
+
+/** One GET with the key in the query; `retry` only for the calls that change nothing (see the header). */
+async function send(
+  connection: AirtimeCashConnection,
+  what: string,
+  path: Path,
+  params: Record<string, string>,
+  retry: boolean,
+): Promise<Answer> {
+  const query = new URLSearchParams({ apikey: connection.apiKey, ...params }).toString();
+  const reply = await exchangeJson(connection.endpoint, { method: 'GET', path: `/${path}?${query}`, retry });
+  if (reply.kind === 'no_answer') return indefinite(`${what} ${reply.reason}`);
+  const { status } = reply;
+  const parsed = envelope.safeParse(reply.body);
+  if (!parsed.success) {
+    return indefinite(
+      status >= 200 && status < 300
+        ? `${what} answered ${status} without the provider's {code, description}`
+        : // A 4xx without the provider's envelope comes from something in between (a proxy, a wrong URL).
+          `${what} ${strangerAnswer(status, "the provider's body")}`,
+    );
+  }
+  // The provider speaks with HTTP 200; an envelope on a 4xx is still the provider speaking.
+  const { code: answerCode, description } = parsed.data;
+  if (answerCode === 101) return { kind: 'ok', description };
+  return { kind: 'error', code: answerCode, message: errorMessage(answerCode, description) };
+}
+
+function indefinite(reason: string): Answer {
+  return { kind: 'indefinite', reason: `the airtime-to-cash provider's ${reason}` };
+}
+
+/** For verify and balance: the description, or a VtuProviderError. */
+async function read(
+  connection: AirtimeCashConnection,
+  what: string,
+  params: Record<string, string>,
+): Promise<unknown> {
+  const answer = await send(connection, what, 'merchant-verify/', params, true);
+  if (answer.kind === 'indefinite') throw new VtuProviderError(connection.provider, answer.reason);
+  if (answer.kind === 'error') {
+    const configuration = apiKeyPattern.test(answer.message)
+      ? ' (check the API key in the configuration)'
+      : '';
+    throw new VtuProviderError(
+      connection.provider,
+      `${what}: the provider refused (code ${answer.code}): ${answer.message}${configuration}`,
+    );
+  }
+  return answer.description;
+}
+
+/** The outcome a transaction's description gives, for a report or a requery of `reference`. */
+function outcomeOf(what: string, reference: string, description: unknown): PurchaseOutcome {
+  const parsed = transactionAnswer.safeParse(description);
+  if (!parsed.success) {
+    return {
+      status: 'unknown',
+      reason: `the airtime-to-cash provider's ${what} ${unexpected(parsed.error)}`,
+    };
+  }
+  const answer = parsed.data;
+  if (answer.ref != null && answer.ref !== '' && answer.ref !== reference) {
+    return {
+      status: 'unknown',
+      reason: `the airtime-to-cash provider's ${what} answered about another transaction (${clipMessage(answer.ref)})`,
+    };
+  }
+  const providerReference = answer.ReferenceID ?? answer.ref ?? reference;
+  const word = answer.Status.trim().toLowerCase();
+  const message = answer.message ? `: ${clipMessage(answer.message)}` : '';
+  if (successWords.has(word)) {
+    const receivedKobo = receivedOf(answer.amount);
+    return { status: 'success', providerReference, ...(receivedKobo === null ? {} : { receivedKobo }) };
+  }
+  if (pendingWords.has(word)) return { status: 'pending', providerReference };
+  if (failedWords.has(word)) {
+    return {
+      status: 'failed',
+      reason: `the airtime-to-cash provider reports the airtime ${word}${message}`,
+    };
+  }
+  // A word we do not know must not end the transaction either way.
+  return {
+    status: 'unknown',
+    reason: `the airtime-to-cash provider's ${what} answered a status we do not know (${clipMessage(answer.Status)})`,
+  };
+}
+
+/** Verify: the provider's line that receives the network's airtime. */
+async function receivingLine(connection: AirtimeCashConnection, network: Network): Promise<string> {
+  const { provider } = connection;
+  const wire = wireNetworks[network];
+  if (wire === undefined) return notOffered(provider, `airtime-to-cash on ${String(network)}`);
+  const description = await read(connection, `verify (${wire})`, {
+    serviceName: 'Airtime2Cash',
+    network: wire,
+  });
+  const parsed = verifyAnswer.safeParse(description);
+  if (!parsed.success) {
+    throw new VtuProviderError(provider, `verify (${wire}): ${unexpected(parsed.error)}`);
+  }
+  const answer = parsed.data;
+  if (answer.Status.trim().toLowerCase() !== 'completed') {
+    // The service answered but is not taking this network now ("Unavailable").
+    throw new VtuProviderError(
+      provider,
+      `verify (${wire}): the service is ${clipMessage(answer.Status)}${answer.message ? `: ${clipMessage(answer.message)}` : ''}`,
+    );
+  }
+  if (answer.Network != null && answer.Network.trim().toLowerCase() !== wire) {
+    throw new VtuProviderError(
+      provider,
+      `verify (${wire}): answered for another network (${clipMessage(answer.Network)})`,
+    );
+  }
+  const line = localPhone(answer.Phone_Number);
+  if (line === null) {
+    throw new VtuProviderError(
+      provider,
+      `verify (${wire}): the receiving line ${clipMessage(answer.Phone_Number)} is not a Nigerian mobile number`,
+    );
+  }
+  return line;
+}
+
+/** The purchase: reports airtime the user shared (never repeated: see the header). */
+async function report(connection: AirtimeCashConnection, request: PurchaseRequest): Promise<PurchaseOutcome> {
+  if (request.service !== 'airtime_to_cash') return notOffered(connection.provider, request.service);
+  const refuse = (why: string): PurchaseOutcome => ({ status: 'failed', reason: `refused locally: ${why}` });
+  if (!referencePattern.test(request.reference)) {
+    return refuse('the reference is not 1 to 64 letters, digits, _ or -');
+  }
+  const wire = wireNetworks[request.network];
+  if (wire === undefined) {
+    return notOffered(connection.provider, `airtime-to-cash on ${String(request.network)}`);
+  }
+  const sender = localPhone(request.phone);
+  if (sender === null) return refuse(`${request.phone} is not a Nigerian mobile number`);
+  const sitePhone = localPhone(request.sendTo);
+  if (sitePhone === null)
+    return refuse(`the receiving line ${request.sendTo} is not a Nigerian mobile number`);
+  if (request.amountKobo <= 0n || request.amountKobo % 100n !== 0n) {
+    return refuse(`${request.amountKobo} kobo is not a positive whole number of naira`);
+  }
+  const params = {
+    network: wire,
+    // The API wants a sender's name or number; we have the number, and it says who shared.
+    sender,
+    sendernumber: sender,
+    amount: String(request.amountKobo / 100n),
+    sitephone: sitePhone,
+    ref: request.reference,
+    webhookURL: connection.callbackUrl(),
+  };
+  const answer = await send(connection, 'report', 'airtime-cash/', params, false);
+  if (answer.kind === 'indefinite') return { status: 'unknown', reason: answer.reason };
+  if (answer.kind === 'ok') return outcomeOf('report', request.reference, answer.description);
+  return reportError(request.reference, answer);
+}
+
+/** What the provider's error to a report means (see the header). */
+function reportError(reference: string, answer: { code: number; message: string }): PurchaseOutcome {
+  const { message } = answer;
+  if (apiKeyPattern.test(message)) {
+    return {
+      status: 'failed',
+      reason: `the airtime-to-cash provider refused our API key (check the configuration): ${message}`,
+    };
+  }
+  if (duplicatePattern.test(message)) {
+    return {
+      status: 'unknown',
+      reason: `the airtime-to-cash provider already has a transaction with reference ${reference} (${message}): requery it`,
+    };
+  }
+  if (refusalPatterns.some((pattern) => pattern.test(message))) {
+    return { status: 'failed', reason: `the airtime-to-cash provider refused the report: ${message}` };
+  }
+  return {
+    status: 'unknown',
+    reason: `the airtime-to-cash provider answered the report with an error we do not know (code ${answer.code}): ${message}`,
+  };
+}
+
+async function requery(connection: AirtimeCashConnection, request: RequeryRequest): Promise<RequeryOutcome> {
+  if (request.service !== 'airtime_to_cash') return notOffered(connection.provider, request.service);
+  if (!referencePattern.test(request.reference)) {
+    return { status: 'unknown', reason: `the reference ${request.reference} cannot be put on the wire` };
+  }
+  const answer = await send(
+    connection,
+    'status query',
+    'merchant-verify/',
+    { serviceName: 'Webhook', ref: request.reference, webhookURL: connection.callbackUrl() },
+    true,
+  );
+  if (answer.kind === 'indefinite') return { status: 'unknown', reason: answer.reason };
+  if (answer.kind === 'ok') return outcomeOf('status query', request.reference, answer.description);
+  if (notFoundPattern.test(answer.message)) return { status: 'not_found' };
+  const configuration = apiKeyPattern.test(answer.message) ? ' (check the API key in the configuration)' : '';
+  return {
+    status: 'unknown',
+    reason: `the airtime-to-cash provider answered the status query with an error (code ${answer.code}): ${answer.message}${configuration}`,
+  };
+}
+
+async function balance(connection: AirtimeCashConnection): Promise<bigint> {
+  const { provider } = connection;
+  const parsed = balanceAnswer.safeParse(await read(connection, 'balance', { serviceName: 'Balance' }));
+  if (!parsed.success) throw new VtuProviderError(provider, `balance: ${unexpected(parsed.error)}`);
+  // Some accounts write thousands separators ("12,345.67").
+  const kobo = toKobo(parsed.data.Balance.replace(/,/g, ''), 100n, 'down');
+  if (kobo === null) throw new VtuProviderError(provider, 'balance: the provider wrote an unreadable amount');
+  return kobo;
 }
 
 /**

@@ -1,6 +1,13 @@
+import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { isNairaAmount, nairaToKobo } from '../../money.ts';
-import { clipMessage, exchange, issuePaths, safeJson } from '../http-exchange.ts';
+import {
+  clipMessage,
+  exchangeJson,
+  issuePaths,
+  type JsonEndpoint,
+  strangerAnswer,
+} from '../http-exchange.ts';
 import {
   type AmountRule,
   amountBreach,
@@ -9,7 +16,9 @@ import {
   type NetworkItem,
   notOffered,
   type PurchaseOutcome,
+  type PurchaseRequest,
   type RequeryOutcome,
+  type RequeryRequest,
   type VtuProvider,
   VtuProviderError,
   type VtuService,
@@ -54,6 +63,8 @@ export type DataVendorClientOptions = {
   timeoutMs: number;
   /** The vendor's network ids, where they differ from DataStation's (1 MTN, 2 GLO, 3 9MOBILE, 4 AIRTEL). */
   networkIds?: Partial<Record<Network, number>>;
+  /** The context's connection pool (http-exchange.ts createOutboundAgent); undefined: undici's global one. */
+  dispatcher?: Dispatcher | undefined;
 };
 
 export const defaultDataVendorNetworkIds: Readonly<Record<Network, number>> = {
@@ -166,243 +177,33 @@ type Kind = { path: '/api/data/' | '/api/topup/'; label: string };
 const dataKind: Kind = { path: '/api/data/', label: 'data' };
 const topupKind: Kind = { path: '/api/topup/', label: 'airtime' };
 
+/** What every call to the vendor needs, made once by createDataVendorClient. */
+type DataVendorConnection = {
+  /** The configuration name (data), in every reason and error. */
+  provider: string;
+  /** The base URL and the `Authorization: Token` every call carries. */
+  endpoint: JsonEndpoint;
+  networkIds: Record<Network, number>;
+};
+
 export function createDataVendorClient(options: DataVendorClientOptions): VtuProvider {
   const provider = options.name;
-  const networkIds: Record<Network, number> = { ...defaultDataVendorNetworkIds, ...options.networkIds };
-  const services: ReadonlySet<VtuService> = new Set<VtuService>(['data', 'airtime']);
-
-  async function send(call: Call): Promise<Answer> {
-    const headers: Record<string, string> = {
-      accept: 'application/json',
-      authorization: `Token ${options.token}`,
-    };
-    if (call.body !== undefined) headers['content-type'] = 'application/json';
-    const result = await exchange({
-      url: `${options.baseUrl().replace(/\/+$/, '')}${call.path}`,
-      method: call.method,
-      headers,
-      ...(call.body !== undefined ? { body: JSON.stringify(call.body) } : {}),
+  const connection: DataVendorConnection = {
+    provider,
+    endpoint: {
+      baseUrl: options.baseUrl,
+      headers: { authorization: `Token ${options.token}` },
       timeoutMs: options.timeoutMs,
-      retry: call.method === 'GET',
-    });
-    if (result.kind === 'no_answer') return indefinite(`${call.what} ${result.reason}`);
-    const { status, text } = result;
-    const parsed = safeJson(text);
-    if (status >= 200 && status < 300) {
-      if (parsed === undefined)
-        return indefinite(`${call.what} answered ${status} with a body that is not JSON`);
-      return { kind: 'ok', body: parsed };
-    }
-    if (status >= 500) return indefinite(`${call.what} failed upstream (${status})`);
-    if (status === 429) return indefinite(`${call.what} is rate limiting us (429)`);
-    if (status === 404 && isNotFoundBody(parsed)) return { kind: 'not_found' };
-    // A failed order may come back with a 4xx; any other Status on a 4xx contradicts itself.
-    const order = orderSchema.safeParse(parsed);
-    if (order.success && order.data.Status.trim().toLowerCase() === 'failed')
-      return { kind: 'ok', body: parsed };
-    const refused = refusalSchema.safeParse(parsed);
-    if ((status === 400 || status === 401 || status === 403) && refused.success) {
-      return {
-        kind: 'refused',
-        httpStatus: status,
-        message: refusalMessage(refused.data),
-        aboutIdent: isAboutIdent(refused.data),
-      };
-    }
-    // Any other 4xx (no DRF body, or 404/405 from a wrong base URL or a proxy): we cannot tell
-    // whether the vendor saw the request.
-    return indefinite(
-      `${call.what} answered ${status} without the vendor's error body (is the base URL right?)`,
-    );
-  }
-
-  /** The outcome an order describes, for a purchase or a requery of `reference`. */
-  function outcomeOf(what: string, reference: string, body: unknown, kind: Kind): PurchaseOutcome {
-    const parsed = orderSchema.safeParse(body);
-    if (!parsed.success)
-      return { status: 'unknown', reason: `${provider}: ${what} answered with an unexpected body` };
-    const order = parsed.data;
-    if (order.ident != null && order.ident !== '' && order.ident !== reference) {
-      return {
-        status: 'unknown',
-        reason: `${provider}: ${what} answered about another order (${order.ident})`,
-      };
-    }
-    const providerReference = order.id ?? null;
-    const status = order.Status.trim().toLowerCase();
-    switch (status) {
-      case 'successful':
-      case 'success': {
-        const charged = chargedKobo(order, kind);
-        return {
-          status: 'success',
-          providerReference,
-          ...(charged !== null ? { chargedKobo: charged } : {}),
-        };
-      }
-      case 'pending':
-      case 'processing':
-        return { status: 'pending', providerReference };
-      case 'failed':
-        return {
-          status: 'failed',
-          reason: `${provider}: ${kind.label} order failed${order.api_response ? `: ${clipMessage(order.api_response)}` : ''}`,
-        };
-      default:
-        return {
-          status: 'unknown',
-          reason: `${provider}: ${what} answered with Status "${clipMessage(order.Status)}"`,
-        };
-    }
-  }
-
-  function purchaseAnswer(what: string, reference: string, answer: Answer, kind: Kind): PurchaseOutcome {
-    switch (answer.kind) {
-      case 'ok':
-        return outcomeOf(what, reference, answer.body, kind);
-      case 'refused':
-        // A refusal about the reference itself says an order with it may exist: find out, never refund.
-        if (answer.aboutIdent) {
-          return {
-            status: 'unknown',
-            reason: `${provider}: ${what} refused our reference: ${answer.message}`,
-          };
-        }
-        return {
-          status: 'failed',
-          reason: `${provider}: ${what} refused (${answer.httpStatus}): ${answer.message}`,
-        };
-      case 'not_found':
-        return { status: 'unknown', reason: `${provider}: ${what} answered 404 (is the base URL right?)` };
-      case 'indefinite':
-        return { status: 'unknown', reason: `${provider}: ${answer.reason}` };
-    }
-  }
-
-  async function requeryById(reference: string, id: string, kind: Kind): Promise<RequeryOutcome> {
-    const what = `${kind.label} requery`;
-    if (!/^\d+$/.test(id))
-      return { status: 'unknown', reason: `${provider}: ${id} is not one of its order ids` };
-    const answer = await send({ what, method: 'GET', path: `${kind.path}${id}` });
-    // The vendor gave us this id, so "not found" is an anomaly to look into, never a reason to refund.
-    if (answer.kind === 'not_found') {
-      return { status: 'unknown', reason: `${provider}: ${what} says its own order ${id} does not exist` };
-    }
-    if (answer.kind === 'refused') {
-      return {
-        status: 'unknown',
-        reason: `${provider}: ${what} refused (${answer.httpStatus}): ${answer.message}`,
-      };
-    }
-    return purchaseAnswer(what, reference, answer, kind);
-  }
-
-  async function requeryByIdent(reference: string, kind: Kind): Promise<RequeryOutcome> {
-    const what = `${kind.label} order list`;
-    let query = '';
-    for (let page = 1; page <= listPagesMax; page++) {
-      const answer = await send({ what, method: 'GET', path: `${kind.path}${query}` });
-      if (answer.kind !== 'ok') {
-        const why = answer.kind === 'indefinite' ? answer.reason : `${what} answered ${answer.kind}`;
-        return { status: 'unknown', reason: `${provider}: ${why}` };
-      }
-      const list = orderListSchema.safeParse(answer.body);
-      if (!list.success)
-        return { status: 'unknown', reason: `${provider}: ${what} answered with an unexpected body` };
-      const orders = Array.isArray(list.data) ? list.data : list.data.results;
-      const found = orders.find((order) => isRecord(order) && order.ident === reference);
-      if (found !== undefined) return outcomeOf(what, reference, found, kind);
-      const next = Array.isArray(list.data) ? null : (list.data.next ?? null);
-      if (next === null) return { status: 'not_found' };
-      // Only the query of `next` is used: the vendor builds it from the Host header it saw, and our
-      // token goes to no address but the configured one.
-      const nextQuery = queryOf(next);
-      if (nextQuery === null || nextQuery === query) {
-        return { status: 'unknown', reason: `${provider}: ${what} gave a next page we cannot follow` };
-      }
-      query = nextQuery;
-    }
-    return {
-      status: 'unknown',
-      reason: `${provider}: ${reference} is not in the newest ${listPagesMax} pages of the ${what}`,
-    };
-  }
-
-  async function account(what: string): Promise<z.output<typeof accountSchema>> {
-    const answer = await send({ what, method: 'GET', path: '/api/user/' });
-    if (answer.kind === 'indefinite') throw new VtuProviderError(provider, answer.reason);
-    if (answer.kind === 'refused') {
-      throw new VtuProviderError(provider, `${what} refused (${answer.httpStatus}): ${answer.message}`);
-    }
-    if (answer.kind === 'not_found')
-      throw new VtuProviderError(provider, `${what} answered 404 (is the base URL right?)`);
-    const parsed = accountSchema.safeParse(answer.body);
-    if (!parsed.success) {
-      throw new VtuProviderError(
-        provider,
-        `${what} answered with an unexpected body (at ${issuePaths(parsed.error)})`,
-      );
-    }
-    return parsed.data;
-  }
-
-  function plansOf(network: Network, dataplans: Record<string, unknown>): DataPlanItem[] {
-    const raw = dataplans[planKeys[network]];
-    if (raw === undefined || raw === null) return [];
-    const container = networkPlansSchema.safeParse(raw);
-    if (!container.success) {
-      throw new VtuProviderError(provider, `the catalogue's ${planKeys[network]} is not a list of plans`);
-    }
-    const items = Array.isArray(container.data) ? container.data : container.data.ALL;
-    const plans: DataPlanItem[] = [];
-    for (const item of items) {
-      // One unreadable plan (a price we cannot read exactly, say) is left out rather than guessed at;
-      // the rest of the catalogue stays usable.
-      const plan = planSchema.safeParse(item);
-      if (!plan.success) continue;
-      const { data } = plan;
-      if (data.network != null && data.network !== networkIds[network]) {
-        throw new VtuProviderError(
-          provider,
-          `the catalogue lists ${planKeys[network]} under network id ${data.network}, but ${network} is configured as ${networkIds[network]}: check the vendor's network ids`,
-        );
-      }
-      const validity = data.month_validate?.trim() || null;
-      // Some of these scripts mark a withdrawn plan in its validity text rather than removing it.
-      if (validity !== null && /unavailable/i.test(validity)) continue;
-      if (data.plan_amount <= 0n) continue;
-      plans.push({
-        planId: data.id,
-        network,
-        planType: planType(data.plan_type),
-        name: data.plan,
-        validity,
-        wholesaleKobo: data.plan_amount,
-      });
-    }
-    return plans;
-  }
-
+      dispatcher: options.dispatcher,
+    },
+    networkIds: { ...defaultDataVendorNetworkIds, ...options.networkIds },
+  };
   return {
     name: provider,
-    services,
+    services: new Set<VtuService>(['data', 'airtime']),
     airtimeAmounts: dataVendorAirtimeAmounts,
-
-    async networks(service): Promise<NetworkItem[]> {
-      if (service === 'airtime') return networksInOrder.map((id) => ({ id, name: networkNames[id] }));
-      if (service !== 'data') return notOffered(provider, `networks for ${String(service)}`);
-      const { Dataplans } = await account('catalogue');
-      return networksInOrder
-        .filter((network) => plansOf(network, Dataplans ?? {}).length > 0)
-        .map((id) => ({ id, name: networkNames[id] }));
-    },
-
-    async dataPlans(network) {
-      if (!(network in planKeys)) throw new VtuProviderError(provider, `unknown network ${String(network)}`);
-      const { Dataplans } = await account('catalogue');
-      return plansOf(network, Dataplans ?? {});
-    },
-
+    networks: (service) => listNetworks(connection, service),
+    dataPlans: (network) => listDataPlans(connection, network),
     // Async, so that the routing mistake arrives as a rejection like every other failure of a call.
     cableProviders: async () => notOffered(provider, 'cable'),
     cablePlans: async () => notOffered(provider, 'cable'),
@@ -412,82 +213,357 @@ export function createDataVendorClient(options: DataVendorClientOptions): VtuPro
     socialServices: async () => notOffered(provider, 'social'),
     verifyCustomer: async (request) => notOffered(provider, `customer look-up for ${request.service}`),
     airtimeToCashLine: async () => notOffered(provider, 'airtime-to-cash'),
-
-    async purchase(request) {
-      if (request.service !== 'data' && request.service !== 'airtime') {
-        return notOffered(provider, request.service);
-      }
-      // Refused here, before anything is sent: nothing can have been delivered, so failed is exact.
-      if (request.reference.trim() === '') return localRefusal('the reference is empty');
-      if (!localPhonePattern.test(request.phone))
-        return localRefusal(`${request.phone} is not an 11-digit local number`);
-      const network = networkIds[request.network];
-      if (network === undefined) return localRefusal(`unknown network ${String(request.network)}`);
-
-      if (request.service === 'data') {
-        if (!planIdPattern.test(request.planId))
-          return localRefusal(`${request.planId} is not one of its plan ids`);
-        const what = 'data purchase';
-        const answer = await send({
-          what,
-          method: 'POST',
-          path: dataKind.path,
-          body: {
-            network,
-            mobile_number: request.phone,
-            plan: Number(request.planId),
-            Ported_number: true,
-            ident: request.reference,
-          },
-        });
-        return purchaseAnswer(what, request.reference, answer, dataKind);
-      }
-
-      const kobo = request.amountKobo;
-      if (amountBreach(dataVendorAirtimeAmounts, kobo) !== null) {
-        const { amountKoboMin, amountKoboMax } = dataVendorAirtimeAmounts;
-        return localRefusal(
-          `airtime of ${kobo} kobo is not whole naira between ₦${amountKoboMin / 100n} and ₦${amountKoboMax / 100n}`,
-        );
-      }
-      const what = 'airtime purchase';
-      const answer = await send({
-        what,
-        method: 'POST',
-        path: topupKind.path,
-        body: {
-          network,
-          amount: Number(kobo / 100n),
-          mobile_number: request.phone,
-          Ported_number: true,
-          airtime_type: 'VTU',
-          ident: request.reference,
-        },
-      });
-      return purchaseAnswer(what, request.reference, answer, topupKind);
-    },
-
-    async requery(request) {
-      if (request.service !== 'data' && request.service !== 'airtime') {
-        return notOffered(provider, `requery for ${request.service}`);
-      }
-      const kind = request.service === 'data' ? dataKind : topupKind;
-      if (request.providerReference !== null)
-        return requeryById(request.reference, request.providerReference, kind);
-      if (request.reference.trim() === '')
-        return { status: 'unknown', reason: `${provider}: empty reference` };
-      return requeryByIdent(request.reference, kind);
-    },
-
-    async balance() {
-      const { user } = await account('balance');
-      return user.wallet_balance;
-    },
+    purchase: (request) => purchase(connection, request),
+    requery: (request) => requery(connection, request),
+    balance: async () => (await account(connection, 'balance')).user.wallet_balance,
   };
+}
 
-  function localRefusal(why: string): PurchaseOutcome {
-    return { status: 'failed', reason: `${provider}: refused locally: ${why}` };
+/** One call; only a GET is sent twice (see the header). */
+async function send(connection: DataVendorConnection, call: Call): Promise<Answer> {
+  const reply = await exchangeJson(connection.endpoint, {
+    method: call.method,
+    path: call.path,
+    ...(call.body !== undefined ? { body: { json: call.body } } : {}),
+    retry: call.method === 'GET',
+  });
+  if (reply.kind === 'no_answer') return indefinite(`${call.what} ${reply.reason}`);
+  const { status, body } = reply;
+  if (status >= 200 && status < 300) return { kind: 'ok', body };
+  if (status === 404 && isNotFoundBody(body)) return { kind: 'not_found' };
+  // A failed order may come back with a 4xx; any other Status on a 4xx contradicts itself.
+  const order = orderSchema.safeParse(body);
+  if (order.success && order.data.Status.trim().toLowerCase() === 'failed') return { kind: 'ok', body };
+  const refused = refusalSchema.safeParse(body);
+  if ((status === 400 || status === 401 || status === 403) && refused.success) {
+    return {
+      kind: 'refused',
+      httpStatus: status,
+      message: refusalMessage(refused.data),
+      aboutIdent: isAboutIdent(refused.data),
+    };
   }
+  // Any other 4xx (no DRF body, or 404/405 from a wrong base URL or a proxy): we cannot tell
+  // whether the vendor saw the request.
+  return indefinite(`${call.what} ${strangerAnswer(status, "the vendor's error body")}`);
+}
+
+/** The outcome an order describes, for a purchase or a requery of `reference`. */
+function outcomeOf(
+  connection: DataVendorConnection,
+  what: string,
+  reference: string,
+  body: unknown,
+  kind: Kind,
+): PurchaseOutcome {
+  const { provider } = connection;
+  const parsed = orderSchema.safeParse(body);
+  if (!parsed.success) {
+    return { status: 'unknown', reason: `${provider}: ${what} answered with an unexpected body` };
+  }
+  const order = parsed.data;
+  if (order.ident != null && order.ident !== '' && order.ident !== reference) {
+    return {
+      status: 'unknown',
+      reason: `${provider}: ${what} answered about another order (${order.ident})`,
+    };
+  }
+  const providerReference = order.id ?? null;
+  const status = order.Status.trim().toLowerCase();
+  switch (status) {
+    case 'successful':
+    case 'success': {
+      const charged = chargedKobo(order, kind);
+      return {
+        status: 'success',
+        providerReference,
+        ...(charged !== null ? { chargedKobo: charged } : {}),
+      };
+    }
+    case 'pending':
+    case 'processing':
+      return { status: 'pending', providerReference };
+    case 'failed':
+      return {
+        status: 'failed',
+        reason: `${provider}: ${kind.label} order failed${order.api_response ? `: ${clipMessage(order.api_response)}` : ''}`,
+      };
+    default:
+      return {
+        status: 'unknown',
+        reason: `${provider}: ${what} answered with Status "${clipMessage(order.Status)}"`,
+      };
+  }
+}
+
+function purchaseAnswer(
+  connection: DataVendorConnection,
+  what: string,
+  reference: string,
+  answer: Answer,
+  kind: Kind,
+): PurchaseOutcome {
+  const { provider } = connection;
+  switch (answer.kind) {
+    case 'ok':
+      return outcomeOf(connection, what, reference, answer.body, kind);
+    case 'refused':
+      // A refusal about the reference itself says an order with it may exist: find out, never refund.
+      if (answer.aboutIdent) {
+        return {
+          status: 'unknown',
+          reason: `${provider}: ${what} refused our reference: ${answer.message}`,
+        };
+      }
+      return {
+        status: 'failed',
+        reason: `${provider}: ${what} refused (${answer.httpStatus}): ${answer.message}`,
+      };
+    case 'not_found':
+      return { status: 'unknown', reason: `${provider}: ${what} answered 404 (is the base URL right?)` };
+    case 'indefinite':
+      return { status: 'unknown', reason: `${provider}: ${answer.reason}` };
+  }
+}
+
+async function purchase(
+  connection: DataVendorConnection,
+  request: PurchaseRequest,
+): Promise<PurchaseOutcome> {
+  if (request.service !== 'data' && request.service !== 'airtime') {
+    return notOffered(connection.provider, request.service);
+  }
+  // Refused here, before anything is sent: nothing can have been delivered, so failed is exact.
+  if (request.reference.trim() === '') return localRefusal(connection, 'the reference is empty');
+  if (!localPhonePattern.test(request.phone)) {
+    return localRefusal(connection, `${request.phone} is not an 11-digit local number`);
+  }
+  const network = connection.networkIds[request.network];
+  if (network === undefined) return localRefusal(connection, `unknown network ${String(request.network)}`);
+  return request.service === 'data'
+    ? purchaseData(connection, request, network)
+    : purchaseAirtime(connection, request, network);
+}
+
+async function purchaseData(
+  connection: DataVendorConnection,
+  request: Extract<PurchaseRequest, { service: 'data' }>,
+  network: number,
+): Promise<PurchaseOutcome> {
+  if (!planIdPattern.test(request.planId)) {
+    return localRefusal(connection, `${request.planId} is not one of its plan ids`);
+  }
+  const what = 'data purchase';
+  const answer = await send(connection, {
+    what,
+    method: 'POST',
+    path: dataKind.path,
+    body: {
+      network,
+      mobile_number: request.phone,
+      plan: Number(request.planId),
+      Ported_number: true,
+      ident: request.reference,
+    },
+  });
+  return purchaseAnswer(connection, what, request.reference, answer, dataKind);
+}
+
+async function purchaseAirtime(
+  connection: DataVendorConnection,
+  request: Extract<PurchaseRequest, { service: 'airtime' }>,
+  network: number,
+): Promise<PurchaseOutcome> {
+  const kobo = request.amountKobo;
+  if (amountBreach(dataVendorAirtimeAmounts, kobo) !== null) {
+    const { amountKoboMin, amountKoboMax } = dataVendorAirtimeAmounts;
+    return localRefusal(
+      connection,
+      `airtime of ${kobo} kobo is not whole naira between ₦${amountKoboMin / 100n} and ₦${amountKoboMax / 100n}`,
+    );
+  }
+  const what = 'airtime purchase';
+  const answer = await send(connection, {
+    what,
+    method: 'POST',
+    path: topupKind.path,
+    body: {
+      network,
+      amount: Number(kobo / 100n),
+      mobile_number: request.phone,
+      Ported_number: true,
+      airtime_type: 'VTU',
+      ident: request.reference,
+    },
+  });
+  return purchaseAnswer(connection, what, request.reference, answer, topupKind);
+}
+
+function localRefusal(connection: DataVendorConnection, why: string): PurchaseOutcome {
+  return { status: 'failed', reason: `${connection.provider}: refused locally: ${why}` };
+}
+
+async function requery(connection: DataVendorConnection, request: RequeryRequest): Promise<RequeryOutcome> {
+  if (request.service !== 'data' && request.service !== 'airtime') {
+    return notOffered(connection.provider, `requery for ${request.service}`);
+  }
+  const kind = request.service === 'data' ? dataKind : topupKind;
+  if (request.providerReference !== null) {
+    return requeryById(connection, request.reference, request.providerReference, kind);
+  }
+  if (request.reference.trim() === '') {
+    return { status: 'unknown', reason: `${connection.provider}: empty reference` };
+  }
+  return requeryByIdent(connection, request.reference, kind);
+}
+
+async function requeryById(
+  connection: DataVendorConnection,
+  reference: string,
+  id: string,
+  kind: Kind,
+): Promise<RequeryOutcome> {
+  const { provider } = connection;
+  const what = `${kind.label} requery`;
+  if (!/^\d+$/.test(id)) {
+    return { status: 'unknown', reason: `${provider}: ${id} is not one of its order ids` };
+  }
+  const answer = await send(connection, { what, method: 'GET', path: `${kind.path}${id}` });
+  // The vendor gave us this id, so "not found" is an anomaly to look into, never a reason to refund.
+  if (answer.kind === 'not_found') {
+    return { status: 'unknown', reason: `${provider}: ${what} says its own order ${id} does not exist` };
+  }
+  if (answer.kind === 'refused') {
+    return {
+      status: 'unknown',
+      reason: `${provider}: ${what} refused (${answer.httpStatus}): ${answer.message}`,
+    };
+  }
+  return purchaseAnswer(connection, what, reference, answer, kind);
+}
+
+async function requeryByIdent(
+  connection: DataVendorConnection,
+  reference: string,
+  kind: Kind,
+): Promise<RequeryOutcome> {
+  const { provider } = connection;
+  const what = `${kind.label} order list`;
+  let query = '';
+  for (let page = 1; page <= listPagesMax; page++) {
+    const answer = await send(connection, { what, method: 'GET', path: `${kind.path}${query}` });
+    if (answer.kind !== 'ok') {
+      const why = answer.kind === 'indefinite' ? answer.reason : `${what} answered ${answer.kind}`;
+      return { status: 'unknown', reason: `${provider}: ${why}` };
+    }
+    const list = orderListSchema.safeParse(answer.body);
+    if (!list.success) {
+      return { status: 'unknown', reason: `${provider}: ${what} answered with an unexpected body` };
+    }
+    const orders = Array.isArray(list.data) ? list.data : list.data.results;
+    const found = orders.find((order) => isRecord(order) && order.ident === reference);
+    if (found !== undefined) return outcomeOf(connection, what, reference, found, kind);
+    const next = Array.isArray(list.data) ? null : (list.data.next ?? null);
+    if (next === null) return { status: 'not_found' };
+    // Only the query of `next` is used: the vendor builds it from the Host header it saw, and our
+    // token goes to no address but the configured one.
+    const nextQuery = queryOf(next);
+    if (nextQuery === null || nextQuery === query) {
+      return { status: 'unknown', reason: `${provider}: ${what} gave a next page we cannot follow` };
+    }
+    query = nextQuery;
+  }
+  return {
+    status: 'unknown',
+    reason: `${provider}: ${reference} is not in the newest ${listPagesMax} pages of the ${what}`,
+  };
+}
+
+/** The account (GET /api/user/): the wallet balance and the plan catalogue. */
+async function account(
+  connection: DataVendorConnection,
+  what: string,
+): Promise<z.output<typeof accountSchema>> {
+  const { provider } = connection;
+  const answer = await send(connection, { what, method: 'GET', path: '/api/user/' });
+  if (answer.kind === 'indefinite') throw new VtuProviderError(provider, answer.reason);
+  if (answer.kind === 'refused') {
+    throw new VtuProviderError(provider, `${what} refused (${answer.httpStatus}): ${answer.message}`);
+  }
+  if (answer.kind === 'not_found') {
+    throw new VtuProviderError(provider, `${what} answered 404 (is the base URL right?)`);
+  }
+  const parsed = accountSchema.safeParse(answer.body);
+  if (!parsed.success) {
+    throw new VtuProviderError(
+      provider,
+      `${what} answered with an unexpected body (at ${issuePaths(parsed.error)})`,
+    );
+  }
+  return parsed.data;
+}
+
+async function listNetworks(
+  connection: DataVendorConnection,
+  service: 'airtime' | 'data',
+): Promise<NetworkItem[]> {
+  if (service === 'airtime') return networksInOrder.map((id) => ({ id, name: networkNames[id] }));
+  if (service !== 'data') return notOffered(connection.provider, `networks for ${String(service)}`);
+  const { Dataplans } = await account(connection, 'catalogue');
+  return networksInOrder
+    .filter((network) => plansOf(connection, network, Dataplans ?? {}).length > 0)
+    .map((id) => ({ id, name: networkNames[id] }));
+}
+
+async function listDataPlans(connection: DataVendorConnection, network: Network): Promise<DataPlanItem[]> {
+  if (!(network in planKeys)) {
+    throw new VtuProviderError(connection.provider, `unknown network ${String(network)}`);
+  }
+  const { Dataplans } = await account(connection, 'catalogue');
+  return plansOf(connection, network, Dataplans ?? {});
+}
+
+/** A network's plans out of the account's `Dataplans`. */
+function plansOf(
+  connection: DataVendorConnection,
+  network: Network,
+  dataplans: Record<string, unknown>,
+): DataPlanItem[] {
+  const { provider, networkIds } = connection;
+  const raw = dataplans[planKeys[network]];
+  if (raw === undefined || raw === null) return [];
+  const container = networkPlansSchema.safeParse(raw);
+  if (!container.success) {
+    throw new VtuProviderError(provider, `the catalogue's ${planKeys[network]} is not a list of plans`);
+  }
+  const items = Array.isArray(container.data) ? container.data : container.data.ALL;
+  const plans: DataPlanItem[] = [];
+  for (const item of items) {
+    // One unreadable plan (a price we cannot read exactly, say) is left out rather than guessed at;
+    // the rest of the catalogue stays usable.
+    const plan = planSchema.safeParse(item);
+    if (!plan.success) continue;
+    const { data } = plan;
+    if (data.network != null && data.network !== networkIds[network]) {
+      throw new VtuProviderError(
+        provider,
+        `the catalogue lists ${planKeys[network]} under network id ${data.network}, but ${network} is configured as ${networkIds[network]}: check the vendor's network ids`,
+      );
+    }
+    const validity = data.month_validate?.trim() || null;
+    // Some of these scripts mark a withdrawn plan in its validity text rather than removing it.
+    if (validity !== null && /unavailable/i.test(validity)) continue;
+    if (data.plan_amount <= 0n) continue;
+    plans.push({
+      planId: data.id,
+      network,
+      planType: planType(data.plan_type),
+      name: data.plan,
+      validity,
+      wholesaleKobo: data.plan_amount,
+    });
+  }
+  return plans;
 }
 
 /** What the vendor charged, when the order says so exactly; an unreadable amount is left out. */

@@ -1,9 +1,18 @@
+import type { Dispatcher } from 'undici';
 import { z } from 'zod';
-import { clipMessage, exchange, issuePaths, safeJson } from '../http-exchange.ts';
+import {
+  clipMessage,
+  exchangeJson,
+  issuePaths,
+  type JsonEndpoint,
+  strangerAnswer,
+} from '../http-exchange.ts';
 import {
   notOffered,
   type PurchaseOutcome,
+  type PurchaseRequest,
   type RequeryOutcome,
+  type RequeryRequest,
   type SocialServiceItem,
   type VtuProvider,
   VtuProviderError,
@@ -68,6 +77,8 @@ export type SmmPanelClientOptions = {
   timeoutMs: number;
   /** Kobo per unit of each foreign currency a panel may price in (USD: 160_000n at ₦1,600/$). NGN is always 100. */
   koboPerCurrencyUnit?: Record<string, bigint>;
+  /** The context's connection pool (http-exchange.ts createOutboundAgent); undefined: undici's global one. */
+  dispatcher?: Dispatcher | undefined;
 };
 
 const nairaKoboPerUnit = 100n;
@@ -130,87 +141,36 @@ type StatusRead =
   | { kind: 'error'; message: string }
   | { kind: 'indefinite'; reason: string };
 
+/** What every call to the panel needs, made once by createSmmPanelClient. */
+type SmmPanelConnection = {
+  /** The configuration name (social), in every error. */
+  provider: string;
+  /** The panel's one API URL; the key travels in each form, not in a header. */
+  endpoint: JsonEndpoint;
+  apiKey: string;
+  /** Kobo per unit of each currency the panel may price in, NGN included. */
+  koboPerUnit: ReadonlyMap<string, bigint>;
+  /**
+   * The panel's currency, learnt from its balance answer (a panel does not change it). Held by this
+   * client, so by one context: never shared between contexts.
+   */
+  learnt: { currency: string | null };
+};
+
 export function createSmmPanelClient(options: SmmPanelClientOptions): VtuProvider {
   const provider = options.name;
-  const koboPerUnit = new Map<string, bigint>(
-    Object.entries(options.koboPerCurrencyUnit ?? {}).map(([currency, kobo]) => [
-      currency.toUpperCase(),
-      kobo,
-    ]),
-  );
-  for (const [currency, kobo] of koboPerUnit) {
-    if (kobo <= 0n) throw new VtuProviderError(provider, `koboPerCurrencyUnit.${currency} must be positive`);
-  }
-  if (koboPerUnit.has('NGN') && koboPerUnit.get('NGN') !== nairaKoboPerUnit) {
-    throw new VtuProviderError(provider, 'koboPerCurrencyUnit.NGN must be 100 (or absent)');
-  }
-  koboPerUnit.set('NGN', nairaKoboPerUnit);
-  /** The panel's currency, learnt from its balance answer; a panel does not change it. */
-  let panelCurrency: string | null = null;
-
-  async function send(action: string, params: Record<string, string>): Promise<Answer> {
-    const result = await exchange({
-      url: options.baseUrl(),
-      method: 'POST',
-      headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ key: options.apiKey, action, ...params }).toString(),
+  const connection: SmmPanelConnection = {
+    provider,
+    endpoint: {
+      baseUrl: options.baseUrl,
+      headers: {},
       timeoutMs: options.timeoutMs,
-      // Every action but `add` only reads; a repeated `add` could place a second order.
-      retry: action !== 'add',
-    });
-    if (result.kind === 'no_answer') return indefinite(result.reason);
-    const { status, text } = result;
-    const parsed = safeJson(text);
-    if (status >= 200 && status < 300) {
-      if (parsed === undefined) return indefinite(`answered ${status} with a body that is not JSON`);
-      return { kind: 'answer', body: parsed };
-    }
-    if (status >= 500) return indefinite(`failed upstream (${status})`);
-    if (status === 429) return indefinite('is rate limiting us (429)');
-    // Some panels send their `{error}` with a 4xx instead of a 200: it is still the panel speaking.
-    if (panelError.safeParse(parsed).success) return { kind: 'answer', body: parsed };
-    // A 4xx without the panel's `{error}` comes from something in between (a proxy, a wrong URL).
-    return indefinite(`answered ${status} without the panel's error shape (is the base URL right?)`);
-  }
-
-  /** For catalogue and balance calls: the answer's body, or a VtuProviderError. */
-  async function read<T>(action: string, schema: z.ZodType<T>): Promise<T> {
-    const answer = await send(action, {});
-    if (answer.kind === 'indefinite') throw new VtuProviderError(provider, `${action}: ${answer.reason}`);
-    const refused = panelError.safeParse(answer.body);
-    if (refused.success) {
-      throw new VtuProviderError(
-        provider,
-        `${action}: the panel refused: ${clipMessage(refused.data.error)}`,
-      );
-    }
-    const result = schema.safeParse(answer.body);
-    if (!result.success) throw new VtuProviderError(provider, `${action}: ${unexpected(result.error)}`);
-    return result.data;
-  }
-
-  async function readBalance(): Promise<{ amount: string; currency: string }> {
-    const answer = await read('balance', balanceAnswer);
-    const currency = answer.currency.toUpperCase();
-    panelCurrency = currency;
-    return { amount: String(answer.balance), currency };
-  }
-
-  function factorFor(currency: string, what: string): bigint {
-    const factor = koboPerUnit.get(currency.toUpperCase());
-    if (factor === undefined) {
-      throw new VtuProviderError(
-        provider,
-        `${what}: the panel's currency ${currency} is not configured (koboPerCurrencyUnit.${currency.toUpperCase()})`,
-      );
-    }
-    return factor;
-  }
-
-  function indefinite(reason: string): Answer {
-    return { kind: 'indefinite', reason: `the panel ${reason}` };
-  }
-
+      dispatcher: options.dispatcher,
+    },
+    apiKey: options.apiKey,
+    koboPerUnit: koboPerUnitOf(provider, options.koboPerCurrencyUnit ?? {}),
+    learnt: { currency: null },
+  };
   return {
     name: provider,
     services: new Set<VtuService>(['social']),
@@ -224,164 +184,254 @@ export function createSmmPanelClient(options: SmmPanelClientOptions): VtuProvide
     educationItems: () => notOffered(provider, 'exam pins'),
     verifyCustomer: (request) => notOffered(provider, `customer look-ups (${request.service})`),
     airtimeToCashLine: () => notOffered(provider, 'airtime-to-cash'),
-
-    async socialServices(): Promise<SocialServiceItem[]> {
-      const currency = panelCurrency ?? (await readBalance()).currency;
-      const factor = factorFor(currency, 'services');
-      const list = await read('services', z.array(z.unknown()));
-      const items: SocialServiceItem[] = [];
-      for (const raw of list) {
-        // One service the panel describes oddly must not take the others off sale: it is left out.
-        const item = serviceItem.safeParse(raw);
-        if (!item.success) continue;
-        const { data } = item;
-        // Only the "Default" type orders with service, link and quantity alone; comments, packages,
-        // subscriptions and polls need fields a PurchaseRequest does not carry.
-        if (data.type !== undefined && data.type !== null && data.type.trim().toLowerCase() !== 'default')
-          continue;
-        const rate = toKobo(String(data.rate), factor, 'up');
-        if (rate === null || data.min < 1 || data.max < data.min) continue;
-        items.push({
-          serviceId: String(data.service),
-          name: data.name,
-          category: data.category,
-          ratePer1000Kobo: rate,
-          min: data.min,
-          max: data.max,
-        });
-      }
-      if (list.length > 0 && items.length === 0) {
-        throw new VtuProviderError(provider, `services: none of the ${list.length} services could be read`);
-      }
-      return items;
-    },
-
-    async purchase(request): Promise<PurchaseOutcome> {
-      if (request.service !== 'social') return notOffered(provider, request.service);
-      if (request.serviceId.trim() === '')
-        return { status: 'failed', reason: 'refused locally: no service id' };
-      if (request.link.trim() === '') return { status: 'failed', reason: 'refused locally: no link' };
-      if (!Number.isSafeInteger(request.quantity) || request.quantity < 1) {
-        return {
-          status: 'failed',
-          reason: `refused locally: quantity ${request.quantity} is not a positive integer`,
-        };
-      }
-      const answer = await send('add', {
-        service: request.serviceId,
-        link: request.link,
-        quantity: String(request.quantity),
-      });
-      if (answer.kind === 'indefinite') return { status: 'unknown', reason: answer.reason };
-      const refused = panelError.safeParse(answer.body);
-      if (refused.success) {
-        const message = clipMessage(refused.data.error);
-        if (/invalid api key/i.test(message)) {
-          return {
-            status: 'failed',
-            reason: `the panel refused our API key (check the configuration): ${message}`,
-          };
-        }
-        if (refusalPatterns.some((pattern) => pattern.test(message))) {
-          return { status: 'failed', reason: `the panel refused the order: ${message}` };
-        }
-        return { status: 'unknown', reason: `the panel answered with an error we do not know: ${message}` };
-      }
-      const placed = addAnswer.safeParse(answer.body);
-      if (!placed.success) return { status: 'unknown', reason: `the panel ${unexpected(placed.error)}` };
-      const providerReference = String(placed.data.order);
-      // The order is placed: from here on nothing may answer failed or unknown (which loses the id).
-      const stillPending = { status: 'pending', providerReference } as const;
-      try {
-        const read = await readStatus(providerReference);
-        if (read.kind !== 'status') return stillPending;
-        const outcome = statusOutcome(providerReference, read.order);
-        return outcome.status === 'unknown' ? stillPending : outcome;
-      } catch {
-        return stillPending;
-      }
-    },
-
-    async requery(request): Promise<RequeryOutcome> {
-      if (request.service !== 'social') return notOffered(provider, request.service);
-      if (request.providerReference === null) {
-        return {
-          status: 'unknown',
-          reason:
-            'the SMM panel API takes no reference of ours, so an order whose add answer was lost cannot be ' +
-            'looked up: check the panel order history by link and time',
-        };
-      }
-      const providerReference = request.providerReference;
-      const read = await readStatus(providerReference);
-      if (read.kind === 'indefinite') return { status: 'unknown', reason: read.reason };
-      if (read.kind === 'error') {
-        // The panel gave us this order id: not knowing it now (another API key, say) is no proof that
-        // nothing was delivered, so never the refund that not_found leads to.
-        if (unknownOrderPattern.test(read.message)) {
-          return {
-            status: 'unknown',
-            reason: `the panel does not know its own order ${providerReference} (${read.message}): check the panel account`,
-          };
-        }
-        return {
-          status: 'unknown',
-          reason: `the panel answered the status query with an error: ${read.message}`,
-        };
-      }
-      return statusOutcome(providerReference, read.order);
-    },
-
-    async balance(): Promise<bigint> {
-      const { amount, currency } = await readBalance();
-      const kobo = toKobo(amount, factorFor(currency, 'balance'), 'down');
-      if (kobo === null)
-        throw new VtuProviderError(provider, `balance: the panel wrote an unreadable amount`);
-      return kobo;
-    },
+    socialServices: () => listSocialServices(connection),
+    purchase: (request) => purchase(connection, request),
+    requery: (request) => requery(connection, request),
+    balance: () => balance(connection),
   };
+}
 
-  /** Asks the panel about one order (`action=status&order=<id>`). */
-  async function readStatus(providerReference: string): Promise<StatusRead> {
-    const answer = await send('status', { order: providerReference });
-    if (answer.kind === 'indefinite') return answer;
-    const refused = panelError.safeParse(answer.body);
-    if (refused.success) return { kind: 'error', message: clipMessage(refused.data.error) };
-    const parsed = statusAnswer.safeParse(answer.body);
-    if (!parsed.success) return { kind: 'indefinite', reason: `the panel ${unexpected(parsed.error)}` };
-    return { kind: 'status', order: parsed.data };
+/** The configured conversions, checked, with NGN's 100 kobo per naira. */
+function koboPerUnitOf(provider: string, configured: Record<string, bigint>): Map<string, bigint> {
+  const koboPerUnit = new Map<string, bigint>(
+    Object.entries(configured).map(([currency, kobo]) => [currency.toUpperCase(), kobo]),
+  );
+  for (const [currency, kobo] of koboPerUnit) {
+    if (kobo <= 0n) throw new VtuProviderError(provider, `koboPerCurrencyUnit.${currency} must be positive`);
   }
+  if (koboPerUnit.has('NGN') && koboPerUnit.get('NGN') !== nairaKoboPerUnit) {
+    throw new VtuProviderError(provider, 'koboPerCurrencyUnit.NGN must be 100 (or absent)');
+  }
+  koboPerUnit.set('NGN', nairaKoboPerUnit);
+  return koboPerUnit;
+}
 
-  /** What a status word means (see the header); unknown only for a Partial we cannot read. */
-  function statusOutcome(providerReference: string, order: StatusAnswer): PurchaseOutcome {
-    const word = order.status.trim().toLowerCase();
-    if (word === 'canceled' || word === 'cancelled') {
-      return { status: 'failed', reason: 'the panel canceled the order: nothing was delivered' };
-    }
-    if (word !== 'completed' && word !== 'partial') return { status: 'pending', providerReference };
-    const chargedKobo = chargeInKobo(order.charge, order.currency ?? panelCurrency);
-    const charged = chargedKobo !== null ? { chargedKobo } : {};
-    if (word === 'completed') return { status: 'success', providerReference, ...charged };
-    const remains = remainsOf(order.remains);
-    if (remains === null) {
+/** One action, form-encoded; every action but `add` only reads, so only `add` is never sent twice. */
+async function send(
+  connection: SmmPanelConnection,
+  action: string,
+  params: Record<string, string>,
+): Promise<Answer> {
+  const reply = await exchangeJson(connection.endpoint, {
+    method: 'POST',
+    path: '',
+    body: { form: { key: connection.apiKey, action, ...params } },
+    // A repeated `add` could place a second order.
+    retry: action !== 'add',
+  });
+  if (reply.kind === 'no_answer') return indefinite(reply.reason);
+  const { status, body } = reply;
+  if (status >= 200 && status < 300) return { kind: 'answer', body };
+  // Some panels send their `{error}` with a 4xx instead of a 200: it is still the panel speaking.
+  if (panelError.safeParse(body).success) return { kind: 'answer', body };
+  // A 4xx without the panel's `{error}` comes from something in between (a proxy, a wrong URL).
+  return indefinite(strangerAnswer(status, "the panel's error shape"));
+}
+
+function indefinite(reason: string): Answer {
+  return { kind: 'indefinite', reason: `the panel ${reason}` };
+}
+
+/** For catalogue and balance calls: the answer's body, or a VtuProviderError. */
+async function read<T>(connection: SmmPanelConnection, action: string, schema: z.ZodType<T>): Promise<T> {
+  const { provider } = connection;
+  const answer = await send(connection, action, {});
+  if (answer.kind === 'indefinite') throw new VtuProviderError(provider, `${action}: ${answer.reason}`);
+  const refused = panelError.safeParse(answer.body);
+  if (refused.success) {
+    throw new VtuProviderError(provider, `${action}: the panel refused: ${clipMessage(refused.data.error)}`);
+  }
+  const result = schema.safeParse(answer.body);
+  if (!result.success) throw new VtuProviderError(provider, `${action}: ${unexpected(result.error)}`);
+  return result.data;
+}
+
+async function readBalance(connection: SmmPanelConnection): Promise<{ amount: string; currency: string }> {
+  const answer = await read(connection, 'balance', balanceAnswer);
+  const currency = answer.currency.toUpperCase();
+  connection.learnt.currency = currency;
+  return { amount: String(answer.balance), currency };
+}
+
+function factorFor(connection: SmmPanelConnection, currency: string, what: string): bigint {
+  const factor = connection.koboPerUnit.get(currency.toUpperCase());
+  if (factor === undefined) {
+    throw new VtuProviderError(
+      connection.provider,
+      `${what}: the panel's currency ${currency} is not configured (koboPerCurrencyUnit.${currency.toUpperCase()})`,
+    );
+  }
+  return factor;
+}
+
+async function listSocialServices(connection: SmmPanelConnection): Promise<SocialServiceItem[]> {
+  const currency = connection.learnt.currency ?? (await readBalance(connection)).currency;
+  const factor = factorFor(connection, currency, 'services');
+  const list = await read(connection, 'services', z.array(z.unknown()));
+  const items: SocialServiceItem[] = [];
+  for (const raw of list) {
+    // One service the panel describes oddly must not take the others off sale: it is left out.
+    const item = serviceItem.safeParse(raw);
+    if (!item.success) continue;
+    const { data } = item;
+    // Only the "Default" type orders with service, link and quantity alone; comments, packages,
+    // subscriptions and polls need fields a PurchaseRequest does not carry.
+    if (data.type !== undefined && data.type !== null && data.type.trim().toLowerCase() !== 'default')
+      continue;
+    const rate = toKobo(String(data.rate), factor, 'up');
+    if (rate === null || data.min < 1 || data.max < data.min) continue;
+    items.push({
+      serviceId: String(data.service),
+      name: data.name,
+      category: data.category,
+      ratePer1000Kobo: rate,
+      min: data.min,
+      max: data.max,
+    });
+  }
+  if (list.length > 0 && items.length === 0) {
+    throw new VtuProviderError(
+      connection.provider,
+      `services: none of the ${list.length} services could be read`,
+    );
+  }
+  return items;
+}
+
+async function purchase(connection: SmmPanelConnection, request: PurchaseRequest): Promise<PurchaseOutcome> {
+  if (request.service !== 'social') return notOffered(connection.provider, request.service);
+  if (request.serviceId.trim() === '') return { status: 'failed', reason: 'refused locally: no service id' };
+  if (request.link.trim() === '') return { status: 'failed', reason: 'refused locally: no link' };
+  if (!Number.isSafeInteger(request.quantity) || request.quantity < 1) {
+    return {
+      status: 'failed',
+      reason: `refused locally: quantity ${request.quantity} is not a positive integer`,
+    };
+  }
+  const answer = await send(connection, 'add', {
+    service: request.serviceId,
+    link: request.link,
+    quantity: String(request.quantity),
+  });
+  if (answer.kind === 'indefinite') return { status: 'unknown', reason: answer.reason };
+  const refused = panelError.safeParse(answer.body);
+  if (refused.success) return addRefusal(clipMessage(refused.data.error));
+  const placed = addAnswer.safeParse(answer.body);
+  if (!placed.success) return { status: 'unknown', reason: `the panel ${unexpected(placed.error)}` };
+  const providerReference = String(placed.data.order);
+  // The order is placed: from here on nothing may answer failed or unknown (which loses the id).
+  const stillPending = { status: 'pending', providerReference } as const;
+  try {
+    const read = await readStatus(connection, providerReference);
+    if (read.kind !== 'status') return stillPending;
+    const outcome = statusOutcome(connection, providerReference, read.order);
+    return outcome.status === 'unknown' ? stillPending : outcome;
+  } catch {
+    return stillPending;
+  }
+}
+
+/** What the panel's `{error}` to an `add` means (see the header). */
+function addRefusal(message: string): PurchaseOutcome {
+  if (/invalid api key/i.test(message)) {
+    return {
+      status: 'failed',
+      reason: `the panel refused our API key (check the configuration): ${message}`,
+    };
+  }
+  if (refusalPatterns.some((pattern) => pattern.test(message))) {
+    return { status: 'failed', reason: `the panel refused the order: ${message}` };
+  }
+  return { status: 'unknown', reason: `the panel answered with an error we do not know: ${message}` };
+}
+
+async function requery(connection: SmmPanelConnection, request: RequeryRequest): Promise<RequeryOutcome> {
+  if (request.service !== 'social') return notOffered(connection.provider, request.service);
+  if (request.providerReference === null) {
+    return {
+      status: 'unknown',
+      reason:
+        'the SMM panel API takes no reference of ours, so an order whose add answer was lost cannot be ' +
+        'looked up: check the panel order history by link and time',
+    };
+  }
+  const providerReference = request.providerReference;
+  const read = await readStatus(connection, providerReference);
+  if (read.kind === 'indefinite') return { status: 'unknown', reason: read.reason };
+  if (read.kind === 'error') {
+    // The panel gave us this order id: not knowing it now (another API key, say) is no proof that
+    // nothing was delivered, so never the refund that not_found leads to.
+    if (unknownOrderPattern.test(read.message)) {
       return {
         status: 'unknown',
-        reason:
-          `the panel reports order ${providerReference} Partial with a remains we cannot read ` +
-          `(${describe(order.remains)}): a person must check the order in the panel before anything is refunded`,
+        reason: `the panel does not know its own order ${providerReference} (${read.message}): check the panel account`,
       };
     }
-    return { status: 'success', providerReference, ...charged, remains };
+    return {
+      status: 'unknown',
+      reason: `the panel answered the status query with an error: ${read.message}`,
+    };
   }
+  return statusOutcome(connection, providerReference, read.order);
+}
 
-  /** The charge in kobo when the panel said it in a currency we can convert; otherwise null (charge is informative). */
-  function chargeInKobo(charge: string | number | null | undefined, currency: string | null): bigint | null {
-    if (charge === null || charge === undefined || currency === null) return null;
-    const factor = koboPerUnit.get(currency.trim().toUpperCase());
-    if (factor === undefined) return null;
-    const kobo = toKobo(String(charge), factor, 'up');
-    return kobo !== null && kobo >= 0n ? kobo : null;
+async function balance(connection: SmmPanelConnection): Promise<bigint> {
+  const { amount, currency } = await readBalance(connection);
+  const kobo = toKobo(amount, factorFor(connection, currency, 'balance'), 'down');
+  if (kobo === null) {
+    throw new VtuProviderError(connection.provider, `balance: the panel wrote an unreadable amount`);
   }
+  return kobo;
+}
+
+/** Asks the panel about one order (`action=status&order=<id>`). */
+async function readStatus(connection: SmmPanelConnection, providerReference: string): Promise<StatusRead> {
+  const answer = await send(connection, 'status', { order: providerReference });
+  if (answer.kind === 'indefinite') return answer;
+  const refused = panelError.safeParse(answer.body);
+  if (refused.success) return { kind: 'error', message: clipMessage(refused.data.error) };
+  const parsed = statusAnswer.safeParse(answer.body);
+  if (!parsed.success) return { kind: 'indefinite', reason: `the panel ${unexpected(parsed.error)}` };
+  return { kind: 'status', order: parsed.data };
+}
+
+/** What a status word means (see the header); unknown only for a Partial we cannot read. */
+function statusOutcome(
+  connection: SmmPanelConnection,
+  providerReference: string,
+  order: StatusAnswer,
+): PurchaseOutcome {
+  const word = order.status.trim().toLowerCase();
+  if (word === 'canceled' || word === 'cancelled') {
+    return { status: 'failed', reason: 'the panel canceled the order: nothing was delivered' };
+  }
+  if (word !== 'completed' && word !== 'partial') return { status: 'pending', providerReference };
+  const chargedKobo = chargeInKobo(connection, order.charge, order.currency ?? connection.learnt.currency);
+  const charged = chargedKobo !== null ? { chargedKobo } : {};
+  if (word === 'completed') return { status: 'success', providerReference, ...charged };
+  const remains = remainsOf(order.remains);
+  if (remains === null) {
+    return {
+      status: 'unknown',
+      reason:
+        `the panel reports order ${providerReference} Partial with a remains we cannot read ` +
+        `(${describe(order.remains)}): a person must check the order in the panel before anything is refunded`,
+    };
+  }
+  return { status: 'success', providerReference, ...charged, remains };
+}
+
+/** The charge in kobo when the panel said it in a currency we can convert; otherwise null (charge is informative). */
+function chargeInKobo(
+  connection: SmmPanelConnection,
+  charge: string | number | null | undefined,
+  currency: string | null,
+): bigint | null {
+  if (charge === null || charge === undefined || currency === null) return null;
+  const factor = connection.koboPerUnit.get(currency.trim().toUpperCase());
+  if (factor === undefined) return null;
+  const kobo = toKobo(String(charge), factor, 'up');
+  return kobo !== null && kobo >= 0n ? kobo : null;
 }
 
 /**

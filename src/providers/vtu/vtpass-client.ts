@@ -1,6 +1,13 @@
+import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { koboToNaira, nairaKoboMax } from '../../money.ts';
-import { clipMessage, exchange, issuePaths, safeJson } from '../http-exchange.ts';
+import {
+  clipMessage,
+  exchangeJson,
+  issuePaths,
+  type JsonEndpoint,
+  strangerAnswer,
+} from '../http-exchange.ts';
 import {
   type BettingCompanyItem,
   type CablePlanItem,
@@ -17,6 +24,7 @@ import {
   type PurchaseOutcome,
   type PurchaseRequest,
   type RequeryOutcome,
+  type RequeryRequest,
   type VtuProvider,
   VtuProviderError,
   VtuRefusedLocally,
@@ -66,6 +74,8 @@ export type VtpassClientOptions = {
   secretKey: string;
   /** Bounds each call as a whole, the body and the one GET retry included. */
   timeoutMs: number;
+  /** The context's connection pool (http-exchange.ts createOutboundAgent); undefined: undici's global one. */
+  dispatcher?: Dispatcher | undefined;
 };
 
 /** A request id: 12 digits of Lagos time (YYYYMMDDHHmm), then our alphanumeric suffix. */
@@ -251,404 +261,471 @@ const balanceAnswer = z.object({
   content: z.object({ balance: amountText }).nullish(),
 });
 
+/** What every call to VTpass needs, made once by createVtpassClient. */
+type VtpassConnection = {
+  /** The configuration name (bills), in every reason and error. */
+  provider: string;
+  /** The base URL and the `api-key` every call carries. */
+  endpoint: JsonEndpoint;
+  publicKey: string;
+  secretKey: string;
+};
+
 type Call = { what: string; method: 'GET' | 'POST'; path: string; body?: Record<string, unknown> };
 /** What became of a call: a readable JSON body, or no usable answer (and why). */
 type Reply = { kind: 'body'; body: unknown } | { kind: 'none'; reason: string };
 
 export function createVtpassClient(options: VtpassClientOptions): VtuProvider {
-  const provider = options.name;
-
-  async function send(call: Call): Promise<Reply> {
-    const headers: Record<string, string> = { accept: 'application/json', 'api-key': options.apiKey };
-    if (call.method === 'GET') headers['public-key'] = options.publicKey;
-    else headers['secret-key'] = options.secretKey;
-    if (call.body !== undefined) headers['content-type'] = 'application/json';
-    const result = await exchange({
-      url: `${options.baseUrl().replace(/\/+$/, '')}${call.path}`,
-      method: call.method,
-      headers,
-      ...(call.body !== undefined ? { body: JSON.stringify(call.body) } : {}),
+  const connection: VtpassConnection = {
+    provider: options.name,
+    endpoint: {
+      baseUrl: options.baseUrl,
+      headers: { 'api-key': options.apiKey },
       timeoutMs: options.timeoutMs,
-      retry: call.method === 'GET',
-    });
-    if (result.kind === 'no_answer') return { kind: 'none', reason: result.reason };
-    const { status, text } = result;
-    if (status >= 500) return { kind: 'none', reason: `failed upstream (${status})` };
-    const parsed = safeJson(text);
-    // VTpass answers its refusals with a code in the body; a non-2xx without one comes from
-    // something in between (a proxy, a wrong base URL), which tells nothing about the order.
-    if (status >= 200 && status < 300 && parsed !== undefined) return { kind: 'body', body: parsed };
-    if (status >= 400 && envelope.safeParse(parsed).success) return { kind: 'body', body: parsed };
-    if (parsed === undefined)
-      return { kind: 'none', reason: `answered ${status} with a body that is not JSON` };
-    return {
-      kind: 'none',
-      reason: `answered ${status} without VTpass's envelope (is the base URL right?)`,
-    };
-  }
-
-  function error(what: string, happened: string): VtuProviderError {
-    return new VtuProviderError(provider, `${what} ${happened}`);
-  }
-
-  /** Nothing was sent: the request cannot go on the wire (vtu-provider.ts VtuRefusedLocally). */
-  function refusedLocally(what: string, why: string): VtuRefusedLocally {
-    return new VtuRefusedLocally(provider, `${what} refused locally: ${why}`);
-  }
-
-  /** A call whose failure is an error (catalogue, verify, balance), its body read by the schema. */
-  async function fetchChecked<T>(call: Call, schema: z.ZodType<T>): Promise<T> {
-    const reply = await send(call);
-    if (reply.kind === 'none') throw error(call.what, reply.reason);
-    const result = schema.safeParse(reply.body);
-    if (!result.success) {
-      const refused = envelope.safeParse(reply.body);
-      if (refused.success) throw error(call.what, `was refused: ${describeCode(refused.data)}`);
-      throw error(call.what, `answered with an unexpected body (at ${issuePaths(result.error)})`);
-    }
-    return result.data;
-  }
-
-  async function services(identifier: string): Promise<{ serviceID: string; name: string }[]> {
-    const what = `services (${identifier})`;
-    const answer = await fetchChecked(
-      { what, method: 'GET', path: `/services?${new URLSearchParams({ identifier })}` },
-      servicesAnswer,
-    );
-    if (answer.response_description !== '000')
-      throw error(what, `answered code ${answer.response_description}`);
-    return answer.content.map((service) => ({ serviceID: service.serviceID, name: service.name }));
-  }
-
-  async function variations(serviceID: string): Promise<{ code: string; name: string; kobo: bigint }[]> {
-    const what = `service variations (${serviceID})`;
-    const answer = await fetchChecked(
-      { what, method: 'GET', path: `/service-variations?${new URLSearchParams({ serviceID })}` },
-      variationsAnswer,
-    );
-    if (answer.response_description !== '000')
-      throw error(what, `answered code ${answer.response_description}`);
-    // VTpass spells the list both ways, depending on the service.
-    const list = answer.content.variations ?? answer.content.varations;
-    if (list === undefined || list === null) throw error(what, 'answered without a list of variations');
-    return list.map((item) => {
-      const kobo = vtpassNairaToKobo(item.variation_amount);
-      if (kobo === null) {
-        throw error(what, `priced ${item.variation_code} unreadably: ${String(item.variation_amount)}`);
-      }
-      return { code: item.variation_code, name: item.name, kobo };
-    });
-  }
-
-  function requireOffered(service: VtuService): void {
-    if (!offered.has(service)) notOffered(provider, service);
-  }
-
-  function purchaseBody(request: PurchaseRequest): Record<string, unknown> {
-    const request_id = request.reference;
-    switch (request.service) {
-      case 'airtime':
-        return {
-          request_id,
-          serviceID: networkServiceIds[request.network],
-          amount: wireNaira(request.amountKobo),
-          phone: request.phone,
-        };
-      case 'data':
-        return {
-          request_id,
-          serviceID: dataServiceId(request.network),
-          billersCode: request.phone,
-          variation_code: request.planId,
-          phone: request.phone,
-        };
-      case 'cable':
-        // Renew pays the amount verify quoted for the current bouquet; change names the new one.
-        return request.subscriptionType === 'renew'
-          ? {
-              request_id,
-              serviceID: request.provider,
-              billersCode: request.iuc,
-              amount: wireNaira(request.amountKobo),
-              phone: request.phone,
-              subscription_type: 'renew',
-            }
-          : {
-              request_id,
-              serviceID: request.provider,
-              billersCode: request.iuc,
-              variation_code: request.planId,
-              amount: wireNaira(request.amountKobo),
-              phone: request.phone,
-              subscription_type: 'change',
-              quantity: 1,
-            };
-      case 'electricity':
-        return {
-          request_id,
-          serviceID: request.disco,
-          billersCode: request.meter,
-          variation_code: request.meterType,
-          amount: wireNaira(request.amountKobo),
-          phone: request.phone,
-        };
-      case 'betting':
-        return {
-          request_id,
-          serviceID: request.company,
-          billersCode: request.customerId,
-          amount: wireNaira(request.amountKobo),
-        };
-      case 'education':
-        if (!Number.isSafeInteger(request.quantity) || request.quantity < 1) {
-          throw refusedLocally('purchase', `quantity ${request.quantity} is not a positive integer`);
-        }
-        return {
-          request_id,
-          serviceID: request.exam,
-          variation_code: request.variation,
-          quantity: request.quantity,
-          phone: request.phone,
-          ...(request.profileId !== undefined ? { billersCode: request.profileId } : {}),
-        };
-      case 'airtime_to_cash':
-      case 'social':
-        return notOffered(provider, request.service);
-    }
-  }
-
-  function wireNaira(kobo: bigint): number {
-    if (kobo <= 0n || kobo > nairaKoboMax) {
-      throw refusedLocally('purchase', `${kobo} kobo is not an amount a JSON number carries exactly`);
-    }
-    return koboToNaira(kobo);
-  }
-
-  /** Reads a pay or requery answer into an outcome; `notFound` only for a requery. */
-  function outcomeOf(reply: Reply, service: VtuService, reference: string): RequeryOutcome {
-    if (reply.kind === 'none') return { status: 'unknown', reason: `${provider} ${reply.reason}` };
-    const parsed = payAnswer.safeParse(reply.body);
-    if (!parsed.success) {
-      return {
-        status: 'unknown',
-        reason: `${provider} answered with an unexpected body (at ${issuePaths(parsed.error)})`,
-      };
-    }
-    const answer = parsed.data;
-    const described = describeCode(answer);
-    if (answer.requestId !== undefined && answer.requestId !== null && answer.requestId !== reference) {
-      return { status: 'unknown', reason: `${provider} answered for a different request id` };
-    }
-    const transaction = answer.content?.transactions ?? null;
-    const providerReference = transaction?.transactionId ?? null;
-    if (answer.code === '000') {
-      switch (transaction?.status.toLowerCase()) {
-        case 'delivered':
-          return { status: 'success', ...delivery(answer, service, providerReference) };
-        case 'failed':
-        case 'reversed':
-          return {
-            status: 'failed',
-            reason: `${provider} ${transaction!.status.toLowerCase()}: ${described}`,
-          };
-        case 'initiated':
-        case 'pending':
-          return { status: 'pending', providerReference };
-        default:
-          return {
-            status: 'unknown',
-            reason: `${provider} processed the order with status ${transaction?.status ?? '(none)'}`,
-          };
-      }
-    }
-    if (processingCodes.has(answer.code)) return { status: 'pending', providerReference };
-    if (answer.code === '014') {
-      return { status: 'unknown', reason: `${provider} already holds this request id (014): requery it` };
-    }
-    const refusal = definiteRefusals.get(answer.code);
-    if (refusal !== undefined) return { status: 'failed', reason: `${provider} refused: ${described}` };
-    return { status: 'unknown', reason: `${provider} answered code ${described}` };
-  }
-
+      dispatcher: options.dispatcher,
+    },
+    publicKey: options.publicKey,
+    secretKey: options.secretKey,
+  };
+  const provider = options.name;
   return {
     name: provider,
     services: offered,
     // VTpass takes airtime to the kobo and answers its own limits per service (013, 017: ₦50-₦50,000,
     // the service's own bounds): nothing of it for the purchase to check before the debit.
     airtimeAmounts: null,
-
-    async networks(service) {
-      requireOffered(service);
-      const wanted =
-        service === 'airtime'
-          ? networkServiceIds
-          : Object.fromEntries(networks.map((n) => [n, dataServiceId(n)]));
-      const available = new Set((await services(service)).map((s) => s.serviceID));
-      return networks
-        .filter((network) => available.has(wanted[network]!))
-        .map((network): NetworkItem => ({ id: network, name: networkNames[network] }));
-    },
-
-    async dataPlans(network) {
-      if (!(network in networkServiceIds)) throw error('data plans', `know no network ${String(network)}`);
-      const serviceID = dataServiceId(network);
-      return (await variations(serviceID)).map(
-        (item): DataPlanItem => ({
-          planId: item.code,
-          network,
-          // VTpass sells the networks' own bundles; its separate SME products are not listed here.
-          planType: /\bSME\b/i.test(item.name) ? 'SME' : 'GIFTING',
-          name: item.name,
-          validity: validityOf(item.name),
-          wholesaleKobo: item.kobo,
-        }),
-      );
-    },
-
-    async cableProviders() {
-      return (await services('tv-subscription')).map(
+    networks: (service) => listNetworks(connection, service),
+    dataPlans: (network) => listDataPlans(connection, network),
+    cableProviders: async () =>
+      (await listServices(connection, 'tv-subscription')).map(
         (s): CableProviderItem => ({ id: s.serviceID, name: s.name }),
-      );
-    },
-
-    async cablePlans(cableProvider) {
-      return (await variations(cableProvider)).map(
-        (item): CablePlanItem => ({
-          planId: item.code,
-          provider: cableProvider,
-          name: item.name,
-          wholesaleKobo: item.kobo,
-        }),
-      );
-    },
-
-    async discos() {
-      return (await services('electricity-bill')).map((s): DiscoItem => ({ id: s.serviceID, name: s.name }));
-    },
-
-    async bettingCompanies() {
-      return (await services('betting')).map((s): BettingCompanyItem => ({ id: s.serviceID, name: s.name }));
-    },
-
-    async educationItems() {
-      const exams = await services('education');
-      const lists = await Promise.all(exams.map((exam) => variations(exam.serviceID)));
-      return exams.flatMap((exam, index) =>
-        lists[index]!.map(
-          (item): EducationItem => ({
-            exam: exam.serviceID,
-            variation: item.code,
-            name: item.name,
-            wholesaleKobo: item.kobo,
-          }),
-        ),
-      );
-    },
-
-    async socialServices() {
-      return notOffered(provider, 'social');
-    },
-
+      ),
+    cablePlans: (cableProvider) => listCablePlans(connection, cableProvider),
+    discos: async () =>
+      (await listServices(connection, 'electricity-bill')).map(
+        (s): DiscoItem => ({ id: s.serviceID, name: s.name }),
+      ),
+    bettingCompanies: async () =>
+      (await listServices(connection, 'betting')).map(
+        (s): BettingCompanyItem => ({ id: s.serviceID, name: s.name }),
+      ),
+    educationItems: () => listEducationItems(connection),
+    socialServices: async () => notOffered(provider, 'social'),
     // VTpass sells no airtime-to-cash: the bills party's airtime-to-cash client answers it
     // (combined-provider.ts).
     airtimeToCashLine: async () => notOffered(provider, 'airtime-to-cash'),
+    verifyCustomer: (request) => verifyCustomer(connection, request),
+    purchase: (request) => purchase(connection, request),
+    requery: (request) => requery(connection, request),
+    balance: () => balance(connection),
+  };
+}
 
-    async verifyCustomer(request: CustomerLookupRequest): Promise<CustomerLookup> {
-      requireOffered(request.service);
-      const what = 'merchant verify';
-      const body =
-        request.service === 'cable'
-          ? { billersCode: request.iuc, serviceID: request.provider }
-          : request.service === 'electricity'
-            ? { billersCode: request.meter, serviceID: request.disco, type: request.meterType }
-            : { billersCode: request.customerId, serviceID: request.company };
-      if (body.billersCode.trim() === '') throw error(what, 'refused locally: the number is empty');
-      const answer = await fetchChecked(
-        { what, method: 'POST', path: '/merchant-verify', body },
-        verifyAnswer,
+/** One call: GET carries `public-key`, POST `secret-key`; only a GET is sent twice (see the header). */
+async function send(connection: VtpassConnection, call: Call): Promise<Reply> {
+  const reply = await exchangeJson(connection.endpoint, {
+    method: call.method,
+    path: call.path,
+    headers:
+      call.method === 'GET' ? { 'public-key': connection.publicKey } : { 'secret-key': connection.secretKey },
+    ...(call.body !== undefined ? { body: { json: call.body } } : {}),
+    retry: call.method === 'GET',
+  });
+  if (reply.kind === 'no_answer') return { kind: 'none', reason: reply.reason };
+  const { status, body } = reply;
+  if (status >= 200 && status < 300) return { kind: 'body', body };
+  // VTpass answers its refusals with a code in the body; a non-2xx without one comes from something
+  // in between (a proxy, a wrong base URL), which tells nothing about the order.
+  if (envelope.safeParse(body).success) return { kind: 'body', body };
+  return { kind: 'none', reason: strangerAnswer(status, "VTpass's envelope") };
+}
+
+function vtpassError(connection: VtpassConnection, what: string, happened: string): VtuProviderError {
+  return new VtuProviderError(connection.provider, `${what} ${happened}`);
+}
+
+/** Nothing was sent: the request cannot go on the wire (vtu-provider.ts VtuRefusedLocally). */
+function refusedLocally(connection: VtpassConnection, what: string, why: string): VtuRefusedLocally {
+  return new VtuRefusedLocally(connection.provider, `${what} refused locally: ${why}`);
+}
+
+function requireOffered(connection: VtpassConnection, service: VtuService): void {
+  if (!offered.has(service)) notOffered(connection.provider, service);
+}
+
+/** A call whose failure is an error (catalogue, verify, balance), its body read by the schema. */
+async function fetchChecked<T>(connection: VtpassConnection, call: Call, schema: z.ZodType<T>): Promise<T> {
+  const reply = await send(connection, call);
+  if (reply.kind === 'none') throw vtpassError(connection, call.what, reply.reason);
+  const result = schema.safeParse(reply.body);
+  if (!result.success) {
+    const refused = envelope.safeParse(reply.body);
+    if (refused.success) {
+      throw vtpassError(connection, call.what, `was refused: ${describeCode(refused.data)}`);
+    }
+    throw vtpassError(
+      connection,
+      call.what,
+      `answered with an unexpected body (at ${issuePaths(result.error)})`,
+    );
+  }
+  return result.data;
+}
+
+async function listServices(
+  connection: VtpassConnection,
+  identifier: string,
+): Promise<{ serviceID: string; name: string }[]> {
+  const what = `services (${identifier})`;
+  const answer = await fetchChecked(
+    connection,
+    { what, method: 'GET', path: `/services?${new URLSearchParams({ identifier })}` },
+    servicesAnswer,
+  );
+  if (answer.response_description !== '000') {
+    throw vtpassError(connection, what, `answered code ${answer.response_description}`);
+  }
+  return answer.content.map((service) => ({ serviceID: service.serviceID, name: service.name }));
+}
+
+async function listVariations(
+  connection: VtpassConnection,
+  serviceID: string,
+): Promise<{ code: string; name: string; kobo: bigint }[]> {
+  const what = `service variations (${serviceID})`;
+  const answer = await fetchChecked(
+    connection,
+    { what, method: 'GET', path: `/service-variations?${new URLSearchParams({ serviceID })}` },
+    variationsAnswer,
+  );
+  if (answer.response_description !== '000') {
+    throw vtpassError(connection, what, `answered code ${answer.response_description}`);
+  }
+  // VTpass spells the list both ways, depending on the service.
+  const list = answer.content.variations ?? answer.content.varations;
+  if (list === undefined || list === null) {
+    throw vtpassError(connection, what, 'answered without a list of variations');
+  }
+  return list.map((item) => {
+    const kobo = vtpassNairaToKobo(item.variation_amount);
+    if (kobo === null) {
+      throw vtpassError(
+        connection,
+        what,
+        `priced ${item.variation_code} unreadably: ${String(item.variation_amount)}`,
       );
-      const content = answer.content ?? {};
-      const wrong = content.WrongBillersCode === true || content.WrongBillersCode === 'true';
-      if (content.error !== undefined || wrong) {
-        const reason = typeof content.error === 'string' ? content.error : 'the number was not found';
-        return { found: false, reason: clipMessage(reason) };
-      }
-      // 011 is VTpass's answer to a number it cannot read at all: the customer is not there.
-      if (answer.code === '011') return { found: false, reason: describeCode(answer) };
-      if (answer.code !== '000' && answer.code !== '020')
-        throw error(what, `was refused: ${describeCode(answer)}`);
-      const name = content.Customer_Name;
-      if (typeof name !== 'string' || name.trim() === '')
-        throw error(what, 'answered without a customer name');
-      const details: Record<string, string> = {};
-      for (const [key, value] of Object.entries(content)) {
-        if (key === 'Customer_Name' || key === 'WrongBillersCode') continue;
-        if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
-          details[key] = String(value);
-        }
-      }
-      return { found: true, name: name.trim(), details };
-    },
+    }
+    return { code: item.variation_code, name: item.name, kobo };
+  });
+}
 
-    async purchase(request): Promise<PurchaseOutcome> {
-      requireOffered(request.service);
-      if (!isVtpassRequestId(request.reference)) {
-        throw refusedLocally('purchase', `${request.reference} is not a VTpass request id`);
-      }
-      const body = purchaseBody(request);
-      const reply = await send({ what: 'purchase', method: 'POST', path: '/pay', body });
-      const outcome = outcomeOf(reply, request.service, request.reference);
-      // 015 answers a requery; on a purchase it is one more code we cannot place.
-      return outcome.status === 'not_found'
-        ? { status: 'unknown', reason: `${provider} answered a purchase with 015` }
-        : outcome;
-    },
+async function listNetworks(
+  connection: VtpassConnection,
+  service: 'airtime' | 'data',
+): Promise<NetworkItem[]> {
+  requireOffered(connection, service);
+  const wanted =
+    service === 'airtime'
+      ? networkServiceIds
+      : Object.fromEntries(networks.map((n) => [n, dataServiceId(n)]));
+  const available = new Set((await listServices(connection, service)).map((s) => s.serviceID));
+  return networks
+    .filter((network) => available.has(wanted[network]!))
+    .map((network): NetworkItem => ({ id: network, name: networkNames[network] }));
+}
 
-    async requery(request): Promise<RequeryOutcome> {
-      requireOffered(request.service);
-      const reply = await send({
-        what: 'requery',
-        method: 'POST',
-        path: '/requery',
-        body: { request_id: request.reference },
-      });
-      const parsed = reply.kind === 'body' ? envelope.safeParse(reply.body) : null;
-      const code = parsed?.success === true ? parsed.data.code : null;
-      if (code === '015') {
-        // "No such request id" is believable only while VTpass has never named the order to us.
-        return request.providerReference === null
-          ? { status: 'not_found' }
-          : {
-              status: 'unknown',
-              reason: `${provider} has no record of ${request.reference}, yet named it ${request.providerReference}`,
-            };
-      }
-      const outcome = outcomeOf(reply, request.service, request.reference);
-      // A refusal of the requery (credentials, IP whitelist, float, account state, validation) is
-      // about this call, not the order, which may well have been delivered: never a refund. Only
-      // VTpass's word about the order itself is a failure.
-      if (outcome.status === 'failed' && code !== '000' && !orderFailureCodes.has(code ?? '')) {
-        return { status: 'unknown', reason: `${provider} refused the requery: ${outcome.reason}` };
-      }
-      return outcome;
-    },
+async function listDataPlans(connection: VtpassConnection, network: Network): Promise<DataPlanItem[]> {
+  if (!(network in networkServiceIds)) {
+    throw vtpassError(connection, 'data plans', `know no network ${String(network)}`);
+  }
+  return (await listVariations(connection, dataServiceId(network))).map(
+    (item): DataPlanItem => ({
+      planId: item.code,
+      network,
+      // VTpass sells the networks' own bundles; its separate SME products are not listed here.
+      planType: /\bSME\b/i.test(item.name) ? 'SME' : 'GIFTING',
+      name: item.name,
+      validity: validityOf(item.name),
+      wholesaleKobo: item.kobo,
+    }),
+  );
+}
 
-    async balance() {
-      const what = 'balance';
-      const answer = await fetchChecked({ what, method: 'GET', path: '/balance' }, balanceAnswer);
-      const amount = answer.contents?.balance ?? answer.content?.balance;
-      if (amount === undefined) {
-        const refused = envelope.safeParse(answer);
-        throw error(
-          what,
-          refused.success ? `was refused: ${describeCode(refused.data)}` : 'answered without a balance',
+async function listCablePlans(connection: VtpassConnection, cableProvider: string): Promise<CablePlanItem[]> {
+  return (await listVariations(connection, cableProvider)).map(
+    (item): CablePlanItem => ({
+      planId: item.code,
+      provider: cableProvider,
+      name: item.name,
+      wholesaleKobo: item.kobo,
+    }),
+  );
+}
+
+async function listEducationItems(connection: VtpassConnection): Promise<EducationItem[]> {
+  const exams = await listServices(connection, 'education');
+  const lists = await Promise.all(exams.map((exam) => listVariations(connection, exam.serviceID)));
+  return exams.flatMap((exam, index) =>
+    lists[index]!.map(
+      (item): EducationItem => ({
+        exam: exam.serviceID,
+        variation: item.code,
+        name: item.name,
+        wholesaleKobo: item.kobo,
+      }),
+    ),
+  );
+}
+
+async function verifyCustomer(
+  connection: VtpassConnection,
+  request: CustomerLookupRequest,
+): Promise<CustomerLookup> {
+  requireOffered(connection, request.service);
+  const what = 'merchant verify';
+  const body =
+    request.service === 'cable'
+      ? { billersCode: request.iuc, serviceID: request.provider }
+      : request.service === 'electricity'
+        ? { billersCode: request.meter, serviceID: request.disco, type: request.meterType }
+        : { billersCode: request.customerId, serviceID: request.company };
+  if (body.billersCode.trim() === '') {
+    throw vtpassError(connection, what, 'refused locally: the number is empty');
+  }
+  const answer = await fetchChecked(
+    connection,
+    { what, method: 'POST', path: '/merchant-verify', body },
+    verifyAnswer,
+  );
+  const content = answer.content ?? {};
+  const wrong = content.WrongBillersCode === true || content.WrongBillersCode === 'true';
+  if (content.error !== undefined || wrong) {
+    const reason = typeof content.error === 'string' ? content.error : 'the number was not found';
+    return { found: false, reason: clipMessage(reason) };
+  }
+  // 011 is VTpass's answer to a number it cannot read at all: the customer is not there.
+  if (answer.code === '011') return { found: false, reason: describeCode(answer) };
+  if (answer.code !== '000' && answer.code !== '020') {
+    throw vtpassError(connection, what, `was refused: ${describeCode(answer)}`);
+  }
+  const name = content.Customer_Name;
+  if (typeof name !== 'string' || name.trim() === '') {
+    throw vtpassError(connection, what, 'answered without a customer name');
+  }
+  const details: Record<string, string> = {};
+  for (const [key, value] of Object.entries(content)) {
+    if (key === 'Customer_Name' || key === 'WrongBillersCode') continue;
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+      details[key] = String(value);
+    }
+  }
+  return { found: true, name: name.trim(), details };
+}
+
+async function purchase(connection: VtpassConnection, request: PurchaseRequest): Promise<PurchaseOutcome> {
+  requireOffered(connection, request.service);
+  if (!isVtpassRequestId(request.reference)) {
+    throw refusedLocally(connection, 'purchase', `${request.reference} is not a VTpass request id`);
+  }
+  const body = purchaseBody(connection, request);
+  const reply = await send(connection, { what: 'purchase', method: 'POST', path: '/pay', body });
+  const outcome = outcomeOf(connection, reply, request.service, request.reference);
+  // 015 answers a requery; on a purchase it is one more code we cannot place.
+  return outcome.status === 'not_found'
+    ? { status: 'unknown', reason: `${connection.provider} answered a purchase with 015` }
+    : outcome;
+}
+
+async function requery(connection: VtpassConnection, request: RequeryRequest): Promise<RequeryOutcome> {
+  const { provider } = connection;
+  requireOffered(connection, request.service);
+  const reply = await send(connection, {
+    what: 'requery',
+    method: 'POST',
+    path: '/requery',
+    body: { request_id: request.reference },
+  });
+  const parsed = reply.kind === 'body' ? envelope.safeParse(reply.body) : null;
+  const code = parsed?.success === true ? parsed.data.code : null;
+  if (code === '015') {
+    // "No such request id" is believable only while VTpass has never named the order to us.
+    return request.providerReference === null
+      ? { status: 'not_found' }
+      : {
+          status: 'unknown',
+          reason: `${provider} has no record of ${request.reference}, yet named it ${request.providerReference}`,
+        };
+  }
+  const outcome = outcomeOf(connection, reply, request.service, request.reference);
+  // A refusal of the requery (credentials, IP whitelist, float, account state, validation) is
+  // about this call, not the order, which may well have been delivered: never a refund. Only
+  // VTpass's word about the order itself is a failure.
+  if (outcome.status === 'failed' && code !== '000' && !orderFailureCodes.has(code ?? '')) {
+    return { status: 'unknown', reason: `${provider} refused the requery: ${outcome.reason}` };
+  }
+  return outcome;
+}
+
+async function balance(connection: VtpassConnection): Promise<bigint> {
+  const what = 'balance';
+  const answer = await fetchChecked(connection, { what, method: 'GET', path: '/balance' }, balanceAnswer);
+  const amount = answer.contents?.balance ?? answer.content?.balance;
+  if (amount === undefined) {
+    const refused = envelope.safeParse(answer);
+    throw vtpassError(
+      connection,
+      what,
+      refused.success ? `was refused: ${describeCode(refused.data)}` : 'answered without a balance',
+    );
+  }
+  const kobo = vtpassNairaToKobo(amount);
+  if (kobo === null) throw vtpassError(connection, what, `answered an unreadable balance: ${String(amount)}`);
+  return kobo;
+}
+
+/** The body of /pay for each service VTpass sells. */
+function purchaseBody(connection: VtpassConnection, request: PurchaseRequest): Record<string, unknown> {
+  const request_id = request.reference;
+  const naira = (kobo: bigint) => wireNaira(connection, kobo);
+  switch (request.service) {
+    case 'airtime':
+      return {
+        request_id,
+        serviceID: networkServiceIds[request.network],
+        amount: naira(request.amountKobo),
+        phone: request.phone,
+      };
+    case 'data':
+      return {
+        request_id,
+        serviceID: dataServiceId(request.network),
+        billersCode: request.phone,
+        variation_code: request.planId,
+        phone: request.phone,
+      };
+    case 'cable':
+      return cableBody(request, naira(request.amountKobo));
+    case 'electricity':
+      return {
+        request_id,
+        serviceID: request.disco,
+        billersCode: request.meter,
+        variation_code: request.meterType,
+        amount: naira(request.amountKobo),
+        phone: request.phone,
+      };
+    case 'betting':
+      return {
+        request_id,
+        serviceID: request.company,
+        billersCode: request.customerId,
+        amount: naira(request.amountKobo),
+      };
+    case 'education':
+      if (!Number.isSafeInteger(request.quantity) || request.quantity < 1) {
+        throw refusedLocally(
+          connection,
+          'purchase',
+          `quantity ${request.quantity} is not a positive integer`,
         );
       }
-      const kobo = vtpassNairaToKobo(amount);
-      if (kobo === null) throw error(what, `answered an unreadable balance: ${String(amount)}`);
-      return kobo;
-    },
+      return {
+        request_id,
+        serviceID: request.exam,
+        variation_code: request.variation,
+        quantity: request.quantity,
+        phone: request.phone,
+        ...(request.profileId !== undefined ? { billersCode: request.profileId } : {}),
+      };
+    case 'airtime_to_cash':
+    case 'social':
+      return notOffered(connection.provider, request.service);
+  }
+}
+
+/** Renew pays the amount verify quoted for the current bouquet; change names the new one. */
+function cableBody(
+  request: Extract<PurchaseRequest, { service: 'cable' }>,
+  amount: number,
+): Record<string, unknown> {
+  const common = {
+    request_id: request.reference,
+    serviceID: request.provider,
+    billersCode: request.iuc,
   };
+  return request.subscriptionType === 'renew'
+    ? { ...common, amount, phone: request.phone, subscription_type: 'renew' }
+    : {
+        ...common,
+        variation_code: request.planId,
+        amount,
+        phone: request.phone,
+        subscription_type: 'change',
+        quantity: 1,
+      };
+}
+
+function wireNaira(connection: VtpassConnection, kobo: bigint): number {
+  if (kobo <= 0n || kobo > nairaKoboMax) {
+    throw refusedLocally(
+      connection,
+      'purchase',
+      `${kobo} kobo is not an amount a JSON number carries exactly`,
+    );
+  }
+  return koboToNaira(kobo);
+}
+
+/** Reads a pay or requery answer into an outcome; `notFound` only for a requery. */
+function outcomeOf(
+  connection: VtpassConnection,
+  reply: Reply,
+  service: VtuService,
+  reference: string,
+): RequeryOutcome {
+  const { provider } = connection;
+  if (reply.kind === 'none') return { status: 'unknown', reason: `${provider} ${reply.reason}` };
+  const parsed = payAnswer.safeParse(reply.body);
+  if (!parsed.success) {
+    return {
+      status: 'unknown',
+      reason: `${provider} answered with an unexpected body (at ${issuePaths(parsed.error)})`,
+    };
+  }
+  const answer = parsed.data;
+  const described = describeCode(answer);
+  if (answer.requestId !== undefined && answer.requestId !== null && answer.requestId !== reference) {
+    return { status: 'unknown', reason: `${provider} answered for a different request id` };
+  }
+  const transaction = answer.content?.transactions ?? null;
+  const providerReference = transaction?.transactionId ?? null;
+  if (answer.code === '000') {
+    switch (transaction?.status.toLowerCase()) {
+      case 'delivered':
+        return { status: 'success', ...delivery(answer, service, providerReference) };
+      case 'failed':
+      case 'reversed':
+        return {
+          status: 'failed',
+          reason: `${provider} ${transaction!.status.toLowerCase()}: ${described}`,
+        };
+      case 'initiated':
+      case 'pending':
+        return { status: 'pending', providerReference };
+      default:
+        return {
+          status: 'unknown',
+          reason: `${provider} processed the order with status ${transaction?.status ?? '(none)'}`,
+        };
+    }
+  }
+  if (processingCodes.has(answer.code)) return { status: 'pending', providerReference };
+  if (answer.code === '014') {
+    return { status: 'unknown', reason: `${provider} already holds this request id (014): requery it` };
+  }
+  const refusal = definiteRefusals.get(answer.code);
+  if (refusal !== undefined) return { status: 'failed', reason: `${provider} refused: ${described}` };
+  return { status: 'unknown', reason: `${provider} answered code ${described}` };
 }
 
 /** What a successful order carries for the user, from wherever this DisCo or exam put it. */

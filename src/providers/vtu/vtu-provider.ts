@@ -118,6 +118,13 @@ export type PurchaseOutcome =
 /** A requery's answer; `not_found` means the provider never received the reference. */
 export type RequeryOutcome = PurchaseOutcome | { status: 'not_found' };
 
+/**
+ * What a requery asks about. `providerReference` is the provider's id from an earlier answer, or null
+ * when none came (a timeout): the adapter then finds the order by our reference where its API allows,
+ * and answers `unknown` where it cannot.
+ */
+export type RequeryRequest = { reference: string; service: VtuService; providerReference: string | null };
+
 // Catalogue items, normalised. Prices are the provider's (wholesale) in kobo; retail is ours.
 
 export type NetworkItem = { id: Network; name: string };
@@ -221,16 +228,8 @@ export type VtuProvider = {
    */
   airtimeToCashLine(network: Network): Promise<string>;
   purchase(request: PurchaseRequest): Promise<PurchaseOutcome>;
-  /**
-   * Asks what became of a purchase. `providerReference` is the provider's id from an earlier
-   * answer, or null when none came (a timeout): the adapter then finds the order by our reference
-   * where its API allows, and answers `unknown` where it cannot.
-   */
-  requery(request: {
-    reference: string;
-    service: VtuService;
-    providerReference: string | null;
-  }): Promise<RequeryOutcome>;
+  /** Asks what became of a purchase (RequeryRequest says how it is found). */
+  requery(request: RequeryRequest): Promise<RequeryOutcome>;
   /** Our float at the provider, in kobo. */
   balance(): Promise<bigint>;
 };
