@@ -1,13 +1,16 @@
 import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
 
-// One HTTP exchange with an outside party, as every adapter needs it: a single time budget for the
-// whole call (the body included: headers followed by a stall are no answer), no redirects, and the
-// retry rule that is safe for money. A read (`retry: true`, GET and other calls that change nothing)
-// is sent once more after a network error or a 5xx while the budget lasts; anything else is sent once,
-// since a repeated purchase or transfer could act twice. What the status and body mean is the
-// adapter's to say.
+// The one JSON exchange every HTTP adapter makes with its party (exchangeJson): a single time budget
+// for the whole call (the body included: headers followed by a stall are no answer), no redirects,
+// and the retry rule that is safe for money. A read (`retry: true`: a GET, a status query, anything
+// that changes nothing at the other end) is sent once more after a network error or a 5xx while the
+// budget lasts; anything else is sent once, since a repeated purchase or transfer could act twice.
+// What is never a party's word (no answer, a 5xx, a 429, a 2xx that is not JSON) is `no_answer`, which
+// each adapter maps into its own indefinite outcome; what a 4xx means is the adapter's to say.
+//
+// No state here: the connection pool is the context's (createOutboundAgent), passed in each call.
 
-export type ExchangeRequest = {
+type ExchangeRequest = {
   url: string;
   method: 'GET' | 'POST';
   headers: Record<string, string>;
@@ -20,7 +23,7 @@ export type ExchangeRequest = {
   dispatcher: Dispatcher | undefined;
 };
 
-export type ExchangeResult =
+type ExchangeResult =
   /** An answer came: any status, with its body as text. */
   | { kind: 'answer'; status: number; text: string }
   /** No usable answer: `reason` completes "the call …" ("did not answer within 8000 ms"). */
@@ -44,7 +47,7 @@ export function createOutboundAgent(): Agent {
   return new Agent({ keepAliveTimeout: outboundKeepAliveMs, connections: outboundConnectionsMax });
 }
 
-export async function exchange(request: ExchangeRequest): Promise<ExchangeResult> {
+async function exchange(request: ExchangeRequest): Promise<ExchangeResult> {
   const deadline = AbortSignal.timeout(request.timeoutMs);
   const attempts = request.retry ? attemptsMax : 1;
   for (let attempt = 1; ; attempt++) {
@@ -172,14 +175,14 @@ export function strangerAnswer(status: number, shape: string): string {
 }
 
 /** A network error with its cause, where the error carries one. */
-export function describeNetworkError(error: unknown): string {
+function describeNetworkError(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
   return `${message}${cause}`;
 }
 
 /** The body as JSON, or undefined when it is not JSON. */
-export function safeJson(text: string): unknown {
+function safeJson(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch {

@@ -1,4 +1,6 @@
+import type { Dispatcher } from 'undici';
 import { z } from 'zod';
+import { exchangeJson, issuePaths, type JsonEndpoint, strangerAnswer } from '../http-exchange.ts';
 import {
   type BankAccountLookup,
   type KycProvider,
@@ -14,13 +16,16 @@ import {
 //
 // Three outcomes per call: an answer (found, not found, passed, failed), or
 // KycProviderUnavailableError for everything that is not a usable answer (network error, timeout,
-// rejected credentials, 429, 5xx, a body we cannot read). Nothing is retried here: the caller decides.
+// a redirect, rejected credentials, 429, 5xx, a body we cannot read). Nothing is retried here, reads
+// included: the caller decides.
 
 export type DojahKycProviderOptions = {
   baseUrl: () => string;
   appId: string;
   secretKey: string;
   timeoutMs: number;
+  /** The context's connection pool (http-exchange.ts createOutboundAgent); undefined: undici's global one. */
+  dispatcher?: Dispatcher | undefined;
 };
 
 /** Dojah's rule: a face is live when liveness_check is true and the probability is above 50. */
@@ -58,150 +63,131 @@ const notFoundAnswer = z.object({ error: z.string() });
 
 type Answer = { kind: 'ok'; body: unknown } | { kind: 'not_found' };
 
+/** What every call to Dojah needs, made once by createDojahKycProvider. */
+type DojahConnection = {
+  /** The base URL and the `AppId` and `Authorization` every call carries. */
+  endpoint: JsonEndpoint;
+};
+
 export function createDojahKycProvider(options: DojahKycProviderOptions): KycProvider {
-  /** One request, no retry. `what` names the call in error messages; it never holds a secret. */
-  async function send(what: string, path: string, body?: Record<string, string>): Promise<Answer> {
-    const headers: Record<string, string> = {
-      accept: 'application/json',
-      AppId: options.appId,
-      Authorization: options.secretKey,
-    };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const signal = AbortSignal.timeout(options.timeoutMs);
-    let response: Response;
-    let text: string;
-    try {
-      response = await fetch(`${options.baseUrl()}${path}`, {
-        method: body === undefined ? 'GET' : 'POST',
-        headers,
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-        signal,
-        redirect: 'error',
-      });
-      // The timeout covers the body too: a provider that sends headers and then stalls is unavailable.
-      text = await response.text();
-    } catch (error) {
-      throw unavailable(what, describeFetchError(error, options.timeoutMs), error);
-    }
-
-    if (response.status === 200) return { kind: 'ok', body: parseJson(what, text) };
-    if (response.status === 404) {
-      const parsed = safeJson(text);
-      if (parsed !== undefined && notFoundAnswer.safeParse(parsed).success) return { kind: 'not_found' };
-      // A bare 404 (an HTML page, another service's envelope) means the base URL is wrong, not that the
-      // record does not exist: answering "not found" would reject every user.
-      throw unavailable(what, 'answered 404 without the provider’s not-found body (is the base URL right?)');
-    }
-    if (response.status === 401 || response.status === 403) {
-      throw unavailable(
-        what,
-        `refused our credentials (${response.status}): check the KYC app id and secret key`,
-      );
-    }
-    if (response.status === 429) throw unavailable(what, 'is rate limiting us (429)');
-    if (response.status >= 500) throw unavailable(what, `failed upstream (${response.status})`);
-    throw unavailable(what, `answered ${response.status}${providerMessage(text)}`);
-  }
-
-  function parseJson(what: string, text: string): unknown {
-    const parsed = safeJson(text);
-    if (parsed === undefined) throw unavailable(what, 'answered 200 with a body that is not JSON');
-    return parsed;
-  }
-
-  function validate<T>(what: string, schema: z.ZodType<T>, body: unknown): T {
-    const result = schema.safeParse(body);
-    if (!result.success) {
-      const fields = result.error.issues.map((issue) => issue.path.join('.') || '(root)').join(', ');
-      throw unavailable(what, `answered 200 with an unexpected body (at ${fields})`);
-    }
-    return result.data;
-  }
-
+  const connection: DojahConnection = {
+    endpoint: {
+      baseUrl: options.baseUrl,
+      headers: { AppId: options.appId, Authorization: options.secretKey },
+      timeoutMs: options.timeoutMs,
+      dispatcher: options.dispatcher,
+    },
+  };
   return {
-    async verifyLiveness(token): Promise<LivenessResult> {
-      const what = 'liveness verify';
-      const query = new URLSearchParams({ reference_id: token });
-      const answer = await send(what, `/api/v1/kyc/liveness/verify?${query}`);
-      if (answer.kind === 'not_found') return { status: 'unknown_token' };
-      const { entity } = validate(what, livenessAnswer, answer.body);
-      if (entity.reference_id !== token) throw unavailable(what, 'answered for a different reference');
-      if (entity.liveness_check && entity.liveness_probability > livenessProbabilityMin) {
-        return { status: 'passed', reference: entity.reference_id };
-      }
-      const reason =
-        entity.message !== undefined && entity.message.trim() !== ''
-          ? entity.message.trim()
-          : `liveness check failed (probability ${entity.liveness_probability})`;
-      return { status: 'failed', reference: entity.reference_id, reason };
-    },
+    verifyLiveness: (token) => verifyLiveness(connection, token),
+    lookupNin: (request) => lookupNin(connection, request),
+    lookupBankAccount: (request) => lookupBankAccount(connection, request),
+  };
+}
 
-    async lookupNin(request): Promise<NinLookup> {
-      const what = 'NIN verify';
-      const answer = await send(what, '/api/v1/kyc/nin/verify', {
-        nin: request.nin,
-        first_name: request.firstName,
-        last_name: request.lastName,
-      });
-      if (answer.kind === 'not_found') return { found: false };
-      const { entity } = validate(what, ninAnswer, answer.body);
-      if (entity.nin !== request.nin) throw unavailable(what, 'answered for a different NIN');
-      return {
-        found: true,
-        record: {
-          firstName: entity.first_name.trim(),
-          middleName: blankToNull(entity.middle_name),
-          lastName: entity.last_name.trim(),
-          phone: blankToNull(entity.phone_number),
-        },
-      };
-    },
+/** One request, never repeated (see the header). `what` names the call in errors; it holds no secret. */
+async function send(
+  connection: DojahConnection,
+  what: string,
+  path: string,
+  body?: Record<string, string>,
+): Promise<Answer> {
+  const reply = await exchangeJson(connection.endpoint, {
+    method: body === undefined ? 'GET' : 'POST',
+    path,
+    ...(body !== undefined ? { body: { json: body } } : {}),
+    retry: false,
+  });
+  if (reply.kind === 'no_answer') throw unavailable(what, reply.reason);
+  const { status } = reply;
+  if (status === 200) return { kind: 'ok', body: reply.body };
+  if (status === 404) {
+    if (notFoundAnswer.safeParse(reply.body).success) return { kind: 'not_found' };
+    // A bare 404 (an HTML page, another service's envelope) means the base URL is wrong, not that the
+    // record does not exist: answering "not found" would reject every user.
+    throw unavailable(what, strangerAnswer(404, 'the provider’s not-found body'));
+  }
+  if (status === 401 || status === 403) {
+    throw unavailable(what, `refused our credentials (${status}): check the KYC app id and secret key`);
+  }
+  throw unavailable(what, `answered ${status}${providerMessage(reply.body)}`);
+}
 
-    async lookupBankAccount(request): Promise<BankAccountLookup> {
-      const what = 'bank account verify';
-      const answer = await send(what, '/api/v1/kyc/nuban/verify', {
-        account_number: request.accountNumber,
-        bank_code: request.bankCode,
-        first_name: request.firstName,
-        last_name: request.lastName,
-      });
-      if (answer.kind === 'not_found') return { found: false };
-      const { entity } = validate(what, nubanAnswer, answer.body);
-      if (entity.account_number !== request.accountNumber || entity.bank_code !== request.bankCode) {
-        throw unavailable(what, 'answered for a different account');
-      }
-      return { found: true, accountName: entity.account_name.trim() };
+function validate<T>(what: string, schema: z.ZodType<T>, body: unknown): T {
+  const result = schema.safeParse(body);
+  if (!result.success) {
+    throw unavailable(what, `answered 200 with an unexpected body (at ${issuePaths(result.error)})`);
+  }
+  return result.data;
+}
+
+async function verifyLiveness(connection: DojahConnection, token: string): Promise<LivenessResult> {
+  const what = 'liveness verify';
+  const query = new URLSearchParams({ reference_id: token });
+  const answer = await send(connection, what, `/api/v1/kyc/liveness/verify?${query}`);
+  if (answer.kind === 'not_found') return { status: 'unknown_token' };
+  const { entity } = validate(what, livenessAnswer, answer.body);
+  if (entity.reference_id !== token) throw unavailable(what, 'answered for a different reference');
+  if (entity.liveness_check && entity.liveness_probability > livenessProbabilityMin) {
+    return { status: 'passed', reference: entity.reference_id };
+  }
+  const reason =
+    entity.message !== undefined && entity.message.trim() !== ''
+      ? entity.message.trim()
+      : `liveness check failed (probability ${entity.liveness_probability})`;
+  return { status: 'failed', reference: entity.reference_id, reason };
+}
+
+async function lookupNin(
+  connection: DojahConnection,
+  request: Parameters<KycProvider['lookupNin']>[0],
+): Promise<NinLookup> {
+  const what = 'NIN verify';
+  const answer = await send(connection, what, '/api/v1/kyc/nin/verify', {
+    nin: request.nin,
+    first_name: request.firstName,
+    last_name: request.lastName,
+  });
+  if (answer.kind === 'not_found') return { found: false };
+  const { entity } = validate(what, ninAnswer, answer.body);
+  if (entity.nin !== request.nin) throw unavailable(what, 'answered for a different NIN');
+  return {
+    found: true,
+    record: {
+      firstName: entity.first_name.trim(),
+      middleName: blankToNull(entity.middle_name),
+      lastName: entity.last_name.trim(),
+      phone: blankToNull(entity.phone_number),
     },
   };
 }
 
-function unavailable(what: string, happened: string, cause?: unknown): KycProviderUnavailableError {
-  return new KycProviderUnavailableError(
-    `KYC provider (${what}) ${happened}`,
-    cause !== undefined ? { cause } : undefined,
-  );
+async function lookupBankAccount(
+  connection: DojahConnection,
+  request: Parameters<KycProvider['lookupBankAccount']>[0],
+): Promise<BankAccountLookup> {
+  const what = 'bank account verify';
+  const answer = await send(connection, what, '/api/v1/kyc/nuban/verify', {
+    account_number: request.accountNumber,
+    bank_code: request.bankCode,
+    first_name: request.firstName,
+    last_name: request.lastName,
+  });
+  if (answer.kind === 'not_found') return { found: false };
+  const { entity } = validate(what, nubanAnswer, answer.body);
+  if (entity.account_number !== request.accountNumber || entity.bank_code !== request.bankCode) {
+    throw unavailable(what, 'answered for a different account');
+  }
+  return { found: true, accountName: entity.account_name.trim() };
 }
 
-function describeFetchError(error: unknown, timeoutMs: number): string {
-  if (error instanceof DOMException && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
-    return `did not answer within ${timeoutMs} ms`;
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
-  return `is unreachable (${message}${cause})`;
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
+function unavailable(what: string, happened: string): KycProviderUnavailableError {
+  return new KycProviderUnavailableError(`KYC provider (${what}) ${happened}`);
 }
 
 /** The provider's own `{"error": "..."}` text, short, for an unexpected status. */
-function providerMessage(text: string): string {
-  const parsed = notFoundAnswer.safeParse(safeJson(text));
+function providerMessage(body: unknown): string {
+  const parsed = notFoundAnswer.safeParse(body);
   return parsed.success ? `: ${parsed.data.error.slice(0, 200)}` : '';
 }
 
