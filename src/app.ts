@@ -25,6 +25,7 @@ import { registerMetrics } from './http/metrics.ts';
 import { shareErrorSchemas } from './http/operation-errors.ts';
 import { registerPaymentWebhookRoute } from './http/payment-webhook-route.ts';
 import { BODY_LIMIT_BYTES, registerOperations } from './http/router.ts';
+import { registerSandboxClockRoute } from './http/sandbox-clock-route.ts';
 import { registerUnreadBodyDrain } from './http/unread-body.ts';
 import { registerWebApp, type WebApp } from './http/web-app.ts';
 import { kycOperations } from './kyc/ops.ts';
@@ -168,6 +169,10 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
   registerPaymentWebhookRoute(app, ctx);
   registerAirtimeCashCallbackRoute(app, ctx);
   ctx.sandbox?.registerRoutes(app);
+  // The service's side of POST /__sandbox/clock, which reaches it over HTTP with the sandbox's token.
+  if (ctx.sandbox !== undefined && ctx.sandboxClock !== undefined) {
+    registerSandboxClockRoute(app, { jobs: ctx.jobs, token: ctx.sandbox.clockJobsToken });
+  }
   // Without a build (web/dist is made on the first start by main.ts), the service is the API alone.
   if (existsSync(path.join(webDistDir, 'index.html'))) {
     webApp = await registerWebApp(app, { distDir: webDistDir });

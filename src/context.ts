@@ -13,6 +13,8 @@ import { createEventBus, domainEventJob, type EventBus } from './events/domain-e
 import { createPaymentEventDrainer, type PaymentEventDrainer } from './funding/webhook-processing.ts';
 import { subscribeGrowthToKyc } from './growth/subscribers.ts';
 import { airtimeCashCallbackPath } from './http/airtime-cash-callback-route.ts';
+import { paymentWebhookPath } from './http/payment-webhook-route.ts';
+import { sandboxClockJobsPath } from './http/sandbox-clock-route.ts';
 import { jobDefinitions } from './jobs/definitions.ts';
 import type { DomainModule } from './module.ts';
 import type { AnyOperation } from './operation.ts';
@@ -41,7 +43,7 @@ import type { VtuProvider } from './providers/vtu/vtu-provider.ts';
 import { pushAgent } from './push/push-agent.ts';
 import { createSandboxMailer } from './sandbox/mailbox.ts';
 import { createSavingsModule } from './savings/module.ts';
-import { registerSandbox } from './sandbox/routes.ts';
+import { createSandbox } from './sandbox/routes.ts';
 import {
   createSandboxState,
   SANDBOX_KYC_APP_ID,
@@ -371,8 +373,20 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   subscribePurchasesToFunding(ctx);
   subscribeGrowthToKyc(ctx);
   subscribeNotificationsToEvents(ctx);
-  if (sandboxState !== undefined) {
-    ctx.sandbox = { state: sandboxState, registerRoutes: (app) => registerSandbox(app, ctx, sandboxState) };
+  if (sandboxState !== undefined && sandboxClock !== undefined) {
+    // The sandbox gets what its simulators need, never the context: it reaches the service over HTTP.
+    ctx.sandbox = createSandbox(sandboxState, {
+      clock: sandboxClock,
+      paymentSigningSecret: config.secrets.paymentSigning,
+      serviceBaseUrl: () => baseUrl.current,
+      paymentWebhookUrl: () => `${baseUrl.current}${paymentWebhookPath}`,
+      clockJobsUrl: () => `${baseUrl.current}${sandboxClockJobsPath}`,
+      vtuFundingAccounts: {
+        data: config.vtu.data.funding.accountNumber,
+        bills: config.vtu.bills.funding.accountNumber,
+        social: config.vtu.social.funding.accountNumber,
+      },
+    });
   }
   ctx.close = async () => {
     // A purchase being sent finishes (or times out) and is settled before the database goes.

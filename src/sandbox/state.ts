@@ -43,9 +43,13 @@ export type SandboxState = {
   airtimeCash: SandboxAirtimeCashState;
 };
 
-/** What the app sees of the sandbox: its state and a way to mount its routes. */
+/**
+ * What the app sees of the sandbox: its state, a way to mount its routes, and the token it shows the
+ * service's clock-jobs route (src/http/sandbox-clock-route.ts), which the app registers with it.
+ */
 export type Sandbox = {
   state: SandboxState;
+  clockJobsToken: string;
   registerRoutes(app: FastifyInstance): void;
 };
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { paymentWebhookPath } from '../../src/http/payment-webhook-route.ts';
 import type { PaymentProvider } from '../../src/providers/payments/payment-provider.ts';
-import { paymentWebhookPath } from '../../src/sandbox/routes.ts';
 import { createWorld, type World } from '../helpers/world.ts';
 import {
   checkout,
