@@ -103,21 +103,27 @@ function validate(request: PostingRequest): void {
 }
 
 /**
- * The transactions that have locked ledger accounts. Every transaction takes its ledger locks once,
- * in the one global order (users' accounts by code, then system accounts by code). A second posting
- * in the same transaction would lock a user's account while holding the system accounts of the
- * first (the collections pool, purchases in flight), which is the order a deadlock needs: several
- * postings of one transaction go through one postBatch. Keyed weakly, an entry lives no longer than
- * its transaction object.
+ * Marks the transaction as the one posting to the ledger, refusing a second posting in it. Every
+ * transaction takes its ledger locks once, in the one global order (users' accounts by code, then
+ * system accounts by code). A second posting in the same transaction would lock a user's account
+ * while holding the system accounts of the first (the collections pool, purchases in flight), which
+ * is the order a deadlock needs: several postings of one transaction go through one postBatch.
+ *
+ * The mark is a setting local to the database transaction (`set_config(..., true)`), so it lives and
+ * ends with the transaction itself, on whatever handle reaches it, and this module keeps no state of
+ * its own. It is taken before any lock, in one statement that reads the setting and then sets it.
  */
-const lockedLedger = new WeakSet<Transaction<DB>>();
-
-function takeLedgerLocksOnce(trx: Transaction<DB>): void {
+async function takeLedgerLocksOnce(trx: Transaction<DB>): Promise<void> {
+  const { rows } = await statement<{ taken: boolean }>('ledger.take-locks')`
+    with before as materialized (
+      select coalesce(current_setting('billrail.ledger_locks', true), '') = 'taken' as taken
+    )
+    select taken, set_config('billrail.ledger_locks', 'taken', true) as mark from before`.execute(trx);
+  assert.equal(rows.length, 1, 'the ledger mark is one row');
   assert.ok(
-    !lockedLedger.has(trx),
+    rows[0]!.taken === false,
     'a transaction posts to the ledger once: several postings go through one postBatch, in the one lock order',
   );
-  lockedLedger.add(trx);
 }
 
 /**
@@ -137,7 +143,7 @@ export async function post(
   // savepoint, the reference row and the balance updates made before the failure would commit
   // without their entries, and the reference could never be posted again.
   const trx = db as Transaction<DB>;
-  takeLedgerLocksOnce(trx);
+  await takeLedgerLocksOnce(trx);
   await sql`savepoint ledger_posting`.execute(trx);
   let posting: Posting;
   try {
@@ -281,7 +287,7 @@ export async function decidePostings(
   options: DecideOptions = {},
 ): Promise<DecidedPostings> {
   for (const request of requests) validate(request);
-  takeLedgerLocksOnce(trx);
+  await takeLedgerLocksOnce(trx);
   const hashes = requests.map(contentHash);
   const nets = requests.map(netInLockOrder);
   const earlier =

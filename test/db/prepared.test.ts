@@ -93,6 +93,7 @@ describe(`prepared statements (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () =
         'catalogue.markups',
         'idempotency.take-keys',
         'idempotency.complete-keys',
+        'ledger.take-locks',
         'ledger.lock-accounts',
         'ledger.write-postings',
         'vtu.record-purchases',
