@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -10,9 +12,11 @@ import type { Logger } from 'pino';
 // committed). The sources' hash is kept beside the output (web/dist/.source-hash); a start whose
 // sources hash the same skips the build.
 //
-// Two processes starting at once (a service and a worker, two replicas on one checkout) may both
-// build: each builds into a directory of its own and then renames it into place, so web/dist is
-// always one whole build (the same sources give the same files) and never a half-written one.
+// Two builds at once (a service and a worker, two replicas on one checkout, two calls in one
+// process) each build into a directory of its own and then rename it into place, so web/dist is
+// always one whole build (the same sources give the same files) and never a half-written one. Vite
+// runs in a process of its own (viteBuild): this module changes nothing of the process it runs in
+// and keeps no state.
 
 const repoRoot = path.resolve(import.meta.dirname, '..');
 /** The web workspace: its sources and Vite config. */
@@ -99,18 +103,6 @@ export async function ensureWebBuilt({
   logger?: Pick<Logger, 'info' | 'warn'>;
   dir?: string;
 } = {}): Promise<WebBuild> {
-  // Calls in one process share its build (they would otherwise race on NODE_ENV below).
-  let building = inFlight.get(dir);
-  if (building === undefined) {
-    building = buildIfStale(dir, logger).finally(() => inFlight.delete(dir));
-    inFlight.set(dir, building);
-  }
-  return building;
-}
-
-const inFlight = new Map<string, Promise<WebBuild>>();
-
-async function buildIfStale(dir: string, logger: Pick<Logger, 'info' | 'warn'>): Promise<WebBuild> {
   const distDir = path.join(dir, 'dist');
   const hash = await webSourceHash(dir);
   if (hash === undefined) {
@@ -123,26 +115,48 @@ async function buildIfStale(dir: string, logger: Pick<Logger, 'info' | 'warn'>):
 
   const staging = await stagingDir(dir);
   const outDir = await mkdtemp(path.join(staging, 'build-'));
-  // The bundle is a production one whatever NODE_ENV this process runs under (Vite bundles React's
-  // development build when NODE_ENV says so); the variable is put back once the build is done.
-  const nodeEnv = process.env.NODE_ENV;
-  process.env.NODE_ENV = 'production';
   try {
-    const { build } = await import('vite');
-    await build({
-      configFile: path.join(dir, 'vite.config.ts'),
-      logLevel: 'warn',
-      build: { outDir, emptyOutDir: true },
-    });
+    const warnings = await viteBuild(path.join(dir, 'vite.config.ts'), outDir);
+    if (warnings !== '') logger.warn({ output: warnings }, 'the web client built with warnings');
     await precompress(outDir);
     await writeFile(path.join(outDir, HASH_FILE), `${hash}\n`);
     await moveIntoPlace(outDir, distDir, staging);
   } finally {
-    if (nodeEnv === undefined) delete process.env.NODE_ENV;
-    else process.env.NODE_ENV = nodeEnv;
     await rm(outDir, { recursive: true, force: true });
   }
   return { built: true, dir: distDir };
+}
+
+/** The most of Vite's output kept for a warning or an error. */
+const VITE_OUTPUT_CHARS_MAX = 16_384;
+
+/**
+ * Runs Vite's build in a Node process of its own, with NODE_ENV=production set there. Vite decides
+ * a production bundle from NODE_ENV before its `mode` (React's development build and its JSX
+ * runtime otherwise), and sets the variable itself where it is unset: run in this process it would
+ * change this process's environment, which the service and every context in a test process share.
+ * Resolves with what Vite wrote to stderr (its warnings); rejects with it when the build fails.
+ */
+async function viteBuild(configFile: string, outDir: string): Promise<string> {
+  const options = { configFile, mode: 'production', logLevel: 'warn', build: { outDir, emptyOutDir: true } };
+  const script = [
+    "process.env.NODE_ENV = 'production';",
+    `const { build } = await import(${JSON.stringify(import.meta.resolve('vite'))});`,
+    `await build(${JSON.stringify(options)});`,
+  ].join('\n');
+  const child = spawn(process.execPath, ['--input-type=module', '--eval', script], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let output = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk: string) => {
+    output = (output + chunk).slice(-VITE_OUTPUT_CHARS_MAX);
+  });
+  const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
+  if (code !== 0) {
+    throw new Error(`the web client's build failed (${signal ?? `exit code ${code}`}):\n${output}`);
+  }
+  return output.trim();
 }
 
 /** Text files the client is made of: worth compressing once here rather than on every request. */
