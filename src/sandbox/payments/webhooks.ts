@@ -57,87 +57,114 @@ export type WebhookSender = {
   send(event: string, reference: string, data: unknown): SandboxWebhookDelivery;
 };
 
-export function createWebhookSender(options: {
+export type WebhookSenderOptions = {
   state: SandboxPaymentsState;
   signingSecret: string;
   webhookUrl: () => string;
   clock: Clock;
   timers: Timers;
-}): WebhookSender {
+};
+
+export function createWebhookSender(options: WebhookSenderOptions): WebhookSender {
+  const ids = { last: 0 };
+  return { send: (event, reference, data) => send(options, ++ids.last, { event, reference, data }) };
+}
+
+/** One delivery under way: what is sent where, on which schedule, and how it ends. */
+type Delivery = {
+  record: SandboxWebhookDelivery;
+  url: string;
+  body: Buffer;
+  signature: string;
+  retryDelaysMs: readonly number[];
+  attemptTimeoutMs: number;
+  end(status: SandboxWebhookDelivery['status']): void;
+  /** Stops the close of the sandbox from ending the delivery (it has ended already). */
+  stopOnClose(): void;
+};
+
+function send(
+  options: WebhookSenderOptions,
+  id: number,
+  event: { event: string; reference: string; data: unknown },
+): SandboxWebhookDelivery {
   const { state, timers } = options;
-  let lastDeliveryId = 0;
-
-  return {
-    send(event, reference, data) {
-      const body = Buffer.from(JSON.stringify({ event, data }), 'utf8');
-      const signature = createHmac('sha512', options.signingSecret).update(body).digest('hex');
-      const url = state.webhookUrlOverride ?? options.webhookUrl();
-      // The schedule in force when the event happened, even if a test changes it meanwhile.
-      const retryDelaysMs = [...state.webhookRetryDelaysMs];
-      const attemptTimeoutMs = state.webhookAttemptTimeoutMs;
-
-      let settle!: () => void;
-      const delivery: SandboxWebhookDelivery = {
-        id: ++lastDeliveryId,
-        event,
-        reference,
-        url,
-        status: 'delivering',
-        attempts: [],
-        settled: new Promise<void>((resolve) => {
-          settle = resolve;
-        }),
-      };
-      state.webhookDeliveries.push(delivery);
-      if (state.webhookDeliveries.length > webhookDeliveriesMax) state.webhookDeliveries.shift();
-
-      const end = (status: SandboxWebhookDelivery['status']) => {
-        delivery.status = status;
-        settle();
-      };
-      if (state.webhookMode === 'drop') {
-        end('dropped');
-        return delivery;
-      }
-      const stopOnClose = timers.onClose(() => end('stopped'));
-
-      const attempt = async (number: number): Promise<void> => {
-        const controller = new AbortController();
-        const stopRequest = timers.onClose(() => controller.abort());
-        const at = options.clock.now().toISOString();
-        try {
-          const response = await fetch(url, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json', [signatureHeader]: signature },
-            body,
-            redirect: 'manual',
-            signal: AbortSignal.any([controller.signal, AbortSignal.timeout(attemptTimeoutMs)]),
-          });
-          await response.arrayBuffer();
-          delivery.attempts.push({ at, httpStatus: response.status, error: null });
-          if (response.status >= 200 && response.status < 300) {
-            stopOnClose();
-            end('delivered');
-            return;
-          }
-        } catch (error) {
-          delivery.attempts.push({ at, httpStatus: null, error: describe(error, attemptTimeoutMs) });
-        } finally {
-          stopRequest();
-        }
-        if (timers.closed) return;
-        const delayMs = retryDelaysMs[number - 1];
-        if (delayMs === undefined) {
-          stopOnClose();
-          end('failed');
-          return;
-        }
-        timers.after(delayMs, () => void attempt(number + 1));
-      };
-      void attempt(1);
-      return delivery;
-    },
+  let settle!: () => void;
+  const record: SandboxWebhookDelivery = {
+    id,
+    event: event.event,
+    reference: event.reference,
+    url: state.webhookUrlOverride ?? options.webhookUrl(),
+    status: 'delivering',
+    attempts: [],
+    settled: new Promise<void>((resolve) => {
+      settle = resolve;
+    }),
   };
+  state.webhookDeliveries.push(record);
+  if (state.webhookDeliveries.length > webhookDeliveriesMax) state.webhookDeliveries.shift();
+  const end = (status: SandboxWebhookDelivery['status']) => {
+    record.status = status;
+    settle();
+  };
+  if (state.webhookMode === 'drop') {
+    end('dropped');
+    return record;
+  }
+  const body = Buffer.from(JSON.stringify({ event: event.event, data: event.data }), 'utf8');
+  const delivery: Delivery = {
+    record,
+    url: record.url,
+    body,
+    signature: createHmac('sha512', options.signingSecret).update(body).digest('hex'),
+    // The schedule in force when the event happened, even if a test changes it meanwhile.
+    retryDelaysMs: [...state.webhookRetryDelaysMs],
+    attemptTimeoutMs: state.webhookAttemptTimeoutMs,
+    end,
+    stopOnClose: timers.onClose(() => end('stopped')),
+  };
+  void attempt(options, delivery, 1);
+  return record;
+}
+
+/** One POST of the delivery; a failure is tried again after its delay, until the schedule runs out. */
+async function attempt(options: WebhookSenderOptions, delivery: Delivery, number: number): Promise<void> {
+  const { timers } = options;
+  const controller = new AbortController();
+  const stopRequest = timers.onClose(() => controller.abort());
+  const at = options.clock.now().toISOString();
+  try {
+    const response = await fetch(delivery.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [signatureHeader]: delivery.signature },
+      body: delivery.body,
+      redirect: 'manual',
+      signal: AbortSignal.any([controller.signal, AbortSignal.timeout(delivery.attemptTimeoutMs)]),
+    });
+    await response.arrayBuffer();
+    delivery.record.attempts.push({ at, httpStatus: response.status, error: null });
+    if (response.status >= 200 && response.status < 300) {
+      delivery.stopOnClose();
+      delivery.end('delivered');
+      return;
+    }
+  } catch (error) {
+    delivery.record.attempts.push({
+      at,
+      httpStatus: null,
+      error: describe(error, delivery.attemptTimeoutMs),
+    });
+  } finally {
+    stopRequest();
+  }
+  if (timers.closed) return;
+  const delayMs = delivery.retryDelaysMs[number - 1];
+  if (delayMs === undefined) {
+    delivery.stopOnClose();
+    delivery.end('failed');
+    return;
+  }
+  timers.after(delayMs, () => void attempt(options, delivery, number + 1));
 }
 
 function describe(error: unknown, timeoutMs: number): string {
