@@ -1,0 +1,110 @@
+// The shape of src/ (shared/DESIGN.md, "Layout"): no import cycle, and the boundaries between the
+// domains, the ledger, the adapters, the sandbox and the composition root. `npm run check:imports`
+// runs it over src/ and prints one line when everything holds.
+//
+// TypeScript 7 has no compiler API that dependency-cruiser can use yet, so files are parsed with
+// swc (`parser: 'swc'`), which reads the TypeScript source itself: `import type` and
+// `export type ... from` count as dependencies, and a cycle made only of types is a cycle.
+// test/architecture/imports.test.ts proves both on a small tree, so that a parser that silently
+// reads nothing cannot make this check pass.
+
+/** The domain folders: each a module of its own (DESIGN.md). */
+const domains = [
+  'auth',
+  'wallet',
+  'funding',
+  'vtu',
+  'catalogue',
+  'savings',
+  'growth',
+  'notifications',
+  'push',
+  'kyc',
+  'admin',
+  'alerts',
+  'beneficiaries',
+  'transfers',
+];
+const domain = `^src/(${domains.join('|')})/`;
+
+/** Fastify and its plugins, as dependency-cruiser names a resolved package. */
+const fastify = '^node_modules/(fastify|fastify-[^/]+|@fastify/[^/]+)/';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'src/ has no import cycle, type-only imports included (DESIGN.md, "Layout").',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'domain-not-http',
+      severity: 'error',
+      comment: 'A domain never imports Fastify or src/http/: the router calls the domain, not the other way.',
+      from: { path: domain },
+      to: { path: [fastify, '^src/http/'] },
+    },
+    {
+      name: 'ledger-alone',
+      severity: 'error',
+      comment: 'src/ledger/ imports no domain and no adapter.',
+      from: { path: '^src/ledger/' },
+      to: { path: [domain, '^src/providers/', '^src/sandbox/'] },
+    },
+    {
+      name: 'providers-alone',
+      severity: 'error',
+      comment: 'An adapter in src/providers/ imports no domain and never the sandbox.',
+      from: { path: '^src/providers/' },
+      to: { path: [domain, '^src/sandbox/'] },
+    },
+    {
+      name: 'sandbox-from-composition-only',
+      severity: 'error',
+      comment: 'Only src/main.ts and src/context.ts import the sandbox (and the sandbox itself).',
+      from: { path: '^src/', pathNot: ['^src/(main|context)\\.ts$', '^src/sandbox/'] },
+      to: { path: '^src/sandbox/' },
+    },
+    {
+      name: 'sandbox-over-http',
+      severity: 'error',
+      comment:
+        'The sandbox reaches the service over HTTP, like the party it stands for: no domain, no ledger, no composition root.',
+      from: { path: '^src/sandbox/' },
+      to: { path: [domain, '^src/ledger/', '^src/context\\.ts$'] },
+    },
+    {
+      name: 'context-from-roots-only',
+      severity: 'error',
+      comment: 'Only src/main.ts, src/app.ts and tests see the composed whole (src/context.ts).',
+      from: { path: '^src/', pathNot: '^src/(main|app|context)\\.ts$' },
+      to: { path: '^src/context\\.ts$' },
+    },
+    {
+      name: 'resolvable',
+      severity: 'error',
+      comment: 'Every import resolves: one that does not is a typo, or a file the check could not see.',
+      from: { path: '^src/' },
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    parser: 'swc',
+    // swc reads the source before compilation whatever this says, so type-only imports count
+    // (test/architecture/imports.test.ts); true would only add a warning that TypeScript 7 has no API
+    // dependency-cruiser can use, to every run.
+    tsPreCompilationDeps: false,
+    // Packages are dependencies (Fastify's rule needs them), never cruised themselves.
+    doNotFollow: { path: 'node_modules' },
+    moduleSystems: ['es6'],
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'node', 'default', 'types'],
+      extensions: ['.ts', '.js', '.mjs', '.cjs', '.json', '.d.ts'],
+    },
+    reporterOptions: {},
+  },
+};
