@@ -15,14 +15,19 @@ function checkKey(key: string): void {
   if (!KEY_PATTERN.test(key)) throw new RangeError('invalid document key: expected 32 to 64 hex characters');
 }
 
-export function createS3DocumentStore(options: {
+export type S3DocumentStoreOptions = {
   bucket: string;
   region: string;
   endpoint?: string;
   forcePathStyle: boolean;
   accessKeyId: string;
   secretAccessKey: string;
-}): DocumentStore {
+};
+
+/** What every call to the store needs, made once by createS3DocumentStore. */
+type S3Connection = { client: S3Client; bucket: string };
+
+export function createS3DocumentStore(options: S3DocumentStoreOptions): DocumentStore {
   const client = new S3Client({
     region: options.region,
     ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
@@ -35,53 +40,62 @@ export function createS3DocumentStore(options: {
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
   });
-
+  const connection: S3Connection = { client, bucket: options.bucket };
   return {
     kind: 's3',
-
-    async put(key, bytes, mimeType) {
-      checkKey(key);
-      await client.send(
-        new PutObjectCommand({
-          Bucket: options.bucket,
-          Key: key,
-          Body: bytes,
-          ContentType: mimeType,
-          ContentLength: bytes.length,
-          ServerSideEncryption: 'AES256',
-        }),
-      );
-    },
-
-    async get(key) {
-      checkKey(key);
-      try {
-        const response = await client.send(new GetObjectCommand({ Bucket: options.bucket, Key: key }));
-        if (response.Body === undefined) throw new Error(`S3 returned no body for a document (${key})`);
-        const array = await response.Body.transformToByteArray();
-        return Buffer.from(array.buffer, array.byteOffset, array.byteLength);
-      } catch (error) {
-        if (error instanceof NoSuchKey) return null;
-        throw error;
-      }
-    },
-
-    async presignedUrl(key, expiresInSeconds) {
-      checkKey(key);
-      if (
-        !Number.isInteger(expiresInSeconds) ||
-        expiresInSeconds < 1 ||
-        expiresInSeconds > PRESIGNED_URL_SECONDS_MAX
-      ) {
-        throw new RangeError(
-          `a presigned document URL lives 1 to ${PRESIGNED_URL_SECONDS_MAX} seconds, not ${expiresInSeconds}`,
-        );
-      }
-      return getSignedUrl(
-        client,
-        new GetObjectCommand({ Bucket: options.bucket, Key: key, ResponseCacheControl: 'private, no-store' }),
-        { expiresIn: expiresInSeconds },
-      );
-    },
+    put: (key, bytes, mimeType) => put(connection, key, bytes, mimeType),
+    get: (key) => get(connection, key),
+    presignedUrl: (key, expiresInSeconds) => presignedUrl(connection, key, expiresInSeconds),
   };
+}
+
+async function put(connection: S3Connection, key: string, bytes: Buffer, mimeType: string): Promise<void> {
+  checkKey(key);
+  await connection.client.send(
+    new PutObjectCommand({
+      Bucket: connection.bucket,
+      Key: key,
+      Body: bytes,
+      ContentType: mimeType,
+      ContentLength: bytes.length,
+      ServerSideEncryption: 'AES256',
+    }),
+  );
+}
+
+async function get(connection: S3Connection, key: string): Promise<Buffer | null> {
+  checkKey(key);
+  try {
+    const response = await connection.client.send(
+      new GetObjectCommand({ Bucket: connection.bucket, Key: key }),
+    );
+    if (response.Body === undefined) throw new Error(`S3 returned no body for a document (${key})`);
+    const array = await response.Body.transformToByteArray();
+    return Buffer.from(array.buffer, array.byteOffset, array.byteLength);
+  } catch (error) {
+    if (error instanceof NoSuchKey) return null;
+    throw error;
+  }
+}
+
+async function presignedUrl(
+  connection: S3Connection,
+  key: string,
+  expiresInSeconds: number,
+): Promise<string> {
+  checkKey(key);
+  if (
+    !Number.isInteger(expiresInSeconds) ||
+    expiresInSeconds < 1 ||
+    expiresInSeconds > PRESIGNED_URL_SECONDS_MAX
+  ) {
+    throw new RangeError(
+      `a presigned document URL lives 1 to ${PRESIGNED_URL_SECONDS_MAX} seconds, not ${expiresInSeconds}`,
+    );
+  }
+  return getSignedUrl(
+    connection.client,
+    new GetObjectCommand({ Bucket: connection.bucket, Key: key, ResponseCacheControl: 'private, no-store' }),
+    { expiresIn: expiresInSeconds },
+  );
 }

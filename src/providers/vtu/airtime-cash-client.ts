@@ -150,9 +150,9 @@ type Answer =
   | { kind: 'error'; code: number; message: string }
   | { kind: 'indefinite'; reason: string };
 
-const successWords = new Set(['completed', 'successful', 'success']);
-const pendingWords = new Set(['pending', 'processing']);
-const failedWords = new Set(['failed', 'declined', 'reversed']);
+const successWords: ReadonlySet<string> = new Set(['completed', 'successful', 'success']);
+const pendingWords: ReadonlySet<string> = new Set(['pending', 'processing']);
+const failedWords: ReadonlySet<string> = new Set(['failed', 'declined', 'reversed']);
 const referencePattern = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** What every call to the provider needs, made once by createAirtimeCashClient. */

@@ -174,7 +174,7 @@ const definiteRefusals: ReadonlyMap<string, string> = new Map([
   ['087', 'invalid credentials'],
   ['091', 'transaction not processed'],
 ]);
-const processingCodes = new Set(['099', '089', '001']);
+const processingCodes: ReadonlySet<string> = new Set(['099', '089', '001']);
 
 /** VTpass writes codes as strings ("000"); some answers carry numbers, read back to three digits. */
 const wireCode = z.union([
