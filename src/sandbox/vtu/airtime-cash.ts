@@ -131,20 +131,40 @@ export function createSandboxAirtimeCashState(): SandboxAirtimeCashState {
 type Query = Record<string, string>;
 type Reply = { code: number; description: Record<string, string> };
 
+/** The provider as its routes see it: its state, its clock, and its callbacks under way. */
+type AirtimeCashSimulator = {
+  state: SandboxAirtimeCashState;
+  clock: Clock;
+  callbacks: Callbacks;
+};
+
+/** Callback deliveries: their timers and requests in flight, all stopped when the app closes. */
+type Callbacks = { closed: boolean; timers: Set<NodeJS.Timeout>; inFlight: Set<AbortController> };
+
+/** A report's fields, checked. */
+type Report = {
+  network: SandboxAirtimeCashNetwork;
+  ref: string;
+  sender: string;
+  senderNumber: string;
+  amountKobo: bigint;
+  sitePhone: string;
+  webhookUrl: string | null;
+};
+
 export function registerSandboxAirtimeCash(
   app: FastifyInstance,
   state: SandboxAirtimeCashState,
   options: SandboxAirtimeCashOptions,
 ): void {
-  let closed = false;
-  const timers = new Set<NodeJS.Timeout>();
-  const inFlight = new Set<AbortController>();
+  const callbacks: Callbacks = { closed: false, timers: new Set(), inFlight: new Set() };
+  const sim: AirtimeCashSimulator = { state, clock: options.clock, callbacks };
   const stop = async () => {
-    closed = true;
-    for (const timer of timers) clearTimeout(timer);
-    timers.clear();
-    for (const controller of inFlight) controller.abort();
-    inFlight.clear();
+    callbacks.closed = true;
+    for (const timer of callbacks.timers) clearTimeout(timer);
+    callbacks.timers.clear();
+    for (const controller of callbacks.inFlight) controller.abort();
+    callbacks.inFlight.clear();
   };
   // preClose: a callback in flight to this very app (the sandbox's own service) must not hold the
   // close up; onClose covers an app that never listened.
@@ -152,174 +172,184 @@ export function registerSandboxAirtimeCash(
   app.addHook('onClose', stop);
 
   for (const path of ['merchant-verify/', 'merchant-verify']) {
-    app.get(`${sandboxAirtimeCashPath}/${path}`, routeOptions, async (request) => {
-      const query = asQuery(request.query);
-      if (!keyMatches(query.apikey)) return error(102, 'Invalid API Key');
-      switch (query.serviceName) {
-        case 'Airtime2Cash':
-          return verify(query);
-        case 'Webhook':
-          return resend(query);
-        case 'Balance':
-          return ok({
-            Status: 'Completed',
-            Balance: nairaText(state.balanceKobo),
-            message: `Your Wallet Balance Is N${nairaText(state.balanceKobo)}`,
-          });
-        default:
-          return error(111, 'Invalid Service Name');
-      }
-    });
+    app.get(`${sandboxAirtimeCashPath}/${path}`, routeOptions, async (request) =>
+      merchantVerify(sim, asQuery(request.query)),
+    );
   }
   for (const path of ['airtime-cash/', 'airtime-cash']) {
     app.get(`${sandboxAirtimeCashPath}/${path}`, routeOptions, async (request) => {
       const query = asQuery(request.query);
       if (!keyMatches(query.apikey)) return error(102, 'Invalid API Key');
-      return report(query);
+      return report(sim, query);
     });
   }
+}
 
-  function verify(query: Query): Reply {
-    const network = networkOf(query.network);
-    if (network === null) return error(103, 'Invalid Network. Use mtn, airtel, glo or 9mobile');
-    if (state.unavailable.has(network)) return unavailable(network);
-    const line = state.lines[network];
-    return ok({
-      Status: 'Completed',
-      Phone_Number: line,
-      Network: networkNames[network],
-      message: `${networkNames[network]} Airtime To Cash Service Is Available. Kindly Transfer The Exact Amount To Convert into Our Phone Number: ${line}`,
+/** merchant-verify/: the receiving line, the status query (Webhook) or the balance, by serviceName. */
+function merchantVerify(sim: AirtimeCashSimulator, query: Query): Reply {
+  if (!keyMatches(query.apikey)) return error(102, 'Invalid API Key');
+  switch (query.serviceName) {
+    case 'Airtime2Cash':
+      return verify(sim.state, query);
+    case 'Webhook':
+      return resend(sim, query);
+    case 'Balance':
+      return ok({
+        Status: 'Completed',
+        Balance: nairaText(sim.state.balanceKobo),
+        message: `Your Wallet Balance Is N${nairaText(sim.state.balanceKobo)}`,
+      });
+    default:
+      return error(111, 'Invalid Service Name');
+  }
+}
+
+function verify(state: SandboxAirtimeCashState, query: Query): Reply {
+  const network = networkOf(query.network);
+  if (network === null) return error(103, 'Invalid Network. Use mtn, airtel, glo or 9mobile');
+  if (state.unavailable.has(network)) return unavailable(network);
+  const line = state.lines[network];
+  return ok({
+    Status: 'Completed',
+    Phone_Number: line,
+    Network: networkNames[network],
+    message: `${networkNames[network]} Airtime To Cash Service Is Available. Kindly Transfer The Exact Amount To Convert into Our Phone Number: ${line}`,
+  });
+}
+
+/** airtime-cash/: the report that airtime was shared; the sender's last digit decides what arrives. */
+function report(sim: AirtimeCashSimulator, query: Query): Reply {
+  const checked = readReport(sim.state, query);
+  if ('code' in checked) return checked;
+  const { amountKobo, senderNumber } = checked;
+  const digit = senderNumber.at(-1);
+  const order: SandboxAirtimeCashOrder = {
+    ...checked,
+    receivedKobo: digit === '3' ? amountKobo / 2n : amountKobo,
+    creditKobo: 0n,
+    status: 'Pending',
+    arrivesOnQuery: digit === '2',
+    createdAt: sim.clock.now(),
+    completedAt: null,
+    callbacksDelivered: 0,
+  };
+  sim.state.orders.set(order.ref, order);
+  if (digit !== '1' && digit !== '2') {
+    complete(sim, order);
+    callBack(sim, order, order.webhookUrl);
+  }
+  return ok(transactionJson(order));
+}
+
+/** A report's fields, or the error that refuses it (in the provider's order of checks). */
+function readReport(state: SandboxAirtimeCashState, query: Query): Report | Reply {
+  const network = networkOf(query.network);
+  if (network === null) return error(103, 'Invalid Network. Use mtn, airtel, glo or 9mobile');
+  if (state.unavailable.has(network)) return unavailable(network);
+  const ref = query.ref ?? '';
+  if (!refPattern.test(ref)) return missing('ref');
+  const sender = query.sender?.trim() ?? '';
+  if (sender === '' || sender.length > senderLengthMax) return missing('sender');
+  const senderNumber = query.sendernumber ?? '';
+  if (!localPhonePattern.test(senderNumber)) return error(106, 'Invalid Sender Phone Number');
+  const amountText = query.amount ?? '';
+  const amount = /^\d{1,6}$/.test(amountText) ? Number(amountText) : Number.NaN;
+  if (!(amount >= amountNairaMin && amount <= amountNairaMax)) {
+    return error(105, `Invalid Amount. Amount Must Be Between ${amountNairaMin} And ${amountNairaMax} Naira`);
+  }
+  const sitePhone = query.sitephone ?? '';
+  if (sitePhone === '') return missing('sitephone');
+  if (sitePhone !== state.lines[network]) {
+    return error(
+      107,
+      `Wrong Site Phone Number. Kindly Transfer To ${state.lines[network]} As Given By The Verification`,
+    );
+  }
+  const webhookUrl = query.webhookURL ?? null;
+  if (webhookUrl !== null && !isWebhookUrl(webhookUrl)) return missing('webhookURL');
+  if (state.orders.has(ref)) return error(108, 'Duplicate Transaction Reference');
+  return { network, ref, sender, senderNumber, amountKobo: BigInt(amount) * 100n, sitePhone, webhookUrl };
+}
+
+/** The status query: the transaction as it stands, and its callback again once it is Completed. */
+function resend(sim: AirtimeCashSimulator, query: Query): Reply {
+  const ref = query.ref ?? '';
+  if (!refPattern.test(ref)) return missing('ref');
+  const webhookUrl = query.webhookURL ?? null;
+  if (webhookUrl !== null && !isWebhookUrl(webhookUrl)) return missing('webhookURL');
+  const order = sim.state.orders.get(ref);
+  if (order === undefined) return error(109, 'Transaction Not Found');
+  if (order.status === 'Pending' && order.arrivesOnQuery) complete(sim, order);
+  if (order.status === 'Completed') callBack(sim, order, webhookUrl ?? order.webhookUrl);
+  return ok(transactionJson(order));
+}
+
+function complete(sim: AirtimeCashSimulator, order: SandboxAirtimeCashOrder): void {
+  order.status = 'Completed';
+  order.completedAt = sim.clock.now();
+  order.creditKobo = (order.receivedKobo * BigInt(sim.state.creditPercent[order.network])) / 100n;
+  sim.state.balanceKobo += order.creditKobo;
+}
+
+/** Sends the order's callback, fire and forget, with state.callbackRetryDelaysMs between attempts. */
+function callBack(sim: AirtimeCashSimulator, order: SandboxAirtimeCashOrder, url: string | null): void {
+  if (url === null || sim.callbacks.closed) return;
+  const body = JSON.stringify({
+    ref: order.ref,
+    service: 'Airtime2Cash',
+    network: order.network,
+    amount: nairaAmount(order.receivedKobo),
+    status: 'Completed',
+  });
+  // After the answer that caused it, as a provider's queue would send it.
+  deliverLater(sim, { order, url, body }, 0, 0);
+}
+
+type Callback = { order: SandboxAirtimeCashOrder; url: string; body: string };
+
+function deliverLater(sim: AirtimeCashSimulator, callback: Callback, attempt: number, delayMs: number): void {
+  const { timers } = sim.callbacks;
+  const timer = setTimeout(() => {
+    timers.delete(timer);
+    void deliver(sim, callback, attempt);
+  }, delayMs);
+  // A pending callback never keeps the process alive.
+  timer.unref();
+  timers.add(timer);
+}
+
+/** One attempt; a failed one is tried again after the next delay, while there is one. */
+async function deliver(sim: AirtimeCashSimulator, callback: Callback, attempt: number): Promise<void> {
+  const { callbacks, state } = sim;
+  if (callbacks.closed) return;
+  const controller = new AbortController();
+  callbacks.inFlight.add(controller);
+  let delivered = false;
+  try {
+    const response = await fetch(callback.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: callback.body,
+      redirect: 'manual',
+      signal: AbortSignal.any([controller.signal, AbortSignal.timeout(state.callbackTimeoutMs)]),
     });
+    await response.arrayBuffer().catch(() => undefined);
+    delivered = response.status >= 200 && response.status < 300;
+  } catch {
+    delivered = false;
+  } finally {
+    callbacks.inFlight.delete(controller);
   }
-
-  function report(query: Query): Reply {
-    const network = networkOf(query.network);
-    if (network === null) return error(103, 'Invalid Network. Use mtn, airtel, glo or 9mobile');
-    if (state.unavailable.has(network)) return unavailable(network);
-    const ref = query.ref ?? '';
-    if (!refPattern.test(ref)) return missing('ref');
-    const sender = query.sender?.trim() ?? '';
-    if (sender === '' || sender.length > senderLengthMax) return missing('sender');
-    const senderNumber = query.sendernumber ?? '';
-    if (!localPhonePattern.test(senderNumber)) return error(106, 'Invalid Sender Phone Number');
-    const amountText = query.amount ?? '';
-    const amount = /^\d{1,6}$/.test(amountText) ? Number(amountText) : Number.NaN;
-    if (!(amount >= amountNairaMin && amount <= amountNairaMax)) {
-      return error(
-        105,
-        `Invalid Amount. Amount Must Be Between ${amountNairaMin} And ${amountNairaMax} Naira`,
-      );
-    }
-    const sitePhone = query.sitephone ?? '';
-    if (sitePhone === '') return missing('sitephone');
-    if (sitePhone !== state.lines[network]) {
-      return error(
-        107,
-        `Wrong Site Phone Number. Kindly Transfer To ${state.lines[network]} As Given By The Verification`,
-      );
-    }
-    const webhookUrl = query.webhookURL ?? null;
-    if (webhookUrl !== null && !isWebhookUrl(webhookUrl)) return missing('webhookURL');
-    if (state.orders.has(ref)) return error(108, 'Duplicate Transaction Reference');
-
-    const amountKobo = BigInt(amount) * 100n;
-    const digit = senderNumber.at(-1);
-    const order: SandboxAirtimeCashOrder = {
-      ref,
-      network,
-      sender,
-      senderNumber,
-      amountKobo,
-      receivedKobo: digit === '3' ? amountKobo / 2n : amountKobo,
-      creditKobo: 0n,
-      sitePhone,
-      webhookUrl,
-      status: 'Pending',
-      arrivesOnQuery: digit === '2',
-      createdAt: options.clock.now(),
-      completedAt: null,
-      callbacksDelivered: 0,
-    };
-    state.orders.set(ref, order);
-    if (digit !== '1' && digit !== '2') {
-      complete(order);
-      callBack(order, webhookUrl);
-    }
-    return ok(transactionJson(order));
+  if (delivered) {
+    callback.order.callbacksDelivered += 1;
+    return;
   }
+  const delayMs = state.callbackRetryDelaysMs[attempt];
+  if (delayMs !== undefined && !callbacks.closed) deliverLater(sim, callback, attempt + 1, delayMs);
+}
 
-  function resend(query: Query): Reply {
-    const ref = query.ref ?? '';
-    if (!refPattern.test(ref)) return missing('ref');
-    const webhookUrl = query.webhookURL ?? null;
-    if (webhookUrl !== null && !isWebhookUrl(webhookUrl)) return missing('webhookURL');
-    const order = state.orders.get(ref);
-    if (order === undefined) return error(109, 'Transaction Not Found');
-    if (order.status === 'Pending' && order.arrivesOnQuery) complete(order);
-    if (order.status === 'Completed') callBack(order, webhookUrl ?? order.webhookUrl);
-    return ok(transactionJson(order));
-  }
-
-  function complete(order: SandboxAirtimeCashOrder): void {
-    order.status = 'Completed';
-    order.completedAt = options.clock.now();
-    order.creditKobo = (order.receivedKobo * BigInt(state.creditPercent[order.network])) / 100n;
-    state.balanceKobo += order.creditKobo;
-  }
-
-  /** Sends the order's callback, fire and forget, with state.callbackRetryDelaysMs between attempts. */
-  function callBack(order: SandboxAirtimeCashOrder, url: string | null): void {
-    if (url === null || closed) return;
-    const body = JSON.stringify({
-      ref: order.ref,
-      service: 'Airtime2Cash',
-      network: order.network,
-      amount: nairaAmount(order.receivedKobo),
-      status: 'Completed',
-    });
-    const later = (attempt: number, delayMs: number) => {
-      const timer = setTimeout(() => {
-        timers.delete(timer);
-        void deliver(attempt);
-      }, delayMs);
-      // A pending callback never keeps the process alive.
-      timer.unref();
-      timers.add(timer);
-    };
-    const deliver = async (attempt: number) => {
-      if (closed) return;
-      const controller = new AbortController();
-      inFlight.add(controller);
-      let delivered = false;
-      try {
-        const response = await fetch(url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body,
-          redirect: 'manual',
-          signal: AbortSignal.any([controller.signal, AbortSignal.timeout(state.callbackTimeoutMs)]),
-        });
-        await response.arrayBuffer().catch(() => undefined);
-        delivered = response.status >= 200 && response.status < 300;
-      } catch {
-        delivered = false;
-      } finally {
-        inFlight.delete(controller);
-      }
-      if (delivered) {
-        order.callbacksDelivered += 1;
-        return;
-      }
-      const delayMs = state.callbackRetryDelaysMs[attempt];
-      if (delayMs !== undefined && !closed) later(attempt + 1, delayMs);
-    };
-    // After the answer that caused it, as a provider's queue would send it.
-    later(0, 0);
-  }
-
-  function unavailable(network: SandboxAirtimeCashNetwork): Reply {
-    return error(104, `${networkNames[network]} Airtime To Cash Service Is Not Available At The Moment`);
-  }
+function unavailable(network: SandboxAirtimeCashNetwork): Reply {
+  return error(104, `${networkNames[network]} Airtime To Cash Service Is Not Available At The Moment`);
 }
 
 function transactionJson(order: SandboxAirtimeCashOrder): Record<string, string> {

@@ -136,127 +136,135 @@ export function registerSandboxSocial(
       { parseAs: 'string', bodyLimit: formBodyLimitBytes },
       (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
     );
-
-    scope.post(sandboxSocialPath, routeOptions, async (request) => {
-      const fields = asFields(request.body);
-      if (!keyMatches(fields.key)) return { error: 'Invalid API key' };
-      switch (fields.action) {
-        case 'services':
-          return state.services;
-        case 'balance':
-          return { balance: nairaText(state.balanceKobo), currency: 'NGN' };
-        case 'add':
-          return add(fields);
-        case 'status':
-          return status(fields);
-        default:
-          return { error: 'Incorrect request' };
-      }
-    });
-
-    scope.post(balancePath, routeOptions, async (request, reply) => {
-      const body = request.body;
-      const amount =
-        typeof body === 'object' && body !== null && !Array.isArray(body)
-          ? (body as Record<string, unknown>).amount
-          : undefined;
-      if (typeof amount !== 'number' || !isNairaAmount(amount) || Object.keys(body as object).length !== 1) {
-        return invalid(reply, 'amount: naira, 0 or more, two decimals at most');
-      }
-      state.balanceKobo = nairaToKobo(amount);
-      return { balance: koboToNaira(state.balanceKobo) };
-    });
-
+    scope.post(sandboxSocialPath, routeOptions, async (request) =>
+      panelAction(state, options.clock, asFields(request.body)),
+    );
+    scope.post(balancePath, routeOptions, async (request, reply) => setBalance(state, request.body, reply));
     // `{balance}` in naira, like the data and bills sandboxes' controls (API.md section 8).
     scope.get(balancePath, routeOptions, async () => ({ balance: koboToNaira(state.balanceKobo) }));
   });
+}
 
-  function add(fields: Fields) {
-    const item = state.services.find((s) => String(s.service) === fields.service);
-    if (item === undefined) return { error: 'Incorrect service ID' };
-    const link = fields.link?.trim() ?? '';
-    if (link === '') return { error: 'Incorrect link' };
-    const quantityText = fields.quantity ?? '';
-    if (!/^\d{1,9}$/.test(quantityText)) return { error: 'Incorrect quantity' };
-    const quantity = Number(quantityText);
-    if (quantity < item.min) return { error: `Quantity less than minimal ${item.min}` };
-    if (quantity > item.max) return { error: `Quantity more than maximal ${item.max}` };
-    const chargeKobo = chargeFor(item.rate, quantity);
-    if (chargeKobo > state.balanceKobo) return { error: 'Not enough funds on balance' };
+/** The panel's one endpoint: `key` checked, then the `action` asked for. */
+function panelAction(state: SandboxSocialState, clock: Clock, fields: Fields) {
+  if (!keyMatches(fields.key)) return { error: 'Invalid API key' };
+  switch (fields.action) {
+    case 'services':
+      return state.services;
+    case 'balance':
+      return { balance: nairaText(state.balanceKobo), currency: 'NGN' };
+    case 'add':
+      return add(state, clock, fields);
+    case 'status':
+      return status(state, fields);
+    default:
+      return { error: 'Incorrect request' };
+  }
+}
 
-    state.balanceKobo -= chargeKobo;
-    const order: SandboxSocialOrder = {
-      order: state.nextOrderId++,
-      service: item.service,
-      link,
-      quantity,
-      chargeKobo,
-      // A made-up but stable count of what the account had before the order.
-      startCount: (item.service * 7 + quantity) % 10_000,
-      status: 'Completed',
-      remains: 0,
-      inProgressQueriesLeft: 0,
-      createdAt: options.clock.now(),
-    };
-    switch (quantity % 10) {
-      case 1:
-        // Canceled before anything was delivered: the whole charge goes back.
-        order.status = 'Canceled';
-        order.remains = quantity;
-        refund(order, chargeKobo);
-        break;
-      case 2:
-        // Half delivered: the undelivered share of the charge goes back, rounded down, so the panel
-        // keeps the delivered share rounded up.
-        order.status = 'Partial';
-        order.remains = Math.floor(quantity / 2);
-        refund(order, (chargeKobo * BigInt(order.remains)) / BigInt(quantity));
-        break;
-      case 3:
-        order.status = 'In progress';
-        order.remains = quantity;
-        order.inProgressQueriesLeft = 1;
-        break;
+function setBalance(state: SandboxSocialState, body: unknown, reply: FastifyReply) {
+  const amount =
+    typeof body === 'object' && body !== null && !Array.isArray(body)
+      ? (body as Record<string, unknown>).amount
+      : undefined;
+  if (typeof amount !== 'number' || !isNairaAmount(amount) || Object.keys(body as object).length !== 1) {
+    return invalid(reply, 'amount: naira, 0 or more, two decimals at most');
+  }
+  state.balanceKobo = nairaToKobo(amount);
+  return { balance: koboToNaira(state.balanceKobo) };
+}
+
+/** An order the panel can take is charged and accepted; its quantity's last digit decides the rest. */
+function add(state: SandboxSocialState, clock: Clock, fields: Fields) {
+  const item = state.services.find((s) => String(s.service) === fields.service);
+  if (item === undefined) return { error: 'Incorrect service ID' };
+  const link = fields.link?.trim() ?? '';
+  if (link === '') return { error: 'Incorrect link' };
+  const quantityText = fields.quantity ?? '';
+  if (!/^\d{1,9}$/.test(quantityText)) return { error: 'Incorrect quantity' };
+  const quantity = Number(quantityText);
+  if (quantity < item.min) return { error: `Quantity less than minimal ${item.min}` };
+  if (quantity > item.max) return { error: `Quantity more than maximal ${item.max}` };
+  const chargeKobo = chargeFor(item.rate, quantity);
+  if (chargeKobo > state.balanceKobo) return { error: 'Not enough funds on balance' };
+
+  state.balanceKobo -= chargeKobo;
+  const order: SandboxSocialOrder = {
+    order: state.nextOrderId++,
+    service: item.service,
+    link,
+    quantity,
+    chargeKobo,
+    // A made-up but stable count of what the account had before the order.
+    startCount: (item.service * 7 + quantity) % 10_000,
+    status: 'Completed',
+    remains: 0,
+    inProgressQueriesLeft: 0,
+    createdAt: clock.now(),
+  };
+  applyQuantityDigit(state, order);
+  state.orders.set(order.order, order);
+  return { order: order.order };
+}
+
+function applyQuantityDigit(state: SandboxSocialState, order: SandboxSocialOrder): void {
+  const { quantity, chargeKobo } = order;
+  switch (quantity % 10) {
+    case 1:
+      // Canceled before anything was delivered: the whole charge goes back.
+      order.status = 'Canceled';
+      order.remains = quantity;
+      refund(state, order, chargeKobo);
+      break;
+    case 2:
+      // Half delivered: the undelivered share of the charge goes back, rounded down, so the panel
+      // keeps the delivered share rounded up.
+      order.status = 'Partial';
+      order.remains = Math.floor(quantity / 2);
+      refund(state, order, (chargeKobo * BigInt(order.remains)) / BigInt(quantity));
+      break;
+    case 3:
+      order.status = 'In progress';
+      order.remains = quantity;
+      order.inProgressQueriesLeft = 1;
+      break;
+  }
+}
+
+/** Gives part of an order's charge back to the balance, as a panel does on a cancel or partial. */
+function refund(state: SandboxSocialState, order: SandboxSocialOrder, kobo: bigint): void {
+  order.chargeKobo -= kobo;
+  state.balanceKobo += kobo;
+}
+
+function status(state: SandboxSocialState, fields: Fields) {
+  if (fields.order !== undefined) return statusOf(state, fields.order);
+  if (fields.orders === undefined) return { error: 'Incorrect request' };
+  const ids = fields.orders
+    .split(',')
+    .map((id) => id.trim())
+    .filter((id) => id !== '');
+  if (ids.length === 0 || ids.length > statusOrdersMax) return { error: 'Incorrect request' };
+  return Object.fromEntries(ids.map((id) => [id, statusOf(state, id)]));
+}
+
+function statusOf(state: SandboxSocialState, id: string) {
+  const order = /^\d{1,15}$/.test(id) ? state.orders.get(Number(id)) : undefined;
+  if (order === undefined) return { error: 'Incorrect order ID' };
+  if (order.status === 'In progress') {
+    if (order.inProgressQueriesLeft > 0) order.inProgressQueriesLeft -= 1;
+    else {
+      order.status = 'Completed';
+      order.remains = 0;
     }
-    state.orders.set(order.order, order);
-    return { order: order.order };
   }
-
-  /** Gives part of an order's charge back to the balance, as a panel does on a cancel or partial. */
-  function refund(order: SandboxSocialOrder, kobo: bigint): void {
-    order.chargeKobo -= kobo;
-    state.balanceKobo += kobo;
-  }
-
-  function status(fields: Fields) {
-    if (fields.order !== undefined) return statusOf(fields.order);
-    if (fields.orders === undefined) return { error: 'Incorrect request' };
-    const ids = fields.orders
-      .split(',')
-      .map((id) => id.trim())
-      .filter((id) => id !== '');
-    if (ids.length === 0 || ids.length > statusOrdersMax) return { error: 'Incorrect request' };
-    return Object.fromEntries(ids.map((id) => [id, statusOf(id)]));
-  }
-
-  function statusOf(id: string) {
-    const order = /^\d{1,15}$/.test(id) ? state.orders.get(Number(id)) : undefined;
-    if (order === undefined) return { error: 'Incorrect order ID' };
-    if (order.status === 'In progress') {
-      if (order.inProgressQueriesLeft > 0) order.inProgressQueriesLeft -= 1;
-      else {
-        order.status = 'Completed';
-        order.remains = 0;
-      }
-    }
-    return {
-      charge: nairaText(order.chargeKobo),
-      start_count: String(order.startCount),
-      status: order.status,
-      remains: String(order.remains),
-      currency: 'NGN',
-    };
-  }
+  return {
+    charge: nairaText(order.chargeKobo),
+    start_count: String(order.startCount),
+    status: order.status,
+    remains: String(order.remains),
+    currency: 'NGN',
+  };
 }
 
 function service(
