@@ -13,7 +13,6 @@ import { beneficiaryOperations } from './beneficiaries/ops.ts';
 import { catalogueOperations } from './catalogue/ops.ts';
 import type { Context } from './context.ts';
 import { AppError } from './errors.ts';
-import { fundingOperations } from './funding/ops.ts';
 import { growthOperations } from './growth/ops.ts';
 import { registerAirtimeCashCallbackRoute } from './http/airtime-cash-callback-route.ts';
 import { answerClientError } from './http/client-errors.ts';
@@ -43,7 +42,6 @@ export const operations: AnyOperation[] = [
   ...authOperations,
   ...walletOperations,
   ...kycOperations,
-  ...fundingOperations,
   ...alertOperations,
   ...catalogueOperations,
   ...purchaseOperations,
@@ -166,7 +164,7 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
     store: ctx.kyc.documents,
     urlKey: ctx.kyc.urlKey,
   });
-  registerPaymentWebhookRoute(app, ctx);
+  registerPaymentWebhookRoute(app, { paymentEvents: ctx.modules.funding.api.paymentEvents });
   registerAirtimeCashCallbackRoute(app, ctx);
   ctx.sandbox?.registerRoutes(app);
   // The service's side of POST /__sandbox/clock, which reaches it over HTTP with the sandbox's token.

@@ -10,7 +10,7 @@ import { configuredTarget, type Database, type DatabaseTarget, openDatabase } fr
 import { migrateToLatest } from './db/migrate.ts';
 import type { DB } from './db/schema.ts';
 import { createEventBus, domainEventJob, type EventBus } from './events/domain-events.ts';
-import { createPaymentEventDrainer, type PaymentEventDrainer } from './funding/webhook-processing.ts';
+import { createFundingModule } from './funding/module.ts';
 import { subscribeGrowthToKyc } from './growth/subscribers.ts';
 import { airtimeCashCallbackPath } from './http/airtime-cash-callback-route.ts';
 import { paymentWebhookPath } from './http/payment-webhook-route.ts';
@@ -103,8 +103,6 @@ export type Context = {
   modules: Modules;
   /** The operations of the modules: with app.ts's list, every operation of the contract. */
   operations: AnyOperation[];
-  /** Processes stored payment webhooks: kicked after each store, and by the sweep job. */
-  paymentEvents: PaymentEventDrainer;
   /** The group commit of purchases: acceptances, claims and settlements, many per transaction. */
   /** Every purchase's way in: accept, dispatch, requery (vtu/pipeline.ts). */
   purchases: PurchasePipeline;
@@ -158,6 +156,16 @@ function createModules(infra: Infrastructure) {
   return {
     // MODULES (one line or one small block per domain; keep dependency order)
     savings: createSavingsModule({ db, clock, jobs, logger, config: config.savings }),
+    funding: createFundingModule({
+      db,
+      clock,
+      jobs,
+      logger,
+      payments: infra.payments,
+      batching: infra.database.batching,
+      baseUrl: infra.baseUrl,
+      config: { preferredBank: config.payments.preferredBank, webhookSecret: config.secrets.paymentSigning },
+    }),
   } satisfies Record<string, DomainModule>;
 }
 
@@ -344,10 +352,6 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     events,
     modules,
     operations: [] as AnyOperation[],
-    paymentEvents: createPaymentEventDrainer(() => ({ db: ctx.db, clock: ctx.clock, jobs: ctx.jobs }), {
-      batchMax: paymentEventBatchMax,
-      logger,
-    }),
     debitRules: overrides.debitRules ?? [],
     purchases: createPurchasePipeline(() => vtuDeps(ctx), database.batching, config.vtu.sendsMax),
     purchaseReads: createPurchaseReads(() => ctx.db, database.batching),
@@ -391,19 +395,13 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   ctx.close = async () => {
     // A purchase being sent finishes (or times out) and is settled before the database goes.
     await ctx.purchases.drained();
-    await ctx.paymentEvents.drainNow();
+    await modules.funding.api.paymentEvents.drained();
     await ctx.jobs.stop();
     await ctx.catalogue.close();
     await database.close();
   };
   return ctx;
 }
-
-/**
- * Stored payment events processed per transaction at most: large enough that a burst of deliveries
- * costs a few commits, small enough that a batch holds its locks (the collections pool) briefly.
- */
-const paymentEventBatchMax = 100;
 
 /** The three VTU adapters, each pointed at its provider, or at its sandbox simulator over HTTP. */
 function createVtuProviders(

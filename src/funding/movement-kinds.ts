@@ -25,26 +25,24 @@ type Rule = {
 
 const anything = '%';
 
-// First match wins. The builders' own text never holds LIKE's other wildcard, `_`. Made on first use:
-// the modules of the builders import this one's importers (funding/service.ts), so they may not be
-// ready yet when this module is.
-let rulesMade: readonly Rule[] | undefined;
-const rules = (): readonly Rule[] =>
-  (rulesMade ??= [
-    { kind: 'topup', pattern: topupPostingReference(anything) },
-    { kind: 'bank_transfer', pattern: dedicatedPostingReference(anything) },
-    { kind: 'transfer_in', pattern: walletTransferPostingReference(anything), direction: 'credit' },
-    { kind: 'transfer_out', pattern: walletTransferPostingReference(anything), direction: 'debit' },
-    { kind: 'purchase', pattern: purchasePostings.debit(anything) },
-    { kind: 'refund', pattern: purchasePostings.refund(anything) },
-    // A settlement reaches the wallet for a sale's payout, or for the part of a purchase not delivered.
-    { kind: 'airtime_cash', pattern: purchasePostings.settle(anything), sale: true },
-    { kind: 'refund', pattern: purchasePostings.settle(anything) },
-    { kind: 'savings_lock', pattern: savingsPostings.lock(anything) },
-    { kind: 'savings_release', pattern: savingsPostings.break(anything) },
-    { kind: 'savings_release', pattern: savingsPostings.mature(anything) },
-    { kind: 'reward', pattern: checkinPostings.withdrawal(anything) },
-  ]);
+// First match wins. The builders' own text never holds LIKE's other wildcard, `_`. Built when this
+// module loads: no builder's module imports this one, however indirectly (history.ts is its one
+// importer, apart from the top-ups), so every builder is ready by then.
+const rules: readonly Rule[] = [
+  { kind: 'topup', pattern: topupPostingReference(anything) },
+  { kind: 'bank_transfer', pattern: dedicatedPostingReference(anything) },
+  { kind: 'transfer_in', pattern: walletTransferPostingReference(anything), direction: 'credit' },
+  { kind: 'transfer_out', pattern: walletTransferPostingReference(anything), direction: 'debit' },
+  { kind: 'purchase', pattern: purchasePostings.debit(anything) },
+  { kind: 'refund', pattern: purchasePostings.refund(anything) },
+  // A settlement reaches the wallet for a sale's payout, or for the part of a purchase not delivered.
+  { kind: 'airtime_cash', pattern: purchasePostings.settle(anything), sale: true },
+  { kind: 'refund', pattern: purchasePostings.settle(anything) },
+  { kind: 'savings_lock', pattern: savingsPostings.lock(anything) },
+  { kind: 'savings_release', pattern: savingsPostings.break(anything) },
+  { kind: 'savings_release', pattern: savingsPostings.mature(anything) },
+  { kind: 'reward', pattern: checkinPostings.withdrawal(anything) },
+];
 
 function condition(rule: Rule, entry: EntryColumns): RawBuilder<boolean> {
   const parts = [sql<boolean>`${entry.reference} like ${sql.lit(rule.pattern)}`];
@@ -60,7 +58,7 @@ function condition(rule: Rule, entry: EntryColumns): RawBuilder<boolean> {
 
 /** The entry's kind, as SQL: selected for each entry, and compared with when listing one kind. */
 export function movementKindOf(entry: EntryColumns): RawBuilder<MovementKind> {
-  const cases = rules().map((rule) => sql`when ${condition(rule, entry)} then ${sql.lit(rule.kind)}`);
+  const cases = rules.map((rule) => sql`when ${condition(rule, entry)} then ${sql.lit(rule.kind)}`);
   return sql<MovementKind>`(case ${sql.join(cases, sql` `)} else ${sql.lit('adjustment')} end)`;
 }
 

@@ -1,27 +1,14 @@
-import type { Context } from '../context.ts';
 import { dateRangeOf } from '../date-filter.ts';
 import { defineOperation } from '../operation.ts';
-import { requestDedicatedAccount } from './dedicated-accounts.ts';
+import { type DedicatedAccountDeps, requestDedicatedAccount } from './dedicated-accounts.ts';
+import { getWalletTransaction, listWalletTransactions } from './history.ts';
 import * as s from './schemas.ts';
-import {
-  createTopupIntent,
-  type FundingDeps,
-  getWalletTransaction,
-  listWalletTransactions,
-  verifyTopup,
-} from './service.ts';
+import { createTopupIntent, type FundingDeps, verifyTopup } from './service.ts';
 
 const tags = ['funding'];
 
-export const fundingDeps = (ctx: Context): FundingDeps => ({
-  db: ctx.db,
-  clock: ctx.clock,
-  jobs: ctx.jobs,
-  payments: ctx.payments,
-  checkoutReturnUrl: () => `${ctx.baseUrl.current}/fund/return`,
-});
-
-export const fundingOperations = [
+/** The funding operations, closed over the module's deps. */
+export const fundingOperations = (deps: FundingDeps & Pick<DedicatedAccountDeps, 'preferredBank'>) => [
   defineOperation({
     name: 'createTopupIntent',
     method: 'POST',
@@ -31,7 +18,7 @@ export const fundingOperations = [
     input: s.createTopupInput,
     output: s.createTopupOutput,
     errors: ['NOT_FOUND', 'BELOW_MINIMUM', 'ABOVE_MAXIMUM', 'UPSTREAM_UNAVAILABLE'],
-    handler: ({ ctx, caller, input }) => createTopupIntent(fundingDeps(ctx), caller.userId, input.amount),
+    handler: ({ caller, input }) => createTopupIntent(deps, caller.userId, input.amount),
   }),
   defineOperation({
     name: 'verifyTopup',
@@ -42,7 +29,7 @@ export const fundingOperations = [
     input: s.verifyTopupInput,
     output: s.verifyTopupOutput,
     errors: ['NOT_FOUND', 'UPSTREAM_UNAVAILABLE'],
-    handler: ({ ctx, caller, input }) => verifyTopup(fundingDeps(ctx), caller.userId, input.reference),
+    handler: ({ caller, input }) => verifyTopup(deps, caller.userId, input.reference),
   }),
   defineOperation({
     name: 'requestDedicatedAccount',
@@ -54,11 +41,7 @@ export const fundingOperations = [
     input: s.requestDedicatedAccountInput,
     output: s.dedicatedAccountOutput,
     errors: ['KYC_TIER_REQUIRED', 'NOT_FOUND', 'CONFLICT', 'UPSTREAM_UNAVAILABLE'],
-    handler: ({ ctx, caller }) =>
-      requestDedicatedAccount(
-        { ...fundingDeps(ctx), preferredBank: ctx.config.payments.preferredBank },
-        caller.userId,
-      ),
+    handler: ({ caller }) => requestDedicatedAccount(deps, caller.userId),
   }),
   defineOperation({
     name: 'listTransactions',
@@ -70,9 +53,9 @@ export const fundingOperations = [
     input: s.listTransactionsInput,
     output: s.listTransactionsOutput,
     errors: [],
-    handler: ({ ctx, caller, input }) =>
+    handler: ({ caller, input }) =>
       listWalletTransactions(
-        ctx.db,
+        deps.db,
         caller.userId,
         { limit: input.limit, offset: input.offset },
         { kind: input.kind, range: dateRangeOf(input) },
@@ -87,6 +70,6 @@ export const fundingOperations = [
     input: s.getTransactionInput,
     output: s.walletTransaction,
     errors: ['NOT_FOUND'],
-    handler: ({ ctx, caller, input }) => getWalletTransaction(ctx.db, caller.userId, input.id),
+    handler: ({ caller, input }) => getWalletTransaction(deps.db, caller.userId, input.id),
   }),
 ];

@@ -9,15 +9,11 @@ import { AppError, notFound } from '../errors.ts';
 import { publishEvent } from '../events/domain-events.ts';
 import { newId } from '../ids.ts';
 import type { JobQueue } from '../jobs/queue.ts';
-import type { DateRange } from '../lagos-time.ts';
 import { systemAccounts, userAccount } from '../ledger/accounts.ts';
-import { type HistoryEntry, historyEntry, walletHistory } from '../ledger/history.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { type PaymentProvider, PaymentProviderError } from '../providers/payments/payment-provider.ts';
-import { transferCounterparties } from '../transfers/service.ts';
 import { type CreditDecision, type CreditOutcome, creditOnce } from './credits.ts';
-import { movementKindOf, purchaseKinds } from './movement-kinds.ts';
-import { type MovementKind, topupNairaMax, topupNairaMin } from './schemas.ts';
+import { topupNairaMax, topupNairaMin } from './schemas.ts';
 
 // Wallet funding through checkout (SPEC.md items 12 and 14). A top-up intent is created only once
 // the provider has accepted its reference; the wallet is credited only on a verified success: a
@@ -329,85 +325,4 @@ async function findOwnIntent(db: Kysely<DB>, userId: string, reference: string):
   // Another user's reference is 404, exactly like one that does not exist.
   if (intent === undefined) throw notFound('top-up');
   return intent;
-}
-
-export type WalletTransactionView = {
-  id: string;
-  reference: string;
-  kind: MovementKind;
-  description: string;
-  direction: 'credit' | 'debit';
-  amount: number;
-  balanceAfter: number;
-  createdAt: string;
-  /** Transfers: the other person's verified name as others see it (API.md sections 4 and 6). */
-  counterparty?: string;
-  /** Purchases, their refunds and sales: the purchase (getMyVtuTransaction's id). */
-  purchaseId?: string;
-};
-
-const purchaseIdOf = (entry: HistoryEntry<MovementKind>): string | undefined => {
-  const id = entry.metadata.purchaseId;
-  return purchaseKinds.has(entry.kind) && typeof id === 'string' ? id : undefined;
-};
-
-const toView = (
-  entry: HistoryEntry<MovementKind>,
-  counterparties: ReadonlyMap<string, string>,
-): WalletTransactionView => ({
-  id: entry.id.toString(),
-  reference: entry.reference,
-  kind: entry.kind,
-  description: entry.description,
-  direction: entry.amount > 0n ? 'credit' : 'debit',
-  amount: koboToNaira(entry.amount > 0n ? entry.amount : -entry.amount),
-  balanceAfter: koboToNaira(entry.balanceAfter),
-  createdAt: entry.createdAt.toISOString(),
-  ...(counterparties.has(entry.reference) ? { counterparty: counterparties.get(entry.reference)! } : {}),
-  ...optional('purchaseId', purchaseIdOf(entry)),
-});
-
-const optional = <K extends string, V>(key: K, value: V | undefined) =>
-  (value === undefined ? {} : { [key]: value }) as Partial<Record<K, V>>;
-
-export type WalletHistoryFilter = { kind?: MovementKind | undefined; range?: DateRange };
-
-export async function listWalletTransactions(
-  db: Kysely<DB>,
-  userId: string,
-  page: { limit: number; offset: number },
-  filter: WalletHistoryFilter = {},
-): Promise<{ items: WalletTransactionView[]; limit: number; offset: number; total: number }> {
-  const { items, total } = await walletHistory(db, userAccount('wallet', userId), page, {
-    kindOf: movementKindOf,
-    ...filter,
-  });
-  const counterparties = await transferCounterparties(
-    db,
-    userId,
-    items.map((e) => e.reference),
-  );
-  return {
-    items: items.map((e) => toView(e, counterparties)),
-    limit: page.limit,
-    offset: page.offset,
-    total,
-  };
-}
-
-/** int8's largest value: a larger id cannot exist, and would make the query fail rather than miss. */
-const entryIdMax = 9_223_372_036_854_775_807n;
-
-export async function getWalletTransaction(
-  db: Kysely<DB>,
-  userId: string,
-  id: string,
-): Promise<WalletTransactionView> {
-  const entryId = BigInt(id);
-  const entry =
-    entryId <= entryIdMax
-      ? await historyEntry(db, userAccount('wallet', userId), entryId, { kindOf: movementKindOf })
-      : undefined;
-  if (entry === undefined) throw notFound('transaction');
-  return toView(entry, await transferCounterparties(db, userId, [entry.reference]));
 }

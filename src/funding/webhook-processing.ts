@@ -344,7 +344,7 @@ export type PaymentEventDrainer = {
  * deliveries is processed in batches by one loop rather than by a run per delivery.
  */
 export function createPaymentEventDrainer(
-  deps: () => Deps,
+  deps: Deps,
   options: { batchMax: number; logger: Pick<Logger, 'error'> },
 ): PaymentEventDrainer {
   let running: Promise<void> | null = null;
@@ -354,7 +354,7 @@ export function createPaymentEventDrainer(
     do {
       again = false;
       for (;;) {
-        const { picked, processed } = await processPendingPaymentEvents(deps(), options);
+        const { picked, processed } = await processPendingPaymentEvents(deps, options);
         // Done when the inbox had less than a batch, or nothing could be processed (it waits for
         // the sweep rather than spin on events that keep failing).
         if (picked < options.batchMax || processed === 0) break;

@@ -1,14 +1,6 @@
 import { emailAlert, findAlert, JOB_ALERT_EMAIL } from '../alerts/alerts.ts';
 import { purgeExpiredSessions } from '../auth/sessions.ts';
 import type { Context } from '../context.ts';
-import {
-  dedicatedReconcileDefaults,
-  JOB_FUNDING_RECONCILE,
-  reconcile,
-  reconcileDefaults,
-  transferReconcileDefaults,
-} from '../funding/reconcile.ts';
-import { JOB_PAYMENT_WEBHOOK_SWEEP } from '../funding/webhook-processing.ts';
 import { purgeExpiredIdempotencyKeys } from '../http/idempotency-store.ts';
 import { emailNotification } from '../notifications/email.ts';
 import { deliverAlertToAdmins } from '../notifications/inbox.ts';
@@ -27,54 +19,6 @@ export const JOB_MAINTENANCE = 'maintenance.purge-expired';
 /** Every job the service knows. Each domain adds its own here as it arrives. */
 export function jobDefinitions(ctx: Context): JobDefinition[] {
   return [
-    {
-      // Stored payment webhooks not yet processed. The process that stored them drains them right
-      // after commit; this sweep is the safety net for a crash or a failure there. In this process it
-      // waits for a drain under way; another process's locked events are skipped, not waited for.
-      name: JOB_PAYMENT_WEBHOOK_SWEEP,
-      cron: '* * * * *',
-      retryLimit: 2,
-      retryDelaySeconds: 10,
-      expireInSeconds: 300,
-      runOnClockAdvance: true,
-      handler: () => ctx.paymentEvents.drainNow(),
-    },
-    {
-      // Missed webhooks (SPEC.md item 14): every pending top-up and funding transfer older than a
-      // minute is verified with the provider, and transfers into dedicated accounts since the last
-      // scan are listed. Safe to run twice at once: crediting is once per reference.
-      name: JOB_FUNDING_RECONCILE,
-      cron: '*/5 * * * *',
-      retryLimit: 2,
-      retryDelaySeconds: 30,
-      expireInSeconds: 600,
-      runOnClockAdvance: true,
-      handler: async () => {
-        const counts = await reconcile(
-          { db: ctx.db, clock: ctx.clock, jobs: ctx.jobs, payments: ctx.payments },
-          {
-            ...reconcileDefaults,
-            onError: (reference, error) =>
-              ctx.logger.warn({ err: error, reference }, 'reconciliation could not verify a top-up'),
-          },
-          {
-            ...transferReconcileDefaults,
-            onError: (reference, error) =>
-              ctx.logger.warn({ err: error, reference }, 'reconciliation could not verify a transfer'),
-          },
-          {
-            ...dedicatedReconcileDefaults,
-            onError: (_scan, error) =>
-              ctx.logger.warn(
-                { err: error },
-                'reconciliation could not list transfers into dedicated accounts',
-              ),
-          },
-        );
-        if (counts.topups.checked + counts.transfers.checked + counts.dedicatedAccounts.credited > 0)
-          ctx.logger.info({ counts }, 'reconciliation run');
-      },
-    },
     {
       // The purchases accepted by one transaction: the accepting process sends them right after
       // commit; this job is the safety net after a crash. At most one run sends each (dispatch

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { fundingDeps } from '../../src/funding/ops.ts';
 import {
   dedicatedReconcileDefaults,
   dedicatedScanCursor,
@@ -355,7 +354,10 @@ describe(`dedicated virtual accounts (${onPostgres() ? 'PostgreSQL' : 'PGlite'})
             .where('name', '=', dedicatedScanCursor)
             .executeTakeFirst();
         // A complete scan first, so that there is a cursor to keep.
-        await reconcileDedicatedTransfers(fundingDeps(world.ctx), dedicatedReconcileDefaults);
+        await reconcileDedicatedTransfers(
+          { ...deps, payments: world.ctx.payments },
+          dedicatedReconcileDefaults,
+        );
         const before = await cursor();
         assert.ok(before !== undefined, 'a complete scan set the cursor');
         world.ctx.sandboxClock!.advance(3600);

@@ -85,7 +85,7 @@ describe('ledger lock order under racing credits', {
         [],
         'adminReconcile answered an error',
       );
-      await world.ctx.paymentEvents.drainNow();
+      await world.ctx.modules.funding.api.paymentEvents.drainNow();
       await world.ctx.jobs.runNow(JOB_PAYMENT_WEBHOOK_SWEEP);
       await post(world, 'adminReconcile', {}, { token: admin.accessToken });
 

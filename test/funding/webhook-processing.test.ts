@@ -123,7 +123,7 @@ describe(`processing stored payment events (${onPostgres() ? 'PostgreSQL' : 'PGl
     const intent = await createIntent(world, user, 300);
     const before = await walletKobo(world, user.userId);
     await store([...Array.from({ length: 24 }, unknownBody), chargeSuccess(intent.reference, 30_000)]);
-    const drainer = createPaymentEventDrainer(deps, { batchMax: 10, logger: quiet });
+    const drainer = createPaymentEventDrainer(deps(), { batchMax: 10, logger: quiet });
     // Kicks while a drain runs make it go round once more, never a second drain at once.
     drainer.kick();
     drainer.kick();

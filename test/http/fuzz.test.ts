@@ -211,7 +211,7 @@ describe(`fuzz: every documented operation and the webhook (${onPostgres() ? 'Po
     );
     // Everything stored is processed, or closed as unusable: nothing is left for the sweep to retry
     // forever.
-    await world.ctx.paymentEvents.drainNow();
+    await world.ctx.modules.funding.api.paymentEvents.drainNow();
     await world.ctx.jobs.runNow(JOB_PAYMENT_WEBHOOK_SWEEP);
     const open = await world.ctx.db
       .selectFrom('payment_events')
