@@ -28,9 +28,7 @@ import { registerSandboxClockRoute } from './http/sandbox-clock-route.ts';
 import { registerUnreadBodyDrain } from './http/unread-body.ts';
 import { registerWebApp, type WebApp } from './http/web-app.ts';
 import { kycOperations } from './kyc/ops.ts';
-import { notificationOperations } from './notifications/ops.ts';
 import type { AnyOperation } from './operation.ts';
-import { pushOperations } from './push/ops.ts';
 import { transferOperations } from './transfers/ops.ts';
 import { purchaseOperations } from './vtu/purchase-ops.ts';
 import { routedServiceOperations } from './vtu/routed-service-ops.ts';
@@ -49,8 +47,6 @@ export const operations: AnyOperation[] = [
   ...transferOperations,
   ...beneficiaryOperations,
   ...growthOperations,
-  ...notificationOperations,
-  ...pushOperations,
   ...adminOperations,
 ];
 

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Kysely } from 'kysely';
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { createSharedPinReads, type SharedPinReads } from './auth/pin.ts';
+import { verifiedEmailsOf } from './auth/users.ts';
 import { type Catalogue, createCatalogue } from './catalogue/catalogue.ts';
 import { type Clock, createSandboxClock, type SandboxClock, systemClock } from './clock.ts';
 import type { Config, VtuProviderName } from './config.ts';
@@ -21,7 +22,7 @@ import type { AnyOperation } from './operation.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
 import { documentUrlKey } from './kyc/document-urls.ts';
 import { loggedRequest, redactUrlCredentials } from './log-redaction.ts';
-import { subscribeNotificationsToEvents } from './notifications/subscribers.ts';
+import { createNotificationsModule } from './notifications/module.ts';
 import { type Resolve, resolveAll } from './outbound-addresses.ts';
 import { toE164 } from './phone.ts';
 import { createSmtpMailer, type Mailer } from './providers/email/mailer.ts';
@@ -40,6 +41,7 @@ import { createDataVendorClient } from './providers/vtu/data-vendor-client.ts';
 import { createSmmPanelClient } from './providers/vtu/smm-panel-client.ts';
 import { createVtpassClient } from './providers/vtu/vtpass-client.ts';
 import type { VtuProvider } from './providers/vtu/vtu-provider.ts';
+import { createPushModule } from './push/module.ts';
 import { pushAgent } from './push/push-agent.ts';
 import { createSandboxMailer } from './sandbox/mailbox.ts';
 import { createSavingsModule } from './savings/module.ts';
@@ -153,7 +155,25 @@ export type Infrastructure = Pick<
  */
 function createModules(infra: Infrastructure) {
   const { config, clock, logger, db, jobs } = infra;
+  const push = createPushModule({
+    db,
+    clock,
+    push: infra.push,
+    resolveHost: infra.resolveHost,
+    config: config.push,
+  });
+  const notifications = createNotificationsModule({
+    db,
+    clock,
+    jobs,
+    mailer: infra.mailer,
+    adminPhones: infra.adminPhones,
+    verifiedEmailsOf,
+    push: push.api,
+  });
   return {
+    push,
+    notifications,
     // MODULES (one line or one small block per domain; keep dependency order)
     savings: createSavingsModule({ db, clock, jobs, logger, config: config.savings }),
     funding: createFundingModule({
@@ -372,11 +392,11 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     throw error;
   }
   for (const subscription of moduleList.flatMap((m) => m.subscribers)) {
-    events.subscribe(subscription.event, subscription.handle);
+    if ('handleBatch' in subscription) events.subscribeBatch(subscription.event, subscription.handleBatch);
+    else events.subscribe(subscription.event, subscription.handle);
   }
   subscribePurchasesToFunding(ctx);
   subscribeGrowthToKyc(ctx);
-  subscribeNotificationsToEvents(ctx);
   if (sandboxState !== undefined && sandboxClock !== undefined) {
     // The sandbox gets what its simulators need, never the context: it reaches the service over HTTP.
     ctx.sandbox = createSandbox(sandboxState, {

@@ -136,13 +136,27 @@ export type DomainEvent =
 export type DomainEventType = DomainEvent['type'];
 export type EventOf<T extends DomainEventType> = Extract<DomainEvent, { type: T }>;
 export type Subscriber<T extends DomainEventType> = (event: EventOf<T>) => Promise<void>;
+/**
+ * A reaction that takes many events at once: of one job, every event of the types it subscribed to,
+ * in one call (the inbox writes a settled batch of purchases with one statement). It must be
+ * idempotent for each event, as any subscriber.
+ */
+export type BatchSubscriber = (events: DomainEvent[]) => Promise<void>;
 
 export const JOB_DOMAIN_EVENT = 'domain-event';
 
 export type EventBus = {
   subscribe<T extends DomainEventType>(type: T, subscriber: Subscriber<T>): void;
-  /** Runs every subscriber of the event's type, in subscription order. */
+  /** Subscribes a batch reaction to a type; one subscribed to several types gets them in one call. */
+  subscribeBatch(type: DomainEventType, subscriber: BatchSubscriber): void;
+  /** Runs every subscriber of the event's type, in subscription order (dispatchAll of this one event). */
   dispatch(event: DomainEvent): Promise<void>;
+  /**
+   * Runs the events of one job: each event's own subscribers, event by event, then each batch
+   * subscriber once with all of the events it takes. A failure keeps no other from running; then
+   * the first failure, or all of them, is thrown.
+   */
+  dispatchAll(events: readonly DomainEvent[]): Promise<void>;
 };
 
 /** The data of a domain-event job: one event (publishEvent), or the events of one transaction (publishEvents). */
@@ -154,24 +168,49 @@ export type DomainEventJob = DomainEvent | { events: DomainEvent[] };
  * idempotent).
  */
 export async function dispatchEventJob(bus: EventBus, job: DomainEventJob): Promise<void> {
-  if (!('events' in job)) return bus.dispatch(job);
-  const failures: unknown[] = [];
-  for (const event of job.events) await bus.dispatch(event).catch((error: unknown) => failures.push(error));
-  if (failures.length === 1) throw failures[0];
-  if (failures.length > 1) throw new AggregateError(failures, `${failures.length} domain events failed`);
+  return bus.dispatchAll('events' in job ? job.events : [job]);
 }
 
 export function createEventBus(): EventBus {
   const subscribers = new Map<DomainEventType, Array<(event: DomainEvent) => Promise<void>>>();
+  const batchSubscribers = new Map<DomainEventType, BatchSubscriber[]>();
+  const dispatchAll = async (events: readonly DomainEvent[]) => {
+    const failures: unknown[] = [];
+    for (const event of events) {
+      try {
+        for (const subscriber of subscribers.get(event.type) ?? []) await subscriber(event);
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+    // Each batch subscriber's events, in the job's order: one call however many types they are of.
+    const batches = new Map<BatchSubscriber, DomainEvent[]>();
+    for (const event of events) {
+      for (const subscriber of batchSubscribers.get(event.type) ?? []) {
+        const batch = batches.get(subscriber) ?? [];
+        batch.push(event);
+        batches.set(subscriber, batch);
+      }
+    }
+    for (const [subscriber, batch] of batches) {
+      await subscriber(batch).catch((error: unknown) => failures.push(error));
+    }
+    if (failures.length === 1) throw failures[0];
+    if (failures.length > 1) throw new AggregateError(failures, `${failures.length} domain events failed`);
+  };
   return {
     subscribe(type, subscriber) {
       const list = subscribers.get(type) ?? [];
       list.push(subscriber as (event: DomainEvent) => Promise<void>);
       subscribers.set(type, list);
     },
-    async dispatch(event) {
-      for (const subscriber of subscribers.get(event.type) ?? []) await subscriber(event);
+    subscribeBatch(type, subscriber) {
+      const list = batchSubscribers.get(type) ?? [];
+      if (!list.includes(subscriber)) list.push(subscriber);
+      batchSubscribers.set(type, list);
     },
+    dispatch: (event) => dispatchAll([event]),
+    dispatchAll,
   };
 }
 

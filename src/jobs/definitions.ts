@@ -2,14 +2,7 @@ import { emailAlert, findAlert, JOB_ALERT_EMAIL } from '../alerts/alerts.ts';
 import { purgeExpiredSessions } from '../auth/sessions.ts';
 import type { Context } from '../context.ts';
 import { purgeExpiredIdempotencyKeys } from '../http/idempotency-store.ts';
-import { emailNotification } from '../notifications/email.ts';
 import { deliverAlertToAdmins } from '../notifications/inbox.ts';
-import {
-  JOB_BROADCAST_PUSH,
-  JOB_NOTIFICATION_EMAIL,
-  JOB_NOTIFICATION_PUSH,
-} from '../notifications/job-names.ts';
-import { pushBroadcastPage, pushNotification } from '../push/delivery.ts';
 import { requeryOptions } from '../vtu/deps.ts';
 import { JOB_VTU_DISPATCH, JOB_VTU_REQUERY } from '../vtu/dispatch.ts';
 import type { JobDefinition } from './queue.ts';
@@ -62,43 +55,6 @@ export function jobDefinitions(ctx: Context): JobDefinition[] {
         const alert = await findAlert(ctx.db, alertId);
         if (alert !== undefined) await deliverAlertToAdmins(ctx.db, ctx.adminPhones, alert, ctx.clock.now());
         await emailAlert({ db: ctx.db, mailer: ctx.mailer, opsEmail: ctx.config.opsEmail }, alertId);
-      },
-    },
-    {
-      // The email of one inbox entry (src/notifications/email.ts), enqueued with the entry. Retried
-      // with backoff while the mail server is down; sends nothing to an unverified address or a kind
-      // the user switched off.
-      name: JOB_NOTIFICATION_EMAIL,
-      batchSize: 20,
-      retryLimit: 8,
-      retryDelaySeconds: 30,
-      expireInSeconds: 120,
-      handler: async (data) => {
-        const { notificationId } = data as { notificationId: string };
-        await emailNotification({ db: ctx.db, mailer: ctx.mailer }, notificationId);
-      },
-    },
-    {
-      // The push of one inbox entry to its user's devices, enqueued with the entry.
-      name: JOB_NOTIFICATION_PUSH,
-      batchSize: 20,
-      retryLimit: 5,
-      retryDelaySeconds: 30,
-      expireInSeconds: 120,
-      handler: async (data) => {
-        const { notificationId } = data as { notificationId: string };
-        await pushNotification({ db: ctx.db, jobs: ctx.jobs, push: ctx.push }, notificationId);
-      },
-    },
-    {
-      // One page of a broadcast's push fan-out; each page enqueues the next.
-      name: JOB_BROADCAST_PUSH,
-      retryLimit: 5,
-      retryDelaySeconds: 30,
-      expireInSeconds: 300,
-      handler: async (data) => {
-        const { broadcastId, after } = data as { broadcastId: string; after: string | null };
-        await pushBroadcastPage({ db: ctx.db, jobs: ctx.jobs, push: ctx.push }, broadcastId, after);
       },
     },
     {

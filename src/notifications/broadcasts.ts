@@ -76,7 +76,7 @@ export async function createBroadcast(
         ends_at: input.endsAt ?? null,
       })
       .execute();
-    // The push fan-out's first page, when the broadcast opens (src/push/delivery.ts).
+    // The push fan-out's first page, when the broadcast opens (pushes.ts).
     await jobs.send(JOB_BROADCAST_PUSH, { broadcastId: id, after: null }, { db: trx, startAfter: startsAt });
     if (poll === undefined) return;
     await trx

@@ -1,8 +1,5 @@
-import type { Kysely } from 'kysely';
-import type { DB } from '../db/schema.ts';
-import type { Mailer } from '../providers/email/mailer.ts';
-import { type NotificationKind, securityKinds } from './messages.ts';
-import { settingsOf } from './settings.ts';
+import type { NotificationsDeps } from './deps.ts';
+import { settingsOf, switchedOn } from './settings.ts';
 
 // Transactional email (SPEC.md item 9, API.md section 10): the email of one inbox entry, sent by a
 // job enqueued with the entry (so exactly when it was made), only to the user's verified address
@@ -30,23 +27,23 @@ export function renderEmail(n: { title: string; body: string }): {
 
 /**
  * Sends one notification's email, or nothing: no verified address, the kind switched off, or the
- * entry gone. A failure to hand it to the mail server throws, and the job retries with backoff.
+ * entry gone. A failure to hand it to the mail server throws, and the job retries with backoff. The
+ * inbox enqueues this job only for a verified address and a kind switched on; both are checked again
+ * here, since either may have changed before the job ran.
  */
 export async function emailNotification(
-  deps: { db: Kysely<DB>; mailer: Mailer },
+  deps: Pick<NotificationsDeps, 'db' | 'mailer' | 'verifiedEmailsOf'>,
   notificationId: string,
 ): Promise<'sent' | 'unverified' | 'switched_off' | 'unknown'> {
   const row = await deps.db
-    .selectFrom('notifications as n')
-    .innerJoin('users as u', 'u.id', 'n.user_id')
-    .select(['n.user_id', 'n.kind', 'n.title', 'n.body', 'u.email', 'u.email_verified_at'])
-    .where('n.id', '=', notificationId)
+    .selectFrom('notifications')
+    .select(['user_id', 'kind', 'title', 'body'])
+    .where('id', '=', notificationId)
     .executeTakeFirst();
   if (row === undefined) return 'unknown';
-  if (row.email === null || row.email_verified_at === null) return 'unverified';
-  const settings = await settingsOf(deps.db, row.user_id);
-  const kind = row.kind as NotificationKind;
-  if (!securityKinds.includes(kind) && settings.email[kind] === false) return 'switched_off';
-  await deps.mailer.send({ to: row.email, ...renderEmail(row) });
+  const email = (await deps.verifiedEmailsOf(deps.db, [row.user_id])).get(row.user_id);
+  if (email === undefined) return 'unverified';
+  if (!switchedOn(await settingsOf(deps.db, row.user_id), 'email', row.kind)) return 'switched_off';
+  await deps.mailer.send({ to: email, ...renderEmail(row) });
   return 'sent';
 }

@@ -45,6 +45,56 @@ export async function deliverToInbox(
   return inserted?.id ?? null;
 }
 
+/** Inbox rows written by one statement at most; a larger batch takes several. */
+const inboxRowsPerStatementMax = 1_000;
+
+export type NewEntry = { id: string; userId: string; kind: string };
+
+/**
+ * Puts each message in its user's inbox once, dated when its fact happened: the messages of one
+ * batch of events (a settled batch of purchases, say) in one statement. A fact already there (the
+ * event job running twice, or two workers at once) inserts nothing. Answers the entries it made.
+ */
+export async function deliverAllToInbox(
+  trx: Transaction<DB>,
+  messages: ReadonlyArray<NotificationMessage & { createdAt: Date }>,
+): Promise<NewEntry[]> {
+  // Ids in the order of the events, so that entries of one instant read in that order; rows in
+  // the order of the unique key, so that two batches holding the same facts cannot deadlock.
+  const seen = new Set<string>();
+  const rows = messages
+    .map((message) => ({
+      id: newId(),
+      user_id: message.userId,
+      kind: message.kind,
+      title: message.title,
+      body: message.body,
+      data: JSON.stringify(message.data),
+      source: message.source,
+      created_at: message.createdAt,
+    }))
+    .filter((row) => {
+      const key = `${row.user_id}\u0000${row.source}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    })
+    .sort((a, b) =>
+      a.user_id === b.user_id ? (a.source < b.source ? -1 : 1) : a.user_id < b.user_id ? -1 : 1,
+    );
+  const made: NewEntry[] = [];
+  for (let at = 0; at < rows.length; at += inboxRowsPerStatementMax) {
+    const inserted = await trx
+      .insertInto('notifications')
+      .values(rows.slice(at, at + inboxRowsPerStatementMax))
+      .onConflict((oc) => oc.columns(['user_id', 'source']).doNothing())
+      .returning(['id', 'user_id', 'kind'])
+      .execute();
+    for (const row of inserted) made.push({ id: row.id, userId: row.user_id, kind: row.kind });
+  }
+  return made;
+}
+
 const toView = (row: {
   id: string;
   kind: string;

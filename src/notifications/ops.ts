@@ -1,12 +1,14 @@
 import { defineOperation } from '../operation.ts';
 import { createBroadcast, listActiveBroadcasts, votePoll } from './broadcasts.ts';
+import type { NotificationsDeps } from './deps.ts';
 import { listInbox, markAllRead, markRead } from './inbox.ts';
 import * as s from './schemas.ts';
 import { settingsOf, updateSettings } from './settings.ts';
 
 const tags = ['notifications'];
 
-export const notificationOperations = [
+/** The notification operations, closed over the module's deps. */
+export const notificationOperations = (deps: NotificationsDeps) => [
   defineOperation({
     name: 'listNotifications',
     method: 'GET',
@@ -16,8 +18,8 @@ export const notificationOperations = [
     input: s.listNotificationsInput,
     output: s.listNotificationsOutput,
     errors: [],
-    handler: async ({ ctx, caller, input }) => ({
-      ...(await listInbox(ctx.db, caller.userId, input)),
+    handler: async ({ caller, input }) => ({
+      ...(await listInbox(deps.db, caller.userId, input)),
       limit: input.limit,
       offset: input.offset,
     }),
@@ -31,7 +33,7 @@ export const notificationOperations = [
     input: s.markNotificationReadInput,
     output: s.notification,
     errors: ['NOT_FOUND'],
-    handler: ({ ctx, caller, input }) => markRead(ctx.db, caller.userId, input.id, ctx.clock.now()),
+    handler: ({ caller, input }) => markRead(deps.db, caller.userId, input.id, deps.clock.now()),
   }),
   defineOperation({
     name: 'markAllNotificationsRead',
@@ -42,7 +44,7 @@ export const notificationOperations = [
     input: s.emptyInput,
     output: s.markAllReadOutput,
     errors: [],
-    handler: ({ ctx, caller }) => markAllRead(ctx.db, caller.userId, ctx.clock.now()),
+    handler: ({ caller }) => markAllRead(deps.db, caller.userId, deps.clock.now()),
   }),
   defineOperation({
     name: 'listBroadcasts',
@@ -53,8 +55,8 @@ export const notificationOperations = [
     input: s.listBroadcastsInput,
     output: s.listBroadcastsOutput,
     errors: [],
-    handler: async ({ ctx, caller, input }) => ({
-      ...(await listActiveBroadcasts(ctx.db, caller.userId, input, ctx.clock.now())),
+    handler: async ({ caller, input }) => ({
+      ...(await listActiveBroadcasts(deps.db, caller.userId, input, deps.clock.now())),
       limit: input.limit,
       offset: input.offset,
     }),
@@ -68,8 +70,8 @@ export const notificationOperations = [
     input: s.votePollInput,
     output: s.pollView,
     errors: ['NOT_FOUND', 'CONFLICT'],
-    handler: ({ ctx, caller, input }) =>
-      votePoll(ctx.db, caller.userId, input.pollId, input.optionId, ctx.clock.now()),
+    handler: ({ caller, input }) =>
+      votePoll(deps.db, caller.userId, input.pollId, input.optionId, deps.clock.now()),
   }),
   defineOperation({
     name: 'getNotificationSettings',
@@ -80,7 +82,7 @@ export const notificationOperations = [
     input: s.emptyInput,
     output: s.notificationSettings,
     errors: [],
-    handler: ({ ctx, caller }) => settingsOf(ctx.db, caller.userId),
+    handler: ({ caller }) => settingsOf(deps.db, caller.userId),
   }),
   defineOperation({
     name: 'updateNotificationSettings',
@@ -91,7 +93,7 @@ export const notificationOperations = [
     input: s.updateNotificationSettingsInput,
     output: s.notificationSettings,
     errors: [],
-    handler: ({ ctx, caller, input }) => updateSettings(ctx.db, caller.userId, input, ctx.clock.now()),
+    handler: ({ caller, input }) => updateSettings(deps.db, caller.userId, input, deps.clock.now()),
   }),
   defineOperation({
     name: 'adminCreateBroadcast',
@@ -102,7 +104,7 @@ export const notificationOperations = [
     input: s.createBroadcastInput,
     output: s.broadcast,
     errors: [],
-    handler: ({ ctx, caller, input }) =>
-      createBroadcast(ctx.db, ctx.jobs, caller.userId, input, ctx.clock.now()),
+    handler: ({ caller, input }) =>
+      createBroadcast(deps.db, deps.jobs, caller.userId, input, deps.clock.now()),
   }),
 ];

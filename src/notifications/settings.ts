@@ -15,6 +15,13 @@ const parse = (value: unknown): Record<string, boolean> =>
 const complete = (stored: Record<string, boolean>): ChannelSettings =>
   Object.fromEntries(notificationKinds.map((kind) => [kind, stored[kind] !== false])) as ChannelSettings;
 
+/** The settings a stored row says (none stored: every kind on); security mail is always on. */
+const settingsFrom = (row: { email: unknown; push: unknown } | undefined): NotificationSettings => {
+  const email = complete(parse(row?.email));
+  for (const kind of securityKinds) email[kind] = true;
+  return { email, push: complete(parse(row?.push)) };
+};
+
 export async function settingsOf(
   db: Kysely<DB> | Transaction<DB>,
   userId: string,
@@ -24,10 +31,30 @@ export async function settingsOf(
     .select(['email', 'push'])
     .where('user_id', '=', userId)
     .executeTakeFirst();
-  const email = complete(parse(row?.email));
-  for (const kind of securityKinds) email[kind] = true;
-  return { email, push: complete(parse(row?.push)) };
+  return settingsFrom(row);
 }
+
+/** The settings of each of these users, with one statement: every id given has an entry. */
+export async function settingsOfUsers(
+  db: Kysely<DB> | Transaction<DB>,
+  userIds: readonly string[],
+): Promise<Map<string, NotificationSettings>> {
+  const rows =
+    userIds.length === 0
+      ? []
+      : await db
+          .selectFrom('notification_settings')
+          .select(['user_id', 'email', 'push'])
+          .where('user_id', 'in', [...userIds])
+          .execute();
+  const stored = new Map(rows.map((row) => [row.user_id, row]));
+  return new Map(userIds.map((id) => [id, settingsFrom(stored.get(id))]));
+}
+
+/** Whether the user gets this kind on this channel (security mail always). */
+export const switchedOn = (settings: NotificationSettings, channel: Channel, kind: string): boolean =>
+  (channel === 'email' && securityKinds.includes(kind as NotificationKind)) ||
+  settings[channel][kind as NotificationKind] !== false;
 
 /** Applies the switches given, keeps the others, and answers the whole settings. */
 export async function updateSettings(

@@ -1,11 +1,29 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { DB } from '../db/schema.ts';
 import { defineOperation } from '../operation.ts';
+import type { Resolve } from '../outbound-addresses.ts';
+import type { PushSender } from '../providers/push/web-push-sender.ts';
 import { checkPushEndpoint } from './endpoint-policy.ts';
 import * as s from './schemas.ts';
 import { deleteSubscription, saveSubscription } from './subscriptions.ts';
 
 const tags = ['notifications'];
 
-export const pushOperations = [
+/** What push needs: its table, the clock, the Web Push sender, and the endpoint policy's look-up. */
+export type PushDeps = {
+  db: Kysely<DB>;
+  clock: Clock;
+  /** The Web Push sender (VAPID). */
+  push: PushSender;
+  /** Looks up a push service's host for the endpoint policy. */
+  resolveHost: Resolve;
+  config: Pick<Config['push'], 'allowedHosts'>;
+};
+
+/** The push operations, closed over the module's deps. */
+export const pushOperations = (deps: PushDeps) => [
   defineOperation({
     name: 'getPushPublicKey',
     method: 'GET',
@@ -15,7 +33,7 @@ export const pushOperations = [
     input: s.emptyInput,
     output: s.publicKeyOutput,
     errors: [],
-    handler: async ({ ctx }) => ({ publicKey: ctx.push.publicKey }),
+    handler: async () => ({ publicKey: deps.push.publicKey }),
   }),
   defineOperation({
     name: 'savePushSubscription',
@@ -26,9 +44,9 @@ export const pushOperations = [
     input: s.savePushSubscriptionInput,
     output: s.subscriptionOutput,
     errors: [],
-    handler: async ({ ctx, caller, input }) => {
-      await checkPushEndpoint(input.endpoint, ctx.config.push.allowedHosts, ctx.resolveHost);
-      await saveSubscription(ctx.db, caller.userId, input, ctx.clock.now());
+    handler: async ({ caller, input }) => {
+      await checkPushEndpoint(input.endpoint, deps.config.allowedHosts, deps.resolveHost);
+      await saveSubscription(deps.db, caller.userId, input, deps.clock.now());
       return { endpoint: input.endpoint };
     },
   }),
@@ -42,8 +60,8 @@ export const pushOperations = [
     input: s.deletePushSubscriptionInput,
     output: s.subscriptionOutput,
     errors: ['NOT_FOUND'],
-    handler: async ({ ctx, caller, input }) => {
-      await deleteSubscription(ctx.db, caller.userId, input.endpoint);
+    handler: async ({ caller, input }) => {
+      await deleteSubscription(deps.db, caller.userId, input.endpoint);
       return { endpoint: input.endpoint };
     },
   }),
