@@ -1,5 +1,6 @@
 import { type RawBuilder, sql } from 'kysely';
 import { checkinPostings } from '../growth/checkin.ts';
+import { systemAccounts } from '../ledger/accounts.ts';
 import type { EntryColumns } from '../ledger/history.ts';
 import { savingsPostings } from '../savings/service.ts';
 import { walletTransferPostingReference } from '../transfers/service.ts';
@@ -19,8 +20,8 @@ type Rule = {
   pattern: string;
   /** Only entries moving this way on the wallet (a transfer is out for one wallet, in for the other). */
   direction?: 'credit' | 'debit';
-  /** Only settlements of a sale (airtime to cash) rather than of a purchase delivered in part. */
-  sale?: true;
+  /** Only entries whose posting also moves this account (the ledger's own record of where money came from). */
+  alongside?: string;
 };
 
 const anything = '%';
@@ -35,8 +36,13 @@ const rules: readonly Rule[] = [
   { kind: 'transfer_out', pattern: walletTransferPostingReference(anything), direction: 'debit' },
   { kind: 'purchase', pattern: purchasePostings.debit(anything) },
   { kind: 'refund', pattern: purchasePostings.refund(anything) },
-  // A settlement reaches the wallet for a sale's payout, or for the part of a purchase not delivered.
-  { kind: 'airtime_cash', pattern: purchasePostings.settle(anything), sale: true },
+  // A settlement reaches the wallet for a sale's payout, or for the part of a purchase not delivered;
+  // a sale's payout alone comes from airtime_cash_payouts (vtu/settlement.ts).
+  {
+    kind: 'airtime_cash',
+    pattern: purchasePostings.settle(anything),
+    alongside: systemAccounts.airtimeCashPayouts,
+  },
   { kind: 'refund', pattern: purchasePostings.settle(anything) },
   { kind: 'savings_lock', pattern: savingsPostings.lock(anything) },
   { kind: 'savings_release', pattern: savingsPostings.break(anything) },
@@ -48,11 +54,7 @@ function condition(rule: Rule, entry: EntryColumns): RawBuilder<boolean> {
   const parts = [sql<boolean>`${entry.reference} like ${sql.lit(rule.pattern)}`];
   if (rule.direction === 'credit') parts.push(sql`${entry.amount} > 0`);
   if (rule.direction === 'debit') parts.push(sql`${entry.amount} < 0`);
-  if (rule.sale) {
-    // Every purchase posting carries its purchase's id (src/vtu/purchases.ts, settlement.ts).
-    parts.push(sql`exists (select 1 from vtu_transactions v
-      where v.id = (${entry.metadata}->>'purchaseId')::uuid and v.direction = 'credit')`);
-  }
+  if (rule.alongside !== undefined) parts.push(entry.postingMoves(rule.alongside));
   return sql<boolean>`(${sql.join(parts, sql` and `)})`;
 }
 

@@ -26,6 +26,8 @@ export type EntryColumns = {
   /** Signed kobo on this account: positive credits it. */
   amount: RawBuilder<bigint>;
   metadata: RawBuilder<unknown>;
+  /** Whether the entry's posting also moves the account of this code: the other side of the movement. */
+  postingMoves: (accountCode: string) => RawBuilder<boolean>;
 };
 
 /**
@@ -44,6 +46,10 @@ const columns: EntryColumns = {
   reference: sql.ref('t.reference'),
   amount: sql.ref('e.amount'),
   metadata: sql.ref('t.metadata'),
+  // One look-up of the entries' key (transaction_id, account_id) per entry it is asked of.
+  postingMoves: (accountCode) => sql<boolean>`exists (select 1 from ledger_entries o
+    where o.transaction_id = t.id
+      and o.account_id = (select id from ledger_accounts where code = ${sql.lit(accountCode)}))`,
 };
 
 type Handle = Kysely<DB> | Transaction<DB>;
