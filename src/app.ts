@@ -13,7 +13,6 @@ import { beneficiaryOperations } from './beneficiaries/ops.ts';
 import { catalogueOperations } from './catalogue/ops.ts';
 import type { Context } from './context.ts';
 import { AppError } from './errors.ts';
-import { growthOperations } from './growth/ops.ts';
 import { registerAirtimeCashCallbackRoute } from './http/airtime-cash-callback-route.ts';
 import { answerClientError } from './http/client-errors.ts';
 import { registerDocumentRoute } from './http/document-route.ts';
@@ -46,7 +45,6 @@ export const operations: AnyOperation[] = [
   ...routedServiceOperations,
   ...transferOperations,
   ...beneficiaryOperations,
-  ...growthOperations,
   ...adminOperations,
 ];
 

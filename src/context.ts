@@ -12,7 +12,7 @@ import { migrateToLatest } from './db/migrate.ts';
 import type { DB } from './db/schema.ts';
 import { createEventBus, domainEventJob, type EventBus } from './events/domain-events.ts';
 import { createFundingModule } from './funding/module.ts';
-import { subscribeGrowthToKyc } from './growth/subscribers.ts';
+import { createGrowthModule } from './growth/module.ts';
 import { airtimeCashCallbackPath } from './http/airtime-cash-callback-route.ts';
 import { paymentWebhookPath } from './http/payment-webhook-route.ts';
 import { sandboxClockJobsPath } from './http/sandbox-clock-route.ts';
@@ -186,6 +186,7 @@ function createModules(infra: Infrastructure) {
       baseUrl: infra.baseUrl,
       config: { preferredBank: config.payments.preferredBank, webhookSecret: config.secrets.paymentSigning },
     }),
+    growth: createGrowthModule({ db, clock, jobs, config: config.growth }),
   } satisfies Record<string, DomainModule>;
 }
 
@@ -396,7 +397,6 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     else events.subscribe(subscription.event, subscription.handle);
   }
   subscribePurchasesToFunding(ctx);
-  subscribeGrowthToKyc(ctx);
   if (sandboxState !== undefined && sandboxClock !== undefined) {
     // The sandbox gets what its simulators need, never the context: it reaches the service over HTTP.
     ctx.sandbox = createSandbox(sandboxState, {

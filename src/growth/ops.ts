@@ -1,4 +1,3 @@
-import type { Context } from '../context.ts';
 import { nairaToKobo } from '../money.ts';
 import { defineOperation } from '../operation.ts';
 import { type CheckinDeps, checkinStatus, claimCheckin, withdrawCheckin } from './checkin.ts';
@@ -8,14 +7,8 @@ import * as s from './schemas.ts';
 
 const tags = ['growth'];
 
-const checkinDeps = (ctx: Context): CheckinDeps => ({
-  db: ctx.db,
-  clock: ctx.clock,
-  jobs: ctx.jobs,
-  config: ctx.config.growth,
-});
-
-export const growthOperations = [
+/** The growth operations, closed over the module's deps. */
+export const growthOperations = (deps: CheckinDeps) => [
   defineOperation({
     name: 'getCheckinStatus',
     method: 'GET',
@@ -25,7 +18,7 @@ export const growthOperations = [
     input: s.emptyInput,
     output: s.checkinStatus,
     errors: [],
-    handler: ({ ctx, caller }) => checkinStatus(checkinDeps(ctx), caller.userId),
+    handler: ({ caller }) => checkinStatus(deps, caller.userId),
   }),
   defineOperation({
     name: 'claimCheckin',
@@ -36,7 +29,7 @@ export const growthOperations = [
     input: s.emptyInput,
     output: s.checkinStatus,
     errors: ['CONFLICT'],
-    handler: ({ ctx, caller, withCommit }) => claimCheckin(checkinDeps(ctx), withCommit, caller.userId),
+    handler: ({ caller, withCommit }) => claimCheckin(deps, withCommit, caller.userId),
   }),
   defineOperation({
     name: 'withdrawCheckin',
@@ -47,7 +40,7 @@ export const growthOperations = [
     input: s.emptyInput,
     output: s.withdrawCheckinOutput,
     errors: ['BELOW_MINIMUM'],
-    handler: ({ ctx, caller, withCommit }) => withdrawCheckin(checkinDeps(ctx), withCommit, caller.userId),
+    handler: ({ caller, withCommit }) => withdrawCheckin(deps, withCommit, caller.userId),
   }),
   defineOperation({
     name: 'getPendingMilestones',
@@ -58,7 +51,7 @@ export const growthOperations = [
     input: s.emptyInput,
     output: s.pendingMilestonesOutput,
     errors: [],
-    handler: ({ ctx, caller }) => pendingMilestones(ctx.db, caller.userId),
+    handler: ({ caller }) => pendingMilestones(deps.db, caller.userId),
   }),
   defineOperation({
     name: 'ackMilestone',
@@ -69,8 +62,8 @@ export const growthOperations = [
     input: s.ackMilestoneInput,
     output: s.ackMilestoneOutput,
     errors: ['NOT_FOUND'],
-    handler: ({ ctx, caller, input }) =>
-      acknowledgeMilestone(ctx.db, caller.userId, nairaToKobo(input.threshold), ctx.clock.now()),
+    handler: ({ caller, input }) =>
+      acknowledgeMilestone(deps.db, caller.userId, nairaToKobo(input.threshold), deps.clock.now()),
   }),
   defineOperation({
     name: 'getMyReferralStatus',
@@ -81,6 +74,6 @@ export const growthOperations = [
     input: s.emptyInput,
     output: s.referralStatus,
     errors: [],
-    handler: ({ ctx, caller }) => referralStatus(ctx.db, caller.userId),
+    handler: ({ caller }) => referralStatus(deps.db, caller.userId),
   }),
 ];
