@@ -10,7 +10,6 @@ import { adminOperations } from './admin/ops.ts';
 import { alertOperations } from './alerts/ops.ts';
 import { authOperations } from './auth/ops.ts';
 import { beneficiaryOperations } from './beneficiaries/ops.ts';
-import { catalogueOperations } from './catalogue/ops.ts';
 import type { Context } from './context.ts';
 import { AppError } from './errors.ts';
 import { registerAirtimeCashCallbackRoute } from './http/airtime-cash-callback-route.ts';
@@ -40,7 +39,6 @@ export const operations: AnyOperation[] = [
   ...walletOperations,
   ...kycOperations,
   ...alertOperations,
-  ...catalogueOperations,
   ...purchaseOperations,
   ...routedServiceOperations,
   ...transferOperations,

@@ -4,7 +4,8 @@ import type { Kysely } from 'kysely';
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { createSharedPinReads, type SharedPinReads } from './auth/pin.ts';
 import { verifiedEmailsOf } from './auth/users.ts';
-import { type Catalogue, createCatalogue } from './catalogue/catalogue.ts';
+import type { Catalogue } from './catalogue/catalogue.ts';
+import { createCatalogueModule } from './catalogue/module.ts';
 import { type Clock, createSandboxClock, type SandboxClock, systemClock } from './clock.ts';
 import type { Config, VtuProviderName } from './config.ts';
 import { configuredTarget, type Database, type DatabaseTarget, openDatabase } from './db/database.ts';
@@ -97,7 +98,7 @@ export type Context = {
   };
   /** The upstream VTU providers by configuration name (data, bills, social); routing is config.vtu.routes. */
   vtuProviders: Record<VtuProviderName, VtuProvider>;
-  /** The VTU catalogues from the routed providers, cached (in Redis when REDIS_URL is set). */
+  /** The catalogue module's api (modules.catalogue.api), until nothing reads it here (issue 27). */
   catalogue: Catalogue;
   /** Domain events (kyc.tier_approved, ...): subscribers run in the job worker. */
   events: EventBus;
@@ -143,7 +144,7 @@ export type Infrastructure = Pick<
   | 'resolveHost'
   | 'kyc'
   | 'vtuProviders'
-  | 'catalogue'
+  | 'rateLimitNamespace'
   | 'adminPhones'
   | 'baseUrl'
   | 'debitRules'
@@ -155,6 +156,18 @@ export type Infrastructure = Pick<
  */
 function createModules(infra: Infrastructure) {
   const { config, clock, logger, db, jobs } = infra;
+  // The VTU catalogues and the banks, cached (in Redis when REDIS_URL is set): vtu prices from them
+  // and kyc checks a bank against them.
+  const catalogue = createCatalogueModule({
+    db,
+    config,
+    clock,
+    logger,
+    providers: infra.vtuProviders,
+    payments: infra.payments,
+    // The rate limits' namespace is already distinct per deployment and per test world.
+    redisPrefix: `${infra.rateLimitNamespace}catalogue:`,
+  });
   const push = createPushModule({
     db,
     clock,
@@ -175,6 +188,7 @@ function createModules(infra: Infrastructure) {
     push,
     notifications,
     // MODULES (one line or one small block per domain; keep dependency order)
+    catalogue,
     savings: createSavingsModule({ db, clock, jobs, logger, config: config.savings }),
     funding: createFundingModule({
       db,
@@ -320,15 +334,6 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     throw error;
   }
   const events = createEventBus();
-  const catalogue = createCatalogue({
-    config,
-    clock,
-    logger,
-    providers: vtuProviders,
-    payments,
-    // The rate limits' namespace is already distinct per deployment and per test world.
-    redisPrefix: `${overrides.rateLimitNamespace ?? 'billrail-rl:'}catalogue:`,
-  });
 
   const infrastructure: Infrastructure = {
     config,
@@ -345,9 +350,9 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     resolveHost: overrides.resolveHost ?? resolveAll,
     kyc: { provider: kycProvider, documents, urlKey: documentUrlKey(config.secrets.pepper) },
     vtuProviders,
-    catalogue,
     adminPhones,
     baseUrl,
+    rateLimitNamespace: overrides.rateLimitNamespace ?? 'billrail-rl:',
     debitRules: overrides.debitRules ?? [],
   };
   const modules = createModules(infrastructure);
@@ -369,7 +374,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     resolveHost: overrides.resolveHost ?? resolveAll,
     kyc: { provider: kycProvider, documents, urlKey: documentUrlKey(config.secrets.pepper) },
     vtuProviders,
-    catalogue,
+    catalogue: modules.catalogue.api,
     events,
     modules,
     operations: [] as AnyOperation[],
@@ -388,7 +393,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     await jobs.define([domainEventJob(events), ...moduleList.flatMap((m) => m.jobs), ...jobDefinitions(ctx)]);
   } catch (error) {
     await jobs.stop();
-    await catalogue.close();
+    await modules.catalogue.close();
     await database.close();
     throw error;
   }
@@ -417,7 +422,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     await ctx.purchases.drained();
     await modules.funding.api.paymentEvents.drained();
     await ctx.jobs.stop();
-    await ctx.catalogue.close();
+    await modules.catalogue.close();
     await database.close();
   };
   return ctx;

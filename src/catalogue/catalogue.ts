@@ -62,11 +62,11 @@ export type Catalogue = {
   banks(): Promise<Bank[]>;
   /** The names the customer look-ups found lately, for naming a purchase (verified-customers.ts). */
   verifiedCustomers: VerifiedCustomers;
-  close(): Promise<void>;
 };
 
 export type CatalogueDeps = {
-  config: Config;
+  /** Where the cache lives (Redis when REDIS_URL is set), the routing, and the providers' timeout. */
+  config: Pick<Config, 'redisUrl'> & { vtu: Pick<Config['vtu'], 'routes' | 'timeoutMs'> };
   clock: Clock;
   logger: Logger;
   /** Read on every call, so that a replaced adapter (or method) is the one used. */
@@ -77,7 +77,8 @@ export type CatalogueDeps = {
   redisPrefix: string;
 };
 
-export function createCatalogue(deps: CatalogueDeps): Catalogue {
+/** The catalogue, and the closing of its cache (a Redis connection) for whoever built it. */
+export function createCatalogue(deps: CatalogueDeps): Catalogue & { close(): Promise<void> } {
   const { config } = deps;
   const store =
     config.redisUrl === undefined

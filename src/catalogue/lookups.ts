@@ -18,7 +18,7 @@ import type { Catalogue } from './catalogue.ts';
 // while, for the purchase that usually follows to put on its receipt (verified-customers.ts).
 
 export type LookupDeps = {
-  catalogue: Catalogue;
+  catalogue: Pick<Catalogue, 'providerFor' | 'verifiedCustomers'>;
   providers: Record<VtuProviderName, VtuProvider>;
   logger: Logger;
 };

@@ -1,9 +1,11 @@
-import type { Context } from '../context.ts';
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema.ts';
 import { AppError, type ErrorCode } from '../errors.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { defineOperation } from '../operation.ts';
 import type { DataPlanItem, Network } from '../providers/vtu/vtu-provider.ts';
-import { lookUpCustomer } from './lookups.ts';
+import type { Catalogue } from './catalogue.ts';
+import { type LookupDeps, lookUpCustomer } from './lookups.ts';
 import { applyMarkup, markupFor, retailPrice } from './pricing.ts';
 import * as s from './schemas.ts';
 
@@ -30,8 +32,11 @@ function unknownItem(path: string[], what: string): AppError {
   });
 }
 
-async function retailDataPlans(ctx: Context, plans: DataPlanItem[]) {
-  const markup = await markupFor(ctx.db, 'data', ctx.catalogue.providerFor('data'));
+/** What the catalogue operations use: the cached catalogue, the markups, and the look-ups' providers. */
+export type CatalogueOpsDeps = LookupDeps & { db: Kysely<DB>; catalogue: Catalogue };
+
+async function retailDataPlans(deps: CatalogueOpsDeps, plans: DataPlanItem[]) {
+  const markup = await markupFor(deps.db, 'data', deps.catalogue.providerFor('data'));
   return plans.map((plan) => ({
     plan_id: plan.planId,
     network: plan.network,
@@ -42,19 +47,14 @@ async function retailDataPlans(ctx: Context, plans: DataPlanItem[]) {
   }));
 }
 
-async function dataPlansOf(ctx: Context, network: Network) {
-  const plans = await ctx.catalogue.dataPlans(network);
+async function dataPlansOf(deps: CatalogueOpsDeps, network: Network) {
+  const plans = await deps.catalogue.dataPlans(network);
   if (plans === null) throw unknownItem(['query', 'network'], 'data network');
   return plans;
 }
 
-const lookupDeps = (ctx: Context) => ({
-  catalogue: ctx.catalogue,
-  providers: ctx.vtuProviders,
-  logger: ctx.logger,
-});
-
-export const catalogueOperations = [
+/** The catalogue operations, closed over the module's deps. */
+export const catalogueOperations = (deps: CatalogueOpsDeps) => [
   defineOperation({
     name: 'listAirtimeNetworks',
     method: 'GET',
@@ -64,7 +64,7 @@ export const catalogueOperations = [
     input: s.listNetworksInput,
     output: s.listNetworksOutput,
     errors: catalogueErrors,
-    handler: async ({ ctx }) => ({ items: await ctx.catalogue.airtimeNetworks() }),
+    handler: async () => ({ items: await deps.catalogue.airtimeNetworks() }),
   }),
   defineOperation({
     name: 'listDataNetworks',
@@ -75,7 +75,7 @@ export const catalogueOperations = [
     input: s.listNetworksInput,
     output: s.listNetworksOutput,
     errors: catalogueErrors,
-    handler: async ({ ctx }) => ({ items: await ctx.catalogue.dataNetworks() }),
+    handler: async () => ({ items: await deps.catalogue.dataNetworks() }),
   }),
   defineOperation({
     name: 'listDataPlanTypes',
@@ -86,9 +86,9 @@ export const catalogueOperations = [
     input: s.listDataPlanTypesInput,
     output: s.listDataPlanTypesOutput,
     errors: catalogueErrors,
-    handler: async ({ ctx, input }) => {
+    handler: async ({ input }) => {
       const counts = new Map<string, number>();
-      for (const plan of await dataPlansOf(ctx, input.network)) {
+      for (const plan of await dataPlansOf(deps, input.network)) {
         counts.set(plan.planType, (counts.get(plan.planType) ?? 0) + 1);
       }
       return { items: [...counts].map(([planType, plans]) => ({ planType, plans })) };
@@ -103,8 +103,8 @@ export const catalogueOperations = [
     input: s.listDataPlansInput,
     output: s.listDataPlansOutput,
     errors: catalogueErrors,
-    handler: async ({ ctx, input }) => ({
-      items: await retailDataPlans(ctx, await dataPlansOf(ctx, input.network)),
+    handler: async ({ input }) => ({
+      items: await retailDataPlans(deps, await dataPlansOf(deps, input.network)),
     }),
   }),
   defineOperation({
@@ -116,13 +116,13 @@ export const catalogueOperations = [
     input: s.listDataPlansForCategoryInput,
     output: s.listDataPlansOutput,
     errors: catalogueErrors,
-    handler: async ({ ctx, input }) => {
+    handler: async ({ input }) => {
       const wanted = input.planType.toUpperCase();
-      const plans = (await dataPlansOf(ctx, input.network)).filter(
+      const plans = (await dataPlansOf(deps, input.network)).filter(
         (p) => p.planType.toUpperCase() === wanted,
       );
       if (plans.length === 0) throw unknownItem(['query', 'planType'], 'plan type');
-      return { items: await retailDataPlans(ctx, plans) };
+      return { items: await retailDataPlans(deps, plans) };
     },
   }),
   defineOperation({
@@ -134,7 +134,7 @@ export const catalogueOperations = [
     input: s.listCableProvidersInput,
     output: s.listNamedOutput,
     errors: catalogueErrors,
-    handler: async ({ ctx }) => ({ items: await ctx.catalogue.cableProviders() }),
+    handler: async () => ({ items: await deps.catalogue.cableProviders() }),
   }),
   defineOperation({
     name: 'listCablePlans',
@@ -145,10 +145,10 @@ export const catalogueOperations = [
     input: s.listCablePlansInput,
     output: s.listCablePlansOutput,
     errors: catalogueErrors,
-    handler: async ({ ctx, input }) => {
-      const plans = await ctx.catalogue.cablePlans(input.identifier);
+    handler: async ({ input }) => {
+      const plans = await deps.catalogue.cablePlans(input.identifier);
       if (plans === null) throw unknownItem(['query', 'identifier'], 'cable provider');
-      const markup = await markupFor(ctx.db, 'cable', ctx.catalogue.providerFor('cable'));
+      const markup = await markupFor(deps.db, 'cable', deps.catalogue.providerFor('cable'));
       return {
         items: plans.map((plan) => ({
           plan_id: plan.planId,
@@ -168,7 +168,7 @@ export const catalogueOperations = [
     input: s.listNamedInput,
     output: s.listNamedOutput,
     errors: catalogueErrors,
-    handler: async ({ ctx }) => ({ items: await ctx.catalogue.discos() }),
+    handler: async () => ({ items: await deps.catalogue.discos() }),
   }),
   defineOperation({
     name: 'listBetCompanies',
@@ -179,7 +179,7 @@ export const catalogueOperations = [
     input: s.listNamedInput,
     output: s.listNamedOutput,
     errors: catalogueErrors,
-    handler: async ({ ctx }) => ({ items: await ctx.catalogue.bettingCompanies() }),
+    handler: async () => ({ items: await deps.catalogue.bettingCompanies() }),
   }),
   defineOperation({
     name: 'listBanks',
@@ -191,7 +191,7 @@ export const catalogueOperations = [
     input: s.listBanksInput,
     output: s.listBanksOutput,
     errors: catalogueErrors,
-    handler: async ({ ctx }) => ({ items: await ctx.catalogue.banks() }),
+    handler: async () => ({ items: await deps.catalogue.banks() }),
   }),
   defineOperation({
     name: 'listEducationPins',
@@ -203,11 +203,11 @@ export const catalogueOperations = [
     input: s.listEducationPinsInput,
     output: s.listEducationPinsOutput,
     errors: catalogueErrors,
-    handler: async ({ ctx, input }) => {
-      const pins = (await ctx.catalogue.educationItems()).filter((item) => item.exam === input.exam);
+    handler: async ({ input }) => {
+      const pins = (await deps.catalogue.educationItems()).filter((item) => item.exam === input.exam);
       // The rule buyEducationPin prices with: the education markup of the routed provider over the
       // wholesale price (catalogue/pricing.ts).
-      const markup = await markupFor(ctx.db, 'education', ctx.catalogue.providerFor('education'));
+      const markup = await markupFor(deps.db, 'education', deps.catalogue.providerFor('education'));
       return {
         items: pins.map((pin) => ({
           variation: pin.variation,
@@ -226,10 +226,10 @@ export const catalogueOperations = [
     input: s.quotePriceInput,
     output: s.quotePriceOutput,
     errors: [],
-    handler: async ({ ctx, input }) => {
-      const provider = input.provider ?? ctx.catalogue.providerFor(input.service);
+    handler: async ({ input }) => {
+      const provider = input.provider ?? deps.catalogue.providerFor(input.service);
       const wholesaleKobo = nairaToKobo(input.wholesale);
-      const price = await retailPrice(ctx.db, { service: input.service, provider, wholesaleKobo });
+      const price = await retailPrice(deps.db, { service: input.service, provider, wholesaleKobo });
       return {
         service: input.service,
         provider,
@@ -248,11 +248,11 @@ export const catalogueOperations = [
     input: s.verifyCableInput,
     output: s.verifyOutput,
     errors: lookupErrors,
-    handler: async ({ ctx, input }) => {
-      const known = await ctx.catalogue.cableProviders();
+    handler: async ({ input }) => {
+      const known = await deps.catalogue.cableProviders();
       if (!known.some((c) => c.id === input.identifier))
         throw unknownItem(['data', 'identifier'], 'cable provider');
-      return lookUpCustomer(lookupDeps(ctx), {
+      return lookUpCustomer(deps, {
         service: 'cable',
         provider: input.identifier,
         iuc: input.iuc,
@@ -268,10 +268,10 @@ export const catalogueOperations = [
     input: s.verifyMeterInput,
     output: s.verifyOutput,
     errors: lookupErrors,
-    handler: async ({ ctx, input }) => {
-      if (!(await ctx.catalogue.discos()).some((d) => d.id === input.plan))
+    handler: async ({ input }) => {
+      if (!(await deps.catalogue.discos()).some((d) => d.id === input.plan))
         throw unknownItem(['data', 'plan'], 'disco');
-      return lookUpCustomer(lookupDeps(ctx), {
+      return lookUpCustomer(deps, {
         service: 'electricity',
         disco: input.plan,
         meter: input.meter,
@@ -288,10 +288,10 @@ export const catalogueOperations = [
     input: s.verifyBetInput,
     output: s.verifyOutput,
     errors: lookupErrors,
-    handler: async ({ ctx, input }) => {
-      if (!(await ctx.catalogue.bettingCompanies()).some((b) => b.id === input.betting_company))
+    handler: async ({ input }) => {
+      if (!(await deps.catalogue.bettingCompanies()).some((b) => b.id === input.betting_company))
         throw unknownItem(['data', 'betting_company'], 'betting company');
-      return lookUpCustomer(lookupDeps(ctx), {
+      return lookUpCustomer(deps, {
         service: 'betting',
         company: input.betting_company,
         customerId: input.customer_id,

@@ -1,0 +1,36 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema.ts';
+import type { DomainModule } from '../module.ts';
+import { type CatalogueDeps, type Catalogue, createCatalogue } from './catalogue.ts';
+import { catalogueOperations } from './ops.ts';
+
+// The catalogues of the routed providers and the payment provider's banks, cached (catalogue.ts),
+// the retail prices over them (pricing.ts), and the customer look-ups before a purchase
+// (lookups.ts). VTU prices its purchases from the api; KYC checks a bank against it.
+
+export type CatalogueModuleDeps = CatalogueDeps & { db: Kysely<DB> };
+
+/** What other modules read: the cached catalogues, the routing, and the customers looked up lately. */
+export type CatalogueApi = Catalogue;
+
+export type CatalogueModule = DomainModule & {
+  api: CatalogueApi;
+  /** Closes the cache's Redis connection: for the composition root, after the last read. */
+  close(): Promise<void>;
+};
+
+export function createCatalogueModule(deps: CatalogueModuleDeps): CatalogueModule {
+  const { close, ...catalogue } = createCatalogue(deps);
+  return {
+    operations: catalogueOperations({
+      db: deps.db,
+      catalogue,
+      providers: deps.providers,
+      logger: deps.logger,
+    }),
+    jobs: [],
+    subscribers: [],
+    api: catalogue,
+    close,
+  };
+}
