@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import type { DomainModule } from '../module.ts';
-import { type CatalogueDeps, type Catalogue, createCatalogue } from './catalogue.ts';
+import { type Catalogue, type CatalogueDeps, createCatalogue } from './catalogue.ts';
 import { catalogueOperations } from './ops.ts';
 
 // The catalogues of the routed providers and the payment provider's banks, cached (catalogue.ts),
