@@ -6,10 +6,6 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, validatorCompiler } from 'fastify-type-provider-zod';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
-import { adminOperations } from './admin/ops.ts';
-import { alertOperations } from './alerts/ops.ts';
-import { authOperations } from './auth/ops.ts';
-import { beneficiaryOperations } from './beneficiaries/ops.ts';
 import type { Context } from './context.ts';
 import { AppError } from './errors.ts';
 import { registerAirtimeCashCallbackRoute } from './http/airtime-cash-callback-route.ts';
@@ -25,25 +21,17 @@ import { BODY_LIMIT_BYTES, registerOperations } from './http/router.ts';
 import { registerSandboxClockRoute } from './http/sandbox-clock-route.ts';
 import { registerUnreadBodyDrain } from './http/unread-body.ts';
 import { registerWebApp, type WebApp } from './http/web-app.ts';
-import { kycOperations } from './kyc/ops.ts';
 import type { AnyOperation } from './operation.ts';
 import { transferOperations } from './transfers/ops.ts';
 import { purchaseOperations } from './vtu/purchase-ops.ts';
 import { routedServiceOperations } from './vtu/routed-service-ops.ts';
-import { walletOperations } from './wallet/ops.ts';
 import { webDistDir } from './web-build.ts';
 
 /** The operations of the domains that are not yet modules (issue 27); the rest are ctx.operations. */
 export const operations: AnyOperation[] = [
-  ...authOperations,
-  ...walletOperations,
-  ...kycOperations,
-  ...alertOperations,
   ...purchaseOperations,
   ...routedServiceOperations,
   ...transferOperations,
-  ...beneficiaryOperations,
-  ...adminOperations,
 ];
 
 /** Builds the HTTP app over a context. It never listens: main.ts and the tests decide that. */

@@ -2,10 +2,15 @@ import type { Agent } from 'node:https';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
-import { createSharedPinReads, type SharedPinReads } from './auth/pin.ts';
-import { verifiedEmailsOf } from './auth/users.ts';
+import { createAdminModule } from './admin/module.ts';
+import type { AdminDeps } from './admin/ops.ts';
+import { createAlertsModule } from './alerts/module.ts';
+import { createAuthModule } from './auth/module.ts';
+import type { SharedPinReads } from './auth/pin.ts';
+import { createBeneficiariesModule } from './beneficiaries/module.ts';
 import type { Catalogue } from './catalogue/catalogue.ts';
 import { createCatalogueModule } from './catalogue/module.ts';
+import { setMarkup } from './catalogue/pricing.ts';
 import { type Clock, createSandboxClock, type SandboxClock, systemClock } from './clock.ts';
 import type { Config, VtuProviderName } from './config.ts';
 import { configuredTarget, type Database, type DatabaseTarget, openDatabase } from './db/database.ts';
@@ -13,6 +18,7 @@ import { migrateToLatest } from './db/migrate.ts';
 import type { DB } from './db/schema.ts';
 import { createEventBus, domainEventJob, type EventBus } from './events/domain-events.ts';
 import { createFundingModule } from './funding/module.ts';
+import { reconcile, reconcileDefaults } from './funding/reconcile.ts';
 import { createGrowthModule } from './growth/module.ts';
 import { airtimeCashCallbackPath } from './http/airtime-cash-callback-route.ts';
 import { paymentWebhookPath } from './http/payment-webhook-route.ts';
@@ -22,6 +28,7 @@ import type { DomainModule } from './module.ts';
 import type { AnyOperation } from './operation.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
 import { documentUrlKey } from './kyc/document-urls.ts';
+import { createKycModule } from './kyc/module.ts';
 import { loggedRequest, redactUrlCredentials } from './log-redaction.ts';
 import { createNotificationsModule } from './notifications/module.ts';
 import { type Resolve, resolveAll } from './outbound-addresses.ts';
@@ -63,11 +70,12 @@ import {
 import { SANDBOX_DATA_TOKEN } from './sandbox/vtu/data-state.ts';
 import { SANDBOX_SOCIAL_API_KEY, sandboxSocialPath } from './sandbox/vtu/social.ts';
 import type { DebitRule } from './vtu/debit-rules.ts';
-import { vtuDeps } from './vtu/deps.ts';
+import { requeryOptions, vtuDeps } from './vtu/deps.ts';
 import { createFloatInFlight, type FloatInFlight } from './vtu/float.ts';
 import { createPurchasePipeline, type PurchasePipeline } from './vtu/pipeline.ts';
 import { createPurchaseReads, type PurchaseFacts } from './vtu/purchase-reads.ts';
 import { subscribePurchasesToFunding } from './vtu/subscribers.ts';
+import { createWalletModule } from './wallet/module.ts';
 
 // The composition root: the one place that builds the database, the job queue, the clock and every
 // adapter. Tests pass overrides (an in-memory database, their own clock) instead of monkey-patching.
@@ -154,8 +162,21 @@ export type Infrastructure = Pick<
  * The domain modules, in dependency order: each is built from the deps it declares (its module.ts),
  * picked here from the infrastructure and from the `api` of the modules built before it.
  */
-function createModules(infra: Infrastructure) {
+function createModules(infra: Infrastructure, late: LateBound) {
   const { config, clock, logger, db, jobs } = infra;
+  const pepper = config.secrets.pepper;
+  // The modules others take an api from are built first.
+  const auth = createAuthModule({
+    db,
+    clock,
+    jobs,
+    logger,
+    batching: infra.database.batching,
+    sms: infra.sms,
+    mailer: infra.mailer,
+    pepper,
+    adminPhones: infra.adminPhones,
+  });
   // The VTU catalogues and the banks, cached (in Redis when REDIS_URL is set): vtu prices from them
   // and kyc checks a bank against them.
   const catalogue = createCatalogueModule({
@@ -181,13 +202,36 @@ function createModules(infra: Infrastructure) {
     jobs,
     mailer: infra.mailer,
     adminPhones: infra.adminPhones,
-    verifiedEmailsOf,
+    verifiedEmailsOf: auth.api.verifiedEmailsOf,
     push: push.api,
   });
   return {
+    auth,
     push,
     notifications,
     // MODULES (one line or one small block per domain; keep dependency order)
+    alerts: createAlertsModule({
+      db,
+      mailer: infra.mailer,
+      opsEmail: config.opsEmail,
+      deliverToAdmins: async (alert) => {
+        await notifications.api.deliverAlertToAdmins(alert);
+      },
+    }),
+    wallet: createWalletModule({ db }),
+    kyc: createKycModule({
+      db,
+      clock,
+      jobs,
+      provider: infra.kyc.provider,
+      store: infra.kyc.documents,
+      urlKey: infra.kyc.urlKey,
+      pepper,
+      banks: () => catalogue.api.banks(),
+      baseUrl: infra.baseUrl,
+      config: { livenessUrl: config.kyc.livenessUrl, sandboxTokens: config.sandbox },
+    }),
+    beneficiaries: createBeneficiariesModule({ db, clock }),
     catalogue,
     savings: createSavingsModule({ db, clock, jobs, logger, config: config.savings }),
     funding: createFundingModule({
@@ -201,8 +245,21 @@ function createModules(infra: Infrastructure) {
       config: { preferredBank: config.payments.preferredBank, webhookSecret: config.secrets.paymentSigning },
     }),
     growth: createGrowthModule({ db, clock, jobs, config: config.growth }),
+    // After the modules whose work an administrator runs now (funding, vtu, catalogue).
+    admin: createAdminModule({
+      db,
+      reconcileFunding: () => reconcile({ db, clock, jobs, payments: infra.payments }, reconcileDefaults),
+      requeryPurchases: late.requeryPurchases,
+      setMarkup: (change) => setMarkup({ db, clock, markupMax: config.vtu.markupMax }, change),
+    }),
   } satisfies Record<string, DomainModule>;
 }
+
+/** What modules call of the domains that are not modules yet (issue 27): read when called, not before. */
+type LateBound = {
+  /** Requeries every purchase still processing, due or not (the context's purchase pipeline). */
+  requeryPurchases: AdminDeps['requeryPurchases'];
+};
 
 export type Modules = ReturnType<typeof createModules>;
 
@@ -355,7 +412,9 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     rateLimitNamespace: overrides.rateLimitNamespace ?? 'billrail-rl:',
     debitRules: overrides.debitRules ?? [],
   };
-  const modules = createModules(infrastructure);
+  const modules = createModules(infrastructure, {
+    requeryPurchases: () => ctx.purchases.requeryDue(requeryOptions(ctx, { includeNotDue: true })),
+  });
   const moduleList: DomainModule[] = Object.values(modules);
 
   // Until every domain is a module (issue 27), the rest still reads the whole context.
@@ -381,7 +440,8 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     debitRules: overrides.debitRules ?? [],
     purchases: createPurchasePipeline(() => vtuDeps(ctx), database.batching, config.vtu.sendsMax),
     purchaseReads: createPurchaseReads(() => ctx.db, database.batching),
-    sharedPinReads: createSharedPinReads(() => ctx.db, database.batching),
+    // The auth module's own, until vtu and transfers take it from modules.auth.api (issue 27).
+    sharedPinReads: modules.auth.api.sharedPinReads,
     floatInFlight: createFloatInFlight(),
     adminPhones,
     baseUrl,

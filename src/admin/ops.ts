@@ -1,13 +1,73 @@
+import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { basisPointsToPercent, percentToBasisPoints, setMarkup } from '../catalogue/pricing.ts';
+import {
+  basisPointsToPercent,
+  percentToBasisPoints,
+  type StoredMarkup,
+  type setMarkup,
+} from '../catalogue/pricing.ts';
 import { markupOutput, setMarkupInput } from '../catalogue/schemas.ts';
-import { reconcile, reconcileDefaults } from '../funding/reconcile.ts';
+import type { DB } from '../db/schema.ts';
 import { checkLedger } from '../ledger/check.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { defineOperation } from '../operation.ts';
-import { requeryOptions } from '../vtu/deps.ts';
 
-export const adminOperations = [
+/** What funding's reconciliation counts (funding/reconcile.ts): adminReconcile answers it. */
+const fundingCounts = z.object({
+  topups: z.object({
+    checked: z.number().int(),
+    credited: z.number().int(),
+    failed: z.number().int(),
+    expired: z.number().int(),
+    settledMeanwhile: z.number().int(),
+    stillPending: z.number().int(),
+    errors: z.number().int(),
+  }),
+  transfers: z.object({
+    checked: z.number().int(),
+    resolved: z.number().int(),
+    notFound: z.number().int(),
+    stillPending: z.number().int(),
+    errors: z.number().int(),
+  }),
+  dedicatedAccounts: z.object({
+    scanned: z.number().int(),
+    credited: z.number().int(),
+    alreadyCredited: z.number().int(),
+    ignored: z.number().int(),
+    errors: z.number().int(),
+  }),
+});
+
+/** What the purchases' requery counts (vtu): adminReconcile answers it as `purchases`. */
+const purchaseCounts = z.object({
+  checked: z.number().int(),
+  succeeded: z.number().int(),
+  failed: z.number().int(),
+  stillProcessing: z.number().int(),
+  dispatched: z.number().int(),
+  alerted: z.number().int(),
+});
+
+/** A change of one markup, as the catalogue stores it (catalogue/pricing.ts). */
+export type MarkupChange = Parameters<typeof setMarkup>[1];
+
+/**
+ * What the administrators' operations need: the ledger to check, and the functions of the domains
+ * whose work an administrator runs now instead of waiting for its job.
+ */
+export type AdminDeps = {
+  db: Kysely<DB>;
+  /** Funding's reconciliation, with the limits of its five-minute job (funding/reconcile.ts). */
+  reconcileFunding: () => Promise<z.input<typeof fundingCounts>>;
+  /** Requeries every purchase still processing, due or not (vtu). */
+  requeryPurchases: () => Promise<z.input<typeof purchaseCounts>>;
+  /** Stores a markup; the next catalogue read and quote apply it (catalogue/pricing.ts). */
+  setMarkup: (change: MarkupChange) => Promise<StoredMarkup>;
+};
+
+/** The administrators' operations, closed over the module's deps. */
+export const adminOperations = (deps: AdminDeps) => [
   defineOperation({
     name: 'adminLedgerCheck',
     method: 'GET',
@@ -22,7 +82,7 @@ export const adminOperations = [
       imbalances: z.array(z.record(z.string(), z.string())),
     }),
     errors: [],
-    handler: ({ ctx }) => checkLedger(ctx.db),
+    handler: () => checkLedger(deps.db),
   }),
   defineOperation({
     name: 'adminReconcile',
@@ -32,47 +92,12 @@ export const adminOperations = [
       'Reconcile now: re-verify pending top-ups (crediting each once) and pending funding transfers older than a minute with the provider, credit transfers into dedicated accounts whose webhook was lost, and requery every purchase still processing; returns counts',
     tags: ['admin'],
     input: z.object({}).strict(),
-    output: z.object({
-      topups: z.object({
-        checked: z.number().int(),
-        credited: z.number().int(),
-        failed: z.number().int(),
-        expired: z.number().int(),
-        settledMeanwhile: z.number().int(),
-        stillPending: z.number().int(),
-        errors: z.number().int(),
-      }),
-      transfers: z.object({
-        checked: z.number().int(),
-        resolved: z.number().int(),
-        notFound: z.number().int(),
-        stillPending: z.number().int(),
-        errors: z.number().int(),
-      }),
-      dedicatedAccounts: z.object({
-        scanned: z.number().int(),
-        credited: z.number().int(),
-        alreadyCredited: z.number().int(),
-        ignored: z.number().int(),
-        errors: z.number().int(),
-      }),
-      purchases: z.object({
-        checked: z.number().int(),
-        succeeded: z.number().int(),
-        failed: z.number().int(),
-        stillProcessing: z.number().int(),
-        dispatched: z.number().int(),
-        alerted: z.number().int(),
-      }),
-    }),
+    output: fundingCounts.extend({ purchases: purchaseCounts }),
     errors: [],
     // The same run as the five-minute job, with the same limits: the next batch is one call away.
-    handler: async ({ ctx }) => ({
-      ...(await reconcile(
-        { db: ctx.db, clock: ctx.clock, jobs: ctx.jobs, payments: ctx.payments },
-        reconcileDefaults,
-      )),
-      purchases: await ctx.purchases.requeryDue(requeryOptions(ctx, { includeNotDue: true })),
+    handler: async () => ({
+      ...(await deps.reconcileFunding()),
+      purchases: await deps.requeryPurchases(),
     }),
   }),
   defineOperation({
@@ -86,17 +111,14 @@ export const adminOperations = [
     output: markupOutput,
     errors: [],
     // The next catalogue read and quote show it: markups are applied at read time, never cached.
-    handler: async ({ ctx, caller, input }) => {
-      const stored = await setMarkup(
-        { db: ctx.db, clock: ctx.clock, markupMax: ctx.config.vtu.markupMax },
-        {
-          service: input.service,
-          provider: input.provider ?? null,
-          flatKobo: input.flat === undefined ? undefined : nairaToKobo(input.flat),
-          percentBp: input.percent === undefined ? undefined : percentToBasisPoints(input.percent)!,
-          updatedBy: caller.userId,
-        },
-      );
+    handler: async ({ caller, input }) => {
+      const stored = await deps.setMarkup({
+        service: input.service,
+        provider: input.provider ?? null,
+        flatKobo: input.flat === undefined ? undefined : nairaToKobo(input.flat),
+        percentBp: input.percent === undefined ? undefined : percentToBasisPoints(input.percent)!,
+        updatedBy: caller.userId,
+      });
       return {
         service: stored.service,
         provider: stored.provider,

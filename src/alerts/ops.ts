@@ -1,3 +1,5 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema.ts';
 import { defineOperation } from '../operation.ts';
 import { listAlerts } from './alerts.ts';
 import * as s from './schemas.ts';
@@ -5,7 +7,8 @@ import * as s from './schemas.ts';
 // Alerts are an administrator's reading, whichever domain raised them: the operation sits with the
 // alerts, under the admin tag like every other administrator's operation.
 
-export const alertOperations = [
+/** The alerts operations, closed over the module's deps. */
+export const alertOperations = (deps: { db: Kysely<DB> }) => [
   defineOperation({
     name: 'adminListAlerts',
     method: 'GET',
@@ -15,8 +18,8 @@ export const alertOperations = [
     input: s.listAlertsInput,
     output: s.listAlertsOutput,
     errors: [],
-    handler: async ({ ctx, input }) => {
-      const page = await listAlerts(ctx.db, input);
+    handler: async ({ input }) => {
+      const page = await listAlerts(deps.db, input);
       return { ...page, limit: input.limit, offset: input.offset };
     },
   }),

@@ -1,8 +1,14 @@
-import type { Context } from '../context.ts';
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.ts';
+import type { DB } from '../db/schema.ts';
 import { AppError, notFound } from '../errors.ts';
 import { publishEvent } from '../events/domain-events.ts';
 import { newId } from '../ids.ts';
+import type { JobQueue } from '../jobs/queue.ts';
 import { defineOperation } from '../operation.ts';
+import type { Mailer } from '../providers/email/mailer.ts';
+import type { SmsSender } from '../providers/sms/sms-gateway.ts';
 import { sendVerificationCode, setEmail, verifyEmail } from './email-verification.ts';
 import { consumeOtp, requestOtp } from './otp.ts';
 import { setTransactionPin } from './pin.ts';
@@ -19,9 +25,22 @@ import {
 
 const tags = ['accounts'];
 
-const emailDeps = (ctx: Context) => ({ db: ctx.db, clock: ctx.clock, pepper: ctx.config.secrets.pepper });
+/** What the accounts' operations need: sign-in codes go by SMS, email verification codes by email. */
+export type AuthDeps = {
+  db: Kysely<DB>;
+  clock: Clock;
+  jobs: JobQueue;
+  logger: Logger;
+  sms: SmsSender;
+  mailer: Mailer;
+  /** The server-side secret mixed into every stored code and PIN hash (config.secrets.pepper). */
+  pepper: string;
+  /** Phones (E.164) whose users are administrators (ADMIN_PHONES). */
+  adminPhones: ReadonlySet<string>;
+};
 
-export const authOperations = [
+/** The accounts operations, closed over the module's deps. */
+export const authOperations = (deps: AuthDeps) => [
   defineOperation({
     name: 'requestOtp',
     method: 'POST',
@@ -31,11 +50,7 @@ export const authOperations = [
     input: s.requestOtpInput,
     output: s.requestOtpOutput,
     errors: ['UPSTREAM_UNAVAILABLE'],
-    handler: ({ ctx, input }) =>
-      requestOtp(
-        { db: ctx.db, clock: ctx.clock, pepper: ctx.config.secrets.pepper, sms: ctx.sms },
-        input.phone,
-      ),
+    handler: ({ input }) => requestOtp(deps, input.phone),
   }),
   defineOperation({
     name: 'verifyOtp',
@@ -48,20 +63,16 @@ export const authOperations = [
     errors: ['UNAUTHENTICATED', 'VALIDATION_ERROR'],
     // The answer is a session: never kept for replay (API.md section 3); a used code is refused.
     storesAnswer: false,
-    handler: async ({ ctx, input, ip, userAgent }) => {
+    handler: async ({ input, ip, userAgent }) => {
       // One transaction: an unknown referral code on a first sign-in rolls the code's use back with
       // the user it would have created, so the person can correct it and sign in with the same SMS.
-      const signedIn = await ctx.db.transaction().execute(async (trx) => {
-        const check = await consumeOtp(
-          { db: trx, clock: ctx.clock, pepper: ctx.config.secrets.pepper },
-          input.phone,
-          input.code,
-        );
+      const signedIn = await deps.db.transaction().execute(async (trx) => {
+        const check = await consumeOtp({ ...deps, db: trx }, input.phone, input.code);
         if (!check.ok) return check;
-        const now = ctx.clock.now();
+        const now = deps.clock.now();
         const { user } = await findOrCreateUser(trx, input.phone, input.referralCode, now);
         if (await recordSignInDevice(trx, user.id, userAgent, now)) {
-          await publishEvent(ctx.jobs, trx, {
+          await publishEvent(deps.jobs, trx, {
             type: 'auth.new_device_sign_in',
             userId: user.id,
             signInId: newId(),
@@ -78,8 +89,8 @@ export const authOperations = [
         });
       }
       const { user } = signedIn;
-      const tokens = await startSession({ db: ctx.db, clock: ctx.clock }, user.id);
-      return { ...tokens, user: toUserView(user, ctx.adminPhones) };
+      const tokens = await startSession(deps, user.id);
+      return { ...tokens, user: toUserView(user, deps.adminPhones) };
     },
   }),
   defineOperation({
@@ -94,7 +105,7 @@ export const authOperations = [
     // New tokens: never kept for replay. A retry presents the rotated token, which is reuse and
     // revokes the session (API.md section 4): the price of no replay handing tokens to anyone.
     storesAnswer: false,
-    handler: ({ ctx, input }) => refreshSession({ db: ctx.db, clock: ctx.clock }, input.refreshToken),
+    handler: ({ input }) => refreshSession(deps, input.refreshToken),
   }),
   defineOperation({
     name: 'signOut',
@@ -105,8 +116,8 @@ export const authOperations = [
     input: s.emptyInput,
     output: s.okOutput,
     errors: [],
-    handler: async ({ ctx, caller }) => {
-      await signOut({ db: ctx.db, clock: ctx.clock }, caller.sessionId);
+    handler: async ({ caller }) => {
+      await signOut(deps, caller.sessionId);
       return { ok: true as const };
     },
   }),
@@ -119,10 +130,10 @@ export const authOperations = [
     input: s.emptyInput,
     output: s.userView,
     errors: ['NOT_FOUND'],
-    handler: async ({ ctx, caller }) => {
-      const user = await findUserById(ctx.db, caller.userId);
+    handler: async ({ caller }) => {
+      const user = await findUserById(deps.db, caller.userId);
       if (user === undefined) throw notFound('user');
-      return toUserView(user, ctx.adminPhones);
+      return toUserView(user, deps.adminPhones);
     },
   }),
   defineOperation({
@@ -134,22 +145,22 @@ export const authOperations = [
     input: s.updateProfileInput,
     output: s.userView,
     errors: ['NOT_FOUND', 'CONFLICT'],
-    handler: async ({ ctx, caller, input }) => {
-      let user = await setProfileNames(ctx.db, caller.userId, input, ctx.clock.now());
+    handler: async ({ caller, input }) => {
+      let user = await setProfileNames(deps.db, caller.userId, input, deps.clock.now());
       if (user === undefined) throw notFound('user');
       if (input.email !== undefined) {
         const email = input.email.toLowerCase();
-        const set = await setEmail(emailDeps(ctx), caller.userId, email);
+        const set = await setEmail(deps, caller.userId, email);
         user = set.user ?? user;
         // Sent after the commit, like an SMS code; an address that cannot be reached is one the user
         // fixes or sets again for a new code, and the profile change stands.
         if (set.code !== null) {
-          await sendVerificationCode(ctx.mailer, email, set.code).catch((error: unknown) =>
-            ctx.logger.warn({ err: error }, 'the email verification code could not be sent'),
+          await sendVerificationCode(deps.mailer, email, set.code).catch((error: unknown) =>
+            deps.logger.warn({ err: error }, 'the email verification code could not be sent'),
           );
         }
       }
-      return toUserView(user, ctx.adminPhones);
+      return toUserView(user, deps.adminPhones);
     },
   }),
   defineOperation({
@@ -161,11 +172,11 @@ export const authOperations = [
     input: s.verifyEmailInput,
     output: s.userView,
     errors: ['NOT_FOUND'],
-    handler: async ({ ctx, caller, input }) => {
-      await verifyEmail(emailDeps(ctx), caller.userId, input.code);
-      const user = await findUserById(ctx.db, caller.userId);
+    handler: async ({ caller, input }) => {
+      await verifyEmail(deps, caller.userId, input.code);
+      const user = await findUserById(deps.db, caller.userId);
       if (user === undefined) throw notFound('user');
-      return toUserView(user, ctx.adminPhones);
+      return toUserView(user, deps.adminPhones);
     },
   }),
   defineOperation({
@@ -177,13 +188,8 @@ export const authOperations = [
     input: s.setTransactionPinInput,
     output: s.setTransactionPinOutput,
     errors: ['FORBIDDEN'],
-    handler: async ({ ctx, caller, input }) => {
-      await setTransactionPin(
-        { db: ctx.db, clock: ctx.clock, pepper: ctx.config.secrets.pepper, jobs: ctx.jobs },
-        { id: caller.userId, phone: caller.phone },
-        input.pin,
-        input.otpCode,
-      );
+    handler: async ({ caller, input }) => {
+      await setTransactionPin(deps, { id: caller.userId, phone: caller.phone }, input.pin, input.otpCode);
       return { hasPin: true as const };
     },
   }),

@@ -156,11 +156,11 @@ export async function callersOf(
  * the tokens presented in one turn are looked up together.
  */
 export function createAuthenticator(
-  deps: () => Deps & { adminPhones: ReadonlySet<string> },
+  deps: Deps & { adminPhones: ReadonlySet<string> },
   batching: Batching,
 ): (accessToken: string) => Promise<Caller | null> {
   // Reads only: several batches may run at once on a pool.
-  const load = batching.loader((hashes: string[]) => callersOf(deps(), hashes), {
+  const load = batching.loader((hashes: string[]) => callersOf(deps, hashes), {
     batchMax: 200,
     concurrency: 4,
   });

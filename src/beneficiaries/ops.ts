@@ -1,13 +1,11 @@
-import type { Context } from '../context.ts';
 import { defineOperation } from '../operation.ts';
 import * as s from './schemas.ts';
 import { type BeneficiaryDeps, deleteBeneficiary, listBeneficiaries, saveBeneficiary } from './service.ts';
 
 const tags = ['beneficiaries'];
 
-const beneficiaryDeps = (ctx: Context): BeneficiaryDeps => ({ db: ctx.db, clock: ctx.clock });
-
-export const beneficiaryOperations = [
+/** The beneficiaries operations, closed over the module's deps. */
+export const beneficiaryOperations = (deps: BeneficiaryDeps) => [
   defineOperation({
     name: 'listBeneficiaries',
     method: 'GET',
@@ -18,8 +16,8 @@ export const beneficiaryOperations = [
     input: s.listBeneficiariesInput,
     output: s.listBeneficiariesOutput,
     errors: [],
-    handler: async ({ ctx, caller, input }) => ({
-      items: await listBeneficiaries(ctx.db, caller.userId, input.service),
+    handler: async ({ caller, input }) => ({
+      items: await listBeneficiaries(deps.db, caller.userId, input.service),
     }),
   }),
   defineOperation({
@@ -31,8 +29,7 @@ export const beneficiaryOperations = [
     input: s.saveBeneficiaryInput,
     output: s.beneficiary,
     errors: ['ABOVE_MAXIMUM'],
-    handler: ({ ctx, caller, input, withCommit }) =>
-      saveBeneficiary(beneficiaryDeps(ctx), withCommit, caller.userId, input),
+    handler: ({ caller, input, withCommit }) => saveBeneficiary(deps, withCommit, caller.userId, input),
   }),
   defineOperation({
     name: 'deleteBeneficiary',
@@ -44,7 +41,6 @@ export const beneficiaryOperations = [
     input: s.deleteBeneficiaryInput,
     output: s.deleteBeneficiaryOutput,
     errors: ['NOT_FOUND'],
-    handler: ({ ctx, caller, input, withCommit }) =>
-      deleteBeneficiary(beneficiaryDeps(ctx), withCommit, caller.userId, input.id),
+    handler: ({ caller, input, withCommit }) => deleteBeneficiary(deps, withCommit, caller.userId, input.id),
   }),
 ];

@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { createAuthenticator } from '../auth/sessions.ts';
 import type { Context } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { AnyOperation, Caller } from '../operation.ts';
@@ -86,10 +85,7 @@ export function registerOperations(
   idempotency: IdempotencyStore,
 ): void {
   const names = new Set<string>();
-  const authenticate = createAuthenticator(
-    () => ({ db: ctx.db, clock: ctx.clock, adminPhones: ctx.adminPhones }),
-    ctx.database.batching,
-  );
+  const { authenticate } = ctx.modules.auth.api;
   // Under test an undeclared error code fails the request, so every test of an error path checks
   // the declarations /openapi.json is built from.
   const strictErrorCodes = ctx.config.env === 'test';

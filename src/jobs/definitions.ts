@@ -1,8 +1,5 @@
-import { emailAlert, findAlert, JOB_ALERT_EMAIL } from '../alerts/alerts.ts';
-import { purgeExpiredSessions } from '../auth/sessions.ts';
 import type { Context } from '../context.ts';
 import { purgeExpiredIdempotencyKeys } from '../http/idempotency-store.ts';
-import { deliverAlertToAdmins } from '../notifications/inbox.ts';
 import { requeryOptions } from '../vtu/deps.ts';
 import { JOB_VTU_DISPATCH, JOB_VTU_REQUERY } from '../vtu/dispatch.ts';
 import type { JobDefinition } from './queue.ts';
@@ -42,23 +39,7 @@ export function jobDefinitions(ctx: Context): JobDefinition[] {
       },
     },
     {
-      // The email of an operations alert, enqueued with the alert, and its entry in admins' inboxes. Retried with backoff (an SMTP server
-      // that is down for a while); nothing is sent when OPS_EMAIL is unset.
-      name: JOB_ALERT_EMAIL,
-      retryLimit: 8,
-      retryDelaySeconds: 30,
-      expireInSeconds: 120,
-      handler: async (data) => {
-        const { alertId } = data as { alertId: string };
-        // The administrators' inboxes first: once per alert, so a retry after a failed email
-        // adds nothing there.
-        const alert = await findAlert(ctx.db, alertId);
-        if (alert !== undefined) await deliverAlertToAdmins(ctx.db, ctx.adminPhones, alert, ctx.clock.now());
-        await emailAlert({ db: ctx.db, mailer: ctx.mailer, opsEmail: ctx.config.opsEmail }, alertId);
-      },
-    },
-    {
-      // Idempotency keys are kept 24 h and session tokens until they expire; then they are deleted.
+      // Idempotency keys are kept 24 h; then they are deleted. (Sessions: the auth module's job.)
       name: JOB_MAINTENANCE,
       cron: '*/15 * * * *',
       retryLimit: 3,
@@ -67,7 +48,6 @@ export function jobDefinitions(ctx: Context): JobDefinition[] {
       runOnClockAdvance: true,
       handler: async () => {
         await purgeExpiredIdempotencyKeys(ctx.db, ctx.clock.now());
-        await purgeExpiredSessions({ db: ctx.db, clock: ctx.clock });
       },
     },
   ];

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { Context } from '../context.ts';
 import { defineOperation } from '../operation.ts';
 import { startLivenessCheck } from './liveness-checks.ts';
 import * as s from './schemas.ts';
@@ -16,15 +15,19 @@ import {
 
 const tags = ['kyc'];
 
-const kycDeps = (ctx: Context): KycDeps => ({
-  db: ctx.db,
-  clock: ctx.clock,
-  jobs: ctx.jobs,
-  provider: ctx.kyc.provider,
-  store: ctx.kyc.documents,
-  pepper: ctx.config.secrets.pepper,
-  banks: () => ctx.catalogue.banks(),
-});
+/** What the KYC operations need beyond the service's deps: document URLs and the liveness page. */
+export type KycOperationsDeps = KycDeps & {
+  /** Signs the service's own short-lived document URLs (local storage). */
+  urlKey: Buffer;
+  /** The service's own public base URL; known only after listen when PORT is 0. */
+  baseUrl: { readonly current: string };
+  config: {
+    /** The KYC provider's liveness page (config.kyc.livenessUrl). */
+    livenessUrl: string;
+    /** The sandbox's liveness tokens are accepted (SANDBOX=1). */
+    sandboxTokens: boolean;
+  };
+};
 
 /** The URL (absolute, or a path of this service) with one query parameter set. */
 function withQuery(url: string, name: string, value: string): string {
@@ -37,7 +40,8 @@ function withQuery(url: string, name: string, value: string): string {
 /** Tier 3 carries an ID document as base64: its body may be up to 8 MiB (API.md section 1). */
 const TIER3_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
 
-export const kycOperations = [
+/** The KYC operations, closed over the module's deps. */
+export const kycOperations = (deps: KycOperationsDeps) => [
   defineOperation({
     name: 'getKycLivenessUrl',
     method: 'GET',
@@ -48,10 +52,10 @@ export const kycOperations = [
     input: z.object({}).strict(),
     output: s.livenessUrlOutput,
     errors: [],
-    handler: async ({ ctx, caller }) => {
-      const check = await startLivenessCheck(ctx.db, ctx.clock, caller.userId);
+    handler: async ({ caller }) => {
+      const check = await startLivenessCheck(deps.db, deps.clock, caller.userId);
       return {
-        url: withQuery(ctx.config.kyc.livenessUrl, 'state', check.state),
+        url: withQuery(deps.config.livenessUrl, 'state', check.state),
         state: check.state,
         expiresAt: check.expiresAt.toISOString(),
       };
@@ -66,7 +70,7 @@ export const kycOperations = [
     input: z.object({}).strict(),
     output: s.kycStatusOutput,
     errors: [],
-    handler: ({ ctx, caller }) => getKycStatus(ctx.db, caller.userId),
+    handler: ({ caller }) => getKycStatus(deps.db, caller.userId),
   }),
   defineOperation({
     name: 'submitKycTier1',
@@ -78,8 +82,8 @@ export const kycOperations = [
     input: s.submitTier1Input,
     output: s.kycTierView,
     errors: ['CONFLICT', 'UPSTREAM_UNAVAILABLE'],
-    handler: ({ ctx, caller, input }) =>
-      submitTier1(kycDeps(ctx), caller.userId, input, { sandboxTokens: ctx.config.sandbox }),
+    handler: ({ caller, input }) =>
+      submitTier1(deps, caller.userId, input, { sandboxTokens: deps.config.sandboxTokens }),
   }),
   defineOperation({
     name: 'submitKycTier2',
@@ -91,7 +95,7 @@ export const kycOperations = [
     input: s.submitTier2Input,
     output: s.kycTierView,
     errors: ['NOT_FOUND', 'CONFLICT', 'KYC_PREVIOUS_TIER_REQUIRED', 'UPSTREAM_UNAVAILABLE'],
-    handler: ({ ctx, caller, input }) => submitTier2(kycDeps(ctx), caller.userId, input),
+    handler: ({ caller, input }) => submitTier2(deps, caller.userId, input),
   }),
   defineOperation({
     name: 'submitKycTier3',
@@ -104,7 +108,7 @@ export const kycOperations = [
     output: s.kycTierView,
     errors: ['NOT_FOUND', 'CONFLICT', 'KYC_PREVIOUS_TIER_REQUIRED', 'UPSTREAM_UNAVAILABLE'],
     bodyLimitBytes: TIER3_BODY_LIMIT_BYTES,
-    handler: ({ ctx, caller, input }) => submitTier3(kycDeps(ctx), caller.userId, input),
+    handler: ({ caller, input }) => submitTier3(deps, caller.userId, input),
   }),
   defineOperation({
     name: 'getKycDocumentUrl',
@@ -115,15 +119,9 @@ export const kycOperations = [
     input: s.documentUrlInput,
     output: s.documentUrlOutput,
     errors: ['NOT_FOUND'],
-    handler: ({ ctx, caller, input }) =>
+    handler: ({ caller, input }) =>
       documentUrl(
-        {
-          db: ctx.db,
-          clock: ctx.clock,
-          store: ctx.kyc.documents,
-          baseUrl: ctx.baseUrl.current,
-          urlKey: ctx.kyc.urlKey,
-        },
+        { ...deps, baseUrl: deps.baseUrl.current },
         { userId: caller.userId, isAdmin: caller.roles.includes('admin') },
         input.documentId,
       ),
@@ -137,8 +135,8 @@ export const kycOperations = [
     input: s.listReviewsInput,
     output: s.listReviewsOutput,
     errors: [],
-    handler: async ({ ctx, input }) => {
-      const page = await listReviews(ctx.db, input);
+    handler: async ({ input }) => {
+      const page = await listReviews(deps.db, input);
       return { ...page, limit: input.limit, offset: input.offset };
     },
   }),
@@ -151,7 +149,6 @@ export const kycOperations = [
     input: s.reviewInput,
     output: s.kycTierView,
     errors: ['NOT_FOUND', 'CONFLICT'],
-    handler: ({ ctx, caller, input }) =>
-      reviewSubmission({ db: ctx.db, clock: ctx.clock, jobs: ctx.jobs }, caller.userId, input),
+    handler: ({ caller, input }) => reviewSubmission(deps, caller.userId, input),
   }),
 ];

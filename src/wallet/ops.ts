@@ -1,4 +1,6 @@
+import type { Kysely } from 'kysely';
 import { z } from 'zod';
+import type { DB } from '../db/schema.ts';
 import { userBalances } from '../ledger/accounts.ts';
 import { koboToNaira } from '../money.ts';
 import { defineOperation } from '../operation.ts';
@@ -11,7 +13,11 @@ export const walletView = z.object({
   currency: z.literal('NGN'),
 });
 
-export const walletOperations = [
+/** What the wallet's reads need: the balances are the ledger's. */
+export type WalletDeps = { db: Kysely<DB> };
+
+/** The wallet operations, closed over the module's deps. */
+export const walletOperations = (deps: WalletDeps) => [
   defineOperation({
     name: 'getWallet',
     method: 'GET',
@@ -21,8 +27,8 @@ export const walletOperations = [
     input: z.object({}).strict(),
     output: walletView,
     errors: [],
-    handler: async ({ ctx, caller }) => {
-      const b = await userBalances(ctx.db, caller.userId);
+    handler: async ({ caller }) => {
+      const b = await userBalances(deps.db, caller.userId);
       return {
         balance: koboToNaira(b.wallet),
         lockedSavings: koboToNaira(b.savings),

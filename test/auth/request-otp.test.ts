@@ -19,24 +19,24 @@ import { advanceClock, e164, issuePaths, lastSms } from './support.ts';
 
 describe('requestOtp', () => {
   let world: World;
-  let realSms: SmsSender;
+  let realSend: SmsSender['send'];
   /** Every SMS the service handed to the gateway in this file, in order. */
   const sent: Array<{ to: string; text: string }> = [];
 
   before(async () => {
     world = await createWorld();
     // A counting wrapper around the real gateway client (which still sends to the sandbox), so
-    // that "exactly one SMS" is observed directly rather than inferred from the last message.
-    realSms = world.ctx.sms;
-    world.ctx.sms = {
-      async send(to, text) {
-        sent.push({ to, text });
-        await realSms.send(to, text);
-      },
+    // that "exactly one SMS" is observed directly rather than inferred from the last message. Put on
+    // the client itself: the auth module holds the client it was built with.
+    const sms = world.ctx.sms;
+    realSend = sms.send.bind(sms);
+    sms.send = async (to, text) => {
+      sent.push({ to, text });
+      await realSend(to, text);
     };
   });
   after(async () => {
-    world.ctx.sms = realSms;
+    world.ctx.sms.send = realSend;
     await world.close();
   });
 

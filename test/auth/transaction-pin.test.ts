@@ -35,7 +35,7 @@ describe('transaction PIN', () => {
     db: world.ctx.db,
     clock: world.ctx.clock,
     pepper: world.ctx.config.secrets.pepper,
-    sharedPinReads: world.ctx.sharedPinReads,
+    sharedPinReads: world.ctx.modules.auth.api.sharedPinReads,
   });
 
   /** The outcome of one PIN check: 'ok', or the AppError's code and details. */

@@ -66,17 +66,17 @@ describe(`alert email with OPS_EMAIL (${onPostgres() ? 'PostgreSQL' : 'PGlite'})
 
   before(async () => {
     world = await createWorld({ env: { ADMIN_PHONES: adminPhone, OPS_EMAIL } });
-    // The job handler reads ctx.mailer when it runs: this wrapper tells the test once a send is done.
-    const real = world.ctx.mailer;
-    world.ctx.mailer = {
-      async send(message) {
-        await real.send(message);
-        sent.push(message);
-        for (const w of waiters.filter((x) => x.match(message))) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve(message);
-        }
-      },
+    // This wrapper tells the test once a send is done. Put on the mailer itself: the job's module
+    // holds the mailer it was built with.
+    const mailer = world.ctx.mailer;
+    const realSend = mailer.send.bind(mailer);
+    mailer.send = async (message) => {
+      await realSend(message);
+      sent.push(message);
+      for (const w of waiters.filter((x) => x.match(message))) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(message);
+      }
     };
     await world.ctx.jobs.startWorkers();
   });

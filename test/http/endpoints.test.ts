@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { operations } from '../../src/app.ts';
+import { operations as legacyOperations } from '../../src/app.ts';
+import type { AnyOperation } from '../../src/operation.ts';
 import { createWorld, type World } from '../helpers/world.ts';
 
 // The endpoints beside the operations (API.md section 13): health, readiness, metrics, OpenAPI.
@@ -20,8 +21,11 @@ type OpenApiDocument = {
 
 describe('service endpoints', () => {
   let world: World;
+  /** Every operation served: app.ts's list and the modules' (issue 27), which are built with the context. */
+  let operations: AnyOperation[];
   before(async () => {
     world = await createWorld();
+    operations = [...legacyOperations, ...world.ctx.operations];
   });
   after(() => world?.close());
 

@@ -384,23 +384,22 @@ describe(`KYC tiers 1 and 2 (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => 
       // The sandbox echoes the names it is sent; a real record is in capitals, without tone marks,
       // and sometimes with first and last name swapped. The real sandbox call is made and its
       // answer rewritten, so the operation runs end to end over HTTP.
-      let original: KycProvider;
+      // The look-up is replaced on the provider itself: the KYC module holds the provider it was
+      // built with.
+      let original: KycProvider['lookupNin'];
       before(() => {
-        original = world.ctx.kyc.provider;
+        original = world.ctx.kyc.provider.lookupNin.bind(world.ctx.kyc.provider);
       });
       afterEach(() => {
-        world.ctx.kyc.provider = original;
+        world.ctx.kyc.provider.lookupNin = original;
       });
       const recordAs = (
         rewrite: (r: { firstName: string; lastName: string }) => { firstName: string; lastName: string },
       ) => {
-        world.ctx.kyc.provider = {
-          ...original,
-          async lookupNin(request) {
-            const answer = await original.lookupNin(request);
-            if (!answer.found) return answer;
-            return { found: true, record: { ...answer.record, ...rewrite(answer.record) } };
-          },
+        world.ctx.kyc.provider.lookupNin = async (request) => {
+          const answer = await original(request);
+          if (!answer.found) return answer;
+          return { found: true, record: { ...answer.record, ...rewrite(answer.record) } };
         };
       };
 
