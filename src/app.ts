@@ -22,7 +22,6 @@ import { registerSandboxClockRoute } from './http/sandbox-clock-route.ts';
 import { registerUnreadBodyDrain } from './http/unread-body.ts';
 import { registerWebApp, type WebApp } from './http/web-app.ts';
 import type { AnyOperation } from './operation.ts';
-import { transferOperations } from './transfers/ops.ts';
 import { purchaseOperations } from './vtu/purchase-ops.ts';
 import { routedServiceOperations } from './vtu/routed-service-ops.ts';
 import { webDistDir } from './web-build.ts';
@@ -31,7 +30,6 @@ import { webDistDir } from './web-build.ts';
 export const operations: AnyOperation[] = [
   ...purchaseOperations,
   ...routedServiceOperations,
-  ...transferOperations,
 ];
 
 /** Builds the HTTP app over a context. It never listens: main.ts and the tests decide that. */

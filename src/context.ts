@@ -69,6 +69,7 @@ import {
 } from './sandbox/vtu/bills.ts';
 import { SANDBOX_DATA_TOKEN } from './sandbox/vtu/data-state.ts';
 import { SANDBOX_SOCIAL_API_KEY, sandboxSocialPath } from './sandbox/vtu/social.ts';
+import { createTransfersModule } from './transfers/module.ts';
 import type { DebitRule } from './vtu/debit-rules.ts';
 import { requeryOptions, vtuDeps } from './vtu/deps.ts';
 import { createFloatInFlight, type FloatInFlight } from './vtu/float.ts';
@@ -245,6 +246,14 @@ function createModules(infra: Infrastructure, late: LateBound) {
       config: { preferredBank: config.payments.preferredBank, webhookSecret: config.secrets.paymentSigning },
     }),
     growth: createGrowthModule({ db, clock, jobs, config: config.growth }),
+    transfers: createTransfersModule({
+      db,
+      clock,
+      jobs,
+      pepper: config.secrets.pepper,
+      sharedPinReads: auth.api.sharedPinReads,
+      config: config.transfers,
+    }),
     // After the modules whose work an administrator runs now (funding, vtu, catalogue).
     admin: createAdminModule({
       db,

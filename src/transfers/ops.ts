@@ -1,20 +1,11 @@
-import type { Context } from '../context.ts';
 import { defineOperation } from '../operation.ts';
 import * as s from './schemas.ts';
 import { lookupRecipient, type TransferDeps, transferToUser } from './service.ts';
 
 const tags = ['transfers'];
 
-export const transferDeps = (ctx: Context): TransferDeps => ({
-  db: ctx.db,
-  clock: ctx.clock,
-  jobs: ctx.jobs,
-  pepper: ctx.config.secrets.pepper,
-  sharedPinReads: ctx.sharedPinReads,
-  config: ctx.config.transfers,
-});
-
-export const transferOperations = [
+/** The transfer operations, closed over the module's deps. */
+export const transferOperations = (deps: TransferDeps) => [
   defineOperation({
     name: 'lookupRecipient',
     method: 'POST',
@@ -24,7 +15,7 @@ export const transferOperations = [
     input: s.lookupRecipientInput,
     output: s.lookupRecipientOutput,
     errors: ['KYC_TIER_REQUIRED', 'NOT_FOUND'],
-    handler: ({ ctx, caller, input }) => lookupRecipient(transferDeps(ctx), caller.userId, input.phone),
+    handler: ({ caller, input }) => lookupRecipient(deps, caller.userId, input.phone),
   }),
   defineOperation({
     name: 'transferToUser',
@@ -45,7 +36,6 @@ export const transferOperations = [
       'ABOVE_MAXIMUM',
       'INSUFFICIENT_FUNDS',
     ],
-    handler: ({ ctx, caller, input, withCommit }) =>
-      transferToUser(transferDeps(ctx), withCommit, caller.userId, input),
+    handler: ({ caller, input, withCommit }) => transferToUser(deps, withCommit, caller.userId, input),
   }),
 ];
