@@ -449,7 +449,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     debitRules: overrides.debitRules ?? [],
     purchases: createPurchasePipeline(() => vtuDeps(ctx), database.batching, config.vtu.sendsMax),
     purchaseReads: createPurchaseReads(() => ctx.db, database.batching),
-    // The auth module's own, until vtu and transfers take it from modules.auth.api (issue 27).
+    // The auth module's own, until vtu takes it from modules.auth.api too (issue 27).
     sharedPinReads: modules.auth.api.sharedPinReads,
     floatInFlight: createFloatInFlight(),
     adminPhones,
