@@ -18,7 +18,6 @@ import { migrateToLatest } from './db/migrate.ts';
 import type { DB } from './db/schema.ts';
 import { createEventBus, domainEventJob, type EventBus } from './events/domain-events.ts';
 import { createFundingModule } from './funding/module.ts';
-import { reconcile, reconcileDefaults } from './funding/reconcile.ts';
 import { createGrowthModule } from './growth/module.ts';
 import { airtimeCashCallbackPath } from './http/airtime-cash-callback-route.ts';
 import { paymentWebhookPath } from './http/payment-webhook-route.ts';
@@ -190,6 +189,17 @@ function createModules(infra: Infrastructure, late: LateBound) {
     // The rate limits' namespace is already distinct per deployment and per test world.
     redisPrefix: `${infra.rateLimitNamespace}catalogue:`,
   });
+  // Funding needs no other module; the administrator's reconciliation is its api's.
+  const funding = createFundingModule({
+    db,
+    clock,
+    jobs,
+    logger,
+    payments: infra.payments,
+    batching: infra.database.batching,
+    baseUrl: infra.baseUrl,
+    config: { preferredBank: config.payments.preferredBank, webhookSecret: config.secrets.paymentSigning },
+  });
   const push = createPushModule({
     db,
     clock,
@@ -235,16 +245,7 @@ function createModules(infra: Infrastructure, late: LateBound) {
     beneficiaries: createBeneficiariesModule({ db, clock }),
     catalogue,
     savings: createSavingsModule({ db, clock, jobs, logger, config: config.savings }),
-    funding: createFundingModule({
-      db,
-      clock,
-      jobs,
-      logger,
-      payments: infra.payments,
-      batching: infra.database.batching,
-      baseUrl: infra.baseUrl,
-      config: { preferredBank: config.payments.preferredBank, webhookSecret: config.secrets.paymentSigning },
-    }),
+    funding,
     growth: createGrowthModule({ db, clock, jobs, config: config.growth }),
     transfers: createTransfersModule({
       db,
@@ -257,7 +258,7 @@ function createModules(infra: Infrastructure, late: LateBound) {
     // After the modules whose work an administrator runs now (funding, vtu, catalogue).
     admin: createAdminModule({
       db,
-      reconcileFunding: () => reconcile({ db, clock, jobs, payments: infra.payments }, reconcileDefaults),
+      reconcileFunding: funding.api.reconcile,
       requeryPurchases: late.requeryPurchases,
       setMarkup: (change) => setMarkup({ db, clock, markupMax: config.vtu.markupMax }, change),
     }),
