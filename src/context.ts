@@ -2,6 +2,7 @@ import type { Agent } from 'node:https';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import type { Dispatcher } from 'undici';
 import { createAdminModule } from './admin/module.ts';
 import type { AdminDeps } from './admin/ops.ts';
 import { createAlertsModule } from './alerts/module.ts';
@@ -33,6 +34,7 @@ import { createNotificationsModule } from './notifications/module.ts';
 import { type Resolve, resolveAll } from './outbound-addresses.ts';
 import { toE164 } from './phone.ts';
 import { createSmtpMailer, type Mailer } from './providers/email/mailer.ts';
+import { createOutboundAgent } from './providers/http-exchange.ts';
 import { createDojahKycProvider } from './providers/kyc/dojah-client.ts';
 import type { KycProvider } from './providers/kyc/kyc-provider.ts';
 import type { PaymentProvider } from './providers/payments/payment-provider.ts';
@@ -330,12 +332,18 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   const baseUrl = { current: config.http.publicBaseUrl ?? `http://${config.http.host}:${config.http.port}` };
   const sandboxState = config.sandbox ? createSandboxState() : undefined;
 
+  // The context's own connection pools, closed by close(): the adapters' calls to outside parties go
+  // through `outbound`, Web Push through its TLS agent (unless a test passes its own).
+  const outbound = createOutboundAgent();
+  const ownPushAgent = overrides.pushAgent === undefined ? pushAgent() : undefined;
+
   const sms = createHttpSmsGateway({
     baseUrl: () =>
       sandboxState !== undefined ? `${baseUrl.current}/__sandbox/sms-gateway` : config.sms.baseUrl!,
     apiKey: sandboxState !== undefined ? SANDBOX_SMS_API_KEY : config.sms.apiKey!,
     senderId: config.sms.senderId,
     timeoutMs: 5_000,
+    dispatcher: outbound,
   });
 
   const kycProvider = createDojahKycProvider({
@@ -344,6 +352,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     secretKey: sandboxState !== undefined ? SANDBOX_KYC_SECRET : config.kyc.secretKey!,
     // Under the 30 s request limit with room to answer: a slow provider becomes a 502, not a hang.
     timeoutMs: 8_000,
+    dispatcher: outbound,
   });
   // Without SMTP_URL outside the sandbox (allowed only while OPS_EMAIL is unset), sending fails loudly.
   // SMTP_URL wins in the sandbox too, so that a real mail server can be tried against the sandbox.
@@ -364,7 +373,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     keys: vapidKeys,
     subject: config.vapid.subject ?? 'mailto:sandbox@billrail.invalid',
     timeoutMs: config.push.timeoutMs,
-    agent: overrides.pushAgent ?? pushAgent(),
+    agent: overrides.pushAgent ?? ownPushAgent,
   });
   const payments = createPaystackClient({
     baseUrl: () =>
@@ -372,8 +381,14 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     // Paystack has one secret key for its API and for signing its webhooks.
     secretKey: config.secrets.paymentSigning,
     timeoutMs: 8_000,
+    dispatcher: outbound,
   });
-  const vtuProviders = createVtuProviders(config, sandboxState !== undefined, () => baseUrl.current);
+  const vtuProviders = createVtuProviders(
+    config,
+    sandboxState !== undefined,
+    () => baseUrl.current,
+    outbound,
+  );
   const storage = config.storage;
   const documents =
     storage.kind === 's3'
@@ -493,6 +508,9 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     await modules.funding.api.paymentEvents.drained();
     await ctx.jobs.stop();
     await modules.catalogue.close();
+    // Every call to an outside party has ended (purchases drained, jobs stopped) or ends now.
+    await outbound.close();
+    ownPushAgent?.destroy();
     await database.close();
   };
   return ctx;
@@ -503,6 +521,7 @@ function createVtuProviders(
   config: Config,
   sandbox: boolean,
   baseUrl: () => string,
+  dispatcher: Dispatcher,
 ): Record<VtuProviderName, VtuProvider> {
   const { vtu } = config;
   // The simulators are this service's own unless SANDBOX_VTU_BASE_URL names another's.
@@ -516,6 +535,7 @@ function createVtuProviders(
       token: sandbox ? SANDBOX_DATA_TOKEN : vtu.data.token!,
       timeoutMs: vtu.timeoutMs,
       networkIds: vtu.data.networkIds,
+      dispatcher,
     }),
     // SPEC.md item 3 routes airtime-to-cash to the bills party; VTpass sells none, so the party's
     // airtime-to-cash goes through a reseller's Airtime2Cash API beside it.
@@ -528,6 +548,7 @@ function createVtuProviders(
         publicKey: sandbox ? SANDBOX_BILLS_PUBLIC_KEY : vtu.bills.publicKey!,
         secretKey: sandbox ? SANDBOX_BILLS_SECRET_KEY : vtu.bills.secretKey!,
         timeoutMs: vtu.timeoutMs,
+        dispatcher,
       }),
       createAirtimeCashClient({
         name: 'bills',
@@ -536,6 +557,7 @@ function createVtuProviders(
         timeoutMs: vtu.timeoutMs,
         // The provider calls this service back, wherever the simulators run.
         callbackUrl: () => `${baseUrl()}${airtimeCashCallbackPath}`,
+        dispatcher,
       }),
     ),
     social: createSmmPanelClient({
@@ -544,6 +566,7 @@ function createVtuProviders(
       apiKey: sandbox ? SANDBOX_SOCIAL_API_KEY : vtu.social.apiKey!,
       timeoutMs: vtu.timeoutMs,
       ...(vtu.social.koboPerUsd === undefined ? {} : { koboPerCurrencyUnit: { USD: vtu.social.koboPerUsd } }),
+      dispatcher,
     }),
   };
 }
