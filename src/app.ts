@@ -22,15 +22,10 @@ import { registerSandboxClockRoute } from './http/sandbox-clock-route.ts';
 import { registerUnreadBodyDrain } from './http/unread-body.ts';
 import { registerWebApp, type WebApp } from './http/web-app.ts';
 import type { AnyOperation } from './operation.ts';
-import { purchaseOperations } from './vtu/purchase-ops.ts';
-import { routedServiceOperations } from './vtu/routed-service-ops.ts';
 import { webDistDir } from './web-build.ts';
 
 /** The operations of the domains that are not yet modules (issue 27); the rest are ctx.operations. */
-export const operations: AnyOperation[] = [
-  ...purchaseOperations,
-  ...routedServiceOperations,
-];
+export const operations: AnyOperation[] = [];
 
 /** Builds the HTTP app over a context. It never listens: main.ts and the tests decide that. */
 export async function buildApp(ctx: Context): Promise<FastifyInstance> {
@@ -143,7 +138,7 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
     urlKey: ctx.kyc.urlKey,
   });
   registerPaymentWebhookRoute(app, { paymentEvents: ctx.modules.funding.api.paymentEvents });
-  registerAirtimeCashCallbackRoute(app, ctx);
+  registerAirtimeCashCallbackRoute(app, ctx.modules.vtu.api);
   ctx.sandbox?.registerRoutes(app);
   // The service's side of POST /__sandbox/clock, which reaches it over HTTP with the sandbox's token.
   if (ctx.sandbox !== undefined && ctx.sandboxClock !== undefined) {

@@ -142,7 +142,7 @@ const envSchema = z.object({
   SOCIAL_API_KEY: z.string().min(1).optional(),
   SOCIAL_KOBO_PER_USD: z.coerce.bigint().positive().optional(),
   VTU_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(20_000),
-  // Purchases one process sends at once, at most (src/vtu/sends.ts). Default: 64 on PGlite, 512 on
+  // Purchases one process sends at once, at most (src/vtu/dispatch.ts). Default: 64 on PGlite, 512 on
   // PostgreSQL.
   VTU_SENDS_MAX: z.coerce.number().int().min(1).max(100_000).optional(),
   // Sandbox only: the service whose /__sandbox/vtu simulators the VTU adapters use (default: this

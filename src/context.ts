@@ -4,10 +4,8 @@ import type { Kysely } from 'kysely';
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import type { Dispatcher } from 'undici';
 import { createAdminModule } from './admin/module.ts';
-import type { AdminDeps } from './admin/ops.ts';
 import { createAlertsModule } from './alerts/module.ts';
 import { createAuthModule } from './auth/module.ts';
-import type { SharedPinReads } from './auth/pin.ts';
 import { createBeneficiariesModule } from './beneficiaries/module.ts';
 import type { Catalogue } from './catalogue/catalogue.ts';
 import { createCatalogueModule } from './catalogue/module.ts';
@@ -72,11 +70,7 @@ import { SANDBOX_DATA_TOKEN } from './sandbox/vtu/data-state.ts';
 import { SANDBOX_SOCIAL_API_KEY, sandboxSocialPath } from './sandbox/vtu/social.ts';
 import { createTransfersModule } from './transfers/module.ts';
 import type { DebitRule } from './vtu/debit-rules.ts';
-import { requeryOptions, vtuDeps } from './vtu/deps.ts';
-import { createFloatInFlight, type FloatInFlight } from './vtu/float.ts';
-import { createPurchasePipeline, type PurchasePipeline } from './vtu/pipeline.ts';
-import { createPurchaseReads, type PurchaseFacts } from './vtu/purchase-reads.ts';
-import { subscribePurchasesToFunding } from './vtu/subscribers.ts';
+import { createVtuModule } from './vtu/module.ts';
 import { createWalletModule } from './wallet/module.ts';
 
 // The composition root: the one place that builds the database, the job queue, the clock and every
@@ -116,17 +110,6 @@ export type Context = {
   modules: Modules;
   /** The operations of the modules: with app.ts's list, every operation of the contract. */
   operations: AnyOperation[];
-  /** The group commit of purchases: acceptances, claims and settlements, many per transaction. */
-  /** Every purchase's way in: accept, dispatch, requery (vtu/pipeline.ts). */
-  purchases: PurchasePipeline;
-  /** The purchase rules decided at debit time (vtu/debit-rules.ts). */
-  debitRules: readonly DebitRule[];
-  /** What every purchase reads before its debit, batched the same way. */
-  purchaseReads: (userId: string) => Promise<PurchaseFacts>;
-  /** A user's PIN columns read under a shared row lock, batched: right PINs are judged on it (auth/pin.ts). */
-  sharedPinReads: SharedPinReads;
-  /** What this context is sending to each VTU provider right now: the float decides on it (vtu/float.ts). */
-  floatInFlight: FloatInFlight;
   adminPhones: ReadonlySet<string>;
   /** The service's own public base URL; known only after listen when PORT is 0. */
   baseUrl: { current: string };
@@ -157,14 +140,16 @@ export type Infrastructure = Pick<
   | 'rateLimitNamespace'
   | 'adminPhones'
   | 'baseUrl'
-  | 'debitRules'
->;
+> & {
+  /** The purchase rules decided at debit time (vtu/debit-rules.ts), from the overrides; none by default. */
+  debitRules: readonly DebitRule[];
+};
 
 /**
  * The domain modules, in dependency order: each is built from the deps it declares (its module.ts),
  * picked here from the infrastructure and from the `api` of the modules built before it.
  */
-function createModules(infra: Infrastructure, late: LateBound) {
+function createModules(infra: Infrastructure) {
   const { config, clock, logger, db, jobs } = infra;
   const pepper = config.secrets.pepper;
   // The modules others take an api from are built first.
@@ -218,6 +203,22 @@ function createModules(infra: Infrastructure, late: LateBound) {
     verifiedEmailsOf: auth.api.verifiedEmailsOf,
     push: push.api,
   });
+  // The purchases take the buyers' PIN reads from auth and their prices from the catalogue.
+  const vtu = createVtuModule({
+    db,
+    batching: infra.database.batching,
+    clock,
+    jobs,
+    logger,
+    pepper,
+    config,
+    providers: infra.vtuProviders,
+    payments: infra.payments,
+    catalogue: catalogue.api,
+    sharedPinReads: auth.api.sharedPinReads,
+    resolveHost: infra.resolveHost,
+    debitRules: infra.debitRules,
+  });
   return {
     auth,
     push,
@@ -257,21 +258,16 @@ function createModules(infra: Infrastructure, late: LateBound) {
       sharedPinReads: auth.api.sharedPinReads,
       config: config.transfers,
     }),
+    vtu,
     // After the modules whose work an administrator runs now (funding, vtu, catalogue).
     admin: createAdminModule({
       db,
       reconcileFunding: funding.api.reconcile,
-      requeryPurchases: late.requeryPurchases,
+      requeryPurchases: () => vtu.api.requeryDue({ includeNotDue: true }),
       setMarkup: (change) => setMarkup({ db, clock, markupMax: config.vtu.markupMax }, change),
     }),
   } satisfies Record<string, DomainModule>;
 }
-
-/** What modules call of the domains that are not modules yet (issue 27): read when called, not before. */
-type LateBound = {
-  /** Requeries every purchase still processing, due or not (the context's purchase pipeline). */
-  requeryPurchases: AdminDeps['requeryPurchases'];
-};
 
 export type Modules = ReturnType<typeof createModules>;
 
@@ -437,9 +433,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     rateLimitNamespace: overrides.rateLimitNamespace ?? 'billrail-rl:',
     debitRules: overrides.debitRules ?? [],
   };
-  const modules = createModules(infrastructure, {
-    requeryPurchases: () => ctx.purchases.requeryDue(requeryOptions(ctx, { includeNotDue: true })),
-  });
+  const modules = createModules(infrastructure);
   const moduleList: DomainModule[] = Object.values(modules);
 
   // Until every domain is a module (issue 27), the rest still reads the whole context.
@@ -462,12 +456,6 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     events,
     modules,
     operations: [] as AnyOperation[],
-    debitRules: overrides.debitRules ?? [],
-    purchases: createPurchasePipeline(() => vtuDeps(ctx), database.batching, config.vtu.sendsMax),
-    purchaseReads: createPurchaseReads(() => ctx.db, database.batching),
-    // The auth module's own, until vtu takes it from modules.auth.api too (issue 27).
-    sharedPinReads: modules.auth.api.sharedPinReads,
-    floatInFlight: createFloatInFlight(),
     adminPhones,
     baseUrl,
     sandbox: undefined,
@@ -486,7 +474,6 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     if ('handleBatch' in subscription) events.subscribeBatch(subscription.event, subscription.handleBatch);
     else events.subscribe(subscription.event, subscription.handle);
   }
-  subscribePurchasesToFunding(ctx);
   if (sandboxState !== undefined && sandboxClock !== undefined) {
     // The sandbox gets what its simulators need, never the context: it reaches the service over HTTP.
     ctx.sandbox = createSandbox(sandboxState, {
@@ -504,7 +491,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   }
   ctx.close = async () => {
     // A purchase being sent finishes (or times out) and is settled before the database goes.
-    await ctx.purchases.drained();
+    await modules.vtu.api.drained();
     await modules.funding.api.paymentEvents.drained();
     await ctx.jobs.stop();
     await modules.catalogue.close();

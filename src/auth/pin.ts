@@ -93,7 +93,7 @@ export type BuyerState = PinState & { kyc_tier: number };
 
 /**
  * The tier and PIN state of many users, read without a lock by one statement (the purchases arriving
- * together share it: src/vtu/purchase-reads.ts); a user not found is absent from the map. The PIN
+ * together share it: src/vtu/purchase-ops.ts); a user not found is absent from the map. The PIN
  * state is for verifyTransactionPin's `seen`, which only chooses the way the PIN is checked: every
  * check is decided on the row read again under its lock.
  */

@@ -102,7 +102,7 @@ export async function markupFor(
 
 /**
  * What a wholesale price sells for: `retailKobo` to the wallet, of which `markupKobo` is revenue
- * (quotePrice; the purchases price with the markups read in their batched checks, vtu/purchase-reads.ts).
+ * (quotePrice; the purchases price with the markups read in their batched checks, vtu/purchase-ops.ts).
  */
 export async function retailPrice(
   db: Kysely<DB>,

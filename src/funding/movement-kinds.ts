@@ -4,7 +4,7 @@ import { systemAccounts } from '../ledger/accounts.ts';
 import type { EntryColumns } from '../ledger/history.ts';
 import { savingsPostings } from '../savings/service.ts';
 import { walletTransferPostingReference } from '../transfers/service.ts';
-import { purchasePostings } from '../vtu/settlement.ts';
+import { purchasePostings } from '../vtu/purchases.ts';
 import { dedicatedPostingReference } from './dedicated-accounts.ts';
 import type { MovementKind } from './schemas.ts';
 import { topupPostingReference } from './service.ts';

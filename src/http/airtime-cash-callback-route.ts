@@ -1,7 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { Context } from '../context.ts';
-import { requeryOptions } from '../vtu/deps.ts';
 
 // POST /api/public/vtu/airtime-cash/callback: the airtime-to-cash provider's notice that a sale's
 // airtime arrived (its webhook, VTU Africa's shape: {ref, service, network, amount, status}). Such
@@ -14,7 +12,13 @@ export const airtimeCashCallbackPath = '/api/public/vtu/airtime-cash/callback';
 
 const callbackBody = z.object({ ref: z.string().min(1).max(100) }).loose();
 
-export function registerAirtimeCashCallbackRoute(app: FastifyInstance, ctx: Context): void {
+/** What the route needs of the purchases (the vtu module's api): a requery of the sale the callback names. */
+export type AirtimeCashCallbackDeps = {
+  /** Asks the provider what became of the sale under this reference, and settles it; null for no such sale in progress. */
+  requeryReference(service: 'airtime_to_cash', reference: string): Promise<unknown>;
+};
+
+export function registerAirtimeCashCallbackRoute(app: FastifyInstance, deps: AirtimeCashCallbackDeps): void {
   app.post(
     airtimeCashCallbackPath,
     // Only a sale in progress under this reference costs a provider call: nothing else to limit.
@@ -23,11 +27,7 @@ export function registerAirtimeCashCallbackRoute(app: FastifyInstance, ctx: Cont
       const body = callbackBody.safeParse(request.body);
       if (!body.success) return { response: 'success' };
       try {
-        const counts = await ctx.purchases.requeryReference(
-          'airtime_to_cash',
-          body.data.ref,
-          requeryOptions(ctx),
-        );
+        const counts = await deps.requeryReference('airtime_to_cash', body.data.ref);
         request.log.info({ ref: body.data.ref, counts }, 'airtime-to-cash callback requeried');
       } catch (error) {
         // The requery runner asks again on its schedule: the provider need not retry for this.

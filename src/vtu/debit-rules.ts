@@ -13,8 +13,8 @@ import type { AppError } from '../errors.ts';
 // statement for the whole batch, what the rule decides on for these buyers, and returns a check
 // that refuses a purchase with an AppError (a code of API.md section 2, declared in the purchase
 // operations' `errors`) or admits it and counts it, so that the next purchase of the same batch
-// sees it. Add it to the rules the context builds (vtuDeps). test/vtu/debit-rules.test.ts is the
-// template of its tests.
+// sees it. Add it to the rules the vtu module is given (`debitRules`, which src/context.ts passes to
+// createVtuModule). test/vtu/debit-rules.test.ts is the template of its tests.
 
 /** What a rule sees of one purchase being accepted. */
 export type DebitCandidate = { userId: string; service: string; amountKobo: bigint };

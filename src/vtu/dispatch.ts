@@ -1,49 +1,114 @@
 import type { Logger } from 'pino';
-import { type Batcher, type BatchResults, fulfilled, rejected } from '../db/batching.ts';
+import { type Batcher, type Batching, type BatchResults, fulfilled, rejected } from '../db/batching.ts';
 import { statement } from '../db/prepared.ts';
 import {
   type PurchaseOutcome,
   type PurchaseRequest,
-  type RequeryOutcome,
   type VtuProvider,
   VtuRefusedLocally,
-  type VtuService,
 } from '../providers/vtu/vtu-provider.ts';
-import type { DebitRule } from './debit-rules.ts';
-import { type FloatDecision, type FloatDeps, floatDecisions } from './float.ts';
-import {
-  alertStuck,
-  firstRequeryAfterSeconds,
-  firstRequeryAt,
-  type PurchaseAnswer,
-  type SettlementDeps,
-  type SettleResult,
-  type VtuTransaction,
-} from './settlement.ts';
+import { type FloatDecision, type FloatDeps, floatDecisions, purchasesWaitingFor } from './float.ts';
+import { firstRequeryAfterSeconds, firstRequeryAt, type VtuTransaction } from './purchases.ts';
+import type { PurchaseAnswer, SettlementDeps, SettleResult } from './settlement.ts';
 
-// Sending a purchase to its provider, and finding out what became of it. The provider is called at
-// most once per purchase: dispatch claims the row (sent_at) in one conditional UPDATE before the
-// call, so the inline run after acceptance, the durable job and the requery runner can race and only
-// one sends. Whatever happens after the claim (an answer, a timeout, a crash) is settled by requery
-// under the same reference.
+// Sending a purchase to its provider (the dispatch stage). The provider is called at most once per
+// purchase: dispatch claims the row (sent_at) in one conditional UPDATE before the call, so the
+// inline run after acceptance, the durable job and the requery runner can race and only one sends.
+// Whatever happens after the claim (an answer, a timeout, a crash) is settled by requery under the
+// same reference. The answer goes to the settlement stage (settlement.ts).
 
+/** The safety net of every acceptance (accept.ts): sends what the accepting process did not. */
 export const JOB_VTU_DISPATCH = 'vtu.dispatch';
-export const JOB_VTU_REQUERY = 'vtu.requery';
 
-export type DispatchDeps = SettlementDeps & {
-  /** The purchase rules decided at debit time (debit-rules.ts); none by default. */
-  debitRules?: readonly DebitRule[];
+/** What a claim works with: the providers, and just-in-time funding of their floats (float.ts). */
+export type ClaimDeps = SettlementDeps & {
   providers: Record<string, VtuProvider>;
-  logger?: Pick<Logger, 'warn' | 'error'>;
-  /** Just-in-time funding of the providers' floats (float.ts); without it purchases are sent as they come. */
-  float?: Omit<FloatDeps, keyof SettlementDeps>;
+  /** Just-in-time funding of the providers' floats; without it purchases are sent as they come. */
+  float?: FloatDeps;
 };
 
-/** The stages a dispatch hands its work on to: the group commit of claims and of settlements. */
-export type SendStages = {
-  claim: Batcher<string, Claim>;
-  settle: Batcher<PurchaseAnswer, SettleResult>;
+/** The dispatch stage: the group commit of its claims, of the settlements it hands answers to, and its bound. */
+export type DispatchDeps = ClaimDeps & {
+  logger: Pick<Logger, 'warn' | 'error'>;
+  claimPurchasesBatcher: Batcher<string, Claim>;
+  settlePurchasesBatcher: Batcher<PurchaseAnswer, SettleResult>;
+  /** The purchases this process is sending right after accepting them (createInlineSends). */
+  sends: InlineSends;
 };
+
+/** Purchases claimed per statement at most. */
+const claimBatchMax = 100;
+/**
+ * Claims touch no shared row, so several run at once: a claim waiting on one purchase's row lock (a
+ * settlement of it in progress) must not hold up every other send of the process.
+ */
+const claimConcurrency = 4;
+
+/** The batcher that runs claimPurchases: the purchases asked for while a claim runs share the next. */
+export function claimPurchasesBatcher(deps: ClaimDeps, batching: Batching): Batcher<string, Claim> {
+  return batching.batcher((ids: string[]) => claimPurchases(deps, ids), {
+    batchMax: claimBatchMax,
+    concurrency: claimConcurrency,
+  });
+}
+
+// The purchases a process sends right after accepting them, bounded. Accepting faster than purchases
+// can be sent only lengthens every purchase's time in processing (on PGlite's one connection, each
+// send's claim and settlement queue behind the accepts): under load a new purchase waits for a place
+// before its transaction (acceptPurchase), so the wait is the client's, on its request, and a
+// purchase accepted is sent at once. One per module (config.vtu.sendsMax places).
+
+export type InlineSends = {
+  /** Resolves when a place is this caller's; give it back with release(). */
+  take(): Promise<void>;
+  release(): void;
+  /** Purchases checked and waiting for a place, not debited yet (what the bound holds back now). */
+  waiting(): number;
+  /** Runs a send, tracked until it ends; its place is given back then. */
+  track(id: string, send: Promise<void>): void;
+  /** Resolves when this process's send of the purchase (if any) has ended. */
+  ended(id: string): Promise<void>;
+  /** Resolves when every send under way has ended (graceful shutdown). */
+  allEnded(): Promise<void>;
+};
+
+export function createInlineSends(max: number): InlineSends {
+  let inUse = 0;
+  const waiting: Array<() => void> = [];
+  const running = new Map<string, Promise<void>>();
+  const sends: InlineSends = {
+    async take() {
+      if (inUse < max) {
+        inUse += 1;
+        return;
+      }
+      // The place is handed over by release, never counted twice.
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    },
+    release() {
+      const next = waiting.shift();
+      if (next !== undefined) next();
+      else inUse -= 1;
+    },
+    waiting: () => waiting.length,
+    track(id, send) {
+      running.set(
+        id,
+        send.finally(() => {
+          running.delete(id);
+          sends.release();
+        }),
+      );
+    },
+    async ended(id) {
+      await running.get(id);
+    },
+    async allEnded() {
+      await Promise.allSettled([...running.values()]);
+    },
+  };
+  return sends;
+}
 
 /** The request stored with a purchase, as the adapter takes it. */
 export function purchaseRequestOf(purchase: Pick<VtuTransaction, 'request' | 'reference'>): PurchaseRequest {
@@ -78,15 +143,11 @@ export type Claim =
 /**
  * Sends a purchase not sent yet and settles it on the answer: 'already_sent' when another run did,
  * 'waiting' when its provider's float is being topped up first (it is dispatched again then). The
- * claim and the settlement go through the group commit (the pipeline's stages): under load one statement
+ * claim and the settlement go through the group commit (their batchers): under load one statement
  * claims many purchases and one transaction settles many answers.
  */
-export async function dispatchPurchase(
-  deps: DispatchDeps,
-  stages: SendStages,
-  id: string,
-): Promise<DispatchResult> {
-  const claim = await stages.claim.add(id);
+export async function dispatchPurchase(deps: DispatchDeps, id: string): Promise<DispatchResult> {
+  const claim = await deps.claimPurchasesBatcher.add(id);
   if (typeof claim === 'string') return claim;
   let outcome: PurchaseOutcome;
   try {
@@ -98,12 +159,22 @@ export async function dispatchPurchase(
       outcome = { status: 'failed', reason: error.message };
     } else {
       outcome = { status: 'unknown', reason: `dispatch failed: ${(error as Error).message}` };
-      deps.logger?.error({ err: error, id }, 'purchase dispatch failed');
+      deps.logger.error({ err: error, id }, 'purchase dispatch failed');
     }
   } finally {
     claim.release();
   }
-  return stages.settle.add({ id, outcome });
+  return deps.settlePurchasesBatcher.add({ id, outcome });
+}
+
+/** Sends the purchases that waited for the float top-up with this reference, now that it settled. */
+export async function dispatchPurchasesWaitingFor(
+  deps: DispatchDeps,
+  transferReference: string,
+): Promise<void> {
+  // Together, so that one claim decides the float for all of them.
+  const waiting = await purchasesWaitingFor(deps, transferReference);
+  await Promise.all(waiting.map((id) => dispatchPurchase(deps, id)));
 }
 
 /**
@@ -111,7 +182,7 @@ export async function dispatchPurchase(
  * then marks them sent (sent_at) in one conditional UPDATE, which only one of several racing runs
  * (the inline dispatch, the durable job, the requery runner) can win for each purchase.
  */
-export async function claimPurchases(deps: DispatchDeps, ids: string[]): Promise<BatchResults<Claim>> {
+export async function claimPurchases(deps: ClaimDeps, ids: string[]): Promise<BatchResults<Claim>> {
   // By id alone, filtered here: the conditions in the query let the planner intersect the id look-up
   // with the index of every processing purchase, dead entries and all, at several times the cost.
   const { rows } = await statement<ClaimCandidate>('vtu.claim-candidates')`
@@ -128,7 +199,7 @@ export async function claimPurchases(deps: DispatchDeps, ids: string[]): Promise
       const decisions =
         deps.float === undefined
           ? purchases.map((): FloatDecision => 'send')
-          : await floatDecisions({ ...deps, ...deps.float }, provider, purchases);
+          : await floatDecisions(deps.float, provider, purchases);
       for (const [i, p] of purchases.entries()) decided.set(p.id, fulfilled(decisions[i]!));
     } catch (error) {
       for (const p of purchases) decided.set(p.id, rejected(error));
@@ -184,163 +255,10 @@ export async function claimPurchases(deps: DispatchDeps, ids: string[]): Promise
   });
 }
 
-export type RequeryOptions = {
-  batchMax: number;
-  /** A purchase the provider still does not know this long after it was sent never reached it: failed. */
-  notFoundFailAfterSeconds: number;
-  /** A purchase unresolved this long after acceptance raises one operations alert. */
-  stuckAlertAfterSeconds: number;
-  /**
-   * A credit (airtime-to-cash) the provider has not confirmed this long after it was accepted fails,
-   * with nothing moved (API.md section 14: 30 minutes by default, AIRTIME_TO_CASH_WINDOW_MINUTES).
-   */
-  creditConfirmWindowSeconds: number;
-  /** Every processing purchase, not only those due (adminReconcile: "requery now"). */
-  includeNotDue?: boolean;
-};
-
-export const requeryDefaults = {
-  batchMax: 100,
-  notFoundFailAfterSeconds: 15 * 60,
-  stuckAlertAfterSeconds: 30 * 60,
-  creditConfirmWindowSeconds: 30 * 60,
-} as const satisfies RequeryOptions;
-
-export type RequeryCounts = {
-  checked: number;
-  succeeded: number;
-  failed: number;
-  stillProcessing: number;
-  /** Accepted but never sent (the process died between commit and dispatch): sent now. */
-  dispatched: number;
-  alerted: number;
-};
-
-/**
- * Requeries every purchase whose next requery is due (or which was never sent), oldest due first.
- * Runs as a job every minute, on the sandbox clock, and from adminReconcile.
- */
-export async function requeryDuePurchases(
-  deps: DispatchDeps,
-  stages: SendStages,
-  options: RequeryOptions,
-): Promise<RequeryCounts> {
-  const now = deps.clock.now();
-  let query = deps.db.selectFrom('vtu_transactions').selectAll().where('status', '=', 'processing');
-  if (options.includeNotDue !== true) query = query.where('next_requery_at', '<=', now);
-  const due = await query
-    .orderBy('next_requery_at', 'asc')
-    .orderBy('id', 'asc')
-    .limit(options.batchMax)
-    .execute();
-  return requeryPurchases(deps, stages, due, now, options);
-}
-
-/**
- * Requeries the provider about one purchase still processing, found by our reference (a provider's
- * callback says something changed: its body is never trusted, the provider is asked). Answers what
- * became of it, or null for no such purchase, or one already settled.
- */
-export async function requeryByReference(
-  deps: DispatchDeps,
-  stages: SendStages,
-  service: VtuService,
-  reference: string,
-  options: RequeryOptions,
-): Promise<RequeryCounts | null> {
-  const purchase = await deps.db
-    .selectFrom('vtu_transactions')
-    .selectAll()
-    .where('reference', '=', reference)
-    .where('service', '=', service)
-    .where('status', '=', 'processing')
-    .executeTakeFirst();
-  if (purchase === undefined || purchase.sent_at === null) return null;
-  return requeryPurchases(deps, stages, [purchase], deps.clock.now(), options);
-}
-
-async function requeryPurchases(
-  deps: DispatchDeps,
-  stages: SendStages,
-  due: VtuTransaction[],
-  now: Date,
-  options: RequeryOptions,
-): Promise<RequeryCounts> {
-  const counts: RequeryCounts = {
-    checked: 0,
-    succeeded: 0,
-    failed: 0,
-    stillProcessing: 0,
-    dispatched: 0,
-    alerted: 0,
-  };
-  for (const purchase of due) {
-    counts.checked += 1;
-    let result: DispatchResult;
-    if (purchase.sent_at === null) {
-      result = await dispatchPurchase(deps, stages, purchase.id);
-      if (result !== 'already_sent' && result !== 'waiting') counts.dispatched += 1;
-    } else {
-      let outcome = await requery(deps, purchase);
-      const sentFor = now.getTime() - purchase.sent_at.getTime();
-      if (outcome.status === 'not_found' && sentFor >= options.notFoundFailAfterSeconds * 1000) {
-        outcome = { status: 'failed', reason: 'the provider has no record of the purchase' };
-      }
-      outcome = outsideConfirmWindow(purchase, outcome, now, options);
-      result = await stages.settle.add({ id: purchase.id, outcome });
-    }
-    if (result === 'success') counts.succeeded += 1;
-    else if (result === 'failed') counts.failed += 1;
-    else {
-      counts.stillProcessing += 1;
-      const age = now.getTime() - purchase.created_at.getTime();
-      if (age >= options.stuckAlertAfterSeconds * 1000 && purchase.stuck_alerted_at === null) {
-        await alertStuck(deps, purchase.id, Math.floor(age / 60_000));
-        counts.alerted += 1;
-      }
-    }
-  }
-  return counts;
-}
-
-/**
- * A credit still unconfirmed once its window has passed fails: nothing was debited, so nothing moves
- * and nothing is owed. Should the airtime arrive after all, the provider's late confirmation finds
- * the sale settled, and operations sort it out with the provider.
- */
-function outsideConfirmWindow(
-  purchase: VtuTransaction,
-  outcome: RequeryOutcome,
-  now: Date,
-  options: RequeryOptions,
-): RequeryOutcome {
-  if (purchase.direction !== 'credit' || outcome.status === 'success' || outcome.status === 'failed')
-    return outcome;
-  const age = now.getTime() - purchase.created_at.getTime();
-  if (age < options.creditConfirmWindowSeconds * 1000) return outcome;
-  const minutes = Math.round(options.creditConfirmWindowSeconds / 60);
-  return {
-    status: 'failed',
-    reason: `the provider did not confirm receiving the airtime within ${minutes} minutes`,
-  };
-}
-
-async function requery(deps: DispatchDeps, purchase: VtuTransaction): Promise<RequeryOutcome> {
-  try {
-    return await providerOf(deps, purchase.provider).requery({
-      reference: purchase.reference,
-      service: purchase.service as VtuService,
-      providerReference: purchase.provider_reference,
-    });
-  } catch (error) {
-    deps.logger?.warn({ err: error, reference: purchase.reference }, 'purchase requery failed');
-    return { status: 'unknown', reason: `requery failed: ${(error as Error).message}` };
-  }
-}
-
 const nothingReserved = (): void => {};
 
-function providerOf(deps: DispatchDeps, name: string): VtuProvider {
+/** The adapter of a provider by its configuration name, read when called (tests replace its methods). */
+export function providerOf(deps: Pick<ClaimDeps, 'providers'>, name: string): VtuProvider {
   const provider = deps.providers[name];
   if (provider === undefined) throw new Error(`no VTU provider named ${name}`);
   return provider;

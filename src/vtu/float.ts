@@ -8,13 +8,8 @@ import {
 } from '../funding/transfers.ts';
 import type { PaymentProvider } from '../providers/payments/payment-provider.ts';
 import type { VtuProvider } from '../providers/vtu/vtu-provider.ts';
-import {
-  firstRequeryAt,
-  lockPurchase,
-  type SettlementDeps,
-  settleLocked,
-  type VtuTransaction,
-} from './settlement.ts';
+import { firstRequeryAt, type VtuTransaction } from './purchases.ts';
+import { lockPurchase, type SettlementDeps, settleLocked } from './settlement.ts';
 
 // Just-in-time funding of the providers' floats (SPEC.md item 3, issue 5 item 8). Before a purchase
 // is sent, its provider's balance is read; when it would not cover the purchase (with what this
@@ -42,9 +37,9 @@ export type FloatInFlight = {
 };
 
 /**
- * One per context (src/context.ts), never per module: two contexts in one process (two test worlds,
- * or two services side by side) send to different sandboxes or accounts, and an amount one of them
- * has in flight says nothing about the other's balance.
+ * One per vtu module, so one per context (src/vtu/module.ts), never at module level: two contexts in
+ * one process (two test worlds, or two services side by side) send to different sandboxes or
+ * accounts, and an amount one of them has in flight says nothing about the other's balance.
  */
 export function createFloatInFlight(): FloatInFlight {
   const sending = new Map<string, bigint>();
@@ -164,6 +159,17 @@ export async function failWaiting(deps: SettlementDeps, id: string, reason: stri
     await settleLocked(deps, trx, [{ id, outcome: { status: 'failed', reason } }], new Map([[id, purchase]]));
   });
   return 'failed';
+}
+
+/** Fails and refunds the purchases that waited, unsent, for a top-up that failed (funding.transfer_failed). */
+export async function failPurchasesWaitingFor(
+  deps: SettlementDeps,
+  transferReference: string,
+  reason: string,
+): Promise<void> {
+  for (const id of await purchasesWaitingFor(deps, transferReference)) {
+    await failWaiting(deps, id, `the provider could not be funded: ${reason}`);
+  }
 }
 
 /** The purchases waiting, unsent, for a funding transfer. */

@@ -1,14 +1,18 @@
-import { verifyTransactionPin } from '../auth/pin.ts';
-import { applyMarkup } from '../catalogue/pricing.ts';
-import type { VtuProviderName } from '../config.ts';
-import type { Context } from '../context.ts';
+import type { Kysely } from 'kysely';
+import { type BuyerState, readBuyerStates, type SharedPinReads, verifyTransactionPin } from '../auth/pin.ts';
+import type { Catalogue } from '../catalogue/catalogue.ts';
+import { applyMarkup, type Markup, markupAmong, readMarkups } from '../catalogue/pricing.ts';
+import type { Clock } from '../clock.ts';
+import type { Config, VtuProviderName, VtuServiceName } from '../config.ts';
 import { dateRangeOf } from '../date-filter.ts';
-import type { WithCommit } from '../db/unit-of-work.ts';
+import type { Batching } from '../db/batching.ts';
+import type { DB } from '../db/schema.ts';
 import { AppError, type ErrorCode } from '../errors.ts';
 import { requireTier } from '../kyc/guard.ts';
 import { requireWithin } from '../limits.ts';
 import { formatNaira, koboToNaira, nairaToKobo } from '../money.ts';
 import { defineOperation } from '../operation.ts';
+import type { Resolve } from '../outbound-addresses.ts';
 import {
   type AmountRule,
   amountBreach,
@@ -21,19 +25,70 @@ import {
 import { cableProviderNames, discoName, withoutPrice } from '../shared/display-names.ts';
 import { networkNames } from '../shared/networks.ts';
 import { localPhone, networkOfPhone } from '../shared/prefixes.ts';
-import { vtuDeps } from './deps.ts';
-import type { PurchaseFacts } from './purchase-reads.ts';
+import { type AcceptDeps, acceptPurchase } from './accept.ts';
 import * as s from './purchase-schemas.ts';
 import { findPurchase, listPurchases, type PurchaseOrder } from './purchases.ts';
 
 // The six purchases and their reads (SPEC.md "Endpoints", API.md section 5). Every purchase runs the
 // same checks in the same order: schema (the router) → auth → Tier 1 → PIN (with lockout) →
-// recipient → price → one transaction that debits and records it. Nothing is charged before the
-// last step, so every refusal on the way leaves the wallet as it was.
+// recipient → price → one transaction that debits and records it (acceptPurchase, accept.ts).
+// Nothing is charged before the last step, so every refusal on the way leaves the wallet as it was.
 
 const tags = ['vtu'];
 
-/** What every purchase can be refused by: the tier and PIN in authorise, the debit in buy. */
+/** What the purchase operations (and routed-service-ops.ts) close over, built by the vtu module. */
+export type PurchaseOpsDeps = {
+  db: Kysely<DB>;
+  clock: Clock;
+  /** The server-side pepper PINs are hashed under (auth/pin.ts). */
+  pepper: string;
+  config: Pick<Config, 'vtu' | 'airtimeToCash'>;
+  providers: Record<VtuProviderName, VtuProvider>;
+  /** The routed providers' catalogues (cached), and the customers the look-ups just named. */
+  catalogue: Catalogue;
+  /** A user's PIN columns under a shared row lock, batched (auth's). */
+  sharedPinReads: SharedPinReads;
+  /** The outbound-address check of social links. */
+  resolveHost: Resolve;
+  /** What every purchase reads before its debit (createPurchaseReads). */
+  purchaseReads: PurchaseReads;
+  /** The accept stage every checked purchase goes to. */
+  accepting: AcceptDeps;
+};
+
+// What every purchase reads before its debit, its buyer's tier and PIN state and the markups, in one
+// batched step: under load the purchases arriving together share one query for their buyers and one
+// for the markups (a table of a few dozen rows at most: one per service, and per provider). The
+// buyers are auth's rows, read through auth (readBuyerStates), and the markups the catalogue's
+// (readMarkups); the two queries run side by side. The buyer's PIN state read here is taken without
+// a lock, so it decides nothing: it only chooses how verifyTransactionPin checks the PIN, on the
+// user row read again under its lock (decision 0018).
+
+export type PurchaseFacts = {
+  /** The buyer's tier and PIN columns as they were read (no lock); undefined for no such user. */
+  buyer: BuyerState | undefined;
+  /** The markup of a service sold through a provider: the provider's own row wins over the service's. */
+  markupOf(service: VtuServiceName, provider: VtuProviderName): Markup;
+};
+
+/** What every purchase reads before its debit: its buyer's state and the markups. */
+export type PurchaseReads = (userId: string) => Promise<PurchaseFacts>;
+
+/** One per module: the reads of the purchases that arrive together share one batch. */
+export function createPurchaseReads(db: Kysely<DB>, batching: Batching): PurchaseReads {
+  const load = batching.loader(
+    async (ids: string[]) => {
+      const [byId, markups] = await Promise.all([readBuyerStates(db, ids), readMarkups(db)]);
+      const markupOf = (service: VtuServiceName, provider: VtuProviderName): Markup =>
+        markupAmong(markups, service, provider);
+      return new Map(ids.map((id) => [id, { buyer: byId.get(id), markupOf }]));
+    },
+    { batchMax: 200, concurrency: 4 },
+  );
+  return async (userId) => (await load(userId))!;
+}
+
+/** What every purchase can be refused by: the tier and PIN in authorise, the debit in acceptPurchase. */
 export const purchaseErrors: readonly ErrorCode[] = [
   'KYC_TIER_REQUIRED',
   'PIN_NOT_SET',
@@ -43,11 +98,11 @@ export const purchaseErrors: readonly ErrorCode[] = [
 ];
 
 export const routed = (
-  ctx: Context,
+  deps: Pick<PurchaseOpsDeps, 'config' | 'providers'>,
   service: VtuService,
 ): { name: VtuProviderName; provider: VtuProvider } => {
-  const name = ctx.config.vtu.routes[service];
-  return { name, provider: ctx.vtuProviders[name] };
+  const name = deps.config.vtu.routes[service];
+  return { name, provider: deps.providers[name] };
 };
 
 /**
@@ -56,18 +111,13 @@ export const routed = (
  * row read under its lock, not on the batched read (verifyTransactionPin, decision 0018).
  */
 export async function authorise(
-  ctx: Context,
+  deps: PurchaseOpsDeps,
   userId: string,
   pin: string,
 ): Promise<PurchaseFacts['markupOf']> {
-  const { buyer, markupOf } = await ctx.purchaseReads(userId);
+  const { buyer, markupOf } = await deps.purchaseReads(userId);
   requireTier(buyer?.kyc_tier ?? 0, 1);
-  await verifyTransactionPin(
-    { db: ctx.db, clock: ctx.clock, pepper: ctx.config.secrets.pepper, sharedPinReads: ctx.sharedPinReads },
-    userId,
-    pin,
-    buyer,
-  );
+  await verifyTransactionPin(deps, userId, pin, buyer);
   return markupOf;
 }
 
@@ -180,20 +230,17 @@ async function catalogueName(
 }
 
 /**
- * Accepts the purchase; its Idempotency-Key answer commits with it. A bill is named after its
- * customer when a look-up of the same number just found them (never a name the client sent).
+ * A bill's order, named after its customer when a look-up of the same number just found them
+ * (never a name the client sent).
  */
-export function buy(ctx: Context, userId: string, withCommit: WithCommit | undefined, order: PurchaseOrder) {
+function named(catalogue: Catalogue, order: PurchaseOrder): PurchaseOrder {
   const customer = customerOf(order.request);
-  const customerName = customer === null ? undefined : ctx.catalogue.verifiedCustomers.nameOf(customer);
-  return ctx.purchases.accept(
-    userId,
-    customerName === undefined ? order : { ...order, customerName },
-    withCommit,
-  );
+  const customerName = customer === null ? undefined : catalogue.verifiedCustomers.nameOf(customer);
+  return customerName === undefined ? order : { ...order, customerName };
 }
 
-export const purchaseOperations = [
+/** The purchase operations, closed over the module's deps. */
+export const purchaseOperations = (deps: PurchaseOpsDeps) => [
   defineOperation({
     name: 'buyAirtime',
     method: 'POST',
@@ -203,24 +250,29 @@ export const purchaseOperations = [
     input: s.buyAirtimeInput,
     output: s.vtuTransaction,
     errors: [...purchaseErrors, 'NETWORK_MISMATCH', 'BELOW_MINIMUM', 'ABOVE_MAXIMUM'],
-    handler: async ({ ctx, caller, input, withCommit }) => {
-      const markupOf = await authorise(ctx, caller.userId, input.pin);
+    handler: async ({ caller, input, withCommit }) => {
+      const markupOf = await authorise(deps, caller.userId, input.pin);
       requireNetwork(input.phone, input.network);
       requireWithin(input.amount, 'airtime', { min: s.airtimeNairaMin, max: s.airtimeNairaMax });
       const face = nairaToKobo(input.amount);
-      const { name, provider } = routed(ctx, 'airtime');
+      const { name, provider } = routed(deps, 'airtime');
       requireSold(provider.airtimeAmounts, face, 'airtime');
       const price = priced(markupOf, 'airtime', name, face);
       const phone = localPhone(input.phone);
-      return buy(ctx, caller.userId, withCommit, {
-        service: 'airtime',
-        provider: name,
-        network: input.network,
-        recipient: phone,
-        request: { service: 'airtime', network: input.network, phone, amountKobo: face },
-        ...price,
-        description: `${formatNaira(face)} ${networkNames[input.network]} airtime to ${phone}`,
-      });
+      return acceptPurchase(
+        deps.accepting,
+        caller.userId,
+        {
+          service: 'airtime',
+          provider: name,
+          network: input.network,
+          recipient: phone,
+          request: { service: 'airtime', network: input.network, phone, amountKobo: face },
+          ...price,
+          description: `${formatNaira(face)} ${networkNames[input.network]} airtime to ${phone}`,
+        },
+        withCommit,
+      );
     },
   }),
   defineOperation({
@@ -233,25 +285,30 @@ export const purchaseOperations = [
     input: s.buyDataInput,
     output: s.vtuTransaction,
     errors: [...purchaseErrors, 'NETWORK_MISMATCH', 'PRICE_CHANGED', 'UPSTREAM_UNAVAILABLE'],
-    handler: async ({ ctx, caller, input, withCommit }) => {
-      const markupOf = await authorise(ctx, caller.userId, input.pin);
+    handler: async ({ caller, input, withCommit }) => {
+      const markupOf = await authorise(deps, caller.userId, input.pin);
       requireNetwork(input.phone, input.network);
       // The cached catalogue: the price checked is the price the user was shown (at most 30 minutes old).
-      const { name } = routed(ctx, 'data');
-      const plans = await ctx.catalogue.dataPlans(input.network).catch(upstream);
+      const { name } = routed(deps, 'data');
+      const plans = await deps.catalogue.dataPlans(input.network).catch(upstream);
       const plan = chosenPlan(plans, input.plan_id, `${input.network} data`);
       const price = priced(markupOf, 'data', name, plan.wholesaleKobo);
       requireAmount(input.amount, price.retailKobo);
       const phone = localPhone(input.phone);
-      return buy(ctx, caller.userId, withCommit, {
-        service: 'data',
-        provider: name,
-        network: input.network,
-        recipient: phone,
-        request: { service: 'data', network: input.network, planId: plan.planId, phone },
-        ...price,
-        description: descriptions.data(input.network, plan.name, phone),
-      });
+      return acceptPurchase(
+        deps.accepting,
+        caller.userId,
+        {
+          service: 'data',
+          provider: name,
+          network: input.network,
+          recipient: phone,
+          request: { service: 'data', network: input.network, planId: plan.planId, phone },
+          ...price,
+          description: descriptions.data(input.network, plan.name, phone),
+        },
+        withCommit,
+      );
     },
   }),
   defineOperation({
@@ -263,30 +320,35 @@ export const purchaseOperations = [
     input: s.subscribeCableInput,
     output: s.vtuTransaction,
     errors: [...purchaseErrors, 'PRICE_CHANGED', 'UPSTREAM_UNAVAILABLE'],
-    handler: async ({ ctx, caller, input, withCommit }) => {
-      const markupOf = await authorise(ctx, caller.userId, input.pin);
-      const { name } = routed(ctx, 'cable');
-      const plans = await ctx.catalogue.cablePlans(input.identifier).catch(upstream);
+    handler: async ({ caller, input, withCommit }) => {
+      const markupOf = await authorise(deps, caller.userId, input.pin);
+      const { name } = routed(deps, 'cable');
+      const plans = await deps.catalogue.cablePlans(input.identifier).catch(upstream);
       const plan = chosenPlan(plans, input.plan_id, input.identifier);
       const price = priced(markupOf, 'cable', name, plan.wholesaleKobo);
       requireAmount(input.amount, price.retailKobo);
-      return buy(ctx, caller.userId, withCommit, {
-        service: 'cable',
-        provider: name,
-        network: null,
-        recipient: input.iuc,
-        request: {
+      return acceptPurchase(
+        deps.accepting,
+        caller.userId,
+        named(deps.catalogue, {
           service: 'cable',
-          provider: input.identifier,
-          iuc: input.iuc,
-          planId: plan.planId,
-          amountKobo: plan.wholesaleKobo,
-          phone: localPhone(input.phone),
-          subscriptionType: input.subscription_type,
-        },
-        ...price,
-        description: descriptions.cable(input.identifier, plan.name, input.iuc),
-      });
+          provider: name,
+          network: null,
+          recipient: input.iuc,
+          request: {
+            service: 'cable',
+            provider: input.identifier,
+            iuc: input.iuc,
+            planId: plan.planId,
+            amountKobo: plan.wholesaleKobo,
+            phone: localPhone(input.phone),
+            subscriptionType: input.subscription_type,
+          },
+          ...price,
+          description: descriptions.cable(input.identifier, plan.name, input.iuc),
+        }),
+        withCommit,
+      );
     },
   }),
   defineOperation({
@@ -298,29 +360,34 @@ export const purchaseOperations = [
     input: s.buyElectricityInput,
     output: s.vtuTransaction,
     errors: [...purchaseErrors, 'BELOW_MINIMUM'],
-    handler: async ({ ctx, caller, input, withCommit }) => {
-      const markupOf = await authorise(ctx, caller.userId, input.pin);
+    handler: async ({ caller, input, withCommit }) => {
+      const markupOf = await authorise(deps, caller.userId, input.pin);
       requireWithin(input.amount, 'electricity purchase', { min: s.electricityNairaMin });
-      const { name } = routed(ctx, 'electricity');
-      const disco = await catalogueName(ctx.catalogue.discos(), input.plan);
+      const { name } = routed(deps, 'electricity');
+      const disco = await catalogueName(deps.catalogue.discos(), input.plan);
       const face = nairaToKobo(input.amount);
       const price = priced(markupOf, 'electricity', name, face);
-      return buy(ctx, caller.userId, withCommit, {
-        service: 'electricity',
-        provider: name,
-        network: null,
-        recipient: input.meter,
-        request: {
+      return acceptPurchase(
+        deps.accepting,
+        caller.userId,
+        named(deps.catalogue, {
           service: 'electricity',
-          disco: input.plan,
-          meter: input.meter,
-          meterType: input.type,
-          amountKobo: face,
-          phone: localPhone(input.phone),
-        },
-        ...price,
-        description: `${formatNaira(face)} ${discoName(disco)} ${input.type} electricity for meter ${input.meter}`,
-      });
+          provider: name,
+          network: null,
+          recipient: input.meter,
+          request: {
+            service: 'electricity',
+            disco: input.plan,
+            meter: input.meter,
+            meterType: input.type,
+            amountKobo: face,
+            phone: localPhone(input.phone),
+          },
+          ...price,
+          description: `${formatNaira(face)} ${discoName(disco)} ${input.type} electricity for meter ${input.meter}`,
+        }),
+        withCommit,
+      );
     },
   }),
   defineOperation({
@@ -332,26 +399,31 @@ export const purchaseOperations = [
     input: s.fundBetInput,
     output: s.vtuTransaction,
     errors: purchaseErrors,
-    handler: async ({ ctx, caller, input, withCommit }) => {
-      const markupOf = await authorise(ctx, caller.userId, input.pin);
-      const { name } = routed(ctx, 'betting');
-      const company = await catalogueName(ctx.catalogue.bettingCompanies(), input.betting_company);
+    handler: async ({ caller, input, withCommit }) => {
+      const markupOf = await authorise(deps, caller.userId, input.pin);
+      const { name } = routed(deps, 'betting');
+      const company = await catalogueName(deps.catalogue.bettingCompanies(), input.betting_company);
       const face = nairaToKobo(input.amount);
       const price = priced(markupOf, 'betting', name, face);
-      return buy(ctx, caller.userId, withCommit, {
-        service: 'betting',
-        provider: name,
-        network: null,
-        recipient: input.customer_id,
-        request: {
+      return acceptPurchase(
+        deps.accepting,
+        caller.userId,
+        named(deps.catalogue, {
           service: 'betting',
-          company: input.betting_company,
-          customerId: input.customer_id,
-          amountKobo: face,
-        },
-        ...price,
-        description: `${formatNaira(face)} to ${company} account ${input.customer_id}`,
-      });
+          provider: name,
+          network: null,
+          recipient: input.customer_id,
+          request: {
+            service: 'betting',
+            company: input.betting_company,
+            customerId: input.customer_id,
+            amountKobo: face,
+          },
+          ...price,
+          description: `${formatNaira(face)} to ${company} account ${input.customer_id}`,
+        }),
+        withCommit,
+      );
     },
   }),
   defineOperation({
@@ -364,16 +436,16 @@ export const purchaseOperations = [
     input: s.buyEducationPinInput,
     output: s.vtuTransaction,
     errors: [...purchaseErrors, 'PRICE_CHANGED', 'UPSTREAM_UNAVAILABLE'],
-    handler: async ({ ctx, caller, input, withCommit }) => {
-      const markupOf = await authorise(ctx, caller.userId, input.pin);
+    handler: async ({ caller, input, withCommit }) => {
+      const markupOf = await authorise(deps, caller.userId, input.pin);
       if (input.exam === 'jamb' && input.profile_id === undefined) {
         throw new AppError('VALIDATION_ERROR', 'profile_id is required for jamb', {
           details: { field: 'profile_id' },
         });
       }
       // The cached list listEducationPins prices from, so the price listed is the price charged.
-      const { name } = routed(ctx, 'education');
-      const items = await ctx.catalogue.educationItems();
+      const { name } = routed(deps, 'education');
+      const items = await deps.catalogue.educationItems();
       const item = items.find(
         (i) => i.exam === input.exam && (input.variation === undefined || i.variation === input.variation),
       );
@@ -393,22 +465,27 @@ export const purchaseOperations = [
       };
       requireAmount(input.amount, price.retailKobo);
       const phone = localPhone(input.phone);
-      return buy(ctx, caller.userId, withCommit, {
-        service: 'education',
-        provider: name,
-        network: null,
-        recipient: input.profile_id ?? phone,
-        request: {
+      return acceptPurchase(
+        deps.accepting,
+        caller.userId,
+        {
           service: 'education',
-          exam: input.exam,
-          variation: item.variation,
-          quantity: input.quantity,
-          phone,
-          ...(input.profile_id === undefined ? {} : { profileId: input.profile_id }),
+          provider: name,
+          network: null,
+          recipient: input.profile_id ?? phone,
+          request: {
+            service: 'education',
+            exam: input.exam,
+            variation: item.variation,
+            quantity: input.quantity,
+            phone,
+            ...(input.profile_id === undefined ? {} : { profileId: input.profile_id }),
+          },
+          ...price,
+          description: `${input.quantity} × ${withoutPrice(item.name)}`,
         },
-        ...price,
-        description: `${input.quantity} × ${withoutPrice(item.name)}`,
-      });
+        withCommit,
+      );
     },
   }),
   defineOperation({
@@ -420,9 +497,9 @@ export const purchaseOperations = [
     input: s.listMyVtuTransactionsInput,
     output: s.listMyVtuTransactionsOutput,
     errors: [],
-    handler: ({ ctx, caller, input }) =>
+    handler: ({ caller, input }) =>
       listPurchases(
-        vtuDeps(ctx),
+        deps,
         caller.userId,
         {
           ...(input.status === undefined ? {} : { status: input.status }),
@@ -441,6 +518,6 @@ export const purchaseOperations = [
     input: s.getMyVtuTransactionInput,
     output: s.vtuTransaction,
     errors: ['NOT_FOUND'],
-    handler: ({ ctx, caller, input }) => findPurchase(vtuDeps(ctx), caller.userId, input.id),
+    handler: ({ caller, input }) => findPurchase(deps, caller.userId, input.id),
   }),
 ];

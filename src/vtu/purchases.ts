@@ -1,23 +1,22 @@
-import { sql, type Transaction } from 'kysely';
-import { type BatchResults, fulfilled, rejected } from '../db/batching.ts';
-import { statement } from '../db/prepared.ts';
-import type { DB } from '../db/schema.ts';
-import { type WithCommit, writeWithCommit } from '../db/unit-of-work.ts';
-import { AppError, notFound } from '../errors.ts';
-import type { DateRange } from '../lagos-time.ts';
-import { systemAccounts, userAccount } from '../ledger/accounts.ts';
-import { decidePostings, InsufficientBalanceError, writePostings } from '../ledger/postings.ts';
+import { randomBytes } from 'node:crypto';
+import { type Kysely, type Selectable, sql } from 'kysely';
+import type { DB, VtuTransactionsTable } from '../db/schema.ts';
+import { notFound } from '../errors.ts';
+import { type DateRange, lagosMinute } from '../lagos-time.ts';
 import { koboToNaira } from '../money.ts';
 import type { PurchaseRequest, VtuService } from '../providers/vtu/vtu-provider.ts';
-import { admissionOf } from './debit-rules.ts';
-import { type DispatchDeps, JOB_VTU_DISPATCH } from './dispatch.ts';
-import { firstRequeryAt, purchasePostings, type VtuTransaction } from './settlement.ts';
 
-// Accepting a purchase (SPEC.md "What the service does" 2, API.md section 5): after the caller's
-// checks (schema, auth, Tier 1, PIN, recipient, price), one database transaction debits the wallet
-// into vtu_in_flight, records the purchase as processing and enqueues its dispatch. The purchase is
-// then sent by this process right after commit, so nobody waits on a queue's poll (at most
-// config.vtu.sendsMax at once, src/vtu/sends.ts); the job is the safety net that sends it after a crash.
+// A purchase's record (vtu_transactions) and what every stage of its path knows of it: its order,
+// its reference and the references of its postings, when the requery runner first looks at it, and
+// the view of it the client gets. The stages build on this file and never the other way round:
+//
+//   purchase-ops.ts  the checks, then acceptPurchase
+//   accept.ts        acceptPurchase: the debit, the record and the dispatch job in one transaction
+//   dispatch.ts      dispatchPurchase: claim, (float.ts: fund the provider first), send
+//   settlement.ts    settlePurchases: what the answer does to the purchase and the money
+//   requery.ts       requeryDuePurchases: the purchases whose outcome is still unknown
+
+export type VtuTransaction = Selectable<VtuTransactionsTable>;
 
 /** A purchase ready to accept: routed, priced and checked. */
 export type PurchaseOrder = {
@@ -26,7 +25,7 @@ export type PurchaseOrder = {
   network: string | null;
   /** What the user sees as the recipient (phone, meter, IUC, customer id, link). */
   recipient: string;
-  /** The provider request without its reference, which is made here. */
+  /** The provider request without its reference, which is made on acceptance. */
   request: DistributiveOmit<PurchaseRequest, 'reference'>;
   wholesaleKobo: bigint;
   markupKobo: bigint;
@@ -45,202 +44,53 @@ export type PurchaseOrder = {
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
-export type AcceptRequest = {
-  userId: string;
-  order: PurchaseOrder;
-  /** Made once per purchase, whatever the number of runs of the batches holding it. */
-  id: string;
-  reference: string;
-  /** What commits with the acceptance (the request's Idempotency-Key answer: the purchase). */
-  withCommit?: WithCommit | undefined;
+// A purchase's reference is ours: it is the ledger's reference for the purchase and what every
+// requery looks the order up by, whichever provider the purchase is routed to. So it is made here,
+// in one form every provider takes. VTpass's is the narrowest (shared/reference/providers.md section
+// 2): its request_id starts with the date and time to the minute in Lagos, YYYYMMDDHHmm, then
+// letters and digits, and a stale one is refused (085). The data vendor takes any non-empty `ident`
+// and the SMM panel takes no reference of ours, so a reference of VTpass's form suits all three.
+// The adapters keep checking what they are given (isVtpassRequestId); test/vtu/references.test.ts
+// holds this form to that rule.
+
+/** The suffix's length at most, as the VTpass client checks it: 50 characters in all with the minute. */
+const suffixLengthMax = 38;
+const suffixPattern = new RegExp(`^[A-Za-z0-9]{1,${suffixLengthMax}}$`);
+/** Random bytes per reference, written as hex: 80 bits, unique without asking anyone. */
+const randomSuffixBytes = 10;
+
+/** A reference: now in Lagos to the minute, then the suffix (letters and digits) that makes it unique. */
+export function purchaseReference(now: Date, suffix: string): string {
+  if (!suffixPattern.test(suffix)) {
+    throw new RangeError(`a reference suffix is 1-${suffixLengthMax} letters and digits: ${suffix}`);
+  }
+  return `${lagosMinute(now)}${suffix}`;
+}
+
+/** A new purchase's reference: dated now, with a random suffix. */
+export const newPurchaseReference = (now: Date): string =>
+  purchaseReference(now, randomBytes(randomSuffixBytes).toString('hex'));
+
+/**
+ * Ledger references of a purchase's three possible movements: the debit on acceptance, then either
+ * the settlement of a success or the refund of a definite failure (settlement.ts).
+ */
+export const purchasePostings = {
+  debit: (reference: string) => `vtu:${reference}:debit`,
+  settle: (reference: string) => `vtu:${reference}:settle`,
+  refund: (reference: string) => `vtu:${reference}:refund`,
 };
 
 /**
- * Accepts many purchases in one transaction (the group commit, src/db/batching.ts): the debits are
- * decided one by one in arrival order, as if each had its own transaction, so a wallet that covers
- * two of three purchases accepts the first two; then the accepted purchases are recorded by one
- * INSERT, their dispatch enqueued as one durable job, and their debits written by one statement.
+ * When the requery runner first looks at a purchase (next_requery_at): a minute after it was
+ * accepted, sent or put to wait for a float top-up. That finds one whose answer never came (the
+ * call's own timeout comes first), or one whose inline dispatch, job or top-up settlement was lost.
+ * After each answer that leaves it processing, settlement.ts sets the next one on its backoff.
  */
-export async function acceptPurchases(
-  deps: DispatchDeps,
-  requests: AcceptRequest[],
-): Promise<BatchResults<VtuTransactionView>> {
-  const now = deps.clock.now();
-  const rows = requests.map((request) => purchaseRow(request, now));
-  // Credits (airtime-to-cash) debit nothing: only the debits are decided against the wallets.
-  const debitRows = rows.filter((row) => row.direction === 'debit');
-  return deps.db.transaction().execute(async (trx) => {
-    const decided = await decidePostings(
-      trx,
-      debitRows.map((row) => ({
-        reference: purchasePostings.debit(row.reference),
-        description: row.description,
-        entries: [
-          { account: userAccount('wallet', row.user_id), amount: -row.amount },
-          { account: systemAccounts.vtuInFlight, amount: row.amount },
-        ],
-        metadata: { purchaseId: row.id, service: row.service, provider: row.provider },
-      })),
-      now,
-      {
-        // Each reference was made at random for this purchase. Were it posted by an earlier run of
-        // the batch that committed, recording the purchase again fails first (its id is taken).
-        referencesUnposted: true,
-        // The purchase rules that need state at debit time (debit-rules.ts), decided with the debits.
-        admission: admissionOf(
-          deps.debitRules ?? [],
-          trx,
-          debitRows.map((row) => ({ userId: row.user_id, service: row.service, amountKobo: row.amount })),
-          now,
-        ),
-      },
-    );
-    const debitIndex = new Map(debitRows.map((row, j) => [row.id, j]));
-    const isAccepted = rows.map((row) => {
-      const j = debitIndex.get(row.id);
-      return j === undefined || decided.accepted[j] === true;
-    });
-    const accepted = rows.filter((_, i) => isAccepted[i]);
-    const views = rows.map((row) => toView(acceptedRow(row)));
-    if (accepted.length > 0) {
-      await recordPurchases(trx, accepted, now);
-      // The safety net after a crash: one job sends whatever of the batch was not sent by then.
-      await deps.jobs.insert(JOB_VTU_DISPATCH, [{ data: { ids: accepted.map((row) => row.id) } }], {
-        db: trx,
-      });
-      await writeWithCommit(
-        trx,
-        requests.flatMap(({ withCommit }, i) =>
-          isAccepted[i] && withCommit !== undefined ? [withCommit.writeFor(views[i])] : [],
-        ),
-      );
-    }
-    // The debits last: vtu_in_flight, in every purchase's debit and settlement, is locked from here
-    // to the commit only.
-    const debits = await writePostings(trx, decided);
-    return rows.map((row, i): PromiseSettledResult<VtuTransactionView> => {
-      const j = debitIndex.get(row.id);
-      if (j === undefined) return fulfilled(views[i]!);
-      const debit = debits[j]!;
-      if (debit.status === 'fulfilled') return fulfilled(views[i]!);
-      if (!(debit.reason instanceof InsufficientBalanceError)) return debit;
-      const naira = koboToNaira(row.amount);
-      return rejected(
-        new AppError('INSUFFICIENT_FUNDS', `your wallet does not cover ₦${naira}`, {
-          details: { required: naira },
-        }),
-      );
-    });
-  });
-}
+export const firstRequeryAfterSeconds = 60;
 
-/**
- * Answers a batch of acceptances whose transaction threw. It may have committed all the same (a
- * COMMIT whose answer was lost), and a transaction is all or nothing: each purchase recorded was
- * accepted by it, and gets its view. Each purchase not recorded was not accepted (the batch rolled
- * back, or refused it) and runs again alone, as if it had just arrived. Should a COMMIT still be in
- * progress while this looks, the run alone meets the purchase's own id and fails: the caller gets a
- * 5xx, and its Idempotency-Key, completed by that commit, replays the one answer.
- */
-export async function recoverAcceptances(
-  deps: DispatchDeps,
-  requests: AcceptRequest[],
-): Promise<BatchResults<VtuTransactionView>> {
-  const recorded = new Map(
-    (
-      await deps.db
-        .selectFrom('vtu_transactions')
-        .selectAll()
-        .where(
-          'id',
-          'in',
-          requests.map((request) => request.id),
-        )
-        .execute()
-    ).map((row) => [row.id, row]),
-  );
-  const results: BatchResults<VtuTransactionView> = [];
-  for (const request of requests) {
-    const row = recorded.get(request.id);
-    if (row !== undefined) {
-      deps.logger?.warn({ id: row.id }, 'purchase batch threw after its commit; the purchase stands');
-      results.push(fulfilled(toView(row)));
-      continue;
-    }
-    try {
-      const [alone] = await acceptPurchases(deps, [request]);
-      results.push(alone ?? rejected(new Error('an acceptance answered no result')));
-    } catch (error) {
-      results.push(rejected(error));
-    }
-  }
-  return results;
-}
-
-type PurchaseRow = ReturnType<typeof purchaseRow>;
-
-/** The row of a purchase about to be accepted: processing, its id and reference made on arrival. */
-function purchaseRow({ userId, order, id, reference }: AcceptRequest, now: Date) {
-  const { amountKobo, ...rest } = order.request as { amountKobo?: bigint };
-  const storedRequest = {
-    ...rest,
-    ...(amountKobo === undefined ? {} : { amountKobo: amountKobo.toString() }),
-  };
-  return {
-    id,
-    user_id: userId,
-    reference,
-    service: order.service,
-    provider: order.provider,
-    network: order.network,
-    recipient: order.recipient,
-    request: JSON.stringify(storedRequest),
-    description: order.description,
-    direction: order.direction ?? ('debit' as const),
-    // What moves on the wallet: a debit's price, a credit's payout.
-    amount: order.direction === 'credit' ? order.creditKobo! : order.wholesaleKobo + order.markupKobo,
-    wholesale: order.wholesaleKobo,
-    markup: order.markupKobo,
-    status: 'processing' as const,
-    customer_name: order.customerName ?? null,
-    created_at: now,
-    updated_at: now,
-  };
-}
-
-/** The row as recorded: nothing delivered, nothing failed yet. */
-const acceptedRow = (row: PurchaseRow): Viewed => ({
-  ...row,
-  refunded: 0n,
-  token: null,
-  units: null,
-  pins: null,
-  failure_reason: null,
-});
-
-/**
- * Records accepted purchases, processing, with one statement whose text does not vary with their
- * number (the columns go in as arrays): prepared once per connection.
- */
-async function recordPurchases(trx: Transaction<DB>, rows: PurchaseRow[], now: Date): Promise<void> {
-  const column = <K extends keyof PurchaseRow>(key: K) => rows.map((row) => row[key]);
-  // Picked up by the requery runner should both the inline dispatch and its job be lost.
-  await statement('vtu.record-purchases')`
-    insert into vtu_transactions (id, user_id, reference, service, provider, network, recipient, request,
-      description, direction, amount, wholesale, markup, customer_name, status, next_requery_at,
-      created_at, updated_at)
-    select r.id, r.user_id, r.reference, r.service, r.provider, r.network, r.recipient, r.request::jsonb,
-      r.description, r.direction, r.amount, r.wholesale, r.markup, r.customer_name, 'processing',
-      ${firstRequeryAt(now)}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
-    from unnest(${column('id')}::uuid[], ${column('user_id')}::uuid[], ${column('reference')}::text[],
-      ${column('service')}::text[], ${column('provider')}::text[], ${column('network')}::text[],
-      ${column('recipient')}::text[], ${column('request')}::text[], ${column('description')}::text[],
-      ${column('direction')}::text[], ${column('amount')}::bigint[], ${column('wholesale')}::bigint[],
-      ${column('markup')}::bigint[], ${column('customer_name')}::text[])
-      with ordinality as r(id, user_id, reference, service, provider, network, recipient, request,
-        description, direction, amount, wholesale, markup, customer_name, position)
-    order by r.position`.execute(trx);
-}
+/** The first requery of a purchase accepted, sent or put to wait at `now`. */
+export const firstRequeryAt = (now: Date): Date => new Date(now.getTime() + firstRequeryAfterSeconds * 1000);
 
 export type VtuTransactionView = {
   id: string;
@@ -356,7 +206,7 @@ export function toView(row: Viewed): VtuTransactionView {
 
 /** One of the caller's purchases; another user's is NOT_FOUND, as if it did not exist. */
 export async function findPurchase(
-  deps: Pick<DispatchDeps, 'db'>,
+  deps: { db: Kysely<DB> },
   userId: string,
   id: string,
 ): Promise<VtuTransactionView> {
@@ -379,7 +229,7 @@ export type PurchaseFilter = {
 
 /** The caller's purchases, newest first (ids are UUIDv7: they order ties), with the total. */
 export async function listPurchases(
-  deps: Pick<DispatchDeps, 'db'>,
+  deps: { db: Kysely<DB> },
   userId: string,
   filter: PurchaseFilter,
   page: { limit: number; offset: number },

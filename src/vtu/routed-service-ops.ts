@@ -1,5 +1,5 @@
 import { applyMarkup, markupFor } from '../catalogue/pricing.ts';
-import type { Context } from '../context.ts';
+import type { Config } from '../config.ts';
 import { AppError } from '../errors.ts';
 import { requireWithin } from '../limits.ts';
 import { formatNaira, koboToNaira, nairaToKobo } from '../money.ts';
@@ -7,9 +7,10 @@ import { defineOperation } from '../operation.ts';
 import type { Network, SocialServiceItem } from '../providers/vtu/vtu-provider.ts';
 import { networkNames } from '../shared/networks.ts';
 import { localPhone } from '../shared/prefixes.ts';
+import { acceptPurchase } from './accept.ts';
 import {
   authorise,
-  buy,
+  type PurchaseOpsDeps,
   purchaseErrors,
   requireAmount,
   requireNetwork,
@@ -34,21 +35,22 @@ const perThousand = (rateKobo: bigint, quantity: number): bigint =>
 export const payoutOf = (amountKobo: bigint, rateBp: number): bigint =>
   (amountKobo * BigInt(rateBp)) / 10_000n;
 
-async function socialServices(ctx: Context): Promise<SocialServiceItem[]> {
-  return ctx.catalogue.socialServices().catch(upstream);
+async function socialServices(deps: PurchaseOpsDeps): Promise<SocialServiceItem[]> {
+  return deps.catalogue.socialServices().catch(upstream);
 }
 
-function airtimeToCashTerms(ctx: Context, network: Network, amountNaira: number) {
+function airtimeToCashTerms(config: Pick<Config, 'airtimeToCash'>, network: Network, amountNaira: number) {
   requireWithin(amountNaira, 'airtime-to-cash sale', {
     min: s.airtimeToCashNairaMin,
     max: s.airtimeToCashNairaMax,
   });
   const amountKobo = nairaToKobo(amountNaira);
-  const rateBp = ctx.config.airtimeToCash.rateBp[network];
+  const rateBp = config.airtimeToCash.rateBp[network];
   return { amountKobo, rateBp, payoutKobo: payoutOf(amountKobo, rateBp) };
 }
 
-export const routedServiceOperations = [
+/** The routed services' operations, closed over the vtu module's deps. */
+export const routedServiceOperations = (deps: PurchaseOpsDeps) => [
   defineOperation({
     name: 'listSocialServices',
     method: 'GET',
@@ -58,9 +60,9 @@ export const routedServiceOperations = [
     input: s.listSocialServicesInput,
     output: s.listSocialServicesOutput,
     errors: ['UPSTREAM_UNAVAILABLE'],
-    handler: async ({ ctx, input }) => {
-      const items = await socialServices(ctx);
-      const markup = await markupFor(ctx.db, 'social', ctx.catalogue.providerFor('social'));
+    handler: async ({ input }) => {
+      const items = await socialServices(deps);
+      const markup = await markupFor(deps.db, 'social', deps.catalogue.providerFor('social'));
       const wanted = input.category?.toLowerCase();
       return {
         items: items
@@ -86,9 +88,9 @@ export const routedServiceOperations = [
     input: s.buySocialServiceInput,
     output: s.vtuTransaction,
     errors: [...purchaseErrors, 'BELOW_MINIMUM', 'ABOVE_MAXIMUM', 'PRICE_CHANGED', 'UPSTREAM_UNAVAILABLE'],
-    handler: async ({ ctx, caller, input, withCommit }) => {
-      const markupOf = await authorise(ctx, caller.userId, input.pin);
-      const item = (await socialServices(ctx)).find((service) => service.serviceId === input.serviceId);
+    handler: async ({ caller, input, withCommit }) => {
+      const markupOf = await authorise(deps, caller.userId, input.pin);
+      const item = (await socialServices(deps)).find((service) => service.serviceId === input.serviceId);
       if (item === undefined) {
         const message = 'not in the catalogue of social services';
         throw new AppError('VALIDATION_ERROR', `no social service ${input.serviceId}`, {
@@ -96,26 +98,36 @@ export const routedServiceOperations = [
         });
       }
       await checkOrderLink(input.link, {
-        allowUnresolved: ctx.config.vtu.social.allowUnresolvedLinks,
-        resolve: ctx.resolveHost,
+        allowUnresolved: deps.config.vtu.social.allowUnresolvedLinks,
+        resolve: deps.resolveHost,
       });
       requireWithin(input.quantity, `quantity of ${item.name}`, { min: item.min, max: item.max }, 'count');
-      const { name } = routed(ctx, 'social');
+      const { name } = routed(deps, 'social');
       const retailRate = applyMarkup(markupOf('social', name), item.ratePer1000Kobo).retailKobo;
       const amountKobo = perThousand(retailRate, input.quantity);
       // What the panel charges for the order (its rate, rounded up as it rounds): never more than ours.
       const wholesaleKobo = perThousand(item.ratePer1000Kobo, input.quantity);
       requireAmount(input.amount, amountKobo);
-      return buy(ctx, caller.userId, withCommit, {
-        service: 'social',
-        provider: name,
-        network: null,
-        recipient: input.link,
-        request: { service: 'social', serviceId: item.serviceId, link: input.link, quantity: input.quantity },
-        wholesaleKobo,
-        markupKobo: amountKobo - wholesaleKobo,
-        description: `${input.quantity} × ${item.name}`,
-      });
+      return acceptPurchase(
+        deps.accepting,
+        caller.userId,
+        {
+          service: 'social',
+          provider: name,
+          network: null,
+          recipient: input.link,
+          request: {
+            service: 'social',
+            serviceId: item.serviceId,
+            link: input.link,
+            quantity: input.quantity,
+          },
+          wholesaleKobo,
+          markupKobo: amountKobo - wholesaleKobo,
+          description: `${input.quantity} × ${item.name}`,
+        },
+        withCommit,
+      );
     },
   }),
   defineOperation({
@@ -128,9 +140,9 @@ export const routedServiceOperations = [
     input: s.quoteAirtimeToCashInput,
     output: s.quoteAirtimeToCashOutput,
     errors: ['BELOW_MINIMUM', 'ABOVE_MAXIMUM', 'UPSTREAM_UNAVAILABLE'],
-    handler: async ({ ctx, input }) => {
-      const { rateBp, payoutKobo } = airtimeToCashTerms(ctx, input.network, input.amount);
-      const sendTo = await ctx.catalogue.airtimeToCashLine(input.network).catch(upstream);
+    handler: async ({ input }) => {
+      const { rateBp, payoutKobo } = airtimeToCashTerms(deps.config, input.network, input.amount);
+      const sendTo = await deps.catalogue.airtimeToCashLine(input.network).catch(upstream);
       return { amount: input.amount, payout: koboToNaira(payoutKobo), ratePercent: rateBp / 100, sendTo };
     },
   }),
@@ -153,33 +165,38 @@ export const routedServiceOperations = [
       'ABOVE_MAXIMUM',
       'UPSTREAM_UNAVAILABLE',
     ],
-    handler: async ({ ctx, caller, input, withCommit }) => {
-      await authorise(ctx, caller.userId, input.pin);
+    handler: async ({ caller, input, withCommit }) => {
+      await authorise(deps, caller.userId, input.pin);
       requireNetwork(input.phone, input.network);
-      const { amountKobo, rateBp, payoutKobo } = airtimeToCashTerms(ctx, input.network, input.amount);
-      const sendTo = await ctx.catalogue.airtimeToCashLine(input.network).catch(upstream);
-      const { name } = routed(ctx, 'airtime_to_cash');
+      const { amountKobo, rateBp, payoutKobo } = airtimeToCashTerms(deps.config, input.network, input.amount);
+      const sendTo = await deps.catalogue.airtimeToCashLine(input.network).catch(upstream);
+      const { name } = routed(deps, 'airtime_to_cash');
       const phone = localPhone(input.phone);
-      return buy(ctx, caller.userId, withCommit, {
-        service: 'airtime_to_cash',
-        provider: name,
-        network: input.network,
-        recipient: phone,
-        request: {
+      return acceptPurchase(
+        deps.accepting,
+        caller.userId,
+        {
           service: 'airtime_to_cash',
+          provider: name,
           network: input.network,
-          phone,
-          amountKobo,
-          sendTo,
-          payoutRateBp: rateBp,
+          recipient: phone,
+          request: {
+            service: 'airtime_to_cash',
+            network: input.network,
+            phone,
+            amountKobo,
+            sendTo,
+            payoutRateBp: rateBp,
+          },
+          direction: 'credit',
+          creditKobo: payoutKobo,
+          wholesaleKobo: amountKobo,
+          markupKobo: 0n,
+          // The payout is the record's amount (it follows the airtime confirmed): not written here again.
+          description: `${formatNaira(amountKobo)} ${networkNames[input.network]} airtime from ${phone} to cash at ${rateBp / 100}%`,
         },
-        direction: 'credit',
-        creditKobo: payoutKobo,
-        wholesaleKobo: amountKobo,
-        markupKobo: 0n,
-        // The payout is the record's amount (it follows the airtime confirmed): not written here again.
-        description: `${formatNaira(amountKobo)} ${networkNames[input.network]} airtime from ${phone} to cash at ${rateBp / 100}%`,
-      });
+        withCommit,
+      );
     },
   }),
 ];

@@ -1,15 +1,16 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { raiseAlert } from '../alerts/alerts.ts';
 import type { Clock } from '../clock.ts';
-import { type BatchResults, fulfilled, rejected } from '../db/batching.ts';
+import { type Batcher, type Batching, type BatchResults, fulfilled, rejected } from '../db/batching.ts';
 import { statement } from '../db/prepared.ts';
-import type { DB, VtuTransactionsTable } from '../db/schema.ts';
+import type { DB } from '../db/schema.ts';
 import { type DomainEvent, publishEvents } from '../events/domain-events.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { providerFloatAccount, systemAccounts, userAccount } from '../ledger/accounts.ts';
 import { type PostingRequest, postBatch } from '../ledger/postings.ts';
 import { koboToNaira } from '../money.ts';
 import type { PurchaseOutcome, RequeryOutcome } from '../providers/vtu/vtu-provider.ts';
+import { purchasePostings, type VtuTransaction } from './purchases.ts';
 
 // What a provider's answer does to a purchase (SPEC.md "States and transitions", DESIGN.md "Money"):
 //   success          vtu_in_flight → the provider's float (wholesale) and revenue (markup); delivery kept
@@ -25,25 +26,20 @@ import type { PurchaseOutcome, RequeryOutcome } from '../providers/vtu/vtu-provi
 // Each runs under the purchase's row lock and only while it is processing, so two answers (the
 // dispatch racing a requery, a retried job) settle it once.
 
-export type VtuTransaction = Selectable<VtuTransactionsTable>;
-
 export type SettlementDeps = { db: Kysely<DB>; clock: Clock; jobs: JobQueue };
 
-/** Ledger references of a purchase's three possible movements. */
-export const purchasePostings = {
-  debit: (reference: string) => `vtu:${reference}:debit`,
-  settle: (reference: string) => `vtu:${reference}:settle`,
-  refund: (reference: string) => `vtu:${reference}:refund`,
-};
+/** Answers settled per transaction at most: the purchases' row locks, and vtu_in_flight's, are held briefly. */
+const settleBatchMax = 100;
 
-/**
- * When the requery runner first looks at a purchase: one whose answer never came (the call's own
- * timeout comes first), or one whose inline dispatch, job or top-up settlement was lost.
- */
-export const firstRequeryAfterSeconds = 60;
-
-/** The first requery of a purchase accepted, sent or put to wait at `now`. */
-export const firstRequeryAt = (now: Date): Date => new Date(now.getTime() + firstRequeryAfterSeconds * 1000);
+/** The batcher that runs settlePurchases: the answers that arrive while a settlement runs share the next. */
+export function settlePurchasesBatcher(
+  deps: SettlementDeps,
+  batching: Batching,
+): Batcher<PurchaseAnswer, SettleResult> {
+  return batching.batcher((answers: PurchaseAnswer[]) => settlePurchases(deps, answers), {
+    batchMax: settleBatchMax,
+  });
+}
 
 /** Seconds before each requery of a purchase still pending or unknown; the last repeats. */
 export const requeryDelaysSeconds = [15, 30, 60, 120, 300, 600, 1800, 3600] as const;
@@ -62,9 +58,10 @@ export type SettleResult = 'success' | 'failed' | 'processing' | 'already_settle
 export type PurchaseAnswer = { id: string; outcome: PurchaseOutcome | RequeryOutcome };
 
 /**
- * Applies answers about purchases, many in one transaction (the settlement half of the group commit,
- * src/db/batching.ts): the purchases are locked in id order, their new states written by one UPDATE,
- * their events enqueued by one INSERT and their settlements and refunds posted together.
+ * The settle stage: applies answers about purchases, many in one transaction (a batch of
+ * settlePurchasesBatcher, the group commit of src/db/batching.ts): the purchases are locked in id
+ * order, their new states written by one UPDATE, their events enqueued by one INSERT and their
+ * settlements and refunds posted together.
  */
 export async function settlePurchases(
   deps: SettlementDeps,
@@ -408,31 +405,4 @@ function refundPosting(purchase: VtuTransaction): PostingRequest {
     ],
     metadata: { purchaseId: purchase.id, provider: purchase.provider },
   };
-}
-
-/** Alerts operations, once per purchase, that it is still unresolved; it stays processing. */
-export async function alertStuck(deps: SettlementDeps, id: string, minutes: number): Promise<void> {
-  await deps.db.transaction().execute(async (trx) => {
-    const purchase = await lockPurchase(trx, id);
-    if (purchase.status !== 'processing' || purchase.stuck_alerted_at !== null) return;
-    const now = deps.clock.now();
-    await trx.updateTable('vtu_transactions').set({ stuck_alerted_at: now }).where('id', '=', id).execute();
-    await raiseAlert(
-      trx,
-      {
-        kind: 'vtu_purchase_stuck',
-        message: `purchase ${purchase.reference} (${purchase.service}, ${purchase.provider}) is unresolved after ${minutes} minutes; not refunded, still requeried`,
-        details: {
-          reference: purchase.reference,
-          purchaseId: purchase.id,
-          userId: purchase.user_id,
-          provider: purchase.provider,
-          amountKobo: purchase.amount.toString(),
-          requeryAttempts: purchase.requery_attempts,
-        },
-      },
-      now,
-      deps.jobs,
-    );
-  });
 }

@@ -113,7 +113,7 @@ describe(`wallet history: the kind of every movement (${database})`, () => {
     const sale = ok(
       await buyCall(world, alice, 'sellAirtime', { network: 'mtn', phone: mtn('5'), amount: 1_000 }),
     );
-    await world.ctx.purchases.sendEnded(sale.id);
+    await world.ctx.modules.vtu.api.sendEnded(sale.id);
     purchases.sold = await current(world, alice, sale.id);
 
     // A week on, the 7-day lock matures.

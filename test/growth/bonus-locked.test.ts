@@ -417,7 +417,7 @@ describe(`the locked referral bonus never moves (${onPostgres() ? 'PostgreSQL' :
       }
       for (const entry of inputs) {
         // Purchases sent earlier have settled (a refund would otherwise land during this call).
-        await world.ctx.purchases.drained();
+        await world.ctx.modules.vtu.api.drained();
         const before = await balances();
         let input =
           entry.above === null

@@ -33,7 +33,7 @@ describe('airtime to cash', () => {
     assert.equal(accepted.status, 'processing');
     assert.equal(accepted.direction, 'credit');
     assert.equal(await walletKobo(world, user.userId), 0n, 'nothing is debited, nothing credited yet');
-    await world.ctx.purchases.sendEnded(accepted.id);
+    await world.ctx.modules.vtu.api.sendEnded(accepted.id);
     return current(world, user, accepted.id);
   };
   /** The wallet history as [direction, naira] pairs, newest first. */

@@ -16,8 +16,7 @@ import { checkLedger } from '../../src/ledger/check.ts';
 import { post as postLedger } from '../../src/ledger/postings.ts';
 import { nairaToKobo } from '../../src/money.ts';
 import { JOB_VTU_DISPATCH } from '../../src/vtu/dispatch.ts';
-import type { VtuTransactionView } from '../../src/vtu/purchases.ts';
-import { purchasePostings } from '../../src/vtu/settlement.ts';
+import { purchasePostings, type VtuTransactionView } from '../../src/vtu/purchases.ts';
 import { advanceClock } from '../auth/support.ts';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../helpers/database.ts';
 import { freePort } from '../helpers/free-port.ts';
@@ -38,7 +37,7 @@ const START_TIMEOUT_MS = 60_000;
 const SETTLE_TIMEOUT_MS = 30_000;
 /** Each scenario starts the service twice; a hang fails it, even without the runner's --test-timeout. */
 const SCENARIO_TIMEOUT_MS = 120_000;
-/** The first requery of an unanswered purchase comes 60 s after it was sent (src/vtu/dispatch.ts). */
+/** The first requery of an unanswered purchase comes 60 s after it was sent (src/vtu/purchases.ts). */
 const PAST_FIRST_REQUERY_SECONDS = 61;
 /** A reference the provider still does not know 15 minutes after it was sent is failed (requeryDefaults). */
 const PAST_NOT_FOUND_SECONDS = 15 * 60;

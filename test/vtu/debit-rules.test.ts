@@ -69,7 +69,7 @@ describe(`a purchase rule decided at debit time (${onPostgres() ? 'PostgreSQL' :
       const error = failure(refused);
       assert.deepEqual([error.status, error.code, error.details], [422, 'ABOVE_MAXIMUM', { limit: 3 }]);
     }
-    await world.ctx.purchases.drained();
+    await world.ctx.modules.vtu.api.drained();
     const charged = accepted.reduce((sum, a) => sum + nairaToKobo(a.amount), 0n);
     assert.equal(await walletKobo(world, user.userId), before - charged, 'refused purchases charged nothing');
     assert.equal(
@@ -105,8 +105,8 @@ describe(`a purchase rule decided at debit time (${onPostgres() ? 'PostgreSQL' :
         new Set(answers.filter((a) => a.status !== 200).map((a) => failure(a).code)),
         new Set(['ABOVE_MAXIMUM']),
       );
-      await second.ctx.purchases.drained();
-      await world.ctx.purchases.drained();
+      await second.ctx.modules.vtu.api.drained();
+      await world.ctx.modules.vtu.api.drained();
     } finally {
       await second.close();
     }
@@ -126,6 +126,6 @@ describe(`a purchase rule decided at debit time (${onPostgres() ? 'PostgreSQL' :
     // A day later the access token has expired too: the user signs in again.
     const tomorrow = await signInAgain(world, user.phone);
     ok(await buyCall(world, tomorrow, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 100 }));
-    await world.ctx.purchases.drained();
+    await world.ctx.modules.vtu.api.drained();
   });
 });

@@ -83,7 +83,7 @@ describeFloat('just-in-time funding of a provider float', '0', (h) => {
     const accepted = ok(
       await buyCall(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 500 }),
     );
-    await world.ctx.purchases.drained();
+    await world.ctx.modules.vtu.api.drained();
     assert.equal((await current(world, user, accepted.id)).status, 'processing', 'waiting for the float');
     const transfers = await fundingTransfers(world);
     assert.equal(transfers.length, 1);
@@ -104,7 +104,7 @@ describeFloat('just-in-time funding of a provider float', '0', (h) => {
         ok(await buyCall(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 100 })),
       ),
     );
-    await world.ctx.purchases.drained();
+    await world.ctx.modules.vtu.api.drained();
     const transfers = (await fundingTransfers(world)).slice(before);
     assert.equal(transfers.length, 1, 'one top-up for the burst');
     await deliverTransferEvent(h(), transfers[0]!.reference, 'transfer.success');
@@ -121,7 +121,7 @@ describeFloat('a float top-up that fails', '1', (h) => {
     const accepted = ok(
       await buyCall(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 500 }),
     );
-    await world.ctx.purchases.drained();
+    await world.ctx.modules.vtu.api.drained();
     const [transfer] = await fundingTransfers(world);
     assert.ok(transfer !== undefined);
     await deliverTransferEvent(h(), transfer.reference, 'transfer.failed');
@@ -181,8 +181,16 @@ describe(`the amounts in flight belong to one context (${onPostgres() ? 'Postgre
     assert.equal(done.status, 'success', 'sent without waiting for a float top-up');
     assert.deepEqual(await fundingTransfers(second), [], 'no top-up in the second world');
 
-    assert.equal(first.ctx.floatInFlight.amount('bills'), 50_000n, 'the first world counts its own');
-    assert.equal(second.ctx.floatInFlight.amount('bills'), 0n, 'the second world has nothing in flight');
+    assert.equal(
+      first.ctx.modules.vtu.api.floatInFlight.amount('bills'),
+      50_000n,
+      'the first world counts its own',
+    );
+    assert.equal(
+      second.ctx.modules.vtu.api.floatInFlight.amount('bills'),
+      0n,
+      'the second world has nothing in flight',
+    );
     const check = await checkLedger(second.ctx.db);
     assert.ok(check.ok, JSON.stringify(check.imbalances));
   });

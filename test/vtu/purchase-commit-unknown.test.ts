@@ -60,7 +60,7 @@ describe('a purchase batch whose COMMIT answer is lost', {
       );
       await proxy.cut();
       const accepted = answers.map((answer) => ok(answer));
-      await Promise.all(accepted.map(({ id }) => world.ctx.purchases.sendEnded(id)));
+      await Promise.all(accepted.map(({ id }) => world.ctx.modules.vtu.api.sendEnded(id)));
       // The durable job of the batch runs too, as it would after a crash: it sends nothing again.
       await world.ctx.jobs.runNow('vtu.dispatch', { ids: accepted.map(({ id }) => id) });
 

@@ -51,8 +51,8 @@ describe(`a purchase's idempotency key (${onPostgres() ? 'PostgreSQL' : 'PGlite'
     const request = await taken(user.userId);
     const completion = completionWithCommit(store, request, (result) => JSON.stringify({ result }));
 
-    const accepted = await world.ctx.purchases.accept(user.userId, airtime(200), completion);
-    await world.ctx.purchases.sendEnded(accepted.id);
+    const accepted = await world.ctx.modules.vtu.api.acceptPurchase(user.userId, airtime(200), completion);
+    await world.ctx.modules.vtu.api.sendEnded(accepted.id);
 
     const again = await store.begin(request, world.ctx.clock.now());
     assert.equal(again.kind, 'replay', 'done without the router completing it');
@@ -68,7 +68,7 @@ describe(`a purchase's idempotency key (${onPostgres() ? 'PostgreSQL' : 'PGlite'
     const completion = completionWithCommit(store, request, (result) => JSON.stringify({ result }));
 
     await assert.rejects(
-      world.ctx.purchases.accept(user.userId, airtime(500), completion),
+      world.ctx.modules.vtu.api.acceptPurchase(user.userId, airtime(500), completion),
       (error: Error & { code?: string }) => error.code === 'INSUFFICIENT_FUNDS',
     );
     assert.equal(completion.committedBody(), undefined);

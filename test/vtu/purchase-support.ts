@@ -53,7 +53,7 @@ export async function bought(
 ): Promise<VtuTransactionView> {
   const accepted = ok(await buyCall(world, user, operation, input));
   assert.equal(accepted.status, 'processing', 'a purchase is accepted as processing');
-  await world.ctx.purchases.sendEnded(accepted.id);
+  await world.ctx.modules.vtu.api.sendEnded(accepted.id);
   return current(world, user, accepted.id);
 }
 

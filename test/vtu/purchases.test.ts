@@ -207,7 +207,7 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
         });
         let finished = 0;
         const attempts = [
-          world.ctx.purchases.sendEnded(accepted.id),
+          world.ctx.modules.vtu.api.sendEnded(accepted.id),
           world.ctx.jobs.runNow('vtu.dispatch', { id: accepted.id }),
           world.ctx.jobs.runNow('vtu.dispatch', { id: accepted.id }),
         ].map((attempt) =>
@@ -514,13 +514,13 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       await allPlacesTaken;
       // The other four have passed their checks and wait for a place: only then is "not debited"
       // evidence that the bound holds them, rather than that they have not arrived yet.
-      await until(() => world.ctx.purchases.sendsWaiting() === 4, 'four purchases waiting for a place');
+      await until(() => world.ctx.modules.vtu.api.sendsWaiting() === 4, 'four purchases waiting for a place');
       assert.equal(await recorded(user.userId), sendsMax, 'the rest wait, not yet debited');
       assert.equal(await wallet(user.userId), 5_000_000n - BigInt(sendsMax) * 10_000n);
       open();
       const answers = await Promise.all(buys);
       assert.ok(answers.every((a) => a.status === 200));
-      await Promise.all(answers.map((a) => world.ctx.purchases.sendEnded(ok(a).id)));
+      await Promise.all(answers.map((a) => world.ctx.modules.vtu.api.sendEnded(ok(a).id)));
       assert.equal(calls, sendsMax + 4, 'each sent once');
       assert.equal(await wallet(user.userId), 5_000_000n - BigInt(sendsMax + 4) * 10_000n);
     } finally {

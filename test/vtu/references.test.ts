@@ -3,9 +3,9 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { lagosMinute } from '../../src/lagos-time.ts';
 import { isVtpassRequestId } from '../../src/providers/vtu/vtpass-client.ts';
-import { newPurchaseReference, purchaseReference } from '../../src/vtu/references.ts';
+import { newPurchaseReference, purchaseReference } from '../../src/vtu/purchases.ts';
 
-// Purchase references are the purchase domain's (src/vtu/references.ts), made in the one form every
+// Purchase references are the purchase domain's (src/vtu/purchases.ts), made in the one form every
 // provider takes: VTpass's request id, the narrowest. Each reference made here must pass the VTpass
 // client's own check (isVtpassRequestId), which refuses a purchase before sending it otherwise.
 

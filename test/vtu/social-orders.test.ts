@@ -54,7 +54,7 @@ describe('social orders', () => {
     const accepted = ok(await order(user, service, quantity));
     assert.equal(accepted.status, 'processing');
     assert.equal(accepted.direction, 'debit');
-    await world.ctx.purchases.sendEnded(accepted.id);
+    await world.ctx.modules.vtu.api.sendEnded(accepted.id);
     return current(world, user, accepted.id);
   };
 
@@ -184,7 +184,7 @@ describe('social orders', () => {
     ]) {
       const accepted = ok(await order(user, likes, 100, { link }));
       assert.equal(accepted.status, 'processing', link);
-      await world.ctx.purchases.sendEnded(accepted.id);
+      await world.ctx.modules.vtu.api.sendEnded(accepted.id);
     }
     assert.equal(await walletKobo(world, user.userId), 100_000n - 3n * 3_205n);
   });
@@ -262,7 +262,7 @@ describe('social orders', () => {
     assert.equal(setPanelBalance.status, 200);
     const likes = services.find((s) => s.id === '1002')!;
     const accepted = ok(await order(user, likes, 100));
-    await world.ctx.purchases.sendEnded(accepted.id);
+    await world.ctx.modules.vtu.api.sendEnded(accepted.id);
     const transfers = await world.ctx.db
       .selectFrom('funding_transfers')
       .select(['reference', 'amount'])
@@ -281,7 +281,7 @@ describe('social orders', () => {
       return transfer?.status === 'success';
     }, 'the top-up settled');
     await runDomainEvents(world);
-    await world.ctx.purchases.sendEnded(accepted.id);
+    await world.ctx.modules.vtu.api.sendEnded(accepted.id);
     assert.equal((await current(world, user, accepted.id)).status, 'success');
     assert.equal(await walletKobo(world, user.userId), 100_000n - 3_205n);
     await assertLedgerOk(world);

@@ -23,7 +23,7 @@ import {
 const reference = '202601020030vtu0001';
 
 describe('VTpass request ids', () => {
-  // Made by the purchase domain (src/vtu/references.ts, test/vtu/references.test.ts); checked here.
+  // Made by the purchase domain (src/vtu/purchases.ts, test/vtu/references.test.ts); checked here.
   it('recognises only a real date and time followed by letters and digits', () => {
     assert.equal(isVtpassRequestId('202601020030abc123'), true);
     assert.equal(isVtpassRequestId('202601020030'), true);

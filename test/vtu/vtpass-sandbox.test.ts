@@ -13,7 +13,7 @@ import {
   SANDBOX_BILLS_SECRET_KEY,
   type SandboxBillsState,
 } from '../../src/sandbox/vtu/bills.ts';
-import { purchaseReference } from '../../src/vtu/references.ts';
+import { purchaseReference } from '../../src/vtu/purchases.ts';
 import { until } from '../helpers/until.ts';
 
 // The real VTpass client against the sandbox bills provider over real HTTP, on a bare Fastify app

@@ -123,7 +123,7 @@ describe('the web client: the failed and pending outcomes of data, cable, electr
     const price = await dataSummary(mtn('2'));
     await page.getByRole('button', { name: `Pay ${price.text}` }).click();
     const id = await transactionId(page);
-    await world.ctx.purchases.sendEnded(id);
+    await world.ctx.modules.vtu.api.sendEnded(id);
     await status(page, 'Pending: waiting for the provider').waitFor(TIMEOUT);
     await screen(page, '82-data-pending');
     expected -= price.kobo;
@@ -166,7 +166,7 @@ describe('the web client: the failed and pending outcomes of data, cable, electr
     const price = await cableSummary(accountEnding('3', 10));
     await page.getByRole('button', { name: `Pay ${price.text}` }).click();
     const id = await transactionId(page);
-    await world.ctx.purchases.sendEnded(id);
+    await world.ctx.modules.vtu.api.sendEnded(id);
     await status(page, 'Pending: waiting for the provider').waitFor(TIMEOUT);
     await screen(page, '86-cable-pending');
     assert.equal(
@@ -196,7 +196,7 @@ describe('the web client: the failed and pending outcomes of data, cable, electr
     await screen(page, '88-electricity-confirm');
     await page.getByRole('button', { name: 'Pay ₦1,200.00' }).click();
     const id = await transactionId(page);
-    await world.ctx.purchases.sendEnded(id);
+    await world.ctx.modules.vtu.api.sendEnded(id);
     await status(page, 'Pending: waiting for the provider').waitFor(TIMEOUT);
     await screen(page, '89-electricity-pending');
     expected -= price.kobo;
@@ -261,7 +261,7 @@ describe('the web client: the failed and pending outcomes of data, cable, electr
     await examSummary(mtn('2'));
     await page.getByRole('button', { name: 'Pay ₦3,900.00' }).click();
     const id = await transactionId(page);
-    await world.ctx.purchases.sendEnded(id);
+    await world.ctx.modules.vtu.api.sendEnded(id);
     await status(page, 'Pending: waiting for the provider').waitFor(TIMEOUT);
     await screen(page, '95-exam-pins-pending');
     expected -= 390_000n;

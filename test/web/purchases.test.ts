@@ -213,7 +213,7 @@ describe('the web client: cable, electricity, betting, exam pins, social, airtim
     await page.getByLabel('Transaction PIN').fill(PIN);
     await page.getByRole('button', { name: /^Pay ₦/ }).click();
     const id = await transactionId(page);
-    await world.ctx.purchases.sendEnded(id);
+    await world.ctx.modules.vtu.api.sendEnded(id);
     await status(page, 'Pending: waiting for the provider').waitFor(TIMEOUT);
     await screen(page, '50-betting-pending');
     expected -= price;

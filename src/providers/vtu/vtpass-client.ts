@@ -57,7 +57,7 @@ import {
 //
 // VTpass documents no betting category; betting companies are read from the `betting` category of
 // /services and bought like any other biller (billersCode = the customer id).
-// References are the caller's (the purchase domain makes them in VTpass's form, src/vtu/references.ts):
+// References are the caller's (the purchase domain makes them in VTpass's form, src/vtu/purchases.ts):
 // a purchase whose reference is not of that form is refused here before anything is sent, and a
 // stale one is the provider's to refuse (085).
 //

@@ -1,0 +1,195 @@
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { SharedPinReads } from '../auth/pin.ts';
+import type { Catalogue } from '../catalogue/catalogue.ts';
+import type { Clock } from '../clock.ts';
+import type { Config, VtuProviderName } from '../config.ts';
+import type { Batching } from '../db/batching.ts';
+import type { DB } from '../db/schema.ts';
+import type { WithCommit } from '../db/unit-of-work.ts';
+import type { JobQueue } from '../jobs/queue.ts';
+import { type DomainModule, on } from '../module.ts';
+import type { Resolve } from '../outbound-addresses.ts';
+import type { PaymentProvider } from '../providers/payments/payment-provider.ts';
+import type { VtuProvider, VtuService } from '../providers/vtu/vtu-provider.ts';
+import { type AcceptDeps, acceptPurchase, acceptPurchasesBatcher } from './accept.ts';
+import type { DebitRule } from './debit-rules.ts';
+import {
+  claimPurchasesBatcher,
+  createInlineSends,
+  type DispatchDeps,
+  dispatchPurchase,
+  dispatchPurchasesWaitingFor,
+  JOB_VTU_DISPATCH,
+} from './dispatch.ts';
+import { createFloatInFlight, type FloatDeps, type FloatInFlight, failPurchasesWaitingFor } from './float.ts';
+import { createPurchaseReads, type PurchaseOpsDeps, purchaseOperations } from './purchase-ops.ts';
+import type { PurchaseOrder, VtuTransactionView } from './purchases.ts';
+import {
+  JOB_VTU_REQUERY,
+  type RequeryCounts,
+  requeryByReference,
+  requeryDuePurchases,
+  requeryOptionsOf,
+} from './requery.ts';
+import { routedServiceOperations } from './routed-service-ops.ts';
+import { type SettlementDeps, settlePurchasesBatcher } from './settlement.ts';
+
+// VTU purchases (SPEC.md items 2-5, API.md sections 5 and 14): the six purchases, social orders and
+// airtime-to-cash, each through one path of stages, each stage one named function in its own file:
+//
+//   handler (purchase-ops.ts) → acceptPurchase (accept.ts) ─(commit)→ dispatchPurchase (dispatch.ts)
+//     → the provider's adapter → settlePurchases (settlement.ts)
+//   JOB_VTU_DISPATCH (the acceptance's safety net) → dispatchPurchase
+//   JOB_VTU_REQUERY (every minute) → requeryDuePurchases (requery.ts) → settlePurchases
+//
+// The module owns what the stages share: the group commit of acceptances, claims and settlements
+// (one batcher each, named after the function it runs), the bound on purchases sent at once, what
+// is in flight to each provider (float.ts) and the purchases' batched reads. All of it is built once
+// here, so every batch runs over the same deps.
+
+export type VtuModuleDeps = {
+  db: Kysely<DB>;
+  /** The database's batchers and loaders (the group commit). */
+  batching: Batching;
+  clock: Clock;
+  jobs: JobQueue;
+  logger: Logger;
+  /** The server-side pepper PINs are hashed under. */
+  pepper: string;
+  config: Pick<Config, 'vtu' | 'airtimeToCash'>;
+  /** The upstream VTU providers by configuration name (data, bills, social); routing is config.vtu.routes. */
+  providers: Record<VtuProviderName, VtuProvider>;
+  /** Tops up a provider's float by an outbound transfer (float.ts). */
+  payments: PaymentProvider;
+  /** The routed providers' catalogues, cached (catalogue's). */
+  catalogue: Catalogue;
+  /** A user's PIN columns read under a shared row lock, batched (auth's). */
+  sharedPinReads: SharedPinReads;
+  /** The outbound-address check of social order links. */
+  resolveHost: Resolve;
+  /** The purchase rules decided at debit time (debit-rules.ts); none by default. */
+  debitRules: readonly DebitRule[];
+};
+
+/** What other modules (and the composition root, and tests) may call of the purchases. */
+export type VtuApi = {
+  /** Requeries the purchases whose requery is due; with includeNotDue, every one still processing (adminReconcile). */
+  requeryDue(options?: { includeNotDue?: boolean }): Promise<RequeryCounts>;
+  /** Requeries one sent purchase of the service still processing, by reference (a provider's callback); null if none. */
+  requeryReference(service: VtuService, reference: string): Promise<RequeryCounts | null>;
+  /** Accepts a checked purchase, as the operations do after their checks (tests of the accept stage). */
+  acceptPurchase(userId: string, order: PurchaseOrder, withCommit?: WithCommit): Promise<VtuTransactionView>;
+  /** Resolves when this process's send of the purchase (if any) has ended. */
+  sendEnded(id: string): Promise<void>;
+  /** Purchases checked and waiting for a place to be sent, not debited yet. */
+  sendsWaiting(): number;
+  /** What this module is sending to each provider right now. */
+  floatInFlight: Pick<FloatInFlight, 'amount'>;
+  /** Resolves when every send under way, then every batch, has ended (graceful shutdown). */
+  drained(): Promise<void>;
+};
+
+export type VtuModule = DomainModule & { api: VtuApi };
+
+export function createVtuModule(deps: VtuModuleDeps): VtuModule {
+  const { db, batching, clock, jobs, logger, config } = deps;
+  const { vtu } = config;
+  const settlement: SettlementDeps = { db, clock, jobs };
+  const float: FloatDeps = {
+    ...settlement,
+    payments: deps.payments,
+    destinations: { data: vtu.data.funding, bills: vtu.bills.funding, social: vtu.social.funding },
+    topupMinKobo: vtu.floatTopupMinKobo,
+    inFlight: createFloatInFlight(),
+  };
+  const claims = { ...settlement, providers: deps.providers, float };
+  const dispatching: DispatchDeps = {
+    ...claims,
+    logger,
+    claimPurchasesBatcher: claimPurchasesBatcher(claims, batching),
+    settlePurchasesBatcher: settlePurchasesBatcher(settlement, batching),
+    sends: createInlineSends(vtu.sendsMax),
+  };
+  const accepting: AcceptDeps = {
+    ...dispatching,
+    acceptPurchasesBatcher: acceptPurchasesBatcher(
+      { ...settlement, logger, debitRules: deps.debitRules },
+      batching,
+    ),
+  };
+  const ops: PurchaseOpsDeps = {
+    db,
+    clock,
+    pepper: deps.pepper,
+    config,
+    providers: deps.providers,
+    catalogue: deps.catalogue,
+    sharedPinReads: deps.sharedPinReads,
+    resolveHost: deps.resolveHost,
+    purchaseReads: createPurchaseReads(db, batching),
+    accepting,
+  };
+  const requeryOptions = requeryOptionsOf(config);
+
+  return {
+    operations: [...purchaseOperations(ops), ...routedServiceOperations(ops)],
+    jobs: [
+      {
+        // The purchases accepted by one transaction: the accepting process sends them right after
+        // commit; this job is the safety net after a crash, and takes a purchase whose dispatch
+        // failed there (accept.ts). At most one run sends each (dispatch claims the row), so the job
+        // nearly always finds them all sent.
+        name: JOB_VTU_DISPATCH,
+        batchSize: 20,
+        retryLimit: 5,
+        retryDelaySeconds: 10,
+        expireInSeconds: 120,
+        handler: async (data) => {
+          // { id } is the form of jobs enqueued before purchases were accepted in batches.
+          const { ids, id } = data as { ids?: string[]; id?: string };
+          await Promise.all((ids ?? [id!]).map((one) => dispatchPurchase(dispatching, one)));
+        },
+      },
+      {
+        // Purchases still processing (pending or unknown at the provider): requeried on their backoff
+        // schedule under the same reference; alerted, never refunded, when they stay unresolved.
+        name: JOB_VTU_REQUERY,
+        cron: '* * * * *',
+        retryLimit: 1,
+        retryDelaySeconds: 30,
+        expireInSeconds: 300,
+        runOnClockAdvance: true,
+        handler: async () => {
+          const counts = await requeryDuePurchases(dispatching, requeryOptions);
+          if (counts.checked > 0) logger.info({ counts }, 'purchase requery run');
+        },
+      },
+    ],
+    // Purchases react to their provider's float top-up: sent once it settled, failed and refunded
+    // when it failed (they were never sent). Each may run twice (the domain-event job): dispatch and
+    // failWaiting act only on purchases still processing and unsent.
+    subscribers: [
+      on('funding.transfer_settled', (event) => dispatchPurchasesWaitingFor(dispatching, event.reference)),
+      on('funding.transfer_failed', (event) =>
+        failPurchasesWaitingFor(settlement, event.reference, event.reason),
+      ),
+    ],
+    api: {
+      requeryDue: (options = {}) => requeryDuePurchases(dispatching, { ...requeryOptions, ...options }),
+      requeryReference: (service, reference) =>
+        requeryByReference(dispatching, service, reference, requeryOptions),
+      acceptPurchase: (userId, order, withCommit) => acceptPurchase(accepting, userId, order, withCommit),
+      // The sends' own functions (they use no `this`), so that a caller lands in dispatch.ts.
+      sendEnded: dispatching.sends.ended,
+      sendsWaiting: dispatching.sends.waiting,
+      floatInFlight: float.inFlight,
+      async drained() {
+        await dispatching.sends.allEnded();
+        await accepting.acceptPurchasesBatcher.drained();
+        await dispatching.claimPurchasesBatcher.drained();
+        await dispatching.settlePurchasesBatcher.drained();
+      },
+    },
+  };
+}
