@@ -7,7 +7,6 @@ import { createAdminModule } from './admin/module.ts';
 import { createAlertsModule } from './alerts/module.ts';
 import { createAuthModule } from './auth/module.ts';
 import { createBeneficiariesModule } from './beneficiaries/module.ts';
-import type { Catalogue } from './catalogue/catalogue.ts';
 import { createCatalogueModule } from './catalogue/module.ts';
 import { setMarkup } from './catalogue/pricing.ts';
 import { type Clock, createSandboxClock, type SandboxClock, systemClock } from './clock.ts';
@@ -102,8 +101,6 @@ export type Context = {
   };
   /** The upstream VTU providers by configuration name (data, bills, social); routing is config.vtu.routes. */
   vtuProviders: Record<VtuProviderName, VtuProvider>;
-  /** The catalogue module's api (modules.catalogue.api), until nothing reads it here (issue 27). */
-  catalogue: Catalogue;
   /** Domain events (kyc.tier_approved, ...): subscribers run in the job worker. */
   events: EventBus;
   /** The domain modules, by name: only main.ts, app.ts and tests read the composed whole. */
@@ -452,7 +449,6 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     resolveHost: overrides.resolveHost ?? resolveAll,
     kyc: { provider: kycProvider, documents, urlKey: documentUrlKey(config.secrets.pepper) },
     vtuProviders,
-    catalogue: modules.catalogue.api,
     events,
     modules,
     operations: [] as AnyOperation[],

@@ -194,7 +194,7 @@ describe(`KYC guard and events (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () 
         }),
         store: world.ctx.kyc.documents,
         pepper: world.ctx.config.secrets.pepper,
-        banks: () => world.ctx.catalogue.banks(),
+        banks: () => world.ctx.modules.catalogue.api.banks(),
       };
       const me = await world.ctx.db
         .selectFrom('users')
