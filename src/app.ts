@@ -21,11 +21,7 @@ import { BODY_LIMIT_BYTES, registerOperations } from './http/router.ts';
 import { registerSandboxClockRoute } from './http/sandbox-clock-route.ts';
 import { registerUnreadBodyDrain } from './http/unread-body.ts';
 import { registerWebApp, type WebApp } from './http/web-app.ts';
-import type { AnyOperation } from './operation.ts';
 import { webDistDir } from './web-build.ts';
-
-/** The operations of the domains that are not yet modules (issue 27); the rest are ctx.operations. */
-export const operations: AnyOperation[] = [];
 
 /** Builds the HTTP app over a context. It never listens: main.ts and the tests decide that. */
 export async function buildApp(ctx: Context): Promise<FastifyInstance> {
@@ -125,12 +121,12 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
     app.swagger(),
   );
 
-  registerOperations(
-    app,
-    ctx,
-    [...operations, ...ctx.operations],
-    createIdempotencyStore(ctx.db, ctx.config.secrets.pepper, ctx.database.batching),
-  );
+  registerOperations(app, ctx.operations, {
+    idempotency: createIdempotencyStore(ctx.db, ctx.config.secrets.pepper, ctx.database.batching),
+    authenticate: ctx.modules.auth.api.authenticate,
+    clock: ctx.clock,
+    strictErrorCodes: ctx.config.env === 'test',
+  });
   registerDocumentRoute(app, {
     db: ctx.db,
     clock: ctx.clock,

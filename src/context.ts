@@ -18,16 +18,16 @@ import { createEventBus, domainEventJob, type EventBus } from './events/domain-e
 import { createFundingModule } from './funding/module.ts';
 import { createGrowthModule } from './growth/module.ts';
 import { airtimeCashCallbackPath } from './http/airtime-cash-callback-route.ts';
+import { idempotencyPurgeJob } from './http/idempotency-store.ts';
 import { paymentWebhookPath } from './http/payment-webhook-route.ts';
 import { sandboxClockJobsPath } from './http/sandbox-clock-route.ts';
-import { jobDefinitions } from './jobs/definitions.ts';
-import type { DomainModule } from './module.ts';
-import type { AnyOperation } from './operation.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
 import { documentUrlKey } from './kyc/document-urls.ts';
 import { createKycModule } from './kyc/module.ts';
 import { loggedRequest, redactUrlCredentials } from './log-redaction.ts';
+import type { DomainModule } from './module.ts';
 import { createNotificationsModule } from './notifications/module.ts';
+import type { AnyOperation } from './operation.ts';
 import { type Resolve, resolveAll } from './outbound-addresses.ts';
 import { toE164 } from './phone.ts';
 import { createSmtpMailer, type Mailer } from './providers/email/mailer.ts';
@@ -50,7 +50,6 @@ import type { VtuProvider } from './providers/vtu/vtu-provider.ts';
 import { createPushModule } from './push/module.ts';
 import { pushAgent } from './push/push-agent.ts';
 import { createSandboxMailer } from './sandbox/mailbox.ts';
-import { createSavingsModule } from './savings/module.ts';
 import { createSandbox } from './sandbox/routes.ts';
 import {
   createSandboxState,
@@ -67,6 +66,7 @@ import {
 } from './sandbox/vtu/bills.ts';
 import { SANDBOX_DATA_TOKEN } from './sandbox/vtu/data-state.ts';
 import { SANDBOX_SOCIAL_API_KEY, sandboxSocialPath } from './sandbox/vtu/social.ts';
+import { createSavingsModule } from './savings/module.ts';
 import { createTransfersModule } from './transfers/module.ts';
 import type { DebitRule } from './vtu/debit-rules.ts';
 import { createVtuModule } from './vtu/module.ts';
@@ -105,8 +105,8 @@ export type Context = {
   events: EventBus;
   /** The domain modules, by name: only main.ts, app.ts and tests read the composed whole. */
   modules: Modules;
-  /** The operations of the modules: with app.ts's list, every operation of the contract. */
-  operations: AnyOperation[];
+  /** Every operation of the contract: the modules' lists put together. */
+  operations: readonly AnyOperation[];
   adminPhones: ReadonlySet<string>;
   /** The service's own public base URL; known only after listen when PORT is 0. */
   baseUrl: { current: string };
@@ -433,33 +433,12 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   const modules = createModules(infrastructure);
   const moduleList: DomainModule[] = Object.values(modules);
 
-  // Until every domain is a module (issue 27), the rest still reads the whole context.
-  const ctx = {
-    config,
-    clock,
-    sandboxClock,
-    logger,
-    database,
-    db: database.db,
-    jobs,
-    sms,
-    payments,
-    mailer,
-    push,
-    resolveHost: overrides.resolveHost ?? resolveAll,
-    kyc: { provider: kycProvider, documents, urlKey: documentUrlKey(config.secrets.pepper) },
-    vtuProviders,
-    events,
-    modules,
-    operations: [] as AnyOperation[],
-    adminPhones,
-    baseUrl,
-    sandbox: undefined,
-    rateLimitNamespace: overrides.rateLimitNamespace ?? 'billrail-rl:',
-  } as Omit<Context, 'close'> as Context;
-  ctx.operations = moduleList.flatMap((m) => m.operations);
   try {
-    await jobs.define([domainEventJob(events), ...moduleList.flatMap((m) => m.jobs), ...jobDefinitions(ctx)]);
+    await jobs.define([
+      domainEventJob(events),
+      idempotencyPurgeJob(database.db, clock),
+      ...moduleList.flatMap((m) => m.jobs),
+    ]);
   } catch (error) {
     await jobs.stop();
     await modules.catalogue.close();
@@ -470,33 +449,40 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     if ('handleBatch' in subscription) events.subscribeBatch(subscription.event, subscription.handleBatch);
     else events.subscribe(subscription.event, subscription.handle);
   }
-  if (sandboxState !== undefined && sandboxClock !== undefined) {
-    // The sandbox gets what its simulators need, never the context: it reaches the service over HTTP.
-    ctx.sandbox = createSandbox(sandboxState, {
-      clock: sandboxClock,
-      paymentSigningSecret: config.secrets.paymentSigning,
-      serviceBaseUrl: () => baseUrl.current,
-      paymentWebhookUrl: () => `${baseUrl.current}${paymentWebhookPath}`,
-      clockJobsUrl: () => `${baseUrl.current}${sandboxClockJobsPath}`,
-      vtuFundingAccounts: {
-        data: config.vtu.data.funding.accountNumber,
-        bills: config.vtu.bills.funding.accountNumber,
-        social: config.vtu.social.funding.accountNumber,
-      },
-    });
-  }
-  ctx.close = async () => {
-    // A purchase being sent finishes (or times out) and is settled before the database goes.
-    await modules.vtu.api.drained();
-    await modules.funding.api.paymentEvents.drained();
-    await ctx.jobs.stop();
-    await modules.catalogue.close();
-    // Every call to an outside party has ended (purchases drained, jobs stopped) or ends now.
-    await outbound.close();
-    ownPushAgent?.destroy();
-    await database.close();
+  // The sandbox gets what its simulators need, never the context: it reaches the service over HTTP.
+  const sandbox =
+    sandboxState !== undefined && sandboxClock !== undefined
+      ? createSandbox(sandboxState, {
+          clock: sandboxClock,
+          paymentSigningSecret: config.secrets.paymentSigning,
+          serviceBaseUrl: () => baseUrl.current,
+          paymentWebhookUrl: () => `${baseUrl.current}${paymentWebhookPath}`,
+          clockJobsUrl: () => `${baseUrl.current}${sandboxClockJobsPath}`,
+          vtuFundingAccounts: {
+            data: config.vtu.data.funding.accountNumber,
+            bills: config.vtu.bills.funding.accountNumber,
+            social: config.vtu.social.funding.accountNumber,
+          },
+        })
+      : undefined;
+  return {
+    ...infrastructure,
+    sandboxClock,
+    modules,
+    operations: moduleList.flatMap((m) => m.operations),
+    sandbox,
+    close: async () => {
+      // A purchase being sent finishes (or times out) and is settled before the database goes.
+      await modules.vtu.api.drained();
+      await modules.funding.api.paymentEvents.drained();
+      await jobs.stop();
+      await modules.catalogue.close();
+      // Every call to an outside party has ended (purchases drained, jobs stopped) or ends now.
+      await outbound.close();
+      ownPushAgent?.destroy();
+      await database.close();
+    },
   };
-  return ctx;
 }
 
 /** The three VTU adapters, each pointed at its provider, or at its sandbox simulator over HTTP. */

@@ -1,5 +1,4 @@
 import type { z } from 'zod';
-import type { Context } from './context.ts';
 import type { WithCommit } from './db/unit-of-work.ts';
 import type { ErrorCode } from './errors.ts';
 
@@ -19,11 +18,6 @@ export type Caller = {
 export type OperationAuth = 'public' | 'user' | 'admin';
 
 export type OperationArgs<I, A extends OperationAuth> = {
-  /**
-   * @deprecated Going away (issue 27): a handler closes over its module's deps (module.ts), and
-   * never receives the whole context.
-   */
-  ctx: Context;
   input: I;
   caller: A extends 'public' ? Caller | null : Caller;
   ip: string;

@@ -7,10 +7,12 @@ import {
   randomBytes,
 } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
+import type { Clock } from '../clock.ts';
 import { type Batching, fulfilled } from '../db/batching.ts';
 import { statement } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 import type { WithCommit } from '../db/unit-of-work.ts';
+import type { JobDefinition } from '../jobs/queue.ts';
 
 // Idempotency keys (API.md section 3). A key is scoped to its caller and kept 24 hours. The stored
 // response can hold secrets (verifyOtp returns tokens), so it is encrypted at rest under a key
@@ -225,6 +227,24 @@ export function completionWithCommit(
       committed = written;
     },
     committedBody: () => committed,
+  };
+}
+
+export const JOB_IDEMPOTENCY_PURGE = 'maintenance.purge-expired';
+
+/**
+ * Idempotency keys are kept 24 h, then deleted. The router's table, so the router's job; the
+ * composition root registers it beside the modules' jobs, since a worker-only process builds no app.
+ */
+export function idempotencyPurgeJob(db: Kysely<DB>, clock: Clock): JobDefinition {
+  return {
+    name: JOB_IDEMPOTENCY_PURGE,
+    cron: '*/15 * * * *',
+    retryLimit: 3,
+    retryDelaySeconds: 30,
+    expireInSeconds: 300,
+    runOnClockAdvance: true,
+    handler: async () => void (await purgeExpiredIdempotencyKeys(db, clock.now())),
   };
 }
 

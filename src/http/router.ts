@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Context } from '../context.ts';
+import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { AnyOperation, Caller } from '../operation.ts';
 import { canonicalJson } from './canonical-json.ts';
@@ -78,32 +78,34 @@ function unsafeInput(
   return null;
 }
 
+/** What the router needs beside the operations; the operations bring their own deps. */
+export type RouterDeps = {
+  idempotency: IdempotencyStore;
+  /** The caller behind a bearer token (the auth module's api). */
+  authenticate: (accessToken: string) => Promise<Caller | null>;
+  clock: Clock;
+  /**
+   * Under test an undeclared error code fails the request, so every test of an error path checks
+   * the declarations /openapi.json is built from.
+   */
+  strictErrorCodes: boolean;
+};
+
 export function registerOperations(
   app: FastifyInstance,
-  ctx: Context,
-  operations: AnyOperation[],
-  idempotency: IdempotencyStore,
+  operations: readonly AnyOperation[],
+  deps: RouterDeps,
 ): void {
   const names = new Set<string>();
-  const { authenticate } = ctx.modules.auth.api;
-  // Under test an undeclared error code fails the request, so every test of an error path checks
-  // the declarations /openapi.json is built from.
-  const strictErrorCodes = ctx.config.env === 'test';
   for (const op of operations) {
     if (names.has(op.name)) throw new Error(`operation ${op.name} is declared twice`);
     names.add(op.name);
-    registerOperation(app, ctx, op, idempotency, authenticate, strictErrorCodes);
+    registerOperation(app, op, deps);
   }
 }
 
-function registerOperation(
-  app: FastifyInstance,
-  ctx: Context,
-  op: AnyOperation,
-  idempotency: IdempotencyStore,
-  authenticate: (accessToken: string) => Promise<Caller | null>,
-  strictErrorCodes: boolean,
-): void {
+function registerOperation(app: FastifyInstance, op: AnyOperation, deps: RouterDeps): void {
+  const { authenticate, strictErrorCodes } = deps;
   const isPost = op.method === 'POST';
   const success = z.object({ success: z.literal(true), data: op.output });
   const answerable = operationErrorCodes(op);
@@ -179,7 +181,7 @@ function registerOperation(
       const data = (request.body as { data?: unknown } | null | undefined)?.data;
       request.requestHash = requestHash(op.name, canonicalJson(data ?? null));
     },
-    handler: async (request, reply) => handle(ctx, op, idempotency, checkErrorCode, request, reply),
+    handler: async (request, reply) => handle(deps, op, checkErrorCode, request, reply),
   });
 }
 
@@ -190,7 +192,6 @@ const successBody = (op: AnyOperation, result: unknown): string =>
   JSON.stringify({ success: true, data: op.output.parse(result) });
 
 async function run(
-  ctx: Context,
   op: AnyOperation,
   checkErrorCode: ErrorCodeCheck,
   request: FastifyRequest,
@@ -199,7 +200,6 @@ async function run(
 ): Promise<Outcome> {
   try {
     const result = await op.handler({
-      ctx,
       input,
       caller: request.caller,
       ip: request.ip,
@@ -229,14 +229,13 @@ function send(reply: FastifyReply, outcome: Outcome): FastifyReply {
 }
 
 async function handle(
-  ctx: Context,
+  { idempotency, clock }: RouterDeps,
   op: AnyOperation,
-  idempotency: IdempotencyStore,
   checkErrorCode: ErrorCodeCheck,
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<FastifyReply> {
-  if (op.method === 'GET') return send(reply, await run(ctx, op, checkErrorCode, request, request.query));
+  if (op.method === 'GET') return send(reply, await run(op, checkErrorCode, request, request.query));
 
   const body = request.body as { data: unknown };
   const key: IdempotencyRequest = {
@@ -245,7 +244,7 @@ async function handle(
     operation: op.name,
     requestHash: request.requestHash,
   };
-  const begun = await idempotency.begin(key, ctx.clock.now());
+  const begun = await idempotency.begin(key, clock.now());
   switch (begun.kind) {
     case 'replay':
       reply.header('idempotent-replayed', 'true');
@@ -277,11 +276,11 @@ async function handle(
       break;
   }
   if (op.storesAnswer === false)
-    return send(reply, await runUnstored(ctx, op, idempotency, checkErrorCode, request, key));
+    return send(reply, await runUnstored(op, idempotency, checkErrorCode, request, key));
   const completion = completionWithCommit(idempotency, key, (result) => successBody(op, result));
   let outcome: Outcome;
   try {
-    outcome = await run(ctx, op, checkErrorCode, request, body.data, completion);
+    outcome = await run(op, checkErrorCode, request, body.data, completion);
   } catch (error) {
     await idempotency.release(key);
     throw error;
@@ -300,7 +299,6 @@ async function handle(
  * runs is released whatever the outcome, so no answer of it can ever be replayed to anyone.
  */
 async function runUnstored(
-  ctx: Context,
   op: AnyOperation,
   idempotency: IdempotencyStore,
   checkErrorCode: ErrorCodeCheck,
@@ -308,7 +306,7 @@ async function runUnstored(
   key: IdempotencyRequest,
 ): Promise<Outcome> {
   try {
-    return await run(ctx, op, checkErrorCode, request, (request.body as { data: unknown }).data);
+    return await run(op, checkErrorCode, request, (request.body as { data: unknown }).data);
   } finally {
     await idempotency.release(key);
   }

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { operations as legacyOperations } from '../../src/app.ts';
 import type { AnyOperation } from '../../src/operation.ts';
 import { createWorld, type World } from '../helpers/world.ts';
 
@@ -22,10 +21,10 @@ type OpenApiDocument = {
 describe('service endpoints', () => {
   let world: World;
   /** Every operation served: app.ts's list and the modules' (issue 27), which are built with the context. */
-  let operations: AnyOperation[];
+  let operations: readonly AnyOperation[];
   before(async () => {
     world = await createWorld();
-    operations = [...legacyOperations, ...world.ctx.operations];
+    operations = world.ctx.operations;
   });
   after(() => world?.close());
 

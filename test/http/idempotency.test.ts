@@ -3,8 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { canonicalJson } from '../../src/http/canonical-json.ts';
-import { IDEMPOTENCY_TTL_SECONDS, requestHash } from '../../src/http/idempotency-store.ts';
-import { JOB_MAINTENANCE } from '../../src/jobs/definitions.ts';
+import {
+  IDEMPOTENCY_TTL_SECONDS,
+  JOB_IDEMPOTENCY_PURGE,
+  requestHash,
+} from '../../src/http/idempotency-store.ts';
 import {
   createWorld,
   failure,
@@ -431,7 +434,7 @@ describe('idempotency keys', () => {
     const all = [...expired, fresh];
     assert.deepEqual(await storedKeys(world, 'anonymous', all), [...all].sort());
 
-    await world.ctx.jobs.runNow(JOB_MAINTENANCE);
+    await world.ctx.jobs.runNow(JOB_IDEMPOTENCY_PURGE);
     assert.deepEqual(await storedKeys(world, 'anonymous', all), [fresh]);
   });
 });

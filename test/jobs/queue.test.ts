@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { JOB_MAINTENANCE } from '../../src/jobs/definitions.ts';
+import { JOB_IDEMPOTENCY_PURGE } from '../../src/http/idempotency-store.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, type World } from '../helpers/world.ts';
 
@@ -32,7 +32,7 @@ describe(`enqueueing inside a transaction (${onPostgres() ? 'PostgreSQL' : 'PGli
 
   it('keeps the job when the transaction commits', HANG_GUARD, async () => {
     const id = await world.ctx.db.transaction().execute(async (trx) => {
-      const sent = await world.ctx.jobs.send(JOB_MAINTENANCE, { probe: 'commit' }, { db: trx });
+      const sent = await world.ctx.jobs.send(JOB_IDEMPOTENCY_PURGE, { probe: 'commit' }, { db: trx });
       assert.ok(sent !== null, 'send returned no id');
       // Visible to the transaction itself...
       const inside = await sql<{
@@ -46,14 +46,14 @@ describe(`enqueueing inside a transaction (${onPostgres() ? 'PostgreSQL' : 'PGli
       return sent;
     });
     const job = await jobById(world, id);
-    assert.deepEqual(job, { name: JOB_MAINTENANCE, data: { probe: 'commit' } });
+    assert.deepEqual(job, { name: JOB_IDEMPOTENCY_PURGE, data: { probe: 'commit' } });
   });
 
   it('drops the job when the transaction rolls back', HANG_GUARD, async () => {
     let id: string | null = null;
     await assert.rejects(
       world.ctx.db.transaction().execute(async (trx) => {
-        id = await world.ctx.jobs.send(JOB_MAINTENANCE, { probe: 'rollback' }, { db: trx });
+        id = await world.ctx.jobs.send(JOB_IDEMPOTENCY_PURGE, { probe: 'rollback' }, { db: trx });
         assert.ok(id !== null);
         const inside = await sql<{
           n: bigint;
@@ -67,15 +67,15 @@ describe(`enqueueing inside a transaction (${onPostgres() ? 'PostgreSQL' : 'PGli
     assert.equal(await jobById(world, id), undefined);
     // Nor under another id, and the database is usable afterwards: nothing waits on the transaction.
     const count = await sql<{ n: bigint }>`
-      select count(*) as n from pgboss.job where name = ${JOB_MAINTENANCE} and data->>'probe' = 'rollback'
+      select count(*) as n from pgboss.job where name = ${JOB_IDEMPOTENCY_PURGE} and data->>'probe' = 'rollback'
     `.execute(world.ctx.db);
     assert.equal(count.rows[0]?.n, 0n);
   });
 
   it('enqueues outside a transaction too', HANG_GUARD, async () => {
-    const id = await world.ctx.jobs.send(JOB_MAINTENANCE, { probe: 'plain' });
+    const id = await world.ctx.jobs.send(JOB_IDEMPOTENCY_PURGE, { probe: 'plain' });
     assert.ok(id !== null);
-    assert.deepEqual(await jobById(world, id), { name: JOB_MAINTENANCE, data: { probe: 'plain' } });
+    assert.deepEqual(await jobById(world, id), { name: JOB_IDEMPOTENCY_PURGE, data: { probe: 'plain' } });
   });
 
   it('refuses a queue it does not know instead of creating one', HANG_GUARD, async () => {
