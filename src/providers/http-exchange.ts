@@ -96,6 +96,17 @@ export type JsonEndpoint = {
   dispatcher: Dispatcher | undefined;
 };
 
+/** What every adapter's options say of its party's address and its calls: its JsonEndpoint but the credentials. */
+export type EndpointOptions = Omit<JsonEndpoint, 'headers' | 'dispatcher'> & {
+  /** The context's connection pool (createOutboundAgent); undefined or absent: undici's global one. */
+  dispatcher?: Dispatcher | undefined;
+};
+
+/** An adapter's endpoint: its options, and the headers every call carries (its credentials, if any). */
+export function jsonEndpoint(options: EndpointOptions, headers: Record<string, string>): JsonEndpoint {
+  return { baseUrl: options.baseUrl, headers, timeoutMs: options.timeoutMs, dispatcher: options.dispatcher };
+}
+
 export type JsonCall = {
   method: 'GET' | 'POST';
   /** Appended to the base URL, whose trailing slashes are dropped; '' calls the base URL itself. */

@@ -1,6 +1,12 @@
-import type { Dispatcher } from 'undici';
 import { z } from 'zod';
-import { exchangeJson, issuePaths, type JsonEndpoint, strangerAnswer } from '../http-exchange.ts';
+import {
+  type EndpointOptions,
+  exchangeJson,
+  issuePaths,
+  type JsonEndpoint,
+  jsonEndpoint,
+  strangerAnswer,
+} from '../http-exchange.ts';
 import {
   type BankAccountLookup,
   type KycProvider,
@@ -19,13 +25,9 @@ import {
 // a redirect, rejected credentials, 429, 5xx, a body we cannot read). Nothing is retried here, reads
 // included: the caller decides.
 
-export type DojahKycProviderOptions = {
-  baseUrl: () => string;
+export type DojahKycProviderOptions = EndpointOptions & {
   appId: string;
   secretKey: string;
-  timeoutMs: number;
-  /** The context's connection pool (http-exchange.ts createOutboundAgent); undefined: undici's global one. */
-  dispatcher?: Dispatcher | undefined;
 };
 
 /** Dojah's rule: a face is live when liveness_check is true and the probability is above 50. */
@@ -71,12 +73,7 @@ type DojahConnection = {
 
 export function createDojahKycProvider(options: DojahKycProviderOptions): KycProvider {
   const connection: DojahConnection = {
-    endpoint: {
-      baseUrl: options.baseUrl,
-      headers: { AppId: options.appId, Authorization: options.secretKey },
-      timeoutMs: options.timeoutMs,
-      dispatcher: options.dispatcher,
-    },
+    endpoint: jsonEndpoint(options, { AppId: options.appId, Authorization: options.secretKey }),
   };
   return {
     verifyLiveness: (token) => verifyLiveness(connection, token),

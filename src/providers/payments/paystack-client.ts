@@ -1,6 +1,12 @@
-import type { Dispatcher } from 'undici';
 import { z } from 'zod';
-import { exchangeJson, issuePaths, type JsonEndpoint, strangerAnswer } from '../http-exchange.ts';
+import {
+  type EndpointOptions,
+  exchangeJson,
+  issuePaths,
+  type JsonEndpoint,
+  jsonEndpoint,
+  strangerAnswer,
+} from '../http-exchange.ts';
 import {
   type DedicatedAccount,
   type PaymentProvider,
@@ -28,15 +34,7 @@ import {
 // error or a 5xx, inside the same time budget. A POST is never repeated here: a repeated initialize
 // or transfer could act twice; after an indefinite failure the caller verifies by reference.
 
-export type PaystackClientOptions = {
-  /** Read on every call: the sandbox's address is known only once the server listens. */
-  baseUrl: () => string;
-  secretKey: string;
-  /** Bounds each call as a whole, the body and the one GET retry included. */
-  timeoutMs: number;
-  /** The context's connection pool (http-exchange.ts createOutboundAgent); undefined: undici's global one. */
-  dispatcher?: Dispatcher | undefined;
-};
+export type PaystackClientOptions = EndpointOptions & { secretKey: string };
 
 /** Amounts cross the wire as JSON numbers, exact only up to 2^53 - 1. */
 const wireAmountKoboMax = BigInt(Number.MAX_SAFE_INTEGER);
@@ -191,12 +189,7 @@ type RequestOf<K extends keyof PaymentProvider> = Parameters<PaymentProvider[K]>
 
 export function createPaystackClient(options: PaystackClientOptions): PaymentProvider {
   const connection: PaystackConnection = {
-    endpoint: {
-      baseUrl: options.baseUrl,
-      headers: { authorization: `Bearer ${options.secretKey}` },
-      timeoutMs: options.timeoutMs,
-      dispatcher: options.dispatcher,
-    },
+    endpoint: jsonEndpoint(options, { authorization: `Bearer ${options.secretKey}` }),
   };
   return {
     initializeTransaction: (request) => initializeTransaction(connection, request),

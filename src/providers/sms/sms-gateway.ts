@@ -1,5 +1,4 @@
-import type { Dispatcher } from 'undici';
-import { exchangeJson, type JsonEndpoint } from '../http-exchange.ts';
+import { type EndpointOptions, exchangeJson, type JsonEndpoint, jsonEndpoint } from '../http-exchange.ts';
 
 // The SMS gateway, used for one thing only: sign-in and PIN-change OTPs. The real client speaks the
 // common Nigerian gateway shape (Termii's `POST /api/sms/send`); in the sandbox the same client
@@ -13,13 +12,9 @@ export class SmsDeliveryError extends Error {
   override name = 'SmsDeliveryError';
 }
 
-export type SmsGatewayOptions = {
-  baseUrl: () => string;
+export type SmsGatewayOptions = EndpointOptions & {
   apiKey: string;
   senderId: string;
-  timeoutMs: number;
-  /** The context's connection pool (http-exchange.ts createOutboundAgent); undefined: undici's global one. */
-  dispatcher?: Dispatcher | undefined;
 };
 
 /** What every call to the gateway needs, made once by createHttpSmsGateway. */
@@ -32,12 +27,7 @@ type SmsGatewayConnection = {
 
 export function createHttpSmsGateway(options: SmsGatewayOptions): SmsSender {
   const connection: SmsGatewayConnection = {
-    endpoint: {
-      baseUrl: options.baseUrl,
-      headers: {},
-      timeoutMs: options.timeoutMs,
-      dispatcher: options.dispatcher,
-    },
+    endpoint: jsonEndpoint(options, {}),
     apiKey: options.apiKey,
     senderId: options.senderId,
   };

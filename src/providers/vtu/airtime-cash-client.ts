@@ -1,15 +1,10 @@
-import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { toE164 } from '../../phone.ts';
-import {
-  clipMessage,
-  exchangeJson,
-  issuePaths,
-  type JsonEndpoint,
-  strangerAnswer,
-} from '../http-exchange.ts';
+import { clipMessage, exchangeJson, issuePaths, strangerAnswer } from '../http-exchange.ts';
 import { toKobo } from './smm-panel-client.ts';
+import { type VtuClientOptions, type VtuConnection, vtuConnection } from './vtu-connection.ts';
 import {
+  catalogueCallsNotOffered,
   type Network,
   notOffered,
   type PurchaseOutcome,
@@ -80,18 +75,11 @@ import {
 // harmless by the above), so each is sent once more after a network error or a 5xx, inside the same
 // time budget. The report is never repeated: a repeat would at best be a duplicate reference.
 
-export type AirtimeCashClientOptions = {
-  /** The configuration name. */
-  name: string;
-  /** The API's base URL, `https://vtuafrica.com.ng/portal/api`. Read on every call: the sandbox's address is known only once the server listens. */
-  baseUrl: () => string;
+/** The base URL is the API's, `https://vtuafrica.com.ng/portal/api`. */
+export type AirtimeCashClientOptions = VtuClientOptions & {
   apiKey: string;
-  /** Bounds each call as a whole, the body and the one retry of a read included. */
-  timeoutMs: number;
   /** Our callback endpoint, sent as webhookURL with every report and status query. Read on every call. */
   callbackUrl: () => string;
-  /** The context's connection pool (http-exchange.ts createOutboundAgent); undefined: undici's global one. */
-  dispatcher?: Dispatcher | undefined;
 };
 
 /** The network names on the wire: the same words as ours. */
@@ -156,11 +144,8 @@ const failedWords: ReadonlySet<string> = new Set(['failed', 'declined', 'reverse
 const referencePattern = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** What every call to the provider needs, made once by createAirtimeCashClient. */
-type AirtimeCashConnection = {
-  /** The configuration name, in every error. */
-  provider: string;
-  /** The base URL; the key travels in each query, not in a header. */
-  endpoint: JsonEndpoint;
+type AirtimeCashConnection = VtuConnection & {
+  /** Travels in each query, not in a header. */
   apiKey: string;
   callbackUrl: () => string;
 };
@@ -170,13 +155,7 @@ type Path = 'merchant-verify/' | 'airtime-cash/';
 export function createAirtimeCashClient(options: AirtimeCashClientOptions): VtuProvider {
   const provider = options.name;
   const connection: AirtimeCashConnection = {
-    provider,
-    endpoint: {
-      baseUrl: options.baseUrl,
-      headers: {},
-      timeoutMs: options.timeoutMs,
-      dispatcher: options.dispatcher,
-    },
+    ...vtuConnection(options, {}),
     apiKey: options.apiKey,
     callbackUrl: options.callbackUrl,
   };
@@ -186,15 +165,7 @@ export function createAirtimeCashClient(options: AirtimeCashClientOptions): VtuP
     // Whole naira within the provider's own range, which it checks itself (an amount outside it is
     // a refusal, nothing shared is lost by it): the service's rule for the route sets the range.
     airtimeAmounts: null,
-    networks: () => notOffered(provider, 'airtime or data networks'),
-    dataPlans: () => notOffered(provider, 'data plans'),
-    cableProviders: () => notOffered(provider, 'cable'),
-    cablePlans: () => notOffered(provider, 'cable'),
-    discos: () => notOffered(provider, 'electricity'),
-    bettingCompanies: () => notOffered(provider, 'betting'),
-    educationItems: () => notOffered(provider, 'exam pins'),
-    socialServices: () => notOffered(provider, 'social services'),
-    verifyCustomer: (request) => notOffered(provider, `customer look-ups (${request.service})`),
+    ...catalogueCallsNotOffered(provider),
     airtimeToCashLine: (network) => receivingLine(connection, network),
     purchase: (request) => report(connection, request),
     requery: (request) => requery(connection, request),

@@ -1,16 +1,11 @@
-import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { isNairaAmount, nairaToKobo } from '../../money.ts';
-import {
-  clipMessage,
-  exchangeJson,
-  issuePaths,
-  type JsonEndpoint,
-  strangerAnswer,
-} from '../http-exchange.ts';
+import { clipMessage, exchangeJson, issuePaths, strangerAnswer } from '../http-exchange.ts';
+import { type VtuClientOptions, type VtuConnection, vtuConnection } from './vtu-connection.ts';
 import {
   type AmountRule,
   amountBreach,
+  catalogueCallsNotOffered,
   type DataPlanItem,
   type Network,
   type NetworkItem,
@@ -52,19 +47,11 @@ import {
 // Retries: a GET is repeated once after a network error or a 5xx, inside the call's time budget. A
 // POST is never repeated here; the caller requeries instead.
 
-export type DataVendorClientOptions = {
-  /** The configuration name (data). */
-  name: string;
-  /** Read on every call: the sandbox's address is known only once the server listens. */
-  baseUrl: () => string;
+export type DataVendorClientOptions = VtuClientOptions & {
   /** The vendor's API token, sent as `Authorization: Token <token>`. */
   token: string;
-  /** Bounds each HTTP call as a whole, the body and the one GET retry included. */
-  timeoutMs: number;
   /** The vendor's network ids, where they differ from DataStation's (1 MTN, 2 GLO, 3 9MOBILE, 4 AIRTEL). */
   networkIds?: Partial<Record<Network, number>>;
-  /** The context's connection pool (http-exchange.ts createOutboundAgent); undefined: undici's global one. */
-  dispatcher?: Dispatcher | undefined;
 };
 
 export const defaultDataVendorNetworkIds: Readonly<Record<Network, number>> = {
@@ -178,41 +165,23 @@ const dataKind: Kind = { path: '/api/data/', label: 'data' };
 const topupKind: Kind = { path: '/api/topup/', label: 'airtime' };
 
 /** What every call to the vendor needs, made once by createDataVendorClient. */
-type DataVendorConnection = {
-  /** The configuration name (data), in every reason and error. */
-  provider: string;
-  /** The base URL and the `Authorization: Token` every call carries. */
-  endpoint: JsonEndpoint;
+type DataVendorConnection = VtuConnection & {
   networkIds: Record<Network, number>;
 };
 
 export function createDataVendorClient(options: DataVendorClientOptions): VtuProvider {
   const provider = options.name;
   const connection: DataVendorConnection = {
-    provider,
-    endpoint: {
-      baseUrl: options.baseUrl,
-      headers: { authorization: `Token ${options.token}` },
-      timeoutMs: options.timeoutMs,
-      dispatcher: options.dispatcher,
-    },
+    ...vtuConnection(options, { authorization: `Token ${options.token}` }),
     networkIds: { ...defaultDataVendorNetworkIds, ...options.networkIds },
   };
   return {
     name: provider,
     services: new Set<VtuService>(['data', 'airtime']),
     airtimeAmounts: dataVendorAirtimeAmounts,
+    ...catalogueCallsNotOffered(provider),
     networks: (service) => listNetworks(connection, service),
     dataPlans: (network) => listDataPlans(connection, network),
-    // Async, so that the routing mistake arrives as a rejection like every other failure of a call.
-    cableProviders: async () => notOffered(provider, 'cable'),
-    cablePlans: async () => notOffered(provider, 'cable'),
-    discos: async () => notOffered(provider, 'electricity'),
-    bettingCompanies: async () => notOffered(provider, 'betting'),
-    educationItems: async () => notOffered(provider, 'education'),
-    socialServices: async () => notOffered(provider, 'social'),
-    verifyCustomer: async (request) => notOffered(provider, `customer look-up for ${request.service}`),
-    airtimeToCashLine: async () => notOffered(provider, 'airtime-to-cash'),
     purchase: (request) => purchase(connection, request),
     requery: (request) => requery(connection, request),
     balance: async () => (await account(connection, 'balance')).user.wallet_balance,

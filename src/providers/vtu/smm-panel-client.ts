@@ -1,13 +1,8 @@
-import type { Dispatcher } from 'undici';
 import { z } from 'zod';
+import { clipMessage, exchangeJson, issuePaths, strangerAnswer } from '../http-exchange.ts';
+import { type VtuClientOptions, type VtuConnection, vtuConnection } from './vtu-connection.ts';
 import {
-  clipMessage,
-  exchangeJson,
-  issuePaths,
-  type JsonEndpoint,
-  strangerAnswer,
-} from '../http-exchange.ts';
-import {
+  catalogueCallsNotOffered,
   notOffered,
   type PurchaseOutcome,
   type PurchaseRequest,
@@ -67,18 +62,11 @@ import {
 // network error or a 5xx, inside the same time budget. `add` is never repeated: it would place a
 // second order.
 
-export type SmmPanelClientOptions = {
-  /** The configuration name (social). */
-  name: string;
-  /** The panel's API URL, `https://<panel>/api/v2`. Read on every call: the sandbox's address is known only once the server listens. */
-  baseUrl: () => string;
+/** The base URL is the panel's one API URL, `https://<panel>/api/v2`. */
+export type SmmPanelClientOptions = VtuClientOptions & {
   apiKey: string;
-  /** Bounds each call as a whole, the body and the one retry included. */
-  timeoutMs: number;
   /** Kobo per unit of each foreign currency a panel may price in (USD: 160_000n at ₦1,600/$). NGN is always 100. */
   koboPerCurrencyUnit?: Record<string, bigint>;
-  /** The context's connection pool (http-exchange.ts createOutboundAgent); undefined: undici's global one. */
-  dispatcher?: Dispatcher | undefined;
 };
 
 const nairaKoboPerUnit = 100n;
@@ -142,11 +130,8 @@ type StatusRead =
   | { kind: 'indefinite'; reason: string };
 
 /** What every call to the panel needs, made once by createSmmPanelClient. */
-type SmmPanelConnection = {
-  /** The configuration name (social), in every error. */
-  provider: string;
-  /** The panel's one API URL; the key travels in each form, not in a header. */
-  endpoint: JsonEndpoint;
+type SmmPanelConnection = VtuConnection & {
+  /** Travels in each form, not in a header. */
   apiKey: string;
   /** Kobo per unit of each currency the panel may price in, NGN included. */
   koboPerUnit: ReadonlyMap<string, bigint>;
@@ -160,13 +145,7 @@ type SmmPanelConnection = {
 export function createSmmPanelClient(options: SmmPanelClientOptions): VtuProvider {
   const provider = options.name;
   const connection: SmmPanelConnection = {
-    provider,
-    endpoint: {
-      baseUrl: options.baseUrl,
-      headers: {},
-      timeoutMs: options.timeoutMs,
-      dispatcher: options.dispatcher,
-    },
+    ...vtuConnection(options, {}),
     apiKey: options.apiKey,
     koboPerUnit: koboPerUnitOf(provider, options.koboPerCurrencyUnit ?? {}),
     learnt: { currency: null },
@@ -175,15 +154,7 @@ export function createSmmPanelClient(options: SmmPanelClientOptions): VtuProvide
     name: provider,
     services: new Set<VtuService>(['social']),
     airtimeAmounts: null,
-    networks: () => notOffered(provider, 'airtime or data networks'),
-    dataPlans: () => notOffered(provider, 'data plans'),
-    cableProviders: () => notOffered(provider, 'cable'),
-    cablePlans: () => notOffered(provider, 'cable'),
-    discos: () => notOffered(provider, 'electricity'),
-    bettingCompanies: () => notOffered(provider, 'betting'),
-    educationItems: () => notOffered(provider, 'exam pins'),
-    verifyCustomer: (request) => notOffered(provider, `customer look-ups (${request.service})`),
-    airtimeToCashLine: () => notOffered(provider, 'airtime-to-cash'),
+    ...catalogueCallsNotOffered(provider),
     socialServices: () => listSocialServices(connection),
     purchase: (request) => purchase(connection, request),
     requery: (request) => requery(connection, request),

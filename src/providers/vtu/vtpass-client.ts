@@ -1,19 +1,14 @@
-import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { koboToNaira, nairaKoboMax } from '../../money.ts';
-import {
-  clipMessage,
-  exchangeJson,
-  issuePaths,
-  type JsonEndpoint,
-  strangerAnswer,
-} from '../http-exchange.ts';
+import { clipMessage, exchangeJson, issuePaths, strangerAnswer } from '../http-exchange.ts';
+import { type VtuClientOptions, type VtuConnection, vtuConnection } from './vtu-connection.ts';
 import {
   type BettingCompanyItem,
   type CablePlanItem,
   type CableProviderItem,
   type CustomerLookup,
   type CustomerLookupRequest,
+  catalogueCallsNotOffered,
   type DataPlanItem,
   type Delivery,
   type DiscoItem,
@@ -64,18 +59,10 @@ import {
 // Retries: a GET (catalogue, balance) changes nothing, so it is repeated once after a network error
 // or a 5xx inside the same time budget. A POST (pay, requery, merchant-verify) is never repeated.
 
-export type VtpassClientOptions = {
-  /** The configuration name (bills). */
-  name: string;
-  /** Read on every call: the sandbox's address is known only once the server listens. */
-  baseUrl: () => string;
+export type VtpassClientOptions = VtuClientOptions & {
   apiKey: string;
   publicKey: string;
   secretKey: string;
-  /** Bounds each call as a whole, the body and the one GET retry included. */
-  timeoutMs: number;
-  /** The context's connection pool (http-exchange.ts createOutboundAgent); undefined: undici's global one. */
-  dispatcher?: Dispatcher | undefined;
 };
 
 /** A request id: 12 digits of Lagos time (YYYYMMDDHHmm), then our alphanumeric suffix. */
@@ -262,11 +249,7 @@ const balanceAnswer = z.object({
 });
 
 /** What every call to VTpass needs, made once by createVtpassClient. */
-type VtpassConnection = {
-  /** The configuration name (bills), in every reason and error. */
-  provider: string;
-  /** The base URL and the `api-key` every call carries. */
-  endpoint: JsonEndpoint;
+type VtpassConnection = VtuConnection & {
   publicKey: string;
   secretKey: string;
 };
@@ -277,13 +260,7 @@ type Reply = { kind: 'body'; body: unknown } | { kind: 'none'; reason: string };
 
 export function createVtpassClient(options: VtpassClientOptions): VtuProvider {
   const connection: VtpassConnection = {
-    provider: options.name,
-    endpoint: {
-      baseUrl: options.baseUrl,
-      headers: { 'api-key': options.apiKey },
-      timeoutMs: options.timeoutMs,
-      dispatcher: options.dispatcher,
-    },
+    ...vtuConnection(options, { 'api-key': options.apiKey }),
     publicKey: options.publicKey,
     secretKey: options.secretKey,
   };
@@ -294,6 +271,9 @@ export function createVtpassClient(options: VtpassClientOptions): VtuProvider {
     // VTpass takes airtime to the kobo and answers its own limits per service (013, 017: ₦50-₦50,000,
     // the service's own bounds): nothing of it for the purchase to check before the debit.
     airtimeAmounts: null,
+    // VTpass sells no social services, and no airtime-to-cash: the bills party's airtime-to-cash
+    // client answers that (combined-provider.ts).
+    ...catalogueCallsNotOffered(provider),
     networks: (service) => listNetworks(connection, service),
     dataPlans: (network) => listDataPlans(connection, network),
     cableProviders: async () =>
@@ -310,10 +290,6 @@ export function createVtpassClient(options: VtpassClientOptions): VtuProvider {
         (s): BettingCompanyItem => ({ id: s.serviceID, name: s.name }),
       ),
     educationItems: () => listEducationItems(connection),
-    socialServices: async () => notOffered(provider, 'social'),
-    // VTpass sells no airtime-to-cash: the bills party's airtime-to-cash client answers it
-    // (combined-provider.ts).
-    airtimeToCashLine: async () => notOffered(provider, 'airtime-to-cash'),
     verifyCustomer: (request) => verifyCustomer(connection, request),
     purchase: (request) => purchase(connection, request),
     requery: (request) => requery(connection, request),

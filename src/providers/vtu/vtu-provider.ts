@@ -256,3 +256,38 @@ export class VtuRefusedLocally extends VtuProviderError {
 export function notOffered(provider: string, what: string): never {
   throw new VtuRefusedLocally(provider, `does not offer ${what}`);
 }
+
+/** The catalogue and look-up calls of the VtuProvider interface. */
+type CatalogueCalls = Pick<
+  VtuProvider,
+  | 'networks'
+  | 'dataPlans'
+  | 'cableProviders'
+  | 'cablePlans'
+  | 'discos'
+  | 'bettingCompanies'
+  | 'educationItems'
+  | 'socialServices'
+  | 'verifyCustomer'
+  | 'airtimeToCashLine'
+>;
+
+/**
+ * Every catalogue and look-up call, each rejecting as not offered (a routing mistake, like every
+ * other failure of a call a rejection): a client spreads them first, then names the calls it serves.
+ */
+export function catalogueCallsNotOffered(provider: string): CatalogueCalls {
+  const none = async (what: string): Promise<never> => notOffered(provider, what);
+  return {
+    networks: () => none('airtime or data networks'),
+    dataPlans: () => none('data plans'),
+    cableProviders: () => none('cable'),
+    cablePlans: () => none('cable'),
+    discos: () => none('electricity'),
+    bettingCompanies: () => none('betting'),
+    educationItems: () => none('exam pins'),
+    socialServices: () => none('social services'),
+    verifyCustomer: (request) => none(`customer look-ups (${request.service})`),
+    airtimeToCashLine: () => none('airtime-to-cash'),
+  };
+}
