@@ -322,20 +322,12 @@ async function purchaseData(
   if (!planIdPattern.test(request.planId)) {
     return localRefusal(connection, `${request.planId} is not one of its plan ids`);
   }
-  const what = 'data purchase';
-  const answer = await send(connection, {
-    what,
-    method: 'POST',
-    path: dataKind.path,
-    body: {
-      network,
-      mobile_number: request.phone,
-      plan: Number(request.planId),
-      Ported_number: true,
-      ident: request.reference,
-    },
+  return placeOrder(connection, dataKind, request.reference, {
+    network,
+    mobile_number: request.phone,
+    plan: Number(request.planId),
+    Ported_number: true,
   });
-  return purchaseAnswer(connection, what, request.reference, answer, dataKind);
 }
 
 async function purchaseAirtime(
@@ -351,21 +343,26 @@ async function purchaseAirtime(
       `airtime of ${kobo} kobo is not whole naira between ₦${amountKoboMin / 100n} and ₦${amountKoboMax / 100n}`,
     );
   }
-  const what = 'airtime purchase';
-  const answer = await send(connection, {
-    what,
-    method: 'POST',
-    path: topupKind.path,
-    body: {
-      network,
-      amount: Number(kobo / 100n),
-      mobile_number: request.phone,
-      Ported_number: true,
-      airtime_type: 'VTU',
-      ident: request.reference,
-    },
+  return placeOrder(connection, topupKind, request.reference, {
+    network,
+    amount: Number(kobo / 100n),
+    mobile_number: request.phone,
+    Ported_number: true,
+    airtime_type: 'VTU',
   });
-  return purchaseAnswer(connection, what, request.reference, answer, topupKind);
+}
+
+/** Places an order of the kind, our reference as its `ident`, and reads its outcome; never repeated (see the header). */
+async function placeOrder(
+  connection: DataVendorConnection,
+  kind: Kind,
+  reference: string,
+  order: Record<string, unknown>,
+): Promise<PurchaseOutcome> {
+  const what = `${kind.label} purchase`;
+  const body = { ...order, ident: reference };
+  const answer = await send(connection, { what, method: 'POST', path: kind.path, body });
+  return purchaseAnswer(connection, what, reference, answer, kind);
 }
 
 function localRefusal(connection: DataVendorConnection, why: string): PurchaseOutcome {
