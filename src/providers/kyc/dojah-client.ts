@@ -63,13 +63,14 @@ const nubanAnswer = z.object({
 /** The body Dojah sends with a 404: `{"error": "..."}`. A 404 without it is not the provider speaking. */
 const notFoundAnswer = z.object({ error: z.string() });
 
-type Answer = { kind: 'ok'; body: unknown } | { kind: 'not_found' };
-
 /** What every call to Dojah needs, made once by createDojahKycProvider. */
 type DojahConnection = {
   /** The base URL and the `AppId` and `Authorization` every call carries. */
   endpoint: JsonEndpoint;
 };
+
+/** The request of one operation of the KycProvider interface. */
+type RequestOf<K extends keyof KycProvider> = Parameters<KycProvider[K]>[0];
 
 export function createDojahKycProvider(options: DojahKycProviderOptions): KycProvider {
   const connection: DojahConnection = {
@@ -82,13 +83,18 @@ export function createDojahKycProvider(options: DojahKycProviderOptions): KycPro
   };
 }
 
-/** One request, never repeated (see the header). `what` names the call in errors; it holds no secret. */
-async function send(
+/**
+ * One request, never repeated (see the header): the entity of Dojah's 200 answer, read by `answer`,
+ * or null for Dojah's "no such record" (a 404 with its error body). `what` names the call in errors;
+ * it holds no secret.
+ */
+async function send<T>(
   connection: DojahConnection,
   what: string,
+  answer: z.ZodType<{ entity: T }>,
   path: string,
   body?: Record<string, string>,
-): Promise<Answer> {
+): Promise<T | null> {
   const reply = await exchangeJson(connection.endpoint, {
     method: body === undefined ? 'GET' : 'POST',
     path,
@@ -97,9 +103,15 @@ async function send(
   });
   if (reply.kind === 'no_answer') throw unavailable(what, reply.reason);
   const { status } = reply;
-  if (status === 200) return { kind: 'ok', body: reply.body };
+  if (status === 200) {
+    const parsed = answer.safeParse(reply.body);
+    if (!parsed.success) {
+      throw unavailable(what, `answered 200 with an unexpected body (at ${issuePaths(parsed.error)})`);
+    }
+    return parsed.data.entity;
+  }
   if (status === 404) {
-    if (notFoundAnswer.safeParse(reply.body).success) return { kind: 'not_found' };
+    if (notFoundAnswer.safeParse(reply.body).success) return null;
     // A bare 404 (an HTML page, another service's envelope) means the base URL is wrong, not that the
     // record does not exist: answering "not found" would reject every user.
     throw unavailable(what, strangerAnswer(404, 'the provider’s not-found body'));
@@ -110,20 +122,11 @@ async function send(
   throw unavailable(what, `answered ${status}${providerMessage(reply.body)}`);
 }
 
-function validate<T>(what: string, schema: z.ZodType<T>, body: unknown): T {
-  const result = schema.safeParse(body);
-  if (!result.success) {
-    throw unavailable(what, `answered 200 with an unexpected body (at ${issuePaths(result.error)})`);
-  }
-  return result.data;
-}
-
 async function verifyLiveness(connection: DojahConnection, token: string): Promise<LivenessResult> {
   const what = 'liveness verify';
   const query = new URLSearchParams({ reference_id: token });
-  const answer = await send(connection, what, `/api/v1/kyc/liveness/verify?${query}`);
-  if (answer.kind === 'not_found') return { status: 'unknown_token' };
-  const { entity } = validate(what, livenessAnswer, answer.body);
+  const entity = await send(connection, what, livenessAnswer, `/api/v1/kyc/liveness/verify?${query}`);
+  if (entity === null) return { status: 'unknown_token' };
   if (entity.reference_id !== token) throw unavailable(what, 'answered for a different reference');
   if (entity.liveness_check && entity.liveness_probability > livenessProbabilityMin) {
     return { status: 'passed', reference: entity.reference_id };
@@ -135,18 +138,14 @@ async function verifyLiveness(connection: DojahConnection, token: string): Promi
   return { status: 'failed', reference: entity.reference_id, reason };
 }
 
-async function lookupNin(
-  connection: DojahConnection,
-  request: Parameters<KycProvider['lookupNin']>[0],
-): Promise<NinLookup> {
+async function lookupNin(connection: DojahConnection, request: RequestOf<'lookupNin'>): Promise<NinLookup> {
   const what = 'NIN verify';
-  const answer = await send(connection, what, '/api/v1/kyc/nin/verify', {
+  const entity = await send(connection, what, ninAnswer, '/api/v1/kyc/nin/verify', {
     nin: request.nin,
     first_name: request.firstName,
     last_name: request.lastName,
   });
-  if (answer.kind === 'not_found') return { found: false };
-  const { entity } = validate(what, ninAnswer, answer.body);
+  if (entity === null) return { found: false };
   if (entity.nin !== request.nin) throw unavailable(what, 'answered for a different NIN');
   return {
     found: true,
@@ -161,17 +160,16 @@ async function lookupNin(
 
 async function lookupBankAccount(
   connection: DojahConnection,
-  request: Parameters<KycProvider['lookupBankAccount']>[0],
+  request: RequestOf<'lookupBankAccount'>,
 ): Promise<BankAccountLookup> {
   const what = 'bank account verify';
-  const answer = await send(connection, what, '/api/v1/kyc/nuban/verify', {
+  const entity = await send(connection, what, nubanAnswer, '/api/v1/kyc/nuban/verify', {
     account_number: request.accountNumber,
     bank_code: request.bankCode,
     first_name: request.firstName,
     last_name: request.lastName,
   });
-  if (answer.kind === 'not_found') return { found: false };
-  const { entity } = validate(what, nubanAnswer, answer.body);
+  if (entity === null) return { found: false };
   if (entity.account_number !== request.accountNumber || entity.bank_code !== request.bankCode) {
     throw unavailable(what, 'answered for a different account');
   }
