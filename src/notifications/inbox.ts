@@ -29,20 +29,25 @@ export async function deliverToInbox(
 ): Promise<string | null> {
   const inserted = await db
     .insertInto('notifications')
-    .values({
-      id: newId(),
-      user_id: message.userId,
-      kind: message.kind,
-      title: message.title,
-      body: message.body,
-      data: JSON.stringify(message.data),
-      source: message.source,
-      created_at: now,
-    })
+    .values(inboxRow(message, now))
     .onConflict((oc) => oc.columns(['user_id', 'source']).doNothing())
     .returning('id')
     .executeTakeFirst();
   return inserted?.id ?? null;
+}
+
+/** The inbox row of a message, with a new id, dated `createdAt`. */
+function inboxRow(message: NotificationMessage, createdAt: Date) {
+  return {
+    id: newId(),
+    user_id: message.userId,
+    kind: message.kind,
+    title: message.title,
+    body: message.body,
+    data: JSON.stringify(message.data),
+    source: message.source,
+    created_at: createdAt,
+  };
 }
 
 /** Inbox rows written by one statement at most; a larger batch takes several. */
@@ -63,16 +68,7 @@ export async function deliverAllToInbox(
   // the order of the unique key, so that two batches holding the same facts cannot deadlock.
   const seen = new Set<string>();
   const rows = messages
-    .map((message) => ({
-      id: newId(),
-      user_id: message.userId,
-      kind: message.kind,
-      title: message.title,
-      body: message.body,
-      data: JSON.stringify(message.data),
-      source: message.source,
-      created_at: message.createdAt,
-    }))
+    .map((message) => inboxRow(message, message.createdAt))
     .filter((row) => {
       const key = `${row.user_id}\u0000${row.source}`;
       if (seen.has(key)) return false;
