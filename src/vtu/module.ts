@@ -1,17 +1,10 @@
-import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { SharedPinReads } from '../auth/pin.ts';
-import type { Catalogue } from '../catalogue/catalogue.ts';
-import type { Clock } from '../clock.ts';
-import type { Config, VtuProviderName } from '../config.ts';
 import type { Batching } from '../db/batching.ts';
-import type { DB } from '../db/schema.ts';
 import type { WithCommit } from '../db/unit-of-work.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { type DomainModule, on } from '../module.ts';
-import type { Resolve } from '../outbound-addresses.ts';
 import type { PaymentProvider } from '../providers/payments/payment-provider.ts';
-import type { VtuProvider, VtuService } from '../providers/vtu/vtu-provider.ts';
+import type { VtuService } from '../providers/vtu/vtu-provider.ts';
 import { type AcceptDeps, acceptPurchase, acceptPurchasesBatcher } from './accept.ts';
 import type { DebitRule } from './debit-rules.ts';
 import {
@@ -48,26 +41,17 @@ import { type SettlementDeps, settlePurchasesBatcher } from './settlement.ts';
 // is in flight to each provider (float.ts) and the purchases' batched reads. All of it is built once
 // here, so every batch runs over the same deps.
 
-export type VtuModuleDeps = {
-  db: Kysely<DB>;
+/**
+ * The purchase operations' deps (purchase-ops.ts) but the two the module builds for them, and what
+ * the stages after the checks need besides.
+ */
+export type VtuModuleDeps = Omit<PurchaseOpsDeps, 'purchaseReads' | 'accepting'> & {
   /** The database's batchers and loaders (the group commit). */
   batching: Batching;
-  clock: Clock;
   jobs: JobQueue;
   logger: Logger;
-  /** The server-side pepper PINs are hashed under. */
-  pepper: string;
-  config: Pick<Config, 'vtu' | 'airtimeToCash'>;
-  /** The upstream VTU providers by configuration name (data, bills, social); routing is config.vtu.routes. */
-  providers: Record<VtuProviderName, VtuProvider>;
   /** Tops up a provider's float by an outbound transfer (float.ts). */
   payments: PaymentProvider;
-  /** The routed providers' catalogues, cached (catalogue's). */
-  catalogue: Catalogue;
-  /** A user's PIN columns read under a shared row lock, batched (auth's). */
-  sharedPinReads: SharedPinReads;
-  /** The outbound-address check of social order links. */
-  resolveHost: Resolve;
   /** The purchase rules decided at debit time (debit-rules.ts); none by default. */
   debitRules: readonly DebitRule[];
 };
@@ -118,18 +102,7 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
       batching,
     ),
   };
-  const ops: PurchaseOpsDeps = {
-    db,
-    clock,
-    pepper: deps.pepper,
-    config,
-    providers: deps.providers,
-    catalogue: deps.catalogue,
-    sharedPinReads: deps.sharedPinReads,
-    resolveHost: deps.resolveHost,
-    purchaseReads: createPurchaseReads(db, batching),
-    accepting,
-  };
+  const ops: PurchaseOpsDeps = { ...deps, purchaseReads: createPurchaseReads(db, batching), accepting };
   const requeryOptions = requeryOptionsOf(config);
 
   return {

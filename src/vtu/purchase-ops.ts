@@ -43,8 +43,9 @@ export type PurchaseOpsDeps = {
   /** The server-side pepper PINs are hashed under (auth/pin.ts). */
   pepper: string;
   config: Pick<Config, 'vtu' | 'airtimeToCash'>;
+  /** The upstream VTU providers by configuration name (data, bills, social); routing is config.vtu.routes. */
   providers: Record<VtuProviderName, VtuProvider>;
-  /** The routed providers' catalogues (cached), and the customers the look-ups just named. */
+  /** The routed providers' catalogues (cached), and the customers the look-ups just named (catalogue's). */
   catalogue: Catalogue;
   /** A user's PIN columns under a shared row lock, batched (auth's). */
   sharedPinReads: SharedPinReads;
