@@ -98,11 +98,8 @@ function cableOrder({ service, body, phone, billersCode, variation }: Fields): P
     return { ...order, productName: `${service.name} - Renewal`, wholesaleKobo: amount, quantity: 1 };
   }
   if (variation === undefined) return refuse('010', 'VARIATION CODE DOES NOT EXIST');
-  const months = body.quantity === undefined ? 1 : body.quantity;
-  if (typeof months !== 'number' || !Number.isSafeInteger(months) || months < 1) {
-    return refuse('031', 'BELOW MINIMUM QUANTITY ALLOWED');
-  }
-  if (months > cableMonthsMax) return refuse('032', 'ABOVE MAXIMUM QUANTITY ALLOWED');
+  const months = quantityUpTo(body, cableMonthsMax);
+  if (typeof months !== 'number') return months;
   return {
     ...order,
     productName: `${service.name} - ${variation.name}`,
@@ -137,12 +134,9 @@ function electricityOrder({ service, body, phone, billersCode, variationCode }: 
 function examOrder({ service, body, phone, billersCode, variation }: Fields): Planned {
   if (phone === undefined || !phonePattern.test(phone)) return refuse('011', 'INVALID ARGUMENTS');
   if (variation === undefined) return refuse('010', 'VARIATION CODE DOES NOT EXIST');
-  const quantity = body.quantity === undefined ? 1 : body.quantity;
-  if (typeof quantity !== 'number' || !Number.isSafeInteger(quantity) || quantity < 1) {
-    return refuse('031', 'BELOW MINIMUM QUANTITY ALLOWED');
-  }
   const jamb = service.serviceID === 'jamb';
-  if (quantity > (jamb ? 1 : examQuantityMax)) return refuse('032', 'ABOVE MAXIMUM QUANTITY ALLOWED');
+  const quantity = quantityUpTo(body, jamb ? 1 : examQuantityMax);
+  if (typeof quantity !== 'number') return quantity;
   if (jamb && (billersCode === undefined || billersCode === '')) return refuse('011', 'INVALID ARGUMENTS');
   return {
     recipient: phone,
@@ -168,6 +162,16 @@ function bettingOrder({ service, body, phone, billersCode }: Fields): Planned {
     quantity: 1,
     extras: nothing,
   };
+}
+
+/** The body's quantity (1 when absent), when it is a whole number from 1 to quantityMax; else the refusal. */
+function quantityUpTo(body: Body, quantityMax: number): number | Refusal {
+  const quantity = body.quantity === undefined ? 1 : body.quantity;
+  if (typeof quantity !== 'number' || !Number.isSafeInteger(quantity) || quantity < 1) {
+    return refuse('031', 'BELOW MINIMUM QUANTITY ALLOWED');
+  }
+  if (quantity > quantityMax) return refuse('032', 'ABOVE MAXIMUM QUANTITY ALLOWED');
+  return quantity;
 }
 
 /** The body's amount in kobo, when it lies within the service's range; else the refusal. */
