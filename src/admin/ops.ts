@@ -12,42 +12,22 @@ import { checkLedger } from '../ledger/check.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { defineOperation } from '../operation.ts';
 
+/** A zod object of whole-number counts, one a name. */
+function counts<const Name extends string>(...names: Name[]) {
+  return z.object(
+    Object.fromEntries(names.map((name) => [name, z.number().int()])) as Record<Name, z.ZodNumber>,
+  );
+}
+
 /** What funding's reconciliation counts (funding/reconcile.ts): adminReconcile answers it. */
 const fundingCounts = z.object({
-  topups: z.object({
-    checked: z.number().int(),
-    credited: z.number().int(),
-    failed: z.number().int(),
-    expired: z.number().int(),
-    settledMeanwhile: z.number().int(),
-    stillPending: z.number().int(),
-    errors: z.number().int(),
-  }),
-  transfers: z.object({
-    checked: z.number().int(),
-    resolved: z.number().int(),
-    notFound: z.number().int(),
-    stillPending: z.number().int(),
-    errors: z.number().int(),
-  }),
-  dedicatedAccounts: z.object({
-    scanned: z.number().int(),
-    credited: z.number().int(),
-    alreadyCredited: z.number().int(),
-    ignored: z.number().int(),
-    errors: z.number().int(),
-  }),
+  topups: counts('checked', 'credited', 'failed', 'expired', 'settledMeanwhile', 'stillPending', 'errors'),
+  transfers: counts('checked', 'resolved', 'notFound', 'stillPending', 'errors'),
+  dedicatedAccounts: counts('scanned', 'credited', 'alreadyCredited', 'ignored', 'errors'),
 });
 
 /** What the purchases' requery counts (vtu): adminReconcile answers it as `purchases`. */
-const purchaseCounts = z.object({
-  checked: z.number().int(),
-  succeeded: z.number().int(),
-  failed: z.number().int(),
-  stillProcessing: z.number().int(),
-  dispatched: z.number().int(),
-  alerted: z.number().int(),
-});
+const purchaseCounts = counts('checked', 'succeeded', 'failed', 'stillProcessing', 'dispatched', 'alerted');
 
 /** A change of one markup, as the catalogue stores it (catalogue/pricing.ts). */
 export type MarkupChange = Parameters<typeof setMarkup>[1];
