@@ -2,23 +2,15 @@
 // simulators read it: VTpass wants every request id to open with the Lagos minute (YYYYMMDDHHmm),
 // and its simulator checks that minute against its own clock.
 
-// A formatter holds no state between calls: one made here serves every caller.
-const lagosTime = new Intl.DateTimeFormat('en-GB', {
-  timeZone: 'Africa/Lagos',
-  year: 'numeric',
-  month: '2-digit',
-  day: '2-digit',
-  hour: '2-digit',
-  minute: '2-digit',
-  hourCycle: 'h23',
-});
+/** Africa/Lagos keeps UTC+1 all year (West Africa Time, no summer time since 1919). */
+const LAGOS_OFFSET_MS = 3_600_000;
 
 /** YYYYMMDDHHmm of the instant in Africa/Lagos. */
 export function lagosMinute(now: Date): string {
-  // Formatted on every call (about 3 µs), not cached: this module keeps no state, so the contexts
-  // of one process, each with a clock of its own, can never see each other's minute.
-  const parts = Object.fromEntries(lagosTime.formatToParts(now).map((part) => [part.type, part.value]));
-  return `${parts.year}${parts.month}${parts.day}${parts.hour}${parts.minute}`;
+  // Arithmetic on the fixed offset rather than Intl's time-zone formatting, which was 1% of the
+  // service's CPU under purchase load once nothing cached it; nothing is kept between calls.
+  const iso = new Date(now.getTime() + LAGOS_OFFSET_MS).toISOString();
+  return `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}${iso.slice(11, 13)}${iso.slice(14, 16)}`;
 }
 
 /** The Lagos wall clock at `now`, to the minute, as if it were UTC (for comparing wall clocks). */

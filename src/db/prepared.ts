@@ -33,7 +33,6 @@ const statements = {
   'catalogue.markups': { prepared: true, why: 'markups are configuration' },
   'idempotency.take-keys': { prepared: true, why: 'an insert; its conflict check is the unique index' },
   'idempotency.complete-keys': { prepared: false, why: 'looks keys up in idempotency_keys' },
-  'ledger.take-locks': { prepared: true, why: 'reads a setting of the transaction, no table' },
   'ledger.lock-accounts': { prepared: true, why: 'accounts grow with people' },
   'ledger.write-postings': { prepared: true, why: 'inserts, and accounts looked up by code' },
   'vtu.record-purchases': { prepared: true, why: 'an insert' },

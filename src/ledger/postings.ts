@@ -109,21 +109,20 @@ function validate(request: PostingRequest): void {
  * while holding the system accounts of the first (the collections pool, purchases in flight), which
  * is the order a deadlock needs: several postings of one transaction go through one postBatch.
  *
- * The mark is a setting local to the database transaction (`set_config(..., true)`), so it lives and
- * ends with the transaction itself, on whatever handle reaches it, and this module keeps no state of
- * its own. It is taken before any lock, in one statement that reads the setting and then sets it.
+ * The mark is a property of the transaction object itself (each db.transaction() makes a new one),
+ * so it ends with the transaction and this module keeps no state. A setting local to the database
+ * transaction would do the same, but at the cost of a round trip inside every transaction that
+ * moves money, for a check of the code's own discipline.
  */
-async function takeLedgerLocksOnce(trx: Transaction<DB>): Promise<void> {
-  const { rows } = await statement<{ taken: boolean }>('ledger.take-locks')`
-    with before as materialized (
-      select coalesce(current_setting('billrail.ledger_locks', true), '') = 'taken' as taken
-    )
-    select taken, set_config('billrail.ledger_locks', 'taken', true) as mark from before`.execute(trx);
-  assert.equal(rows.length, 1, 'the ledger mark is one row');
+const ledgerLocksTaken = Symbol('ledger locks taken');
+
+function takeLedgerLocksOnce(trx: Transaction<DB>): void {
+  const marked = trx as Transaction<DB> & { [ledgerLocksTaken]?: true };
   assert.ok(
-    rows[0]!.taken === false,
+    marked[ledgerLocksTaken] !== true,
     'a transaction posts to the ledger once: several postings go through one postBatch, in the one lock order',
   );
+  marked[ledgerLocksTaken] = true;
 }
 
 /**
@@ -143,7 +142,7 @@ export async function post(
   // savepoint, the reference row and the balance updates made before the failure would commit
   // without their entries, and the reference could never be posted again.
   const trx = db as Transaction<DB>;
-  await takeLedgerLocksOnce(trx);
+  takeLedgerLocksOnce(trx);
   await sql`savepoint ledger_posting`.execute(trx);
   let posting: Posting;
   try {
@@ -287,7 +286,7 @@ export async function decidePostings(
   options: DecideOptions = {},
 ): Promise<DecidedPostings> {
   for (const request of requests) validate(request);
-  await takeLedgerLocksOnce(trx);
+  takeLedgerLocksOnce(trx);
   const hashes = requests.map(contentHash);
   const nets = requests.map(netInLockOrder);
   const earlier =

@@ -93,7 +93,6 @@ describe(`prepared statements (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () =
         'catalogue.markups',
         'idempotency.take-keys',
         'idempotency.complete-keys',
-        'ledger.take-locks',
         'ledger.lock-accounts',
         'ledger.write-postings',
         'vtu.record-purchases',
