@@ -168,8 +168,10 @@ export type DomainEventJob = DomainEvent | { events: DomainEvent[] };
  * idempotent).
  */
 export async function dispatchEventJob(bus: EventBus, job: DomainEventJob): Promise<void> {
-  return bus.dispatchAll('events' in job ? job.events : [job]);
+  return bus.dispatchAll(eventsOf(job));
 }
+
+const eventsOf = (job: DomainEventJob): DomainEvent[] => ('events' in job ? job.events : [job]);
 
 export function createEventBus(): EventBus {
   const subscribers = new Map<DomainEventType, Array<(event: DomainEvent) => Promise<void>>>();
@@ -247,5 +249,8 @@ export function domainEventJob(bus: EventBus): JobDefinition {
     retryDelaySeconds: 5,
     expireInSeconds: 300,
     handler: (data) => dispatchEventJob(bus, data as DomainEventJob),
+    // The events of every job fetched, dispatched together: a burst of settled purchases reaches the
+    // inbox as one batch (one transaction) rather than one per job.
+    batchHandler: (data) => bus.dispatchAll((data as DomainEventJob[]).flatMap(eventsOf)),
   };
 }

@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { type DomainEvent, dispatchEventJob } from '../../src/events/domain-events.ts';
+import { type DomainEvent, dispatchEventJob, JOB_DOMAIN_EVENT } from '../../src/events/domain-events.ts';
 import { newId } from '../../src/ids.ts';
 import { formatNaira } from '../../src/money.ts';
 import { JOB_NOTIFICATION_EMAIL, JOB_NOTIFICATION_PUSH } from '../../src/notifications/job-names.ts';
 import { saveSubscription } from '../../src/push/subscriptions.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { runDomainEvents } from '../helpers/domain-events.ts';
+import { until } from '../helpers/until.ts';
 import { createWorld, get, ok, post, type SignedIn, signIn, type World } from '../helpers/world.ts';
 import { bought, buyer, mtn } from '../vtu/purchase-support.ts';
 
@@ -177,5 +178,36 @@ describe(`the inbox's delivery jobs (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`
       const ids = mine.items.map((n) => n.id);
       assert.deepEqual(await deliveryJobs(ids), { email: 0, push: user === c ? 10 : 0 });
     }
+  });
+
+  it('hands the events of every job a worker fetches to the inbox at once', async () => {
+    // A burst of settled batches is several domain-event jobs: the worker takes up to 20 together
+    // and the inbox writes all of their events in one call, not one transaction per job.
+    const buyers = [await signIn(world), await signIn(world), await signIn(world)];
+    const at = world.ctx.clock.now().toISOString();
+    const seen: DomainEvent[][] = [];
+    world.ctx.events.subscribeBatch('vtu.purchase_succeeded', async (batch) => void seen.push(batch));
+    for (const user of buyers) {
+      const event: DomainEvent = {
+        type: 'vtu.purchase_succeeded',
+        userId: user.userId,
+        transactionId: newId(),
+        reference: `walked-${newId()}`,
+        service: 'airtime',
+        amountKobo: '10000',
+        occurredAt: at,
+      };
+      await world.ctx.jobs.send(JOB_DOMAIN_EVENT, { events: [event] });
+    }
+    await world.ctx.jobs.startWorkers();
+    await until(async () => {
+      const entries = await Promise.all(buyers.map(inbox));
+      return entries.every((mine) => mine.items.some((n) => n.kind === 'purchase_succeeded'));
+    }, 'an inbox entry for each buyer');
+    assert.deepEqual(
+      seen.map((batch) => batch.length),
+      [3],
+      'the three jobs, fetched together, are one batch',
+    );
   });
 });
