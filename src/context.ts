@@ -216,19 +216,9 @@ function createModules(infra: Infrastructure) {
     resolveHost: infra.resolveHost,
     debitRules: infra.debitRules,
   });
+  // In the order of the contract's operations (API.md, /openapi.json), not the order of building.
   return {
     auth,
-    push,
-    notifications,
-    // MODULES (one line or one small block per domain; keep dependency order)
-    alerts: createAlertsModule({
-      db,
-      mailer: infra.mailer,
-      opsEmail: config.opsEmail,
-      deliverToAdmins: async (alert) => {
-        await notifications.api.deliverAlertToAdmins(alert);
-      },
-    }),
     wallet: createWalletModule({ db }),
     kyc: createKycModule({
       db,
@@ -242,11 +232,18 @@ function createModules(infra: Infrastructure) {
       baseUrl: infra.baseUrl,
       config: { livenessUrl: config.kyc.livenessUrl, sandboxTokens: config.sandbox },
     }),
-    beneficiaries: createBeneficiariesModule({ db, clock }),
-    catalogue,
-    savings: createSavingsModule({ db, clock, jobs, logger, config: config.savings }),
     funding,
-    growth: createGrowthModule({ db, clock, jobs, config: config.growth }),
+    alerts: createAlertsModule({
+      db,
+      mailer: infra.mailer,
+      opsEmail: config.opsEmail,
+      deliverToAdmins: async (alert) => {
+        await notifications.api.deliverAlertToAdmins(alert);
+      },
+    }),
+    catalogue,
+    vtu,
+    savings: createSavingsModule({ db, clock, jobs, logger, config: config.savings }),
     transfers: createTransfersModule({
       db,
       clock,
@@ -255,7 +252,10 @@ function createModules(infra: Infrastructure) {
       sharedPinReads: auth.api.sharedPinReads,
       config: config.transfers,
     }),
-    vtu,
+    beneficiaries: createBeneficiariesModule({ db, clock }),
+    growth: createGrowthModule({ db, clock, jobs, config: config.growth }),
+    notifications,
+    push,
     // After the modules whose work an administrator runs now (funding, vtu, catalogue).
     admin: createAdminModule({
       db,

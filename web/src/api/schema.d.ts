@@ -138,210 +138,6 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
-    "/_serverFn/getPushPublicKey": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The VAPID public key to subscribe with (URL-safe base64 of the 65-byte P-256 point) */
-        get: operations["getPushPublicKey"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/savePushSubscription": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Register this browser's push subscription (an upsert by endpoint) */
-        post: operations["savePushSubscription"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/deletePushSubscription": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Remove one of your push subscriptions (the web client does this before signing out); an endpoint you have no subscription at is 404 NOT_FOUND, which a client retrying the delete may take as done */
-        post: operations["deletePushSubscription"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/listNotifications": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Your inbox, newest first, with the number unread */
-        get: operations["listNotifications"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/markNotificationRead": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Mark one of your notifications read */
-        post: operations["markNotificationRead"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/markAllNotificationsRead": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Mark all your notifications read */
-        post: operations["markAllNotificationsRead"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/listBroadcasts": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Broadcasts open now, newest first, with poll tallies and your vote */
-        get: operations["listBroadcasts"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/votePoll": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Vote in a broadcast poll, once */
-        post: operations["votePoll"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/getNotificationSettings": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Your email and push switches per notification kind */
-        get: operations["getNotificationSettings"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/updateNotificationSettings": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Switch email or push on or off per notification kind; the kinds not given keep theirs */
-        post: operations["updateNotificationSettings"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/adminCreateBroadcast": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Publish a broadcast to every user, optionally with a poll of 2–6 options */
-        post: operations["adminCreateBroadcast"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/adminListAlerts": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Operations alerts, newest first */
-        get: operations["adminListAlerts"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/_serverFn/getWallet": {
         parameters: {
             query?: never;
@@ -495,15 +291,66 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
-    "/_serverFn/listBeneficiaries": {
+    "/_serverFn/createTopupIntent": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** Your saved beneficiaries (numbers, meters, smartcards, betting accounts), most recently saved first */
-        get: operations["listBeneficiaries"];
+        get?: never;
+        put?: never;
+        /** Start a wallet top-up: a reference and the checkout URL to pay at (₦100 – ₦1,000,000) */
+        post: operations["createTopupIntent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/verifyTopup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Ask the payment provider about one of your top-ups; credits the wallet once on success */
+        post: operations["verifyTopup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/requestDedicatedAccount": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Your permanent bank account number for wallet funding by transfer (KYC tier 2); the same every time */
+        post: operations["requestDedicatedAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/listTransactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your wallet history: every movement of the wallet (credits and debits), newest first, filtered by kind and date */
+        get: operations["listTransactions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -512,7 +359,7 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
-    "/_serverFn/saveBeneficiary": {
+    "/_serverFn/getTransaction": {
         parameters: {
             query?: never;
             header?: never;
@@ -521,25 +368,25 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Save a beneficiary: an upsert by service + recipient (label, network and details replaced). At most 100 per user: a new one beyond that is 422 ABOVE_MAXIMUM with details.limit (and details.unit "count") */
-        post: operations["saveBeneficiary"];
+        /** One entry of your wallet history */
+        post: operations["getTransaction"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/_serverFn/deleteBeneficiary": {
+    "/_serverFn/adminListAlerts": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** Operations alerts, newest first */
+        get: operations["adminListAlerts"];
         put?: never;
-        /** Delete one of your beneficiaries; an id that is not one of yours is 404 NOT_FOUND, which a client retrying the delete may take as done */
-        post: operations["deleteBeneficiary"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -801,278 +648,6 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
-    "/_serverFn/createSavingsLock": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Lock an amount for a number of days; the wallet is debited at once */
-        post: operations["createSavingsLock"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/listSavingsLocks": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Your savings locks, newest first */
-        get: operations["listSavingsLocks"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/breakSavingsLock": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Break an active lock early: the amount less the penalty goes back to the wallet */
-        post: operations["breakSavingsLock"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/createTopupIntent": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Start a wallet top-up: a reference and the checkout URL to pay at (₦100 – ₦1,000,000) */
-        post: operations["createTopupIntent"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/verifyTopup": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Ask the payment provider about one of your top-ups; credits the wallet once on success */
-        post: operations["verifyTopup"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/requestDedicatedAccount": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Your permanent bank account number for wallet funding by transfer (KYC tier 2); the same every time */
-        post: operations["requestDedicatedAccount"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/listTransactions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Your wallet history: every movement of the wallet (credits and debits), newest first, filtered by kind and date */
-        get: operations["listTransactions"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/getTransaction": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** One entry of your wallet history */
-        post: operations["getTransaction"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/getCheckinStatus": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Today's check-in, the streak and the rewards accrued */
-        get: operations["getCheckinStatus"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/claimCheckin": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Claim today's check-in (once per Africa/Lagos calendar day) */
-        post: operations["claimCheckin"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/withdrawCheckin": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Move all accrued check-in rewards into the wallet */
-        post: operations["withdrawCheckin"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/getPendingMilestones": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Savings milestones reached and not yet acknowledged */
-        get: operations["getPendingMilestones"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/ackMilestone": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Acknowledge a pending milestone */
-        post: operations["ackMilestone"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/getMyReferralStatus": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Your referral code, your invitees and your locked bonus */
-        get: operations["getMyReferralStatus"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/lookupRecipient": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** The name of the user a phone belongs to, surname masked, before a transfer (KYC tier 2) */
-        post: operations["lookupRecipient"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/transferToUser": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Send money from your wallet to another user's (KYC tier 2): one posting across both wallets, within the per-transfer and daily limits */
-        post: operations["transferToUser"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/_serverFn/buyAirtime": {
         parameters: {
             query?: never;
@@ -1271,6 +846,431 @@ export type paths = {
         put?: never;
         /** Sell airtime shared from your line: nothing is debited; the wallet is credited the payout once the provider confirms the airtime arrived (failed after 30 minutes without it) */
         post: operations["sellAirtime"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/createSavingsLock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Lock an amount for a number of days; the wallet is debited at once */
+        post: operations["createSavingsLock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/listSavingsLocks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your savings locks, newest first */
+        get: operations["listSavingsLocks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/breakSavingsLock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Break an active lock early: the amount less the penalty goes back to the wallet */
+        post: operations["breakSavingsLock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/lookupRecipient": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The name of the user a phone belongs to, surname masked, before a transfer (KYC tier 2) */
+        post: operations["lookupRecipient"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/transferToUser": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send money from your wallet to another user's (KYC tier 2): one posting across both wallets, within the per-transfer and daily limits */
+        post: operations["transferToUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/listBeneficiaries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your saved beneficiaries (numbers, meters, smartcards, betting accounts), most recently saved first */
+        get: operations["listBeneficiaries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/saveBeneficiary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Save a beneficiary: an upsert by service + recipient (label, network and details replaced). At most 100 per user: a new one beyond that is 422 ABOVE_MAXIMUM with details.limit (and details.unit "count") */
+        post: operations["saveBeneficiary"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/deleteBeneficiary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete one of your beneficiaries; an id that is not one of yours is 404 NOT_FOUND, which a client retrying the delete may take as done */
+        post: operations["deleteBeneficiary"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/getCheckinStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Today's check-in, the streak and the rewards accrued */
+        get: operations["getCheckinStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/claimCheckin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Claim today's check-in (once per Africa/Lagos calendar day) */
+        post: operations["claimCheckin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/withdrawCheckin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Move all accrued check-in rewards into the wallet */
+        post: operations["withdrawCheckin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/getPendingMilestones": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Savings milestones reached and not yet acknowledged */
+        get: operations["getPendingMilestones"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/ackMilestone": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Acknowledge a pending milestone */
+        post: operations["ackMilestone"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/getMyReferralStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your referral code, your invitees and your locked bonus */
+        get: operations["getMyReferralStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/listNotifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your inbox, newest first, with the number unread */
+        get: operations["listNotifications"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/markNotificationRead": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark one of your notifications read */
+        post: operations["markNotificationRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/markAllNotificationsRead": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark all your notifications read */
+        post: operations["markAllNotificationsRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/listBroadcasts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Broadcasts open now, newest first, with poll tallies and your vote */
+        get: operations["listBroadcasts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/votePoll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Vote in a broadcast poll, once */
+        post: operations["votePoll"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/getNotificationSettings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your email and push switches per notification kind */
+        get: operations["getNotificationSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/updateNotificationSettings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Switch email or push on or off per notification kind; the kinds not given keep theirs */
+        post: operations["updateNotificationSettings"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminCreateBroadcast": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Publish a broadcast to every user, optionally with a poll of 2–6 options */
+        post: operations["adminCreateBroadcast"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/getPushPublicKey": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The VAPID public key to subscribe with (URL-safe base64 of the 65-byte P-256 point) */
+        get: operations["getPushPublicKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/savePushSubscription": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Register this browser's push subscription (an upsert by endpoint) */
+        post: operations["savePushSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/deletePushSubscription": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Remove one of your push subscriptions (the web client does this before signing out); an endpoint you have no subscription at is 404 NOT_FOUND, which a client retrying the delete may take as done */
+        post: operations["deletePushSubscription"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1527,36 +1527,6 @@ export type components = {
                 };
             };
         };
-        /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, ABOVE_MAXIMUM */
-        Error_IDEMPOTENCY_KEY_REUSED_or_ABOVE_MAXIMUM: {
-            /** @enum {boolean} */
-            success: false;
-            error: {
-                /** @enum {string} */
-                code: "IDEMPOTENCY_KEY_REUSED" | "ABOVE_MAXIMUM";
-                message: string;
-                /** @description With INTERNAL: the id under which the server logged the error */
-                errorId?: string;
-                details?: {
-                    [key: string]: unknown;
-                };
-            };
-        };
-        /** @description Conflict: INSUFFICIENT_FUNDS, IDEMPOTENCY_IN_PROGRESS */
-        Error_INSUFFICIENT_FUNDS_or_IDEMPOTENCY_IN_PROGRESS: {
-            /** @enum {boolean} */
-            success: false;
-            error: {
-                /** @enum {string} */
-                code: "INSUFFICIENT_FUNDS" | "IDEMPOTENCY_IN_PROGRESS";
-                message: string;
-                /** @description With INTERNAL: the id under which the server logged the error */
-                errorId?: string;
-                details?: {
-                    [key: string]: unknown;
-                };
-            };
-        };
         /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM, ABOVE_MAXIMUM */
         Error_IDEMPOTENCY_KEY_REUSED_or_BELOW_MINIMUM_or_ABOVE_MAXIMUM: {
             /** @enum {boolean} */
@@ -1587,21 +1557,6 @@ export type components = {
                 };
             };
         };
-        /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM */
-        Error_IDEMPOTENCY_KEY_REUSED_or_BELOW_MINIMUM: {
-            /** @enum {boolean} */
-            success: false;
-            error: {
-                /** @enum {string} */
-                code: "IDEMPOTENCY_KEY_REUSED" | "BELOW_MINIMUM";
-                message: string;
-                /** @description With INTERNAL: the id under which the server logged the error */
-                errorId?: string;
-                details?: {
-                    [key: string]: unknown;
-                };
-            };
-        };
         /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
         Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET: {
             /** @enum {boolean} */
@@ -1617,13 +1572,13 @@ export type components = {
                 };
             };
         };
-        /** @description Locked: PIN_LOCKED */
-        Error_PIN_LOCKED: {
+        /** @description Conflict: INSUFFICIENT_FUNDS, IDEMPOTENCY_IN_PROGRESS */
+        Error_INSUFFICIENT_FUNDS_or_IDEMPOTENCY_IN_PROGRESS: {
             /** @enum {boolean} */
             success: false;
             error: {
                 /** @enum {string} */
-                code: "PIN_LOCKED";
+                code: "INSUFFICIENT_FUNDS" | "IDEMPOTENCY_IN_PROGRESS";
                 message: string;
                 /** @description With INTERNAL: the id under which the server logged the error */
                 errorId?: string;
@@ -1639,6 +1594,21 @@ export type components = {
             error: {
                 /** @enum {string} */
                 code: "NETWORK_MISMATCH" | "IDEMPOTENCY_KEY_REUSED" | "BELOW_MINIMUM" | "ABOVE_MAXIMUM";
+                message: string;
+                /** @description With INTERNAL: the id under which the server logged the error */
+                errorId?: string;
+                details?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        /** @description Locked: PIN_LOCKED */
+        Error_PIN_LOCKED: {
+            /** @enum {boolean} */
+            success: false;
+            error: {
+                /** @enum {string} */
+                code: "PIN_LOCKED";
                 message: string;
                 /** @description With INTERNAL: the id under which the server logged the error */
                 errorId?: string;
@@ -1677,6 +1647,21 @@ export type components = {
                 };
             };
         };
+        /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM */
+        Error_IDEMPOTENCY_KEY_REUSED_or_BELOW_MINIMUM: {
+            /** @enum {boolean} */
+            success: false;
+            error: {
+                /** @enum {string} */
+                code: "IDEMPOTENCY_KEY_REUSED" | "BELOW_MINIMUM";
+                message: string;
+                /** @description With INTERNAL: the id under which the server logged the error */
+                errorId?: string;
+                details?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
         /** @description Unprocessable Entity: BELOW_MINIMUM, ABOVE_MAXIMUM */
         Error_BELOW_MINIMUM_or_ABOVE_MAXIMUM: {
             /** @enum {boolean} */
@@ -1684,6 +1669,21 @@ export type components = {
             error: {
                 /** @enum {string} */
                 code: "BELOW_MINIMUM" | "ABOVE_MAXIMUM";
+                message: string;
+                /** @description With INTERNAL: the id under which the server logged the error */
+                errorId?: string;
+                details?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, ABOVE_MAXIMUM */
+        Error_IDEMPOTENCY_KEY_REUSED_or_ABOVE_MAXIMUM: {
+            /** @enum {boolean} */
+            success: false;
+            error: {
+                /** @enum {string} */
+                code: "IDEMPOTENCY_KEY_REUSED" | "ABOVE_MAXIMUM";
                 message: string;
                 /** @description With INTERNAL: the id under which the server logged the error */
                 errorId?: string;
@@ -2534,1259 +2534,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-        };
-    };
-    getPushPublicKey: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            publicKey: string;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-        };
-    };
-    savePushSubscription: {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description A fresh UUID per logical request */
-                "idempotency-key": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    data: {
-                        endpoint: string;
-                        p256dh: string;
-                        auth: string;
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            endpoint: string;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
-                };
-            };
-            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
-                };
-            };
-            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-        };
-    };
-    deletePushSubscription: {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description A fresh UUID per logical request */
-                "idempotency-key": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    data: {
-                        endpoint: string;
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            endpoint: string;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Not Found: NOT_FOUND */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_NOT_FOUND"];
-                };
-            };
-            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
-                };
-            };
-            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
-                };
-            };
-            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-        };
-    };
-    listNotifications: {
-        parameters: {
-            query?: {
-                limit?: number;
-                offset?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            items: {
-                                id: string;
-                                kind: string;
-                                title: string;
-                                body: string;
-                                data: {
-                                    [key: string]: unknown;
-                                };
-                                readAt: string | null;
-                                createdAt: string;
-                            }[];
-                            limit: number;
-                            offset: number;
-                            total: number;
-                            unread: number;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-        };
-    };
-    markNotificationRead: {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description A fresh UUID per logical request */
-                "idempotency-key": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    data: {
-                        /** Format: uuid */
-                        id: string;
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            id: string;
-                            kind: string;
-                            title: string;
-                            body: string;
-                            data: {
-                                [key: string]: unknown;
-                            };
-                            readAt: string | null;
-                            createdAt: string;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Not Found: NOT_FOUND */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_NOT_FOUND"];
-                };
-            };
-            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
-                };
-            };
-            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
-                };
-            };
-            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-        };
-    };
-    markAllNotificationsRead: {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description A fresh UUID per logical request */
-                "idempotency-key": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    data: Record<string, never>;
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            marked: number;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
-                };
-            };
-            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
-                };
-            };
-            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-        };
-    };
-    listBroadcasts: {
-        parameters: {
-            query?: {
-                limit?: number;
-                offset?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            items: {
-                                id: string;
-                                title: string;
-                                body: string;
-                                createdAt: string;
-                                startsAt: string;
-                                endsAt: string | null;
-                                poll?: {
-                                    id: string;
-                                    question: string;
-                                    options: {
-                                        id: string;
-                                        text: string;
-                                        votes: number;
-                                    }[];
-                                    myVote: string | null;
-                                };
-                            }[];
-                            limit: number;
-                            offset: number;
-                            total: number;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-        };
-    };
-    votePoll: {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description A fresh UUID per logical request */
-                "idempotency-key": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    data: {
-                        /** Format: uuid */
-                        pollId: string;
-                        /** Format: uuid */
-                        optionId: string;
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            id: string;
-                            question: string;
-                            options: {
-                                id: string;
-                                text: string;
-                                votes: number;
-                            }[];
-                            myVote: string | null;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Not Found: NOT_FOUND */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_NOT_FOUND"];
-                };
-            };
-            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
-                };
-            };
-            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
-                };
-            };
-            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-        };
-    };
-    getNotificationSettings: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            email: {
-                                topup_credited: boolean;
-                                transfer_credited: boolean;
-                                purchase_succeeded: boolean;
-                                purchase_failed: boolean;
-                                wallet_transfer_received: boolean;
-                                lock_created: boolean;
-                                lock_matured: boolean;
-                                lock_broken: boolean;
-                                checkin_claimed: boolean;
-                                milestone_reached: boolean;
-                                referral_qualified: boolean;
-                                kyc_approved: boolean;
-                                kyc_rejected: boolean;
-                                ops_alert: boolean;
-                                pin_changed: boolean;
-                                new_device_sign_in: boolean;
-                                broadcast: boolean;
-                            };
-                            push: {
-                                topup_credited: boolean;
-                                transfer_credited: boolean;
-                                purchase_succeeded: boolean;
-                                purchase_failed: boolean;
-                                wallet_transfer_received: boolean;
-                                lock_created: boolean;
-                                lock_matured: boolean;
-                                lock_broken: boolean;
-                                checkin_claimed: boolean;
-                                milestone_reached: boolean;
-                                referral_qualified: boolean;
-                                kyc_approved: boolean;
-                                kyc_rejected: boolean;
-                                ops_alert: boolean;
-                                pin_changed: boolean;
-                                new_device_sign_in: boolean;
-                                broadcast: boolean;
-                            };
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-        };
-    };
-    updateNotificationSettings: {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description A fresh UUID per logical request */
-                "idempotency-key": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    data: {
-                        email?: {
-                            topup_credited?: boolean;
-                            transfer_credited?: boolean;
-                            purchase_succeeded?: boolean;
-                            purchase_failed?: boolean;
-                            wallet_transfer_received?: boolean;
-                            lock_created?: boolean;
-                            lock_matured?: boolean;
-                            lock_broken?: boolean;
-                            checkin_claimed?: boolean;
-                            milestone_reached?: boolean;
-                            referral_qualified?: boolean;
-                            kyc_approved?: boolean;
-                            kyc_rejected?: boolean;
-                            ops_alert?: boolean;
-                            broadcast?: boolean;
-                        };
-                        push?: {
-                            topup_credited?: boolean;
-                            transfer_credited?: boolean;
-                            purchase_succeeded?: boolean;
-                            purchase_failed?: boolean;
-                            wallet_transfer_received?: boolean;
-                            lock_created?: boolean;
-                            lock_matured?: boolean;
-                            lock_broken?: boolean;
-                            checkin_claimed?: boolean;
-                            milestone_reached?: boolean;
-                            referral_qualified?: boolean;
-                            kyc_approved?: boolean;
-                            kyc_rejected?: boolean;
-                            ops_alert?: boolean;
-                            pin_changed?: boolean;
-                            new_device_sign_in?: boolean;
-                            broadcast?: boolean;
-                        };
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            email: {
-                                topup_credited: boolean;
-                                transfer_credited: boolean;
-                                purchase_succeeded: boolean;
-                                purchase_failed: boolean;
-                                wallet_transfer_received: boolean;
-                                lock_created: boolean;
-                                lock_matured: boolean;
-                                lock_broken: boolean;
-                                checkin_claimed: boolean;
-                                milestone_reached: boolean;
-                                referral_qualified: boolean;
-                                kyc_approved: boolean;
-                                kyc_rejected: boolean;
-                                ops_alert: boolean;
-                                pin_changed: boolean;
-                                new_device_sign_in: boolean;
-                                broadcast: boolean;
-                            };
-                            push: {
-                                topup_credited: boolean;
-                                transfer_credited: boolean;
-                                purchase_succeeded: boolean;
-                                purchase_failed: boolean;
-                                wallet_transfer_received: boolean;
-                                lock_created: boolean;
-                                lock_matured: boolean;
-                                lock_broken: boolean;
-                                checkin_claimed: boolean;
-                                milestone_reached: boolean;
-                                referral_qualified: boolean;
-                                kyc_approved: boolean;
-                                kyc_rejected: boolean;
-                                ops_alert: boolean;
-                                pin_changed: boolean;
-                                new_device_sign_in: boolean;
-                                broadcast: boolean;
-                            };
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
-                };
-            };
-            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
-                };
-            };
-            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-        };
-    };
-    adminCreateBroadcast: {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description A fresh UUID per logical request */
-                "idempotency-key": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    data: {
-                        title: string;
-                        body: string;
-                        /** Format: date-time */
-                        startsAt?: string;
-                        /** Format: date-time */
-                        endsAt?: string;
-                        poll?: {
-                            question: string;
-                            options: string[];
-                        };
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            id: string;
-                            title: string;
-                            body: string;
-                            createdAt: string;
-                            startsAt: string;
-                            endsAt: string | null;
-                            poll?: {
-                                id: string;
-                                question: string;
-                                options: {
-                                    id: string;
-                                    text: string;
-                                    votes: number;
-                                }[];
-                                myVote: string | null;
-                            };
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Forbidden: FORBIDDEN */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_FORBIDDEN"];
-                };
-            };
-            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
-                };
-            };
-            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
-                };
-            };
-            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-        };
-    };
-    adminListAlerts: {
-        parameters: {
-            query?: {
-                limit?: number;
-                offset?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            items: {
-                                /** Format: uuid */
-                                id: string;
-                                kind: string;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                createdAt: string;
-                            }[];
-                            limit: number;
-                            offset: number;
-                            total: number;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Forbidden: FORBIDDEN */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_FORBIDDEN"];
                 };
             };
             /** @description Too Many Requests: RATE_LIMITED */
@@ -4714,84 +3461,7 @@ export interface operations {
             };
         };
     };
-    listBeneficiaries: {
-        parameters: {
-            query?: {
-                service?: "airtime" | "data" | "electricity" | "cable" | "betting" | "education" | "transfer";
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description Most recently saved first */
-                            items: {
-                                id: string;
-                                /** @enum {string} */
-                                service: "airtime" | "data" | "electricity" | "cable" | "betting" | "education" | "transfer";
-                                label: string;
-                                recipient: string;
-                                /** @enum {string} */
-                                network?: "mtn" | "glo" | "airtel" | "9mobile";
-                                details?: {
-                                    [key: string]: string;
-                                };
-                                createdAt: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-        };
-    };
-    saveBeneficiary: {
+    createTopupIntent: {
         parameters: {
             query?: never;
             header: {
@@ -4805,20 +3475,7 @@ export interface operations {
             content: {
                 "application/json": {
                     data: {
-                        /** @enum {string} */
-                        service: "airtime" | "data" | "electricity" | "cable" | "betting" | "education" | "transfer";
-                        label: string;
-                        /** @description airtime, data, transfer and education: a Nigerian mobile number (kept in E.164); electricity: the meter number; cable: the smartcard / IUC number; betting: the customer id */
-                        recipient: string;
-                        /**
-                         * @description airtime and data only
-                         * @enum {string}
-                         */
-                        network?: "mtn" | "glo" | "airtel" | "9mobile";
-                        /** @description A flat object of strings (at most 10 keys, values of at most 100 characters), e.g. {"disco": "ikeja-electric", "type": "prepaid"} or {"provider": "dstv"} */
-                        details?: {
-                            [key: string]: string;
-                        };
+                        amount: number;
                     };
                 };
             };
@@ -4834,17 +3491,11 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            id: string;
+                            reference: string;
+                            checkoutUrl: string;
+                            amount: number;
                             /** @enum {string} */
-                            service: "airtime" | "data" | "electricity" | "cable" | "betting" | "education" | "transfer";
-                            label: string;
-                            recipient: string;
-                            /** @enum {string} */
-                            network?: "mtn" | "glo" | "airtel" | "9mobile";
-                            details?: {
-                                [key: string]: string;
-                            };
-                            createdAt: string;
+                            status: "pending";
                         };
                     };
                 };
@@ -4867,6 +3518,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
@@ -4885,13 +3545,13 @@ export interface operations {
                     "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
                 };
             };
-            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, ABOVE_MAXIMUM */
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM, ABOVE_MAXIMUM */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED_or_ABOVE_MAXIMUM"];
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED_or_BELOW_MINIMUM_or_ABOVE_MAXIMUM"];
                 };
             };
             /** @description Too Many Requests: RATE_LIMITED */
@@ -4912,9 +3572,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Bad Gateway: UPSTREAM_UNAVAILABLE */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
+                };
+            };
         };
     };
-    deleteBeneficiary: {
+    verifyTopup: {
         parameters: {
             query?: never;
             header: {
@@ -4928,8 +3597,7 @@ export interface operations {
             content: {
                 "application/json": {
                     data: {
-                        /** Format: uuid */
-                        id: string;
+                        reference: string;
                     };
                 };
             };
@@ -4945,7 +3613,10 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            id: string;
+                            reference: string;
+                            /** @enum {string} */
+                            status: "pending" | "success" | "failed";
+                            credited: boolean;
                         };
                     };
                 };
@@ -5002,6 +3673,445 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Bad Gateway: UPSTREAM_UNAVAILABLE */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    requestDedicatedAccount: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: Record<string, never>;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            accountNumber: string;
+                            accountName: string;
+                            bankName: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: KYC_TIER_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Bad Gateway: UPSTREAM_UNAVAILABLE */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    listTransactions: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                /** @description Only movements of this kind */
+                kind?: "topup" | "bank_transfer" | "transfer_in" | "transfer_out" | "purchase" | "refund" | "airtime_cash" | "savings_lock" | "savings_release" | "reward" | "dispute_refund" | "adjustment";
+                /** @description From this day or instant on. A date (2026-11-25) starts at the first moment of that day in Africa/Lagos; a full ISO 8601 instant with its offset is taken as given. */
+                from?: string;
+                /** @description Up to this day or instant, included. A date (2026-11-25) runs to the last moment of that day in Africa/Lagos, so from=D&to=D is the whole of day D; a full ISO 8601 instant with its offset is taken as given. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                id: string;
+                                reference: string;
+                                /**
+                                 * @description What moved the money: savings_release is a lock broken or matured; adjustment, anything else (a correction)
+                                 * @enum {string}
+                                 */
+                                kind: "topup" | "bank_transfer" | "transfer_in" | "transfer_out" | "purchase" | "refund" | "airtime_cash" | "savings_lock" | "savings_release" | "reward" | "dispute_refund" | "adjustment";
+                                description: string;
+                                /** @enum {string} */
+                                direction: "credit" | "debit";
+                                amount: number;
+                                balanceAfter: number;
+                                createdAt: string;
+                                /** @description Transfers: the other person's name as others see it (surname masked: Adaeze O.) */
+                                counterparty?: string;
+                                /** @description Purchases, their refunds and airtime-to-cash sales: the id getMyVtuTransaction takes */
+                                purchaseId?: string;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    getTransaction: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        id: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            reference: string;
+                            /**
+                             * @description What moved the money: savings_release is a lock broken or matured; adjustment, anything else (a correction)
+                             * @enum {string}
+                             */
+                            kind: "topup" | "bank_transfer" | "transfer_in" | "transfer_out" | "purchase" | "refund" | "airtime_cash" | "savings_lock" | "savings_release" | "reward" | "dispute_refund" | "adjustment";
+                            description: string;
+                            /** @enum {string} */
+                            direction: "credit" | "debit";
+                            amount: number;
+                            balanceAfter: number;
+                            createdAt: string;
+                            /** @description Transfers: the other person's name as others see it (surname masked: Adaeze O.) */
+                            counterparty?: string;
+                            /** @description Purchases, their refunds and airtime-to-cash sales: the id getMyVtuTransaction takes */
+                            purchaseId?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    adminListAlerts: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /** Format: uuid */
+                                id: string;
+                                kind: string;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                createdAt: string;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN"];
                 };
             };
             /** @description Too Many Requests: RATE_LIMITED */
@@ -6351,1668 +5461,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
-                };
-            };
-        };
-    };
-    createSavingsLock: {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description A fresh UUID per logical request */
-                "idempotency-key": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    data: {
-                        amount: number;
-                        days: number;
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            id: string;
-                            amount: number;
-                            days: number;
-                            /** @enum {string} */
-                            status: "active" | "matured" | "broken";
-                            penalty: number;
-                            createdAt: string;
-                            maturesAt: string;
-                            closedAt: string | null;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Conflict: INSUFFICIENT_FUNDS, IDEMPOTENCY_IN_PROGRESS */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INSUFFICIENT_FUNDS_or_IDEMPOTENCY_IN_PROGRESS"];
-                };
-            };
-            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
-                };
-            };
-            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM, ABOVE_MAXIMUM */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED_or_BELOW_MINIMUM_or_ABOVE_MAXIMUM"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-        };
-    };
-    listSavingsLocks: {
-        parameters: {
-            query?: {
-                limit?: number;
-                offset?: number;
-                status?: "active" | "matured" | "broken";
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            items: {
-                                id: string;
-                                amount: number;
-                                days: number;
-                                /** @enum {string} */
-                                status: "active" | "matured" | "broken";
-                                penalty: number;
-                                createdAt: string;
-                                maturesAt: string;
-                                closedAt: string | null;
-                            }[];
-                            limit: number;
-                            offset: number;
-                            total: number;
-                            breakPenaltyPercent: number;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-        };
-    };
-    breakSavingsLock: {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description A fresh UUID per logical request */
-                "idempotency-key": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    data: {
-                        /** Format: uuid */
-                        lockId: string;
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            lock: {
-                                id: string;
-                                amount: number;
-                                days: number;
-                                /** @enum {string} */
-                                status: "active" | "matured" | "broken";
-                                penalty: number;
-                                createdAt: string;
-                                maturesAt: string;
-                                closedAt: string | null;
-                            };
-                            refunded: number;
-                            penalty: number;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Not Found: NOT_FOUND */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_NOT_FOUND"];
-                };
-            };
-            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
-                };
-            };
-            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
-                };
-            };
-            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-        };
-    };
-    createTopupIntent: {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description A fresh UUID per logical request */
-                "idempotency-key": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    data: {
-                        amount: number;
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            reference: string;
-                            checkoutUrl: string;
-                            amount: number;
-                            /** @enum {string} */
-                            status: "pending";
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Not Found: NOT_FOUND */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_NOT_FOUND"];
-                };
-            };
-            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
-                };
-            };
-            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
-                };
-            };
-            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM, ABOVE_MAXIMUM */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED_or_BELOW_MINIMUM_or_ABOVE_MAXIMUM"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-            /** @description Bad Gateway: UPSTREAM_UNAVAILABLE */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
-                };
-            };
-        };
-    };
-    verifyTopup: {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description A fresh UUID per logical request */
-                "idempotency-key": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    data: {
-                        reference: string;
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            reference: string;
-                            /** @enum {string} */
-                            status: "pending" | "success" | "failed";
-                            credited: boolean;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Not Found: NOT_FOUND */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_NOT_FOUND"];
-                };
-            };
-            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
-                };
-            };
-            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
-                };
-            };
-            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-            /** @description Bad Gateway: UPSTREAM_UNAVAILABLE */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
-                };
-            };
-        };
-    };
-    requestDedicatedAccount: {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description A fresh UUID per logical request */
-                "idempotency-key": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    data: Record<string, never>;
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            accountNumber: string;
-                            accountName: string;
-                            bankName: string;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Forbidden: KYC_TIER_REQUIRED */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED"];
-                };
-            };
-            /** @description Not Found: NOT_FOUND */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_NOT_FOUND"];
-                };
-            };
-            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
-                };
-            };
-            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
-                };
-            };
-            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-            /** @description Bad Gateway: UPSTREAM_UNAVAILABLE */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
-                };
-            };
-        };
-    };
-    listTransactions: {
-        parameters: {
-            query?: {
-                limit?: number;
-                offset?: number;
-                /** @description Only movements of this kind */
-                kind?: "topup" | "bank_transfer" | "transfer_in" | "transfer_out" | "purchase" | "refund" | "airtime_cash" | "savings_lock" | "savings_release" | "reward" | "dispute_refund" | "adjustment";
-                /** @description From this day or instant on. A date (2026-11-25) starts at the first moment of that day in Africa/Lagos; a full ISO 8601 instant with its offset is taken as given. */
-                from?: string;
-                /** @description Up to this day or instant, included. A date (2026-11-25) runs to the last moment of that day in Africa/Lagos, so from=D&to=D is the whole of day D; a full ISO 8601 instant with its offset is taken as given. */
-                to?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            items: {
-                                id: string;
-                                reference: string;
-                                /**
-                                 * @description What moved the money: savings_release is a lock broken or matured; adjustment, anything else (a correction)
-                                 * @enum {string}
-                                 */
-                                kind: "topup" | "bank_transfer" | "transfer_in" | "transfer_out" | "purchase" | "refund" | "airtime_cash" | "savings_lock" | "savings_release" | "reward" | "dispute_refund" | "adjustment";
-                                description: string;
-                                /** @enum {string} */
-                                direction: "credit" | "debit";
-                                amount: number;
-                                balanceAfter: number;
-                                createdAt: string;
-                                /** @description Transfers: the other person's name as others see it (surname masked: Adaeze O.) */
-                                counterparty?: string;
-                                /** @description Purchases, their refunds and airtime-to-cash sales: the id getMyVtuTransaction takes */
-                                purchaseId?: string;
-                            }[];
-                            limit: number;
-                            offset: number;
-                            total: number;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-        };
-    };
-    getTransaction: {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description A fresh UUID per logical request */
-                "idempotency-key": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    data: {
-                        id: string;
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            id: string;
-                            reference: string;
-                            /**
-                             * @description What moved the money: savings_release is a lock broken or matured; adjustment, anything else (a correction)
-                             * @enum {string}
-                             */
-                            kind: "topup" | "bank_transfer" | "transfer_in" | "transfer_out" | "purchase" | "refund" | "airtime_cash" | "savings_lock" | "savings_release" | "reward" | "dispute_refund" | "adjustment";
-                            description: string;
-                            /** @enum {string} */
-                            direction: "credit" | "debit";
-                            amount: number;
-                            balanceAfter: number;
-                            createdAt: string;
-                            /** @description Transfers: the other person's name as others see it (surname masked: Adaeze O.) */
-                            counterparty?: string;
-                            /** @description Purchases, their refunds and airtime-to-cash sales: the id getMyVtuTransaction takes */
-                            purchaseId?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Not Found: NOT_FOUND */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_NOT_FOUND"];
-                };
-            };
-            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
-                };
-            };
-            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
-                };
-            };
-            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-        };
-    };
-    getCheckinStatus: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            claimedToday: boolean;
-                            streak: number;
-                            accrued: number;
-                            reward: number;
-                            nextClaimAt: string;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-        };
-    };
-    claimCheckin: {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description A fresh UUID per logical request */
-                "idempotency-key": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    data: Record<string, never>;
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            claimedToday: boolean;
-                            streak: number;
-                            accrued: number;
-                            reward: number;
-                            nextClaimAt: string;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
-                };
-            };
-            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
-                };
-            };
-            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-        };
-    };
-    withdrawCheckin: {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description A fresh UUID per logical request */
-                "idempotency-key": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    data: Record<string, never>;
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            withdrawn: number;
-                            balance: number;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
-                };
-            };
-            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
-                };
-            };
-            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED_or_BELOW_MINIMUM"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-        };
-    };
-    getPendingMilestones: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            threshold: number;
-                            reachedAt: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-        };
-    };
-    ackMilestone: {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description A fresh UUID per logical request */
-                "idempotency-key": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    data: {
-                        threshold: number;
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            threshold: number;
-                            reachedAt: string;
-                            acknowledgedAt: string;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Not Found: NOT_FOUND */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_NOT_FOUND"];
-                };
-            };
-            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
-                };
-            };
-            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
-                };
-            };
-            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-        };
-    };
-    getMyReferralStatus: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            referralCode: string;
-                            invitees: {
-                                name: string;
-                                joinedAt: string;
-                                qualified: boolean;
-                            }[];
-                            lockedBonus: number;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-        };
-    };
-    lookupRecipient: {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description A fresh UUID per logical request */
-                "idempotency-key": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    data: {
-                        phone: string;
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            name: string;
-                            nameVerified: boolean;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Forbidden: KYC_TIER_REQUIRED */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED"];
-                };
-            };
-            /** @description Not Found: NOT_FOUND */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_NOT_FOUND"];
-                };
-            };
-            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
-                };
-            };
-            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
-                };
-            };
-            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-        };
-    };
-    transferToUser: {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description A fresh UUID per logical request */
-                "idempotency-key": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    data: {
-                        phone: string;
-                        amount: number;
-                        pin: string;
-                        narration?: string;
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            id: string;
-                            reference: string;
-                            amount: number;
-                            recipient: {
-                                name: string;
-                            };
-                            createdAt: string;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET"];
-                };
-            };
-            /** @description Not Found: NOT_FOUND */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_NOT_FOUND"];
-                };
-            };
-            /** @description Conflict: INSUFFICIENT_FUNDS, IDEMPOTENCY_IN_PROGRESS */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INSUFFICIENT_FUNDS_or_IDEMPOTENCY_IN_PROGRESS"];
-                };
-            };
-            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
-                };
-            };
-            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM, ABOVE_MAXIMUM */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED_or_BELOW_MINIMUM_or_ABOVE_MAXIMUM"];
-                };
-            };
-            /** @description Locked: PIN_LOCKED */
-            423: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_PIN_LOCKED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
         };
@@ -9718,6 +7166,2558 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    createSavingsLock: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        amount: number;
+                        days: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            amount: number;
+                            days: number;
+                            /** @enum {string} */
+                            status: "active" | "matured" | "broken";
+                            penalty: number;
+                            createdAt: string;
+                            maturesAt: string;
+                            closedAt: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Conflict: INSUFFICIENT_FUNDS, IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INSUFFICIENT_FUNDS_or_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM, ABOVE_MAXIMUM */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED_or_BELOW_MINIMUM_or_ABOVE_MAXIMUM"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    listSavingsLocks: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                status?: "active" | "matured" | "broken";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                id: string;
+                                amount: number;
+                                days: number;
+                                /** @enum {string} */
+                                status: "active" | "matured" | "broken";
+                                penalty: number;
+                                createdAt: string;
+                                maturesAt: string;
+                                closedAt: string | null;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            total: number;
+                            breakPenaltyPercent: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    breakSavingsLock: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** Format: uuid */
+                        lockId: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            lock: {
+                                id: string;
+                                amount: number;
+                                days: number;
+                                /** @enum {string} */
+                                status: "active" | "matured" | "broken";
+                                penalty: number;
+                                createdAt: string;
+                                maturesAt: string;
+                                closedAt: string | null;
+                            };
+                            refunded: number;
+                            penalty: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    lookupRecipient: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        phone: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            name: string;
+                            nameVerified: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: KYC_TIER_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    transferToUser: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        phone: string;
+                        amount: number;
+                        pin: string;
+                        narration?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            reference: string;
+                            amount: number;
+                            recipient: {
+                                name: string;
+                            };
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: INSUFFICIENT_FUNDS, IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INSUFFICIENT_FUNDS_or_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM, ABOVE_MAXIMUM */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED_or_BELOW_MINIMUM_or_ABOVE_MAXIMUM"];
+                };
+            };
+            /** @description Locked: PIN_LOCKED */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PIN_LOCKED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    listBeneficiaries: {
+        parameters: {
+            query?: {
+                service?: "airtime" | "data" | "electricity" | "cable" | "betting" | "education" | "transfer";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description Most recently saved first */
+                            items: {
+                                id: string;
+                                /** @enum {string} */
+                                service: "airtime" | "data" | "electricity" | "cable" | "betting" | "education" | "transfer";
+                                label: string;
+                                recipient: string;
+                                /** @enum {string} */
+                                network?: "mtn" | "glo" | "airtel" | "9mobile";
+                                details?: {
+                                    [key: string]: string;
+                                };
+                                createdAt: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    saveBeneficiary: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** @enum {string} */
+                        service: "airtime" | "data" | "electricity" | "cable" | "betting" | "education" | "transfer";
+                        label: string;
+                        /** @description airtime, data, transfer and education: a Nigerian mobile number (kept in E.164); electricity: the meter number; cable: the smartcard / IUC number; betting: the customer id */
+                        recipient: string;
+                        /**
+                         * @description airtime and data only
+                         * @enum {string}
+                         */
+                        network?: "mtn" | "glo" | "airtel" | "9mobile";
+                        /** @description A flat object of strings (at most 10 keys, values of at most 100 characters), e.g. {"disco": "ikeja-electric", "type": "prepaid"} or {"provider": "dstv"} */
+                        details?: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            service: "airtime" | "data" | "electricity" | "cable" | "betting" | "education" | "transfer";
+                            label: string;
+                            recipient: string;
+                            /** @enum {string} */
+                            network?: "mtn" | "glo" | "airtel" | "9mobile";
+                            details?: {
+                                [key: string]: string;
+                            };
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, ABOVE_MAXIMUM */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED_or_ABOVE_MAXIMUM"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    deleteBeneficiary: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** Format: uuid */
+                        id: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    getCheckinStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            claimedToday: boolean;
+                            streak: number;
+                            accrued: number;
+                            reward: number;
+                            nextClaimAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    claimCheckin: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: Record<string, never>;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            claimedToday: boolean;
+                            streak: number;
+                            accrued: number;
+                            reward: number;
+                            nextClaimAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    withdrawCheckin: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: Record<string, never>;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            withdrawn: number;
+                            balance: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED_or_BELOW_MINIMUM"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    getPendingMilestones: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            threshold: number;
+                            reachedAt: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    ackMilestone: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        threshold: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            threshold: number;
+                            reachedAt: string;
+                            acknowledgedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    getMyReferralStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            referralCode: string;
+                            invitees: {
+                                name: string;
+                                joinedAt: string;
+                                qualified: boolean;
+                            }[];
+                            lockedBonus: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    listNotifications: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                id: string;
+                                kind: string;
+                                title: string;
+                                body: string;
+                                data: {
+                                    [key: string]: unknown;
+                                };
+                                readAt: string | null;
+                                createdAt: string;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            total: number;
+                            unread: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    markNotificationRead: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** Format: uuid */
+                        id: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            kind: string;
+                            title: string;
+                            body: string;
+                            data: {
+                                [key: string]: unknown;
+                            };
+                            readAt: string | null;
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    markAllNotificationsRead: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: Record<string, never>;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            marked: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    listBroadcasts: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                id: string;
+                                title: string;
+                                body: string;
+                                createdAt: string;
+                                startsAt: string;
+                                endsAt: string | null;
+                                poll?: {
+                                    id: string;
+                                    question: string;
+                                    options: {
+                                        id: string;
+                                        text: string;
+                                        votes: number;
+                                    }[];
+                                    myVote: string | null;
+                                };
+                            }[];
+                            limit: number;
+                            offset: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    votePoll: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** Format: uuid */
+                        pollId: string;
+                        /** Format: uuid */
+                        optionId: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            question: string;
+                            options: {
+                                id: string;
+                                text: string;
+                                votes: number;
+                            }[];
+                            myVote: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    getNotificationSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            email: {
+                                topup_credited: boolean;
+                                transfer_credited: boolean;
+                                purchase_succeeded: boolean;
+                                purchase_failed: boolean;
+                                wallet_transfer_received: boolean;
+                                lock_created: boolean;
+                                lock_matured: boolean;
+                                lock_broken: boolean;
+                                checkin_claimed: boolean;
+                                milestone_reached: boolean;
+                                referral_qualified: boolean;
+                                kyc_approved: boolean;
+                                kyc_rejected: boolean;
+                                ops_alert: boolean;
+                                pin_changed: boolean;
+                                new_device_sign_in: boolean;
+                                broadcast: boolean;
+                            };
+                            push: {
+                                topup_credited: boolean;
+                                transfer_credited: boolean;
+                                purchase_succeeded: boolean;
+                                purchase_failed: boolean;
+                                wallet_transfer_received: boolean;
+                                lock_created: boolean;
+                                lock_matured: boolean;
+                                lock_broken: boolean;
+                                checkin_claimed: boolean;
+                                milestone_reached: boolean;
+                                referral_qualified: boolean;
+                                kyc_approved: boolean;
+                                kyc_rejected: boolean;
+                                ops_alert: boolean;
+                                pin_changed: boolean;
+                                new_device_sign_in: boolean;
+                                broadcast: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    updateNotificationSettings: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        email?: {
+                            topup_credited?: boolean;
+                            transfer_credited?: boolean;
+                            purchase_succeeded?: boolean;
+                            purchase_failed?: boolean;
+                            wallet_transfer_received?: boolean;
+                            lock_created?: boolean;
+                            lock_matured?: boolean;
+                            lock_broken?: boolean;
+                            checkin_claimed?: boolean;
+                            milestone_reached?: boolean;
+                            referral_qualified?: boolean;
+                            kyc_approved?: boolean;
+                            kyc_rejected?: boolean;
+                            ops_alert?: boolean;
+                            broadcast?: boolean;
+                        };
+                        push?: {
+                            topup_credited?: boolean;
+                            transfer_credited?: boolean;
+                            purchase_succeeded?: boolean;
+                            purchase_failed?: boolean;
+                            wallet_transfer_received?: boolean;
+                            lock_created?: boolean;
+                            lock_matured?: boolean;
+                            lock_broken?: boolean;
+                            checkin_claimed?: boolean;
+                            milestone_reached?: boolean;
+                            referral_qualified?: boolean;
+                            kyc_approved?: boolean;
+                            kyc_rejected?: boolean;
+                            ops_alert?: boolean;
+                            pin_changed?: boolean;
+                            new_device_sign_in?: boolean;
+                            broadcast?: boolean;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            email: {
+                                topup_credited: boolean;
+                                transfer_credited: boolean;
+                                purchase_succeeded: boolean;
+                                purchase_failed: boolean;
+                                wallet_transfer_received: boolean;
+                                lock_created: boolean;
+                                lock_matured: boolean;
+                                lock_broken: boolean;
+                                checkin_claimed: boolean;
+                                milestone_reached: boolean;
+                                referral_qualified: boolean;
+                                kyc_approved: boolean;
+                                kyc_rejected: boolean;
+                                ops_alert: boolean;
+                                pin_changed: boolean;
+                                new_device_sign_in: boolean;
+                                broadcast: boolean;
+                            };
+                            push: {
+                                topup_credited: boolean;
+                                transfer_credited: boolean;
+                                purchase_succeeded: boolean;
+                                purchase_failed: boolean;
+                                wallet_transfer_received: boolean;
+                                lock_created: boolean;
+                                lock_matured: boolean;
+                                lock_broken: boolean;
+                                checkin_claimed: boolean;
+                                milestone_reached: boolean;
+                                referral_qualified: boolean;
+                                kyc_approved: boolean;
+                                kyc_rejected: boolean;
+                                ops_alert: boolean;
+                                pin_changed: boolean;
+                                new_device_sign_in: boolean;
+                                broadcast: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    adminCreateBroadcast: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        title: string;
+                        body: string;
+                        /** Format: date-time */
+                        startsAt?: string;
+                        /** Format: date-time */
+                        endsAt?: string;
+                        poll?: {
+                            question: string;
+                            options: string[];
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            title: string;
+                            body: string;
+                            createdAt: string;
+                            startsAt: string;
+                            endsAt: string | null;
+                            poll?: {
+                                id: string;
+                                question: string;
+                                options: {
+                                    id: string;
+                                    text: string;
+                                    votes: number;
+                                }[];
+                                myVote: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    getPushPublicKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            publicKey: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    savePushSubscription: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        endpoint: string;
+                        p256dh: string;
+                        auth: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            endpoint: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    deletePushSubscription: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        endpoint: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            endpoint: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
         };
