@@ -152,11 +152,17 @@ export type EventBus = {
   /** Runs every subscriber of the event's type, in subscription order (dispatchAll of this one event). */
   dispatch(event: DomainEvent): Promise<void>;
   /**
-   * Runs the events of one job: each event's own subscribers, event by event, then each batch
-   * subscriber once with all of the events it takes. A failure keeps no other from running; then
+   * Runs the events of one job: each event's own subscribers, event by event, and alongside them
+   * each batch subscriber once with all of the events it takes. A failure keeps no other from running; then
    * the first failure, or all of them, is thrown.
    */
   dispatchAll(events: readonly DomainEvent[]): Promise<void>;
+  /**
+   * Runs the events of several jobs fetched together: each job's events through their own
+   * subscribers as dispatchAll does, the jobs side by side, and each batch subscriber once with the
+   * events of them all.
+   */
+  dispatchJobs(jobs: ReadonlyArray<readonly DomainEvent[]>): Promise<void>;
 };
 
 /** The data of a domain-event job: one event (publishEvent), or the events of one transaction (publishEvents). */
@@ -176,8 +182,8 @@ const eventsOf = (job: DomainEventJob): DomainEvent[] => ('events' in job ? job.
 export function createEventBus(): EventBus {
   const subscribers = new Map<DomainEventType, Array<(event: DomainEvent) => Promise<void>>>();
   const batchSubscribers = new Map<DomainEventType, BatchSubscriber[]>();
-  const dispatchAll = async (events: readonly DomainEvent[]) => {
-    const failures: unknown[] = [];
+  /** Each event's own subscribers, event by event, in the job's order. */
+  const runSubscribers = async (events: readonly DomainEvent[], failures: unknown[]) => {
     for (const event of events) {
       try {
         for (const subscriber of subscribers.get(event.type) ?? []) await subscriber(event);
@@ -185,7 +191,9 @@ export function createEventBus(): EventBus {
         failures.push(error);
       }
     }
-    // Each batch subscriber's events, in the job's order: one call however many types they are of.
+  };
+  /** Each batch subscriber once, with its events in the jobs' order, however many types they are of. */
+  const runBatchSubscribers = async (events: readonly DomainEvent[], failures: unknown[]) => {
     const batches = new Map<BatchSubscriber, DomainEvent[]>();
     for (const event of events) {
       for (const subscriber of batchSubscribers.get(event.type) ?? []) {
@@ -197,9 +205,20 @@ export function createEventBus(): EventBus {
     for (const [subscriber, batch] of batches) {
       await subscriber(batch).catch((error: unknown) => failures.push(error));
     }
+  };
+  // The jobs side by side, as the worker ran them before batch subscribers existed: a subscriber
+  // that waits on a provider (a purchase sent when its float top-up settles) holds up its own job
+  // only. The batch subscribers take every job's events in one call.
+  const dispatchJobs = async (jobs: ReadonlyArray<readonly DomainEvent[]>) => {
+    const failures: unknown[] = [];
+    await Promise.all([
+      ...jobs.map((events) => runSubscribers(events, failures)),
+      runBatchSubscribers(jobs.flat(), failures),
+    ]);
     if (failures.length === 1) throw failures[0];
     if (failures.length > 1) throw new AggregateError(failures, `${failures.length} domain events failed`);
   };
+  const dispatchAll = (events: readonly DomainEvent[]) => dispatchJobs([events]);
   return {
     subscribe(type, subscriber) {
       const list = subscribers.get(type) ?? [];
@@ -213,6 +232,7 @@ export function createEventBus(): EventBus {
     },
     dispatch: (event) => dispatchAll([event]),
     dispatchAll,
+    dispatchJobs,
   };
 }
 
@@ -251,6 +271,6 @@ export function domainEventJob(bus: EventBus): JobDefinition {
     handler: (data) => dispatchEventJob(bus, data as DomainEventJob),
     // The events of every job fetched, dispatched together: a burst of settled purchases reaches the
     // inbox as one batch (one transaction) rather than one per job.
-    batchHandler: (data) => bus.dispatchAll((data as DomainEventJob[]).flatMap(eventsOf)),
+    batchHandler: (data) => bus.dispatchJobs((data as DomainEventJob[]).map(eventsOf)),
   };
 }
