@@ -7,6 +7,7 @@ import type { Config, VtuProviderName, VtuServiceName } from '../config.ts';
 import { dateRangeOf } from '../date-filter.ts';
 import type { Batching } from '../db/batching.ts';
 import type { DB } from '../db/schema.ts';
+import type { WithCommit } from '../db/unit-of-work.ts';
 import { AppError, type ErrorCode } from '../errors.ts';
 import { requireTier } from '../kyc/guard.ts';
 import { requireWithin } from '../limits.ts';
@@ -231,13 +232,23 @@ async function catalogueName(
 }
 
 /**
- * A bill's order, named after its customer when a look-up of the same number just found them
- * (never a name the client sent).
+ * Accepts the purchase; its Idempotency-Key answer commits with it. A bill is named after its
+ * customer when a look-up of the same number just found them (never a name the client sent).
  */
-function named(catalogue: Catalogue, order: PurchaseOrder): PurchaseOrder {
+export function buy(
+  deps: Pick<PurchaseOpsDeps, 'accepting' | 'catalogue'>,
+  userId: string,
+  withCommit: WithCommit | undefined,
+  order: PurchaseOrder,
+) {
   const customer = customerOf(order.request);
-  const customerName = customer === null ? undefined : catalogue.verifiedCustomers.nameOf(customer);
-  return customerName === undefined ? order : { ...order, customerName };
+  const customerName = customer === null ? undefined : deps.catalogue.verifiedCustomers.nameOf(customer);
+  return acceptPurchase(
+    deps.accepting,
+    userId,
+    customerName === undefined ? order : { ...order, customerName },
+    withCommit,
+  );
 }
 
 /** The purchase operations, closed over the module's deps. */
@@ -260,20 +271,15 @@ export const purchaseOperations = (deps: PurchaseOpsDeps) => [
       requireSold(provider.airtimeAmounts, face, 'airtime');
       const price = priced(markupOf, 'airtime', name, face);
       const phone = localPhone(input.phone);
-      return acceptPurchase(
-        deps.accepting,
-        caller.userId,
-        {
-          service: 'airtime',
-          provider: name,
-          network: input.network,
-          recipient: phone,
-          request: { service: 'airtime', network: input.network, phone, amountKobo: face },
-          ...price,
-          description: `${formatNaira(face)} ${networkNames[input.network]} airtime to ${phone}`,
-        },
-        withCommit,
-      );
+      return buy(deps, caller.userId, withCommit, {
+        service: 'airtime',
+        provider: name,
+        network: input.network,
+        recipient: phone,
+        request: { service: 'airtime', network: input.network, phone, amountKobo: face },
+        ...price,
+        description: `${formatNaira(face)} ${networkNames[input.network]} airtime to ${phone}`,
+      });
     },
   }),
   defineOperation({
@@ -296,20 +302,15 @@ export const purchaseOperations = (deps: PurchaseOpsDeps) => [
       const price = priced(markupOf, 'data', name, plan.wholesaleKobo);
       requireAmount(input.amount, price.retailKobo);
       const phone = localPhone(input.phone);
-      return acceptPurchase(
-        deps.accepting,
-        caller.userId,
-        {
-          service: 'data',
-          provider: name,
-          network: input.network,
-          recipient: phone,
-          request: { service: 'data', network: input.network, planId: plan.planId, phone },
-          ...price,
-          description: descriptions.data(input.network, plan.name, phone),
-        },
-        withCommit,
-      );
+      return buy(deps, caller.userId, withCommit, {
+        service: 'data',
+        provider: name,
+        network: input.network,
+        recipient: phone,
+        request: { service: 'data', network: input.network, planId: plan.planId, phone },
+        ...price,
+        description: descriptions.data(input.network, plan.name, phone),
+      });
     },
   }),
   defineOperation({
@@ -328,28 +329,23 @@ export const purchaseOperations = (deps: PurchaseOpsDeps) => [
       const plan = chosenPlan(plans, input.plan_id, input.identifier);
       const price = priced(markupOf, 'cable', name, plan.wholesaleKobo);
       requireAmount(input.amount, price.retailKobo);
-      return acceptPurchase(
-        deps.accepting,
-        caller.userId,
-        named(deps.catalogue, {
+      return buy(deps, caller.userId, withCommit, {
+        service: 'cable',
+        provider: name,
+        network: null,
+        recipient: input.iuc,
+        request: {
           service: 'cable',
-          provider: name,
-          network: null,
-          recipient: input.iuc,
-          request: {
-            service: 'cable',
-            provider: input.identifier,
-            iuc: input.iuc,
-            planId: plan.planId,
-            amountKobo: plan.wholesaleKobo,
-            phone: localPhone(input.phone),
-            subscriptionType: input.subscription_type,
-          },
-          ...price,
-          description: descriptions.cable(input.identifier, plan.name, input.iuc),
-        }),
-        withCommit,
-      );
+          provider: input.identifier,
+          iuc: input.iuc,
+          planId: plan.planId,
+          amountKobo: plan.wholesaleKobo,
+          phone: localPhone(input.phone),
+          subscriptionType: input.subscription_type,
+        },
+        ...price,
+        description: descriptions.cable(input.identifier, plan.name, input.iuc),
+      });
     },
   }),
   defineOperation({
@@ -368,27 +364,22 @@ export const purchaseOperations = (deps: PurchaseOpsDeps) => [
       const disco = await catalogueName(deps.catalogue.discos(), input.plan);
       const face = nairaToKobo(input.amount);
       const price = priced(markupOf, 'electricity', name, face);
-      return acceptPurchase(
-        deps.accepting,
-        caller.userId,
-        named(deps.catalogue, {
+      return buy(deps, caller.userId, withCommit, {
+        service: 'electricity',
+        provider: name,
+        network: null,
+        recipient: input.meter,
+        request: {
           service: 'electricity',
-          provider: name,
-          network: null,
-          recipient: input.meter,
-          request: {
-            service: 'electricity',
-            disco: input.plan,
-            meter: input.meter,
-            meterType: input.type,
-            amountKobo: face,
-            phone: localPhone(input.phone),
-          },
-          ...price,
-          description: `${formatNaira(face)} ${discoName(disco)} ${input.type} electricity for meter ${input.meter}`,
-        }),
-        withCommit,
-      );
+          disco: input.plan,
+          meter: input.meter,
+          meterType: input.type,
+          amountKobo: face,
+          phone: localPhone(input.phone),
+        },
+        ...price,
+        description: `${formatNaira(face)} ${discoName(disco)} ${input.type} electricity for meter ${input.meter}`,
+      });
     },
   }),
   defineOperation({
@@ -406,25 +397,20 @@ export const purchaseOperations = (deps: PurchaseOpsDeps) => [
       const company = await catalogueName(deps.catalogue.bettingCompanies(), input.betting_company);
       const face = nairaToKobo(input.amount);
       const price = priced(markupOf, 'betting', name, face);
-      return acceptPurchase(
-        deps.accepting,
-        caller.userId,
-        named(deps.catalogue, {
+      return buy(deps, caller.userId, withCommit, {
+        service: 'betting',
+        provider: name,
+        network: null,
+        recipient: input.customer_id,
+        request: {
           service: 'betting',
-          provider: name,
-          network: null,
-          recipient: input.customer_id,
-          request: {
-            service: 'betting',
-            company: input.betting_company,
-            customerId: input.customer_id,
-            amountKobo: face,
-          },
-          ...price,
-          description: `${formatNaira(face)} to ${company} account ${input.customer_id}`,
-        }),
-        withCommit,
-      );
+          company: input.betting_company,
+          customerId: input.customer_id,
+          amountKobo: face,
+        },
+        ...price,
+        description: `${formatNaira(face)} to ${company} account ${input.customer_id}`,
+      });
     },
   }),
   defineOperation({
@@ -466,27 +452,22 @@ export const purchaseOperations = (deps: PurchaseOpsDeps) => [
       };
       requireAmount(input.amount, price.retailKobo);
       const phone = localPhone(input.phone);
-      return acceptPurchase(
-        deps.accepting,
-        caller.userId,
-        {
+      return buy(deps, caller.userId, withCommit, {
+        service: 'education',
+        provider: name,
+        network: null,
+        recipient: input.profile_id ?? phone,
+        request: {
           service: 'education',
-          provider: name,
-          network: null,
-          recipient: input.profile_id ?? phone,
-          request: {
-            service: 'education',
-            exam: input.exam,
-            variation: item.variation,
-            quantity: input.quantity,
-            phone,
-            ...(input.profile_id === undefined ? {} : { profileId: input.profile_id }),
-          },
-          ...price,
-          description: `${input.quantity} × ${withoutPrice(item.name)}`,
+          exam: input.exam,
+          variation: item.variation,
+          quantity: input.quantity,
+          phone,
+          ...(input.profile_id === undefined ? {} : { profileId: input.profile_id }),
         },
-        withCommit,
-      );
+        ...price,
+        description: `${input.quantity} × ${withoutPrice(item.name)}`,
+      });
     },
   }),
   defineOperation({

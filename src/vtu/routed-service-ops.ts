@@ -7,9 +7,9 @@ import { defineOperation } from '../operation.ts';
 import type { Network, SocialServiceItem } from '../providers/vtu/vtu-provider.ts';
 import { networkNames } from '../shared/networks.ts';
 import { localPhone } from '../shared/prefixes.ts';
-import { acceptPurchase } from './accept.ts';
 import {
   authorise,
+  buy,
   type PurchaseOpsDeps,
   purchaseErrors,
   requireAmount,
@@ -23,7 +23,7 @@ import { checkOrderLink } from './social-links.ts';
 // The services the specification routes but names no operation for (API.md section 14): social
 // services through the SMM panel and airtime-to-cash through the bills party. Both run the
 // purchase path's checks in its order (schema → auth → Tier 1 → PIN → recipient → price) and are
-// accepted, sent, settled and requeried by the same pipeline as the six purchases.
+// accepted, sent, settled and requeried by the same stages as the six purchases (module.ts).
 
 const tags = ['vtu'];
 
@@ -108,26 +108,21 @@ export const routedServiceOperations = (deps: PurchaseOpsDeps) => [
       // What the panel charges for the order (its rate, rounded up as it rounds): never more than ours.
       const wholesaleKobo = perThousand(item.ratePer1000Kobo, input.quantity);
       requireAmount(input.amount, amountKobo);
-      return acceptPurchase(
-        deps.accepting,
-        caller.userId,
-        {
+      return buy(deps, caller.userId, withCommit, {
+        service: 'social',
+        provider: name,
+        network: null,
+        recipient: input.link,
+        request: {
           service: 'social',
-          provider: name,
-          network: null,
-          recipient: input.link,
-          request: {
-            service: 'social',
-            serviceId: item.serviceId,
-            link: input.link,
-            quantity: input.quantity,
-          },
-          wholesaleKobo,
-          markupKobo: amountKobo - wholesaleKobo,
-          description: `${input.quantity} × ${item.name}`,
+          serviceId: item.serviceId,
+          link: input.link,
+          quantity: input.quantity,
         },
-        withCommit,
-      );
+        wholesaleKobo,
+        markupKobo: amountKobo - wholesaleKobo,
+        description: `${input.quantity} × ${item.name}`,
+      });
     },
   }),
   defineOperation({
@@ -172,31 +167,26 @@ export const routedServiceOperations = (deps: PurchaseOpsDeps) => [
       const sendTo = await deps.catalogue.airtimeToCashLine(input.network).catch(upstream);
       const { name } = routed(deps, 'airtime_to_cash');
       const phone = localPhone(input.phone);
-      return acceptPurchase(
-        deps.accepting,
-        caller.userId,
-        {
+      return buy(deps, caller.userId, withCommit, {
+        service: 'airtime_to_cash',
+        provider: name,
+        network: input.network,
+        recipient: phone,
+        request: {
           service: 'airtime_to_cash',
-          provider: name,
           network: input.network,
-          recipient: phone,
-          request: {
-            service: 'airtime_to_cash',
-            network: input.network,
-            phone,
-            amountKobo,
-            sendTo,
-            payoutRateBp: rateBp,
-          },
-          direction: 'credit',
-          creditKobo: payoutKobo,
-          wholesaleKobo: amountKobo,
-          markupKobo: 0n,
-          // The payout is the record's amount (it follows the airtime confirmed): not written here again.
-          description: `${formatNaira(amountKobo)} ${networkNames[input.network]} airtime from ${phone} to cash at ${rateBp / 100}%`,
+          phone,
+          amountKobo,
+          sendTo,
+          payoutRateBp: rateBp,
         },
-        withCommit,
-      );
+        direction: 'credit',
+        creditKobo: payoutKobo,
+        wholesaleKobo: amountKobo,
+        markupKobo: 0n,
+        // The payout is the record's amount (it follows the airtime confirmed): not written here again.
+        description: `${formatNaira(amountKobo)} ${networkNames[input.network]} airtime from ${phone} to cash at ${rateBp / 100}%`,
+      });
     },
   }),
 ];
