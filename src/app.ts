@@ -137,7 +137,7 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
   registerAirtimeCashCallbackRoute(app, ctx.modules.vtu.api);
   ctx.sandbox?.registerRoutes(app);
   // The service's side of POST /__sandbox/clock, which reaches it over HTTP with the sandbox's token.
-  if (ctx.sandbox !== undefined && ctx.sandboxClock !== undefined) {
+  if (ctx.sandbox !== undefined) {
     registerSandboxClockRoute(app, { jobs: ctx.jobs, token: ctx.sandbox.clockJobsToken });
   }
   // Without a build (web/dist is made on the first start by main.ts), the service is the API alone.

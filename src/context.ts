@@ -8,7 +8,6 @@ import { createAlertsModule } from './alerts/module.ts';
 import { createAuthModule } from './auth/module.ts';
 import { createBeneficiariesModule } from './beneficiaries/module.ts';
 import { createCatalogueModule } from './catalogue/module.ts';
-import { setMarkup } from './catalogue/pricing.ts';
 import { type Clock, createSandboxClock, type SandboxClock, systemClock } from './clock.ts';
 import type { Config, VtuProviderName } from './config.ts';
 import { configuredTarget, type Database, type DatabaseTarget, openDatabase } from './db/database.ts';
@@ -57,6 +56,7 @@ import {
   SANDBOX_KYC_SECRET,
   SANDBOX_SMS_API_KEY,
   type Sandbox,
+  type SandboxState,
 } from './sandbox/state.ts';
 import { SANDBOX_AIRTIME_CASH_API_KEY, sandboxAirtimeCashPath } from './sandbox/vtu/airtime-cash.ts';
 import {
@@ -170,6 +170,7 @@ function createModules(infra: Infrastructure) {
     logger,
     providers: infra.vtuProviders,
     payments: infra.payments,
+    markupMax: config.vtu.markupMax,
     // The rate limits' namespace is already distinct per deployment and per test world.
     redisPrefix: `${infra.rateLimitNamespace}catalogue:`,
   });
@@ -216,6 +217,16 @@ function createModules(infra: Infrastructure) {
     resolveHost: infra.resolveHost,
     debitRules: infra.debitRules,
   });
+  const growth = createGrowthModule({ db, clock, jobs, config: config.growth });
+  // A lock records the milestones it reaches in its own transaction, through growth's api.
+  const savings = createSavingsModule({
+    db,
+    clock,
+    jobs,
+    logger,
+    config: config.savings,
+    reachMilestones: growth.api.reachMilestones,
+  });
   // In the order of the contract's operations (API.md, /openapi.json), not the order of building.
   return {
     auth,
@@ -243,7 +254,7 @@ function createModules(infra: Infrastructure) {
     }),
     catalogue,
     vtu,
-    savings: createSavingsModule({ db, clock, jobs, logger, config: config.savings }),
+    savings,
     transfers: createTransfersModule({
       db,
       clock,
@@ -253,7 +264,7 @@ function createModules(infra: Infrastructure) {
       config: config.transfers,
     }),
     beneficiaries: createBeneficiariesModule({ db, clock }),
-    growth: createGrowthModule({ db, clock, jobs, config: config.growth }),
+    growth,
     notifications,
     push,
     // After the modules whose work an administrator runs now (funding, vtu, catalogue).
@@ -261,7 +272,7 @@ function createModules(infra: Infrastructure) {
       db,
       reconcileFunding: funding.api.reconcile,
       requeryPurchases: () => vtu.api.requeryDue({ includeNotDue: true }),
-      setMarkup: (change) => setMarkup({ db, clock, markupMax: config.vtu.markupMax }, change),
+      setMarkup: catalogue.api.setMarkup,
     }),
   } satisfies Record<string, DomainModule>;
 }
@@ -399,15 +410,75 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     config.adminPhones.map((p) => toE164(p)).filter((p): p is string => p !== null),
   );
 
-  // The job queue exists before the modules, which enqueue through it; their jobs are registered
-  // with it once they are built (jobs.define below).
-  let jobs: JobQueue;
+  // What is open so far, closed again by close() or by a failed start, whichever comes.
+  const opened: Opened = { database, outbound, ownPushAgent };
   try {
-    jobs = await createJobQueue(database, { logger, runWorkers: config.runWorker });
+    return await composeContext(config, overrides, opened, {
+      logger,
+      clock,
+      sandboxClock,
+      baseUrl,
+      sandboxState,
+      adapters: { sms, payments, mailer, push, kycProvider, documents, vtuProviders },
+      adminPhones,
+    });
   } catch (error) {
-    await database.close();
+    await closeOpened(opened);
     throw error;
   }
+}
+
+/** What a context holds open, in the order close() ends it: jobs, cache, pools, database. */
+type Opened = {
+  jobs?: JobQueue;
+  catalogue?: { close(): Promise<void> };
+  outbound: Dispatcher;
+  ownPushAgent: Agent | undefined;
+  database: Database;
+};
+
+async function closeOpened(opened: Opened): Promise<void> {
+  await opened.jobs?.stop();
+  await opened.catalogue?.close();
+  // Every call to an outside party has ended (purchases drained, jobs stopped) or ends now.
+  await opened.outbound.close();
+  opened.ownPushAgent?.destroy();
+  await opened.database.close();
+}
+
+/**
+ * The second half of createContext, once the database and the adapters exist: the job queue, the
+ * modules, their jobs and subscribers, and the sandbox. Whatever it opens goes into `opened`.
+ */
+async function composeContext(
+  config: Config,
+  overrides: ContextOverrides,
+  opened: Opened,
+  parts: {
+    logger: Logger;
+    clock: Clock;
+    sandboxClock: SandboxClock | undefined;
+    baseUrl: { current: string };
+    sandboxState: SandboxState | undefined;
+    adapters: {
+      sms: SmsSender;
+      payments: PaymentProvider;
+      mailer: Mailer;
+      push: PushSender;
+      kycProvider: KycProvider;
+      documents: DocumentStore;
+      vtuProviders: Record<VtuProviderName, VtuProvider>;
+    };
+    adminPhones: ReadonlySet<string>;
+  },
+): Promise<Context> {
+  const { logger, clock, sandboxClock, baseUrl, sandboxState, adminPhones } = parts;
+  const { sms, payments, mailer, push, kycProvider, documents, vtuProviders } = parts.adapters;
+  const { database } = opened;
+  // The job queue exists before the modules, which enqueue through it; their jobs are registered
+  // with it once they are built (jobs.define below).
+  const jobs = await createJobQueue(database, { logger, runWorkers: config.runWorker });
+  opened.jobs = jobs;
   const events = createEventBus();
 
   const infrastructure: Infrastructure = {
@@ -431,20 +502,13 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     debitRules: overrides.debitRules ?? [],
   };
   const modules = createModules(infrastructure);
+  opened.catalogue = modules.catalogue;
   const moduleList: DomainModule[] = Object.values(modules);
-
-  try {
-    await jobs.define([
-      domainEventJob(events),
-      idempotencyPurgeJob(database.db, clock),
-      ...moduleList.flatMap((m) => m.jobs),
-    ]);
-  } catch (error) {
-    await jobs.stop();
-    await modules.catalogue.close();
-    await database.close();
-    throw error;
-  }
+  await jobs.define([
+    domainEventJob(events),
+    idempotencyPurgeJob(database.db, clock),
+    ...moduleList.flatMap((m) => m.jobs),
+  ]);
   for (const subscription of moduleList.flatMap((m) => m.subscribers)) {
     if ('handleBatch' in subscription) events.subscribeBatch(subscription.event, subscription.handleBatch);
     else events.subscribe(subscription.event, subscription.handle);
@@ -475,12 +539,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       // A purchase being sent finishes (or times out) and is settled before the database goes.
       await modules.vtu.api.drained();
       await modules.funding.api.paymentEvents.drained();
-      await jobs.stop();
-      await modules.catalogue.close();
-      // Every call to an outside party has ended (purchases drained, jobs stopped) or ends now.
-      await outbound.close();
-      ownPushAgent?.destroy();
-      await database.close();
+      await closeOpened(opened);
     },
   };
 }

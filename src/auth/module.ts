@@ -10,7 +10,7 @@ import { verifiedEmailsOf } from './users.ts';
 // verified email, the transaction PIN. Other modules reach users through `api` below.
 
 /** The job that deletes the tokens and sessions that can no longer be used. */
-export const JOB_AUTH_SESSION_PURGE = 'auth.purge-expired-sessions';
+const JOB_AUTH_SESSION_PURGE = 'auth.purge-expired-sessions';
 
 export type AuthModuleDeps = AuthDeps & {
   /** Batches the reads that many requests make at once (the authentication, the shared PIN reads). */
@@ -23,8 +23,6 @@ export type AuthModule = DomainModule & {
     authenticate: (accessToken: string) => Promise<Caller | null>;
     /** A user's PIN columns read under a shared row lock, batched: right PINs are judged on it (pin.ts). */
     sharedPinReads: SharedPinReads;
-    /** The user's email address when it is verified, else null: only a verified address gets email. */
-    verifiedEmailOf: (userId: string) => Promise<string | null>;
     /**
      * The verified addresses of many users by user id, in one read on the handle given (the caller's
      * transaction, where it decides in one); the others are absent.
@@ -52,8 +50,7 @@ export function createAuthModule(deps: AuthModuleDeps): AuthModule {
     subscribers: [],
     api: {
       authenticate: createAuthenticator(deps, deps.batching),
-      sharedPinReads: createSharedPinReads(() => deps.db, deps.batching),
-      verifiedEmailOf: async (userId) => (await verifiedEmailsOf(deps.db, [userId])).get(userId) ?? null,
+      sharedPinReads: createSharedPinReads(deps.db, deps.batching),
       verifiedEmailsOf,
     },
   };

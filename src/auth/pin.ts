@@ -114,12 +114,12 @@ export async function readBuyerStates(db: Kysely<DB>, userIds: string[]): Promis
  * never holds up the others' purchases in the batch, and the statement can never be part of a
  * deadlock. Shared locks do not conflict: a user's right PINs do not wait for each other.
  */
-export function createSharedPinReads(db: () => Kysely<DB>, batching: Batching): SharedPinReads {
+export function createSharedPinReads(db: Kysely<DB>, batching: Batching): SharedPinReads {
   return batching.loader(
     async (userIds: string[]) => {
       const { rows } = await statement<PinState & { id: string }>('auth.pin-states-shared')`
           select id, pin_hash, pin_failed_count, pin_locked_until from users
-          where id = any(${userIds}::uuid[]) for share skip locked`.execute(db());
+          where id = any(${userIds}::uuid[]) for share skip locked`.execute(db);
       return new Map(rows.map(({ id, ...state }) => [id, state]));
     },
     { batchMax: 200, concurrency: 4 },

@@ -3,15 +3,25 @@ import type { DB } from '../db/schema.ts';
 import type { DomainModule } from '../module.ts';
 import { type Catalogue, type CatalogueDeps, createCatalogue } from './catalogue.ts';
 import { catalogueOperations } from './ops.ts';
+import { setMarkup } from './pricing.ts';
 
 // The catalogues of the routed providers and the payment provider's banks, cached (catalogue.ts),
 // the retail prices over them (pricing.ts), and the customer look-ups before a purchase
 // (lookups.ts). VTU prices its purchases from the api; KYC checks a bank against it.
 
-export type CatalogueModuleDeps = CatalogueDeps & { db: Kysely<DB> };
+export type CatalogueModuleDeps = CatalogueDeps & {
+  db: Kysely<DB>;
+  /** The bounds of a markup an administrator may set. */
+  markupMax: Parameters<typeof setMarkup>[0]['markupMax'];
+};
 
-/** What other modules read: the cached catalogues, the routing, and the customers looked up lately. */
-export type CatalogueApi = Catalogue;
+/**
+ * What other modules use: the cached catalogues, the routing and the customers looked up lately,
+ * and the setting of a markup (the administrator's).
+ */
+export type CatalogueApi = Catalogue & {
+  setMarkup: (change: Parameters<typeof setMarkup>[1]) => ReturnType<typeof setMarkup>;
+};
 
 export type CatalogueModule = DomainModule & {
   api: CatalogueApi;
@@ -30,7 +40,10 @@ export function createCatalogueModule(deps: CatalogueModuleDeps): CatalogueModul
     }),
     jobs: [],
     subscribers: [],
-    api: catalogue,
+    api: {
+      ...catalogue,
+      setMarkup: (change) => setMarkup({ db: deps.db, clock: deps.clock, markupMax: deps.markupMax }, change),
+    },
     close,
   };
 }

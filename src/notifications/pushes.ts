@@ -7,7 +7,7 @@ import { settingsOf, settingsOfUsers, switchedOn } from './settings.ts';
 // enqueues the next. The devices and the sending are push's (src/push/module.ts).
 
 /** Devices a broadcast page pushes to at most. */
-export const broadcastPageSize = 500;
+const broadcastPageSize = 500;
 
 type PushesDeps = Pick<NotificationsDeps, 'db' | 'jobs' | 'push'>;
 

@@ -51,7 +51,7 @@ export const inboxSubscriptions = (deps: NotificationsDeps): Subscription[] =>
  * nothing twice. Entries are dated when the fact happened, not when the job ran: the inbox reads in
  * the order of events. Answers the counts of what it made.
  */
-export async function deliverEvents(
+async function deliverEvents(
   deps: NotificationsDeps,
   events: readonly DomainEvent[],
 ): Promise<{ entries: number; emails: number; pushes: number }> {

@@ -5,7 +5,7 @@ import type { DB, SavingsLocksTable } from '../db/schema.ts';
 import { inUnitOfWork, type WithCommit } from '../db/unit-of-work.ts';
 import { AppError, notFound } from '../errors.ts';
 import { type DomainEvent, publishEvents } from '../events/domain-events.ts';
-import { reachMilestones } from '../growth/milestones.ts';
+import type { reachMilestones } from '../growth/milestones.ts';
 import { newId } from '../ids.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { systemAccounts, userAccount } from '../ledger/accounts.ts';
@@ -24,6 +24,8 @@ export type SavingsDeps = {
   clock: Clock;
   jobs: JobQueue;
   config: Config['savings'];
+  /** Growth's: records the savings milestones a lock reached, in the lock's transaction. */
+  reachMilestones: typeof reachMilestones;
 };
 
 type LockRow = {
@@ -124,7 +126,7 @@ export async function createLock(
       .select((eb) => eb.fn.sum<string>('amount').as('total'))
       .where('user_id', '=', userId)
       .executeTakeFirstOrThrow();
-    const reached = await reachMilestones(trx, userId, BigInt(total.total), config.milestonesKobo, now);
+    const reached = await deps.reachMilestones(trx, userId, BigInt(total.total), config.milestonesKobo, now);
     const occurredAt = now.toISOString();
     await publishEvents(deps.jobs, trx, [
       {

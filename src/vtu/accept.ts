@@ -55,7 +55,7 @@ export type AcceptRequest = {
  * Purchases per batch at most: a transaction of a hundred purchases holds the in-flight account's
  * row lock for a few milliseconds, and a crowd larger than that waits for the next batch anyway.
  */
-export const acceptBatchMax = 100;
+const acceptBatchMax = 100;
 
 /**
  * The batcher that runs acceptPurchases. A batch that threw may have committed (its COMMIT's answer
@@ -147,7 +147,7 @@ async function handToDispatchJob(
  * INSERT, their dispatch enqueued as one durable job, their Idempotency-Key answers written, and
  * their debits written by one statement.
  */
-export async function acceptPurchases(
+async function acceptPurchases(
   deps: AcceptanceDeps,
   requests: AcceptRequest[],
 ): Promise<BatchResults<VtuTransactionView>> {
@@ -228,7 +228,7 @@ export async function acceptPurchases(
  * progress while this looks, the run alone meets the purchase's own id and fails: the caller gets a
  * 5xx, and its Idempotency-Key, completed by that commit, replays the one answer.
  */
-export async function recoverAcceptances(
+async function recoverAcceptances(
   deps: AcceptanceDeps,
   requests: AcceptRequest[],
 ): Promise<BatchResults<VtuTransactionView>> {

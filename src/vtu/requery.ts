@@ -171,7 +171,7 @@ async function requery(deps: DispatchDeps, purchase: VtuTransaction): Promise<Re
 }
 
 /** Alerts operations, once per purchase, that it is still unresolved; it stays processing. */
-export async function alertStuck(deps: SettlementDeps, id: string, minutes: number): Promise<void> {
+async function alertStuck(deps: SettlementDeps, id: string, minutes: number): Promise<void> {
   await deps.db.transaction().execute(async (trx) => {
     const purchase = await lockPurchase(trx, id);
     if (purchase.status !== 'processing' || purchase.stuck_alerted_at !== null) return;

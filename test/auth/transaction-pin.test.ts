@@ -285,7 +285,7 @@ describe('transaction PIN', () => {
           db: restarted.db,
           clock: systemClock,
           pepper: world.ctx.config.secrets.pepper,
-          sharedPinReads: createSharedPinReads(() => restarted.db, restarted.batching),
+          sharedPinReads: createSharedPinReads(restarted.db, restarted.batching),
         };
         const right = await check(me.userId, '1234', using);
         assert.ok(right !== 'ok' && right.code === 'PIN_LOCKED', JSON.stringify(right));
