@@ -70,6 +70,14 @@ module.exports = {
       to: { path: [domain, '^src/ledger/', '^src/context\\.ts$'] },
     },
     {
+      name: 'sandbox-apart-from-adapters',
+      severity: 'error',
+      comment:
+        "A simulator reads the wire format on its own, so that an adapter's mistake is not copied into the party it is tested against; only the mailer is shared (the sandbox's mailbox is one).",
+      from: { path: '^src/sandbox/' },
+      to: { path: '^src/providers/', pathNot: '^src/providers/email/' },
+    },
+    {
       name: 'context-from-roots-only',
       severity: 'error',
       comment: 'Only src/main.ts, src/app.ts and tests see the composed whole (src/context.ts).',

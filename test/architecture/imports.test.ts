@@ -45,6 +45,11 @@ const tree: Record<string, string> = {
   // The simulator reaching into the service.
   'src/sandbox/sms.ts':
     "import type { Context } from '../context.ts';\nexport const fake = (ctx?: Context) => ctx;\n",
+  // A simulator borrowing an adapter's reading of the wire; the mailer alone is shared.
+  'src/sandbox/bills.ts': "import { sms } from '../providers/sms.ts';\nexport const bills = sms;\n",
+  'src/sandbox/mailbox.ts':
+    "import { mailer } from '../providers/email/mailer.ts';\nexport const box = mailer;\n",
+  'src/providers/email/mailer.ts': 'export const mailer = {};\n',
   'src/http/router.ts':
     "import type { Context } from '../context.ts';\nexport const http = (ctx?: Context) => ctx;\n",
   // The composition root and the process may see all of it.
@@ -81,6 +86,7 @@ describe('the import rules (.dependency-cruiser.cjs)', () => {
       'no-circular: src/wallet/row.ts -> src/wallet/view.ts',
       'providers-alone: src/providers/sms.ts -> src/sandbox/sms.ts',
       'resolvable: src/wallet/typo.ts -> ./missing.ts',
+      'sandbox-apart-from-adapters: src/sandbox/bills.ts -> src/providers/sms.ts',
       'sandbox-from-composition-only: src/providers/sms.ts -> src/sandbox/sms.ts',
       'sandbox-over-http: src/sandbox/sms.ts -> src/context.ts',
     ]);
