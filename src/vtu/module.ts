@@ -16,6 +16,7 @@ import {
   JOB_VTU_DISPATCH,
 } from './dispatch.ts';
 import { createFloatInFlight, type FloatDeps, type FloatInFlight, failPurchasesWaitingFor } from './float.ts';
+import { requeryAwaitedDeliveries } from './late-delivery.ts';
 import { createPurchaseReads, type PurchaseOpsDeps, purchaseOperations } from './purchase-ops.ts';
 import type { PurchaseOrder, VtuTransactionView } from './purchases.ts';
 import {
@@ -35,6 +36,7 @@ import { type SettlementDeps, settlePurchasesBatcher } from './settlement.ts';
 //     → the provider's adapter → settlePurchases (settlement.ts)
 //   JOB_VTU_DISPATCH (the acceptance's safety net) → dispatchPurchase
 //   JOB_VTU_REQUERY (every minute) → requeryDuePurchases (requery.ts) → settlePurchases
+//                                   → requeryAwaitedDeliveries (late-delivery.ts): tokens, pins to come
 //
 // The module owns what the stages share: the group commit of acceptances, claims and settlements
 // (one batcher each, named after the function it runs), the bound on purchases sent at once, what
@@ -58,7 +60,10 @@ export type VtuModuleDeps = Omit<PurchaseOpsDeps, 'purchaseReads' | 'accepting'>
 
 /** What other modules (and the composition root, and tests) may call of the purchases. */
 export type VtuApi = {
-  /** Requeries the purchases whose requery is due; with includeNotDue, every one still processing (adminReconcile). */
+  /**
+   * Requeries the purchases whose requery is due, and the successes whose token or pins are due to
+   * be asked for again; with includeNotDue, every one still processing or awaited (adminReconcile).
+   */
   requeryDue(options?: { includeNotDue?: boolean }): Promise<RequeryCounts>;
   /** Requeries one sent purchase of the service still processing, by reference (a provider's callback); null if none. */
   requeryReference(service: VtuService, reference: string): Promise<RequeryCounts | null>;
@@ -133,9 +138,13 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
         retryDelaySeconds: 30,
         expireInSeconds: 300,
         runOnClockAdvance: true,
+        // Also the successes still awaiting their token or pins (late-delivery.ts), on the same
+        // schedule: they move no money, and are asked about until they come.
         handler: async () => {
           const counts = await requeryDuePurchases(dispatching, requeryOptions);
           if (counts.checked > 0) logger.info({ counts }, 'purchase requery run');
+          const deliveries = await requeryAwaitedDeliveries(dispatching, requeryOptions);
+          if (deliveries.checked > 0) logger.info({ deliveries }, 'awaited deliveries requery run');
         },
       },
     ],
@@ -149,7 +158,11 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
       ),
     ],
     api: {
-      requeryDue: (options = {}) => requeryDuePurchases(dispatching, { ...requeryOptions, ...options }),
+      async requeryDue(options = {}) {
+        const counts = await requeryDuePurchases(dispatching, { ...requeryOptions, ...options });
+        await requeryAwaitedDeliveries(dispatching, { ...requeryOptions, ...options });
+        return counts;
+      },
       requeryReference: (service, reference) =>
         requeryByReference(dispatching, service, reference, requeryOptions),
       acceptPurchase: (userId, order, withCommit) => acceptPurchase(accepting, userId, order, withCommit),
