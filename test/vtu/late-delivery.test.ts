@@ -8,7 +8,7 @@ import { saveSubscription } from '../../src/push/subscriptions.ts';
 import type { SandboxEmail } from '../../src/sandbox/state.ts';
 import { purchasePostings } from '../../src/vtu/purchases.ts';
 import { onPostgres } from '../helpers/database.ts';
-import { runDomainEvents, runQueuedJobs } from '../helpers/domain-events.ts';
+import { publishedEvents, runDomainEvents, runQueuedJobs } from '../helpers/domain-events.ts';
 import { type PushService, startPushService, type TestSubscription } from '../helpers/push-service.ts';
 import { createWorld, get, ok, type SignedIn, signInAgain, type World } from '../helpers/world.ts';
 import { advanceClock, type Buyer, bought, buyer, current, mtn } from './purchase-support.ts';
@@ -282,4 +282,77 @@ describe(`tokens and pins that come after the success (${onPostgres() ? 'Postgre
 
   /** A fresh session for the buyer, whose access token the sandbox clock has expired. */
   const userSession = (user: Buyer): Promise<SignedIn> => signInAgain(world, user.phone);
+});
+
+describe('a token awaited across a restart, with two processes asking at once (PostgreSQL)', {
+  skip: onPostgres()
+    ? false
+    : 'needs DATABASE_URL: two services on one database; PGlite has one connection, so a race proves nothing',
+}, () => {
+  // The provider outlives the services: a world here hosts the sandbox simulators, and each service
+  // reaches them over HTTP (SANDBOX_VTU_BASE_URL), as a real provider's would be reached.
+  let provider: World;
+  before(async () => {
+    provider = await createWorld();
+  });
+  after(() => provider.close());
+
+  const service = () =>
+    createWorld({ sameDatabaseAs: provider, env: { SANDBOX_VTU_BASE_URL: provider.baseUrl } });
+
+  it('the service that took the purchase stops; two started after it both requery; the token is kept and told once', async () => {
+    const first = await service();
+    let id: string;
+    let reference: string;
+    let userId: string;
+    try {
+      const user = await buyer(first, 10_000);
+      userId = user.userId;
+      const purchase = await bought(first, user, 'buyElectricity', {
+        plan: 'ikeja-electric',
+        meter: '45012345676',
+        type: 'prepaid',
+        amount: 2_000,
+        phone: mtn('5'),
+      });
+      assert.equal(purchase.status, 'success');
+      assert.equal(purchase.token, undefined);
+      ({ id, reference } = purchase);
+    } finally {
+      await first.close();
+    }
+
+    const [second, third] = await Promise.all([service(), service()]);
+    try {
+      // Both come to the requery due at once: both ask the provider, one keeps the answer.
+      await Promise.all([advanceClock(second, 16), advanceClock(third, 16)]);
+      const stored = await second.ctx.db
+        .selectFrom('vtu_transactions')
+        .select(['status', 'token', 'delivery_awaited_at'])
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      assert.equal(stored.status, 'success');
+      assert.match(stored.token ?? '', /^\d{20}$/);
+      assert.equal(stored.delivery_awaited_at, null);
+      const arrivals = (await publishedEvents(second, 'vtu.delivery_arrived')).filter(
+        (event) => event.transactionId === id,
+      );
+      assert.equal(arrivals.length, 1, 'one arrival, whoever kept it');
+      assert.equal(arrivals[0]?.token, stored.token);
+      const postings = await second.ctx.db
+        .selectFrom('ledger_transactions')
+        .select('reference')
+        .where('reference', 'like', `vtu:${reference}:%`)
+        .execute();
+      assert.deepEqual(postings.map((p) => p.reference).sort(), [
+        purchasePostings.debit(reference),
+        purchasePostings.settle(reference),
+      ]);
+      assert.equal((await userBalances(second.ctx.db, userId)).wallet, 800_000n);
+      const check = await checkLedger(second.ctx.db);
+      assert.ok(check.ok, JSON.stringify(check.imbalances));
+    } finally {
+      await Promise.all([second.close(), third.close()]);
+    }
+  });
 });
