@@ -8,6 +8,7 @@ import { createAlertsModule } from './alerts/module.ts';
 import { createAuthModule } from './auth/module.ts';
 import { createBeneficiariesModule } from './beneficiaries/module.ts';
 import { createCatalogueModule } from './catalogue/module.ts';
+import { createDisputesModule } from './disputes/module.ts';
 import { type Clock, createSandboxClock, type SandboxClock, systemClock } from './clock.ts';
 import type { Config, VtuProviderName } from './config.ts';
 import { configuredTarget, type Database, type DatabaseTarget, openDatabase } from './db/database.ts';
@@ -273,6 +274,15 @@ function createModules(infra: Infrastructure) {
       reconcileFunding: funding.api.reconcile,
       requeryPurchases: () => vtu.api.requeryDue({ includeNotDue: true }),
       setMarkup: catalogue.api.setMarkup,
+    }),
+    // A disputed purchase is asked of the purchases' api; the outcome reaches the person through
+    // the notifications module's subscription to its event.
+    disputes: createDisputesModule({
+      db,
+      clock,
+      jobs,
+      windowDays: config.disputes.windowDays,
+      purchaseRecord: vtu.api.purchaseRecord,
     }),
   } satisfies Record<string, DomainModule>;
 }

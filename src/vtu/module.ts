@@ -16,6 +16,7 @@ import {
   JOB_VTU_DISPATCH,
 } from './dispatch.ts';
 import { createFloatInFlight, type FloatDeps, type FloatInFlight, failPurchasesWaitingFor } from './float.ts';
+import { findPurchaseRecord } from './purchase-records.ts';
 import { createPurchaseReads, type PurchaseOpsDeps, purchaseOperations } from './purchase-ops.ts';
 import type { PurchaseOrder, VtuTransactionView } from './purchases.ts';
 import {
@@ -64,6 +65,11 @@ export type VtuApi = {
   requeryReference(service: VtuService, reference: string): Promise<RequeryCounts | null>;
   /** Accepts a checked purchase, as the operations do after their checks (tests of the accept stage). */
   acceptPurchase(userId: string, order: PurchaseOrder, withCommit?: WithCommit): Promise<VtuTransactionView>;
+  /**
+   * What the purchases keep about one of the user's purchases, by id or reference (a dispute judges
+   * it by this); undefined when it is not theirs. Takes the caller's transaction, if it is in one.
+   */
+  purchaseRecord: typeof findPurchaseRecord;
   /** Resolves when this process's send of the purchase (if any) has ended. */
   sendEnded(id: string): Promise<void>;
   /** Purchases checked and waiting for a place to be sent, not debited yet. */
@@ -153,6 +159,7 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
       requeryReference: (service, reference) =>
         requeryByReference(dispatching, service, reference, requeryOptions),
       acceptPurchase: (userId, order, withCommit) => acceptPurchase(accepting, userId, order, withCommit),
+      purchaseRecord: findPurchaseRecord,
       // The sends' own functions (they use no `this`), so that a caller lands in dispatch.ts.
       sendEnded: dispatching.sends.ended,
       sendsWaiting: dispatching.sends.waiting,
