@@ -72,7 +72,10 @@ export async function resolveDispute(
               { account: userAccount('wallet', row.user_id), amount: refundedKobo },
             ],
             // The purchase, so that the wallet history links the refund to it (purchaseId).
-            metadata: { disputeId: row.id, ...(row.purchase_id === null ? {} : { purchaseId: row.purchase_id }) },
+            metadata: {
+              disputeId: row.id,
+              ...(row.purchase_id === null ? {} : { purchaseId: row.purchase_id }),
+            },
           },
         ],
         now,

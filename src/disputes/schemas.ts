@@ -136,7 +136,11 @@ export const adminResolveDisputeInput = z
   .strict()
   .superRefine((input, ctx) => {
     if (input.decision === 'decline' && input.amount !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['amount'], message: 'a decline refunds nothing: leave amount out' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['amount'],
+        message: 'a decline refunds nothing: leave amount out',
+      });
     }
   });
 export type ResolveDisputeRequest = z.infer<typeof adminResolveDisputeInput>;

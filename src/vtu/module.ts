@@ -16,8 +16,8 @@ import {
   JOB_VTU_DISPATCH,
 } from './dispatch.ts';
 import { createFloatInFlight, type FloatDeps, type FloatInFlight, failPurchasesWaitingFor } from './float.ts';
-import { findPurchaseRecord } from './purchase-records.ts';
 import { createPurchaseReads, type PurchaseOpsDeps, purchaseOperations } from './purchase-ops.ts';
+import { findPurchaseRecord } from './purchase-records.ts';
 import type { PurchaseOrder, VtuTransactionView } from './purchases.ts';
 import {
   JOB_VTU_REQUERY,

@@ -29,9 +29,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       c.notNull().check(sql`reason in ('token_not_received', 'wrong_recipient', 'charged_twice', 'other')`),
     )
     .addColumn('message', 'text', (c) => c.notNull().check(sql`char_length(message) between 1 and 1000`))
-    .addColumn('status', 'text', (c) =>
-      c.notNull().check(sql`status in ('open', 'refunded', 'declined')`),
-    )
+    .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('open', 'refunded', 'declined')`))
     .addColumn('resolution', 'text')
     .addColumn('refunded', 'bigint', (c) => c.notNull().defaultTo(0).check(sql`refunded >= 0`))
     .addColumn('resolved_by', 'uuid', (c) => c.references('users.id'))
@@ -43,17 +41,26 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       sql`(status = 'open') = (resolved_at is null) and (status = 'open') = (resolution is null)
         and (status = 'refunded') = (refunded > 0)`,
     )
-    .addCheckConstraint(
-      'disputes_purchase_named',
-      sql`(movement = 'purchase') = (purchase_id is not null)`,
-    )
+    .addCheckConstraint('disputes_purchase_named', sql`(movement = 'purchase') = (purchase_id is not null)`)
     .execute();
   await sql`create unique index disputes_one_open_per_reference on disputes (user_id, reference) where status = 'open'`.execute(
     db,
   );
-  await db.schema.createIndex('disputes_user_idx').on('disputes').columns(['user_id', 'created_at']).execute();
-  await db.schema.createIndex('disputes_reference_idx').on('disputes').columns(['user_id', 'reference']).execute();
-  await db.schema.createIndex('disputes_status_idx').on('disputes').columns(['status', 'created_at']).execute();
+  await db.schema
+    .createIndex('disputes_user_idx')
+    .on('disputes')
+    .columns(['user_id', 'created_at'])
+    .execute();
+  await db.schema
+    .createIndex('disputes_reference_idx')
+    .on('disputes')
+    .columns(['user_id', 'reference'])
+    .execute();
+  await db.schema
+    .createIndex('disputes_status_idx')
+    .on('disputes')
+    .columns(['status', 'created_at'])
+    .execute();
   await sql`insert into ledger_accounts (code, kind, created_at)
     values ('expense_disputes', 'system', ${new Date().toISOString()})
     on conflict (code) do nothing`.execute(db);
