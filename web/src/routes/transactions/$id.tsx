@@ -170,7 +170,7 @@ function Transaction() {
               ))}
             </section>
           ) : null}
-          <Receipt receipt={receiptOf(t)} />
+          <Receipt receipt={receiptOf(t)} reportable />
           {buyAgain && t.status !== 'processing' ? (
             <Link
               to={buyAgain}
