@@ -283,6 +283,7 @@ function createModules(infra: Infrastructure) {
       jobs,
       windowDays: config.disputes.windowDays,
       purchaseRecord: vtu.api.purchaseRecord,
+      phonesOf: auth.api.phonesOf,
     }),
   } satisfies Record<string, DomainModule>;
 }

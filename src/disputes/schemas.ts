@@ -106,6 +106,7 @@ const disputedTransaction = z.object({
 
 export const adminDispute = dispute.extend({
   userId: z.string(),
+  phone: z.string().describe("The person's phone (E.164)"),
   transaction: disputedTransaction,
   refundable: z
     .number()

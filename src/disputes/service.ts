@@ -22,6 +22,8 @@ export type DisputeDeps = {
   windowDays: number;
   /** What the purchases keep about one of a user's purchases (the vtu module's api). */
   purchaseRecord: PurchaseRecordOf;
+  /** The phones of users by id (the auth module's api): whom an operator would call. */
+  phonesOf: (db: Kysely<DB>, ids: readonly string[]) => Promise<Map<string, string>>;
 };
 
 export type DisputeRow = Selectable<DisputesTable>;
@@ -139,13 +141,13 @@ async function paged<T>(
  * the requery; and what a refund may still give back.
  */
 export async function adminListDisputes(
-  deps: Pick<DisputeDeps, 'db' | 'purchaseRecord'>,
+  deps: Pick<DisputeDeps, 'db' | 'purchaseRecord' | 'phonesOf'>,
   filter: { status?: DisputeStatus | undefined },
   page: Page,
 ): Promise<{ items: AdminDisputeView[]; limit: number; offset: number; total: number }> {
   let query = disputesQuery(deps.db);
   if (filter.status !== undefined) query = query.where('status', '=', filter.status);
-  return paged(query, page, async (row) => {
+  const listed = await paged(query, page, async (row) => {
     const purchase =
       row.purchase_id === null
         ? undefined
@@ -185,6 +187,11 @@ export async function adminListDisputes(
       refundable: refundable === null ? null : koboToNaira(refundable),
     };
   });
+  const phones = await deps.phonesOf(deps.db, [...new Set(listed.items.map((d) => d.userId))]);
+  return {
+    ...listed,
+    items: listed.items.map((d) => ({ ...d, phone: phones.get(d.userId) ?? '' })),
+  };
 }
 
 /**

@@ -73,6 +73,7 @@ describe(`disputes (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
     );
     assert.ok(queued !== undefined);
     assert.equal(queued.userId, user.userId);
+    assert.equal(queued.phone, `+234${user.phone.slice(1)}`);
     assert.equal(queued.transaction.kind, 'purchase');
     assert.equal(queued.transaction.charged, purchase.amount);
     assert.equal(queued.transaction.purchase?.status, 'success');

@@ -79,8 +79,8 @@ describe('the web client: a dispute reported and refunded', {
     await admin.waitForURL(/\/admin\/disputes$/, TIMEOUT);
     const card = admin.getByTestId('admin-dispute').filter({ hasText: purchase.reference });
     await card.waitFor(TIMEOUT);
-    assert.match(await card.textContent(), /The airtime never arrived on my line\./);
-    assert.match(await card.textContent(), /Provider reference/);
+    assert.match((await card.textContent()) ?? '', /The airtime never arrived on my line\./);
+    assert.match((await card.textContent()) ?? '', /Provider reference/);
     await card.getByTestId('refundable').filter({ hasText: '₦' }).waitFor(TIMEOUT);
     await screen(admin, '92-admin-disputes');
     await card
@@ -93,7 +93,7 @@ describe('the web client: a dispute reported and refunded', {
     await phone.reload();
     const outcome = phone.getByTestId('dispute-status').filter({ hasText: 'refunded to your wallet' });
     await outcome.waitFor(TIMEOUT);
-    assert.match(await outcome.textContent(), /₦/);
+    assert.match((await outcome.textContent()) ?? '', /₦/);
     await phone.getByText('Our answer: The provider confirmed it failed to deliver.').waitFor(TIMEOUT);
     await screen(phone, '93-dispute-refunded');
 

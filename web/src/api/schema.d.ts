@@ -10383,6 +10383,8 @@ export interface operations {
                                 createdAt: string;
                                 resolvedAt?: string;
                                 userId: string;
+                                /** @description The person's phone (E.164) */
+                                phone: string;
                                 transaction: {
                                     /**
                                      * @description A VTU purchase (or sale), or another wallet movement

@@ -176,7 +176,7 @@ function Disputes() {
               {reasonWords[d.reason]} · {formatDateTime(d.createdAt)}
             </p>
             <p>“{d.message}”</p>
-            <p className="text-sm text-gray-700">Person: {d.userId}</p>
+            <p className="text-sm text-gray-700">Person: {d.phone}</p>
             <TransactionFacts d={d} />
             {d.status === 'open' ? (
               <Decide d={d} />
