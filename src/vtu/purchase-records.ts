@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../db/schema.ts';
-import { type VtuTransactionView, toView } from './purchases.ts';
+import { toView, type VtuTransactionView } from './purchases.ts';
 
 // What the purchases keep about one purchase, for another domain that must judge it (a dispute):
 // the view the buyer sees, what the provider was asked and answered as far as it is stored, the
