@@ -13,6 +13,7 @@ import type { Config, VtuProviderName } from './config.ts';
 import { configuredTarget, type Database, type DatabaseTarget, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import type { DB } from './db/schema.ts';
+import { createDisputesModule } from './disputes/module.ts';
 import { createEventBus, domainEventJob, type EventBus } from './events/domain-events.ts';
 import { createFundingModule } from './funding/module.ts';
 import { createGrowthModule } from './growth/module.ts';
@@ -278,6 +279,16 @@ function createModules(infra: Infrastructure) {
       reconcileFunding: funding.api.reconcile,
       requeryPurchases: () => vtu.api.requeryDue({ includeNotDue: true }),
       setMarkup: catalogue.api.setMarkup,
+    }),
+    // A disputed purchase is asked of the purchases' api; the outcome reaches the person through
+    // the notifications module's subscription to its event.
+    disputes: createDisputesModule({
+      db,
+      clock,
+      jobs,
+      windowDays: config.disputes.windowDays,
+      purchaseRecord: vtu.api.purchaseRecord,
+      phonesOf: auth.api.phonesOf,
     }),
   } satisfies Record<string, DomainModule>;
 }

@@ -4,7 +4,7 @@ import type { Caller } from '../operation.ts';
 import { type AuthDeps, authOperations } from './ops.ts';
 import { createSharedPinReads, type SharedPinReads } from './pin.ts';
 import { createAuthenticator, purgeExpiredSessions } from './sessions.ts';
-import { verifiedEmailsOf } from './users.ts';
+import { phonesOf, verifiedEmailsOf } from './users.ts';
 
 // Accounts (API.md sections 4, 5 and 10): sign-in by SMS code, sessions, the profile and its
 // verified email, the transaction PIN. Other modules reach users through `api` below.
@@ -28,6 +28,8 @@ export type AuthModule = DomainModule & {
      * transaction, where it decides in one); the others are absent.
      */
     verifiedEmailsOf: typeof verifiedEmailsOf;
+    /** The phones of many users by user id, in one read (an operator's view of whom to call). */
+    phonesOf: typeof phonesOf;
   };
 };
 
@@ -52,6 +54,7 @@ export function createAuthModule(deps: AuthModuleDeps): AuthModule {
       authenticate: createAuthenticator(deps, deps.batching),
       sharedPinReads: createSharedPinReads(deps.db, deps.batching),
       verifiedEmailsOf,
+      phonesOf,
     },
   };
 }

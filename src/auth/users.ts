@@ -183,6 +183,17 @@ export async function findUsersByIds(db: Kysely<DB>, ids: string[]): Promise<Map
   return new Map(rows.map((r) => [r.id, r]));
 }
 
+/** The phones (E.164) of many users by user id, in one read; unknown ids are absent. */
+export async function phonesOf(db: Kysely<DB>, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('users')
+    .select(['id', 'phone'])
+    .where('id', 'in', [...ids])
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.phone]));
+}
+
 /**
  * Locks the user's row until the caller's transaction ends, so that another domain can serialise
  * one user's decisions (KYC) without reaching into this table itself.

@@ -337,6 +337,29 @@ export type BeneficiariesTable = {
   updated_at: Timestamp;
 };
 
+export type DisputesTable = {
+  id: string;
+  user_id: string;
+  /** The disputed movement's reference: a purchase's, or the wallet posting's. */
+  reference: string;
+  movement: 'purchase' | 'wallet';
+  /** The purchase disputed (vtu's id), when the movement is one. */
+  purchase_id: string | null;
+  description: string;
+  /** Kobo the movement took from the wallet when it was reported (0 for a credit). */
+  charged: bigint;
+  movement_at: Timestamp;
+  reason: 'token_not_received' | 'wrong_recipient' | 'charged_twice' | 'other';
+  message: string;
+  status: 'open' | 'refunded' | 'declined';
+  resolution: string | null;
+  /** Kobo given back by the resolution. */
+  refunded: ColumnType<bigint, bigint | undefined, bigint>;
+  resolved_by: string | null;
+  created_at: Timestamp;
+  resolved_at: Timestamp | null;
+};
+
 export type DB = {
   users: UsersTable;
   otp_codes: OtpCodesTable;
@@ -388,4 +411,5 @@ export type DB = {
   poll_options: { id: string; poll_id: string; position: number; text: string };
   poll_votes: { poll_id: string; user_id: string; option_id: string; created_at: Timestamp };
   beneficiaries: BeneficiariesTable;
+  disputes: DisputesTable;
 };

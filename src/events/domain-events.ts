@@ -134,6 +134,19 @@ export type DomainEvent =
       penaltyKobo: string;
       occurredAt: string;
     }
+  /** An operator resolved a dispute: a refund of refundedKobo to the wallet, or a decline ("0"), once. */
+  | {
+      type: 'disputes.resolved';
+      userId: string;
+      disputeId: string;
+      /** The disputed movement's reference. */
+      reference: string;
+      decision: 'refund' | 'decline';
+      refundedKobo: string;
+      /** The operator's words to the person. */
+      resolution: string;
+      occurredAt: string;
+    }
   /** The daily check-in was claimed (once per user and Lagos day). */
   | {
       type: 'growth.checkin_claimed';

@@ -17,6 +17,7 @@ export type NotificationKind =
   | 'lock_created'
   | 'lock_matured'
   | 'lock_broken'
+  | 'dispute_resolved'
   | 'checkin_claimed'
   | 'milestone_reached'
   | 'referral_qualified'
@@ -37,6 +38,7 @@ export const notificationKinds: readonly NotificationKind[] = [
   'lock_created',
   'lock_matured',
   'lock_broken',
+  'dispute_resolved',
   'checkin_claimed',
   'milestone_reached',
   'referral_qualified',
@@ -251,6 +253,29 @@ export function messageFor(event: DomainEvent): NotificationMessage | null {
         data: { lockId: event.lockId, refunded: kobo(event.refundedKobo), penalty: kobo(event.penaltyKobo) },
         source: `lock-closed:${event.lockId}`,
       };
+    case 'disputes.resolved':
+      return event.decision === 'refund'
+        ? {
+            userId: event.userId,
+            kind: 'dispute_resolved',
+            title: 'Problem resolved: refunded',
+            body: `${kobo(event.refundedKobo)} is back in your wallet for the problem you reported with ${event.reference}: ${event.resolution}`,
+            data: {
+              disputeId: event.disputeId,
+              reference: event.reference,
+              decision: event.decision,
+              refunded: kobo(event.refundedKobo),
+            },
+            source: `dispute:${event.disputeId}`,
+          }
+        : {
+            userId: event.userId,
+            kind: 'dispute_resolved',
+            title: 'Problem reviewed: no refund',
+            body: `We looked into the problem you reported with ${event.reference} and made no refund: ${event.resolution}`,
+            data: { disputeId: event.disputeId, reference: event.reference, decision: event.decision },
+            source: `dispute:${event.disputeId}`,
+          };
     case 'growth.checkin_claimed':
       return {
         userId: event.userId,

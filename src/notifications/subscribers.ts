@@ -35,6 +35,7 @@ const everyEventType = {
   'savings.lock_created': true,
   'savings.lock_matured': true,
   'savings.lock_broken': true,
+  'disputes.resolved': true,
   'growth.checkin_claimed': true,
   'growth.milestone_reached': true,
   'growth.referral_qualified': true,

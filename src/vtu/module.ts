@@ -28,6 +28,7 @@ import {
   purchaseOperations,
   purchaseOrders,
 } from './purchase-ops.ts';
+import { findPurchaseRecord } from './purchase-records.ts';
 import type { PurchaseOrder, VtuTransactionView } from './purchases.ts';
 import {
   JOB_VTU_REQUERY,
@@ -99,6 +100,11 @@ export type VtuApi = {
   ): Promise<VtuTransactionView>;
   /** Accepts a checked purchase, as the operations do after their checks (tests of the accept stage). */
   acceptPurchase(userId: string, order: PurchaseOrder, withCommit?: WithCommit): Promise<VtuTransactionView>;
+  /**
+   * What the purchases keep about one of the user's purchases, by id or reference (a dispute judges
+   * it by this); undefined when it is not theirs. Takes the caller's transaction, if it is in one.
+   */
+  purchaseRecord: typeof findPurchaseRecord;
   /** Resolves when this process's send of the purchase (if any) has ended. */
   sendEnded(id: string): Promise<void>;
   /** Purchases checked and waiting for a place to be sent, not debited yet. */
@@ -205,6 +211,7 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
       },
       buy: (userId, order, options = {}) => buy(ops, userId, options.withCommit, order, options.reference),
       acceptPurchase: (userId, order, withCommit) => acceptPurchase(accepting, userId, order, withCommit),
+      purchaseRecord: findPurchaseRecord,
       // The sends' own functions (they use no `this`), so that a caller lands in dispatch.ts.
       sendEnded: dispatching.sends.ended,
       sendsWaiting: dispatching.sends.waiting,

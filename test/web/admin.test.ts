@@ -51,7 +51,14 @@ describe('the web client: admin screens', { skip: skipWithoutChromium, timeout: 
     await admin.goto(`${world.baseUrl}/admin`);
     const nav = admin.getByRole('navigation', { name: 'Admin screens' });
     await nav.waitFor(TIMEOUT);
-    const labels = ['Alerts', 'KYC reviews', 'Broadcasts', 'Markups', 'Reconcile and ledger check'];
+    const labels = [
+      'Alerts',
+      'KYC reviews',
+      'Disputes',
+      'Broadcasts',
+      'Markups',
+      'Reconcile and ledger check',
+    ];
     assert.equal(await nav.getByRole('link').count(), labels.length);
     for (const label of labels)
       assert.equal(await nav.getByRole('link', { name: new RegExp(`^${label}`) }).count(), 1);

@@ -21,6 +21,7 @@ import { Route as VerifyRouteImport } from './routes/verify'
 import { Route as AdminIndexRouteImport } from './routes/admin/index'
 import { Route as AdminAlertsRouteImport } from './routes/admin/alerts'
 import { Route as AdminBroadcastsRouteImport } from './routes/admin/broadcasts'
+import { Route as AdminDisputesRouteImport } from './routes/admin/disputes'
 import { Route as AdminKycRouteImport } from './routes/admin/kyc'
 import { Route as AdminLedgerRouteImport } from './routes/admin/ledger'
 import { Route as AdminMarkupsRouteImport } from './routes/admin/markups'
@@ -99,6 +100,11 @@ const AdminAlertsRoute = AdminAlertsRouteImport.update({
 const AdminBroadcastsRoute = AdminBroadcastsRouteImport.update({
   id: '/admin/broadcasts',
   path: '/admin/broadcasts',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const AdminDisputesRoute = AdminDisputesRouteImport.update({
+  id: '/admin/disputes',
+  path: '/admin/disputes',
   getParentRoute: () => rootRouteImport,
 } as any)
 const AdminKycRoute = AdminKycRouteImport.update({
@@ -209,6 +215,7 @@ export interface FileRoutesByFullPath {
   '/verify': typeof VerifyRoute
   '/admin/alerts': typeof AdminAlertsRoute
   '/admin/broadcasts': typeof AdminBroadcastsRoute
+  '/admin/disputes': typeof AdminDisputesRoute
   '/admin/kyc': typeof AdminKycRoute
   '/admin/ledger': typeof AdminLedgerRoute
   '/admin/markups': typeof AdminMarkupsRoute
@@ -242,6 +249,7 @@ export interface FileRoutesByTo {
   '/verify': typeof VerifyRoute
   '/admin/alerts': typeof AdminAlertsRoute
   '/admin/broadcasts': typeof AdminBroadcastsRoute
+  '/admin/disputes': typeof AdminDisputesRoute
   '/admin/kyc': typeof AdminKycRoute
   '/admin/ledger': typeof AdminLedgerRoute
   '/admin/markups': typeof AdminMarkupsRoute
@@ -276,6 +284,7 @@ export interface FileRoutesById {
   '/verify': typeof VerifyRoute
   '/admin/alerts': typeof AdminAlertsRoute
   '/admin/broadcasts': typeof AdminBroadcastsRoute
+  '/admin/disputes': typeof AdminDisputesRoute
   '/admin/kyc': typeof AdminKycRoute
   '/admin/ledger': typeof AdminLedgerRoute
   '/admin/markups': typeof AdminMarkupsRoute
@@ -311,6 +320,7 @@ export interface FileRouteTypes {
     | '/verify'
     | '/admin/alerts'
     | '/admin/broadcasts'
+    | '/admin/disputes'
     | '/admin/kyc'
     | '/admin/ledger'
     | '/admin/markups'
@@ -344,6 +354,7 @@ export interface FileRouteTypes {
     | '/verify'
     | '/admin/alerts'
     | '/admin/broadcasts'
+    | '/admin/disputes'
     | '/admin/kyc'
     | '/admin/ledger'
     | '/admin/markups'
@@ -377,6 +388,7 @@ export interface FileRouteTypes {
     | '/verify'
     | '/admin/alerts'
     | '/admin/broadcasts'
+    | '/admin/disputes'
     | '/admin/kyc'
     | '/admin/ledger'
     | '/admin/markups'
@@ -411,6 +423,7 @@ export interface RootRouteChildren {
   VerifyRoute: typeof VerifyRoute
   AdminAlertsRoute: typeof AdminAlertsRoute
   AdminBroadcastsRoute: typeof AdminBroadcastsRoute
+  AdminDisputesRoute: typeof AdminDisputesRoute
   AdminKycRoute: typeof AdminKycRoute
   AdminLedgerRoute: typeof AdminLedgerRoute
   AdminMarkupsRoute: typeof AdminMarkupsRoute
@@ -517,6 +530,13 @@ declare module '@tanstack/react-router' {
       path: '/admin/broadcasts'
       fullPath: '/admin/broadcasts'
       preLoaderRoute: typeof AdminBroadcastsRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/admin/disputes': {
+      id: '/admin/disputes'
+      path: '/admin/disputes'
+      fullPath: '/admin/disputes'
+      preLoaderRoute: typeof AdminDisputesRouteImport
       parentRoute: typeof rootRouteImport
     }
     '/admin/kyc': {
@@ -667,6 +687,7 @@ const rootRouteChildren: RootRouteChildren = {
   VerifyRoute: VerifyRoute,
   AdminAlertsRoute: AdminAlertsRoute,
   AdminBroadcastsRoute: AdminBroadcastsRoute,
+  AdminDisputesRoute: AdminDisputesRoute,
   AdminKycRoute: AdminKycRoute,
   AdminLedgerRoute: AdminLedgerRoute,
   AdminMarkupsRoute: AdminMarkupsRoute,

@@ -5,6 +5,7 @@
 export const getOperationNames = [
   'adminLedgerCheck',
   'adminListAlerts',
+  'adminListDisputes',
   'adminListKycReviews',
   'getCheckinStatus',
   'getKycLivenessUrl',
@@ -28,6 +29,7 @@ export const getOperationNames = [
   'listDataPlansForCategory',
   'listEducationPins',
   'listElectricityPlans',
+  'listMyDisputes',
   'listMyVtuTransactions',
   'listNotifications',
   'listSavingsLocks',

@@ -1328,6 +1328,74 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/_serverFn/reportProblem": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Report a problem with one of your transactions (a purchase, a top-up, a transfer, ...) by its reference, within the dispute window (DISPUTE_WINDOW_DAYS, default 30: older is 422 ABOVE_MAXIMUM with details.limit in days). A reference that is not one of yours is 404 NOT_FOUND; one open dispute per transaction, else 409 CONFLICT */
+        post: operations["reportProblem"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/listMyDisputes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your reported problems and their outcomes, newest first; with reference, those of one transaction (how a receipt shows its dispute) */
+        get: operations["listMyDisputes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminListDisputes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Reported problems, newest first (of one status when asked), each with its transaction, the provider exchange and requery of a purchase, and what a refund may still give back */
+        get: operations["adminListDisputes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminResolveDispute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resolve an open dispute: refund (one ledger posting to the wallet, at most what the transaction still took after earlier refunds, else 422 ABOVE_MAXIMUM with details.limit; amount left out refunds all of it) or decline. A resolved dispute, a purchase still processing, or nothing left to refund is 409 CONFLICT. The person is notified */
+        post: operations["adminResolveDispute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -9082,6 +9150,7 @@ export interface operations {
                                 lock_created: boolean;
                                 lock_matured: boolean;
                                 lock_broken: boolean;
+                                dispute_resolved: boolean;
                                 checkin_claimed: boolean;
                                 milestone_reached: boolean;
                                 referral_qualified: boolean;
@@ -9101,6 +9170,7 @@ export interface operations {
                                 lock_created: boolean;
                                 lock_matured: boolean;
                                 lock_broken: boolean;
+                                dispute_resolved: boolean;
                                 checkin_claimed: boolean;
                                 milestone_reached: boolean;
                                 referral_qualified: boolean;
@@ -9176,6 +9246,7 @@ export interface operations {
                             lock_created?: boolean;
                             lock_matured?: boolean;
                             lock_broken?: boolean;
+                            dispute_resolved?: boolean;
                             checkin_claimed?: boolean;
                             milestone_reached?: boolean;
                             referral_qualified?: boolean;
@@ -9193,6 +9264,7 @@ export interface operations {
                             lock_created?: boolean;
                             lock_matured?: boolean;
                             lock_broken?: boolean;
+                            dispute_resolved?: boolean;
                             checkin_claimed?: boolean;
                             milestone_reached?: boolean;
                             referral_qualified?: boolean;
@@ -9227,6 +9299,7 @@ export interface operations {
                                 lock_created: boolean;
                                 lock_matured: boolean;
                                 lock_broken: boolean;
+                                dispute_resolved: boolean;
                                 checkin_claimed: boolean;
                                 milestone_reached: boolean;
                                 referral_qualified: boolean;
@@ -9246,6 +9319,7 @@ export interface operations {
                                 lock_created: boolean;
                                 lock_matured: boolean;
                                 lock_broken: boolean;
+                                dispute_resolved: boolean;
                                 checkin_claimed: boolean;
                                 milestone_reached: boolean;
                                 referral_qualified: boolean;
@@ -10036,6 +10110,495 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    reportProblem: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** @description The movement's reference: a purchase's (listMyVtuTransactions) or a wallet movement's (listTransactions) */
+                        reference: string;
+                        /** @enum {string} */
+                        reason: "token_not_received" | "wrong_recipient" | "charged_twice" | "other";
+                        /** @description What went wrong, in the words of the person (at most 1,000 characters) */
+                        message: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            reference: string;
+                            /** @enum {string} */
+                            reason: "token_not_received" | "wrong_recipient" | "charged_twice" | "other";
+                            message: string;
+                            /** @enum {string} */
+                            status: "open" | "refunded" | "declined";
+                            /** @description The operator's reason, once resolved */
+                            resolution?: string;
+                            /** @description Naira given back to the wallet, when refunded */
+                            refunded?: number;
+                            createdAt: string;
+                            resolvedAt?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, ABOVE_MAXIMUM */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED_or_ABOVE_MAXIMUM"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    listMyDisputes: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                status?: "open" | "refunded" | "declined";
+                /** @description Only the disputes of this movement, by any of its references (a purchase's, or one of its wallet movements') */
+                reference?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description Newest first */
+                            items: {
+                                id: string;
+                                reference: string;
+                                /** @enum {string} */
+                                reason: "token_not_received" | "wrong_recipient" | "charged_twice" | "other";
+                                message: string;
+                                /** @enum {string} */
+                                status: "open" | "refunded" | "declined";
+                                /** @description The operator's reason, once resolved */
+                                resolution?: string;
+                                /** @description Naira given back to the wallet, when refunded */
+                                refunded?: number;
+                                createdAt: string;
+                                resolvedAt?: string;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    adminListDisputes: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                status?: "open" | "refunded" | "declined";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description Newest first */
+                            items: {
+                                id: string;
+                                reference: string;
+                                /** @enum {string} */
+                                reason: "token_not_received" | "wrong_recipient" | "charged_twice" | "other";
+                                message: string;
+                                /** @enum {string} */
+                                status: "open" | "refunded" | "declined";
+                                /** @description The operator's reason, once resolved */
+                                resolution?: string;
+                                /** @description Naira given back to the wallet, when refunded */
+                                refunded?: number;
+                                createdAt: string;
+                                resolvedAt?: string;
+                                userId: string;
+                                /** @description The person's phone (E.164) */
+                                phone: string;
+                                transaction: {
+                                    /**
+                                     * @description A VTU purchase (or sale), or another wallet movement
+                                     * @enum {string}
+                                     */
+                                    kind: "purchase" | "wallet";
+                                    reference: string;
+                                    description: string;
+                                    charged: number;
+                                    createdAt: string;
+                                    /** @description The purchase as its buyer sees it */
+                                    purchase?: {
+                                        id: string;
+                                        /** @enum {string} */
+                                        status: "processing" | "success" | "failed";
+                                        service: string;
+                                        provider: string;
+                                        network?: string;
+                                        recipient: string;
+                                        amount: number;
+                                        /** @enum {string} */
+                                        direction: "debit" | "credit";
+                                        refunded?: number;
+                                        token?: string;
+                                        pins?: string[];
+                                        failureReason?: string;
+                                    };
+                                    /** @description The provider exchange and the requery, as the purchase keeps them */
+                                    exchange?: {
+                                        /** @description What the provider was asked for, as sent */
+                                        request: {
+                                            [key: string]: unknown;
+                                        };
+                                        providerReference?: string;
+                                        sentAt?: string;
+                                        fundingReference?: string;
+                                        requeryAttempts: number;
+                                        nextRequeryAt?: string;
+                                        completedAt?: string;
+                                        failureReason?: string;
+                                    };
+                                };
+                                /** @description Naira a refund may still give back (charged less what went back already); null while the purchase is processing */
+                                refundable: number | null;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    adminResolveDispute: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** Format: uuid */
+                        id: string;
+                        /** @enum {string} */
+                        decision: "refund" | "decline";
+                        /** @description Naira to refund (refund only); absent: all that is still refundable */
+                        amount?: number;
+                        /** @description Why: the person reads it in the notification of the outcome */
+                        reason: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            reference: string;
+                            /** @enum {string} */
+                            reason: "token_not_received" | "wrong_recipient" | "charged_twice" | "other";
+                            message: string;
+                            /** @enum {string} */
+                            status: "open" | "refunded" | "declined";
+                            /** @description The operator's reason, once resolved */
+                            resolution?: string;
+                            /** @description Naira given back to the wallet, when refunded */
+                            refunded?: number;
+                            createdAt: string;
+                            resolvedAt?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, ABOVE_MAXIMUM */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED_or_ABOVE_MAXIMUM"];
                 };
             };
             /** @description Too Many Requests: RATE_LIMITED */

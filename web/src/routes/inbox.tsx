@@ -37,6 +37,9 @@ function destinationOf(n: Notification): Destination | null {
       return { to: '/transactions', search: { kind: 'bank_transfer' } };
     case 'wallet_transfer_received':
       return { to: '/transactions', search: { kind: 'transfer_in' } };
+    // A reported problem's outcome: the history, where its refund (if any) shows.
+    case 'dispute_resolved':
+      return { to: '/transactions' };
     case 'lock_created':
     case 'lock_matured':
     case 'lock_broken':

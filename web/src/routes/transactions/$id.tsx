@@ -109,7 +109,7 @@ function Transaction() {
             {...(t.units === undefined ? {} : { units: t.units })}
             {...(t.pins === undefined ? {} : { pins: t.pins })}
           />
-          <Receipt receipt={receiptOf(t)} />
+          <Receipt receipt={receiptOf(t)} reportable />
           {buyAgain && t.status !== 'processing' ? (
             <Link
               to={buyAgain}
