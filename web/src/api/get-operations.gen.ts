@@ -6,6 +6,7 @@ export const getOperationNames = [
   'adminLedgerCheck',
   'adminListAlerts',
   'adminListKycReviews',
+  'adminListPriceLevels',
   'getCheckinStatus',
   'getKycLivenessUrl',
   'getKycStatus',
