@@ -169,7 +169,7 @@ describe('the web client: admin screens', { skip: skipWithoutChromium, timeout: 
     assert.deepEqual(await quote().then((q) => [q.markup, q.retail]), [10, 1_010]);
 
     await admin.goto(`${world.baseUrl}/admin/markups`);
-    await admin.getByLabel('Price level').selectOption({ label: 'A new level…' });
+    await admin.getByLabel('Price level', { exact: true }).selectOption({ label: 'A new level…' });
     const name = admin.getByLabel('New level name');
     await name.fill('Resellers');
     await admin.getByText('Lowercase letters, digits and hyphens, 1 to 32 characters').waitFor(TIMEOUT);
@@ -186,7 +186,11 @@ describe('the web client: admin screens', { skip: skipWithoutChromium, timeout: 
     await admin
       .getByText(/^Saved: Cable TV, every provider, reseller level: ₦5\.00 plus 0%/)
       .waitFor(TIMEOUT);
-    assert.equal(await admin.getByLabel('Price level').inputValue(), 'reseller', 'the new level is chosen');
+    assert.equal(
+      await admin.getByLabel('Price level', { exact: true }).inputValue(),
+      'reseller',
+      'the new level is chosen',
+    );
     await now.filter({ hasText: 'at the reseller level has a markup of ₦5.00 plus 0%' }).waitFor(TIMEOUT);
     // Nobody is on it yet: prices do not move until a user is put on the level.
     assert.deepEqual(await quote().then((q) => [q.markup, q.retail]), [10, 1_010]);
