@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Batching } from '../db/batching.ts';
 import type { WithCommit } from '../db/unit-of-work.ts';
 import type { JobQueue } from '../jobs/queue.ts';
+import { requireTier } from '../kyc/guard.ts';
 import { type DomainModule, on } from '../module.ts';
 import type { PaymentProvider } from '../providers/payments/payment-provider.ts';
 import type { VtuService } from '../providers/vtu/vtu-provider.ts';
@@ -16,7 +17,16 @@ import {
   JOB_VTU_DISPATCH,
 } from './dispatch.ts';
 import { createFloatInFlight, type FloatDeps, type FloatInFlight, failPurchasesWaitingFor } from './float.ts';
-import { createPurchaseReads, type PurchaseOpsDeps, purchaseOperations } from './purchase-ops.ts';
+import {
+  authorise,
+  buy,
+  createPurchaseReads,
+  type OrderedService,
+  type PurchaseFields,
+  type PurchaseOpsDeps,
+  purchaseOperations,
+  purchaseOrders,
+} from './purchase-ops.ts';
 import type { PurchaseOrder, VtuTransactionView } from './purchases.ts';
 import {
   JOB_VTU_REQUERY,
@@ -62,6 +72,26 @@ export type VtuApi = {
   requeryDue(options?: { includeNotDue?: boolean }): Promise<RequeryCounts>;
   /** Requeries one sent purchase of the service still processing, by reference (a provider's callback); null if none. */
   requeryReference(service: VtuService, reference: string): Promise<RequeryCounts | null>;
+  /** Tier 1 and the PIN, as every purchase checks them first (a schedule's approval, a bulk order's). */
+  authorise(userId: string, pin: string): Promise<void>;
+  /**
+   * A purchase's checks after the PIN (Tier 1 included) and its order, priced for this buyer, as
+   * its operation makes it: a schedule's run, a bulk order's line. Refusals are the operation's.
+   */
+  orderFor<K extends OrderedService>(
+    userId: string,
+    service: K,
+    fields: PurchaseFields[K],
+  ): Promise<PurchaseOrder>;
+  /**
+   * Accepts an order from orderFor, as the operations do. `reference` (purchaseReference) when the
+   * caller derives it from what it runs, so that the purchase happens at most once.
+   */
+  buy(
+    userId: string,
+    order: PurchaseOrder,
+    options?: { withCommit?: WithCommit; reference?: string },
+  ): Promise<VtuTransactionView>;
   /** Accepts a checked purchase, as the operations do after their checks (tests of the accept stage). */
   acceptPurchase(userId: string, order: PurchaseOrder, withCommit?: WithCommit): Promise<VtuTransactionView>;
   /** Resolves when this process's send of the purchase (if any) has ended. */
@@ -152,6 +182,15 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
       requeryDue: (options = {}) => requeryDuePurchases(dispatching, { ...requeryOptions, ...options }),
       requeryReference: (service, reference) =>
         requeryByReference(dispatching, service, reference, requeryOptions),
+      async authorise(userId, pin) {
+        await authorise(ops, userId, pin);
+      },
+      async orderFor(userId, service, fields) {
+        const { buyer, markupOf } = await ops.purchaseReads(userId);
+        requireTier(buyer?.kyc_tier ?? 0, 1);
+        return purchaseOrders[service](ops, markupOf, fields);
+      },
+      buy: (userId, order, options = {}) => buy(ops, userId, options.withCommit, order, options.reference),
       acceptPurchase: (userId, order, withCommit) => acceptPurchase(accepting, userId, order, withCommit),
       // The sends' own functions (they use no `this`), so that a caller lands in dispatch.ts.
       sendEnded: dispatching.sends.ended,
