@@ -64,9 +64,9 @@ export type PurchaseOpsDeps = {
 // buyers and one for the markups (a table of a few dozen rows per price level: one per service, and
 // per provider), whatever their buyers' levels. The buyers are auth's rows, read through auth
 // (readBuyerStates), and the markups the catalogue's (readMarkups); the two queries run side by side,
-// and each buyer's markups are picked from the rows by their level (markupAmong). The buyer's PIN state read here is taken without
-// a lock, so it decides nothing: it only chooses how verifyTransactionPin checks the PIN, on the
-// user row read again under its lock (decision 0018).
+// and each buyer's markups are picked from the rows by their level (markupAmong). The buyer's PIN
+// state read here is taken without a lock, so it decides nothing: it only chooses how
+// verifyTransactionPin checks the PIN, on the user row read again under its lock (decision 0018).
 
 export type PurchaseFacts = {
   /** The buyer's tier and PIN columns as they were read (no lock); undefined for no such user. */
