@@ -176,6 +176,7 @@ function createModules(infra: Infrastructure) {
     providers: infra.vtuProviders,
     payments: infra.payments,
     markupMax: config.vtu.markupMax,
+    priceLevelOf: auth.api.priceLevelOf,
     // The rate limits' namespace is already distinct per deployment and per test world.
     redisPrefix: `${infra.rateLimitNamespace}catalogue:`,
   });
@@ -279,6 +280,10 @@ function createModules(infra: Infrastructure) {
       reconcileFunding: funding.api.reconcile,
       requeryPurchases: () => vtu.api.requeryDue({ includeNotDue: true }),
       setMarkup: catalogue.api.setMarkup,
+      storedMarkups: catalogue.api.storedMarkups,
+      priceLevelExists: catalogue.api.priceLevelExists,
+      setUserPriceLevel: auth.api.setPriceLevel,
+      usersByPriceLevel: auth.api.usersByPriceLevel,
     }),
     // A disputed purchase is asked of the purchases' api; the outcome reaches the person through
     // the notifications module's subscription to its event.

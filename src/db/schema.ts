@@ -21,6 +21,8 @@ export type UsersTable = {
   email_verified_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   /** Set when Tier 2 was approved: first_name and last_name are then the verified names, for good. */
   name_verified_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** The price level whose markups the user pays (catalogue's vtu_markups.level); null: the default. */
+  price_level: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 };
@@ -251,6 +253,8 @@ export type WalletTransfersTable = {
 };
 
 export type VtuMarkupsTable = {
+  /** Null: the default markup, which every user pays unless their level has a markup of its own. */
+  level: ColumnType<string | null, string | null | undefined, never>;
   service: string;
   /** Null: the service-wide markup; a provider's own row wins over it. */
   provider: string | null;

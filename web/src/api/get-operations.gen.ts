@@ -7,6 +7,7 @@ export const getOperationNames = [
   'adminListAlerts',
   'adminListDisputes',
   'adminListKycReviews',
+  'adminListPriceLevels',
   'getCheckinStatus',
   'getKycLivenessUrl',
   'getKycStatus',

@@ -589,7 +589,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** The retail price (wholesale + markup) of a wholesale amount, in naira */
+        /** The retail price (wholesale + markup) of a wholesale amount, in naira, at the caller's price level */
         post: operations["quotePrice"];
         delete?: never;
         options?: never;
@@ -1320,8 +1320,42 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Set the markup of a VTU service (every provider), or of one provider of it, which wins: flat naira plus a percentage of the wholesale price; a field left out keeps its value */
+        /** Set the markup of a VTU service (every provider), or of one provider of it, which wins: flat naira plus a percentage of the wholesale price; a field left out keeps its value. With `level`, the markup of that price level (the first one creates the level): its users pay it, and the default markup where their level has none */
         post: operations["adminSetMarkup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminSetUserPriceLevel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Put a user on a price level (one that has a markup: adminSetMarkup with `level`), or back on the default prices with null; their quotes, catalogue prices and purchases use it from the next request */
+        post: operations["adminSetUserPriceLevel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminListPriceLevels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The price levels and their stored markups, with how many users are on each; the default markups (level null) first */
+        get: operations["adminListPriceLevels"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1917,6 +1951,7 @@ export interface operations {
                                 hasPin: boolean;
                                 referralCode: string;
                                 roles: ("user" | "admin")[];
+                                priceLevel: string | null;
                             };
                         };
                     };
@@ -2219,6 +2254,7 @@ export interface operations {
                             hasPin: boolean;
                             referralCode: string;
                             roles: ("user" | "admin")[];
+                            priceLevel: string | null;
                         };
                     };
                 };
@@ -2315,6 +2351,7 @@ export interface operations {
                             hasPin: boolean;
                             referralCode: string;
                             roles: ("user" | "admin")[];
+                            priceLevel: string | null;
                         };
                     };
                 };
@@ -2435,6 +2472,7 @@ export interface operations {
                             hasPin: boolean;
                             referralCode: string;
                             roles: ("user" | "admin")[];
+                            priceLevel: string | null;
                         };
                     };
                 };
@@ -10027,6 +10065,8 @@ export interface operations {
                         service: "airtime" | "data" | "cable" | "electricity" | "betting" | "education" | "airtime_to_cash" | "social";
                         /** @enum {string} */
                         provider?: "data" | "bills" | "social";
+                        /** @description the price level the markup is for; left out, the default markup */
+                        level?: string;
                         flat?: number;
                         percent?: number;
                     };
@@ -10044,6 +10084,8 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
+                            /** @description null: the default markup, paid by every user whose level has none */
+                            level: string | null;
                             /** @enum {string} */
                             service: "airtime" | "data" | "cable" | "electricity" | "betting" | "education" | "airtime_to_cash" | "social";
                             /**
@@ -10110,6 +10152,216 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    adminSetUserPriceLevel: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** Format: uuid */
+                        userId: string;
+                        /** @description a level that has a markup (adminSetMarkup); null: the default prices */
+                        level: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** Format: uuid */
+                            userId: string;
+                            level: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    adminListPriceLevels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /** @description null: the default markups, first */
+                                level: string | null;
+                                users: number;
+                                markups: {
+                                    /** @enum {string} */
+                                    service: "airtime" | "data" | "cable" | "electricity" | "betting" | "education" | "airtime_to_cash" | "social";
+                                    /**
+                                     * @description null: the markup of every provider of the service that has no markup of its own
+                                     * @enum {string|null}
+                                     */
+                                    provider: "data" | "bills" | "social" | null;
+                                    flat: number;
+                                    percent: number;
+                                    updatedAt: string;
+                                }[];
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN"];
                 };
             };
             /** @description Too Many Requests: RATE_LIMITED */
