@@ -10,6 +10,7 @@ import type { Context } from './context.ts';
 import { AppError } from './errors.ts';
 import { registerAirtimeCashCallbackRoute } from './http/airtime-cash-callback-route.ts';
 import { answerClientError } from './http/client-errors.ts';
+import { registerCors } from './http/cors.ts';
 import { registerDocumentRoute } from './http/document-route.ts';
 import { sendError, toErrorResponse } from './http/errors.ts';
 import { createIdempotencyStore } from './http/idempotency-store.ts';
@@ -60,6 +61,7 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
         ),
   );
 
+  await registerCors(app, ctx.config.corsOrigins);
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
