@@ -11,7 +11,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Send a 6-digit sign-in code by SMS (one per phone per 60 s) */
+        /**
+         * Send a 6-digit sign-in code by SMS (one per phone per 60 s)
+         * @description Send a 6-digit sign-in code by SMS (one per phone per 60 s) No token is needed. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["requestOtp"];
         delete?: never;
         options?: never;
@@ -28,7 +31,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Sign in with the SMS code; creates the user on first sign-in */
+        /**
+         * Sign in with the SMS code; creates the user on first sign-in
+         * @description Sign in with the SMS code; creates the user on first sign-in. No token is needed. Send a fresh UUID as Idempotency-Key. Its answer carries credentials, so it is never kept for replay: the same key runs the operation again.
+         */
         post: operations["verifyOtp"];
         delete?: never;
         options?: never;
@@ -45,7 +51,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Exchange a refresh token for new tokens (the old refresh token is revoked) */
+        /**
+         * Exchange a refresh token for new tokens (the old refresh token is revoked)
+         * @description Exchange a refresh token for new tokens (the old refresh token is revoked) No token is needed. Send a fresh UUID as Idempotency-Key. Its answer carries credentials, so it is never kept for replay: the same key runs the operation again.
+         */
         post: operations["refreshSession"];
         delete?: never;
         options?: never;
@@ -62,7 +71,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Revoke the current session */
+        /**
+         * Revoke the current session
+         * @description Revoke the current session. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["signOut"];
         delete?: never;
         options?: never;
@@ -77,7 +89,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** The signed-in user */
+        /**
+         * The signed-in user
+         * @description The signed-in user. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["getMe"];
         put?: never;
         post?: never;
@@ -96,7 +111,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Change first name, last name or email (the names only until KYC tier 2 verifies them) */
+        /**
+         * Change first name, last name or email (the names only until KYC tier 2 verifies them)
+         * @description Change first name, last name or email (the names only until KYC tier 2 verifies them) Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["updateProfile"];
         delete?: never;
         options?: never;
@@ -113,7 +131,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Verify your email with the 6-digit code emailed to it */
+        /**
+         * Verify your email with the 6-digit code emailed to it
+         * @description Verify your email with the 6-digit code emailed to it. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["verifyEmail"];
         delete?: never;
         options?: never;
@@ -130,7 +151,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Set the 4-digit transaction PIN; changing an existing PIN needs an SMS code (requestOtp) */
+        /**
+         * Set the 4-digit transaction PIN; changing an existing PIN needs an SMS code (requestOtp)
+         * @description Set the 4-digit transaction PIN; changing an existing PIN needs an SMS code (requestOtp) Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["setTransactionPin"];
         delete?: never;
         options?: never;
@@ -145,7 +169,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Balances of the caller (naira) */
+        /**
+         * Balances of the caller (naira)
+         * @description Balances of the caller (naira) Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["getWallet"];
         put?: never;
         post?: never;
@@ -162,7 +189,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Starts a Tier 1 face check: the KYC provider's page (with the check's one-time `state`, valid 30 minutes), which hands its liveness token back to `return` (a path of this service) as `?livenessToken=…&state=…` */
+        /**
+         * Starts a Tier 1 face check: the KYC provider's page (with the check's one-time `state`, valid 30 minutes), which hands its liveness token back to `return` (a path of this service) as `?livenessToken=…&state=…`
+         * @description Starts a Tier 1 face check: the KYC provider's page (with the check's one-time `state`, valid 30 minutes), which hands its liveness token back to `return` (a path of this service) as `?livenessToken=…&state=…`. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["getKycLivenessUrl"];
         put?: never;
         post?: never;
@@ -179,7 +209,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** The approved tier and the state of each tier */
+        /**
+         * The approved tier and the state of each tier
+         * @description The approved tier and the state of each tier. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["getKycStatus"];
         put?: never;
         post?: never;
@@ -198,7 +231,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Tier 1: the token of a face liveness check done in the browser, with the `state` of the check (getKycLivenessUrl) it came back with. A 409 says why in `details.reason`: `tier_approved`, `check_used` (do the face check again), `submitted_concurrently` */
+        /**
+         * Tier 1: the token of a face liveness check done in the browser, with the `state` of the check (getKycLivenessUrl) it came back with. A 409 says why in `details.reason`: `tier_approved`, `check_used` (do the face check again), `submitted_concurrently`
+         * @description Tier 1: the token of a face liveness check done in the browser, with the `state` of the check (getKycLivenessUrl) it came back with. A 409 says why in `details.reason`: `tier_approved`, `check_used` (do the face check again), `submitted_concurrently`. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["submitKycTier1"];
         delete?: never;
         options?: never;
@@ -215,7 +251,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Tier 2: NIN and the account's phone; the NIN name must match the profile name. A 409 says why in `details.reason`: `profile_name_missing` (updateProfile first), `nin_in_use` (the NIN is on another account), `tier_approved`, `tier_pending`, `submitted_concurrently` */
+        /**
+         * Tier 2: NIN and the account's phone; the NIN name must match the profile name. A 409 says why in `details.reason`: `profile_name_missing` (updateProfile first), `nin_in_use` (the NIN is on another account), `tier_approved`, `tier_pending`, `submitted_concurrently`
+         * @description Tier 2: NIN and the account's phone; the NIN name must match the profile name. A 409 says why in `details.reason`: `profile_name_missing` (updateProfile first), `nin_in_use` (the NIN is on another account), `tier_approved`, `tier_pending`, `submitted_concurrently`. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["submitKycTier2"];
         delete?: never;
         options?: never;
@@ -232,7 +271,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Tier 3: bank account (name must match; `bankCode` one of listBanks, else 400 on data.bankCode) and an ID document; decided by an admin. A 409 says why in `details.reason`: `profile_name_missing`, `tier_approved`, `tier_pending`, `submitted_concurrently` */
+        /**
+         * Tier 3: bank account (name must match; `bankCode` one of listBanks, else 400 on data.bankCode) and an ID document; decided by an admin. A 409 says why in `details.reason`: `profile_name_missing`, `tier_approved`, `tier_pending`, `submitted_concurrently`
+         * @description Tier 3: bank account (name must match; `bankCode` one of listBanks, else 400 on data.bankCode) and an ID document; decided by an admin. A 409 says why in `details.reason`: `profile_name_missing`, `tier_approved`, `tier_pending`, `submitted_concurrently`. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["submitKycTier3"];
         delete?: never;
         options?: never;
@@ -249,7 +291,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** A signed URL to one of your documents, valid at most 10 minutes */
+        /**
+         * A signed URL to one of your documents, valid at most 10 minutes
+         * @description A signed URL to one of your documents, valid at most 10 minutes. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["getKycDocumentUrl"];
         delete?: never;
         options?: never;
@@ -264,7 +309,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** KYC submissions by status (pending first in arrival order) */
+        /**
+         * KYC submissions by status (pending first in arrival order)
+         * @description KYC submissions by status (pending first in arrival order) Needs the bearer token of an administrator. Its inputs are query parameters.
+         */
         get: operations["adminListKycReviews"];
         put?: never;
         post?: never;
@@ -283,7 +331,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Approve or reject a user's pending tier (a rejection needs a reason) */
+        /**
+         * Approve or reject a user's pending tier (a rejection needs a reason)
+         * @description Approve or reject a user's pending tier (a rejection needs a reason) Needs the bearer token of an administrator. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["adminReviewKyc"];
         delete?: never;
         options?: never;
@@ -300,7 +351,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Start a wallet top-up: a reference and the checkout URL to pay at (₦100 – ₦1,000,000) */
+        /**
+         * Start a wallet top-up: a reference and the checkout URL to pay at (₦100 – ₦1,000,000)
+         * @description Start a wallet top-up: a reference and the checkout URL to pay at (₦100 – ₦1,000,000) Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["createTopupIntent"];
         delete?: never;
         options?: never;
@@ -317,7 +371,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Ask the payment provider about one of your top-ups; credits the wallet once on success */
+        /**
+         * Ask the payment provider about one of your top-ups; credits the wallet once on success
+         * @description Ask the payment provider about one of your top-ups; credits the wallet once on success. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["verifyTopup"];
         delete?: never;
         options?: never;
@@ -334,7 +391,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Your permanent bank account number for wallet funding by transfer (KYC tier 2); the same every time */
+        /**
+         * Your permanent bank account number for wallet funding by transfer (KYC tier 2); the same every time
+         * @description Your permanent bank account number for wallet funding by transfer (KYC tier 2); the same every time. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["requestDedicatedAccount"];
         delete?: never;
         options?: never;
@@ -349,7 +409,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Your wallet history: every movement of the wallet (credits and debits), newest first, filtered by kind and date */
+        /**
+         * Your wallet history: every movement of the wallet (credits and debits), newest first, filtered by kind and date
+         * @description Your wallet history: every movement of the wallet (credits and debits), newest first, filtered by kind and date. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listTransactions"];
         put?: never;
         post?: never;
@@ -368,7 +431,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** One entry of your wallet history */
+        /**
+         * One entry of your wallet history
+         * @description One entry of your wallet history. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["getTransaction"];
         delete?: never;
         options?: never;
@@ -383,7 +449,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Operations alerts, newest first */
+        /**
+         * Operations alerts, newest first
+         * @description Operations alerts, newest first. Needs the bearer token of an administrator. Its inputs are query parameters.
+         */
         get: operations["adminListAlerts"];
         put?: never;
         post?: never;
@@ -400,7 +469,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Networks airtime can be bought for */
+        /**
+         * Networks airtime can be bought for
+         * @description Networks airtime can be bought for. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listAirtimeNetworks"];
         put?: never;
         post?: never;
@@ -417,7 +489,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Networks data bundles can be bought for */
+        /**
+         * Networks data bundles can be bought for
+         * @description Networks data bundles can be bought for. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listDataNetworks"];
         put?: never;
         post?: never;
@@ -434,7 +509,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** The plan categories of a network (SME, CG, GIFTING, ...) and how many plans each has */
+        /**
+         * The plan categories of a network (SME, CG, GIFTING, ...) and how many plans each has
+         * @description The plan categories of a network (SME, CG, GIFTING, ...) and how many plans each has. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listDataPlanTypes"];
         put?: never;
         post?: never;
@@ -451,7 +529,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Every data plan of a network, at its retail price in naira */
+        /**
+         * Every data plan of a network, at its retail price in naira
+         * @description Every data plan of a network, at its retail price in naira. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listDataPlans"];
         put?: never;
         post?: never;
@@ -468,7 +549,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** The data plans of one category of a network, at their retail price in naira */
+        /**
+         * The data plans of one category of a network, at their retail price in naira
+         * @description The data plans of one category of a network, at their retail price in naira. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listDataPlansForCategory"];
         put?: never;
         post?: never;
@@ -485,7 +569,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Cable TV providers (dstv, gotv, startimes, showmax) */
+        /**
+         * Cable TV providers (dstv, gotv, startimes, showmax)
+         * @description Cable TV providers (dstv, gotv, startimes, showmax) Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listCableProviders"];
         put?: never;
         post?: never;
@@ -502,7 +589,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** The plans of one cable provider, at their retail price in naira */
+        /**
+         * The plans of one cable provider, at their retail price in naira
+         * @description The plans of one cable provider, at their retail price in naira. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listCablePlans"];
         put?: never;
         post?: never;
@@ -519,7 +609,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Electricity distribution companies (discos); the id is the `plan` of buyElectricity */
+        /**
+         * Electricity distribution companies (discos); the id is the `plan` of buyElectricity
+         * @description Electricity distribution companies (discos); the id is the `plan` of buyElectricity. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listElectricityPlans"];
         put?: never;
         post?: never;
@@ -536,7 +629,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Betting companies whose wallets can be funded */
+        /**
+         * Betting companies whose wallets can be funded
+         * @description Betting companies whose wallets can be funded. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listBetCompanies"];
         put?: never;
         post?: never;
@@ -553,7 +649,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** The banks an account can be held at, from the payment provider's list (active Nigerian banks, one per code, by name); Tier 3's bankCode is one of their codes */
+        /**
+         * The banks an account can be held at, from the payment provider's list (active Nigerian banks, one per code, by name); Tier 3's bankCode is one of their codes
+         * @description The banks an account can be held at, from the payment provider's list (active Nigerian banks, one per code, by name); Tier 3's bankCode is one of their codes. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listBanks"];
         put?: never;
         post?: never;
@@ -570,7 +669,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** The exam pins of one exam (waec, waec-registration, neco, nabteb, jamb) at their retail price in naira, as buyEducationPin charges them */
+        /**
+         * The exam pins of one exam (waec, waec-registration, neco, nabteb, jamb) at their retail price in naira, as buyEducationPin charges them
+         * @description The exam pins of one exam (waec, waec-registration, neco, nabteb, jamb) at their retail price in naira, as buyEducationPin charges them. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listEducationPins"];
         put?: never;
         post?: never;
@@ -589,7 +691,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** The retail price (wholesale + markup) of a wholesale amount, in naira */
+        /**
+         * The retail price (wholesale + markup) of a wholesale amount, in naira
+         * @description The retail price (wholesale + markup) of a wholesale amount, in naira. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["quotePrice"];
         delete?: never;
         options?: never;
@@ -606,7 +711,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** The name (and current bouquet) on a cable smartcard / IUC number */
+        /**
+         * The name (and current bouquet) on a cable smartcard / IUC number
+         * @description The name (and current bouquet) on a cable smartcard / IUC number. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["verifyCableIUC"];
         delete?: never;
         options?: never;
@@ -623,7 +731,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** The name and address on an electricity meter */
+        /**
+         * The name and address on an electricity meter
+         * @description The name and address on an electricity meter. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["verifyMeter"];
         delete?: never;
         options?: never;
@@ -640,7 +751,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** The name on a betting account */
+        /**
+         * The name on a betting account
+         * @description The name on a betting account. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["verifyBetAccount"];
         delete?: never;
         options?: never;
@@ -657,7 +771,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Buy airtime: the wallet is charged the quoted retail price of the face value */
+        /**
+         * Buy airtime: the wallet is charged the quoted retail price of the face value
+         * @description Buy airtime: the wallet is charged the quoted retail price of the face value. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["buyAirtime"];
         delete?: never;
         options?: never;
@@ -674,7 +791,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Buy a data bundle; `amount` must be the plan's current retail price (409 PRICE_CHANGED otherwise) */
+        /**
+         * Buy a data bundle; `amount` must be the plan's current retail price (409 PRICE_CHANGED otherwise)
+         * @description Buy a data bundle; `amount` must be the plan's current retail price (409 PRICE_CHANGED otherwise) Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["buyData"];
         delete?: never;
         options?: never;
@@ -691,7 +811,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Pay a cable TV subscription; `amount` must be the plan's current retail price */
+        /**
+         * Pay a cable TV subscription; `amount` must be the plan's current retail price
+         * @description Pay a cable TV subscription; `amount` must be the plan's current retail price. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["subscribeCable"];
         delete?: never;
         options?: never;
@@ -708,7 +831,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Buy electricity (minimum ₦1,000); success carries the token (prepaid) and units */
+        /**
+         * Buy electricity (minimum ₦1,000); success carries the token (prepaid) and units
+         * @description Buy electricity (minimum ₦1,000); success carries the token (prepaid) and units. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["buyElectricity"];
         delete?: never;
         options?: never;
@@ -725,7 +851,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Fund a betting wallet */
+        /**
+         * Fund a betting wallet
+         * @description Fund a betting wallet. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["fundBet"];
         delete?: never;
         options?: never;
@@ -742,7 +871,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Buy exam pins (1-10); `amount` must be quantity × the price of one pin (listEducationPins); success carries the pins */
+        /**
+         * Buy exam pins (1-10); `amount` must be quantity × the price of one pin (listEducationPins); success carries the pins
+         * @description Buy exam pins (1-10); `amount` must be quantity × the price of one pin (listEducationPins); success carries the pins. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["buyEducationPin"];
         delete?: never;
         options?: never;
@@ -757,7 +889,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Your purchases, newest first, filtered by status, service and date */
+        /**
+         * Your purchases, newest first, filtered by status, service and date
+         * @description Your purchases, newest first, filtered by status, service and date. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listMyVtuTransactions"];
         put?: never;
         post?: never;
@@ -776,7 +911,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** One of your purchases by id (another user's is 404) */
+        /**
+         * One of your purchases by id (another user's is 404)
+         * @description One of your purchases by id (another user's is 404) Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["getMyVtuTransaction"];
         delete?: never;
         options?: never;
@@ -791,7 +929,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Social media services (followers, likes, views, ...) with their retail rate per 1,000 units */
+        /**
+         * Social media services (followers, likes, views, ...) with their retail rate per 1,000 units
+         * @description Social media services (followers, likes, views, ...) with their retail rate per 1,000 units. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listSocialServices"];
         put?: never;
         post?: never;
@@ -810,7 +951,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Order a social media service for a public https link; `amount` must be rate × quantity / 1000 rounded up to the kobo. A part the panel cannot fill is refunded */
+        /**
+         * Order a social media service for a public https link; `amount` must be rate × quantity / 1000 rounded up to the kobo. A part the panel cannot fill is refunded
+         * @description Order a social media service for a public https link; `amount` must be rate × quantity / 1000 rounded up to the kobo. A part the panel cannot fill is refunded. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["buySocialService"];
         delete?: never;
         options?: never;
@@ -825,7 +969,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** What selling airtime pays into the wallet, and the number to share the airtime to (₦100 – ₦50,000) */
+        /**
+         * What selling airtime pays into the wallet, and the number to share the airtime to (₦100 – ₦50,000)
+         * @description What selling airtime pays into the wallet, and the number to share the airtime to (₦100 – ₦50,000) Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["quoteAirtimeToCash"];
         put?: never;
         post?: never;
@@ -844,7 +991,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Sell airtime shared from your line: nothing is debited; the wallet is credited the payout once the provider confirms the airtime arrived (failed after 30 minutes without it) */
+        /**
+         * Sell airtime shared from your line: nothing is debited; the wallet is credited the payout once the provider confirms the airtime arrived (failed after 30 minutes without it)
+         * @description Sell airtime shared from your line: nothing is debited; the wallet is credited the payout once the provider confirms the airtime arrived (failed after 30 minutes without it) Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["sellAirtime"];
         delete?: never;
         options?: never;
@@ -861,7 +1011,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Lock an amount for a number of days; the wallet is debited at once */
+        /**
+         * Lock an amount for a number of days; the wallet is debited at once
+         * @description Lock an amount for a number of days; the wallet is debited at once. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["createSavingsLock"];
         delete?: never;
         options?: never;
@@ -876,7 +1029,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Your savings locks, newest first */
+        /**
+         * Your savings locks, newest first
+         * @description Your savings locks, newest first. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listSavingsLocks"];
         put?: never;
         post?: never;
@@ -895,7 +1051,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Break an active lock early: the amount less the penalty goes back to the wallet */
+        /**
+         * Break an active lock early: the amount less the penalty goes back to the wallet
+         * @description Break an active lock early: the amount less the penalty goes back to the wallet. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["breakSavingsLock"];
         delete?: never;
         options?: never;
@@ -912,7 +1071,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** The name of the user a phone belongs to, surname masked, before a transfer (KYC tier 2) */
+        /**
+         * The name of the user a phone belongs to, surname masked, before a transfer (KYC tier 2)
+         * @description The name of the user a phone belongs to, surname masked, before a transfer (KYC tier 2) Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["lookupRecipient"];
         delete?: never;
         options?: never;
@@ -929,7 +1091,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Send money from your wallet to another user's (KYC tier 2): one posting across both wallets, within the per-transfer and daily limits */
+        /**
+         * Send money from your wallet to another user's (KYC tier 2): one posting across both wallets, within the per-transfer and daily limits
+         * @description Send money from your wallet to another user's (KYC tier 2): one posting across both wallets, within the per-transfer and daily limits. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["transferToUser"];
         delete?: never;
         options?: never;
@@ -944,7 +1109,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Your saved beneficiaries (numbers, meters, smartcards, betting accounts), most recently saved first */
+        /**
+         * Your saved beneficiaries (numbers, meters, smartcards, betting accounts), most recently saved first
+         * @description Your saved beneficiaries (numbers, meters, smartcards, betting accounts), most recently saved first. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listBeneficiaries"];
         put?: never;
         post?: never;
@@ -963,7 +1131,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Save a beneficiary: an upsert by service + recipient (label, network and details replaced). At most 100 per user: a new one beyond that is 422 ABOVE_MAXIMUM with details.limit (and details.unit "count") */
+        /**
+         * Save a beneficiary: an upsert by service + recipient (label, network and details replaced). At most 100 per user: a new one beyond that is 422 ABOVE_MAXIMUM with details.limit (and details.unit "count")
+         * @description Save a beneficiary: an upsert by service + recipient (label, network and details replaced). At most 100 per user: a new one beyond that is 422 ABOVE_MAXIMUM with details.limit (and details.unit "count") Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["saveBeneficiary"];
         delete?: never;
         options?: never;
@@ -980,7 +1151,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Delete one of your beneficiaries; an id that is not one of yours is 404 NOT_FOUND, which a client retrying the delete may take as done */
+        /**
+         * Delete one of your beneficiaries; an id that is not one of yours is 404 NOT_FOUND, which a client retrying the delete may take as done
+         * @description Delete one of your beneficiaries; an id that is not one of yours is 404 NOT_FOUND, which a client retrying the delete may take as done. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["deleteBeneficiary"];
         delete?: never;
         options?: never;
@@ -995,7 +1169,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Today's check-in, the streak and the rewards accrued */
+        /**
+         * Today's check-in, the streak and the rewards accrued
+         * @description Today's check-in, the streak and the rewards accrued. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["getCheckinStatus"];
         put?: never;
         post?: never;
@@ -1014,7 +1191,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Claim today's check-in (once per Africa/Lagos calendar day) */
+        /**
+         * Claim today's check-in (once per Africa/Lagos calendar day)
+         * @description Claim today's check-in (once per Africa/Lagos calendar day) Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["claimCheckin"];
         delete?: never;
         options?: never;
@@ -1031,7 +1211,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Move all accrued check-in rewards into the wallet */
+        /**
+         * Move all accrued check-in rewards into the wallet
+         * @description Move all accrued check-in rewards into the wallet. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["withdrawCheckin"];
         delete?: never;
         options?: never;
@@ -1046,7 +1229,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Savings milestones reached and not yet acknowledged */
+        /**
+         * Savings milestones reached and not yet acknowledged
+         * @description Savings milestones reached and not yet acknowledged. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["getPendingMilestones"];
         put?: never;
         post?: never;
@@ -1065,7 +1251,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Acknowledge a pending milestone */
+        /**
+         * Acknowledge a pending milestone
+         * @description Acknowledge a pending milestone. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["ackMilestone"];
         delete?: never;
         options?: never;
@@ -1080,7 +1269,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Your referral code, your invitees and your locked bonus */
+        /**
+         * Your referral code, your invitees and your locked bonus
+         * @description Your referral code, your invitees and your locked bonus. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["getMyReferralStatus"];
         put?: never;
         post?: never;
@@ -1097,7 +1289,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Your inbox, newest first, with the number unread */
+        /**
+         * Your inbox, newest first, with the number unread
+         * @description Your inbox, newest first, with the number unread. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listNotifications"];
         put?: never;
         post?: never;
@@ -1116,7 +1311,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Mark one of your notifications read */
+        /**
+         * Mark one of your notifications read
+         * @description Mark one of your notifications read. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["markNotificationRead"];
         delete?: never;
         options?: never;
@@ -1133,7 +1331,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Mark all your notifications read */
+        /**
+         * Mark all your notifications read
+         * @description Mark all your notifications read. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["markAllNotificationsRead"];
         delete?: never;
         options?: never;
@@ -1148,7 +1349,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Broadcasts open now, newest first, with poll tallies and your vote */
+        /**
+         * Broadcasts open now, newest first, with poll tallies and your vote
+         * @description Broadcasts open now, newest first, with poll tallies and your vote. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listBroadcasts"];
         put?: never;
         post?: never;
@@ -1167,7 +1371,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Vote in a broadcast poll, once */
+        /**
+         * Vote in a broadcast poll, once
+         * @description Vote in a broadcast poll, once. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["votePoll"];
         delete?: never;
         options?: never;
@@ -1182,7 +1389,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Your email and push switches per notification kind */
+        /**
+         * Your email and push switches per notification kind
+         * @description Your email and push switches per notification kind. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["getNotificationSettings"];
         put?: never;
         post?: never;
@@ -1201,7 +1411,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Switch email or push on or off per notification kind; the kinds not given keep theirs */
+        /**
+         * Switch email or push on or off per notification kind; the kinds not given keep theirs
+         * @description Switch email or push on or off per notification kind; the kinds not given keep theirs. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["updateNotificationSettings"];
         delete?: never;
         options?: never;
@@ -1218,7 +1431,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Publish a broadcast to every user, optionally with a poll of 2–6 options */
+        /**
+         * Publish a broadcast to every user, optionally with a poll of 2–6 options
+         * @description Publish a broadcast to every user, optionally with a poll of 2–6 options. Needs the bearer token of an administrator. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["adminCreateBroadcast"];
         delete?: never;
         options?: never;
@@ -1233,7 +1449,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** The VAPID public key to subscribe with (URL-safe base64 of the 65-byte P-256 point) */
+        /**
+         * The VAPID public key to subscribe with (URL-safe base64 of the 65-byte P-256 point)
+         * @description The VAPID public key to subscribe with (URL-safe base64 of the 65-byte P-256 point) No token is needed. Its inputs are query parameters.
+         */
         get: operations["getPushPublicKey"];
         put?: never;
         post?: never;
@@ -1252,7 +1471,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Register this browser's push subscription (an upsert by endpoint) */
+        /**
+         * Register this browser's push subscription (an upsert by endpoint)
+         * @description Register this browser's push subscription (an upsert by endpoint) Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["savePushSubscription"];
         delete?: never;
         options?: never;
@@ -1269,7 +1491,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Remove one of your push subscriptions (the web client does this before signing out); an endpoint you have no subscription at is 404 NOT_FOUND, which a client retrying the delete may take as done */
+        /**
+         * Remove one of your push subscriptions (the web client does this before signing out); an endpoint you have no subscription at is 404 NOT_FOUND, which a client retrying the delete may take as done
+         * @description Remove one of your push subscriptions (the web client does this before signing out); an endpoint you have no subscription at is 404 NOT_FOUND, which a client retrying the delete may take as done. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["deletePushSubscription"];
         delete?: never;
         options?: never;
@@ -1284,7 +1509,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Verify every balance against its entries and that all entries sum to zero */
+        /**
+         * Verify every balance against its entries and that all entries sum to zero
+         * @description Verify every balance against its entries and that all entries sum to zero. Needs the bearer token of an administrator. Its inputs are query parameters.
+         */
         get: operations["adminLedgerCheck"];
         put?: never;
         post?: never;
@@ -1303,7 +1531,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Reconcile now: re-verify pending top-ups (crediting each once) and pending funding transfers older than a minute with the provider, credit transfers into dedicated accounts whose webhook was lost, and requery every purchase still processing; returns counts */
+        /**
+         * Reconcile now: re-verify pending top-ups (crediting each once) and pending funding transfers older than a minute with the provider, credit transfers into dedicated accounts whose webhook was lost, and requery every purchase still processing; returns counts
+         * @description Reconcile now: re-verify pending top-ups (crediting each once) and pending funding transfers older than a minute with the provider, credit transfers into dedicated accounts whose webhook was lost, and requery every purchase still processing; returns counts. Needs the bearer token of an administrator. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["adminReconcile"];
         delete?: never;
         options?: never;
@@ -1320,7 +1551,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Set the markup of a VTU service (every provider), or of one provider of it, which wins: flat naira plus a percentage of the wholesale price; a field left out keeps its value */
+        /**
+         * Set the markup of a VTU service (every provider), or of one provider of it, which wins: flat naira plus a percentage of the wholesale price; a field left out keeps its value
+         * @description Set the markup of a VTU service (every provider), or of one provider of it, which wins: flat naira plus a percentage of the wholesale price; a field left out keeps its value. Needs the bearer token of an administrator. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["adminSetMarkup"];
         delete?: never;
         options?: never;
@@ -1724,6 +1958,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1739,6 +1981,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1748,6 +1992,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1757,6 +2003,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1766,6 +2014,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1775,6 +2025,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1826,6 +2084,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1902,6 +2166,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1942,6 +2214,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2004,6 +2282,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2042,6 +2328,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2058,6 +2352,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2067,6 +2363,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2076,6 +2374,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2085,6 +2385,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2094,6 +2396,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2103,6 +2407,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2132,6 +2444,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2185,6 +2503,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2228,6 +2554,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2254,6 +2588,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2263,6 +2599,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2272,6 +2610,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2281,6 +2621,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2290,6 +2632,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2299,6 +2643,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2308,6 +2654,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2348,6 +2702,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2374,6 +2736,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2383,6 +2747,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2392,6 +2758,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2401,6 +2769,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2410,6 +2780,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2419,6 +2791,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2428,6 +2802,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2469,6 +2851,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2485,6 +2875,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2494,6 +2886,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2503,6 +2897,8 @@ export interface operations {
             /** @description Forbidden: FORBIDDEN */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2512,6 +2908,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2521,6 +2919,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2530,6 +2930,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2539,6 +2941,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2568,6 +2978,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2575,9 +2991,13 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
+                            /** @description Spendable balance (naira with at most 2 decimals) */
                             balance: number;
+                            /** @description Held in savings locks until they mature or are broken (naira with at most 2 decimals) */
                             lockedSavings: number;
+                            /** @description Referral bonus, locked for good (naira with at most 2 decimals) */
                             lockedBonus: number;
+                            /** @description Check-in rewards accrued, withdrawable from the minimum on (naira with at most 2 decimals) */
                             checkinAccrued: number;
                             /** @enum {string} */
                             currency: "NGN";
@@ -2606,6 +3026,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2635,6 +3063,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2644,6 +3078,7 @@ export interface operations {
                         data: {
                             url: string;
                             state: string;
+                            /** Format: date-time */
                             expiresAt: string;
                         };
                     };
@@ -2670,6 +3105,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2699,6 +3142,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2740,6 +3189,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2781,6 +3238,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2801,6 +3266,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2810,6 +3277,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2819,6 +3288,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2828,6 +3299,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2837,6 +3310,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2846,6 +3321,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2896,6 +3379,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2916,6 +3407,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2925,6 +3418,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2934,6 +3429,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2943,6 +3440,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2952,6 +3451,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2961,6 +3462,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, KYC_PREVIOUS_TIER_REQUIRED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2970,6 +3473,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3025,6 +3536,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3045,6 +3564,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3054,6 +3575,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3063,6 +3586,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3072,6 +3597,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3081,6 +3608,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3090,6 +3619,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, KYC_PREVIOUS_TIER_REQUIRED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3099,6 +3630,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3149,6 +3688,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3157,6 +3704,7 @@ export interface operations {
                         success: true;
                         data: {
                             url: string;
+                            /** Format: date-time */
                             expiresAt: string;
                         };
                     };
@@ -3165,6 +3713,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3174,6 +3724,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3183,6 +3735,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3192,6 +3746,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3201,6 +3757,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3210,6 +3768,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3219,6 +3779,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3252,6 +3820,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3276,7 +3850,9 @@ export interface operations {
                                 };
                                 /** Format: uuid */
                                 documentId: string | null;
+                                /** Format: date-time */
                                 createdAt: string;
+                                /** Format: date-time */
                                 decidedAt: string | null;
                             }[];
                             limit: number;
@@ -3316,6 +3892,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3361,6 +3945,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3381,6 +3973,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3390,6 +3984,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3399,6 +3995,8 @@ export interface operations {
             /** @description Forbidden: FORBIDDEN */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3408,6 +4006,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3417,6 +4017,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3426,6 +4028,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3435,6 +4039,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3444,6 +4050,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3475,6 +4089,7 @@ export interface operations {
             content: {
                 "application/json": {
                     data: {
+                        /** @description Amount to add to the wallet (naira with at most 2 decimals) */
                         amount: number;
                     };
                 };
@@ -3484,6 +4099,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3493,6 +4116,7 @@ export interface operations {
                         data: {
                             reference: string;
                             checkoutUrl: string;
+                            /** @description Amount the checkout asks for (naira with at most 2 decimals) */
                             amount: number;
                             /** @enum {string} */
                             status: "pending";
@@ -3503,6 +4127,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3512,6 +4138,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3521,6 +4149,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3530,6 +4160,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3539,6 +4171,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3548,6 +4182,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM, ABOVE_MAXIMUM */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3557,6 +4193,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3606,6 +4250,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3624,6 +4276,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3633,6 +4287,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3642,6 +4298,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3651,6 +4309,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3660,6 +4320,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3669,6 +4331,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3678,6 +4342,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3725,6 +4397,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3742,6 +4422,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3751,6 +4433,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3760,6 +4444,8 @@ export interface operations {
             /** @description Forbidden: KYC_TIER_REQUIRED */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3769,6 +4455,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3778,6 +4466,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3787,6 +4477,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3796,6 +4488,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3805,6 +4499,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3852,6 +4554,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3870,8 +4578,11 @@ export interface operations {
                                 description: string;
                                 /** @enum {string} */
                                 direction: "credit" | "debit";
+                                /** @description Amount moved (naira with at most 2 decimals) */
                                 amount: number;
+                                /** @description Wallet balance once this movement was posted (naira with at most 2 decimals) */
                                 balanceAfter: number;
+                                /** Format: date-time */
                                 createdAt: string;
                                 /** @description Transfers: the other person's name as others see it (surname masked: Adaeze O.) */
                                 counterparty?: string;
@@ -3906,6 +4617,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3946,6 +4665,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3963,8 +4690,11 @@ export interface operations {
                             description: string;
                             /** @enum {string} */
                             direction: "credit" | "debit";
+                            /** @description Amount moved (naira with at most 2 decimals) */
                             amount: number;
+                            /** @description Wallet balance once this movement was posted (naira with at most 2 decimals) */
                             balanceAfter: number;
+                            /** Format: date-time */
                             createdAt: string;
                             /** @description Transfers: the other person's name as others see it (surname masked: Adaeze O.) */
                             counterparty?: string;
@@ -3977,6 +4707,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3986,6 +4718,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3995,6 +4729,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4004,6 +4740,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4013,6 +4751,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4022,6 +4762,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4031,6 +4773,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4063,6 +4813,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4078,6 +4834,7 @@ export interface operations {
                                 details: {
                                     [key: string]: unknown;
                                 };
+                                /** Format: date-time */
                                 createdAt: string;
                             }[];
                             limit: number;
@@ -4117,6 +4874,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4146,6 +4911,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4183,6 +4954,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4221,6 +5000,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4258,6 +5043,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4298,6 +5091,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4334,6 +5133,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4374,6 +5181,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4388,7 +5201,7 @@ export interface operations {
                                 planType: string;
                                 name: string;
                                 validity: string | null;
-                                /** @description Retail price in naira: what buyData charges, and what its amount must equal */
+                                /** @description Retail price: what buyData charges, and what its amount must equal (naira with at most 2 decimals) */
                                 amount: number;
                             }[];
                         };
@@ -4416,6 +5229,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4457,6 +5278,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4471,7 +5298,7 @@ export interface operations {
                                 planType: string;
                                 name: string;
                                 validity: string | null;
-                                /** @description Retail price in naira: what buyData charges, and what its amount must equal */
+                                /** @description Retail price: what buyData charges, and what its amount must equal (naira with at most 2 decimals) */
                                 amount: number;
                             }[];
                         };
@@ -4499,6 +5326,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4537,6 +5372,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4573,6 +5414,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4613,6 +5462,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4624,7 +5479,7 @@ export interface operations {
                                 plan_id: string;
                                 identifier: string;
                                 name: string;
-                                /** @description Retail price in naira */
+                                /** @description Retail price: what subscribeCable charges (naira with at most 2 decimals) */
                                 amount: number;
                             }[];
                         };
@@ -4652,6 +5507,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4690,6 +5553,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4726,6 +5595,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4764,6 +5641,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4800,6 +5683,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4838,6 +5729,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4876,6 +5773,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4916,6 +5821,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4927,7 +5838,7 @@ export interface operations {
                                 /** @description The `variation` of buyEducationPin (jamb: utme, de) */
                                 variation: string;
                                 name: string;
-                                /** @description Retail naira of one pin (markup applied): buyEducationPin charges quantity × this amount; a purchase whose amount differs is 409 PRICE_CHANGED with the price in details.amount */
+                                /** @description Retail price of one pin (markup applied): buyEducationPin charges quantity × this amount; a purchase whose amount differs is 409 PRICE_CHANGED with the price in details.amount (naira with at most 2 decimals) */
                                 amount: number;
                             }[];
                         };
@@ -4955,6 +5866,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4999,6 +5918,7 @@ export interface operations {
                         service: "airtime" | "data" | "cable" | "electricity" | "betting" | "education" | "airtime_to_cash" | "social";
                         /** @enum {string} */
                         provider?: "data" | "bills" | "social";
+                        /** @description The provider’s price (naira with at most 2 decimals) */
                         wholesale: number;
                     };
                 };
@@ -5008,6 +5928,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5019,8 +5947,11 @@ export interface operations {
                             service: "airtime" | "data" | "cable" | "electricity" | "betting" | "education" | "airtime_to_cash" | "social";
                             /** @enum {string} */
                             provider: "data" | "bills" | "social";
+                            /** @description The provider’s price (naira with at most 2 decimals) */
                             wholesale: number;
+                            /** @description What the markup adds (naira with at most 2 decimals) */
                             markup: number;
+                            /** @description What the person pays: wholesale plus markup (naira with at most 2 decimals) */
                             retail: number;
                         };
                     };
@@ -5029,6 +5960,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5038,6 +5971,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5047,6 +5982,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5056,6 +5993,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5065,6 +6004,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5074,6 +6015,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5115,6 +6064,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5135,6 +6092,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5144,6 +6103,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5153,6 +6114,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5162,6 +6125,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5171,6 +6136,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5180,6 +6147,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5189,6 +6158,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5241,6 +6218,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5261,6 +6246,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5270,6 +6257,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5279,6 +6268,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5288,6 +6279,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5297,6 +6290,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5306,6 +6301,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5315,6 +6312,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5365,6 +6370,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5385,6 +6398,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5394,6 +6409,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5403,6 +6420,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5412,6 +6431,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5421,6 +6442,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5430,6 +6453,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5439,6 +6464,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5482,6 +6515,7 @@ export interface operations {
                         /** @enum {string} */
                         network: "mtn" | "glo" | "airtel" | "9mobile";
                         phone: string;
+                        /** @description Airtime to buy (naira with at most 2 decimals) */
                         amount: number;
                         pin: string;
                     };
@@ -5492,6 +6526,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5507,9 +6549,11 @@ export interface operations {
                             provider: string;
                             network?: string;
                             recipient: string;
+                            /** @description Amount charged (a sale of airtime: the payout) (naira with at most 2 decimals) */
                             amount: number;
                             /** @enum {string} */
                             direction: "debit" | "credit";
+                            /** @description Amount refunded to the wallet (naira with at most 2 decimals) */
                             refunded?: number;
                             token?: string;
                             units?: string;
@@ -5526,11 +6570,13 @@ export interface operations {
                                 plan?: string;
                                 /** @description Meter type (prepaid, postpaid) or cable subscription type */
                                 type?: string;
-                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                /** @description Amount asked for (airtime, electricity, betting, airtime sold), before any markup (naira with at most 2 decimals) */
                                 faceValue?: number;
                                 quantity?: number;
                             };
+                            /** Format: date-time */
                             createdAt: string;
+                            /** Format: date-time */
                             updatedAt: string;
                         };
                     };
@@ -5539,6 +6585,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5548,6 +6596,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5557,6 +6607,8 @@ export interface operations {
             /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5566,6 +6618,8 @@ export interface operations {
             /** @description Conflict: INSUFFICIENT_FUNDS, IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5575,6 +6629,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5584,6 +6640,8 @@ export interface operations {
             /** @description Unprocessable Entity: NETWORK_MISMATCH, IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM, ABOVE_MAXIMUM */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5593,6 +6651,10 @@ export interface operations {
             /** @description Locked: PIN_LOCKED */
             423: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5602,6 +6664,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5637,6 +6707,7 @@ export interface operations {
                         network: "mtn" | "glo" | "airtel" | "9mobile";
                         plan_id: string;
                         phone: string;
+                        /** @description Amount charged to the wallet (naira with at most 2 decimals) */
                         amount: number;
                         pin: string;
                     };
@@ -5647,6 +6718,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5662,9 +6741,11 @@ export interface operations {
                             provider: string;
                             network?: string;
                             recipient: string;
+                            /** @description Amount charged (a sale of airtime: the payout) (naira with at most 2 decimals) */
                             amount: number;
                             /** @enum {string} */
                             direction: "debit" | "credit";
+                            /** @description Amount refunded to the wallet (naira with at most 2 decimals) */
                             refunded?: number;
                             token?: string;
                             units?: string;
@@ -5681,11 +6762,13 @@ export interface operations {
                                 plan?: string;
                                 /** @description Meter type (prepaid, postpaid) or cable subscription type */
                                 type?: string;
-                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                /** @description Amount asked for (airtime, electricity, betting, airtime sold), before any markup (naira with at most 2 decimals) */
                                 faceValue?: number;
                                 quantity?: number;
                             };
+                            /** Format: date-time */
                             createdAt: string;
+                            /** Format: date-time */
                             updatedAt: string;
                         };
                     };
@@ -5694,6 +6777,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5703,6 +6788,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5712,6 +6799,8 @@ export interface operations {
             /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5721,6 +6810,8 @@ export interface operations {
             /** @description Conflict: INSUFFICIENT_FUNDS, PRICE_CHANGED, IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5730,6 +6821,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5739,6 +6832,8 @@ export interface operations {
             /** @description Unprocessable Entity: NETWORK_MISMATCH, IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5748,6 +6843,10 @@ export interface operations {
             /** @description Locked: PIN_LOCKED */
             423: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5757,6 +6856,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5801,6 +6908,7 @@ export interface operations {
                         identifier: "dstv" | "gotv" | "startimes" | "showmax";
                         iuc: string;
                         plan_id: string;
+                        /** @description Amount charged to the wallet (naira with at most 2 decimals) */
                         amount: number;
                         phone: string;
                         /**
@@ -5817,6 +6925,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5832,9 +6948,11 @@ export interface operations {
                             provider: string;
                             network?: string;
                             recipient: string;
+                            /** @description Amount charged (a sale of airtime: the payout) (naira with at most 2 decimals) */
                             amount: number;
                             /** @enum {string} */
                             direction: "debit" | "credit";
+                            /** @description Amount refunded to the wallet (naira with at most 2 decimals) */
                             refunded?: number;
                             token?: string;
                             units?: string;
@@ -5851,11 +6969,13 @@ export interface operations {
                                 plan?: string;
                                 /** @description Meter type (prepaid, postpaid) or cable subscription type */
                                 type?: string;
-                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                /** @description Amount asked for (airtime, electricity, betting, airtime sold), before any markup (naira with at most 2 decimals) */
                                 faceValue?: number;
                                 quantity?: number;
                             };
+                            /** Format: date-time */
                             createdAt: string;
+                            /** Format: date-time */
                             updatedAt: string;
                         };
                     };
@@ -5864,6 +6984,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5873,6 +6995,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5882,6 +7006,8 @@ export interface operations {
             /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5891,6 +7017,8 @@ export interface operations {
             /** @description Conflict: INSUFFICIENT_FUNDS, PRICE_CHANGED, IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5900,6 +7028,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5909,6 +7039,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5918,6 +7050,10 @@ export interface operations {
             /** @description Locked: PIN_LOCKED */
             423: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5927,6 +7063,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5971,6 +7115,7 @@ export interface operations {
                         meter: string;
                         /** @enum {string} */
                         type: "prepaid" | "postpaid";
+                        /** @description Electricity to buy (naira with at most 2 decimals) */
                         amount: number;
                         phone: string;
                         pin: string;
@@ -5982,6 +7127,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5997,9 +7150,11 @@ export interface operations {
                             provider: string;
                             network?: string;
                             recipient: string;
+                            /** @description Amount charged (a sale of airtime: the payout) (naira with at most 2 decimals) */
                             amount: number;
                             /** @enum {string} */
                             direction: "debit" | "credit";
+                            /** @description Amount refunded to the wallet (naira with at most 2 decimals) */
                             refunded?: number;
                             token?: string;
                             units?: string;
@@ -6016,11 +7171,13 @@ export interface operations {
                                 plan?: string;
                                 /** @description Meter type (prepaid, postpaid) or cable subscription type */
                                 type?: string;
-                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                /** @description Amount asked for (airtime, electricity, betting, airtime sold), before any markup (naira with at most 2 decimals) */
                                 faceValue?: number;
                                 quantity?: number;
                             };
+                            /** Format: date-time */
                             createdAt: string;
+                            /** Format: date-time */
                             updatedAt: string;
                         };
                     };
@@ -6029,6 +7186,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6038,6 +7197,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6047,6 +7208,8 @@ export interface operations {
             /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6056,6 +7219,8 @@ export interface operations {
             /** @description Conflict: INSUFFICIENT_FUNDS, IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6065,6 +7230,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6074,6 +7241,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6083,6 +7252,10 @@ export interface operations {
             /** @description Locked: PIN_LOCKED */
             423: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6092,6 +7265,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6125,6 +7306,7 @@ export interface operations {
                     data: {
                         betting_company: string;
                         customer_id: string;
+                        /** @description Amount charged to the wallet (naira with at most 2 decimals) */
                         amount: number;
                         pin: string;
                     };
@@ -6135,6 +7317,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6150,9 +7340,11 @@ export interface operations {
                             provider: string;
                             network?: string;
                             recipient: string;
+                            /** @description Amount charged (a sale of airtime: the payout) (naira with at most 2 decimals) */
                             amount: number;
                             /** @enum {string} */
                             direction: "debit" | "credit";
+                            /** @description Amount refunded to the wallet (naira with at most 2 decimals) */
                             refunded?: number;
                             token?: string;
                             units?: string;
@@ -6169,11 +7361,13 @@ export interface operations {
                                 plan?: string;
                                 /** @description Meter type (prepaid, postpaid) or cable subscription type */
                                 type?: string;
-                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                /** @description Amount asked for (airtime, electricity, betting, airtime sold), before any markup (naira with at most 2 decimals) */
                                 faceValue?: number;
                                 quantity?: number;
                             };
+                            /** Format: date-time */
                             createdAt: string;
+                            /** Format: date-time */
                             updatedAt: string;
                         };
                     };
@@ -6182,6 +7376,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6191,6 +7387,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6200,6 +7398,8 @@ export interface operations {
             /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6209,6 +7409,8 @@ export interface operations {
             /** @description Conflict: INSUFFICIENT_FUNDS, IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6218,6 +7420,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6227,6 +7431,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6236,6 +7442,10 @@ export interface operations {
             /** @description Locked: PIN_LOCKED */
             423: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6245,6 +7455,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6280,6 +7498,7 @@ export interface operations {
                         exam: "waec" | "waec-registration" | "neco" | "nabteb" | "jamb";
                         variation?: string;
                         quantity: number;
+                        /** @description Amount charged to the wallet (naira with at most 2 decimals) */
                         amount: number;
                         phone: string;
                         pin: string;
@@ -6292,6 +7511,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6307,9 +7534,11 @@ export interface operations {
                             provider: string;
                             network?: string;
                             recipient: string;
+                            /** @description Amount charged (a sale of airtime: the payout) (naira with at most 2 decimals) */
                             amount: number;
                             /** @enum {string} */
                             direction: "debit" | "credit";
+                            /** @description Amount refunded to the wallet (naira with at most 2 decimals) */
                             refunded?: number;
                             token?: string;
                             units?: string;
@@ -6326,11 +7555,13 @@ export interface operations {
                                 plan?: string;
                                 /** @description Meter type (prepaid, postpaid) or cable subscription type */
                                 type?: string;
-                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                /** @description Amount asked for (airtime, electricity, betting, airtime sold), before any markup (naira with at most 2 decimals) */
                                 faceValue?: number;
                                 quantity?: number;
                             };
+                            /** Format: date-time */
                             createdAt: string;
+                            /** Format: date-time */
                             updatedAt: string;
                         };
                     };
@@ -6339,6 +7570,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6348,6 +7581,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6357,6 +7592,8 @@ export interface operations {
             /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6366,6 +7603,8 @@ export interface operations {
             /** @description Conflict: INSUFFICIENT_FUNDS, PRICE_CHANGED, IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6375,6 +7614,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6384,6 +7625,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6393,6 +7636,10 @@ export interface operations {
             /** @description Locked: PIN_LOCKED */
             423: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6402,6 +7649,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6449,6 +7704,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6465,9 +7726,11 @@ export interface operations {
                                 provider: string;
                                 network?: string;
                                 recipient: string;
+                                /** @description Amount charged (a sale of airtime: the payout) (naira with at most 2 decimals) */
                                 amount: number;
                                 /** @enum {string} */
                                 direction: "debit" | "credit";
+                                /** @description Amount refunded to the wallet (naira with at most 2 decimals) */
                                 refunded?: number;
                                 token?: string;
                                 units?: string;
@@ -6484,11 +7747,13 @@ export interface operations {
                                     plan?: string;
                                     /** @description Meter type (prepaid, postpaid) or cable subscription type */
                                     type?: string;
-                                    /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                    /** @description Amount asked for (airtime, electricity, betting, airtime sold), before any markup (naira with at most 2 decimals) */
                                     faceValue?: number;
                                     quantity?: number;
                                 };
+                                /** Format: date-time */
                                 createdAt: string;
+                                /** Format: date-time */
                                 updatedAt: string;
                             }[];
                             limit: number;
@@ -6519,6 +7784,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6560,6 +7833,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6575,9 +7856,11 @@ export interface operations {
                             provider: string;
                             network?: string;
                             recipient: string;
+                            /** @description Amount charged (a sale of airtime: the payout) (naira with at most 2 decimals) */
                             amount: number;
                             /** @enum {string} */
                             direction: "debit" | "credit";
+                            /** @description Amount refunded to the wallet (naira with at most 2 decimals) */
                             refunded?: number;
                             token?: string;
                             units?: string;
@@ -6594,11 +7877,13 @@ export interface operations {
                                 plan?: string;
                                 /** @description Meter type (prepaid, postpaid) or cable subscription type */
                                 type?: string;
-                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                /** @description Amount asked for (airtime, electricity, betting, airtime sold), before any markup (naira with at most 2 decimals) */
                                 faceValue?: number;
                                 quantity?: number;
                             };
+                            /** Format: date-time */
                             createdAt: string;
+                            /** Format: date-time */
                             updatedAt: string;
                         };
                     };
@@ -6607,6 +7892,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6616,6 +7903,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6625,6 +7914,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6634,6 +7925,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6643,6 +7936,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6652,6 +7947,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6661,6 +7958,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6692,6 +7997,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6703,6 +8014,7 @@ export interface operations {
                                 id: string;
                                 name: string;
                                 category: string;
+                                /** @description Retail price of 1,000 units (naira with at most 2 decimals) */
                                 rate: number;
                                 min: number;
                                 max: number;
@@ -6732,6 +8044,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6775,6 +8095,7 @@ export interface operations {
                         serviceId: string;
                         link: string;
                         quantity: number;
+                        /** @description Amount charged to the wallet (naira with at most 2 decimals) */
                         amount: number;
                         pin: string;
                     };
@@ -6785,6 +8106,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6800,9 +8129,11 @@ export interface operations {
                             provider: string;
                             network?: string;
                             recipient: string;
+                            /** @description Amount charged (a sale of airtime: the payout) (naira with at most 2 decimals) */
                             amount: number;
                             /** @enum {string} */
                             direction: "debit" | "credit";
+                            /** @description Amount refunded to the wallet (naira with at most 2 decimals) */
                             refunded?: number;
                             token?: string;
                             units?: string;
@@ -6819,11 +8150,13 @@ export interface operations {
                                 plan?: string;
                                 /** @description Meter type (prepaid, postpaid) or cable subscription type */
                                 type?: string;
-                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                /** @description Amount asked for (airtime, electricity, betting, airtime sold), before any markup (naira with at most 2 decimals) */
                                 faceValue?: number;
                                 quantity?: number;
                             };
+                            /** Format: date-time */
                             createdAt: string;
+                            /** Format: date-time */
                             updatedAt: string;
                         };
                     };
@@ -6832,6 +8165,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6841,6 +8176,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6850,6 +8187,8 @@ export interface operations {
             /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6859,6 +8198,8 @@ export interface operations {
             /** @description Conflict: INSUFFICIENT_FUNDS, PRICE_CHANGED, IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6868,6 +8209,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6877,6 +8220,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM, ABOVE_MAXIMUM */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6886,6 +8231,10 @@ export interface operations {
             /** @description Locked: PIN_LOCKED */
             423: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6895,6 +8244,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6925,6 +8282,7 @@ export interface operations {
         parameters: {
             query: {
                 network: "mtn" | "glo" | "airtel" | "9mobile";
+                /** @description Airtime to sell (naira with at most 2 decimals) */
                 amount: number;
             };
             header?: never;
@@ -6936,6 +8294,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6943,7 +8307,9 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
+                            /** @description Airtime to sell (naira with at most 2 decimals) */
                             amount: number;
+                            /** @description What the wallet is credited once the airtime arrives (naira with at most 2 decimals) */
                             payout: number;
                             ratePercent: number;
                             sendTo: string;
@@ -6981,6 +8347,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7024,6 +8398,7 @@ export interface operations {
                         /** @enum {string} */
                         network: "mtn" | "glo" | "airtel" | "9mobile";
                         phone: string;
+                        /** @description Airtime to sell (naira with at most 2 decimals) */
                         amount: number;
                         pin: string;
                     };
@@ -7034,6 +8409,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7049,9 +8432,11 @@ export interface operations {
                             provider: string;
                             network?: string;
                             recipient: string;
+                            /** @description Amount charged (a sale of airtime: the payout) (naira with at most 2 decimals) */
                             amount: number;
                             /** @enum {string} */
                             direction: "debit" | "credit";
+                            /** @description Amount refunded to the wallet (naira with at most 2 decimals) */
                             refunded?: number;
                             token?: string;
                             units?: string;
@@ -7068,11 +8453,13 @@ export interface operations {
                                 plan?: string;
                                 /** @description Meter type (prepaid, postpaid) or cable subscription type */
                                 type?: string;
-                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                /** @description Amount asked for (airtime, electricity, betting, airtime sold), before any markup (naira with at most 2 decimals) */
                                 faceValue?: number;
                                 quantity?: number;
                             };
+                            /** Format: date-time */
                             createdAt: string;
+                            /** Format: date-time */
                             updatedAt: string;
                         };
                     };
@@ -7081,6 +8468,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7090,6 +8479,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7099,6 +8490,8 @@ export interface operations {
             /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7108,6 +8501,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7117,6 +8512,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7126,6 +8523,8 @@ export interface operations {
             /** @description Unprocessable Entity: NETWORK_MISMATCH, IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM, ABOVE_MAXIMUM */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7135,6 +8534,10 @@ export interface operations {
             /** @description Locked: PIN_LOCKED */
             423: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7144,6 +8547,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7184,6 +8595,7 @@ export interface operations {
             content: {
                 "application/json": {
                     data: {
+                        /** @description Amount to lock, debited from the wallet at once (naira with at most 2 decimals) */
                         amount: number;
                         days: number;
                     };
@@ -7194,6 +8606,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7202,13 +8622,24 @@ export interface operations {
                         success: true;
                         data: {
                             id: string;
+                            /** @description Amount locked (naira with at most 2 decimals) */
                             amount: number;
                             days: number;
                             /** @enum {string} */
                             status: "active" | "matured" | "broken";
+                            /** @description Amount kept when the lock was broken early; 0 otherwise (naira with at most 2 decimals) */
                             penalty: number;
+                            /** Format: date-time */
                             createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When the amount comes back to the wallet
+                             */
                             maturesAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When the lock matured or was broken
+                             */
                             closedAt: string | null;
                         };
                     };
@@ -7217,6 +8648,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7226,6 +8659,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7235,6 +8670,8 @@ export interface operations {
             /** @description Conflict: INSUFFICIENT_FUNDS, IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7244,6 +8681,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7253,6 +8692,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM, ABOVE_MAXIMUM */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7262,6 +8703,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7295,6 +8744,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7304,13 +8759,24 @@ export interface operations {
                         data: {
                             items: {
                                 id: string;
+                                /** @description Amount locked (naira with at most 2 decimals) */
                                 amount: number;
                                 days: number;
                                 /** @enum {string} */
                                 status: "active" | "matured" | "broken";
+                                /** @description Amount kept when the lock was broken early; 0 otherwise (naira with at most 2 decimals) */
                                 penalty: number;
+                                /** Format: date-time */
                                 createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the amount comes back to the wallet
+                                 */
                                 maturesAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the lock matured or was broken
+                                 */
                                 closedAt: string | null;
                             }[];
                             limit: number;
@@ -7342,6 +8808,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7383,6 +8857,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7392,16 +8874,29 @@ export interface operations {
                         data: {
                             lock: {
                                 id: string;
+                                /** @description Amount locked (naira with at most 2 decimals) */
                                 amount: number;
                                 days: number;
                                 /** @enum {string} */
                                 status: "active" | "matured" | "broken";
+                                /** @description Amount kept when the lock was broken early; 0 otherwise (naira with at most 2 decimals) */
                                 penalty: number;
+                                /** Format: date-time */
                                 createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the amount comes back to the wallet
+                                 */
                                 maturesAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the lock matured or was broken
+                                 */
                                 closedAt: string | null;
                             };
+                            /** @description Amount credited back to the wallet: the amount less the penalty (naira with at most 2 decimals) */
                             refunded: number;
+                            /** @description Amount kept for breaking the lock early (naira with at most 2 decimals) */
                             penalty: number;
                         };
                     };
@@ -7410,6 +8905,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7419,6 +8916,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7428,6 +8927,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7437,6 +8938,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7446,6 +8949,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7455,6 +8960,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7464,6 +8971,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7504,6 +9019,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7520,6 +9043,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7529,6 +9054,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7538,6 +9065,8 @@ export interface operations {
             /** @description Forbidden: KYC_TIER_REQUIRED */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7547,6 +9076,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7556,6 +9087,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7565,6 +9098,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7574,6 +9109,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7583,6 +9120,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7615,6 +9160,7 @@ export interface operations {
                 "application/json": {
                     data: {
                         phone: string;
+                        /** @description Amount to send, from ₦100 to TRANSFER_MAX (naira with at most 2 decimals) */
                         amount: number;
                         pin: string;
                         narration?: string;
@@ -7626,6 +9172,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7635,10 +9189,12 @@ export interface operations {
                         data: {
                             id: string;
                             reference: string;
+                            /** @description Amount sent (naira with at most 2 decimals) */
                             amount: number;
                             recipient: {
                                 name: string;
                             };
+                            /** Format: date-time */
                             createdAt: string;
                         };
                     };
@@ -7647,6 +9203,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7656,6 +9214,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7665,6 +9225,8 @@ export interface operations {
             /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7674,6 +9236,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7683,6 +9247,8 @@ export interface operations {
             /** @description Conflict: INSUFFICIENT_FUNDS, IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7692,6 +9258,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7701,6 +9269,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM, ABOVE_MAXIMUM */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7710,6 +9280,10 @@ export interface operations {
             /** @description Locked: PIN_LOCKED */
             423: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7719,6 +9293,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7750,6 +9332,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7769,6 +9357,7 @@ export interface operations {
                                 details?: {
                                     [key: string]: string;
                                 };
+                                /** Format: date-time */
                                 createdAt: string;
                             }[];
                         };
@@ -7796,6 +9385,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7849,6 +9446,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7866,6 +9471,7 @@ export interface operations {
                             details?: {
                                 [key: string]: string;
                             };
+                            /** Format: date-time */
                             createdAt: string;
                         };
                     };
@@ -7874,6 +9480,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7883,6 +9491,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7892,6 +9502,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7901,6 +9513,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7910,6 +9524,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, ABOVE_MAXIMUM */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7919,6 +9535,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7960,6 +9584,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7975,6 +9607,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7984,6 +9618,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7993,6 +9629,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8002,6 +9640,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8011,6 +9651,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8020,6 +9662,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8029,6 +9673,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8058,6 +9710,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8067,8 +9725,14 @@ export interface operations {
                         data: {
                             claimedToday: boolean;
                             streak: number;
+                            /** @description Check-in rewards accrued and not yet withdrawn (naira with at most 2 decimals) */
                             accrued: number;
+                            /** @description What one claim accrues (naira with at most 2 decimals) */
                             reward: number;
+                            /**
+                             * Format: date-time
+                             * @description Now when today is unclaimed; else the next Africa/Lagos midnight
+                             */
                             nextClaimAt: string;
                         };
                     };
@@ -8095,6 +9759,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8133,6 +9805,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8142,8 +9822,14 @@ export interface operations {
                         data: {
                             claimedToday: boolean;
                             streak: number;
+                            /** @description Check-in rewards accrued and not yet withdrawn (naira with at most 2 decimals) */
                             accrued: number;
+                            /** @description What one claim accrues (naira with at most 2 decimals) */
                             reward: number;
+                            /**
+                             * Format: date-time
+                             * @description Now when today is unclaimed; else the next Africa/Lagos midnight
+                             */
                             nextClaimAt: string;
                         };
                     };
@@ -8152,6 +9838,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8161,6 +9849,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8170,6 +9860,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8179,6 +9871,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8188,6 +9882,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8197,6 +9893,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8235,6 +9939,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8242,7 +9954,9 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
+                            /** @description Amount moved into the wallet (naira with at most 2 decimals) */
                             withdrawn: number;
+                            /** @description The wallet balance after it (naira with at most 2 decimals) */
                             balance: number;
                         };
                     };
@@ -8251,6 +9965,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8260,6 +9976,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8269,6 +9987,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8278,6 +9998,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8287,6 +10009,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8296,6 +10020,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8325,6 +10057,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8332,7 +10070,9 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
+                            /** @description Total ever locked in savings that the milestone marks (naira with at most 2 decimals) */
                             threshold: number;
+                            /** Format: date-time */
                             reachedAt: string;
                         }[];
                     };
@@ -8359,6 +10099,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8390,6 +10138,7 @@ export interface operations {
             content: {
                 "application/json": {
                     data: {
+                        /** @description The threshold of a pending milestone (naira with at most 2 decimals) */
                         threshold: number;
                     };
                 };
@@ -8399,6 +10148,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8406,8 +10163,11 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
+                            /** @description Total ever locked in savings that the milestone marks (naira with at most 2 decimals) */
                             threshold: number;
+                            /** Format: date-time */
                             reachedAt: string;
+                            /** Format: date-time */
                             acknowledgedAt: string;
                         };
                     };
@@ -8416,6 +10176,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8425,6 +10187,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8434,6 +10198,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8443,6 +10209,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8452,6 +10220,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8461,6 +10231,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8470,6 +10242,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8499,6 +10279,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8509,9 +10295,11 @@ export interface operations {
                             referralCode: string;
                             invitees: {
                                 name: string;
+                                /** Format: date-time */
                                 joinedAt: string;
                                 qualified: boolean;
                             }[];
+                            /** @description Referral bonus: locked for good, never spendable, never withdrawable (naira with at most 2 decimals) */
                             lockedBonus: number;
                         };
                     };
@@ -8538,6 +10326,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8570,6 +10366,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8585,7 +10387,9 @@ export interface operations {
                                 data: {
                                     [key: string]: unknown;
                                 };
+                                /** Format: date-time */
                                 readAt: string | null;
+                                /** Format: date-time */
                                 createdAt: string;
                             }[];
                             limit: number;
@@ -8617,6 +10421,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8658,6 +10470,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8672,7 +10492,9 @@ export interface operations {
                             data: {
                                 [key: string]: unknown;
                             };
+                            /** Format: date-time */
                             readAt: string | null;
+                            /** Format: date-time */
                             createdAt: string;
                         };
                     };
@@ -8681,6 +10503,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8690,6 +10514,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8699,6 +10525,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8708,6 +10536,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8717,6 +10547,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8726,6 +10558,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8735,6 +10569,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8773,6 +10615,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8788,6 +10638,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8797,6 +10649,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8806,6 +10660,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8815,6 +10671,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8824,6 +10682,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8833,6 +10693,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8865,6 +10733,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8876,8 +10750,11 @@ export interface operations {
                                 id: string;
                                 title: string;
                                 body: string;
+                                /** Format: date-time */
                                 createdAt: string;
+                                /** Format: date-time */
                                 startsAt: string;
+                                /** Format: date-time */
                                 endsAt: string | null;
                                 poll?: {
                                     id: string;
@@ -8918,6 +10795,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8961,6 +10846,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8983,6 +10876,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8992,6 +10887,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9001,6 +10898,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9010,6 +10909,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9019,6 +10920,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9028,6 +10931,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9037,6 +10942,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9066,6 +10979,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9136,6 +11055,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9211,6 +11138,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9263,6 +11198,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9272,6 +11209,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9281,6 +11220,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9290,6 +11231,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9299,6 +11242,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9308,6 +11253,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9357,6 +11310,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9367,8 +11328,11 @@ export interface operations {
                             id: string;
                             title: string;
                             body: string;
+                            /** Format: date-time */
                             createdAt: string;
+                            /** Format: date-time */
                             startsAt: string;
+                            /** Format: date-time */
                             endsAt: string | null;
                             poll?: {
                                 id: string;
@@ -9387,6 +11351,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9396,6 +11362,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9405,6 +11373,8 @@ export interface operations {
             /** @description Forbidden: FORBIDDEN */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9414,6 +11384,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9423,6 +11395,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9432,6 +11406,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9441,6 +11417,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9470,6 +11454,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9494,6 +11484,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9536,6 +11534,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9551,6 +11557,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9560,6 +11568,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9569,6 +11579,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9578,6 +11590,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9587,6 +11601,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9596,6 +11612,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9636,6 +11660,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9651,6 +11683,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9660,6 +11694,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9669,6 +11705,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9678,6 +11716,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9687,6 +11727,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9696,6 +11738,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9705,6 +11749,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9734,6 +11786,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9781,6 +11839,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9819,6 +11885,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9864,6 +11938,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9873,6 +11949,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9882,6 +11960,8 @@ export interface operations {
             /** @description Forbidden: FORBIDDEN */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9891,6 +11971,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9900,6 +11982,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9909,6 +11993,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9918,6 +12004,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9953,6 +12047,7 @@ export interface operations {
                         service: "airtime" | "data" | "cable" | "electricity" | "betting" | "education" | "airtime_to_cash" | "social";
                         /** @enum {string} */
                         provider?: "data" | "bills" | "social";
+                        /** @description Flat markup added to every price (naira with at most 2 decimals) */
                         flat?: number;
                         percent?: number;
                     };
@@ -9963,6 +12058,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9977,8 +12080,10 @@ export interface operations {
                              * @enum {string|null}
                              */
                             provider: "data" | "bills" | "social" | null;
+                            /** @description Flat markup added to every price (naira with at most 2 decimals) */
                             flat: number;
                             percent: number;
+                            /** Format: date-time */
                             updatedAt: string;
                         };
                     };
@@ -9987,6 +12092,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9996,6 +12103,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10005,6 +12114,8 @@ export interface operations {
             /** @description Forbidden: FORBIDDEN */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10014,6 +12125,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10023,6 +12136,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10032,6 +12147,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10041,6 +12158,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
