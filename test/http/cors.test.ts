@@ -49,6 +49,10 @@ describe('CORS with an allow-list', () => {
     const local = await preflight(world, '/_serverFn/getWallet', 'http://localhost:5173', 'GET');
     assert.equal(local.status, 204);
     assert.equal(local.headers.get('access-control-allow-origin'), 'http://localhost:5173');
+    // The document describing the operations is readable from there too (a docs viewer, a generator).
+    const document = await fetch(`${world.baseUrl}/openapi.json`, { headers: { origin: appOrigin } });
+    assert.equal(document.status, 200);
+    assert.equal(document.headers.get('access-control-allow-origin'), appOrigin);
   });
 
   it('lets the page read the answer and its headers on the actual request', async () => {
