@@ -46,9 +46,11 @@ import { createDataVendorClient } from './providers/vtu/data-vendor-client.ts';
 import { createSmmPanelClient } from './providers/vtu/smm-panel-client.ts';
 import { createVtpassClient } from './providers/vtu/vtpass-client.ts';
 import type { VtuProvider } from './providers/vtu/vtu-provider.ts';
+import type { SandboxEndpoints } from './push/endpoint-policy.ts';
 import { createPushModule } from './push/module.ts';
 import { pushAgent } from './push/push-agent.ts';
 import { createSandboxMailer } from './sandbox/mailbox.ts';
+import { isSandboxPushEndpoint } from './sandbox/push/push-service.ts';
 import { createSandbox } from './sandbox/routes.ts';
 import {
   createSandboxState,
@@ -140,6 +142,8 @@ export type Infrastructure = Pick<
 > & {
   /** The purchase rules decided at debit time (vtu/debit-rules.ts), from the overrides; none by default. */
   debitRules: readonly DebitRule[];
+  /** In the sandbox: the push endpoints savePushSubscription lets through there; undefined outside it. */
+  sandboxPushEndpoints: SandboxEndpoints | undefined;
 };
 
 /**
@@ -191,6 +195,7 @@ function createModules(infra: Infrastructure) {
     push: infra.push,
     resolveHost: infra.resolveHost,
     config: config.push,
+    sandboxEndpoints: infra.sandboxPushEndpoints,
   });
   const notifications = createNotificationsModule({
     db,
@@ -373,11 +378,25 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     config.vapid.publicKey !== undefined && config.vapid.privateKey !== undefined
       ? { publicKey: config.vapid.publicKey, privateKey: config.vapid.privateKey }
       : sandboxVapidKeys(config.dataDir);
+  // In the sandbox its push service's endpoints, at this service's own address, are accepted and
+  // pushed to through the outbound pool; a known push service whose name does not resolve (offline) is
+  // accepted too (API.md section 8).
+  const sandboxPushEndpoints: SandboxEndpoints | undefined =
+    sandboxState !== undefined
+      ? {
+          ownPushService: (endpoint) => isSandboxPushEndpoint(endpoint, baseUrl.current),
+          allowUnresolved: true,
+        }
+      : undefined;
   const push = createWebPushSender({
     keys: vapidKeys,
     subject: config.vapid.subject ?? 'mailto:sandbox@billrail.invalid',
     timeoutMs: config.push.timeoutMs,
     agent: overrides.pushAgent ?? ownPushAgent,
+    localRoute:
+      sandboxPushEndpoints !== undefined
+        ? { endpoints: sandboxPushEndpoints.ownPushService, dispatcher: outbound }
+        : undefined,
   });
   const payments = createPaystackClient({
     baseUrl: () =>
@@ -421,6 +440,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       sandboxState,
       adapters: { sms, payments, mailer, push, kycProvider, documents, vtuProviders },
       adminPhones,
+      sandboxPushEndpoints,
     });
   } catch (error) {
     await closeOpened(opened);
@@ -470,6 +490,7 @@ async function composeContext(
       vtuProviders: Record<VtuProviderName, VtuProvider>;
     };
     adminPhones: ReadonlySet<string>;
+    sandboxPushEndpoints: SandboxEndpoints | undefined;
   },
 ): Promise<Context> {
   const { logger, clock, sandboxClock, baseUrl, sandboxState, adminPhones } = parts;
@@ -500,6 +521,7 @@ async function composeContext(
     baseUrl,
     rateLimitNamespace: overrides.rateLimitNamespace ?? 'billrail-rl:',
     debitRules: overrides.debitRules ?? [],
+    sandboxPushEndpoints: parts.sandboxPushEndpoints,
   };
   const modules = createModules(infrastructure);
   opened.catalogue = modules.catalogue;
@@ -527,6 +549,7 @@ async function composeContext(
             bills: config.vtu.bills.funding.accountNumber,
             social: config.vtu.social.funding.accountNumber,
           },
+          pushApplicationServerKey: push.publicKey,
         })
       : undefined;
   return {

@@ -230,6 +230,11 @@ export type VtuTransactionsTable = {
   requery_attempts: Generated<number>;
   next_requery_at: Timestamp | null;
   stuck_alerted_at: Timestamp | null;
+  /**
+   * A success whose token or pins did not come with it: since when they are awaited (requeried on
+   * next_requery_at until they come); null otherwise, and once they arrived.
+   */
+  delivery_awaited_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
   completed_at: Timestamp | null;

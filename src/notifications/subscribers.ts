@@ -30,6 +30,7 @@ const everyEventType = {
   'funding.transfer_failed': true,
   'vtu.purchase_succeeded': true,
   'vtu.purchase_failed': true,
+  'vtu.delivery_arrived': true,
   'wallet.transfer_received': true,
   'savings.lock_created': true,
   'savings.lock_matured': true,

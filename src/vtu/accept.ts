@@ -80,13 +80,17 @@ export type AcceptDeps = DispatchDeps & {
 /**
  * Accepts a routed, priced and checked purchase, then sends it from this process right after the
  * commit. `withCommit` (the request's Idempotency-Key answer) is written by the acceptance's
- * transaction, and told once that transaction has committed. Answers the purchase, processing.
+ * transaction, and told once that transaction has committed. `reference` is given by a caller that
+ * derives it from what it runs (a schedule's run), so that a second attempt meets the first's
+ * unique reference instead of becoming a second purchase; it is made here otherwise. Answers the
+ * purchase, processing.
  */
 export async function acceptPurchase(
   deps: AcceptDeps,
   userId: string,
   order: PurchaseOrder,
   withCommit?: WithCommit,
+  reference?: string,
 ): Promise<VtuTransactionView> {
   // Under load a purchase waits here, not yet debited, for a place to be sent at once.
   await deps.sends.take();
@@ -98,7 +102,7 @@ export async function acceptPurchase(
       userId,
       order,
       id: newId(),
-      reference: newPurchaseReference(deps.clock.now()),
+      reference: reference ?? newPurchaseReference(deps.clock.now()),
       withCommit,
     });
     // Resolved only once the batch's transaction, and the write that was to commit with it, committed.

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Batching } from '../db/batching.ts';
 import type { WithCommit } from '../db/unit-of-work.ts';
 import type { JobQueue } from '../jobs/queue.ts';
+import { requireTier } from '../kyc/guard.ts';
 import { type DomainModule, on } from '../module.ts';
 import type { PaymentProvider } from '../providers/payments/payment-provider.ts';
 import type { VtuService } from '../providers/vtu/vtu-provider.ts';
@@ -16,7 +17,17 @@ import {
   JOB_VTU_DISPATCH,
 } from './dispatch.ts';
 import { createFloatInFlight, type FloatDeps, type FloatInFlight, failPurchasesWaitingFor } from './float.ts';
-import { createPurchaseReads, type PurchaseOpsDeps, purchaseOperations } from './purchase-ops.ts';
+import { requeryAwaitedDeliveries } from './late-delivery.ts';
+import {
+  authorise,
+  buy,
+  createPurchaseReads,
+  type OrderedService,
+  type PurchaseFields,
+  type PurchaseOpsDeps,
+  purchaseOperations,
+  purchaseOrders,
+} from './purchase-ops.ts';
 import type { PurchaseOrder, VtuTransactionView } from './purchases.ts';
 import {
   JOB_VTU_REQUERY,
@@ -35,6 +46,7 @@ import { type SettlementDeps, settlePurchasesBatcher } from './settlement.ts';
 //     → the provider's adapter → settlePurchases (settlement.ts)
 //   JOB_VTU_DISPATCH (the acceptance's safety net) → dispatchPurchase
 //   JOB_VTU_REQUERY (every minute) → requeryDuePurchases (requery.ts) → settlePurchases
+//                                   → requeryAwaitedDeliveries (late-delivery.ts): tokens, pins to come
 //
 // The module owns what the stages share: the group commit of acceptances, claims and settlements
 // (one batcher each, named after the function it runs), the bound on purchases sent at once, what
@@ -58,10 +70,33 @@ export type VtuModuleDeps = Omit<PurchaseOpsDeps, 'purchaseReads' | 'accepting'>
 
 /** What other modules (and the composition root, and tests) may call of the purchases. */
 export type VtuApi = {
-  /** Requeries the purchases whose requery is due; with includeNotDue, every one still processing (adminReconcile). */
+  /**
+   * Requeries the purchases whose requery is due, and the successes whose token or pins are due to
+   * be asked for again; with includeNotDue, every one still processing or awaited (adminReconcile).
+   */
   requeryDue(options?: { includeNotDue?: boolean }): Promise<RequeryCounts>;
   /** Requeries one sent purchase of the service still processing, by reference (a provider's callback); null if none. */
   requeryReference(service: VtuService, reference: string): Promise<RequeryCounts | null>;
+  /** Tier 1 and the PIN, as every purchase checks them first (a schedule's approval, a bulk order's). */
+  authorise(userId: string, pin: string): Promise<void>;
+  /**
+   * A purchase's checks after the PIN (Tier 1 included) and its order, priced for this buyer, as
+   * its operation makes it: a schedule's run, a bulk order's line. Refusals are the operation's.
+   */
+  orderFor<K extends OrderedService>(
+    userId: string,
+    service: K,
+    fields: PurchaseFields[K],
+  ): Promise<PurchaseOrder>;
+  /**
+   * Accepts an order from orderFor, as the operations do. `reference` (purchaseReference) when the
+   * caller derives it from what it runs, so that the purchase happens at most once.
+   */
+  buy(
+    userId: string,
+    order: PurchaseOrder,
+    options?: { withCommit?: WithCommit; reference?: string },
+  ): Promise<VtuTransactionView>;
   /** Accepts a checked purchase, as the operations do after their checks (tests of the accept stage). */
   acceptPurchase(userId: string, order: PurchaseOrder, withCommit?: WithCommit): Promise<VtuTransactionView>;
   /** Resolves when this process's send of the purchase (if any) has ended. */
@@ -133,9 +168,13 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
         retryDelaySeconds: 30,
         expireInSeconds: 300,
         runOnClockAdvance: true,
+        // Also the successes still awaiting their token or pins (late-delivery.ts), on the same
+        // schedule: they move no money, and are asked about until they come.
         handler: async () => {
           const counts = await requeryDuePurchases(dispatching, requeryOptions);
           if (counts.checked > 0) logger.info({ counts }, 'purchase requery run');
+          const deliveries = await requeryAwaitedDeliveries(dispatching, requeryOptions);
+          if (deliveries.checked > 0) logger.info({ deliveries }, 'awaited deliveries requery run');
         },
       },
     ],
@@ -149,9 +188,22 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
       ),
     ],
     api: {
-      requeryDue: (options = {}) => requeryDuePurchases(dispatching, { ...requeryOptions, ...options }),
+      async requeryDue(options = {}) {
+        const counts = await requeryDuePurchases(dispatching, { ...requeryOptions, ...options });
+        await requeryAwaitedDeliveries(dispatching, { ...requeryOptions, ...options });
+        return counts;
+      },
       requeryReference: (service, reference) =>
         requeryByReference(dispatching, service, reference, requeryOptions),
+      async authorise(userId, pin) {
+        await authorise(ops, userId, pin);
+      },
+      async orderFor(userId, service, fields) {
+        const { buyer, markupOf } = await ops.purchaseReads(userId);
+        requireTier(buyer?.kyc_tier ?? 0, 1);
+        return purchaseOrders[service](ops, markupOf, fields);
+      },
+      buy: (userId, order, options = {}) => buy(ops, userId, options.withCommit, order, options.reference),
       acceptPurchase: (userId, order, withCommit) => acceptPurchase(accepting, userId, order, withCommit),
       // The sends' own functions (they use no `this`), so that a caller lands in dispatch.ts.
       sendEnded: dispatching.sends.ended,

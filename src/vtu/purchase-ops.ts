@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { z } from 'zod';
 import { type BuyerState, readBuyerStates, type SharedPinReads, verifyTransactionPin } from '../auth/pin.ts';
 import type { Catalogue } from '../catalogue/catalogue.ts';
 import { applyMarkup, type Markup, markupAmong, readMarkups } from '../catalogue/pricing.ts';
@@ -240,6 +241,7 @@ export function buy(
   userId: string,
   withCommit: WithCommit | undefined,
   order: PurchaseOrder,
+  reference?: string,
 ) {
   const customer = customerOf(order.request);
   const customerName = customer === null ? undefined : deps.catalogue.verifiedCustomers.nameOf(customer);
@@ -248,8 +250,185 @@ export function buy(
     userId,
     customerName === undefined ? order : { ...order, customerName },
     withCommit,
+    reference,
   );
 }
+
+/** The fields of each purchase but its PIN: what a purchase is checked and priced from. */
+export type PurchaseFields = {
+  airtime: Omit<z.output<typeof s.buyAirtimeInput>, 'pin'>;
+  data: Omit<z.output<typeof s.buyDataInput>, 'pin'>;
+  cable: Omit<z.output<typeof s.subscribeCableInput>, 'pin'>;
+  electricity: Omit<z.output<typeof s.buyElectricityInput>, 'pin'>;
+  betting: Omit<z.output<typeof s.fundBetInput>, 'pin'>;
+  education: Omit<z.output<typeof s.buyEducationPinInput>, 'pin'>;
+};
+
+/** The purchases checks and prices can be asked of without the request: scheduled runs, bulk lines. */
+export type OrderedService = keyof PurchaseFields;
+
+/**
+ * Each purchase's checks after Tier 1 and the PIN, and its order: the recipient, the amount's bounds,
+ * the route and the price. The operations below and the vtu api (a schedule's run, a bulk order's
+ * lines) build their orders here, so every purchase is checked and priced the one way.
+ */
+export const purchaseOrders: {
+  [K in OrderedService]: (
+    deps: PurchaseOpsDeps,
+    markupOf: PurchaseFacts['markupOf'],
+    input: PurchaseFields[K],
+  ) => Promise<PurchaseOrder>;
+} = {
+  async airtime(deps, markupOf, input) {
+    requireNetwork(input.phone, input.network);
+    requireWithin(input.amount, 'airtime', { min: s.airtimeNairaMin, max: s.airtimeNairaMax });
+    const face = nairaToKobo(input.amount);
+    const { name, provider } = routed(deps, 'airtime');
+    requireSold(provider.airtimeAmounts, face, 'airtime');
+    const price = priced(markupOf, 'airtime', name, face);
+    const phone = localPhone(input.phone);
+    return {
+      service: 'airtime',
+      provider: name,
+      network: input.network,
+      recipient: phone,
+      request: { service: 'airtime', network: input.network, phone, amountKobo: face },
+      ...price,
+      description: `${formatNaira(face)} ${networkNames[input.network]} airtime to ${phone}`,
+    };
+  },
+  async data(deps, markupOf, input) {
+    requireNetwork(input.phone, input.network);
+    // The cached catalogue: the price checked is the price the user was shown (at most 30 minutes old).
+    const { name } = routed(deps, 'data');
+    const plans = await deps.catalogue.dataPlans(input.network).catch(upstream);
+    const plan = chosenPlan(plans, input.plan_id, `${input.network} data`);
+    const price = priced(markupOf, 'data', name, plan.wholesaleKobo);
+    requireAmount(input.amount, price.retailKobo);
+    const phone = localPhone(input.phone);
+    return {
+      service: 'data',
+      provider: name,
+      network: input.network,
+      recipient: phone,
+      request: { service: 'data', network: input.network, planId: plan.planId, phone },
+      ...price,
+      description: descriptions.data(input.network, plan.name, phone),
+    };
+  },
+  async cable(deps, markupOf, input) {
+    const { name } = routed(deps, 'cable');
+    const plans = await deps.catalogue.cablePlans(input.identifier).catch(upstream);
+    const plan = chosenPlan(plans, input.plan_id, input.identifier);
+    const price = priced(markupOf, 'cable', name, plan.wholesaleKobo);
+    requireAmount(input.amount, price.retailKobo);
+    return {
+      service: 'cable',
+      provider: name,
+      network: null,
+      recipient: input.iuc,
+      request: {
+        service: 'cable',
+        provider: input.identifier,
+        iuc: input.iuc,
+        planId: plan.planId,
+        amountKobo: plan.wholesaleKobo,
+        phone: localPhone(input.phone),
+        subscriptionType: input.subscription_type,
+      },
+      ...price,
+      description: descriptions.cable(input.identifier, plan.name, input.iuc),
+    };
+  },
+  async electricity(deps, markupOf, input) {
+    requireWithin(input.amount, 'electricity purchase', { min: s.electricityNairaMin });
+    const { name } = routed(deps, 'electricity');
+    const disco = await catalogueName(deps.catalogue.discos(), input.plan);
+    const face = nairaToKobo(input.amount);
+    const price = priced(markupOf, 'electricity', name, face);
+    return {
+      service: 'electricity',
+      provider: name,
+      network: null,
+      recipient: input.meter,
+      request: {
+        service: 'electricity',
+        disco: input.plan,
+        meter: input.meter,
+        meterType: input.type,
+        amountKobo: face,
+        phone: localPhone(input.phone),
+      },
+      ...price,
+      description: `${formatNaira(face)} ${discoName(disco)} ${input.type} electricity for meter ${input.meter}`,
+    };
+  },
+  async betting(deps, markupOf, input) {
+    const { name } = routed(deps, 'betting');
+    const company = await catalogueName(deps.catalogue.bettingCompanies(), input.betting_company);
+    const face = nairaToKobo(input.amount);
+    const price = priced(markupOf, 'betting', name, face);
+    return {
+      service: 'betting',
+      provider: name,
+      network: null,
+      recipient: input.customer_id,
+      request: {
+        service: 'betting',
+        company: input.betting_company,
+        customerId: input.customer_id,
+        amountKobo: face,
+      },
+      ...price,
+      description: `${formatNaira(face)} to ${company} account ${input.customer_id}`,
+    };
+  },
+  async education(deps, markupOf, input) {
+    if (input.exam === 'jamb' && input.profile_id === undefined) {
+      throw new AppError('VALIDATION_ERROR', 'profile_id is required for jamb', {
+        details: { field: 'profile_id' },
+      });
+    }
+    // The cached list listEducationPins prices from, so the price listed is the price charged.
+    const { name } = routed(deps, 'education');
+    const items = await deps.catalogue.educationItems();
+    const item = items.find(
+      (i) => i.exam === input.exam && (input.variation === undefined || i.variation === input.variation),
+    );
+    if (item === undefined) {
+      throw new AppError('VALIDATION_ERROR', `no ${input.exam} pin ${input.variation ?? ''}`.trim(), {
+        details: { field: 'variation' },
+      });
+    }
+    // Each pin is priced as listEducationPins lists one (its markup, flat part included, per pin), so
+    // n pins cost exactly n × the price a person was shown.
+    const one = priced(markupOf, 'education', name, item.wholesaleKobo);
+    const pins = BigInt(input.quantity);
+    const price = {
+      wholesaleKobo: one.wholesaleKobo * pins,
+      markupKobo: one.markupKobo * pins,
+      retailKobo: one.retailKobo * pins,
+    };
+    requireAmount(input.amount, price.retailKobo);
+    const phone = localPhone(input.phone);
+    return {
+      service: 'education',
+      provider: name,
+      network: null,
+      recipient: input.profile_id ?? phone,
+      request: {
+        service: 'education',
+        exam: input.exam,
+        variation: item.variation,
+        quantity: input.quantity,
+        phone,
+        ...(input.profile_id === undefined ? {} : { profileId: input.profile_id }),
+      },
+      ...price,
+      description: `${input.quantity} × ${withoutPrice(item.name)}`,
+    };
+  },
+};
 
 /** The purchase operations, closed over the module's deps. */
 export const purchaseOperations = (deps: PurchaseOpsDeps) => [
@@ -264,22 +443,7 @@ export const purchaseOperations = (deps: PurchaseOpsDeps) => [
     errors: [...purchaseErrors, 'NETWORK_MISMATCH', 'BELOW_MINIMUM', 'ABOVE_MAXIMUM'],
     handler: async ({ caller, input, withCommit }) => {
       const markupOf = await authorise(deps, caller.userId, input.pin);
-      requireNetwork(input.phone, input.network);
-      requireWithin(input.amount, 'airtime', { min: s.airtimeNairaMin, max: s.airtimeNairaMax });
-      const face = nairaToKobo(input.amount);
-      const { name, provider } = routed(deps, 'airtime');
-      requireSold(provider.airtimeAmounts, face, 'airtime');
-      const price = priced(markupOf, 'airtime', name, face);
-      const phone = localPhone(input.phone);
-      return buy(deps, caller.userId, withCommit, {
-        service: 'airtime',
-        provider: name,
-        network: input.network,
-        recipient: phone,
-        request: { service: 'airtime', network: input.network, phone, amountKobo: face },
-        ...price,
-        description: `${formatNaira(face)} ${networkNames[input.network]} airtime to ${phone}`,
-      });
+      return buy(deps, caller.userId, withCommit, await purchaseOrders.airtime(deps, markupOf, input));
     },
   }),
   defineOperation({
@@ -294,23 +458,7 @@ export const purchaseOperations = (deps: PurchaseOpsDeps) => [
     errors: [...purchaseErrors, 'NETWORK_MISMATCH', 'PRICE_CHANGED', 'UPSTREAM_UNAVAILABLE'],
     handler: async ({ caller, input, withCommit }) => {
       const markupOf = await authorise(deps, caller.userId, input.pin);
-      requireNetwork(input.phone, input.network);
-      // The cached catalogue: the price checked is the price the user was shown (at most 30 minutes old).
-      const { name } = routed(deps, 'data');
-      const plans = await deps.catalogue.dataPlans(input.network).catch(upstream);
-      const plan = chosenPlan(plans, input.plan_id, `${input.network} data`);
-      const price = priced(markupOf, 'data', name, plan.wholesaleKobo);
-      requireAmount(input.amount, price.retailKobo);
-      const phone = localPhone(input.phone);
-      return buy(deps, caller.userId, withCommit, {
-        service: 'data',
-        provider: name,
-        network: input.network,
-        recipient: phone,
-        request: { service: 'data', network: input.network, planId: plan.planId, phone },
-        ...price,
-        description: descriptions.data(input.network, plan.name, phone),
-      });
+      return buy(deps, caller.userId, withCommit, await purchaseOrders.data(deps, markupOf, input));
     },
   }),
   defineOperation({
@@ -324,28 +472,7 @@ export const purchaseOperations = (deps: PurchaseOpsDeps) => [
     errors: [...purchaseErrors, 'PRICE_CHANGED', 'UPSTREAM_UNAVAILABLE'],
     handler: async ({ caller, input, withCommit }) => {
       const markupOf = await authorise(deps, caller.userId, input.pin);
-      const { name } = routed(deps, 'cable');
-      const plans = await deps.catalogue.cablePlans(input.identifier).catch(upstream);
-      const plan = chosenPlan(plans, input.plan_id, input.identifier);
-      const price = priced(markupOf, 'cable', name, plan.wholesaleKobo);
-      requireAmount(input.amount, price.retailKobo);
-      return buy(deps, caller.userId, withCommit, {
-        service: 'cable',
-        provider: name,
-        network: null,
-        recipient: input.iuc,
-        request: {
-          service: 'cable',
-          provider: input.identifier,
-          iuc: input.iuc,
-          planId: plan.planId,
-          amountKobo: plan.wholesaleKobo,
-          phone: localPhone(input.phone),
-          subscriptionType: input.subscription_type,
-        },
-        ...price,
-        description: descriptions.cable(input.identifier, plan.name, input.iuc),
-      });
+      return buy(deps, caller.userId, withCommit, await purchaseOrders.cable(deps, markupOf, input));
     },
   }),
   defineOperation({
@@ -359,27 +486,7 @@ export const purchaseOperations = (deps: PurchaseOpsDeps) => [
     errors: [...purchaseErrors, 'BELOW_MINIMUM'],
     handler: async ({ caller, input, withCommit }) => {
       const markupOf = await authorise(deps, caller.userId, input.pin);
-      requireWithin(input.amount, 'electricity purchase', { min: s.electricityNairaMin });
-      const { name } = routed(deps, 'electricity');
-      const disco = await catalogueName(deps.catalogue.discos(), input.plan);
-      const face = nairaToKobo(input.amount);
-      const price = priced(markupOf, 'electricity', name, face);
-      return buy(deps, caller.userId, withCommit, {
-        service: 'electricity',
-        provider: name,
-        network: null,
-        recipient: input.meter,
-        request: {
-          service: 'electricity',
-          disco: input.plan,
-          meter: input.meter,
-          meterType: input.type,
-          amountKobo: face,
-          phone: localPhone(input.phone),
-        },
-        ...price,
-        description: `${formatNaira(face)} ${discoName(disco)} ${input.type} electricity for meter ${input.meter}`,
-      });
+      return buy(deps, caller.userId, withCommit, await purchaseOrders.electricity(deps, markupOf, input));
     },
   }),
   defineOperation({
@@ -393,24 +500,7 @@ export const purchaseOperations = (deps: PurchaseOpsDeps) => [
     errors: purchaseErrors,
     handler: async ({ caller, input, withCommit }) => {
       const markupOf = await authorise(deps, caller.userId, input.pin);
-      const { name } = routed(deps, 'betting');
-      const company = await catalogueName(deps.catalogue.bettingCompanies(), input.betting_company);
-      const face = nairaToKobo(input.amount);
-      const price = priced(markupOf, 'betting', name, face);
-      return buy(deps, caller.userId, withCommit, {
-        service: 'betting',
-        provider: name,
-        network: null,
-        recipient: input.customer_id,
-        request: {
-          service: 'betting',
-          company: input.betting_company,
-          customerId: input.customer_id,
-          amountKobo: face,
-        },
-        ...price,
-        description: `${formatNaira(face)} to ${company} account ${input.customer_id}`,
-      });
+      return buy(deps, caller.userId, withCommit, await purchaseOrders.betting(deps, markupOf, input));
     },
   }),
   defineOperation({
@@ -425,49 +515,7 @@ export const purchaseOperations = (deps: PurchaseOpsDeps) => [
     errors: [...purchaseErrors, 'PRICE_CHANGED', 'UPSTREAM_UNAVAILABLE'],
     handler: async ({ caller, input, withCommit }) => {
       const markupOf = await authorise(deps, caller.userId, input.pin);
-      if (input.exam === 'jamb' && input.profile_id === undefined) {
-        throw new AppError('VALIDATION_ERROR', 'profile_id is required for jamb', {
-          details: { field: 'profile_id' },
-        });
-      }
-      // The cached list listEducationPins prices from, so the price listed is the price charged.
-      const { name } = routed(deps, 'education');
-      const items = await deps.catalogue.educationItems();
-      const item = items.find(
-        (i) => i.exam === input.exam && (input.variation === undefined || i.variation === input.variation),
-      );
-      if (item === undefined) {
-        throw new AppError('VALIDATION_ERROR', `no ${input.exam} pin ${input.variation ?? ''}`.trim(), {
-          details: { field: 'variation' },
-        });
-      }
-      // Each pin is priced as listEducationPins lists one (its markup, flat part included, per pin), so
-      // n pins cost exactly n × the price a person was shown.
-      const one = priced(markupOf, 'education', name, item.wholesaleKobo);
-      const pins = BigInt(input.quantity);
-      const price = {
-        wholesaleKobo: one.wholesaleKobo * pins,
-        markupKobo: one.markupKobo * pins,
-        retailKobo: one.retailKobo * pins,
-      };
-      requireAmount(input.amount, price.retailKobo);
-      const phone = localPhone(input.phone);
-      return buy(deps, caller.userId, withCommit, {
-        service: 'education',
-        provider: name,
-        network: null,
-        recipient: input.profile_id ?? phone,
-        request: {
-          service: 'education',
-          exam: input.exam,
-          variation: item.variation,
-          quantity: input.quantity,
-          phone,
-          ...(input.profile_id === undefined ? {} : { profileId: input.profile_id }),
-        },
-        ...price,
-        description: `${input.quantity} × ${withoutPrice(item.name)}`,
-      });
+      return buy(deps, caller.userId, withCommit, await purchaseOrders.education(deps, markupOf, input));
     },
   }),
   defineOperation({
