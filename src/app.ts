@@ -10,11 +10,13 @@ import type { Context } from './context.ts';
 import { AppError } from './errors.ts';
 import { registerAirtimeCashCallbackRoute } from './http/airtime-cash-callback-route.ts';
 import { answerClientError } from './http/client-errors.ts';
+import { registerCors } from './http/cors.ts';
 import { registerDocumentRoute } from './http/document-route.ts';
 import { sendError, toErrorResponse } from './http/errors.ts';
 import { createIdempotencyStore } from './http/idempotency-store.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
 import { registerMetrics } from './http/metrics.ts';
+import { declareResponseHeaders, documentTags } from './http/openapi-document.ts';
 import { shareErrorSchemas } from './http/operation-errors.ts';
 import { registerPaymentWebhookRoute } from './http/payment-webhook-route.ts';
 import { BODY_LIMIT_BYTES, registerOperations } from './http/router.ts';
@@ -60,6 +62,7 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
         ),
   );
 
+  await registerCors(app, ctx.config.corsOrigins);
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -67,8 +70,10 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
         title: 'billrail',
         version: '0.1.0',
         description: 'Wallet-paid VTU, funding, savings and notifications',
-        // The service is not published under an open licence (package.json is private).
+        // The service is not published under an open licence (package.json is private), and no
+        // licence text is published to link to (redocly.yaml says why its info-license-strict is off).
         license: { name: 'Proprietary' },
+        contact: { name: 'billrail operations' },
       },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
     },
@@ -76,9 +81,14 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
     transformObject: (document) => {
       if (!('openapiObject' in document)) return document.swaggerObject;
       shareErrorSchemas(document.openapiObject);
+      declareResponseHeaders(document.openapiObject, ctx.operations);
       // The public base URL is known only once the app listens when PORT is 0 and PUBLIC_BASE_URL
       // is unset; the document is built at its first request, which comes after that.
-      return { ...document.openapiObject, servers: [{ url: ctx.baseUrl.current }] };
+      return {
+        ...document.openapiObject,
+        servers: [{ url: ctx.baseUrl.current }],
+        tags: documentTags(ctx.operations),
+      };
     },
   });
 

@@ -13,6 +13,19 @@ const port = z.coerce.number().int().min(0).max(65535);
 const optionalUrl = z.url({ protocol: /^https?$/ }).optional();
 const percentPattern = /^\d{1,3}(\.\d{1,2})?$/;
 
+/**
+ * An origin as a browser sends it in the Origin header: compared as text, so `https://app.example.com/`
+ * or an upper-case host would never match and would leave a front end refused with no clue why.
+ */
+function isOrigin(text: string): boolean {
+  if (!/^https?:\/\//.test(text)) return false;
+  try {
+    return new URL(text).origin === text;
+  } catch {
+    return false;
+  }
+}
+
 /** Basis points of a percent written with at most two decimals ('2.55' → 255n), without a float. */
 function basisPoints(percent: string): bigint {
   const [whole, fraction = ''] = percent.split('.');
@@ -81,6 +94,18 @@ const envSchema = z.object({
   PAYMENT_SIGNING_SECRET: z.string().min(8).optional(),
   SECRET_PEPPER: z.string().min(16).optional(),
   ADMIN_PHONES: z.string().default(''),
+  // Browser origins (scheme://host[:port], nothing after) allowed to call the operations; none by default.
+  CORS_ORIGINS: z
+    .string()
+    .refine(
+      (list) =>
+        list
+          .split(',')
+          .map((origin) => origin.trim())
+          .every((origin) => origin === '' || isOrigin(origin)),
+      'comma-separated origins such as https://app.example.com,http://localhost:5173 (no path, no trailing slash)',
+    )
+    .default(''),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(120),
   VAPID_PUBLIC_KEY: z.string().min(1).optional(),
   VAPID_PRIVATE_KEY: z.string().min(1).optional(),
@@ -228,6 +253,8 @@ export type Config = {
   secrets: { paymentSigning: string; pepper: string };
   adminPhones: string[];
   rateLimitPerMinute: number;
+  /** Origins whose browser pages may call the operations (CORS); empty: no CORS answer at all. */
+  corsOrigins: string[];
   vapid: { publicKey: string | undefined; privateKey: string | undefined; subject: string | undefined };
   /** Web Push: the push services' hosts subscriptions may name, and how long one push may take. */
   push: { allowedHosts: string[]; timeoutMs: number };
@@ -444,6 +471,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       .map((p) => p.trim())
       .filter((p) => p !== ''),
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    corsOrigins: e.CORS_ORIGINS.split(',')
+      .map((origin) => origin.trim())
+      .filter((origin) => origin !== ''),
     vapid: { publicKey: e.VAPID_PUBLIC_KEY, privateKey: e.VAPID_PRIVATE_KEY, subject: e.VAPID_SUBJECT },
     push: { allowedHosts: e.PUSH_ALLOWED_HOSTS.split(','), timeoutMs: e.PUSH_TIMEOUT_MS },
     opsEmail: e.OPS_EMAIL,

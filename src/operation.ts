@@ -40,6 +40,11 @@ export type Operation<
   method: 'GET' | 'POST';
   auth: A;
   summary: string;
+  /**
+   * What /openapi.json says of the operation, where the summary is not enough; the summary
+   * otherwise. Either way followed by who may call it and how (http/openapi-document.ts).
+   */
+  description?: string;
   tags: string[];
   input: I;
   output: O;

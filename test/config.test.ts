@@ -86,6 +86,26 @@ describe('loadConfig', () => {
     assert.equal(blank.sandbox, true);
   });
 
+  it('reads CORS_ORIGINS as a list of whole origins, and refuses anything else', () => {
+    assert.deepEqual(loadConfig({}).corsOrigins, []);
+    assert.deepEqual(
+      loadConfig({ CORS_ORIGINS: ' https://app.example.com , http://localhost:5173,' }).corsOrigins,
+      ['https://app.example.com', 'http://localhost:5173'],
+    );
+    // A browser's Origin header never has a path, a trailing slash or an upper-case host, so such an
+    // entry would match nothing: it is refused rather than ignored.
+    for (const bad of [
+      'https://app.example.com/',
+      'https://app.example.com/app',
+      'https://App.example.com',
+      'app.example.com',
+      'ftp://app.example.com',
+      '*',
+    ]) {
+      assertRefused({ CORS_ORIGINS: bad }, 'CORS_ORIGINS');
+    }
+  });
+
   it('reads the variables it is given', () => {
     const config = loadConfig({
       PORT: '8080',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { instantOutput } from '../money-schemas.ts';
 import { pageInput } from '../paging.ts';
 
 // Schemas of the operations alerts' listing (adminListAlerts).
@@ -12,7 +13,7 @@ export const listAlertsOutput = z.object({
       kind: z.string(),
       message: z.string(),
       details: z.record(z.string(), z.unknown()),
-      createdAt: z.string(),
+      createdAt: instantOutput(),
     }),
   ),
   limit: z.number().int(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { instantOutput } from '../money-schemas.ts';
 import { toE164 } from '../phone.ts';
 
 // Request and answer shapes of beneficiaries (API.md section 16): the recipients a user chose to
@@ -119,7 +120,7 @@ export const beneficiary = z.object({
   recipient: z.string(),
   network: network.optional(),
   details: z.record(z.string(), z.string()).optional(),
-  createdAt: z.string(),
+  createdAt: instantOutput(),
 });
 export type BeneficiaryView = z.infer<typeof beneficiary>;
 

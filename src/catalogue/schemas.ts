@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { vtuProviderNames, vtuServices } from '../config.ts';
-import { isNairaAmount } from '../money.ts';
+import { instantOutput, nairaInput, nairaOutput } from '../money-schemas.ts';
 import { priceLevelPattern, reservedPriceLevel } from './price-levels.ts';
 import { percentToBasisPoints } from './pricing.ts';
 
@@ -16,7 +16,6 @@ const catalogueId = z
   .string()
   .trim()
   .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/i, 'a catalogue id such as dstv');
-const naira = z.number().refine(isNairaAmount, { message: 'naira, at most two decimals' });
 
 const items = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item) });
 
@@ -30,14 +29,14 @@ export const dataPlan = z.object({
   planType: z.string(),
   name: z.string(),
   validity: z.string().nullable(),
-  amount: z.number().describe('Retail price in naira: what buyData charges, and what its amount must equal'),
+  amount: nairaOutput('Retail price: what buyData charges, and what its amount must equal'),
 });
 
 export const cablePlan = z.object({
   plan_id: z.string(),
   identifier: z.string(),
   name: z.string(),
-  amount: z.number().describe('Retail price in naira'),
+  amount: nairaOutput('Retail price: what subscribeCable charges'),
 });
 
 export const listNetworksInput = noInput;
@@ -75,11 +74,9 @@ export const listEducationPinsOutput = items(
   z.object({
     variation: z.string().describe('The `variation` of buyEducationPin (jamb: utme, de)'),
     name: z.string(),
-    amount: z
-      .number()
-      .describe(
-        'Retail naira of one pin (markup applied): buyEducationPin charges quantity × this amount; a purchase whose amount differs is 409 PRICE_CHANGED with the price in details.amount',
-      ),
+    amount: nairaOutput(
+      'Retail price of one pin (markup applied): buyEducationPin charges quantity × this amount; a purchase whose amount differs is 409 PRICE_CHANGED with the price in details.amount',
+    ),
   }),
 );
 
@@ -87,14 +84,18 @@ const service = z.enum(vtuServices);
 const provider = z.enum(vtuProviderNames);
 
 export const quotePriceInput = z
-  .object({ service, provider: provider.optional(), wholesale: naira })
+  .object({
+    service,
+    provider: provider.optional(),
+    wholesale: nairaInput('The provider’s price', { zeroAllowed: true }),
+  })
   .strict();
 export const quotePriceOutput = z.object({
   service,
   provider,
-  wholesale: z.number(),
-  markup: z.number(),
-  retail: z.number(),
+  wholesale: nairaOutput('The provider’s price'),
+  markup: nairaOutput('What the markup adds'),
+  retail: nairaOutput('What the person pays: wholesale plus markup'),
 });
 
 const percent = z
@@ -119,7 +120,7 @@ export const setMarkupInput = z
     service,
     provider: provider.optional(),
     level: priceLevel.optional().describe('the price level the markup is for; left out, the default markup'),
-    flat: naira.optional(),
+    flat: nairaInput('Flat markup added to every price', { zeroAllowed: true }).optional(),
     percent: percent.optional(),
   })
   .strict()
@@ -133,9 +134,9 @@ export const markupOutput = z.object({
   provider: provider
     .nullable()
     .describe('null: the markup of every provider of the service that has no markup of its own'),
-  flat: z.number(),
+  flat: nairaOutput('Flat markup added to every price'),
   percent: z.number(),
-  updatedAt: z.string(),
+  updatedAt: instantOutput(),
 });
 
 /** Smartcard / IUC and meter numbers: digits only. */

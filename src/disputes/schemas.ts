@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isNairaAmount } from '../money.ts';
+import { instantOutput, nairaInput, nairaOutput } from '../money-schemas.ts';
 import { pageInput } from '../paging.ts';
 
 // Request and answer shapes of disputes (API.md section 16): a person reports a problem with a
@@ -39,9 +39,9 @@ export const dispute = z.object({
   message: z.string(),
   status: z.enum(disputeStatuses),
   resolution: z.string().optional().describe("The operator's reason, once resolved"),
-  refunded: z.number().optional().describe('Naira given back to the wallet, when refunded'),
-  createdAt: z.string(),
-  resolvedAt: z.string().optional(),
+  refunded: nairaOutput('Given back to the wallet, when refunded').optional(),
+  createdAt: instantOutput(),
+  resolvedAt: instantOutput('When an operator resolved it').optional(),
 });
 export type DisputeView = z.infer<typeof dispute>;
 
@@ -69,11 +69,11 @@ export const adminListDisputesInput = z
 const exchange = z.object({
   request: z.record(z.string(), z.unknown()).describe('What the provider was asked for, as sent'),
   providerReference: z.string().optional(),
-  sentAt: z.string().optional(),
+  sentAt: instantOutput().optional(),
   fundingReference: z.string().optional(),
   requeryAttempts: z.number().int(),
-  nextRequeryAt: z.string().optional(),
-  completedAt: z.string().optional(),
+  nextRequeryAt: instantOutput().optional(),
+  completedAt: instantOutput().optional(),
   failureReason: z.string().optional(),
 });
 
@@ -81,9 +81,8 @@ const disputedTransaction = z.object({
   kind: z.enum(['purchase', 'wallet']).describe('A VTU purchase (or sale), or another wallet movement'),
   reference: z.string(),
   description: z.string(),
-  /** Naira the movement took from the wallet when it was reported (0 for a credit). */
-  charged: z.number(),
-  createdAt: z.string(),
+  charged: nairaOutput('What the movement took from the wallet when it was reported (0 for a credit)'),
+  createdAt: instantOutput(),
   purchase: z
     .object({
       id: z.string(),
@@ -92,9 +91,9 @@ const disputedTransaction = z.object({
       provider: z.string(),
       network: z.string().optional(),
       recipient: z.string(),
-      amount: z.number(),
+      amount: nairaOutput('Charged to the wallet (a debit) or credited to it (a credit)'),
       direction: z.enum(['debit', 'credit']),
-      refunded: z.number().optional(),
+      refunded: nairaOutput('Refunded of a success delivered in part').optional(),
       token: z.string().optional(),
       pins: z.array(z.string()).optional(),
       failureReason: z.string().optional(),
@@ -108,12 +107,9 @@ export const adminDispute = dispute.extend({
   userId: z.string(),
   phone: z.string().describe("The person's phone (E.164)"),
   transaction: disputedTransaction,
-  refundable: z
-    .number()
-    .nullable()
-    .describe(
-      'Naira a refund may still give back (charged less what went back already); null while the purchase is processing',
-    ),
+  refundable: nairaOutput(
+    'What a refund may still give back (charged less what went back already); null while the purchase is processing',
+  ).nullable(),
 });
 export type AdminDisputeView = z.infer<typeof adminDispute>;
 
@@ -126,12 +122,7 @@ export const adminResolveDisputeInput = z
   .object({
     id: z.uuid(),
     decision: z.enum(['refund', 'decline']),
-    amount: z
-      .number()
-      .positive()
-      .refine(isNairaAmount, { message: 'naira, at most two decimals' })
-      .optional()
-      .describe('Naira to refund (refund only); absent: all that is still refundable'),
+    amount: nairaInput('To refund (refund only); absent: all that is still refundable').optional(),
     reason: text.describe('Why: the person reads it in the notification of the outcome'),
   })
   .strict()

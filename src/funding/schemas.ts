@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { dateRangeFields, requireOrderedRange } from '../date-filter.ts';
-import { isNairaAmount } from '../money.ts';
+import { instantOutput, nairaInput, nairaMinPositive, nairaOutput } from '../money-schemas.ts';
 import { pageInput } from '../paging.ts';
 
 /** Top-up limits in naira (API.md section 6). */
@@ -8,9 +8,13 @@ export const topupNairaMin = 100;
 export const topupNairaMax = 1_000_000;
 
 // An amount above the maximum is refused with ABOVE_MAXIMUM by the service, even one too large to
-// be a naira amount at all; anything else must be naira with at most two decimals (400 otherwise).
-const topupAmount = z.number().refine((n) => isNairaAmount(n) || (Number.isFinite(n) && n > topupNairaMax), {
-  message: 'naira, at most two decimals',
+// be a naira amount at all, and one below the minimum with BELOW_MINIMUM; anything else must be naira
+// with at most two decimals (400 otherwise).
+const topupAmount = nairaInput('Amount to add to the wallet', {
+  minimum: topupNairaMin,
+  maximum: topupNairaMax,
+  zeroAllowed: true,
+  ruleRefusesAbove: topupNairaMax,
 });
 
 export const createTopupInput = z.object({ amount: topupAmount }).strict();
@@ -20,7 +24,7 @@ export const topupStatus = z.enum(['pending', 'success', 'failed']);
 export const createTopupOutput = z.object({
   reference: z.string(),
   checkoutUrl: z.string(),
-  amount: z.number(),
+  amount: nairaOutput('Amount the checkout asks for', { minimum: topupNairaMin, maximum: topupNairaMax }),
   status: z.literal('pending'),
 });
 
@@ -70,9 +74,9 @@ export const walletTransaction = z.object({
   ),
   description: z.string(),
   direction: z.enum(['credit', 'debit']),
-  amount: z.number(),
-  balanceAfter: z.number(),
-  createdAt: z.string(),
+  amount: nairaOutput('Amount moved', { minimum: nairaMinPositive }),
+  balanceAfter: nairaOutput('Wallet balance once this movement was posted'),
+  createdAt: instantOutput(),
   counterparty: z
     .string()
     .optional()

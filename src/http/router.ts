@@ -13,6 +13,7 @@ import {
   type RouterCompletion,
   requestHash,
 } from './idempotency-store.ts';
+import { operationDescription } from './openapi-document.ts';
 import {
   type ErrorCodeCheck,
   errorCodeCheck,
@@ -112,6 +113,7 @@ function registerOperation(app: FastifyInstance, op: AnyOperation, deps: RouterD
   const checkErrorCode = errorCodeCheck(op, answerable, strictErrorCodes);
   const schema = {
     summary: op.summary,
+    description: operationDescription(op),
     tags: op.tags,
     operationId: op.name,
     // An empty list says "no authentication" explicitly, rather than leaving a client to guess.

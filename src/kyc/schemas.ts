@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { instantOutput } from '../money-schemas.ts';
 import { pageInput } from '../paging.ts';
 import { nigerianPhone } from '../phone.ts';
 
@@ -28,7 +29,7 @@ export const livenessUrlOutput = z.object({
   /** The provider's page, with the state in its query. */
   url: z.string(),
   state: z.string(),
-  expiresAt: z.string(),
+  expiresAt: instantOutput(),
 });
 
 export const submitTier2Input = z
@@ -53,7 +54,7 @@ export const submitTier3Input = z
   .strict();
 
 export const documentUrlInput = z.object({ documentId: z.uuid() }).strict();
-export const documentUrlOutput = z.object({ url: z.string(), expiresAt: z.string() });
+export const documentUrlOutput = z.object({ url: z.string(), expiresAt: instantOutput() });
 
 const reviewStatus = z.enum(['pending', 'approved', 'rejected']);
 
@@ -77,8 +78,8 @@ export const listReviewsOutput = z.object({
       reason: z.string().nullable(),
       details: z.record(z.string(), z.unknown()),
       documentId: z.uuid().nullable(),
-      createdAt: z.string(),
-      decidedAt: z.string().nullable(),
+      createdAt: instantOutput(),
+      decidedAt: instantOutput().nullable(),
     }),
   ),
   limit: z.number().int(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { instantOutput } from '../money-schemas.ts';
 import { pageInput } from '../paging.ts';
 import { notificationKinds, securityKinds } from './messages.ts';
 
@@ -10,8 +11,8 @@ export const notification = z.object({
   title: z.string(),
   body: z.string(),
   data: z.record(z.string(), z.unknown()),
-  readAt: z.string().nullable(),
-  createdAt: z.string(),
+  readAt: instantOutput().nullable(),
+  createdAt: instantOutput(),
 });
 
 export const listNotificationsInput = z.object(pageInput).strict();
@@ -64,9 +65,9 @@ export const broadcast = z.object({
   id: z.string(),
   title: z.string(),
   body: z.string(),
-  createdAt: z.string(),
-  startsAt: z.string(),
-  endsAt: z.string().nullable(),
+  createdAt: instantOutput(),
+  startsAt: instantOutput(),
+  endsAt: instantOutput().nullable(),
   poll: pollView.optional(),
 });
 

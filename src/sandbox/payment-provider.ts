@@ -5,7 +5,7 @@ import { registerCheckoutRoutes } from './payments/checkout.ts';
 import { registerControlRoutes } from './payments/controls.ts';
 import { registerCustomerRoutes } from './payments/customers.ts';
 import { registerDedicatedAccountRoutes } from './payments/dedicated-accounts.ts';
-import { refuse } from './payments/requests.ts';
+import { refuse, registerJsonBodies } from './payments/requests.ts';
 import type { PaymentsSimulator } from './payments/simulator.ts';
 import type { SandboxPaymentsState } from './payments/state.ts';
 import { registerTransactionRoutes } from './payments/transactions.ts';
@@ -55,6 +55,8 @@ import { sameSecret } from './secrets.ts';
 // - Balance: starts at ₦10,000,000; POST /__sandbox/payments/balance {amount (naira)} sets it. Money
 //   paid in does not add to it (Paystack settles collections to the merchant's bank).
 // - Webhooks: see payments/webhooks.ts; POST /__sandbox/webhooks {mode: deliver|drop}.
+// - Bodies: JSON with `Content-Type: application/json` or with no Content-Type at all (Paystack's own
+//   Node SDK sends none), or form-encoded. A body that is not JSON: 400 "Invalid JSON body".
 // - Anything else under /__sandbox/payments (another of Paystack's paths, or another method on one of
 //   these) is checked for the key like the rest, then answers 404 {"status": false, "message": "Route
 //   not found"}. The sandbox's own controls (bank-transfer, webhooks, the balance setter) answer in the
@@ -132,6 +134,7 @@ function registerApi(api: FastifyInstance, sim: PaymentsSimulator, secretKey: st
   // does not know: in its own shape, after the key check below, so that a client pointed at the wrong
   // path reads what it would read from Paystack, not the service's envelope.
   api.setNotFoundHandler((_request, reply) => refuse(reply, 404, 'Route not found'));
+  registerJsonBodies(api);
   api.addHook('onRequest', async (request, reply) => {
     if (!sameSecret(request.headers.authorization, `Bearer ${secretKey}`)) {
       return reply.code(401).send({ status: false, message: 'Invalid key' });

@@ -1,29 +1,34 @@
 import { z } from 'zod';
-import { isNairaAmount } from '../money.ts';
+import { instantOutput, nairaInput, nairaMinPositive, nairaOutput } from '../money-schemas.ts';
 import { pageInput } from '../paging.ts';
 
 // Request and answer shapes of savings locks (API.md section 9).
+
+/** The most any lock can hold: SAVINGS_LOCK_MAX is at most ₦1,000,000,000 (config.ts). */
+const savingsNairaMax = 1_000_000_000;
 
 export const lockStatus = z.enum(['active', 'matured', 'broken']);
 
 export const savingsLock = z.object({
   id: z.string(),
-  /** Naira locked. */
-  amount: z.number(),
+  amount: nairaOutput('Amount locked', { minimum: nairaMinPositive, maximum: savingsNairaMax }),
   days: z.number().int(),
   status: lockStatus,
-  /** Naira kept when the lock was broken early; 0 otherwise. */
-  penalty: z.number(),
-  createdAt: z.string(),
-  maturesAt: z.string(),
-  closedAt: z.string().nullable(),
+  penalty: nairaOutput('Amount kept when the lock was broken early; 0 otherwise', {
+    maximum: savingsNairaMax,
+  }),
+  createdAt: instantOutput(),
+  maturesAt: instantOutput('When the amount comes back to the wallet'),
+  closedAt: instantOutput('When the lock matured or was broken').nullable(),
 });
 
 // The limits are configuration, so the service answers them (422 with details.limit); anything
 // that is not naira with at most two decimals is a 400, except an amount too large to be naira
 // exactly, which is above any maximum all the same.
-const lockAmount = z.number().refine((n) => isNairaAmount(n) || (Number.isFinite(n) && n > 1_000_000_000), {
-  message: 'naira, at most two decimals',
+const lockAmount = nairaInput('Amount to lock, debited from the wallet at once', {
+  maximum: savingsNairaMax,
+  zeroAllowed: true,
+  ruleRefusesAbove: savingsNairaMax,
 });
 
 export const createSavingsLockInput = z
@@ -45,7 +50,8 @@ export const breakSavingsLockInput = z.object({ lockId: z.uuid() }).strict();
 
 export const breakSavingsLockOutput = z.object({
   lock: savingsLock,
-  /** Naira credited back to the wallet: the amount less the penalty. */
-  refunded: z.number(),
-  penalty: z.number(),
+  refunded: nairaOutput('Amount credited back to the wallet: the amount less the penalty', {
+    maximum: savingsNairaMax,
+  }),
+  penalty: nairaOutput('Amount kept for breaking the lock early', { maximum: savingsNairaMax }),
 });

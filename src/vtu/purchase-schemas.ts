@@ -2,14 +2,14 @@ import { z } from 'zod';
 import { pin } from '../auth/schemas.ts';
 import { examIds } from '../catalogue/schemas.ts';
 import { dateRangeFields, requireOrderedRange } from '../date-filter.ts';
-import { isNairaAmount } from '../money.ts';
+import { instantOutput, nairaInput, nairaOutput } from '../money-schemas.ts';
 import { pageInput } from '../paging.ts';
 import { nigerianPhone } from '../phone.ts';
 
 // Request and answer shapes of the six purchases and their reads (API.md section 5).
 
-/** Naira with at most two decimals, positive. */
-const naira = z.number().positive().refine(isNairaAmount, { message: 'naira, at most two decimals' });
+/** What a purchase charges: its price, or the face value asked for plus any markup. */
+const naira = nairaInput('Amount charged to the wallet');
 const network = z.enum(['mtn', 'glo', 'airtel', '9mobile']);
 const code = z.string().trim().min(1).max(64);
 /** Meter, smartcard and betting account numbers: digits (and for betting, letters) only. */
@@ -24,7 +24,14 @@ export const airtimeNairaMax = 50_000;
 /** SPEC.md "Limits": the minimum electricity purchase. */
 export const electricityNairaMin = 1_000;
 
-export const buyAirtimeInput = z.object({ network, phone: nigerianPhone, amount: naira, pin }).strict();
+export const buyAirtimeInput = z
+  .object({
+    network,
+    phone: nigerianPhone,
+    amount: nairaInput('Airtime to buy', { minimum: airtimeNairaMin, maximum: airtimeNairaMax }),
+    pin,
+  })
+  .strict();
 export const buyDataInput = z
   .object({ network, plan_id: code, phone: nigerianPhone, amount: naira, pin })
   .strict();
@@ -44,7 +51,7 @@ export const buyElectricityInput = z
     plan: code,
     meter: accountNumber,
     type: z.enum(['prepaid', 'postpaid']),
-    amount: naira,
+    amount: nairaInput('Electricity to buy', { minimum: electricityNairaMin }),
     phone: nigerianPhone,
     pin,
   })
@@ -73,8 +80,7 @@ export const socialService = z.object({
   id: z.string(),
   name: z.string(),
   category: z.string(),
-  /** Retail naira per 1,000 units. */
-  rate: z.number(),
+  rate: nairaOutput('Retail price of 1,000 units'),
   min: z.number().int(),
   max: z.number().int(),
 });
@@ -95,18 +101,26 @@ export const airtimeToCashNairaMin = 100;
 export const airtimeToCashNairaMax = 50_000;
 
 /** A GET's query carries text: the amount is read as a number from it. */
-const queryNaira = z.coerce
-  .number()
-  .positive()
-  .refine(isNairaAmount, { message: 'naira, at most two decimals' });
+const queryNaira = nairaInput('Airtime to sell', {
+  minimum: airtimeToCashNairaMin,
+  maximum: airtimeToCashNairaMax,
+  fromQuery: true,
+});
 export const quoteAirtimeToCashInput = z.object({ network, amount: queryNaira }).strict();
 export const quoteAirtimeToCashOutput = z.object({
-  amount: z.number(),
-  payout: z.number(),
+  amount: nairaOutput('Airtime to sell'),
+  payout: nairaOutput('What the wallet is credited once the airtime arrives'),
   ratePercent: z.number(),
   sendTo: z.string(),
 });
-export const sellAirtimeInput = z.object({ network, phone: nigerianPhone, amount: naira, pin }).strict();
+export const sellAirtimeInput = z
+  .object({
+    network,
+    phone: nigerianPhone,
+    amount: nairaInput('Airtime to sell', { minimum: airtimeToCashNairaMin, maximum: airtimeToCashNairaMax }),
+    pin,
+  })
+  .strict();
 
 export const vtuTransaction = z.object({
   id: z.string(),
@@ -116,9 +130,9 @@ export const vtuTransaction = z.object({
   provider: z.string(),
   network: z.string().optional(),
   recipient: z.string(),
-  amount: z.number(),
+  amount: nairaOutput('Amount charged (a sale of airtime: the payout)'),
   direction: z.enum(['debit', 'credit']),
-  refunded: z.number().optional(),
+  refunded: nairaOutput('Amount refunded to the wallet').optional(),
   token: z.string().optional(),
   units: z.string().optional(),
   pins: z.array(z.string()).optional(),
@@ -135,16 +149,15 @@ export const vtuTransaction = z.object({
       provider: z.string().optional().describe('Disco, cable provider, betting company or exam'),
       plan: z.string().optional().describe('Data plan, cable bouquet, exam variation or social service'),
       type: z.string().optional().describe('Meter type (prepaid, postpaid) or cable subscription type'),
-      faceValue: z
-        .number()
-        .optional()
-        .describe('Naira asked for (airtime, electricity, betting, airtime sold), before any markup'),
+      faceValue: nairaOutput(
+        'Amount asked for (airtime, electricity, betting, airtime sold), before any markup',
+      ).optional(),
       quantity: z.number().int().optional(),
     })
     .optional()
     .describe('What was ordered, in the buy operation’s own terms, so that it can be ordered again'),
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  createdAt: instantOutput(),
+  updatedAt: instantOutput(),
 });
 
 export const listMyVtuTransactionsInput = z

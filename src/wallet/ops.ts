@@ -3,13 +3,14 @@ import { z } from 'zod';
 import type { DB } from '../db/schema.ts';
 import { userBalances } from '../ledger/accounts.ts';
 import { koboToNaira } from '../money.ts';
+import { nairaOutput } from '../money-schemas.ts';
 import { defineOperation } from '../operation.ts';
 
 export const walletView = z.object({
-  balance: z.number(),
-  lockedSavings: z.number(),
-  lockedBonus: z.number(),
-  checkinAccrued: z.number(),
+  balance: nairaOutput('Spendable balance'),
+  lockedSavings: nairaOutput('Held in savings locks until they mature or are broken'),
+  lockedBonus: nairaOutput('Referral bonus, locked for good'),
+  checkinAccrued: nairaOutput('Check-in rewards accrued, withdrawable from the minimum on'),
   currency: z.literal('NGN'),
 });
 

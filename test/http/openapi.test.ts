@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import type { FastifyRequest } from 'fastify';
@@ -7,7 +8,7 @@ import type { ErrorCode } from '../../src/errors.ts';
 import { type ErrorResponse, statusOf } from '../../src/http/errors.ts';
 import { errorCodeCheck, operationErrorCodes } from '../../src/http/operation-errors.ts';
 import { type AnyOperation, defineOperation } from '../../src/operation.ts';
-import { createWorld, failure, post, type World } from '../helpers/world.ts';
+import { createWorld, failure, post, signIn, type World } from '../helpers/world.ts';
 
 // /openapi.json as a generated client reads it (issue 15): a valid OpenAPI 3 document in which every
 // operation documents, per status, the error envelope of API.md section 2 with the codes it can
@@ -19,12 +20,29 @@ type Schema = {
   enum?: unknown[];
   required?: string[];
   properties?: Record<string, Schema>;
+  description?: string;
+  minimum?: number;
+  maximum?: number;
+  format?: string;
 };
-type Response = { description: string; content?: Record<string, { schema: Schema }> };
-type Operation = { operationId: string; security?: unknown[]; responses: Record<string, Response> };
+type Response = {
+  description: string;
+  content?: Record<string, { schema: Schema }>;
+  headers?: Record<string, { schema: Schema }>;
+};
+type Operation = {
+  operationId: string;
+  description?: string;
+  tags?: string[];
+  security?: unknown[];
+  parameters?: Array<{ name: string; in: string; description?: string; schema: Schema }>;
+  requestBody?: { content: Record<string, { schema: Schema }> };
+  responses: Record<string, Response>;
+};
 type Document = {
   openapi: string;
-  info: { license?: { name: string } };
+  info: { license?: { name: string }; contact?: { name: string } };
+  tags?: Array<{ name: string; description?: string }>;
   servers?: Array<{ url: string }>;
   paths: Record<string, Record<string, Operation>>;
   components: { schemas: Record<string, Schema> };
@@ -185,6 +203,171 @@ describe('the OpenAPI document', () => {
       documented(operations[0]!).responses['200']?.content?.['application/json']?.schema.$ref,
       undefined,
     );
+  });
+
+  /** Every property schema of the operations' inputs and successful answers, with its name and where. */
+  const properties = (): Array<{ where: string; name: string; schema: Schema }> => {
+    const found: Array<{ where: string; name: string; schema: Schema }> = [];
+    const visit = (schema: unknown, where: string) => {
+      if (Array.isArray(schema)) {
+        for (const each of schema) visit(each, where);
+        return;
+      }
+      if (typeof schema !== 'object' || schema === null) return;
+      const node = schema as Record<string, unknown>;
+      for (const [name, child] of Object.entries((node.properties ?? {}) as Record<string, Schema>)) {
+        found.push({ where: `${where}.${name}`, name, schema: child });
+        visit(child, `${where}.${name}`);
+      }
+      for (const key of ['items', 'anyOf', 'oneOf', 'allOf', 'additionalProperties']) visit(node[key], where);
+    };
+    for (const op of operations) {
+      const operation = documented(op);
+      for (const parameter of operation.parameters ?? []) {
+        // A query parameter's description stands beside its schema, not in it.
+        const schema = {
+          ...parameter.schema,
+          description: parameter.description ?? parameter.schema.description ?? '',
+        };
+        found.push({ where: `${op.name}?${parameter.name}`, name: parameter.name, schema });
+      }
+      visit(operation.requestBody?.content['application/json']?.schema, `${op.name}>`);
+      visit(operation.responses['200']?.content?.['application/json']?.schema, `${op.name}<`);
+    }
+    return found;
+  };
+
+  it('describes every amount as naira with at most 2 decimals, between its bounds', () => {
+    // The amounts of the contract, by the names they go by; each one, wherever it appears.
+    const moneyNames = new Set([
+      'amount',
+      'balance',
+      'balanceAfter',
+      'lockedSavings',
+      'lockedBonus',
+      'checkinAccrued',
+      'wholesale',
+      'markup',
+      'retail',
+      'refunded',
+      'faceValue',
+      'rate',
+      'payout',
+      'penalty',
+      'accrued',
+      'reward',
+      'withdrawn',
+      'threshold',
+      'flat',
+      'charged',
+      'refundable',
+    ]);
+    const amounts = properties().filter(
+      ({ name, schema }) => moneyNames.has(name) && schema.type === 'number',
+    );
+    assert.ok(amounts.length > 50, `only ${amounts.length} amounts found`);
+    for (const { where, schema } of amounts) {
+      assert.match(schema.description ?? '', /naira with at most 2 decimals/, where);
+      assert.equal(typeof schema.minimum, 'number', `${where} has no minimum`);
+      assert.equal(typeof schema.maximum, 'number', `${where} has no maximum`);
+      assert.ok(schema.minimum! >= 0 && schema.minimum! <= schema.maximum!, where);
+      // 0.01 as a float divides hardly any amount exactly: a validator applying it refuses good ones.
+      assert.equal((schema as { multipleOf?: number }).multipleOf, undefined, where);
+    }
+    // An operation's own limits are its bounds, and a request's amount is more than nothing.
+    const bounds = (where: string) => {
+      const found = amounts.find((a) => a.where === where);
+      assert.ok(found !== undefined, where);
+      return [found.schema.minimum, found.schema.maximum];
+    };
+    assert.deepEqual(bounds('buyAirtime>.data.amount'), [50, 50_000]);
+    assert.deepEqual(bounds('createTopupIntent>.data.amount'), [100, 1_000_000]);
+    assert.deepEqual(bounds('quoteAirtimeToCash?amount'), [100, 50_000]);
+    assert.deepEqual(bounds('buyData>.data.amount'), [0.01, 9_999_999_999_999.99]);
+    assert.deepEqual(bounds('getWallet<.data.balance'), [0, 9_999_999_999_999.99]);
+    assert.doesNotMatch(JSON.stringify(document), /"multipleOf"/);
+  });
+
+  it('declares every instant as a date-time', () => {
+    const instants = properties().filter(({ name }) => /[a-z]At$/.test(name));
+    assert.ok(instants.length > 30, `only ${instants.length} instants found`);
+    for (const { where, schema } of instants) {
+      if (schema.type !== 'string') continue;
+      assert.equal(schema.format, 'date-time', where);
+    }
+    // A string named ...At that is not one would be left above; there is none.
+    assert.deepEqual(
+      instants
+        .filter(({ schema }) => schema.type !== 'string' && schema.type !== undefined)
+        .map((i) => i.where),
+      [],
+    );
+  });
+
+  it('describes every operation and defines each tag at the top, with what it groups', () => {
+    const defined = new Map((document.tags ?? []).map((tag) => [tag.name, tag.description]));
+    for (const op of operations) {
+      const operation = documented(op);
+      assert.ok((operation.description ?? '').startsWith(op.summary), op.name);
+      assert.match(
+        operation.description ?? '',
+        op.auth === 'public' ? /No token is needed/ : /Needs the bearer token/,
+        op.name,
+      );
+      for (const tag of operation.tags ?? []) {
+        assert.ok(
+          (defined.get(tag) ?? '').length > 10,
+          `tag ${tag} of ${op.name} is not defined with a description`,
+        );
+      }
+    }
+    assert.deepEqual(
+      [...defined.keys()],
+      [...new Set(operations.flatMap((op) => op.tags))].sort(),
+      'the tags defined are exactly those in use',
+    );
+    assert.equal(typeof document.info.contact?.name, 'string');
+  });
+
+  it('declares the headers the answers come with', () => {
+    const headersOf = (name: string, status: string) => {
+      const op = operations.find((o) => o.name === name);
+      assert.ok(op !== undefined, name);
+      return Object.keys(documented(op).responses[status]?.headers ?? {}).sort();
+    };
+    const rateLimit = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+    assert.deepEqual(headersOf('buyAirtime', '200'), ['Idempotent-Replayed', ...rateLimit]);
+    assert.deepEqual(headersOf('buyAirtime', '429'), [...rateLimit, 'Retry-After'].sort());
+    assert.deepEqual(headersOf('buyAirtime', '423'), ['Idempotent-Replayed', 'Retry-After']);
+    assert.deepEqual(headersOf('buyAirtime', '409'), ['Idempotent-Replayed']);
+    assert.deepEqual(headersOf('buyAirtime', '500'), []);
+    assert.deepEqual(headersOf('getWallet', '200'), rateLimit);
+    // Answers that carry tokens are never kept, so never replayed.
+    assert.deepEqual(headersOf('verifyOtp', '200'), rateLimit);
+  });
+
+  it('sends the headers it declares', async () => {
+    const user = await signIn(world);
+    const key = randomUUID();
+    const send = () =>
+      fetch(`${world.baseUrl}/_serverFn/createTopupIntent`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${user.accessToken}`,
+          'content-type': 'application/json',
+          'idempotency-key': key,
+        },
+        body: JSON.stringify({ data: { amount: 2500 } }),
+      });
+    const first = await send();
+    assert.equal(first.status, 200);
+    assert.equal(first.headers.get('idempotent-replayed'), null);
+    for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'])
+      assert.match(first.headers.get(name) ?? '', /^\d+$/, name);
+    const again = await send();
+    assert.equal(again.status, 200);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    assert.deepEqual(await again.json(), await first.json());
   });
 
   it('runs in a world whose router fails an undeclared code (NODE_ENV=test)', () => {

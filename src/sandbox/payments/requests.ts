@@ -1,4 +1,5 @@
-import type { FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { parse } from 'secure-json-parse';
 
 // How the sandbox payment provider reads a request and refuses one: Paystack's `{status: false,
 // message}` on its API, the service's envelope on the sandbox's own controls.
@@ -77,4 +78,49 @@ export function uniqueKey(map: ReadonlyMap<string, unknown>, make: () => string)
     const key = make();
     if (!map.has(key)) return key;
   }
+}
+
+/** Paystack's JSON bodies are small; the same cap as the service's own operations. */
+const jsonBodyLimitBytes = 64 * 1024;
+
+/** An error the API's error handler answers with its status, in Paystack's shape. */
+const requestError = (statusCode: number, message: string) =>
+  Object.assign(new Error(message), { statusCode });
+
+/**
+ * Reads JSON bodies as Paystack does: with `Content-Type: application/json`, and also with no
+ * Content-Type at all, which is how Paystack's own Node SDK (@paystack/paystack-sdk) sends every body
+ * (a JSON string and only the Authorization and User-Agent headers). Any other unknown type stays
+ * 415. A body that is not JSON is the client's mistake (400), never the sandbox's (500).
+ */
+export function registerJsonBodies(api: FastifyInstance): void {
+  const parseJson = (
+    request: FastifyRequest,
+    body: string | Buffer,
+    done: (e: Error | null, b?: unknown) => void,
+  ) => {
+    try {
+      done(null, parse(String(body), { protoAction: 'error', constructorAction: 'error' }));
+    } catch {
+      request.log.info('sandbox payments: a request body that is not JSON');
+      done(requestError(400, 'Invalid JSON body'));
+    }
+  };
+  api.removeContentTypeParser('application/json');
+  api.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string', bodyLimit: jsonBodyLimitBytes },
+    parseJson,
+  );
+  // '*' is also the parser Fastify asks for a body that came without a Content-Type.
+  api.addContentTypeParser(
+    '*',
+    { parseAs: 'string', bodyLimit: jsonBodyLimitBytes },
+    (request, body, done) => {
+      if (request.headers['content-type'] !== undefined) {
+        return done(requestError(415, 'Unsupported Media Type'));
+      }
+      parseJson(request, body, done);
+    },
+  );
 }

@@ -11,7 +11,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Send a 6-digit sign-in code by SMS (one per phone per 60 s) */
+        /**
+         * Send a 6-digit sign-in code by SMS (one per phone per 60 s)
+         * @description Send a 6-digit sign-in code by SMS (one per phone per 60 s) No token is needed. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["requestOtp"];
         delete?: never;
         options?: never;
@@ -28,7 +31,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Sign in with the SMS code; creates the user on first sign-in */
+        /**
+         * Sign in with the SMS code; creates the user on first sign-in
+         * @description Sign in with the SMS code; creates the user on first sign-in. No token is needed. Send a fresh UUID as Idempotency-Key. Its answer carries credentials, so it is never kept for replay: the same key runs the operation again.
+         */
         post: operations["verifyOtp"];
         delete?: never;
         options?: never;
@@ -45,7 +51,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Exchange a refresh token for new tokens (the old refresh token is revoked) */
+        /**
+         * Exchange a refresh token for new tokens (the old refresh token is revoked)
+         * @description Exchange a refresh token for new tokens (the old refresh token is revoked) No token is needed. Send a fresh UUID as Idempotency-Key. Its answer carries credentials, so it is never kept for replay: the same key runs the operation again.
+         */
         post: operations["refreshSession"];
         delete?: never;
         options?: never;
@@ -62,7 +71,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Revoke the current session */
+        /**
+         * Revoke the current session
+         * @description Revoke the current session. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["signOut"];
         delete?: never;
         options?: never;
@@ -77,7 +89,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** The signed-in user */
+        /**
+         * The signed-in user
+         * @description The signed-in user. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["getMe"];
         put?: never;
         post?: never;
@@ -96,7 +111,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Change first name, last name or email (the names only until KYC tier 2 verifies them) */
+        /**
+         * Change first name, last name or email (the names only until KYC tier 2 verifies them)
+         * @description Change first name, last name or email (the names only until KYC tier 2 verifies them) Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["updateProfile"];
         delete?: never;
         options?: never;
@@ -113,7 +131,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Verify your email with the 6-digit code emailed to it */
+        /**
+         * Verify your email with the 6-digit code emailed to it
+         * @description Verify your email with the 6-digit code emailed to it. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["verifyEmail"];
         delete?: never;
         options?: never;
@@ -130,7 +151,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Set the 4-digit transaction PIN; changing an existing PIN needs an SMS code (requestOtp) */
+        /**
+         * Set the 4-digit transaction PIN; changing an existing PIN needs an SMS code (requestOtp)
+         * @description Set the 4-digit transaction PIN; changing an existing PIN needs an SMS code (requestOtp) Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["setTransactionPin"];
         delete?: never;
         options?: never;
@@ -145,7 +169,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Balances of the caller (naira) */
+        /**
+         * Balances of the caller (naira)
+         * @description Balances of the caller (naira) Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["getWallet"];
         put?: never;
         post?: never;
@@ -162,7 +189,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Starts a Tier 1 face check: the KYC provider's page (with the check's one-time `state`, valid 30 minutes), which hands its liveness token back to `return` (a path of this service) as `?livenessToken=…&state=…` */
+        /**
+         * Starts a Tier 1 face check: the KYC provider's page (with the check's one-time `state`, valid 30 minutes), which hands its liveness token back to `return` (a path of this service) as `?livenessToken=…&state=…`
+         * @description Starts a Tier 1 face check: the KYC provider's page (with the check's one-time `state`, valid 30 minutes), which hands its liveness token back to `return` (a path of this service) as `?livenessToken=…&state=…`. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["getKycLivenessUrl"];
         put?: never;
         post?: never;
@@ -179,7 +209,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** The approved tier and the state of each tier */
+        /**
+         * The approved tier and the state of each tier
+         * @description The approved tier and the state of each tier. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["getKycStatus"];
         put?: never;
         post?: never;
@@ -198,7 +231,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Tier 1: the token of a face liveness check done in the browser, with the `state` of the check (getKycLivenessUrl) it came back with. A 409 says why in `details.reason`: `tier_approved`, `check_used` (do the face check again), `submitted_concurrently` */
+        /**
+         * Tier 1: the token of a face liveness check done in the browser, with the `state` of the check (getKycLivenessUrl) it came back with. A 409 says why in `details.reason`: `tier_approved`, `check_used` (do the face check again), `submitted_concurrently`
+         * @description Tier 1: the token of a face liveness check done in the browser, with the `state` of the check (getKycLivenessUrl) it came back with. A 409 says why in `details.reason`: `tier_approved`, `check_used` (do the face check again), `submitted_concurrently`. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["submitKycTier1"];
         delete?: never;
         options?: never;
@@ -215,7 +251,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Tier 2: NIN and the account's phone; the NIN name must match the profile name. A 409 says why in `details.reason`: `profile_name_missing` (updateProfile first), `nin_in_use` (the NIN is on another account), `tier_approved`, `tier_pending`, `submitted_concurrently` */
+        /**
+         * Tier 2: NIN and the account's phone; the NIN name must match the profile name. A 409 says why in `details.reason`: `profile_name_missing` (updateProfile first), `nin_in_use` (the NIN is on another account), `tier_approved`, `tier_pending`, `submitted_concurrently`
+         * @description Tier 2: NIN and the account's phone; the NIN name must match the profile name. A 409 says why in `details.reason`: `profile_name_missing` (updateProfile first), `nin_in_use` (the NIN is on another account), `tier_approved`, `tier_pending`, `submitted_concurrently`. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["submitKycTier2"];
         delete?: never;
         options?: never;
@@ -232,7 +271,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Tier 3: bank account (name must match; `bankCode` one of listBanks, else 400 on data.bankCode) and an ID document; decided by an admin. A 409 says why in `details.reason`: `profile_name_missing`, `tier_approved`, `tier_pending`, `submitted_concurrently` */
+        /**
+         * Tier 3: bank account (name must match; `bankCode` one of listBanks, else 400 on data.bankCode) and an ID document; decided by an admin. A 409 says why in `details.reason`: `profile_name_missing`, `tier_approved`, `tier_pending`, `submitted_concurrently`
+         * @description Tier 3: bank account (name must match; `bankCode` one of listBanks, else 400 on data.bankCode) and an ID document; decided by an admin. A 409 says why in `details.reason`: `profile_name_missing`, `tier_approved`, `tier_pending`, `submitted_concurrently`. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["submitKycTier3"];
         delete?: never;
         options?: never;
@@ -249,7 +291,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** A signed URL to one of your documents, valid at most 10 minutes */
+        /**
+         * A signed URL to one of your documents, valid at most 10 minutes
+         * @description A signed URL to one of your documents, valid at most 10 minutes. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["getKycDocumentUrl"];
         delete?: never;
         options?: never;
@@ -264,7 +309,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** KYC submissions by status (pending first in arrival order) */
+        /**
+         * KYC submissions by status (pending first in arrival order)
+         * @description KYC submissions by status (pending first in arrival order) Needs the bearer token of an administrator. Its inputs are query parameters.
+         */
         get: operations["adminListKycReviews"];
         put?: never;
         post?: never;
@@ -283,7 +331,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Approve or reject a user's pending tier (a rejection needs a reason) */
+        /**
+         * Approve or reject a user's pending tier (a rejection needs a reason)
+         * @description Approve or reject a user's pending tier (a rejection needs a reason) Needs the bearer token of an administrator. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["adminReviewKyc"];
         delete?: never;
         options?: never;
@@ -300,7 +351,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Start a wallet top-up: a reference and the checkout URL to pay at (₦100 – ₦1,000,000) */
+        /**
+         * Start a wallet top-up: a reference and the checkout URL to pay at (₦100 – ₦1,000,000)
+         * @description Start a wallet top-up: a reference and the checkout URL to pay at (₦100 – ₦1,000,000) Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["createTopupIntent"];
         delete?: never;
         options?: never;
@@ -317,7 +371,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Ask the payment provider about one of your top-ups; credits the wallet once on success */
+        /**
+         * Ask the payment provider about one of your top-ups; credits the wallet once on success
+         * @description Ask the payment provider about one of your top-ups; credits the wallet once on success. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["verifyTopup"];
         delete?: never;
         options?: never;
@@ -334,7 +391,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Your permanent bank account number for wallet funding by transfer (KYC tier 2); the same every time */
+        /**
+         * Your permanent bank account number for wallet funding by transfer (KYC tier 2); the same every time
+         * @description Your permanent bank account number for wallet funding by transfer (KYC tier 2); the same every time. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["requestDedicatedAccount"];
         delete?: never;
         options?: never;
@@ -349,7 +409,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Your wallet history: every movement of the wallet (credits and debits), newest first, filtered by kind and date */
+        /**
+         * Your wallet history: every movement of the wallet (credits and debits), newest first, filtered by kind and date
+         * @description Your wallet history: every movement of the wallet (credits and debits), newest first, filtered by kind and date. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listTransactions"];
         put?: never;
         post?: never;
@@ -368,7 +431,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** One entry of your wallet history */
+        /**
+         * One entry of your wallet history
+         * @description One entry of your wallet history. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["getTransaction"];
         delete?: never;
         options?: never;
@@ -383,7 +449,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Operations alerts, newest first */
+        /**
+         * Operations alerts, newest first
+         * @description Operations alerts, newest first. Needs the bearer token of an administrator. Its inputs are query parameters.
+         */
         get: operations["adminListAlerts"];
         put?: never;
         post?: never;
@@ -400,7 +469,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Networks airtime can be bought for */
+        /**
+         * Networks airtime can be bought for
+         * @description Networks airtime can be bought for. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listAirtimeNetworks"];
         put?: never;
         post?: never;
@@ -417,7 +489,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Networks data bundles can be bought for */
+        /**
+         * Networks data bundles can be bought for
+         * @description Networks data bundles can be bought for. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listDataNetworks"];
         put?: never;
         post?: never;
@@ -434,7 +509,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** The plan categories of a network (SME, CG, GIFTING, ...) and how many plans each has */
+        /**
+         * The plan categories of a network (SME, CG, GIFTING, ...) and how many plans each has
+         * @description The plan categories of a network (SME, CG, GIFTING, ...) and how many plans each has. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listDataPlanTypes"];
         put?: never;
         post?: never;
@@ -451,7 +529,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Every data plan of a network, at its retail price in naira */
+        /**
+         * Every data plan of a network, at its retail price in naira
+         * @description Every data plan of a network, at its retail price in naira. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listDataPlans"];
         put?: never;
         post?: never;
@@ -468,7 +549,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** The data plans of one category of a network, at their retail price in naira */
+        /**
+         * The data plans of one category of a network, at their retail price in naira
+         * @description The data plans of one category of a network, at their retail price in naira. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listDataPlansForCategory"];
         put?: never;
         post?: never;
@@ -485,7 +569,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Cable TV providers (dstv, gotv, startimes, showmax) */
+        /**
+         * Cable TV providers (dstv, gotv, startimes, showmax)
+         * @description Cable TV providers (dstv, gotv, startimes, showmax) Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listCableProviders"];
         put?: never;
         post?: never;
@@ -502,7 +589,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** The plans of one cable provider, at their retail price in naira */
+        /**
+         * The plans of one cable provider, at their retail price in naira
+         * @description The plans of one cable provider, at their retail price in naira. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listCablePlans"];
         put?: never;
         post?: never;
@@ -519,7 +609,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Electricity distribution companies (discos); the id is the `plan` of buyElectricity */
+        /**
+         * Electricity distribution companies (discos); the id is the `plan` of buyElectricity
+         * @description Electricity distribution companies (discos); the id is the `plan` of buyElectricity. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listElectricityPlans"];
         put?: never;
         post?: never;
@@ -536,7 +629,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Betting companies whose wallets can be funded */
+        /**
+         * Betting companies whose wallets can be funded
+         * @description Betting companies whose wallets can be funded. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listBetCompanies"];
         put?: never;
         post?: never;
@@ -553,7 +649,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** The banks an account can be held at, from the payment provider's list (active Nigerian banks, one per code, by name); Tier 3's bankCode is one of their codes */
+        /**
+         * The banks an account can be held at, from the payment provider's list (active Nigerian banks, one per code, by name); Tier 3's bankCode is one of their codes
+         * @description The banks an account can be held at, from the payment provider's list (active Nigerian banks, one per code, by name); Tier 3's bankCode is one of their codes. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listBanks"];
         put?: never;
         post?: never;
@@ -570,7 +669,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** The exam pins of one exam (waec, waec-registration, neco, nabteb, jamb) at their retail price in naira, as buyEducationPin charges them */
+        /**
+         * The exam pins of one exam (waec, waec-registration, neco, nabteb, jamb) at their retail price in naira, as buyEducationPin charges them
+         * @description The exam pins of one exam (waec, waec-registration, neco, nabteb, jamb) at their retail price in naira, as buyEducationPin charges them. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listEducationPins"];
         put?: never;
         post?: never;
@@ -589,7 +691,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** The retail price (wholesale + markup) of a wholesale amount, in naira, at the caller's price level */
+        /**
+         * The retail price (wholesale + markup) of a wholesale amount, in naira, at the caller's price level
+         * @description The retail price (wholesale + markup) of a wholesale amount, in naira, at the caller's price level. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["quotePrice"];
         delete?: never;
         options?: never;
@@ -606,7 +711,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** The name (and current bouquet) on a cable smartcard / IUC number */
+        /**
+         * The name (and current bouquet) on a cable smartcard / IUC number
+         * @description The name (and current bouquet) on a cable smartcard / IUC number. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["verifyCableIUC"];
         delete?: never;
         options?: never;
@@ -623,7 +731,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** The name and address on an electricity meter */
+        /**
+         * The name and address on an electricity meter
+         * @description The name and address on an electricity meter. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["verifyMeter"];
         delete?: never;
         options?: never;
@@ -640,7 +751,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** The name on a betting account */
+        /**
+         * The name on a betting account
+         * @description The name on a betting account. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["verifyBetAccount"];
         delete?: never;
         options?: never;
@@ -657,7 +771,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Buy airtime: the wallet is charged the quoted retail price of the face value */
+        /**
+         * Buy airtime: the wallet is charged the quoted retail price of the face value
+         * @description Buy airtime: the wallet is charged the quoted retail price of the face value. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["buyAirtime"];
         delete?: never;
         options?: never;
@@ -674,7 +791,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Buy a data bundle; `amount` must be the plan's current retail price (409 PRICE_CHANGED otherwise) */
+        /**
+         * Buy a data bundle; `amount` must be the plan's current retail price (409 PRICE_CHANGED otherwise)
+         * @description Buy a data bundle; `amount` must be the plan's current retail price (409 PRICE_CHANGED otherwise) Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["buyData"];
         delete?: never;
         options?: never;
@@ -691,7 +811,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Pay a cable TV subscription; `amount` must be the plan's current retail price */
+        /**
+         * Pay a cable TV subscription; `amount` must be the plan's current retail price
+         * @description Pay a cable TV subscription; `amount` must be the plan's current retail price. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["subscribeCable"];
         delete?: never;
         options?: never;
@@ -708,7 +831,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Buy electricity (minimum ₦1,000); success carries the token (prepaid) and units */
+        /**
+         * Buy electricity (minimum ₦1,000); success carries the token (prepaid) and units
+         * @description Buy electricity (minimum ₦1,000); success carries the token (prepaid) and units. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["buyElectricity"];
         delete?: never;
         options?: never;
@@ -725,7 +851,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Fund a betting wallet */
+        /**
+         * Fund a betting wallet
+         * @description Fund a betting wallet. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["fundBet"];
         delete?: never;
         options?: never;
@@ -742,7 +871,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Buy exam pins (1-10); `amount` must be quantity × the price of one pin (listEducationPins); success carries the pins */
+        /**
+         * Buy exam pins (1-10); `amount` must be quantity × the price of one pin (listEducationPins); success carries the pins
+         * @description Buy exam pins (1-10); `amount` must be quantity × the price of one pin (listEducationPins); success carries the pins. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["buyEducationPin"];
         delete?: never;
         options?: never;
@@ -757,7 +889,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Your purchases, newest first, filtered by status, service and date */
+        /**
+         * Your purchases, newest first, filtered by status, service and date
+         * @description Your purchases, newest first, filtered by status, service and date. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listMyVtuTransactions"];
         put?: never;
         post?: never;
@@ -776,7 +911,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** One of your purchases by id (another user's is 404) */
+        /**
+         * One of your purchases by id (another user's is 404)
+         * @description One of your purchases by id (another user's is 404) Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["getMyVtuTransaction"];
         delete?: never;
         options?: never;
@@ -791,7 +929,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Social media services (followers, likes, views, ...) with their retail rate per 1,000 units */
+        /**
+         * Social media services (followers, likes, views, ...) with their retail rate per 1,000 units
+         * @description Social media services (followers, likes, views, ...) with their retail rate per 1,000 units. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listSocialServices"];
         put?: never;
         post?: never;
@@ -810,7 +951,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Order a social media service for a public https link; `amount` must be rate × quantity / 1000 rounded up to the kobo. A part the panel cannot fill is refunded */
+        /**
+         * Order a social media service for a public https link; `amount` must be rate × quantity / 1000 rounded up to the kobo. A part the panel cannot fill is refunded
+         * @description Order a social media service for a public https link; `amount` must be rate × quantity / 1000 rounded up to the kobo. A part the panel cannot fill is refunded. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["buySocialService"];
         delete?: never;
         options?: never;
@@ -825,7 +969,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** What selling airtime pays into the wallet, and the number to share the airtime to (₦100 – ₦50,000) */
+        /**
+         * What selling airtime pays into the wallet, and the number to share the airtime to (₦100 – ₦50,000)
+         * @description What selling airtime pays into the wallet, and the number to share the airtime to (₦100 – ₦50,000) Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["quoteAirtimeToCash"];
         put?: never;
         post?: never;
@@ -844,7 +991,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Sell airtime shared from your line: nothing is debited; the wallet is credited the payout once the provider confirms the airtime arrived (failed after 30 minutes without it) */
+        /**
+         * Sell airtime shared from your line: nothing is debited; the wallet is credited the payout once the provider confirms the airtime arrived (failed after 30 minutes without it)
+         * @description Sell airtime shared from your line: nothing is debited; the wallet is credited the payout once the provider confirms the airtime arrived (failed after 30 minutes without it) Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["sellAirtime"];
         delete?: never;
         options?: never;
@@ -861,7 +1011,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Lock an amount for a number of days; the wallet is debited at once */
+        /**
+         * Lock an amount for a number of days; the wallet is debited at once
+         * @description Lock an amount for a number of days; the wallet is debited at once. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["createSavingsLock"];
         delete?: never;
         options?: never;
@@ -876,7 +1029,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Your savings locks, newest first */
+        /**
+         * Your savings locks, newest first
+         * @description Your savings locks, newest first. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listSavingsLocks"];
         put?: never;
         post?: never;
@@ -895,7 +1051,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Break an active lock early: the amount less the penalty goes back to the wallet */
+        /**
+         * Break an active lock early: the amount less the penalty goes back to the wallet
+         * @description Break an active lock early: the amount less the penalty goes back to the wallet. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["breakSavingsLock"];
         delete?: never;
         options?: never;
@@ -912,7 +1071,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** The name of the user a phone belongs to, surname masked, before a transfer (KYC tier 2) */
+        /**
+         * The name of the user a phone belongs to, surname masked, before a transfer (KYC tier 2)
+         * @description The name of the user a phone belongs to, surname masked, before a transfer (KYC tier 2) Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["lookupRecipient"];
         delete?: never;
         options?: never;
@@ -929,7 +1091,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Send money from your wallet to another user's (KYC tier 2): one posting across both wallets, within the per-transfer and daily limits */
+        /**
+         * Send money from your wallet to another user's (KYC tier 2): one posting across both wallets, within the per-transfer and daily limits
+         * @description Send money from your wallet to another user's (KYC tier 2): one posting across both wallets, within the per-transfer and daily limits. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["transferToUser"];
         delete?: never;
         options?: never;
@@ -944,7 +1109,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Your saved beneficiaries (numbers, meters, smartcards, betting accounts), most recently saved first */
+        /**
+         * Your saved beneficiaries (numbers, meters, smartcards, betting accounts), most recently saved first
+         * @description Your saved beneficiaries (numbers, meters, smartcards, betting accounts), most recently saved first. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listBeneficiaries"];
         put?: never;
         post?: never;
@@ -963,7 +1131,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Save a beneficiary: an upsert by service + recipient (label, network and details replaced). At most 100 per user: a new one beyond that is 422 ABOVE_MAXIMUM with details.limit (and details.unit "count") */
+        /**
+         * Save a beneficiary: an upsert by service + recipient (label, network and details replaced). At most 100 per user: a new one beyond that is 422 ABOVE_MAXIMUM with details.limit (and details.unit "count")
+         * @description Save a beneficiary: an upsert by service + recipient (label, network and details replaced). At most 100 per user: a new one beyond that is 422 ABOVE_MAXIMUM with details.limit (and details.unit "count") Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["saveBeneficiary"];
         delete?: never;
         options?: never;
@@ -980,7 +1151,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Delete one of your beneficiaries; an id that is not one of yours is 404 NOT_FOUND, which a client retrying the delete may take as done */
+        /**
+         * Delete one of your beneficiaries; an id that is not one of yours is 404 NOT_FOUND, which a client retrying the delete may take as done
+         * @description Delete one of your beneficiaries; an id that is not one of yours is 404 NOT_FOUND, which a client retrying the delete may take as done. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["deleteBeneficiary"];
         delete?: never;
         options?: never;
@@ -995,7 +1169,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Today's check-in, the streak and the rewards accrued */
+        /**
+         * Today's check-in, the streak and the rewards accrued
+         * @description Today's check-in, the streak and the rewards accrued. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["getCheckinStatus"];
         put?: never;
         post?: never;
@@ -1014,7 +1191,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Claim today's check-in (once per Africa/Lagos calendar day) */
+        /**
+         * Claim today's check-in (once per Africa/Lagos calendar day)
+         * @description Claim today's check-in (once per Africa/Lagos calendar day) Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["claimCheckin"];
         delete?: never;
         options?: never;
@@ -1031,7 +1211,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Move all accrued check-in rewards into the wallet */
+        /**
+         * Move all accrued check-in rewards into the wallet
+         * @description Move all accrued check-in rewards into the wallet. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["withdrawCheckin"];
         delete?: never;
         options?: never;
@@ -1046,7 +1229,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Savings milestones reached and not yet acknowledged */
+        /**
+         * Savings milestones reached and not yet acknowledged
+         * @description Savings milestones reached and not yet acknowledged. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["getPendingMilestones"];
         put?: never;
         post?: never;
@@ -1065,7 +1251,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Acknowledge a pending milestone */
+        /**
+         * Acknowledge a pending milestone
+         * @description Acknowledge a pending milestone. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["ackMilestone"];
         delete?: never;
         options?: never;
@@ -1080,7 +1269,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Your referral code, your invitees and your locked bonus */
+        /**
+         * Your referral code, your invitees and your locked bonus
+         * @description Your referral code, your invitees and your locked bonus. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["getMyReferralStatus"];
         put?: never;
         post?: never;
@@ -1097,7 +1289,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Your inbox, newest first, with the number unread */
+        /**
+         * Your inbox, newest first, with the number unread
+         * @description Your inbox, newest first, with the number unread. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listNotifications"];
         put?: never;
         post?: never;
@@ -1116,7 +1311,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Mark one of your notifications read */
+        /**
+         * Mark one of your notifications read
+         * @description Mark one of your notifications read. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["markNotificationRead"];
         delete?: never;
         options?: never;
@@ -1133,7 +1331,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Mark all your notifications read */
+        /**
+         * Mark all your notifications read
+         * @description Mark all your notifications read. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["markAllNotificationsRead"];
         delete?: never;
         options?: never;
@@ -1148,7 +1349,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Broadcasts open now, newest first, with poll tallies and your vote */
+        /**
+         * Broadcasts open now, newest first, with poll tallies and your vote
+         * @description Broadcasts open now, newest first, with poll tallies and your vote. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listBroadcasts"];
         put?: never;
         post?: never;
@@ -1167,7 +1371,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Vote in a broadcast poll, once */
+        /**
+         * Vote in a broadcast poll, once
+         * @description Vote in a broadcast poll, once. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["votePoll"];
         delete?: never;
         options?: never;
@@ -1182,7 +1389,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Your email and push switches per notification kind */
+        /**
+         * Your email and push switches per notification kind
+         * @description Your email and push switches per notification kind. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["getNotificationSettings"];
         put?: never;
         post?: never;
@@ -1201,7 +1411,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Switch email or push on or off per notification kind; the kinds not given keep theirs */
+        /**
+         * Switch email or push on or off per notification kind; the kinds not given keep theirs
+         * @description Switch email or push on or off per notification kind; the kinds not given keep theirs. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["updateNotificationSettings"];
         delete?: never;
         options?: never;
@@ -1218,7 +1431,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Publish a broadcast to every user, optionally with a poll of 2–6 options */
+        /**
+         * Publish a broadcast to every user, optionally with a poll of 2–6 options
+         * @description Publish a broadcast to every user, optionally with a poll of 2–6 options. Needs the bearer token of an administrator. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["adminCreateBroadcast"];
         delete?: never;
         options?: never;
@@ -1233,7 +1449,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** The VAPID public key to subscribe with (URL-safe base64 of the 65-byte P-256 point) */
+        /**
+         * The VAPID public key to subscribe with (URL-safe base64 of the 65-byte P-256 point)
+         * @description The VAPID public key to subscribe with (URL-safe base64 of the 65-byte P-256 point) No token is needed. Its inputs are query parameters.
+         */
         get: operations["getPushPublicKey"];
         put?: never;
         post?: never;
@@ -1252,7 +1471,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Register this browser's push subscription (an upsert by endpoint) */
+        /**
+         * Register this browser's push subscription (an upsert by endpoint)
+         * @description Register this browser's push subscription (an upsert by endpoint) Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["savePushSubscription"];
         delete?: never;
         options?: never;
@@ -1269,7 +1491,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Remove one of your push subscriptions (the web client does this before signing out); an endpoint you have no subscription at is 404 NOT_FOUND, which a client retrying the delete may take as done */
+        /**
+         * Remove one of your push subscriptions (the web client does this before signing out); an endpoint you have no subscription at is 404 NOT_FOUND, which a client retrying the delete may take as done
+         * @description Remove one of your push subscriptions (the web client does this before signing out); an endpoint you have no subscription at is 404 NOT_FOUND, which a client retrying the delete may take as done. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["deletePushSubscription"];
         delete?: never;
         options?: never;
@@ -1284,7 +1509,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Verify every balance against its entries and that all entries sum to zero */
+        /**
+         * Verify every balance against its entries and that all entries sum to zero
+         * @description Verify every balance against its entries and that all entries sum to zero. Needs the bearer token of an administrator. Its inputs are query parameters.
+         */
         get: operations["adminLedgerCheck"];
         put?: never;
         post?: never;
@@ -1303,7 +1531,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Reconcile now: re-verify pending top-ups (crediting each once) and pending funding transfers older than a minute with the provider, credit transfers into dedicated accounts whose webhook was lost, and requery every purchase still processing; returns counts */
+        /**
+         * Reconcile now: re-verify pending top-ups (crediting each once) and pending funding transfers older than a minute with the provider, credit transfers into dedicated accounts whose webhook was lost, and requery every purchase still processing; returns counts
+         * @description Reconcile now: re-verify pending top-ups (crediting each once) and pending funding transfers older than a minute with the provider, credit transfers into dedicated accounts whose webhook was lost, and requery every purchase still processing; returns counts. Needs the bearer token of an administrator. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["adminReconcile"];
         delete?: never;
         options?: never;
@@ -1320,7 +1551,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Set the markup of a VTU service (every provider), or of one provider of it, which wins: flat naira plus a percentage of the wholesale price; a field left out keeps its value. With `level`, the markup of that price level (the first one creates the level): its users pay it, and the default markup where their level has none */
+        /**
+         * Set the markup of a VTU service (every provider), or of one provider of it, which wins: flat naira plus a percentage of the wholesale price; a field left out keeps its value. With `level`, the markup of that price level (the first one creates the level): its users pay it, and the default markup where their level has none
+         * @description Set the markup of a VTU service (every provider), or of one provider of it, which wins: flat naira plus a percentage of the wholesale price; a field left out keeps its value. With `level`, the markup of that price level (the first one creates the level): its users pay it, and the default markup where their level has none. Needs the bearer token of an administrator. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["adminSetMarkup"];
         delete?: never;
         options?: never;
@@ -1337,7 +1571,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Put a user on a price level (one that has a markup: adminSetMarkup with `level`), or back on the default prices with null; their quotes, catalogue prices and purchases use it from the next request */
+        /**
+         * Put a user on a price level (one that has a markup: adminSetMarkup with `level`), or back on the default prices with null; their quotes, catalogue prices and purchases use it from the next request
+         * @description Put a user on a price level (one that has a markup: adminSetMarkup with `level`), or back on the default prices with null; their quotes, catalogue prices and purchases use it from the next request. Needs the bearer token of an administrator. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["adminSetUserPriceLevel"];
         delete?: never;
         options?: never;
@@ -1352,7 +1589,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** The price levels and their stored markups, with how many users are on each; the default markups (level null) first */
+        /**
+         * The price levels and their stored markups, with how many users are on each; the default markups (level null) first
+         * @description The price levels and their stored markups, with how many users are on each; the default markups (level null) first. Needs the bearer token of an administrator. Its inputs are query parameters.
+         */
         get: operations["adminListPriceLevels"];
         put?: never;
         post?: never;
@@ -1371,7 +1611,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Report a problem with one of your transactions (a purchase, a top-up, a transfer, ...) by its reference, within the dispute window (DISPUTE_WINDOW_DAYS, default 30: older is 422 ABOVE_MAXIMUM with details.limit in days). A reference that is not one of yours is 404 NOT_FOUND; one open dispute per transaction, else 409 CONFLICT */
+        /**
+         * Report a problem with one of your transactions (a purchase, a top-up, a transfer, ...) by its reference, within the dispute window (DISPUTE_WINDOW_DAYS, default 30: older is 422 ABOVE_MAXIMUM with details.limit in days). A reference that is not one of yours is 404 NOT_FOUND; one open dispute per transaction, else 409 CONFLICT
+         * @description Report a problem with one of your transactions (a purchase, a top-up, a transfer, ...) by its reference, within the dispute window (DISPUTE_WINDOW_DAYS, default 30: older is 422 ABOVE_MAXIMUM with details.limit in days). A reference that is not one of yours is 404 NOT_FOUND; one open dispute per transaction, else 409 CONFLICT. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["reportProblem"];
         delete?: never;
         options?: never;
@@ -1386,7 +1629,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Your reported problems and their outcomes, newest first; with reference, those of one transaction (how a receipt shows its dispute) */
+        /**
+         * Your reported problems and their outcomes, newest first; with reference, those of one transaction (how a receipt shows its dispute)
+         * @description Your reported problems and their outcomes, newest first; with reference, those of one transaction (how a receipt shows its dispute) Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listMyDisputes"];
         put?: never;
         post?: never;
@@ -1403,7 +1649,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Reported problems, newest first (of one status when asked), each with its transaction, the provider exchange and requery of a purchase, and what a refund may still give back */
+        /**
+         * Reported problems, newest first (of one status when asked), each with its transaction, the provider exchange and requery of a purchase, and what a refund may still give back
+         * @description Reported problems, newest first (of one status when asked), each with its transaction, the provider exchange and requery of a purchase, and what a refund may still give back. Needs the bearer token of an administrator. Its inputs are query parameters.
+         */
         get: operations["adminListDisputes"];
         put?: never;
         post?: never;
@@ -1422,7 +1671,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Resolve an open dispute: refund (one ledger posting to the wallet, at most what the transaction still took after earlier refunds, else 422 ABOVE_MAXIMUM with details.limit; amount left out refunds all of it) or decline. A resolved dispute, a purchase still processing, or nothing left to refund is 409 CONFLICT. The person is notified */
+        /**
+         * Resolve an open dispute: refund (one ledger posting to the wallet, at most what the transaction still took after earlier refunds, else 422 ABOVE_MAXIMUM with details.limit; amount left out refunds all of it) or decline. A resolved dispute, a purchase still processing, or nothing left to refund is 409 CONFLICT. The person is notified
+         * @description Resolve an open dispute: refund (one ledger posting to the wallet, at most what the transaction still took after earlier refunds, else 422 ABOVE_MAXIMUM with details.limit; amount left out refunds all of it) or decline. A resolved dispute, a purchase still processing, or nothing left to refund is 409 CONFLICT. The person is notified. Needs the bearer token of an administrator. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["adminResolveDispute"];
         delete?: never;
         options?: never;
@@ -1826,6 +2078,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1841,6 +2101,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1850,6 +2112,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1859,6 +2123,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1868,6 +2134,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1877,6 +2145,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1928,6 +2204,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2005,6 +2287,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2045,6 +2335,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2107,6 +2403,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2145,6 +2449,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2161,6 +2473,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2170,6 +2484,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2179,6 +2495,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2188,6 +2506,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2197,6 +2517,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2206,6 +2528,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2235,6 +2565,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2289,6 +2625,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2332,6 +2676,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2359,6 +2711,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2368,6 +2722,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2377,6 +2733,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2386,6 +2744,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2395,6 +2755,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2404,6 +2766,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2413,6 +2777,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2453,6 +2825,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2480,6 +2860,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2489,6 +2871,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2498,6 +2882,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2507,6 +2893,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2516,6 +2904,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2525,6 +2915,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2534,6 +2926,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2575,6 +2975,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2591,6 +2999,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2600,6 +3010,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2609,6 +3021,8 @@ export interface operations {
             /** @description Forbidden: FORBIDDEN */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2618,6 +3032,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2627,6 +3043,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2636,6 +3054,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2645,6 +3065,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2674,6 +3102,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2681,9 +3115,13 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
+                            /** @description Spendable balance (naira with at most 2 decimals) */
                             balance: number;
+                            /** @description Held in savings locks until they mature or are broken (naira with at most 2 decimals) */
                             lockedSavings: number;
+                            /** @description Referral bonus, locked for good (naira with at most 2 decimals) */
                             lockedBonus: number;
+                            /** @description Check-in rewards accrued, withdrawable from the minimum on (naira with at most 2 decimals) */
                             checkinAccrued: number;
                             /** @enum {string} */
                             currency: "NGN";
@@ -2712,6 +3150,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2741,6 +3187,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2750,6 +3202,7 @@ export interface operations {
                         data: {
                             url: string;
                             state: string;
+                            /** Format: date-time */
                             expiresAt: string;
                         };
                     };
@@ -2776,6 +3229,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2805,6 +3266,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2846,6 +3313,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2887,6 +3362,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2907,6 +3390,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2916,6 +3401,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2925,6 +3412,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2934,6 +3423,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2943,6 +3434,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2952,6 +3445,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3002,6 +3503,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3022,6 +3531,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3031,6 +3542,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3040,6 +3553,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3049,6 +3564,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3058,6 +3575,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3067,6 +3586,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, KYC_PREVIOUS_TIER_REQUIRED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3076,6 +3597,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3131,6 +3660,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3151,6 +3688,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3160,6 +3699,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3169,6 +3710,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3178,6 +3721,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3187,6 +3732,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3196,6 +3743,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, KYC_PREVIOUS_TIER_REQUIRED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3205,6 +3754,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3255,6 +3812,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3263,6 +3828,7 @@ export interface operations {
                         success: true;
                         data: {
                             url: string;
+                            /** Format: date-time */
                             expiresAt: string;
                         };
                     };
@@ -3271,6 +3837,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3280,6 +3848,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3289,6 +3859,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3298,6 +3870,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3307,6 +3881,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3316,6 +3892,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3325,6 +3903,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3358,6 +3944,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3382,7 +3974,9 @@ export interface operations {
                                 };
                                 /** Format: uuid */
                                 documentId: string | null;
+                                /** Format: date-time */
                                 createdAt: string;
+                                /** Format: date-time */
                                 decidedAt: string | null;
                             }[];
                             limit: number;
@@ -3422,6 +4016,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3467,6 +4069,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3487,6 +4097,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3496,6 +4108,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3505,6 +4119,8 @@ export interface operations {
             /** @description Forbidden: FORBIDDEN */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3514,6 +4130,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3523,6 +4141,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3532,6 +4152,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3541,6 +4163,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3550,6 +4174,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3581,6 +4213,7 @@ export interface operations {
             content: {
                 "application/json": {
                     data: {
+                        /** @description Amount to add to the wallet (naira with at most 2 decimals) */
                         amount: number;
                     };
                 };
@@ -3590,6 +4223,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3599,6 +4240,7 @@ export interface operations {
                         data: {
                             reference: string;
                             checkoutUrl: string;
+                            /** @description Amount the checkout asks for (naira with at most 2 decimals) */
                             amount: number;
                             /** @enum {string} */
                             status: "pending";
@@ -3609,6 +4251,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3618,6 +4262,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3627,6 +4273,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3636,6 +4284,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3645,6 +4295,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3654,6 +4306,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM, ABOVE_MAXIMUM */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3663,6 +4317,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3712,6 +4374,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3730,6 +4400,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3739,6 +4411,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3748,6 +4422,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3757,6 +4433,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3766,6 +4444,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3775,6 +4455,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3784,6 +4466,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3831,6 +4521,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3848,6 +4546,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3857,6 +4557,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3866,6 +4568,8 @@ export interface operations {
             /** @description Forbidden: KYC_TIER_REQUIRED */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3875,6 +4579,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3884,6 +4590,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3893,6 +4601,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3902,6 +4612,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3911,6 +4623,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3958,6 +4678,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3976,8 +4702,11 @@ export interface operations {
                                 description: string;
                                 /** @enum {string} */
                                 direction: "credit" | "debit";
+                                /** @description Amount moved (naira with at most 2 decimals) */
                                 amount: number;
+                                /** @description Wallet balance once this movement was posted (naira with at most 2 decimals) */
                                 balanceAfter: number;
+                                /** Format: date-time */
                                 createdAt: string;
                                 /** @description Transfers: the other person's name as others see it (surname masked: Adaeze O.) */
                                 counterparty?: string;
@@ -4012,6 +4741,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4052,6 +4789,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4069,8 +4814,11 @@ export interface operations {
                             description: string;
                             /** @enum {string} */
                             direction: "credit" | "debit";
+                            /** @description Amount moved (naira with at most 2 decimals) */
                             amount: number;
+                            /** @description Wallet balance once this movement was posted (naira with at most 2 decimals) */
                             balanceAfter: number;
+                            /** Format: date-time */
                             createdAt: string;
                             /** @description Transfers: the other person's name as others see it (surname masked: Adaeze O.) */
                             counterparty?: string;
@@ -4083,6 +4831,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4092,6 +4842,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4101,6 +4853,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4110,6 +4864,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4119,6 +4875,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4128,6 +4886,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4137,6 +4897,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4169,6 +4937,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4184,6 +4958,7 @@ export interface operations {
                                 details: {
                                     [key: string]: unknown;
                                 };
+                                /** Format: date-time */
                                 createdAt: string;
                             }[];
                             limit: number;
@@ -4223,6 +4998,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4252,6 +5035,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4289,6 +5078,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4327,6 +5124,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4364,6 +5167,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4404,6 +5215,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4440,6 +5257,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4480,6 +5305,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4494,7 +5325,7 @@ export interface operations {
                                 planType: string;
                                 name: string;
                                 validity: string | null;
-                                /** @description Retail price in naira: what buyData charges, and what its amount must equal */
+                                /** @description Retail price: what buyData charges, and what its amount must equal (naira with at most 2 decimals) */
                                 amount: number;
                             }[];
                         };
@@ -4522,6 +5353,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4563,6 +5402,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4577,7 +5422,7 @@ export interface operations {
                                 planType: string;
                                 name: string;
                                 validity: string | null;
-                                /** @description Retail price in naira: what buyData charges, and what its amount must equal */
+                                /** @description Retail price: what buyData charges, and what its amount must equal (naira with at most 2 decimals) */
                                 amount: number;
                             }[];
                         };
@@ -4605,6 +5450,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4643,6 +5496,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4679,6 +5538,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4719,6 +5586,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4730,7 +5603,7 @@ export interface operations {
                                 plan_id: string;
                                 identifier: string;
                                 name: string;
-                                /** @description Retail price in naira */
+                                /** @description Retail price: what subscribeCable charges (naira with at most 2 decimals) */
                                 amount: number;
                             }[];
                         };
@@ -4758,6 +5631,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4796,6 +5677,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4832,6 +5719,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4870,6 +5765,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4906,6 +5807,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4944,6 +5853,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4982,6 +5897,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5022,6 +5945,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5033,7 +5962,7 @@ export interface operations {
                                 /** @description The `variation` of buyEducationPin (jamb: utme, de) */
                                 variation: string;
                                 name: string;
-                                /** @description Retail naira of one pin (markup applied): buyEducationPin charges quantity × this amount; a purchase whose amount differs is 409 PRICE_CHANGED with the price in details.amount */
+                                /** @description Retail price of one pin (markup applied): buyEducationPin charges quantity × this amount; a purchase whose amount differs is 409 PRICE_CHANGED with the price in details.amount (naira with at most 2 decimals) */
                                 amount: number;
                             }[];
                         };
@@ -5061,6 +5990,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5105,6 +6042,7 @@ export interface operations {
                         service: "airtime" | "data" | "cable" | "electricity" | "betting" | "education" | "airtime_to_cash" | "social";
                         /** @enum {string} */
                         provider?: "data" | "bills" | "social";
+                        /** @description The provider’s price (naira with at most 2 decimals) */
                         wholesale: number;
                     };
                 };
@@ -5114,6 +6052,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5125,8 +6071,11 @@ export interface operations {
                             service: "airtime" | "data" | "cable" | "electricity" | "betting" | "education" | "airtime_to_cash" | "social";
                             /** @enum {string} */
                             provider: "data" | "bills" | "social";
+                            /** @description The provider’s price (naira with at most 2 decimals) */
                             wholesale: number;
+                            /** @description What the markup adds (naira with at most 2 decimals) */
                             markup: number;
+                            /** @description What the person pays: wholesale plus markup (naira with at most 2 decimals) */
                             retail: number;
                         };
                     };
@@ -5135,6 +6084,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5144,6 +6095,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5153,6 +6106,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5162,6 +6117,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5171,6 +6128,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5180,6 +6139,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5221,6 +6188,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5241,6 +6216,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5250,6 +6227,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5259,6 +6238,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5268,6 +6249,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5277,6 +6260,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5286,6 +6271,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5295,6 +6282,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5347,6 +6342,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5367,6 +6370,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5376,6 +6381,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5385,6 +6392,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5394,6 +6403,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5403,6 +6414,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5412,6 +6425,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5421,6 +6436,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5471,6 +6494,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5491,6 +6522,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5500,6 +6533,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5509,6 +6544,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5518,6 +6555,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5527,6 +6566,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5536,6 +6577,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5545,6 +6588,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5588,6 +6639,7 @@ export interface operations {
                         /** @enum {string} */
                         network: "mtn" | "glo" | "airtel" | "9mobile";
                         phone: string;
+                        /** @description Airtime to buy (naira with at most 2 decimals) */
                         amount: number;
                         pin: string;
                     };
@@ -5598,6 +6650,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5613,9 +6673,11 @@ export interface operations {
                             provider: string;
                             network?: string;
                             recipient: string;
+                            /** @description Amount charged (a sale of airtime: the payout) (naira with at most 2 decimals) */
                             amount: number;
                             /** @enum {string} */
                             direction: "debit" | "credit";
+                            /** @description Amount refunded to the wallet (naira with at most 2 decimals) */
                             refunded?: number;
                             token?: string;
                             units?: string;
@@ -5632,11 +6694,13 @@ export interface operations {
                                 plan?: string;
                                 /** @description Meter type (prepaid, postpaid) or cable subscription type */
                                 type?: string;
-                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                /** @description Amount asked for (airtime, electricity, betting, airtime sold), before any markup (naira with at most 2 decimals) */
                                 faceValue?: number;
                                 quantity?: number;
                             };
+                            /** Format: date-time */
                             createdAt: string;
+                            /** Format: date-time */
                             updatedAt: string;
                         };
                     };
@@ -5645,6 +6709,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5654,6 +6720,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5663,6 +6731,8 @@ export interface operations {
             /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5672,6 +6742,8 @@ export interface operations {
             /** @description Conflict: INSUFFICIENT_FUNDS, IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5681,6 +6753,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5690,6 +6764,8 @@ export interface operations {
             /** @description Unprocessable Entity: NETWORK_MISMATCH, IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM, ABOVE_MAXIMUM */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5699,6 +6775,10 @@ export interface operations {
             /** @description Locked: PIN_LOCKED */
             423: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5708,6 +6788,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5743,6 +6831,7 @@ export interface operations {
                         network: "mtn" | "glo" | "airtel" | "9mobile";
                         plan_id: string;
                         phone: string;
+                        /** @description Amount charged to the wallet (naira with at most 2 decimals) */
                         amount: number;
                         pin: string;
                     };
@@ -5753,6 +6842,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5768,9 +6865,11 @@ export interface operations {
                             provider: string;
                             network?: string;
                             recipient: string;
+                            /** @description Amount charged (a sale of airtime: the payout) (naira with at most 2 decimals) */
                             amount: number;
                             /** @enum {string} */
                             direction: "debit" | "credit";
+                            /** @description Amount refunded to the wallet (naira with at most 2 decimals) */
                             refunded?: number;
                             token?: string;
                             units?: string;
@@ -5787,11 +6886,13 @@ export interface operations {
                                 plan?: string;
                                 /** @description Meter type (prepaid, postpaid) or cable subscription type */
                                 type?: string;
-                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                /** @description Amount asked for (airtime, electricity, betting, airtime sold), before any markup (naira with at most 2 decimals) */
                                 faceValue?: number;
                                 quantity?: number;
                             };
+                            /** Format: date-time */
                             createdAt: string;
+                            /** Format: date-time */
                             updatedAt: string;
                         };
                     };
@@ -5800,6 +6901,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5809,6 +6912,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5818,6 +6923,8 @@ export interface operations {
             /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5827,6 +6934,8 @@ export interface operations {
             /** @description Conflict: INSUFFICIENT_FUNDS, PRICE_CHANGED, IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5836,6 +6945,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5845,6 +6956,8 @@ export interface operations {
             /** @description Unprocessable Entity: NETWORK_MISMATCH, IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5854,6 +6967,10 @@ export interface operations {
             /** @description Locked: PIN_LOCKED */
             423: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5863,6 +6980,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5907,6 +7032,7 @@ export interface operations {
                         identifier: "dstv" | "gotv" | "startimes" | "showmax";
                         iuc: string;
                         plan_id: string;
+                        /** @description Amount charged to the wallet (naira with at most 2 decimals) */
                         amount: number;
                         phone: string;
                         /**
@@ -5923,6 +7049,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5938,9 +7072,11 @@ export interface operations {
                             provider: string;
                             network?: string;
                             recipient: string;
+                            /** @description Amount charged (a sale of airtime: the payout) (naira with at most 2 decimals) */
                             amount: number;
                             /** @enum {string} */
                             direction: "debit" | "credit";
+                            /** @description Amount refunded to the wallet (naira with at most 2 decimals) */
                             refunded?: number;
                             token?: string;
                             units?: string;
@@ -5957,11 +7093,13 @@ export interface operations {
                                 plan?: string;
                                 /** @description Meter type (prepaid, postpaid) or cable subscription type */
                                 type?: string;
-                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                /** @description Amount asked for (airtime, electricity, betting, airtime sold), before any markup (naira with at most 2 decimals) */
                                 faceValue?: number;
                                 quantity?: number;
                             };
+                            /** Format: date-time */
                             createdAt: string;
+                            /** Format: date-time */
                             updatedAt: string;
                         };
                     };
@@ -5970,6 +7108,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5979,6 +7119,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5988,6 +7130,8 @@ export interface operations {
             /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5997,6 +7141,8 @@ export interface operations {
             /** @description Conflict: INSUFFICIENT_FUNDS, PRICE_CHANGED, IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6006,6 +7152,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6015,6 +7163,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6024,6 +7174,10 @@ export interface operations {
             /** @description Locked: PIN_LOCKED */
             423: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6033,6 +7187,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6077,6 +7239,7 @@ export interface operations {
                         meter: string;
                         /** @enum {string} */
                         type: "prepaid" | "postpaid";
+                        /** @description Electricity to buy (naira with at most 2 decimals) */
                         amount: number;
                         phone: string;
                         pin: string;
@@ -6088,6 +7251,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6103,9 +7274,11 @@ export interface operations {
                             provider: string;
                             network?: string;
                             recipient: string;
+                            /** @description Amount charged (a sale of airtime: the payout) (naira with at most 2 decimals) */
                             amount: number;
                             /** @enum {string} */
                             direction: "debit" | "credit";
+                            /** @description Amount refunded to the wallet (naira with at most 2 decimals) */
                             refunded?: number;
                             token?: string;
                             units?: string;
@@ -6122,11 +7295,13 @@ export interface operations {
                                 plan?: string;
                                 /** @description Meter type (prepaid, postpaid) or cable subscription type */
                                 type?: string;
-                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                /** @description Amount asked for (airtime, electricity, betting, airtime sold), before any markup (naira with at most 2 decimals) */
                                 faceValue?: number;
                                 quantity?: number;
                             };
+                            /** Format: date-time */
                             createdAt: string;
+                            /** Format: date-time */
                             updatedAt: string;
                         };
                     };
@@ -6135,6 +7310,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6144,6 +7321,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6153,6 +7332,8 @@ export interface operations {
             /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6162,6 +7343,8 @@ export interface operations {
             /** @description Conflict: INSUFFICIENT_FUNDS, IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6171,6 +7354,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6180,6 +7365,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6189,6 +7376,10 @@ export interface operations {
             /** @description Locked: PIN_LOCKED */
             423: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6198,6 +7389,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6231,6 +7430,7 @@ export interface operations {
                     data: {
                         betting_company: string;
                         customer_id: string;
+                        /** @description Amount charged to the wallet (naira with at most 2 decimals) */
                         amount: number;
                         pin: string;
                     };
@@ -6241,6 +7441,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6256,9 +7464,11 @@ export interface operations {
                             provider: string;
                             network?: string;
                             recipient: string;
+                            /** @description Amount charged (a sale of airtime: the payout) (naira with at most 2 decimals) */
                             amount: number;
                             /** @enum {string} */
                             direction: "debit" | "credit";
+                            /** @description Amount refunded to the wallet (naira with at most 2 decimals) */
                             refunded?: number;
                             token?: string;
                             units?: string;
@@ -6275,11 +7485,13 @@ export interface operations {
                                 plan?: string;
                                 /** @description Meter type (prepaid, postpaid) or cable subscription type */
                                 type?: string;
-                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                /** @description Amount asked for (airtime, electricity, betting, airtime sold), before any markup (naira with at most 2 decimals) */
                                 faceValue?: number;
                                 quantity?: number;
                             };
+                            /** Format: date-time */
                             createdAt: string;
+                            /** Format: date-time */
                             updatedAt: string;
                         };
                     };
@@ -6288,6 +7500,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6297,6 +7511,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6306,6 +7522,8 @@ export interface operations {
             /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6315,6 +7533,8 @@ export interface operations {
             /** @description Conflict: INSUFFICIENT_FUNDS, IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6324,6 +7544,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6333,6 +7555,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6342,6 +7566,10 @@ export interface operations {
             /** @description Locked: PIN_LOCKED */
             423: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6351,6 +7579,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6386,6 +7622,7 @@ export interface operations {
                         exam: "waec" | "waec-registration" | "neco" | "nabteb" | "jamb";
                         variation?: string;
                         quantity: number;
+                        /** @description Amount charged to the wallet (naira with at most 2 decimals) */
                         amount: number;
                         phone: string;
                         pin: string;
@@ -6398,6 +7635,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6413,9 +7658,11 @@ export interface operations {
                             provider: string;
                             network?: string;
                             recipient: string;
+                            /** @description Amount charged (a sale of airtime: the payout) (naira with at most 2 decimals) */
                             amount: number;
                             /** @enum {string} */
                             direction: "debit" | "credit";
+                            /** @description Amount refunded to the wallet (naira with at most 2 decimals) */
                             refunded?: number;
                             token?: string;
                             units?: string;
@@ -6432,11 +7679,13 @@ export interface operations {
                                 plan?: string;
                                 /** @description Meter type (prepaid, postpaid) or cable subscription type */
                                 type?: string;
-                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                /** @description Amount asked for (airtime, electricity, betting, airtime sold), before any markup (naira with at most 2 decimals) */
                                 faceValue?: number;
                                 quantity?: number;
                             };
+                            /** Format: date-time */
                             createdAt: string;
+                            /** Format: date-time */
                             updatedAt: string;
                         };
                     };
@@ -6445,6 +7694,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6454,6 +7705,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6463,6 +7716,8 @@ export interface operations {
             /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6472,6 +7727,8 @@ export interface operations {
             /** @description Conflict: INSUFFICIENT_FUNDS, PRICE_CHANGED, IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6481,6 +7738,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6490,6 +7749,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6499,6 +7760,10 @@ export interface operations {
             /** @description Locked: PIN_LOCKED */
             423: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6508,6 +7773,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6555,6 +7828,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6571,9 +7850,11 @@ export interface operations {
                                 provider: string;
                                 network?: string;
                                 recipient: string;
+                                /** @description Amount charged (a sale of airtime: the payout) (naira with at most 2 decimals) */
                                 amount: number;
                                 /** @enum {string} */
                                 direction: "debit" | "credit";
+                                /** @description Amount refunded to the wallet (naira with at most 2 decimals) */
                                 refunded?: number;
                                 token?: string;
                                 units?: string;
@@ -6590,11 +7871,13 @@ export interface operations {
                                     plan?: string;
                                     /** @description Meter type (prepaid, postpaid) or cable subscription type */
                                     type?: string;
-                                    /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                    /** @description Amount asked for (airtime, electricity, betting, airtime sold), before any markup (naira with at most 2 decimals) */
                                     faceValue?: number;
                                     quantity?: number;
                                 };
+                                /** Format: date-time */
                                 createdAt: string;
+                                /** Format: date-time */
                                 updatedAt: string;
                             }[];
                             limit: number;
@@ -6625,6 +7908,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6666,6 +7957,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6681,9 +7980,11 @@ export interface operations {
                             provider: string;
                             network?: string;
                             recipient: string;
+                            /** @description Amount charged (a sale of airtime: the payout) (naira with at most 2 decimals) */
                             amount: number;
                             /** @enum {string} */
                             direction: "debit" | "credit";
+                            /** @description Amount refunded to the wallet (naira with at most 2 decimals) */
                             refunded?: number;
                             token?: string;
                             units?: string;
@@ -6700,11 +8001,13 @@ export interface operations {
                                 plan?: string;
                                 /** @description Meter type (prepaid, postpaid) or cable subscription type */
                                 type?: string;
-                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                /** @description Amount asked for (airtime, electricity, betting, airtime sold), before any markup (naira with at most 2 decimals) */
                                 faceValue?: number;
                                 quantity?: number;
                             };
+                            /** Format: date-time */
                             createdAt: string;
+                            /** Format: date-time */
                             updatedAt: string;
                         };
                     };
@@ -6713,6 +8016,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6722,6 +8027,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6731,6 +8038,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6740,6 +8049,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6749,6 +8060,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6758,6 +8071,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6767,6 +8082,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6798,6 +8121,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6809,6 +8138,7 @@ export interface operations {
                                 id: string;
                                 name: string;
                                 category: string;
+                                /** @description Retail price of 1,000 units (naira with at most 2 decimals) */
                                 rate: number;
                                 min: number;
                                 max: number;
@@ -6838,6 +8168,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6881,6 +8219,7 @@ export interface operations {
                         serviceId: string;
                         link: string;
                         quantity: number;
+                        /** @description Amount charged to the wallet (naira with at most 2 decimals) */
                         amount: number;
                         pin: string;
                     };
@@ -6891,6 +8230,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6906,9 +8253,11 @@ export interface operations {
                             provider: string;
                             network?: string;
                             recipient: string;
+                            /** @description Amount charged (a sale of airtime: the payout) (naira with at most 2 decimals) */
                             amount: number;
                             /** @enum {string} */
                             direction: "debit" | "credit";
+                            /** @description Amount refunded to the wallet (naira with at most 2 decimals) */
                             refunded?: number;
                             token?: string;
                             units?: string;
@@ -6925,11 +8274,13 @@ export interface operations {
                                 plan?: string;
                                 /** @description Meter type (prepaid, postpaid) or cable subscription type */
                                 type?: string;
-                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                /** @description Amount asked for (airtime, electricity, betting, airtime sold), before any markup (naira with at most 2 decimals) */
                                 faceValue?: number;
                                 quantity?: number;
                             };
+                            /** Format: date-time */
                             createdAt: string;
+                            /** Format: date-time */
                             updatedAt: string;
                         };
                     };
@@ -6938,6 +8289,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6947,6 +8300,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6956,6 +8311,8 @@ export interface operations {
             /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6965,6 +8322,8 @@ export interface operations {
             /** @description Conflict: INSUFFICIENT_FUNDS, PRICE_CHANGED, IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6974,6 +8333,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6983,6 +8344,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM, ABOVE_MAXIMUM */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6992,6 +8355,10 @@ export interface operations {
             /** @description Locked: PIN_LOCKED */
             423: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7001,6 +8368,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7031,6 +8406,7 @@ export interface operations {
         parameters: {
             query: {
                 network: "mtn" | "glo" | "airtel" | "9mobile";
+                /** @description Airtime to sell (naira with at most 2 decimals) */
                 amount: number;
             };
             header?: never;
@@ -7042,6 +8418,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7049,7 +8431,9 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
+                            /** @description Airtime to sell (naira with at most 2 decimals) */
                             amount: number;
+                            /** @description What the wallet is credited once the airtime arrives (naira with at most 2 decimals) */
                             payout: number;
                             ratePercent: number;
                             sendTo: string;
@@ -7087,6 +8471,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7130,6 +8522,7 @@ export interface operations {
                         /** @enum {string} */
                         network: "mtn" | "glo" | "airtel" | "9mobile";
                         phone: string;
+                        /** @description Airtime to sell (naira with at most 2 decimals) */
                         amount: number;
                         pin: string;
                     };
@@ -7140,6 +8533,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7155,9 +8556,11 @@ export interface operations {
                             provider: string;
                             network?: string;
                             recipient: string;
+                            /** @description Amount charged (a sale of airtime: the payout) (naira with at most 2 decimals) */
                             amount: number;
                             /** @enum {string} */
                             direction: "debit" | "credit";
+                            /** @description Amount refunded to the wallet (naira with at most 2 decimals) */
                             refunded?: number;
                             token?: string;
                             units?: string;
@@ -7174,11 +8577,13 @@ export interface operations {
                                 plan?: string;
                                 /** @description Meter type (prepaid, postpaid) or cable subscription type */
                                 type?: string;
-                                /** @description Naira asked for (airtime, electricity, betting, airtime sold), before any markup */
+                                /** @description Amount asked for (airtime, electricity, betting, airtime sold), before any markup (naira with at most 2 decimals) */
                                 faceValue?: number;
                                 quantity?: number;
                             };
+                            /** Format: date-time */
                             createdAt: string;
+                            /** Format: date-time */
                             updatedAt: string;
                         };
                     };
@@ -7187,6 +8592,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7196,6 +8603,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7205,6 +8614,8 @@ export interface operations {
             /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7214,6 +8625,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7223,6 +8636,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7232,6 +8647,8 @@ export interface operations {
             /** @description Unprocessable Entity: NETWORK_MISMATCH, IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM, ABOVE_MAXIMUM */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7241,6 +8658,10 @@ export interface operations {
             /** @description Locked: PIN_LOCKED */
             423: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7250,6 +8671,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7290,6 +8719,7 @@ export interface operations {
             content: {
                 "application/json": {
                     data: {
+                        /** @description Amount to lock, debited from the wallet at once (naira with at most 2 decimals) */
                         amount: number;
                         days: number;
                     };
@@ -7300,6 +8730,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7308,13 +8746,24 @@ export interface operations {
                         success: true;
                         data: {
                             id: string;
+                            /** @description Amount locked (naira with at most 2 decimals) */
                             amount: number;
                             days: number;
                             /** @enum {string} */
                             status: "active" | "matured" | "broken";
+                            /** @description Amount kept when the lock was broken early; 0 otherwise (naira with at most 2 decimals) */
                             penalty: number;
+                            /** Format: date-time */
                             createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When the amount comes back to the wallet
+                             */
                             maturesAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When the lock matured or was broken
+                             */
                             closedAt: string | null;
                         };
                     };
@@ -7323,6 +8772,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7332,6 +8783,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7341,6 +8794,8 @@ export interface operations {
             /** @description Conflict: INSUFFICIENT_FUNDS, IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7350,6 +8805,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7359,6 +8816,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM, ABOVE_MAXIMUM */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7368,6 +8827,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7401,6 +8868,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7410,13 +8883,24 @@ export interface operations {
                         data: {
                             items: {
                                 id: string;
+                                /** @description Amount locked (naira with at most 2 decimals) */
                                 amount: number;
                                 days: number;
                                 /** @enum {string} */
                                 status: "active" | "matured" | "broken";
+                                /** @description Amount kept when the lock was broken early; 0 otherwise (naira with at most 2 decimals) */
                                 penalty: number;
+                                /** Format: date-time */
                                 createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the amount comes back to the wallet
+                                 */
                                 maturesAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the lock matured or was broken
+                                 */
                                 closedAt: string | null;
                             }[];
                             limit: number;
@@ -7448,6 +8932,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7489,6 +8981,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7498,16 +8998,29 @@ export interface operations {
                         data: {
                             lock: {
                                 id: string;
+                                /** @description Amount locked (naira with at most 2 decimals) */
                                 amount: number;
                                 days: number;
                                 /** @enum {string} */
                                 status: "active" | "matured" | "broken";
+                                /** @description Amount kept when the lock was broken early; 0 otherwise (naira with at most 2 decimals) */
                                 penalty: number;
+                                /** Format: date-time */
                                 createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the amount comes back to the wallet
+                                 */
                                 maturesAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the lock matured or was broken
+                                 */
                                 closedAt: string | null;
                             };
+                            /** @description Amount credited back to the wallet: the amount less the penalty (naira with at most 2 decimals) */
                             refunded: number;
+                            /** @description Amount kept for breaking the lock early (naira with at most 2 decimals) */
                             penalty: number;
                         };
                     };
@@ -7516,6 +9029,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7525,6 +9040,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7534,6 +9051,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7543,6 +9062,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7552,6 +9073,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7561,6 +9084,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7570,6 +9095,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7610,6 +9143,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7626,6 +9167,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7635,6 +9178,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7644,6 +9189,8 @@ export interface operations {
             /** @description Forbidden: KYC_TIER_REQUIRED */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7653,6 +9200,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7662,6 +9211,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7671,6 +9222,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7680,6 +9233,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7689,6 +9244,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7721,6 +9284,7 @@ export interface operations {
                 "application/json": {
                     data: {
                         phone: string;
+                        /** @description Amount to send, from ₦100 to TRANSFER_MAX (naira with at most 2 decimals) */
                         amount: number;
                         pin: string;
                         narration?: string;
@@ -7732,6 +9296,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7741,10 +9313,12 @@ export interface operations {
                         data: {
                             id: string;
                             reference: string;
+                            /** @description Amount sent (naira with at most 2 decimals) */
                             amount: number;
                             recipient: {
                                 name: string;
                             };
+                            /** Format: date-time */
                             createdAt: string;
                         };
                     };
@@ -7753,6 +9327,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7762,6 +9338,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7771,6 +9349,8 @@ export interface operations {
             /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7780,6 +9360,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7789,6 +9371,8 @@ export interface operations {
             /** @description Conflict: INSUFFICIENT_FUNDS, IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7798,6 +9382,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7807,6 +9393,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM, ABOVE_MAXIMUM */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7816,6 +9404,10 @@ export interface operations {
             /** @description Locked: PIN_LOCKED */
             423: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7825,6 +9417,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7856,6 +9456,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7875,6 +9481,7 @@ export interface operations {
                                 details?: {
                                     [key: string]: string;
                                 };
+                                /** Format: date-time */
                                 createdAt: string;
                             }[];
                         };
@@ -7902,6 +9509,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7955,6 +9570,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7972,6 +9595,7 @@ export interface operations {
                             details?: {
                                 [key: string]: string;
                             };
+                            /** Format: date-time */
                             createdAt: string;
                         };
                     };
@@ -7980,6 +9604,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7989,6 +9615,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7998,6 +9626,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8007,6 +9637,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8016,6 +9648,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, ABOVE_MAXIMUM */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8025,6 +9659,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8066,6 +9708,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8081,6 +9731,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8090,6 +9742,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8099,6 +9753,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8108,6 +9764,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8117,6 +9775,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8126,6 +9786,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8135,6 +9797,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8164,6 +9834,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8173,8 +9849,14 @@ export interface operations {
                         data: {
                             claimedToday: boolean;
                             streak: number;
+                            /** @description Check-in rewards accrued and not yet withdrawn (naira with at most 2 decimals) */
                             accrued: number;
+                            /** @description What one claim accrues (naira with at most 2 decimals) */
                             reward: number;
+                            /**
+                             * Format: date-time
+                             * @description Now when today is unclaimed; else the next Africa/Lagos midnight
+                             */
                             nextClaimAt: string;
                         };
                     };
@@ -8201,6 +9883,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8239,6 +9929,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8248,8 +9946,14 @@ export interface operations {
                         data: {
                             claimedToday: boolean;
                             streak: number;
+                            /** @description Check-in rewards accrued and not yet withdrawn (naira with at most 2 decimals) */
                             accrued: number;
+                            /** @description What one claim accrues (naira with at most 2 decimals) */
                             reward: number;
+                            /**
+                             * Format: date-time
+                             * @description Now when today is unclaimed; else the next Africa/Lagos midnight
+                             */
                             nextClaimAt: string;
                         };
                     };
@@ -8258,6 +9962,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8267,6 +9973,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8276,6 +9984,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8285,6 +9995,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8294,6 +10006,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8303,6 +10017,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8341,6 +10063,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8348,7 +10078,9 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
+                            /** @description Amount moved into the wallet (naira with at most 2 decimals) */
                             withdrawn: number;
+                            /** @description The wallet balance after it (naira with at most 2 decimals) */
                             balance: number;
                         };
                     };
@@ -8357,6 +10089,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8366,6 +10100,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8375,6 +10111,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8384,6 +10122,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8393,6 +10133,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8402,6 +10144,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8431,6 +10181,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8438,7 +10194,9 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
+                            /** @description Total ever locked in savings that the milestone marks (naira with at most 2 decimals) */
                             threshold: number;
+                            /** Format: date-time */
                             reachedAt: string;
                         }[];
                     };
@@ -8465,6 +10223,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8496,6 +10262,7 @@ export interface operations {
             content: {
                 "application/json": {
                     data: {
+                        /** @description The threshold of a pending milestone (naira with at most 2 decimals) */
                         threshold: number;
                     };
                 };
@@ -8505,6 +10272,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8512,8 +10287,11 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
+                            /** @description Total ever locked in savings that the milestone marks (naira with at most 2 decimals) */
                             threshold: number;
+                            /** Format: date-time */
                             reachedAt: string;
+                            /** Format: date-time */
                             acknowledgedAt: string;
                         };
                     };
@@ -8522,6 +10300,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8531,6 +10311,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8540,6 +10322,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8549,6 +10333,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8558,6 +10344,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8567,6 +10355,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8576,6 +10366,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8605,6 +10403,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8615,9 +10419,11 @@ export interface operations {
                             referralCode: string;
                             invitees: {
                                 name: string;
+                                /** Format: date-time */
                                 joinedAt: string;
                                 qualified: boolean;
                             }[];
+                            /** @description Referral bonus: locked for good, never spendable, never withdrawable (naira with at most 2 decimals) */
                             lockedBonus: number;
                         };
                     };
@@ -8644,6 +10450,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8676,6 +10490,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8691,7 +10511,9 @@ export interface operations {
                                 data: {
                                     [key: string]: unknown;
                                 };
+                                /** Format: date-time */
                                 readAt: string | null;
+                                /** Format: date-time */
                                 createdAt: string;
                             }[];
                             limit: number;
@@ -8723,6 +10545,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8764,6 +10594,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8778,7 +10616,9 @@ export interface operations {
                             data: {
                                 [key: string]: unknown;
                             };
+                            /** Format: date-time */
                             readAt: string | null;
+                            /** Format: date-time */
                             createdAt: string;
                         };
                     };
@@ -8787,6 +10627,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8796,6 +10638,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8805,6 +10649,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8814,6 +10660,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8823,6 +10671,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8832,6 +10682,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8841,6 +10693,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8879,6 +10739,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8894,6 +10762,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8903,6 +10773,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8912,6 +10784,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8921,6 +10795,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8930,6 +10806,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8939,6 +10817,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8971,6 +10857,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8982,8 +10874,11 @@ export interface operations {
                                 id: string;
                                 title: string;
                                 body: string;
+                                /** Format: date-time */
                                 createdAt: string;
+                                /** Format: date-time */
                                 startsAt: string;
+                                /** Format: date-time */
                                 endsAt: string | null;
                                 poll?: {
                                     id: string;
@@ -9024,6 +10919,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9067,6 +10970,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9089,6 +11000,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9098,6 +11011,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9107,6 +11022,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9116,6 +11033,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9125,6 +11044,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9134,6 +11055,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9143,6 +11066,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9172,6 +11103,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9244,6 +11181,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9321,6 +11266,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9375,6 +11328,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9384,6 +11339,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9393,6 +11350,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9402,6 +11361,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9411,6 +11372,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9420,6 +11383,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9469,6 +11440,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9479,8 +11458,11 @@ export interface operations {
                             id: string;
                             title: string;
                             body: string;
+                            /** Format: date-time */
                             createdAt: string;
+                            /** Format: date-time */
                             startsAt: string;
+                            /** Format: date-time */
                             endsAt: string | null;
                             poll?: {
                                 id: string;
@@ -9499,6 +11481,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9508,6 +11492,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9517,6 +11503,8 @@ export interface operations {
             /** @description Forbidden: FORBIDDEN */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9526,6 +11514,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9535,6 +11525,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9544,6 +11536,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9553,6 +11547,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9582,6 +11584,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9606,6 +11614,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9648,6 +11664,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9663,6 +11687,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9672,6 +11698,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9681,6 +11709,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9690,6 +11720,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9699,6 +11731,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9708,6 +11742,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9748,6 +11790,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9763,6 +11813,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9772,6 +11824,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9781,6 +11835,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9790,6 +11846,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9799,6 +11857,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9808,6 +11868,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9817,6 +11879,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9846,6 +11916,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9893,6 +11969,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9931,6 +12015,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9976,6 +12068,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9985,6 +12079,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9994,6 +12090,8 @@ export interface operations {
             /** @description Forbidden: FORBIDDEN */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10003,6 +12101,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10012,6 +12112,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10021,6 +12123,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10030,6 +12134,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10067,6 +12179,7 @@ export interface operations {
                         provider?: "data" | "bills" | "social";
                         /** @description the price level the markup is for; left out, the default markup */
                         level?: string;
+                        /** @description Flat markup added to every price (naira with at most 2 decimals) */
                         flat?: number;
                         percent?: number;
                     };
@@ -10077,6 +12190,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10093,8 +12214,10 @@ export interface operations {
                              * @enum {string|null}
                              */
                             provider: "data" | "bills" | "social" | null;
+                            /** @description Flat markup added to every price (naira with at most 2 decimals) */
                             flat: number;
                             percent: number;
+                            /** Format: date-time */
                             updatedAt: string;
                         };
                     };
@@ -10103,6 +12226,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10112,6 +12237,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10121,6 +12248,8 @@ export interface operations {
             /** @description Forbidden: FORBIDDEN */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10130,6 +12259,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10139,6 +12270,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10148,6 +12281,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10157,6 +12292,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10200,6 +12343,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10217,6 +12368,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10226,6 +12379,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10235,6 +12390,8 @@ export interface operations {
             /** @description Forbidden: FORBIDDEN */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10244,6 +12401,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10253,6 +12412,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10262,6 +12423,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10271,6 +12434,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10280,6 +12445,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10309,6 +12482,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10328,8 +12507,10 @@ export interface operations {
                                      * @enum {string|null}
                                      */
                                     provider: "data" | "bills" | "social" | null;
+                                    /** @description Flat markup added to every price (naira with at most 2 decimals) */
                                     flat: number;
                                     percent: number;
+                                    /** Format: date-time */
                                     updatedAt: string;
                                 }[];
                             }[];
@@ -10367,6 +12548,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10412,6 +12601,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10439,6 +12636,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10448,6 +12647,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10457,6 +12658,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10466,6 +12669,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10475,6 +12680,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10484,6 +12691,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, ABOVE_MAXIMUM */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10493,6 +12702,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10528,6 +12745,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10579,6 +12802,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10612,6 +12843,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10719,6 +12956,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10766,6 +13011,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10793,6 +13046,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10802,6 +13057,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10811,6 +13068,8 @@ export interface operations {
             /** @description Forbidden: FORBIDDEN */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10820,6 +13079,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10829,6 +13090,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10838,6 +13101,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10847,6 +13112,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, ABOVE_MAXIMUM */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10856,6 +13123,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
