@@ -202,6 +202,9 @@ const envSchema = z.object({
   // per Lagos day.
   TRANSFER_MAX: nairaSetting.default(500_000),
   TRANSFER_DAILY_MAX: nairaSetting.default(1_000_000),
+  // Scheduled purchases (API.md section 16): runs the wallet could not cover in a row that pause a
+  // schedule.
+  SCHEDULE_SKIPS_MAX: z.coerce.number().int().min(1).max(100).default(3),
   CHECKIN_REWARD: nairaSetting.default(10),
   CHECKIN_WITHDRAW_MINIMUM: nairaSetting.default(100),
   REFERRAL_BONUS: nairaSetting.default(200),
@@ -292,6 +295,8 @@ export type Config = {
   airtimeToCash: { rateBp: Record<'mtn' | 'glo' | 'airtel' | '9mobile', number>; windowMinutes: number };
   /** Wallet-to-wallet transfers, kobo. */
   transfers: { minKobo: bigint; maxKobo: bigint; dailyMaxKobo: bigint };
+  /** Scheduled purchases: skips in a row that pause a schedule. */
+  schedules: { skipsMax: number };
   /** Growth rewards (API.md section 9), kobo. */
   growth: { checkinRewardKobo: bigint; checkinWithdrawMinKobo: bigint; referralBonusKobo: bigint };
   runWorker: boolean;
@@ -478,6 +483,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       maxKobo: nairaToKobo(e.TRANSFER_MAX),
       dailyMaxKobo: nairaToKobo(e.TRANSFER_DAILY_MAX),
     },
+    schedules: { skipsMax: e.SCHEDULE_SKIPS_MAX },
     growth: {
       checkinRewardKobo: nairaToKobo(e.CHECKIN_REWARD),
       checkinWithdrawMinKobo: nairaToKobo(e.CHECKIN_WITHDRAW_MINIMUM),
