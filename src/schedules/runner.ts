@@ -143,10 +143,11 @@ const recordRunPurchases: CommitWriter<RunPurchase> = async (trx: Transaction<DB
   }
 };
 
-const runCommit = (run: Claimed): WithCommit => ({
+/** The unit-of-work write a run's purchase commits with: it records the purchase on its claim. */
+export const runCommit = (scheduleId: string, reference: string): WithCommit => ({
   writeFor: (result) => ({
     writer: recordRunPurchases as CommitWriter<never>,
-    row: { id: run.row.id, reference: run.reference, purchaseId: (result as VtuTransactionView).id },
+    row: { id: scheduleId, reference, purchaseId: (result as VtuTransactionView).id },
   }),
   committed: () => {},
 });
@@ -194,7 +195,10 @@ async function runClaimed(deps: ScheduleDeps, run: Claimed): Promise<Outcome> {
     const now = await orderNow(deps, run);
     if ('paused' in now) return { kind: 'paused', reason: now.paused };
     order = now;
-    await deps.vtu.buy(run.row.user_id, order, { reference: run.reference, withCommit: runCommit(run) });
+    await deps.vtu.buy(run.row.user_id, order, {
+      reference: run.reference,
+      withCommit: runCommit(run.row.id, run.reference),
+    });
     return { kind: 'ran' };
   } catch (error) {
     if (!(error instanceof AppError)) {

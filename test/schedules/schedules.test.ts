@@ -361,7 +361,7 @@ describe('a month of daily runs, with a skip and a restart', () => {
     ).items;
     for (const one of history) {
       assert.ok(
-        ledgerHistory.some((entry) => entry.reference === one.reference),
+        ledgerHistory.some((entry) => entry.reference === `vtu:${one.reference}:debit`),
         'in the wallet history too',
       );
     }
