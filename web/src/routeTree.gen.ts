@@ -14,6 +14,7 @@ import { Route as InboxRouteImport } from './routes/inbox'
 import { Route as ProfileRouteImport } from './routes/profile'
 import { Route as RewardsRouteImport } from './routes/rewards'
 import { Route as SavingsRouteImport } from './routes/savings'
+import { Route as SchedulesRouteImport } from './routes/schedules'
 import { Route as SettingsRouteImport } from './routes/settings'
 import { Route as SignInRouteImport } from './routes/sign-in'
 import { Route as TransferRouteImport } from './routes/transfer'
@@ -64,6 +65,11 @@ const RewardsRoute = RewardsRouteImport.update({
 const SavingsRoute = SavingsRouteImport.update({
   id: '/savings',
   path: '/savings',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const SchedulesRoute = SchedulesRouteImport.update({
+  id: '/schedules',
+  path: '/schedules',
   getParentRoute: () => rootRouteImport,
 } as any)
 const SettingsRoute = SettingsRouteImport.update({
@@ -203,6 +209,7 @@ export interface FileRoutesByFullPath {
   '/profile': typeof ProfileRoute
   '/rewards': typeof RewardsRoute
   '/savings': typeof SavingsRoute
+  '/schedules': typeof SchedulesRoute
   '/settings': typeof SettingsRoute
   '/sign-in': typeof SignInRoute
   '/transfer': typeof TransferRoute
@@ -236,6 +243,7 @@ export interface FileRoutesByTo {
   '/profile': typeof ProfileRoute
   '/rewards': typeof RewardsRoute
   '/savings': typeof SavingsRoute
+  '/schedules': typeof SchedulesRoute
   '/settings': typeof SettingsRoute
   '/sign-in': typeof SignInRoute
   '/transfer': typeof TransferRoute
@@ -270,6 +278,7 @@ export interface FileRoutesById {
   '/profile': typeof ProfileRoute
   '/rewards': typeof RewardsRoute
   '/savings': typeof SavingsRoute
+  '/schedules': typeof SchedulesRoute
   '/settings': typeof SettingsRoute
   '/sign-in': typeof SignInRoute
   '/transfer': typeof TransferRoute
@@ -305,6 +314,7 @@ export interface FileRouteTypes {
     | '/profile'
     | '/rewards'
     | '/savings'
+    | '/schedules'
     | '/settings'
     | '/sign-in'
     | '/transfer'
@@ -338,6 +348,7 @@ export interface FileRouteTypes {
     | '/profile'
     | '/rewards'
     | '/savings'
+    | '/schedules'
     | '/settings'
     | '/sign-in'
     | '/transfer'
@@ -371,6 +382,7 @@ export interface FileRouteTypes {
     | '/profile'
     | '/rewards'
     | '/savings'
+    | '/schedules'
     | '/settings'
     | '/sign-in'
     | '/transfer'
@@ -405,6 +417,7 @@ export interface RootRouteChildren {
   ProfileRoute: typeof ProfileRoute
   RewardsRoute: typeof RewardsRoute
   SavingsRoute: typeof SavingsRoute
+  SchedulesRoute: typeof SchedulesRoute
   SettingsRoute: typeof SettingsRoute
   SignInRoute: typeof SignInRoute
   TransferRoute: typeof TransferRoute
@@ -468,6 +481,13 @@ declare module '@tanstack/react-router' {
       path: '/savings'
       fullPath: '/savings'
       preLoaderRoute: typeof SavingsRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/schedules': {
+      id: '/schedules'
+      path: '/schedules'
+      fullPath: '/schedules'
+      preLoaderRoute: typeof SchedulesRouteImport
       parentRoute: typeof rootRouteImport
     }
     '/settings': {
@@ -661,6 +681,7 @@ const rootRouteChildren: RootRouteChildren = {
   ProfileRoute: ProfileRoute,
   RewardsRoute: RewardsRoute,
   SavingsRoute: SavingsRoute,
+  SchedulesRoute: SchedulesRoute,
   SettingsRoute: SettingsRoute,
   SignInRoute: SignInRoute,
   TransferRoute: TransferRoute,

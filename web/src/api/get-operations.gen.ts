@@ -31,6 +31,7 @@ export const getOperationNames = [
   'listMyVtuTransactions',
   'listNotifications',
   'listSavingsLocks',
+  'listSchedules',
   'listSocialServices',
   'listTransactions',
   'quoteAirtimeToCash',
