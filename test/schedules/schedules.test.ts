@@ -5,6 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Clock } from '../../src/clock.ts';
 import type { DatabaseTarget } from '../../src/db/database.ts';
+import { newId } from '../../src/ids.ts';
 import { userBalances } from '../../src/ledger/accounts.ts';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../helpers/database.ts';
 import { runDomainEvents } from '../helpers/domain-events.ts';
@@ -134,6 +135,41 @@ describe('scheduled purchases', () => {
         .where('user_id', '=', user.userId)
         .execute();
       assert.equal(rows.length, 0, 'no schedule kept');
+    });
+
+    it('keeps at most 50 open schedules per user: the 51st is 422 ABOVE_MAXIMUM', async () => {
+      const user = await buyer(world, 1_000);
+      const order = { network: 'mtn', phone: mtn('5'), amount: 100 };
+      const first = await create(world, user, {
+        service: 'airtime',
+        order,
+        startAt: fromNow(world, 600),
+        every: 'week',
+      });
+      const row = await world.ctx.db
+        .selectFrom('schedules')
+        .selectAll()
+        .where('id', '=', first.id)
+        .executeTakeFirstOrThrow();
+      await world.ctx.db
+        .insertInto('schedules')
+        .values(
+          Array.from({ length: 49 }, () => ({
+            ...row,
+            id: newId(),
+            order_fields: JSON.stringify(row.order_fields),
+          })),
+        )
+        .execute();
+      const refused = failure(
+        await createCall(world, user, { service: 'airtime', order, startAt: fromNow(world, 600) }),
+      );
+      assert.deepEqual(
+        [refused.status, refused.code, refused.details],
+        [422, 'ABOVE_MAXIMUM', { limit: 50, unit: 'count' }],
+      );
+      ok(await action(world, user, 'cancelSchedule', first.id));
+      ok(await createCall(world, user, { service: 'airtime', order, startAt: fromNow(world, 600) }));
     });
 
     it('needs Tier 1 and a PIN, as a purchase does', async () => {
