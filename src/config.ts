@@ -205,6 +205,8 @@ const envSchema = z.object({
   // Scheduled purchases (API.md section 16): runs the wallet could not cover in a row that pause a
   // schedule.
   SCHEDULE_SKIPS_MAX: z.coerce.number().int().min(1).max(100).default(3),
+  // Disputes (API.md section 16): how many days after a movement its owner may still report it.
+  DISPUTE_WINDOW_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   CHECKIN_REWARD: nairaSetting.default(10),
   CHECKIN_WITHDRAW_MINIMUM: nairaSetting.default(100),
   REFERRAL_BONUS: nairaSetting.default(200),
@@ -297,6 +299,8 @@ export type Config = {
   transfers: { minKobo: bigint; maxKobo: bigint; dailyMaxKobo: bigint };
   /** Scheduled purchases: skips in a row that pause a schedule. */
   schedules: { skipsMax: number };
+  /** Disputes (API.md section 16): the days after a movement in which it may be reported. */
+  disputes: { windowDays: number };
   /** Growth rewards (API.md section 9), kobo. */
   growth: { checkinRewardKobo: bigint; checkinWithdrawMinKobo: bigint; referralBonusKobo: bigint };
   runWorker: boolean;
@@ -484,6 +488,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       dailyMaxKobo: nairaToKobo(e.TRANSFER_DAILY_MAX),
     },
     schedules: { skipsMax: e.SCHEDULE_SKIPS_MAX },
+    disputes: { windowDays: e.DISPUTE_WINDOW_DAYS },
     growth: {
       checkinRewardKobo: nairaToKobo(e.CHECKIN_REWARD),
       checkinWithdrawMinKobo: nairaToKobo(e.CHECKIN_WITHDRAW_MINIMUM),

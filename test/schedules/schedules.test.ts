@@ -272,6 +272,7 @@ describe('scheduled purchases', () => {
       });
       const markup = (percentBp: number) =>
         world.ctx.modules.catalogue.api.setMarkup({
+          level: null,
           service: 'data',
           provider: null,
           flatKobo: undefined,

@@ -5,7 +5,9 @@
 export const getOperationNames = [
   'adminLedgerCheck',
   'adminListAlerts',
+  'adminListDisputes',
   'adminListKycReviews',
+  'adminListPriceLevels',
   'getCheckinStatus',
   'getKycLivenessUrl',
   'getKycStatus',
@@ -28,6 +30,7 @@ export const getOperationNames = [
   'listDataPlansForCategory',
   'listEducationPins',
   'listElectricityPlans',
+  'listMyDisputes',
   'listMyVtuTransactions',
   'listNotifications',
   'listSavingsLocks',

@@ -60,6 +60,7 @@ const groups: ReadonlyArray<{
       { kind: 'purchase_failed', label: 'Purchase failed and refunded' },
       { kind: 'schedule_skipped', label: 'Scheduled purchase skipped (wallet too low)' },
       { kind: 'schedule_paused', label: 'Scheduled purchase paused' },
+      { kind: 'dispute_resolved', label: 'A problem you reported was resolved' },
     ],
   },
   {
