@@ -43,6 +43,7 @@ import {
   type MaturityRound,
   savingsMaturityScenario,
 } from './savings.ts';
+import { type ScheduledRunsRound, scheduledRunsScenario } from './schedules.ts';
 import { transferSettings, transferToUserScenario } from './transfers.ts';
 import {
   browserUnavailable,
@@ -82,6 +83,11 @@ import {
 //   savingsMaturity  once the service has stopped, in this process on its database: 100,000 locks
 //                  (PGlite: 10,000) due at the same instant, seeded in bulk, matured by timed
 //                  matureDueLocks; on PostgreSQL again with two runners at once (bench/savings.ts)
+//   scheduledRuns  once the service has stopped, in this process on its database with the app
+//                  listening: 1,000 scheduled ₦100 airtime purchases due at the same instant (100
+//                  users), run by the schedules' runner through the one purchase pipeline to the
+//                  sandbox VTpass over HTTP; runs delivered per second and the ledger check after; on
+//                  PostgreSQL again with two runners at once (bench/schedules.ts)
 //   transferToUser  POST transferToUser, autocannon, 50 connections, ₦100 from 200 funded Tier-2
 //                  senders round-robin to 200 Tier-1 recipients; then every accepted transfer must
 //                  have moved exactly once (both histories, both sides' balances) and the ledger
@@ -107,7 +113,8 @@ import {
 // ratios of its tps.
 //
 // BENCH_SCENARIOS=webhook (a comma-separated list of getWallet, otp, signIn, webhook, buyAirtime,
-// createSavingsLock, transferToUser, savingsMaturity, listNotifications, broadcastPush, webClient) runs a
+// createSavingsLock, transferToUser, savingsMaturity, scheduledRuns, listNotifications, broadcastPush,
+// webClient) runs a
 // subset; BENCH_PGLITE=0 or BENCH_POSTGRES=0 leaves a database out.
 //
 // The client and the server share the machine's cores, so the figures are for comparison between
@@ -162,7 +169,7 @@ const PGLITE_ENABLED = process.env.BENCH_PGLITE !== '0';
 const SCENARIOS = new Set(
   (
     process.env.BENCH_SCENARIOS ??
-    'getWallet,otp,signIn,webhook,buyAirtime,createSavingsLock,transferToUser,savingsMaturity,listNotifications,broadcastPush,webClient'
+    'getWallet,otp,signIn,webhook,buyAirtime,createSavingsLock,transferToUser,savingsMaturity,scheduledRuns,listNotifications,broadcastPush,webClient'
   )
     .split(',')
     .map((s) => s.trim()),
@@ -181,6 +188,8 @@ type DatabaseRun = {
   maturity: MaturityRound[];
   /** broadcastPush: its figures and profile, when that scenario ran. */
   broadcast: BroadcastRound | null;
+  /** scheduledRuns: each round's figures, when that scenario ran. */
+  scheduledRuns: ScheduledRunsRound[];
   /** webClient: the browser measures against this database's service, when they ran. */
   webClient: WebClientRun | null;
 };
@@ -764,6 +773,13 @@ async function benchDatabase(
     for (const check of run.checks) checked(check);
     maturity = run.rounds;
   }
+  let scheduledRuns: ScheduledRunsRound[] = [];
+  if (SCENARIOS.has('scheduledRuns')) {
+    const run = await scheduledRunsScenario(database, extraEnv);
+    for (const result of run.results) step(result);
+    for (const check of run.checks) checked(check);
+    scheduledRuns = run.rounds;
+  }
   return {
     database,
     startupMs,
@@ -773,6 +789,7 @@ async function benchDatabase(
     acceptedToSuccess,
     maturity,
     broadcast,
+    scheduledRuns,
     webClient,
   };
 }
@@ -1170,6 +1187,7 @@ function writeResults(
       'createSavingsLock: 1,000 funded users, the user changing on every request (round-robin), ₦100 for 365 days each.',
       'transferToUser: Tier-2 senders (made through the API: profile, Tier 1, Tier 2 by NIN, PIN, a funded wallet), the sender changing on every request (round-robin) and the Tier-1 recipient with it, ₦100 each, every request with its own Idempotency-Key; each transfer is one posting locking both wallets, and publishes the recipient’s wallet.transfer_received event (a job the service’s own workers run during the load).',
       'savingsMaturity: in the bench process on the service database after the service stopped; locks seeded in bulk (SQL and postBatch), all due at one instant; req/s is locks matured per second, p50/p99 the batch transaction; runs.maturity has each round with its per-statement profile.',
+      'scheduledRuns: in the bench process on the service database after the service stopped, with the app listening (the purchases reach the sandbox VTpass over HTTP); 1,000 schedules seeded in bulk over 100 Tier-1 users with funded wallets, all due at one instant; req/s is runs delivered (purchase success) per second from the first claim; runs.scheduledRuns has each round.',
       'listNotifications: 50 users with 200 inbox entries each (50 unread), written in bulk before the service started (so its startup skips the migrations), one user per connection; limit 20.',
       'webClient: initialJs is the entry <script type="module"> of web/dist/index.html and its <link rel="modulepreload">s, each gzipped at level 9 (1 KB = 1,000 bytes); allJs every .js in web/dist. In headless Chromium (playwright-core, 360×800 phone) throttled per page through DevTools to Lighthouse’s Slow 4G (150 ms latency per request, 1,638.4 kbit/s down, 675 kbit/s up, CPU 4×): /sign-in loaded cold (a new context each: no cache, no service worker), FCP and LCP from the buffered paint and largest-contentful-paint entries once the network is idle, median of 3; the same with DevTools’ adjusted latency (562.5 ms) and throughput (1,474.56 kbit/s) for context. Pay: one Tier-1 user signed in through the API (refresh token in localStorage), 5 purchases of ₦100 MTN airtime the sandbox delivers at once through /buy/airtime in one context, from the Pay click event to the frame after the status read Successful, on the page’s clock; the service is idle (this runs before the load scenarios).',
       'broadcastPush: after the service stopped, a worker process (context with job workers, push agent trusting the local push service) creates a broadcast and fans it out in pages of 500, 50 pushes at once; the push service runs in the bench process and checks the JWT and payload of the first BENCH_PUSH_CHECK_FIRST pushes only; req/s is pushes/s from creation to the last arrival, p50/p99 per push at the sender, peak RSS the worker’s VmHWM; runs.broadcast has the profile.',

@@ -227,6 +227,9 @@ const envSchema = z.object({
   // per Lagos day.
   TRANSFER_MAX: nairaSetting.default(500_000),
   TRANSFER_DAILY_MAX: nairaSetting.default(1_000_000),
+  // Scheduled purchases (API.md section 16): runs the wallet could not cover in a row that pause a
+  // schedule.
+  SCHEDULE_SKIPS_MAX: z.coerce.number().int().min(1).max(100).default(3),
   // Disputes (API.md section 16): how many days after a movement its owner may still report it.
   DISPUTE_WINDOW_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   CHECKIN_REWARD: nairaSetting.default(10),
@@ -321,6 +324,8 @@ export type Config = {
   airtimeToCash: { rateBp: Record<'mtn' | 'glo' | 'airtel' | '9mobile', number>; windowMinutes: number };
   /** Wallet-to-wallet transfers, kobo. */
   transfers: { minKobo: bigint; maxKobo: bigint; dailyMaxKobo: bigint };
+  /** Scheduled purchases: skips in a row that pause a schedule. */
+  schedules: { skipsMax: number };
   /** Disputes (API.md section 16): the days after a movement in which it may be reported. */
   disputes: { windowDays: number };
   /** Growth rewards (API.md section 9), kobo. */
@@ -512,6 +517,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       maxKobo: nairaToKobo(e.TRANSFER_MAX),
       dailyMaxKobo: nairaToKobo(e.TRANSFER_DAILY_MAX),
     },
+    schedules: { skipsMax: e.SCHEDULE_SKIPS_MAX },
     disputes: { windowDays: e.DISPUTE_WINDOW_DAYS },
     growth: {
       checkinRewardKobo: nairaToKobo(e.CHECKIN_REWARD),

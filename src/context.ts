@@ -70,6 +70,7 @@ import {
 import { SANDBOX_DATA_TOKEN } from './sandbox/vtu/data-state.ts';
 import { SANDBOX_SOCIAL_API_KEY, sandboxSocialPath } from './sandbox/vtu/social.ts';
 import { createSavingsModule } from './savings/module.ts';
+import { createSchedulesModule } from './schedules/module.ts';
 import { createTransfersModule } from './transfers/module.ts';
 import type { DebitRule } from './vtu/debit-rules.ts';
 import { createVtuModule } from './vtu/module.ts';
@@ -294,6 +295,15 @@ function createModules(infra: Infrastructure) {
       windowDays: config.disputes.windowDays,
       purchaseRecord: vtu.api.purchaseRecord,
       phonesOf: auth.api.phonesOf,
+    }),
+    // A schedule's runs are purchases through vtu's api: the PIN's approval, the order's checks, buy.
+    schedules: createSchedulesModule({
+      db,
+      clock,
+      jobs,
+      logger,
+      vtu: vtu.api,
+      config: config.schedules,
     }),
   } satisfies Record<string, DomainModule>;
 }

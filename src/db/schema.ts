@@ -341,6 +341,31 @@ export type BeneficiariesTable = {
   updated_at: Timestamp;
 };
 
+export type SchedulesTable = {
+  id: string;
+  user_id: string;
+  service: string;
+  /** The buy operation's fields without the PIN, as approved (amount: the approved price). */
+  order_fields: ColumnType<unknown, string, string>;
+  every: string | null;
+  starts_at: Timestamp;
+  ends_at: Timestamp | null;
+  runs_max: number | null;
+  price_tolerance_percent: number;
+  status: 'active' | 'paused' | 'ended' | 'cancelled';
+  next_run_at: Timestamp;
+  runs: number;
+  skips_in_row: number;
+  paused_reason: string | null;
+  run_due_at: Timestamp | null;
+  run_reference: string | null;
+  run_claimed_at: Timestamp | null;
+  claimed_until: Timestamp | null;
+  run_purchase_id: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+};
+
 export type DisputesTable = {
   id: string;
   user_id: string;
@@ -415,5 +440,6 @@ export type DB = {
   poll_options: { id: string; poll_id: string; position: number; text: string };
   poll_votes: { poll_id: string; user_id: string; option_id: string; created_at: Timestamp };
   beneficiaries: BeneficiariesTable;
+  schedules: SchedulesTable;
   disputes: DisputesTable;
 };

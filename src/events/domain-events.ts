@@ -158,6 +158,31 @@ export type DomainEvent =
     }
   /** The user's savings ever locked reached a milestone threshold (once per user and threshold). */
   | { type: 'growth.milestone_reached'; userId: string; thresholdKobo: string; occurredAt: string }
+  /**
+   * A scheduled run the wallet could not cover was skipped (once per schedule and due time);
+   * `paused` when it was the last of SCHEDULE_SKIPS_MAX in a row and the schedule paused.
+   */
+  | {
+      type: 'schedule.run_skipped';
+      userId: string;
+      scheduleId: string;
+      service: string;
+      dueAt: string;
+      amountKobo: string;
+      skipsInRow: number;
+      paused: boolean;
+      occurredAt: string;
+    }
+  /** A schedule paused itself at a run (a price above the tolerance, a plan gone, ...): once per due time. */
+  | {
+      type: 'schedule.paused';
+      userId: string;
+      scheduleId: string;
+      service: string;
+      dueAt: string;
+      reason: string;
+      occurredAt: string;
+    }
   /** An invitee's Tier 1 was approved and the referrer's locked bonus grew (once per invitee). */
   | {
       type: 'growth.referral_qualified';

@@ -26,6 +26,8 @@ export type NotificationKind =
   | 'ops_alert'
   | 'pin_changed'
   | 'new_device_sign_in'
+  | 'schedule_skipped'
+  | 'schedule_paused'
   /** A broadcast published to everyone (pushed; it is read in listBroadcasts, not the inbox). */
   | 'broadcast';
 
@@ -47,6 +49,8 @@ export const notificationKinds: readonly NotificationKind[] = [
   'ops_alert',
   'pin_changed',
   'new_device_sign_in',
+  'schedule_skipped',
+  'schedule_paused',
   'broadcast',
 ];
 
@@ -303,6 +307,30 @@ export function messageFor(event: DomainEvent): NotificationMessage | null {
         data: { bonus: kobo(event.bonusKobo) },
         source: `referral:${event.inviteeId}`,
       };
+    case 'schedule.run_skipped': {
+      const what = (serviceNames[event.service] ?? event.service).toLowerCase();
+      return {
+        userId: event.userId,
+        kind: 'schedule_skipped',
+        title: event.paused ? 'Scheduled purchase paused' : 'Scheduled purchase skipped',
+        body: event.paused
+          ? `Your wallet could not cover your scheduled ${what} purchase of ${kobo(event.amountKobo)}, ${event.skipsInRow} times in a row, so the schedule is paused. Fund your wallet and resume it.`
+          : `Your wallet could not cover your scheduled ${what} purchase of ${kobo(event.amountKobo)}, so this run was skipped. It will try again at its next time.`,
+        data: { scheduleId: event.scheduleId, dueAt: event.dueAt, amount: kobo(event.amountKobo) },
+        source: `schedule-run:${event.scheduleId}:${event.dueAt}`,
+      };
+    }
+    case 'schedule.paused': {
+      const what = (serviceNames[event.service] ?? event.service).toLowerCase();
+      return {
+        userId: event.userId,
+        kind: 'schedule_paused',
+        title: 'Scheduled purchase paused',
+        body: `Your scheduled ${what} purchase was not made and the schedule is paused: ${event.reason}. Check it and resume it when you are ready.`,
+        data: { scheduleId: event.scheduleId, dueAt: event.dueAt, reason: event.reason },
+        source: `schedule-run:${event.scheduleId}:${event.dueAt}`,
+      };
+    }
     case 'kyc.tier_approved':
       return {
         userId: event.userId,

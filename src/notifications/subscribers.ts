@@ -39,6 +39,8 @@ const everyEventType = {
   'growth.checkin_claimed': true,
   'growth.milestone_reached': true,
   'growth.referral_qualified': true,
+  'schedule.run_skipped': true,
+  'schedule.paused': true,
 } satisfies Record<DomainEventType, true>;
 
 /** The inbox's subscription: every event type, a job's events at once. */

@@ -9,6 +9,7 @@ import { buildApp } from '../../src/app.ts';
 import type { Clock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type Context, createContext } from '../../src/context.ts';
+import type { DatabaseTarget } from '../../src/db/database.ts';
 import type { Resolve } from '../../src/outbound-addresses.ts';
 import type { DebitRule } from '../../src/vtu/debit-rules.ts';
 import { createTestDatabase } from './database.ts';
@@ -41,6 +42,11 @@ export type WorldOptions = {
   pushAgent?: Agent;
   /** The look-up of the outbound-address checks (social links, push endpoints), for their tests. */
   resolveHost?: Resolve;
+  /**
+   * Run on this database, which the caller made and drops (the world leaves it be on close): a
+   * service restarted on the database of one closed before it, on PGlite (a data directory) too.
+   */
+  database?: DatabaseTarget;
   /** On PostgreSQL, the URL the service connects with instead of the database's own (a proxy's). */
   databaseUrl?: (url: string) => Promise<string>;
 };
@@ -49,9 +55,11 @@ export async function createWorld(options: WorldOptions = {}): Promise<World> {
   // A second service on the database of another world shares it (and leaves dropping it to that world).
   const shared = options.sameDatabaseAs?.ctx.database.url;
   const database =
-    shared === undefined
-      ? await createTestDatabase()
-      : { target: { kind: 'postgres' as const, url: shared, poolMax: 30 }, drop: async () => {} };
+    options.database !== undefined
+      ? { target: options.database, drop: async () => {} }
+      : shared === undefined
+        ? await createTestDatabase()
+        : { target: { kind: 'postgres' as const, url: shared, poolMax: 30 }, drop: async () => {} };
   // Identity documents (and the sandbox's generated VAPID keys) of a test world live in a temporary
   // directory removed on close.
   const documentsDir = await mkdtemp(path.join(os.tmpdir(), 'billrail-documents-'));

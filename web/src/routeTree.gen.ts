@@ -14,6 +14,7 @@ import { Route as InboxRouteImport } from './routes/inbox'
 import { Route as ProfileRouteImport } from './routes/profile'
 import { Route as RewardsRouteImport } from './routes/rewards'
 import { Route as SavingsRouteImport } from './routes/savings'
+import { Route as SchedulesRouteImport } from './routes/schedules'
 import { Route as SettingsRouteImport } from './routes/settings'
 import { Route as SignInRouteImport } from './routes/sign-in'
 import { Route as TransferRouteImport } from './routes/transfer'
@@ -65,6 +66,11 @@ const RewardsRoute = RewardsRouteImport.update({
 const SavingsRoute = SavingsRouteImport.update({
   id: '/savings',
   path: '/savings',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const SchedulesRoute = SchedulesRouteImport.update({
+  id: '/schedules',
+  path: '/schedules',
   getParentRoute: () => rootRouteImport,
 } as any)
 const SettingsRoute = SettingsRouteImport.update({
@@ -209,6 +215,7 @@ export interface FileRoutesByFullPath {
   '/profile': typeof ProfileRoute
   '/rewards': typeof RewardsRoute
   '/savings': typeof SavingsRoute
+  '/schedules': typeof SchedulesRoute
   '/settings': typeof SettingsRoute
   '/sign-in': typeof SignInRoute
   '/transfer': typeof TransferRoute
@@ -243,6 +250,7 @@ export interface FileRoutesByTo {
   '/profile': typeof ProfileRoute
   '/rewards': typeof RewardsRoute
   '/savings': typeof SavingsRoute
+  '/schedules': typeof SchedulesRoute
   '/settings': typeof SettingsRoute
   '/sign-in': typeof SignInRoute
   '/transfer': typeof TransferRoute
@@ -278,6 +286,7 @@ export interface FileRoutesById {
   '/profile': typeof ProfileRoute
   '/rewards': typeof RewardsRoute
   '/savings': typeof SavingsRoute
+  '/schedules': typeof SchedulesRoute
   '/settings': typeof SettingsRoute
   '/sign-in': typeof SignInRoute
   '/transfer': typeof TransferRoute
@@ -314,6 +323,7 @@ export interface FileRouteTypes {
     | '/profile'
     | '/rewards'
     | '/savings'
+    | '/schedules'
     | '/settings'
     | '/sign-in'
     | '/transfer'
@@ -348,6 +358,7 @@ export interface FileRouteTypes {
     | '/profile'
     | '/rewards'
     | '/savings'
+    | '/schedules'
     | '/settings'
     | '/sign-in'
     | '/transfer'
@@ -382,6 +393,7 @@ export interface FileRouteTypes {
     | '/profile'
     | '/rewards'
     | '/savings'
+    | '/schedules'
     | '/settings'
     | '/sign-in'
     | '/transfer'
@@ -417,6 +429,7 @@ export interface RootRouteChildren {
   ProfileRoute: typeof ProfileRoute
   RewardsRoute: typeof RewardsRoute
   SavingsRoute: typeof SavingsRoute
+  SchedulesRoute: typeof SchedulesRoute
   SettingsRoute: typeof SettingsRoute
   SignInRoute: typeof SignInRoute
   TransferRoute: typeof TransferRoute
@@ -481,6 +494,13 @@ declare module '@tanstack/react-router' {
       path: '/savings'
       fullPath: '/savings'
       preLoaderRoute: typeof SavingsRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/schedules': {
+      id: '/schedules'
+      path: '/schedules'
+      fullPath: '/schedules'
+      preLoaderRoute: typeof SchedulesRouteImport
       parentRoute: typeof rootRouteImport
     }
     '/settings': {
@@ -681,6 +701,7 @@ const rootRouteChildren: RootRouteChildren = {
   ProfileRoute: ProfileRoute,
   RewardsRoute: RewardsRoute,
   SavingsRoute: SavingsRoute,
+  SchedulesRoute: SchedulesRoute,
   SettingsRoute: SettingsRoute,
   SignInRoute: SignInRoute,
   TransferRoute: TransferRoute,

@@ -34,6 +34,7 @@ export const getOperationNames = [
   'listMyVtuTransactions',
   'listNotifications',
   'listSavingsLocks',
+  'listSchedules',
   'listSocialServices',
   'listTransactions',
   'quoteAirtimeToCash',

@@ -1682,6 +1682,91 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/_serverFn/createSchedule": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Schedule a purchase (airtime, data, electricity, cable), approved once with the PIN: the order is checked and priced as its buy operation would check it now, then run at startAt and every day, week or month after it (Africa/Lagos), until endsAt or runsMax runs. Each run is an ordinary purchase. A run the wallet cannot cover is skipped and you are told; SCHEDULE_SKIPS_MAX (default 3) skips in a row pause the schedule, as does a price above priceTolerancePercent. At most 50 open (active or paused) schedules per user: beyond that 422 ABOVE_MAXIMUM (details.unit "count") */
+        post: operations["createSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/listSchedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your scheduled purchases, newest first */
+        get: operations["listSchedules"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/pauseSchedule": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pause one of your schedules: no run until it is resumed (a paused one stays paused; an ended or cancelled one is 409 CONFLICT) */
+        post: operations["pauseSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/resumeSchedule": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resume a paused schedule with no skips counted: due times missed while paused are not made up (a one-off is due at once); an ended or cancelled one is 409 CONFLICT */
+        post: operations["resumeSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/cancelSchedule": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel one of your schedules for good (an ended one is 409 CONFLICT) */
+        post: operations["cancelSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -2038,6 +2123,21 @@ export type components = {
             error: {
                 /** @enum {string} */
                 code: "IDEMPOTENCY_KEY_REUSED" | "ABOVE_MAXIMUM";
+                message: string;
+                /** @description With INTERNAL: the id under which the server logged the error */
+                errorId?: string;
+                details?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        /** @description Conflict: PRICE_CHANGED, IDEMPOTENCY_IN_PROGRESS */
+        Error_PRICE_CHANGED_or_IDEMPOTENCY_IN_PROGRESS: {
+            /** @enum {boolean} */
+            success: false;
+            error: {
+                /** @enum {string} */
+                code: "PRICE_CHANGED" | "IDEMPOTENCY_IN_PROGRESS";
                 message: string;
                 /** @description With INTERNAL: the id under which the server logged the error */
                 errorId?: string;
@@ -11134,6 +11234,8 @@ export interface operations {
                                 ops_alert: boolean;
                                 pin_changed: boolean;
                                 new_device_sign_in: boolean;
+                                schedule_skipped: boolean;
+                                schedule_paused: boolean;
                                 broadcast: boolean;
                             };
                             push: {
@@ -11154,6 +11256,8 @@ export interface operations {
                                 ops_alert: boolean;
                                 pin_changed: boolean;
                                 new_device_sign_in: boolean;
+                                schedule_skipped: boolean;
+                                schedule_paused: boolean;
                                 broadcast: boolean;
                             };
                         };
@@ -11236,6 +11340,8 @@ export interface operations {
                             kyc_approved?: boolean;
                             kyc_rejected?: boolean;
                             ops_alert?: boolean;
+                            schedule_skipped?: boolean;
+                            schedule_paused?: boolean;
                             broadcast?: boolean;
                         };
                         push?: {
@@ -11256,6 +11362,8 @@ export interface operations {
                             ops_alert?: boolean;
                             pin_changed?: boolean;
                             new_device_sign_in?: boolean;
+                            schedule_skipped?: boolean;
+                            schedule_paused?: boolean;
                             broadcast?: boolean;
                         };
                     };
@@ -11299,6 +11407,8 @@ export interface operations {
                                 ops_alert: boolean;
                                 pin_changed: boolean;
                                 new_device_sign_in: boolean;
+                                schedule_skipped: boolean;
+                                schedule_paused: boolean;
                                 broadcast: boolean;
                             };
                             push: {
@@ -11319,6 +11429,8 @@ export interface operations {
                                 ops_alert: boolean;
                                 pin_changed: boolean;
                                 new_device_sign_in: boolean;
+                                schedule_skipped: boolean;
+                                schedule_paused: boolean;
                                 broadcast: boolean;
                             };
                         };
@@ -13131,6 +13243,776 @@ export interface operations {
                     "X-RateLimit-Reset"?: number;
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    createSchedule: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** @enum {string} */
+                        service: "airtime";
+                        order: {
+                            /** @enum {string} */
+                            network: "mtn" | "glo" | "airtel" | "9mobile";
+                            phone: string;
+                            amount: number;
+                        };
+                        /**
+                         * Format: date-time
+                         * @description When the first run is due; not in the past
+                         */
+                        startAt: string;
+                        /**
+                         * @description Absent: one run only. day / week / month in Africa/Lagos time (month: the same day, the month’s last day when it has none)
+                         * @enum {string}
+                         */
+                        every?: "day" | "week" | "month";
+                        /**
+                         * Format: date-time
+                         * @description No run is due after it; after startAt
+                         */
+                        endsAt?: string;
+                        /** @description The schedule ends after this many runs */
+                        runsMax?: number;
+                        /**
+                         * @description Data plans and bouquets: how far above the approved price (the order’s amount) a run may still buy, percent; above it the schedule pauses
+                         * @default 0
+                         */
+                        priceTolerancePercent?: number;
+                        pin: string;
+                    } | {
+                        /** @enum {string} */
+                        service: "data";
+                        order: {
+                            /** @enum {string} */
+                            network: "mtn" | "glo" | "airtel" | "9mobile";
+                            plan_id: string;
+                            phone: string;
+                            amount: number;
+                        };
+                        /**
+                         * Format: date-time
+                         * @description When the first run is due; not in the past
+                         */
+                        startAt: string;
+                        /**
+                         * @description Absent: one run only. day / week / month in Africa/Lagos time (month: the same day, the month’s last day when it has none)
+                         * @enum {string}
+                         */
+                        every?: "day" | "week" | "month";
+                        /**
+                         * Format: date-time
+                         * @description No run is due after it; after startAt
+                         */
+                        endsAt?: string;
+                        /** @description The schedule ends after this many runs */
+                        runsMax?: number;
+                        /**
+                         * @description Data plans and bouquets: how far above the approved price (the order’s amount) a run may still buy, percent; above it the schedule pauses
+                         * @default 0
+                         */
+                        priceTolerancePercent?: number;
+                        pin: string;
+                    } | {
+                        /** @enum {string} */
+                        service: "electricity";
+                        order: {
+                            plan: string;
+                            meter: string;
+                            /** @enum {string} */
+                            type: "prepaid" | "postpaid";
+                            amount: number;
+                            phone: string;
+                        };
+                        /**
+                         * Format: date-time
+                         * @description When the first run is due; not in the past
+                         */
+                        startAt: string;
+                        /**
+                         * @description Absent: one run only. day / week / month in Africa/Lagos time (month: the same day, the month’s last day when it has none)
+                         * @enum {string}
+                         */
+                        every?: "day" | "week" | "month";
+                        /**
+                         * Format: date-time
+                         * @description No run is due after it; after startAt
+                         */
+                        endsAt?: string;
+                        /** @description The schedule ends after this many runs */
+                        runsMax?: number;
+                        /**
+                         * @description Data plans and bouquets: how far above the approved price (the order’s amount) a run may still buy, percent; above it the schedule pauses
+                         * @default 0
+                         */
+                        priceTolerancePercent?: number;
+                        pin: string;
+                    } | {
+                        /** @enum {string} */
+                        service: "cable";
+                        order: {
+                            /** @enum {string} */
+                            identifier: "dstv" | "gotv" | "startimes" | "showmax";
+                            iuc: string;
+                            plan_id: string;
+                            amount: number;
+                            phone: string;
+                            /**
+                             * @default change
+                             * @enum {string}
+                             */
+                            subscription_type?: "change" | "renew";
+                        };
+                        /**
+                         * Format: date-time
+                         * @description When the first run is due; not in the past
+                         */
+                        startAt: string;
+                        /**
+                         * @description Absent: one run only. day / week / month in Africa/Lagos time (month: the same day, the month’s last day when it has none)
+                         * @enum {string}
+                         */
+                        every?: "day" | "week" | "month";
+                        /**
+                         * Format: date-time
+                         * @description No run is due after it; after startAt
+                         */
+                        endsAt?: string;
+                        /** @description The schedule ends after this many runs */
+                        runsMax?: number;
+                        /**
+                         * @description Data plans and bouquets: how far above the approved price (the order’s amount) a run may still buy, percent; above it the schedule pauses
+                         * @default 0
+                         */
+                        priceTolerancePercent?: number;
+                        pin: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            service: "airtime" | "data" | "electricity" | "cable";
+                            /** @description The buy operation’s fields without the PIN, as approved (amount: the approved price) */
+                            order: {
+                                [key: string]: unknown;
+                            };
+                            /** @enum {string} */
+                            status: "active" | "paused" | "ended" | "cancelled";
+                            /** @description When the next run is due (the last due time once ended or cancelled) */
+                            nextRunAt: string;
+                            /** @enum {string} */
+                            every?: "day" | "week" | "month";
+                            endsAt?: string;
+                            runsMax?: number;
+                            priceTolerancePercent: number;
+                            /** @description Purchases made so far */
+                            runs: number;
+                            /** @description Runs skipped in a row because the wallet could not cover them */
+                            skipsInRow: number;
+                            pausedReason?: string;
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET"];
+                };
+            };
+            /** @description Conflict: PRICE_CHANGED, IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PRICE_CHANGED_or_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: NETWORK_MISMATCH, IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM, ABOVE_MAXIMUM */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NETWORK_MISMATCH_or_IDEMPOTENCY_KEY_REUSED_or_BELOW_MINIMUM_or_ABOVE_MAXIMUM"];
+                };
+            };
+            /** @description Locked: PIN_LOCKED */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PIN_LOCKED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Bad Gateway: UPSTREAM_UNAVAILABLE */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    listSchedules: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                status?: "active" | "paused" | "ended" | "cancelled";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description Newest first */
+                            items: {
+                                id: string;
+                                /** @enum {string} */
+                                service: "airtime" | "data" | "electricity" | "cable";
+                                /** @description The buy operation’s fields without the PIN, as approved (amount: the approved price) */
+                                order: {
+                                    [key: string]: unknown;
+                                };
+                                /** @enum {string} */
+                                status: "active" | "paused" | "ended" | "cancelled";
+                                /** @description When the next run is due (the last due time once ended or cancelled) */
+                                nextRunAt: string;
+                                /** @enum {string} */
+                                every?: "day" | "week" | "month";
+                                endsAt?: string;
+                                runsMax?: number;
+                                priceTolerancePercent: number;
+                                /** @description Purchases made so far */
+                                runs: number;
+                                /** @description Runs skipped in a row because the wallet could not cover them */
+                                skipsInRow: number;
+                                pausedReason?: string;
+                                createdAt: string;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    pauseSchedule: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** Format: uuid */
+                        id: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            service: "airtime" | "data" | "electricity" | "cable";
+                            /** @description The buy operation’s fields without the PIN, as approved (amount: the approved price) */
+                            order: {
+                                [key: string]: unknown;
+                            };
+                            /** @enum {string} */
+                            status: "active" | "paused" | "ended" | "cancelled";
+                            /** @description When the next run is due (the last due time once ended or cancelled) */
+                            nextRunAt: string;
+                            /** @enum {string} */
+                            every?: "day" | "week" | "month";
+                            endsAt?: string;
+                            runsMax?: number;
+                            priceTolerancePercent: number;
+                            /** @description Purchases made so far */
+                            runs: number;
+                            /** @description Runs skipped in a row because the wallet could not cover them */
+                            skipsInRow: number;
+                            pausedReason?: string;
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    resumeSchedule: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** Format: uuid */
+                        id: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            service: "airtime" | "data" | "electricity" | "cable";
+                            /** @description The buy operation’s fields without the PIN, as approved (amount: the approved price) */
+                            order: {
+                                [key: string]: unknown;
+                            };
+                            /** @enum {string} */
+                            status: "active" | "paused" | "ended" | "cancelled";
+                            /** @description When the next run is due (the last due time once ended or cancelled) */
+                            nextRunAt: string;
+                            /** @enum {string} */
+                            every?: "day" | "week" | "month";
+                            endsAt?: string;
+                            runsMax?: number;
+                            priceTolerancePercent: number;
+                            /** @description Purchases made so far */
+                            runs: number;
+                            /** @description Runs skipped in a row because the wallet could not cover them */
+                            skipsInRow: number;
+                            pausedReason?: string;
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    cancelSchedule: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** Format: uuid */
+                        id: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            service: "airtime" | "data" | "electricity" | "cable";
+                            /** @description The buy operation’s fields without the PIN, as approved (amount: the approved price) */
+                            order: {
+                                [key: string]: unknown;
+                            };
+                            /** @enum {string} */
+                            status: "active" | "paused" | "ended" | "cancelled";
+                            /** @description When the next run is due (the last due time once ended or cancelled) */
+                            nextRunAt: string;
+                            /** @enum {string} */
+                            every?: "day" | "week" | "month";
+                            endsAt?: string;
+                            runsMax?: number;
+                            priceTolerancePercent: number;
+                            /** @description Purchases made so far */
+                            runs: number;
+                            /** @description Runs skipped in a row because the wallet could not cover them */
+                            skipsInRow: number;
+                            pausedReason?: string;
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

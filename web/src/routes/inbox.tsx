@@ -21,7 +21,16 @@ type Poll = NonNullable<Broadcast['poll']>;
 type Destination =
   | { to: '/transactions/$id'; params: { id: string } }
   | { to: '/transactions'; search: { kind: 'topup' | 'bank_transfer' | 'transfer_in' } }
-  | { to: '/transactions' | '/savings' | '/rewards' | '/verify' | '/settings' | '/admin/alerts' };
+  | {
+      to:
+        | '/transactions'
+        | '/savings'
+        | '/rewards'
+        | '/verify'
+        | '/settings'
+        | '/admin/alerts'
+        | '/schedules';
+    };
 
 function destinationOf(n: Notification): Destination | null {
   switch (n.kind) {
@@ -57,6 +66,10 @@ function destinationOf(n: Notification): Destination | null {
       return { to: '/settings' };
     case 'ops_alert':
       return { to: '/admin/alerts' };
+    // A scheduled purchase skipped or paused: the schedules, where it is resumed or cancelled.
+    case 'schedule_skipped':
+    case 'schedule_paused':
+      return { to: '/schedules' };
     default:
       return null;
   }

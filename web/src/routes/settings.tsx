@@ -58,6 +58,8 @@ const groups: ReadonlyArray<{
     kinds: [
       { kind: 'purchase_succeeded', label: 'Purchase delivered' },
       { kind: 'purchase_failed', label: 'Purchase failed and refunded' },
+      { kind: 'schedule_skipped', label: 'Scheduled purchase skipped (wallet too low)' },
+      { kind: 'schedule_paused', label: 'Scheduled purchase paused' },
       { kind: 'dispute_resolved', label: 'A problem you reported was resolved' },
     ],
   },

@@ -9,6 +9,7 @@ import { PhoneNetworkFields, usePhoneLine } from '../../components/phone-network
 import { PinPayForm } from '../../components/pin-pay-form.tsx';
 import { PriceSummary } from '../../components/price-summary.tsx';
 import { QuickAmounts } from '../../components/quick-amounts.tsx';
+import { RepeatSwitch, ScheduleForm, useRepeat } from '../../components/repeat-purchase.tsx';
 import { TierGate } from '../../components/tier-gate.tsx';
 import { Button, Field, Screen } from '../../components/ui.tsx';
 import { formatNaira, parseNaira } from '../../format.ts';
@@ -27,6 +28,7 @@ function BuyAirtime() {
   const [amountText, setAmountText] = useState(prefill.amount?.toString() ?? '');
   const amount = parseNaira(amountText);
   const saveAs = useSaveAs('airtime');
+  const repeat = useRepeat();
   const payment = usePurchase('buyAirtime', { service: 'airtime', recipient: phone }, () =>
     saveAs.save(line.kept),
   );
@@ -48,13 +50,18 @@ function BuyAirtime() {
           total={quote.data?.retail}
         />
         <SaveAs choice={saveAs} recipient={phone} />
-        <PinPayForm
-          payment={payment}
-          price={quote.data?.retail}
-          onPay={(pin) => payment.pay({ network, phone, amount, pin })}
-        >
-          Pay {quote.data ? formatNaira(quote.data.retail) : ''}
-        </PinPayForm>
+        <RepeatSwitch repeat={repeat} />
+        {repeat.on ? (
+          <ScheduleForm service="airtime" order={{ network, phone, amount }} onCancel={payment.close} />
+        ) : (
+          <PinPayForm
+            payment={payment}
+            price={quote.data?.retail}
+            onPay={(pin) => payment.pay({ network, phone, amount, pin })}
+          >
+            Pay {quote.data ? formatNaira(quote.data.retail) : ''}
+          </PinPayForm>
+        )}
       </Screen>
     );
   }

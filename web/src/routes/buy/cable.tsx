@@ -9,6 +9,7 @@ import { ContactPhoneField, useContactPhone } from '../../components/contact-pho
 import { PinPayForm } from '../../components/pin-pay-form.tsx';
 import { PriceSummary } from '../../components/price-summary.tsx';
 import { ProviderPicker } from '../../components/provider-picker.tsx';
+import { RepeatSwitch, ScheduleForm, useRepeat } from '../../components/repeat-purchase.tsx';
 import { Select } from '../../components/select.tsx';
 import { TierGate } from '../../components/tier-gate.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
@@ -58,6 +59,7 @@ function BuyCable() {
   const contact = useContactPhone();
   const lookup = useCustomerCheck('verifyCableIUC');
   const saveAs = useSaveAs('cable');
+  const repeat = useRepeat();
   const payment = usePurchase('subscribeCable', { service: 'cable', recipient: iuc.trim() }, () =>
     saveAs.save({ recipient: iuc.trim(), details: { provider } }),
   );
@@ -93,23 +95,40 @@ function BuyCable() {
           total={price}
         />
         <SaveAs choice={saveAs} recipient={iuc.trim()} />
-        <PinPayForm
-          payment={payment}
-          price={price}
-          onPay={(pin) =>
-            payment.pay({
+        <RepeatSwitch repeat={repeat} />
+        {repeat.on ? (
+          <ScheduleForm
+            service="cable"
+            order={{
               identifier: provider,
               iuc: iuc.trim(),
               plan_id: plan.plan_id,
               amount: price!,
               phone: contact.phone,
               subscription_type: renewing ? 'renew' : 'change',
-              pin,
-            })
-          }
-        >
-          Pay {price === undefined ? '' : formatNaira(price)}
-        </PinPayForm>
+            }}
+            priced
+            onCancel={payment.close}
+          />
+        ) : (
+          <PinPayForm
+            payment={payment}
+            price={price}
+            onPay={(pin) =>
+              payment.pay({
+                identifier: provider,
+                iuc: iuc.trim(),
+                plan_id: plan.plan_id,
+                amount: price!,
+                phone: contact.phone,
+                subscription_type: renewing ? 'renew' : 'change',
+                pin,
+              })
+            }
+          >
+            Pay {price === undefined ? '' : formatNaira(price)}
+          </PinPayForm>
+        )}
       </Screen>
     );
   }

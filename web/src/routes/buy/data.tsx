@@ -9,6 +9,7 @@ import { Beneficiaries, SaveAs, useSaveAs } from '../../components/beneficiaries
 import { PhoneNetworkFields, usePhoneLine } from '../../components/phone-network-fields.tsx';
 import { PinPayForm } from '../../components/pin-pay-form.tsx';
 import { PriceSummary } from '../../components/price-summary.tsx';
+import { RepeatSwitch, ScheduleForm, useRepeat } from '../../components/repeat-purchase.tsx';
 import { TierGate } from '../../components/tier-gate.tsx';
 import { Button, ErrorNote, Screen, Waiting } from '../../components/ui.tsx';
 import { formatNaira } from '../../format.ts';
@@ -39,6 +40,7 @@ function BuyData() {
   });
   const plan = plans.data?.items.find((p) => p.plan_id === planId);
   const saveAs = useSaveAs('data');
+  const repeat = useRepeat();
   const payment = usePurchase('buyData', { service: 'data', recipient: phone }, () => saveAs.save(line.kept));
   const { error, confirming } = payment;
   const { refetch } = plans;
@@ -58,13 +60,23 @@ function BuyData() {
           total={plan.amount}
         />
         <SaveAs choice={saveAs} recipient={phone} />
-        <PinPayForm
-          payment={payment}
-          price={plan.amount}
-          onPay={(pin) => payment.pay({ network, phone, plan_id: plan.plan_id, amount: plan.amount, pin })}
-        >
-          Pay {formatNaira(plan.amount)}
-        </PinPayForm>
+        <RepeatSwitch repeat={repeat} />
+        {repeat.on ? (
+          <ScheduleForm
+            service="data"
+            order={{ network, phone, plan_id: plan.plan_id, amount: plan.amount }}
+            priced
+            onCancel={payment.close}
+          />
+        ) : (
+          <PinPayForm
+            payment={payment}
+            price={plan.amount}
+            onPay={(pin) => payment.pay({ network, phone, plan_id: plan.plan_id, amount: plan.amount, pin })}
+          >
+            Pay {formatNaira(plan.amount)}
+          </PinPayForm>
+        )}
       </Screen>
     );
   }

@@ -11,6 +11,7 @@ import { PinPayForm } from '../../components/pin-pay-form.tsx';
 import { PriceSummary } from '../../components/price-summary.tsx';
 import { ProviderPicker } from '../../components/provider-picker.tsx';
 import { QuickAmounts } from '../../components/quick-amounts.tsx';
+import { RepeatSwitch, ScheduleForm, useRepeat } from '../../components/repeat-purchase.tsx';
 import { TierGate } from '../../components/tier-gate.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
 import { formatNaira } from '../../format.ts';
@@ -43,6 +44,7 @@ function BuyElectricity() {
   const contact = useContactPhone();
   const lookup = useCustomerCheck('verifyMeter');
   const saveAs = useSaveAs('electricity');
+  const repeat = useRepeat();
   const payment = usePurchase('buyElectricity', { service: 'electricity', recipient: meter.trim() }, () =>
     saveAs.save({ recipient: meter.trim(), details: { disco, type } }),
   );
@@ -79,15 +81,24 @@ function BuyElectricity() {
           <p>Your token shows on the next screen as soon as the DisCo sends it.</p>
         ) : null}
         <ErrorNote error={quote.error as CallError | null} />
-        <PinPayForm
-          payment={payment}
-          price={quote.data?.retail}
-          onPay={(pin) =>
-            payment.pay({ plan: disco, meter: meter.trim(), type, amount, phone: contact.phone, pin })
-          }
-        >
-          Pay {quote.data ? formatNaira(quote.data.retail) : ''}
-        </PinPayForm>
+        <RepeatSwitch repeat={repeat} />
+        {repeat.on ? (
+          <ScheduleForm
+            service="electricity"
+            order={{ plan: disco, meter: meter.trim(), type, amount, phone: contact.phone }}
+            onCancel={payment.close}
+          />
+        ) : (
+          <PinPayForm
+            payment={payment}
+            price={quote.data?.retail}
+            onPay={(pin) =>
+              payment.pay({ plan: disco, meter: meter.trim(), type, amount, phone: contact.phone, pin })
+            }
+          >
+            Pay {quote.data ? formatNaira(quote.data.retail) : ''}
+          </PinPayForm>
+        )}
       </Screen>
     );
   }

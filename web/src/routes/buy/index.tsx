@@ -34,6 +34,13 @@ function Buy() {
           </li>
         ))}
       </ul>
+      <Link
+        to="/schedules"
+        className="flex items-center justify-between rounded-xl border border-gray-300 p-3 font-semibold text-brand"
+      >
+        <span>Scheduled purchases</span>
+        <span className="text-sm font-normal text-gray-700">Repeat airtime, data, power, TV</span>
+      </Link>
     </Screen>
   );
 }
