@@ -22,6 +22,7 @@ export const tagDescriptions: Readonly<Record<string, string>> = {
   notifications: 'The inbox, broadcasts and polls, and Web Push subscriptions',
   kyc: 'Identity verification: face liveness (Tier 1), NIN (Tier 2), bank account and ID document (Tier 3)',
   disputes: 'Problems reported on a money movement, and how they were resolved',
+  schedules: 'Purchases approved once with the PIN and run at a date, or every day, week or month',
   admin: 'For administrators: KYC reviews, alerts, broadcasts, markups, reconciliation and the ledger check',
 };
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pin } from '../auth/schemas.ts';
+import { instantOutput } from '../money-schemas.ts';
 import { pageInput } from '../paging.ts';
 import {
   buyAirtimeInput,
@@ -96,15 +97,15 @@ export const schedule = z.object({
     .record(z.string(), z.unknown())
     .describe('The buy operation’s fields without the PIN, as approved (amount: the approved price)'),
   status: z.enum(scheduleStatuses),
-  nextRunAt: z.string().describe('When the next run is due (the last due time once ended or cancelled)'),
+  nextRunAt: instantOutput('When the next run is due (the last due time once ended or cancelled)'),
   every: z.enum(frequencies).optional(),
-  endsAt: z.string().optional(),
+  endsAt: instantOutput('No run is due after it').optional(),
   runsMax: z.number().int().optional(),
   priceTolerancePercent: z.number().int(),
   runs: z.number().int().describe('Purchases made so far'),
   skipsInRow: z.number().int().describe('Runs skipped in a row because the wallet could not cover them'),
   pausedReason: z.string().optional(),
-  createdAt: z.string(),
+  createdAt: instantOutput(),
 });
 export type ScheduleView = z.infer<typeof schedule>;
 

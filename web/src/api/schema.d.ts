@@ -1691,7 +1691,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Schedule a purchase (airtime, data, electricity, cable), approved once with the PIN: the order is checked and priced as its buy operation would check it now, then run at startAt and every day, week or month after it (Africa/Lagos), until endsAt or runsMax runs. Each run is an ordinary purchase. A run the wallet cannot cover is skipped and you are told; SCHEDULE_SKIPS_MAX (default 3) skips in a row pause the schedule, as does a price above priceTolerancePercent. At most 50 open (active or paused) schedules per user: beyond that 422 ABOVE_MAXIMUM (details.unit "count") */
+        /**
+         * Schedule a purchase (airtime, data, electricity, cable), approved once with the PIN: the order is checked and priced as its buy operation would check it now, then run at startAt and every day, week or month after it (Africa/Lagos), until endsAt or runsMax runs. Each run is an ordinary purchase. A run the wallet cannot cover is skipped and you are told; SCHEDULE_SKIPS_MAX (default 3) skips in a row pause the schedule, as does a price above priceTolerancePercent. At most 50 open (active or paused) schedules per user: beyond that 422 ABOVE_MAXIMUM (details.unit "count")
+         * @description Schedule a purchase (airtime, data, electricity, cable), approved once with the PIN: the order is checked and priced as its buy operation would check it now, then run at startAt and every day, week or month after it (Africa/Lagos), until endsAt or runsMax runs. Each run is an ordinary purchase. A run the wallet cannot cover is skipped and you are told; SCHEDULE_SKIPS_MAX (default 3) skips in a row pause the schedule, as does a price above priceTolerancePercent. At most 50 open (active or paused) schedules per user: beyond that 422 ABOVE_MAXIMUM (details.unit "count") Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["createSchedule"];
         delete?: never;
         options?: never;
@@ -1706,7 +1709,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Your scheduled purchases, newest first */
+        /**
+         * Your scheduled purchases, newest first
+         * @description Your scheduled purchases, newest first. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
         get: operations["listSchedules"];
         put?: never;
         post?: never;
@@ -1725,7 +1731,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Pause one of your schedules: no run until it is resumed (a paused one stays paused; an ended or cancelled one is 409 CONFLICT) */
+        /**
+         * Pause one of your schedules: no run until it is resumed (a paused one stays paused; an ended or cancelled one is 409 CONFLICT)
+         * @description Pause one of your schedules: no run until it is resumed (a paused one stays paused; an ended or cancelled one is 409 CONFLICT) Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["pauseSchedule"];
         delete?: never;
         options?: never;
@@ -1742,7 +1751,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Resume a paused schedule with no skips counted: due times missed while paused are not made up (a one-off is due at once); an ended or cancelled one is 409 CONFLICT */
+        /**
+         * Resume a paused schedule with no skips counted: due times missed while paused are not made up (a one-off is due at once); an ended or cancelled one is 409 CONFLICT
+         * @description Resume a paused schedule with no skips counted: due times missed while paused are not made up (a one-off is due at once); an ended or cancelled one is 409 CONFLICT. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["resumeSchedule"];
         delete?: never;
         options?: never;
@@ -1759,7 +1771,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Cancel one of your schedules for good (an ended one is 409 CONFLICT) */
+        /**
+         * Cancel one of your schedules for good (an ended one is 409 CONFLICT)
+         * @description Cancel one of your schedules for good (an ended one is 409 CONFLICT) Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
         post: operations["cancelSchedule"];
         delete?: never;
         options?: never;
@@ -12737,9 +12752,14 @@ export interface operations {
                             status: "open" | "refunded" | "declined";
                             /** @description The operator's reason, once resolved */
                             resolution?: string;
-                            /** @description Naira given back to the wallet, when refunded */
+                            /** @description Given back to the wallet, when refunded (naira with at most 2 decimals) */
                             refunded?: number;
+                            /** Format: date-time */
                             createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When an operator resolved it
+                             */
                             resolvedAt?: string;
                         };
                     };
@@ -12881,9 +12901,14 @@ export interface operations {
                                 status: "open" | "refunded" | "declined";
                                 /** @description The operator's reason, once resolved */
                                 resolution?: string;
-                                /** @description Naira given back to the wallet, when refunded */
+                                /** @description Given back to the wallet, when refunded (naira with at most 2 decimals) */
                                 refunded?: number;
+                                /** Format: date-time */
                                 createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When an operator resolved it
+                                 */
                                 resolvedAt?: string;
                             }[];
                             limit: number;
@@ -12979,9 +13004,14 @@ export interface operations {
                                 status: "open" | "refunded" | "declined";
                                 /** @description The operator's reason, once resolved */
                                 resolution?: string;
-                                /** @description Naira given back to the wallet, when refunded */
+                                /** @description Given back to the wallet, when refunded (naira with at most 2 decimals) */
                                 refunded?: number;
+                                /** Format: date-time */
                                 createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When an operator resolved it
+                                 */
                                 resolvedAt?: string;
                                 userId: string;
                                 /** @description The person's phone (E.164) */
@@ -12994,7 +13024,9 @@ export interface operations {
                                     kind: "purchase" | "wallet";
                                     reference: string;
                                     description: string;
+                                    /** @description What the movement took from the wallet when it was reported (0 for a credit) (naira with at most 2 decimals) */
                                     charged: number;
+                                    /** Format: date-time */
                                     createdAt: string;
                                     /** @description The purchase as its buyer sees it */
                                     purchase?: {
@@ -13005,9 +13037,11 @@ export interface operations {
                                         provider: string;
                                         network?: string;
                                         recipient: string;
+                                        /** @description Charged to the wallet (a debit) or credited to it (a credit) (naira with at most 2 decimals) */
                                         amount: number;
                                         /** @enum {string} */
                                         direction: "debit" | "credit";
+                                        /** @description Refunded of a success delivered in part (naira with at most 2 decimals) */
                                         refunded?: number;
                                         token?: string;
                                         pins?: string[];
@@ -13020,15 +13054,18 @@ export interface operations {
                                             [key: string]: unknown;
                                         };
                                         providerReference?: string;
+                                        /** Format: date-time */
                                         sentAt?: string;
                                         fundingReference?: string;
                                         requeryAttempts: number;
+                                        /** Format: date-time */
                                         nextRequeryAt?: string;
+                                        /** Format: date-time */
                                         completedAt?: string;
                                         failureReason?: string;
                                     };
                                 };
-                                /** @description Naira a refund may still give back (charged less what went back already); null while the purchase is processing */
+                                /** @description What a refund may still give back (charged less what went back already); null while the purchase is processing (naira with at most 2 decimals) */
                                 refundable: number | null;
                             }[];
                             limit: number;
@@ -13111,7 +13148,7 @@ export interface operations {
                         id: string;
                         /** @enum {string} */
                         decision: "refund" | "decline";
-                        /** @description Naira to refund (refund only); absent: all that is still refundable */
+                        /** @description To refund (refund only); absent: all that is still refundable (naira with at most 2 decimals) */
                         amount?: number;
                         /** @description Why: the person reads it in the notification of the outcome */
                         reason: string;
@@ -13147,9 +13184,14 @@ export interface operations {
                             status: "open" | "refunded" | "declined";
                             /** @description The operator's reason, once resolved */
                             resolution?: string;
-                            /** @description Naira given back to the wallet, when refunded */
+                            /** @description Given back to the wallet, when refunded (naira with at most 2 decimals) */
                             refunded?: number;
+                            /** Format: date-time */
                             createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When an operator resolved it
+                             */
                             resolvedAt?: string;
                         };
                     };
@@ -13280,6 +13322,7 @@ export interface operations {
                             /** @enum {string} */
                             network: "mtn" | "glo" | "airtel" | "9mobile";
                             phone: string;
+                            /** @description Airtime to buy (naira with at most 2 decimals) */
                             amount: number;
                         };
                         /**
@@ -13313,6 +13356,7 @@ export interface operations {
                             network: "mtn" | "glo" | "airtel" | "9mobile";
                             plan_id: string;
                             phone: string;
+                            /** @description Amount charged to the wallet (naira with at most 2 decimals) */
                             amount: number;
                         };
                         /**
@@ -13346,6 +13390,7 @@ export interface operations {
                             meter: string;
                             /** @enum {string} */
                             type: "prepaid" | "postpaid";
+                            /** @description Electricity to buy (naira with at most 2 decimals) */
                             amount: number;
                             phone: string;
                         };
@@ -13380,6 +13425,7 @@ export interface operations {
                             identifier: "dstv" | "gotv" | "startimes" | "showmax";
                             iuc: string;
                             plan_id: string;
+                            /** @description Amount charged to the wallet (naira with at most 2 decimals) */
                             amount: number;
                             phone: string;
                             /**
@@ -13419,6 +13465,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13435,10 +13489,17 @@ export interface operations {
                             };
                             /** @enum {string} */
                             status: "active" | "paused" | "ended" | "cancelled";
-                            /** @description When the next run is due (the last due time once ended or cancelled) */
+                            /**
+                             * Format: date-time
+                             * @description When the next run is due (the last due time once ended or cancelled)
+                             */
                             nextRunAt: string;
                             /** @enum {string} */
                             every?: "day" | "week" | "month";
+                            /**
+                             * Format: date-time
+                             * @description No run is due after it
+                             */
                             endsAt?: string;
                             runsMax?: number;
                             priceTolerancePercent: number;
@@ -13447,6 +13508,7 @@ export interface operations {
                             /** @description Runs skipped in a row because the wallet could not cover them */
                             skipsInRow: number;
                             pausedReason?: string;
+                            /** Format: date-time */
                             createdAt: string;
                         };
                     };
@@ -13455,6 +13517,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13464,6 +13528,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13473,6 +13539,8 @@ export interface operations {
             /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
             403: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13482,6 +13550,8 @@ export interface operations {
             /** @description Conflict: PRICE_CHANGED, IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13491,6 +13561,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13500,6 +13572,8 @@ export interface operations {
             /** @description Unprocessable Entity: NETWORK_MISMATCH, IDEMPOTENCY_KEY_REUSED, BELOW_MINIMUM, ABOVE_MAXIMUM */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13509,6 +13583,10 @@ export interface operations {
             /** @description Locked: PIN_LOCKED */
             423: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13518,6 +13596,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13560,6 +13646,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13578,10 +13670,17 @@ export interface operations {
                                 };
                                 /** @enum {string} */
                                 status: "active" | "paused" | "ended" | "cancelled";
-                                /** @description When the next run is due (the last due time once ended or cancelled) */
+                                /**
+                                 * Format: date-time
+                                 * @description When the next run is due (the last due time once ended or cancelled)
+                                 */
                                 nextRunAt: string;
                                 /** @enum {string} */
                                 every?: "day" | "week" | "month";
+                                /**
+                                 * Format: date-time
+                                 * @description No run is due after it
+                                 */
                                 endsAt?: string;
                                 runsMax?: number;
                                 priceTolerancePercent: number;
@@ -13590,6 +13689,7 @@ export interface operations {
                                 /** @description Runs skipped in a row because the wallet could not cover them */
                                 skipsInRow: number;
                                 pausedReason?: string;
+                                /** Format: date-time */
                                 createdAt: string;
                             }[];
                             limit: number;
@@ -13620,6 +13720,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13661,6 +13769,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13677,10 +13793,17 @@ export interface operations {
                             };
                             /** @enum {string} */
                             status: "active" | "paused" | "ended" | "cancelled";
-                            /** @description When the next run is due (the last due time once ended or cancelled) */
+                            /**
+                             * Format: date-time
+                             * @description When the next run is due (the last due time once ended or cancelled)
+                             */
                             nextRunAt: string;
                             /** @enum {string} */
                             every?: "day" | "week" | "month";
+                            /**
+                             * Format: date-time
+                             * @description No run is due after it
+                             */
                             endsAt?: string;
                             runsMax?: number;
                             priceTolerancePercent: number;
@@ -13689,6 +13812,7 @@ export interface operations {
                             /** @description Runs skipped in a row because the wallet could not cover them */
                             skipsInRow: number;
                             pausedReason?: string;
+                            /** Format: date-time */
                             createdAt: string;
                         };
                     };
@@ -13697,6 +13821,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13706,6 +13832,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13715,6 +13843,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13724,6 +13854,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13733,6 +13865,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13742,6 +13876,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13751,6 +13887,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13792,6 +13936,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13808,10 +13960,17 @@ export interface operations {
                             };
                             /** @enum {string} */
                             status: "active" | "paused" | "ended" | "cancelled";
-                            /** @description When the next run is due (the last due time once ended or cancelled) */
+                            /**
+                             * Format: date-time
+                             * @description When the next run is due (the last due time once ended or cancelled)
+                             */
                             nextRunAt: string;
                             /** @enum {string} */
                             every?: "day" | "week" | "month";
+                            /**
+                             * Format: date-time
+                             * @description No run is due after it
+                             */
                             endsAt?: string;
                             runsMax?: number;
                             priceTolerancePercent: number;
@@ -13820,6 +13979,7 @@ export interface operations {
                             /** @description Runs skipped in a row because the wallet could not cover them */
                             skipsInRow: number;
                             pausedReason?: string;
+                            /** Format: date-time */
                             createdAt: string;
                         };
                     };
@@ -13828,6 +13988,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13837,6 +13999,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13846,6 +14010,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13855,6 +14021,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13864,6 +14032,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13873,6 +14043,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13882,6 +14054,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13923,6 +14103,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13939,10 +14127,17 @@ export interface operations {
                             };
                             /** @enum {string} */
                             status: "active" | "paused" | "ended" | "cancelled";
-                            /** @description When the next run is due (the last due time once ended or cancelled) */
+                            /**
+                             * Format: date-time
+                             * @description When the next run is due (the last due time once ended or cancelled)
+                             */
                             nextRunAt: string;
                             /** @enum {string} */
                             every?: "day" | "week" | "month";
+                            /**
+                             * Format: date-time
+                             * @description No run is due after it
+                             */
                             endsAt?: string;
                             runsMax?: number;
                             priceTolerancePercent: number;
@@ -13951,6 +14146,7 @@ export interface operations {
                             /** @description Runs skipped in a row because the wallet could not cover them */
                             skipsInRow: number;
                             pausedReason?: string;
+                            /** Format: date-time */
                             createdAt: string;
                         };
                     };
@@ -13959,6 +14155,8 @@ export interface operations {
             /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
             400: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13968,6 +14166,8 @@ export interface operations {
             /** @description Unauthorized: UNAUTHENTICATED */
             401: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13977,6 +14177,8 @@ export interface operations {
             /** @description Not Found: NOT_FOUND */
             404: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13986,6 +14188,8 @@ export interface operations {
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
             409: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13995,6 +14199,8 @@ export interface operations {
             /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -14004,6 +14210,8 @@ export interface operations {
             /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -14013,6 +14221,14 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
