@@ -332,6 +332,17 @@ export type BeneficiariesTable = {
   updated_at: Timestamp;
 };
 
+export type BulkOrdersTable = {
+  id: string;
+  user_id: string;
+  service: string;
+  /** Kobo charged for the lines together. */
+  total: bigint;
+  /** [{phone, transactionId}], in the order the lines were given. */
+  lines: ColumnType<unknown, string, never>;
+  created_at: Timestamp;
+};
+
 export type DB = {
   users: UsersTable;
   otp_codes: OtpCodesTable;
@@ -383,4 +394,5 @@ export type DB = {
   poll_options: { id: string; poll_id: string; position: number; text: string };
   poll_votes: { poll_id: string; user_id: string; option_id: string; created_at: Timestamp };
   beneficiaries: BeneficiariesTable;
+  bulk_orders: BulkOrdersTable;
 };
