@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { userAccount } from '../../src/ledger/accounts.ts';
 import type { BulkOrderView, BulkPreview } from '../../src/bulk-orders/schemas.ts';
+import { userAccount } from '../../src/ledger/accounts.ts';
 import { type ApiResponse, ok, post, type World } from '../helpers/world.ts';
 import { type Buyer, mtn, PIN } from '../vtu/purchase-support.ts';
 
