@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import type { BulkOrderView } from '../../src/bulk-orders/schemas.ts';
 import { checkLedger } from '../../src/ledger/check.ts';
 import { onPostgres } from '../helpers/database.ts';
-import { createWorld, get, ok, post, signIn, type World } from '../helpers/world.ts';
+import { createWorld, failure, get, ok, post, signIn, type World } from '../helpers/world.ts';
 import { expectError } from '../kyc/kyc-support.ts';
 import { advanceClock, buyer, mtn, recordedPurchases } from '../vtu/purchase-support.ts';
 import {
@@ -85,9 +85,7 @@ describe(`bulk orders (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       total: total + 50,
     });
     expectError(mismatch, 422, 'NETWORK_MISMATCH');
-    const listed = (
-      mismatch.body as { error: { details: { lines: Array<{ index: number; code: string }> } } }
-    ).error.details.lines;
+    const listed = (failure(mismatch).details as { lines: Array<{ index: number; code: string }> }).lines;
     assert.deepEqual(
       listed.map((line) => [line.index, line.code]),
       [[3, 'NETWORK_MISMATCH']],
@@ -95,7 +93,7 @@ describe(`bulk orders (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
 
     const stale = await order(world, user, { lines: good, total: total - 1 });
     expectError(stale, 409, 'PRICE_CHANGED');
-    assert.equal((stale.body as { error: { details: { amount: number } } }).error.details.amount, total);
+    assert.equal((failure(stale).details as { amount: number }).amount, total);
 
     const many = airtimeLines(12).map((line) => ({ ...line, phone: mtn('0') }));
     const manyTotal = many.reduce((sum, line) => sum + line.amount, 0);

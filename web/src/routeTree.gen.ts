@@ -24,6 +24,9 @@ import { Route as AdminBroadcastsRouteImport } from './routes/admin/broadcasts'
 import { Route as AdminKycRouteImport } from './routes/admin/kyc'
 import { Route as AdminLedgerRouteImport } from './routes/admin/ledger'
 import { Route as AdminMarkupsRouteImport } from './routes/admin/markups'
+import { Route as BulkIndexRouteImport } from './routes/bulk/index'
+import { Route as BulkIdRouteImport } from './routes/bulk/$id'
+import { Route as BulkNewRouteImport } from './routes/bulk/new'
 import { Route as BuyIndexRouteImport } from './routes/buy/index'
 import { Route as BuyAirtimeRouteImport } from './routes/buy/airtime'
 import { Route as BuyAirtimeToCashRouteImport } from './routes/buy/airtime-to-cash'
@@ -114,6 +117,21 @@ const AdminLedgerRoute = AdminLedgerRouteImport.update({
 const AdminMarkupsRoute = AdminMarkupsRouteImport.update({
   id: '/admin/markups',
   path: '/admin/markups',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const BulkIndexRoute = BulkIndexRouteImport.update({
+  id: '/bulk/',
+  path: '/bulk/',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const BulkIdRoute = BulkIdRouteImport.update({
+  id: '/bulk/$id',
+  path: '/bulk/$id',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const BulkNewRoute = BulkNewRouteImport.update({
+  id: '/bulk/new',
+  path: '/bulk/new',
   getParentRoute: () => rootRouteImport,
 } as any)
 const BuyIndexRoute = BuyIndexRouteImport.update({
@@ -212,6 +230,8 @@ export interface FileRoutesByFullPath {
   '/admin/kyc': typeof AdminKycRoute
   '/admin/ledger': typeof AdminLedgerRoute
   '/admin/markups': typeof AdminMarkupsRoute
+  '/bulk/$id': typeof BulkIdRoute
+  '/bulk/new': typeof BulkNewRoute
   '/buy/airtime': typeof BuyAirtimeRoute
   '/buy/airtime-to-cash': typeof BuyAirtimeToCashRoute
   '/buy/betting': typeof BuyBettingRoute
@@ -224,6 +244,7 @@ export interface FileRoutesByFullPath {
   '/pin/change': typeof PinChangeRoute
   '/transactions/$id': typeof TransactionsIdRoute
   '/admin/': typeof AdminIndexRoute
+  '/bulk/': typeof BulkIndexRoute
   '/buy/': typeof BuyIndexRoute
   '/fund/': typeof FundIndexRoute
   '/pin/': typeof PinIndexRoute
@@ -245,6 +266,8 @@ export interface FileRoutesByTo {
   '/admin/kyc': typeof AdminKycRoute
   '/admin/ledger': typeof AdminLedgerRoute
   '/admin/markups': typeof AdminMarkupsRoute
+  '/bulk/$id': typeof BulkIdRoute
+  '/bulk/new': typeof BulkNewRoute
   '/buy/airtime': typeof BuyAirtimeRoute
   '/buy/airtime-to-cash': typeof BuyAirtimeToCashRoute
   '/buy/betting': typeof BuyBettingRoute
@@ -257,6 +280,7 @@ export interface FileRoutesByTo {
   '/pin/change': typeof PinChangeRoute
   '/transactions/$id': typeof TransactionsIdRoute
   '/admin': typeof AdminIndexRoute
+  '/bulk': typeof BulkIndexRoute
   '/buy': typeof BuyIndexRoute
   '/fund': typeof FundIndexRoute
   '/pin': typeof PinIndexRoute
@@ -279,6 +303,8 @@ export interface FileRoutesById {
   '/admin/kyc': typeof AdminKycRoute
   '/admin/ledger': typeof AdminLedgerRoute
   '/admin/markups': typeof AdminMarkupsRoute
+  '/bulk/$id': typeof BulkIdRoute
+  '/bulk/new': typeof BulkNewRoute
   '/buy/airtime': typeof BuyAirtimeRoute
   '/buy/airtime-to-cash': typeof BuyAirtimeToCashRoute
   '/buy/betting': typeof BuyBettingRoute
@@ -291,6 +317,7 @@ export interface FileRoutesById {
   '/pin/change': typeof PinChangeRoute
   '/transactions/$id': typeof TransactionsIdRoute
   '/admin/': typeof AdminIndexRoute
+  '/bulk/': typeof BulkIndexRoute
   '/buy/': typeof BuyIndexRoute
   '/fund/': typeof FundIndexRoute
   '/pin/': typeof PinIndexRoute
@@ -314,6 +341,8 @@ export interface FileRouteTypes {
     | '/admin/kyc'
     | '/admin/ledger'
     | '/admin/markups'
+    | '/bulk/$id'
+    | '/bulk/new'
     | '/buy/airtime'
     | '/buy/airtime-to-cash'
     | '/buy/betting'
@@ -326,6 +355,7 @@ export interface FileRouteTypes {
     | '/pin/change'
     | '/transactions/$id'
     | '/admin/'
+    | '/bulk/'
     | '/buy/'
     | '/fund/'
     | '/pin/'
@@ -347,6 +377,8 @@ export interface FileRouteTypes {
     | '/admin/kyc'
     | '/admin/ledger'
     | '/admin/markups'
+    | '/bulk/$id'
+    | '/bulk/new'
     | '/buy/airtime'
     | '/buy/airtime-to-cash'
     | '/buy/betting'
@@ -359,6 +391,7 @@ export interface FileRouteTypes {
     | '/pin/change'
     | '/transactions/$id'
     | '/admin'
+    | '/bulk'
     | '/buy'
     | '/fund'
     | '/pin'
@@ -380,6 +413,8 @@ export interface FileRouteTypes {
     | '/admin/kyc'
     | '/admin/ledger'
     | '/admin/markups'
+    | '/bulk/$id'
+    | '/bulk/new'
     | '/buy/airtime'
     | '/buy/airtime-to-cash'
     | '/buy/betting'
@@ -392,6 +427,7 @@ export interface FileRouteTypes {
     | '/pin/change'
     | '/transactions/$id'
     | '/admin/'
+    | '/bulk/'
     | '/buy/'
     | '/fund/'
     | '/pin/'
@@ -414,6 +450,8 @@ export interface RootRouteChildren {
   AdminKycRoute: typeof AdminKycRoute
   AdminLedgerRoute: typeof AdminLedgerRoute
   AdminMarkupsRoute: typeof AdminMarkupsRoute
+  BulkIdRoute: typeof BulkIdRoute
+  BulkNewRoute: typeof BulkNewRoute
   BuyAirtimeRoute: typeof BuyAirtimeRoute
   BuyAirtimeToCashRoute: typeof BuyAirtimeToCashRoute
   BuyBettingRoute: typeof BuyBettingRoute
@@ -426,6 +464,7 @@ export interface RootRouteChildren {
   PinChangeRoute: typeof PinChangeRoute
   TransactionsIdRoute: typeof TransactionsIdRoute
   AdminIndexRoute: typeof AdminIndexRoute
+  BulkIndexRoute: typeof BulkIndexRoute
   BuyIndexRoute: typeof BuyIndexRoute
   FundIndexRoute: typeof FundIndexRoute
   PinIndexRoute: typeof PinIndexRoute
@@ -538,6 +577,27 @@ declare module '@tanstack/react-router' {
       path: '/admin/markups'
       fullPath: '/admin/markups'
       preLoaderRoute: typeof AdminMarkupsRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/bulk/': {
+      id: '/bulk/'
+      path: '/bulk'
+      fullPath: '/bulk/'
+      preLoaderRoute: typeof BulkIndexRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/bulk/$id': {
+      id: '/bulk/$id'
+      path: '/bulk/$id'
+      fullPath: '/bulk/$id'
+      preLoaderRoute: typeof BulkIdRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/bulk/new': {
+      id: '/bulk/new'
+      path: '/bulk/new'
+      fullPath: '/bulk/new'
+      preLoaderRoute: typeof BulkNewRouteImport
       parentRoute: typeof rootRouteImport
     }
     '/buy/': {
@@ -670,6 +730,8 @@ const rootRouteChildren: RootRouteChildren = {
   AdminKycRoute: AdminKycRoute,
   AdminLedgerRoute: AdminLedgerRoute,
   AdminMarkupsRoute: AdminMarkupsRoute,
+  BulkIdRoute: BulkIdRoute,
+  BulkNewRoute: BulkNewRoute,
   BuyAirtimeRoute: BuyAirtimeRoute,
   BuyAirtimeToCashRoute: BuyAirtimeToCashRoute,
   BuyBettingRoute: BuyBettingRoute,
@@ -682,6 +744,7 @@ const rootRouteChildren: RootRouteChildren = {
   PinChangeRoute: PinChangeRoute,
   TransactionsIdRoute: TransactionsIdRoute,
   AdminIndexRoute: AdminIndexRoute,
+  BulkIndexRoute: BulkIndexRoute,
   BuyIndexRoute: BuyIndexRoute,
   FundIndexRoute: FundIndexRoute,
   PinIndexRoute: PinIndexRoute,

@@ -20,6 +20,7 @@ export const getOperationNames = [
   'listBeneficiaries',
   'listBetCompanies',
   'listBroadcasts',
+  'listBulkOrders',
   'listCablePlans',
   'listCableProviders',
   'listDataNetworks',

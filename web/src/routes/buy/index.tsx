@@ -34,6 +34,12 @@ function Buy() {
           </li>
         ))}
       </ul>
+      <Link
+        to="/bulk"
+        className="rounded-xl border border-gray-300 p-3 text-center font-semibold text-brand underline"
+      >
+        Bulk orders: airtime or data for up to 100 numbers
+      </Link>
     </Screen>
   );
 }
