@@ -31,10 +31,7 @@ export type BulkLine = z.output<typeof line>;
 const lines = z.array(line).min(bulkLinesMin).max(bulkLinesMax);
 
 /** A data line names its plan and an airtime line none, checked for the whole order at the edge. */
-function requirePlans(
-  input: { service: BulkService; lines: BulkLine[] },
-  ctx: { addIssue(issue: { code: 'custom'; path: (string | number)[]; message: string }): void },
-): void {
+function requirePlans(input: { service: BulkService; lines: BulkLine[] }, ctx: z.RefinementCtx): void {
   input.lines.forEach((l, i) => {
     if (input.service === 'data' && l.plan_id === undefined) {
       ctx.addIssue({

@@ -3,7 +3,7 @@ import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { BulkOrdersTable, DB } from '../db/schema.ts';
 import { type CommitWrite, type WithCommit, writeWithCommit } from '../db/unit-of-work.ts';
-import { AppError, notFound } from '../errors.ts';
+import { AppError, type ErrorCode, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { localPhone } from '../shared/prefixes.ts';
@@ -47,7 +47,10 @@ export type BulkOrderDeps = {
  */
 const notALinesRefusal: ReadonlySet<string> = new Set(['KYC_TIER_REQUIRED', 'UPSTREAM_UNAVAILABLE']);
 
-type LineCheck = { phone: string; order: PurchaseOrder } | { phone: string; refusal: Refusal };
+/** What a line's purchase would be refused with: a code of API.md section 2. */
+type LineRefusal = Refusal & { code: ErrorCode };
+
+type LineCheck = { phone: string; order: PurchaseOrder } | { phone: string; refusal: LineRefusal };
 
 /** Each line's purchase checked and priced for this buyer, as its operation would, in the order given. */
 async function checkLines(
@@ -127,7 +130,7 @@ export async function createBulkOrder(
     // refused line is listed, in order, with its code.
     const first = refused[0]!;
     throw new AppError(
-      first.code as AppError['code'],
+      first.code,
       `${refused.length} of ${checks.length} lines would be refused (line ${first.index + 1}: ${first.message}); nothing was charged`,
       { details: { lines: refused } },
     );
@@ -187,17 +190,15 @@ async function writeOrders(trx: Transaction<DB>, writes: OrderWrite[]): Promise<
 /** The order as its lines' purchases stand now. */
 function orderView(row: OrderRow, purchases: Map<string, VtuTransactionView>): BulkOrderView {
   const counts = { processing: 0, success: 0, failed: 0 };
-  let charged = 0;
-  let refunded = 0;
+  let chargedKobo = 0n;
+  let refundedKobo = 0n;
   const lines = row.lines.map(({ phone, transactionId }) => {
     const purchase = purchases.get(transactionId);
     assert.ok(purchase !== undefined, `the purchase ${transactionId} of a bulk order's line exists`);
     counts[purchase.status] += 1;
     // Naira of two decimals: summed in kobo, so no float sum drifts.
-    charged += Number(nairaToKobo(purchase.amount));
-    refunded += Number(
-      nairaToKobo(purchase.status === 'failed' ? purchase.amount : (purchase.refunded ?? 0)),
-    );
+    chargedKobo += nairaToKobo(purchase.amount);
+    refundedKobo += nairaToKobo(purchase.status === 'failed' ? purchase.amount : (purchase.refunded ?? 0));
     return { phone, transactionId, status: purchase.status, amount: purchase.amount };
   });
   return {
@@ -207,8 +208,8 @@ function orderView(row: OrderRow, purchases: Map<string, VtuTransactionView>): B
     lines,
     counts,
     total: koboToNaira(row.total),
-    charged: koboToNaira(BigInt(charged)),
-    refunded: koboToNaira(BigInt(refunded)),
+    charged: koboToNaira(chargedKobo),
+    refunded: koboToNaira(refundedKobo),
     createdAt: new Date(row.created_at).toISOString(),
   };
 }
