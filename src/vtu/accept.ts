@@ -137,7 +137,8 @@ const sendAccepted = (deps: DispatchDeps, id: string): Promise<void> =>
  * another would let a line's refusal roll back strangers' purchases.
  *
  * Each purchase is then its own (its reference, its outcome, its refund), sent from this process as
- * places to send come free; the job is the safety net as for every acceptance.
+ * places to send come free (the first on the place the group waited for); the job is the safety net
+ * as for every acceptance.
  */
 export async function acceptPurchasesTogether(
   deps: AcceptDeps,
@@ -151,40 +152,53 @@ export async function acceptPurchasesTogether(
     orders.every((order) => order.direction !== 'credit'),
     'a group holds debits only: a credit has nothing to refuse it',
   );
-  const now = deps.clock.now();
-  const requests: AcceptRequest[] = orders.map((order) => ({
-    userId,
-    order,
-    id: newId(),
-    reference: newPurchaseReference(now),
-  }));
-  const rows = requests.map((request) => purchaseRow(request, now));
-  const views = rows.map((row) => toView(acceptedRow(row)));
+  // Under load a group waits here, not yet debited, for a place to send its first line: behind the
+  // lines of the groups accepted before it, which queue for their places (InlineSends is first come,
+  // first served). So groups are accepted no faster than their lines are sent, as single purchases
+  // are, instead of piling up lines in processing.
+  await deps.sends.take();
+  let sending = false;
   try {
-    await deps.db.transaction().execute(async (trx) => {
-      const decided = await decideDebits(deps, trx, rows, now);
-      const refused = decided.decisions.find((decision) => decision instanceof Error);
-      if (refused !== undefined) {
-        if (!(refused instanceof InsufficientBalanceError)) throw refused;
-        throw insufficientFunds(rows.reduce((sum, row) => sum + row.amount, 0n));
-      }
-      await recordAccepted(deps, trx, rows, now);
-      if (withCommit !== undefined) await writeWithCommit(trx, [withCommit.writeFor(views)]);
-      for (const debit of await writePostings(trx, decided)) {
-        if (debit.status === 'rejected') throw debit.reason;
-      }
-    });
-  } catch (error) {
-    // A COMMIT whose answer was lost throws like a rollback: the group stands if it was recorded.
-    if (!(await wereRecorded(deps, requests))) throw error;
-    deps.logger.warn(
-      { ids: views.map((view) => view.id) },
-      'purchase group threw after its commit; it stands',
-    );
+    const now = deps.clock.now();
+    const requests: AcceptRequest[] = orders.map((order) => ({
+      userId,
+      order,
+      id: newId(),
+      reference: newPurchaseReference(now),
+    }));
+    const rows = requests.map((request) => purchaseRow(request, now));
+    const views = rows.map((row) => toView(acceptedRow(row)));
+    try {
+      await deps.db.transaction().execute(async (trx) => {
+        const decided = await decideDebits(deps, trx, rows, now);
+        const refused = decided.decisions.find((decision) => decision instanceof Error);
+        if (refused !== undefined) {
+          if (!(refused instanceof InsufficientBalanceError)) throw refused;
+          throw insufficientFunds(rows.reduce((sum, row) => sum + row.amount, 0n));
+        }
+        await recordAccepted(deps, trx, rows, now);
+        if (withCommit !== undefined) await writeWithCommit(trx, [withCommit.writeFor(views)]);
+        for (const debit of await writePostings(trx, decided)) {
+          if (debit.status === 'rejected') throw debit.reason;
+        }
+      });
+    } catch (error) {
+      // A COMMIT whose answer was lost throws like a rollback: the group stands if it was recorded.
+      if (!(await wereRecorded(deps, requests))) throw error;
+      deps.logger.warn(
+        { ids: views.map((view) => view.id) },
+        'purchase group threw after its commit; it stands',
+      );
+    }
+    withCommit?.committed();
+    const [first, ...rest] = views;
+    deps.sends.track(first!.id, sendAccepted(deps, first!.id));
+    sending = true;
+    for (const view of rest) deps.sends.queue(view.id, () => sendAccepted(deps, view.id));
+    return views;
+  } finally {
+    if (!sending) deps.sends.release();
   }
-  withCommit?.committed();
-  for (const view of views) deps.sends.queue(view.id, () => sendAccepted(deps, view.id));
-  return views;
 }
 
 /** Whether the group's purchases were recorded (a transaction records all of them or none). */
