@@ -202,6 +202,8 @@ const envSchema = z.object({
   // per Lagos day.
   TRANSFER_MAX: nairaSetting.default(500_000),
   TRANSFER_DAILY_MAX: nairaSetting.default(1_000_000),
+  // Disputes (API.md section 16): how many days after a movement its owner may still report it.
+  DISPUTE_WINDOW_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   CHECKIN_REWARD: nairaSetting.default(10),
   CHECKIN_WITHDRAW_MINIMUM: nairaSetting.default(100),
   REFERRAL_BONUS: nairaSetting.default(200),
@@ -292,6 +294,8 @@ export type Config = {
   airtimeToCash: { rateBp: Record<'mtn' | 'glo' | 'airtel' | '9mobile', number>; windowMinutes: number };
   /** Wallet-to-wallet transfers, kobo. */
   transfers: { minKobo: bigint; maxKobo: bigint; dailyMaxKobo: bigint };
+  /** Disputes (API.md section 16): the days after a movement in which it may be reported. */
+  disputes: { windowDays: number };
   /** Growth rewards (API.md section 9), kobo. */
   growth: { checkinRewardKobo: bigint; checkinWithdrawMinKobo: bigint; referralBonusKobo: bigint };
   runWorker: boolean;
@@ -478,6 +482,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       maxKobo: nairaToKobo(e.TRANSFER_MAX),
       dailyMaxKobo: nairaToKobo(e.TRANSFER_DAILY_MAX),
     },
+    disputes: { windowDays: e.DISPUTE_WINDOW_DAYS },
     growth: {
       checkinRewardKobo: nairaToKobo(e.CHECKIN_REWARD),
       checkinWithdrawMinKobo: nairaToKobo(e.CHECKIN_WITHDRAW_MINIMUM),

@@ -14,6 +14,7 @@ import type { Config, VtuProviderName } from './config.ts';
 import { configuredTarget, type Database, type DatabaseTarget, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import type { DB } from './db/schema.ts';
+import { createDisputesModule } from './disputes/module.ts';
 import { createEventBus, domainEventJob, type EventBus } from './events/domain-events.ts';
 import { createFundingModule } from './funding/module.ts';
 import { createGrowthModule } from './growth/module.ts';
@@ -47,9 +48,11 @@ import { createDataVendorClient } from './providers/vtu/data-vendor-client.ts';
 import { createSmmPanelClient } from './providers/vtu/smm-panel-client.ts';
 import { createVtpassClient } from './providers/vtu/vtpass-client.ts';
 import type { VtuProvider } from './providers/vtu/vtu-provider.ts';
+import type { SandboxEndpoints } from './push/endpoint-policy.ts';
 import { createPushModule } from './push/module.ts';
 import { pushAgent } from './push/push-agent.ts';
 import { createSandboxMailer } from './sandbox/mailbox.ts';
+import { isSandboxPushEndpoint } from './sandbox/push/push-service.ts';
 import { createSandbox } from './sandbox/routes.ts';
 import {
   createSandboxState,
@@ -141,6 +144,8 @@ export type Infrastructure = Pick<
 > & {
   /** The purchase rules decided at debit time (vtu/debit-rules.ts), from the overrides; none by default. */
   debitRules: readonly DebitRule[];
+  /** In the sandbox: the push endpoints savePushSubscription lets through there; undefined outside it. */
+  sandboxPushEndpoints: SandboxEndpoints | undefined;
 };
 
 /**
@@ -172,6 +177,7 @@ function createModules(infra: Infrastructure) {
     providers: infra.vtuProviders,
     payments: infra.payments,
     markupMax: config.vtu.markupMax,
+    priceLevelOf: auth.api.priceLevelOf,
     // The rate limits' namespace is already distinct per deployment and per test world.
     redisPrefix: `${infra.rateLimitNamespace}catalogue:`,
   });
@@ -192,6 +198,7 @@ function createModules(infra: Infrastructure) {
     push: infra.push,
     resolveHost: infra.resolveHost,
     config: config.push,
+    sandboxEndpoints: infra.sandboxPushEndpoints,
   });
   const notifications = createNotificationsModule({
     db,
@@ -274,6 +281,20 @@ function createModules(infra: Infrastructure) {
       reconcileFunding: funding.api.reconcile,
       requeryPurchases: () => vtu.api.requeryDue({ includeNotDue: true }),
       setMarkup: catalogue.api.setMarkup,
+      storedMarkups: catalogue.api.storedMarkups,
+      priceLevelExists: catalogue.api.priceLevelExists,
+      setUserPriceLevel: auth.api.setPriceLevel,
+      usersByPriceLevel: auth.api.usersByPriceLevel,
+    }),
+    // A disputed purchase is asked of the purchases' api; the outcome reaches the person through
+    // the notifications module's subscription to its event.
+    disputes: createDisputesModule({
+      db,
+      clock,
+      jobs,
+      windowDays: config.disputes.windowDays,
+      purchaseRecord: vtu.api.purchaseRecord,
+      phonesOf: auth.api.phonesOf,
     }),
     // Section 16's bulk orders: lines checked, priced and accepted together through vtu's api.
     bulkOrders: createBulkOrdersModule({ db, clock, vtu: vtu.api }),
@@ -376,11 +397,25 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     config.vapid.publicKey !== undefined && config.vapid.privateKey !== undefined
       ? { publicKey: config.vapid.publicKey, privateKey: config.vapid.privateKey }
       : sandboxVapidKeys(config.dataDir);
+  // In the sandbox its push service's endpoints, at this service's own address, are accepted and
+  // pushed to through the outbound pool; a known push service whose name does not resolve (offline) is
+  // accepted too (API.md section 8).
+  const sandboxPushEndpoints: SandboxEndpoints | undefined =
+    sandboxState !== undefined
+      ? {
+          ownPushService: (endpoint) => isSandboxPushEndpoint(endpoint, baseUrl.current),
+          allowUnresolved: true,
+        }
+      : undefined;
   const push = createWebPushSender({
     keys: vapidKeys,
     subject: config.vapid.subject ?? 'mailto:sandbox@billrail.invalid',
     timeoutMs: config.push.timeoutMs,
     agent: overrides.pushAgent ?? ownPushAgent,
+    localRoute:
+      sandboxPushEndpoints !== undefined
+        ? { endpoints: sandboxPushEndpoints.ownPushService, dispatcher: outbound }
+        : undefined,
   });
   const payments = createPaystackClient({
     baseUrl: () =>
@@ -424,6 +459,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       sandboxState,
       adapters: { sms, payments, mailer, push, kycProvider, documents, vtuProviders },
       adminPhones,
+      sandboxPushEndpoints,
     });
   } catch (error) {
     await closeOpened(opened);
@@ -473,6 +509,7 @@ async function composeContext(
       vtuProviders: Record<VtuProviderName, VtuProvider>;
     };
     adminPhones: ReadonlySet<string>;
+    sandboxPushEndpoints: SandboxEndpoints | undefined;
   },
 ): Promise<Context> {
   const { logger, clock, sandboxClock, baseUrl, sandboxState, adminPhones } = parts;
@@ -503,6 +540,7 @@ async function composeContext(
     baseUrl,
     rateLimitNamespace: overrides.rateLimitNamespace ?? 'billrail-rl:',
     debitRules: overrides.debitRules ?? [],
+    sandboxPushEndpoints: parts.sandboxPushEndpoints,
   };
   const modules = createModules(infrastructure);
   opened.catalogue = modules.catalogue;
@@ -530,6 +568,7 @@ async function composeContext(
             bills: config.vtu.bills.funding.accountNumber,
             social: config.vtu.social.funding.accountNumber,
           },
+          pushApplicationServerKey: push.publicKey,
         })
       : undefined;
   return {

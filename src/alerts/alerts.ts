@@ -29,6 +29,8 @@ export type AlertKind =
   | 'transfer_amount_mismatch'
   /** A purchase still processing after the configured window: never refunded blindly, a person looks. */
   | 'vtu_purchase_stuck'
+  /** A purchase succeeded without its token or pins and they have not come since: still requeried. */
+  | 'vtu_delivery_awaited'
   /** The airtime-to-cash provider confirmed more airtime than the user declared: paid on the declared. */
   | 'airtime_cash_over_confirmed'
   /**

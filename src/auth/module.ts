@@ -4,7 +4,7 @@ import type { Caller } from '../operation.ts';
 import { type AuthDeps, authOperations } from './ops.ts';
 import { createSharedPinReads, type SharedPinReads } from './pin.ts';
 import { createAuthenticator, purgeExpiredSessions } from './sessions.ts';
-import { verifiedEmailsOf } from './users.ts';
+import { phonesOf, priceLevelOf, setPriceLevel, usersByPriceLevel, verifiedEmailsOf } from './users.ts';
 
 // Accounts (API.md sections 4, 5 and 10): sign-in by SMS code, sessions, the profile and its
 // verified email, the transaction PIN. Other modules reach users through `api` below.
@@ -28,6 +28,14 @@ export type AuthModule = DomainModule & {
      * transaction, where it decides in one); the others are absent.
      */
     verifiedEmailsOf: typeof verifiedEmailsOf;
+    /** The phones of many users by user id, in one read (an operator's view of whom to call). */
+    phonesOf: typeof phonesOf;
+    /** The price level a user pays (null: the default prices): the catalogue prices with it. */
+    priceLevelOf: (userId: string) => Promise<string | null>;
+    /** Puts a user on a price level or back on the default (null); false for no such user. */
+    setPriceLevel: (change: { userId: string; level: string | null }) => Promise<boolean>;
+    /** How many users are on each price level (null: on none). */
+    usersByPriceLevel: () => Promise<Map<string | null, number>>;
   };
 };
 
@@ -52,6 +60,10 @@ export function createAuthModule(deps: AuthModuleDeps): AuthModule {
       authenticate: createAuthenticator(deps, deps.batching),
       sharedPinReads: createSharedPinReads(deps.db, deps.batching),
       verifiedEmailsOf,
+      phonesOf,
+      priceLevelOf: (userId) => priceLevelOf(deps.db, userId),
+      setPriceLevel: (change) => setPriceLevel(deps.db, { ...change, now: deps.clock.now() }),
+      usersByPriceLevel: () => usersByPriceLevel(deps.db),
     },
   };
 }

@@ -88,8 +88,11 @@ type PinOutcome =
 /** The PIN columns of a user row. Read without a lock, they only choose how the check is made. */
 export type PinState = { pin_hash: string | null; pin_failed_count: number; pin_locked_until: Date | null };
 
-/** What a purchase checks of its buyer before the debit: the approved tier and the PIN columns. */
-export type BuyerState = PinState & { kyc_tier: number };
+/**
+ * What a purchase checks of its buyer before the debit: the approved tier and the PIN columns, and
+ * the price level the purchase is priced at (null: the default prices).
+ */
+export type BuyerState = PinState & { kyc_tier: number; price_level: string | null };
 
 /**
  * The tier and PIN state of many users, read without a lock by one statement (the purchases arriving
@@ -100,7 +103,7 @@ export type BuyerState = PinState & { kyc_tier: number };
 export async function readBuyerStates(db: Kysely<DB>, userIds: string[]): Promise<Map<string, BuyerState>> {
   // Once per purchase: prepared once per connection (the ids go in as one array).
   const { rows } = await statement<BuyerState & { id: string }>('auth.buyer-states')`
-          select id, kyc_tier, pin_hash, pin_failed_count, pin_locked_until from users
+          select id, kyc_tier, pin_hash, pin_failed_count, pin_locked_until, price_level from users
           where id = any(${userIds}::uuid[])`.execute(db);
   return new Map(rows.map(({ id, ...buyer }) => [id, buyer]));
 }

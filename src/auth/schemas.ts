@@ -38,6 +38,8 @@ export const userView = z.object({
   hasPin: z.boolean(),
   referralCode: z.string(),
   roles: z.array(z.enum(['user', 'admin'])),
+  /** The price level whose markups the user pays (API.md section 16); null: the default prices. */
+  priceLevel: z.string().nullable(),
 });
 
 export const verifyOtpInput = z

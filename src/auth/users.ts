@@ -22,6 +22,8 @@ export type UserView = {
   hasPin: boolean;
   referralCode: string;
   roles: Role[];
+  /** The price level whose markups the user pays (API.md section 16); null: the default prices. */
+  priceLevel: string | null;
 };
 
 export const rolesOf = (phone: string, adminPhones: ReadonlySet<string>): Role[] =>
@@ -40,6 +42,7 @@ export function toUserView(user: UserRow, adminPhones: ReadonlySet<string>): Use
     hasPin: user.pin_hash !== null,
     referralCode: user.referral_code,
     roles: rolesOf(user.phone, adminPhones),
+    priceLevel: user.price_level,
   };
 }
 
@@ -183,6 +186,17 @@ export async function findUsersByIds(db: Kysely<DB>, ids: string[]): Promise<Map
   return new Map(rows.map((r) => [r.id, r]));
 }
 
+/** The phones (E.164) of many users by user id, in one read; unknown ids are absent. */
+export async function phonesOf(db: Kysely<DB>, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('users')
+    .select(['id', 'phone'])
+    .where('id', 'in', [...ids])
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.phone]));
+}
+
 /**
  * Locks the user's row until the caller's transaction ends, so that another domain can serialise
  * one user's decisions (KYC) without reaching into this table itself.
@@ -303,3 +317,35 @@ export async function recordSignInDevice(
 /** A device as a person reads it: the User-Agent, shortened. */
 export const deviceLabel = (userAgent: string | undefined): string =>
   userAgent === undefined || userAgent.trim() === '' ? 'an unknown device' : userAgent.trim().slice(0, 120);
+
+/** The price level a user pays (null: the default prices, or no such user). */
+export async function priceLevelOf(db: Kysely<DB>, userId: string): Promise<string | null> {
+  const row = await db.selectFrom('users').select('price_level').where('id', '=', userId).executeTakeFirst();
+  return row?.price_level ?? null;
+}
+
+/**
+ * Puts a user on a price level (null: back to the default prices). Answers false for an unknown
+ * user. Whether the level exists is the catalogue's to say, before this is called.
+ */
+export async function setPriceLevel(
+  db: Kysely<DB>,
+  change: { userId: string; level: string | null; now: Date },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('users')
+    .set({ price_level: change.level, updated_at: change.now })
+    .where('id', '=', change.userId)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** How many users are on each price level; the users on none are counted under null. */
+export async function usersByPriceLevel(db: Kysely<DB>): Promise<Map<string | null, number>> {
+  const rows = await db
+    .selectFrom('users')
+    .select((eb) => ['price_level', eb.fn.countAll<string | number | bigint>().as('users')])
+    .groupBy('price_level')
+    .execute();
+  return new Map(rows.map((row) => [row.price_level, Number(row.users)]));
+}

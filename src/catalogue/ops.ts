@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { VtuProviderName, VtuServiceName } from '../config.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError, type ErrorCode } from '../errors.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
@@ -6,7 +7,7 @@ import { defineOperation } from '../operation.ts';
 import type { DataPlanItem, Network } from '../providers/vtu/vtu-provider.ts';
 import type { Catalogue } from './catalogue.ts';
 import { type LookupDeps, lookUpCustomer } from './lookups.ts';
-import { applyMarkup, markupFor, retailPrice } from './pricing.ts';
+import { applyMarkup, type Markup, markupAmong, readMarkups } from './pricing.ts';
 import * as s from './schemas.ts';
 
 // The catalogue, pricing and look-up operations (SPEC.md "Endpoints"; API.md section 5).
@@ -32,11 +33,33 @@ function unknownItem(path: string[], what: string): AppError {
   });
 }
 
-/** What the catalogue operations use: the cached catalogue, the markups, and the look-ups' providers. */
-export type CatalogueOpsDeps = LookupDeps & { db: Kysely<DB>; catalogue: Catalogue };
+/**
+ * What the catalogue operations use: the cached catalogue, the markups, the look-ups' providers, and
+ * the price level of a user (auth's), whose markups their prices carry.
+ */
+export type CatalogueOpsDeps = LookupDeps & {
+  db: Kysely<DB>;
+  catalogue: Catalogue;
+  priceLevelOf: (userId: string) => Promise<string | null>;
+};
 
-async function retailDataPlans(deps: CatalogueOpsDeps, plans: DataPlanItem[]) {
-  const markup = await markupFor(deps.db, 'data', deps.catalogue.providerFor('data'));
+/**
+ * The markup a user pays for a service through a provider (by default the one it is routed to): their
+ * price level's, else the default, by the rule a purchase charges with (pricing.ts markupAmong). The
+ * level and the markups are read side by side.
+ */
+async function markupPaidBy(
+  deps: CatalogueOpsDeps,
+  userId: string,
+  service: VtuServiceName,
+  provider: VtuProviderName = deps.catalogue.providerFor(service),
+): Promise<Markup> {
+  const [level, rows] = await Promise.all([deps.priceLevelOf(userId), readMarkups(deps.db)]);
+  return markupAmong(rows, service, provider, level);
+}
+
+async function retailDataPlans(deps: CatalogueOpsDeps, userId: string, plans: DataPlanItem[]) {
+  const markup = await markupPaidBy(deps, userId, 'data');
   return plans.map((plan) => ({
     plan_id: plan.planId,
     network: plan.network,
@@ -103,8 +126,8 @@ export const catalogueOperations = (deps: CatalogueOpsDeps) => [
     input: s.listDataPlansInput,
     output: s.listDataPlansOutput,
     errors: catalogueErrors,
-    handler: async ({ input }) => ({
-      items: await retailDataPlans(deps, await dataPlansOf(deps, input.network)),
+    handler: async ({ caller, input }) => ({
+      items: await retailDataPlans(deps, caller.userId, await dataPlansOf(deps, input.network)),
     }),
   }),
   defineOperation({
@@ -116,13 +139,13 @@ export const catalogueOperations = (deps: CatalogueOpsDeps) => [
     input: s.listDataPlansForCategoryInput,
     output: s.listDataPlansOutput,
     errors: catalogueErrors,
-    handler: async ({ input }) => {
+    handler: async ({ caller, input }) => {
       const wanted = input.planType.toUpperCase();
       const plans = (await dataPlansOf(deps, input.network)).filter(
         (p) => p.planType.toUpperCase() === wanted,
       );
       if (plans.length === 0) throw unknownItem(['query', 'planType'], 'plan type');
-      return { items: await retailDataPlans(deps, plans) };
+      return { items: await retailDataPlans(deps, caller.userId, plans) };
     },
   }),
   defineOperation({
@@ -145,10 +168,10 @@ export const catalogueOperations = (deps: CatalogueOpsDeps) => [
     input: s.listCablePlansInput,
     output: s.listCablePlansOutput,
     errors: catalogueErrors,
-    handler: async ({ input }) => {
+    handler: async ({ caller, input }) => {
       const plans = await deps.catalogue.cablePlans(input.identifier);
       if (plans === null) throw unknownItem(['query', 'identifier'], 'cable provider');
-      const markup = await markupFor(deps.db, 'cable', deps.catalogue.providerFor('cable'));
+      const markup = await markupPaidBy(deps, caller.userId, 'cable');
       return {
         items: plans.map((plan) => ({
           plan_id: plan.planId,
@@ -203,11 +226,11 @@ export const catalogueOperations = (deps: CatalogueOpsDeps) => [
     input: s.listEducationPinsInput,
     output: s.listEducationPinsOutput,
     errors: catalogueErrors,
-    handler: async ({ input }) => {
+    handler: async ({ caller, input }) => {
       const pins = (await deps.catalogue.educationItems()).filter((item) => item.exam === input.exam);
-      // The rule buyEducationPin prices with: the education markup of the routed provider over the
-      // wholesale price (catalogue/pricing.ts).
-      const markup = await markupFor(deps.db, 'education', deps.catalogue.providerFor('education'));
+      // The rule buyEducationPin prices with: the education markup of the routed provider, at the
+      // caller's price level, over the wholesale price (catalogue/pricing.ts).
+      const markup = await markupPaidBy(deps, caller.userId, 'education');
       return {
         items: pins.map((pin) => ({
           variation: pin.variation,
@@ -221,15 +244,16 @@ export const catalogueOperations = (deps: CatalogueOpsDeps) => [
     name: 'quotePrice',
     method: 'POST',
     auth: 'user',
-    summary: 'The retail price (wholesale + markup) of a wholesale amount, in naira',
+    summary:
+      "The retail price (wholesale + markup) of a wholesale amount, in naira, at the caller's price level",
     tags,
     input: s.quotePriceInput,
     output: s.quotePriceOutput,
     errors: [],
-    handler: async ({ input }) => {
+    handler: async ({ caller, input }) => {
       const provider = input.provider ?? deps.catalogue.providerFor(input.service);
-      const wholesaleKobo = nairaToKobo(input.wholesale);
-      const price = await retailPrice(deps.db, { service: input.service, provider, wholesaleKobo });
+      const markup = await markupPaidBy(deps, caller.userId, input.service, provider);
+      const price = applyMarkup(markup, nairaToKobo(input.wholesale));
       return {
         service: input.service,
         provider,

@@ -14,6 +14,12 @@ import { koboToNaira } from '../money.ts';
 //
 // Prices are what the catalogue shows, so the rule lives here; a purchase (vtu/) applies the same
 // rule at debit time by importing it, so that what is charged is what was listed.
+//
+// Price levels (API.md section 16): a markup may belong to a named level (resellers pay less, say),
+// and a user put on a level pays its markups. A level is an overlay on the default markups: the
+// level's own row for the provider, else its service-wide row, else the default markup as above. So
+// a level need only name the services it changes, and a user with no level (null) or on a level
+// with no row for a service pays the default.
 
 /** 100 % in basis points. */
 export const basisPointsMax = 10_000;
@@ -25,6 +31,8 @@ export type Markup = {
 };
 
 export type StoredMarkup = Markup & {
+  /** Null: the default markup. */
+  level: string | null;
   service: VtuServiceName;
   /** Null: the row applies to every provider of the service. */
   provider: VtuProviderName | null;
@@ -55,6 +63,7 @@ export function applyMarkup(markup: Markup, wholesaleKobo: bigint): Price {
 }
 
 export type MarkupRow = {
+  level: string | null;
   service: string;
   provider: string | null;
   flat_kobo: bigint | string;
@@ -62,71 +71,96 @@ export type MarkupRow = {
 };
 
 /**
- * The markup that applies to a service sold through a provider, among stored rows: the provider's own
- * row wins over the service-wide one, and no row at all is no markup.
+ * The markup that applies to a service sold through a provider to a user on a level (null: none),
+ * among stored rows: the level's provider row, its service-wide row, then the default's in the same
+ * order; no row at all is no markup.
  */
 export function markupAmong(
   rows: readonly MarkupRow[],
   service: VtuServiceName,
   provider: VtuProviderName,
+  level: string | null,
 ): Markup {
+  const find = (rowLevel: string | null, rowProvider: VtuProviderName | null) =>
+    rows.find((r) => r.level === rowLevel && r.service === service && r.provider === rowProvider);
   const row =
-    rows.find((r) => r.service === service && r.provider === provider) ??
-    rows.find((r) => r.service === service && r.provider === null);
+    (level === null ? undefined : (find(level, provider) ?? find(level, null))) ??
+    find(null, provider) ??
+    find(null, null);
   return row === undefined ? noMarkup : { flatKobo: BigInt(row.flat_kobo), percentBp: row.percent_bp };
 }
 
 /**
- * Every stored markup (a few dozen rows at most: one per service, and per provider), for a caller
- * that applies them to many prices at once (markupAmong): the purchases read them once per batch.
+ * Every stored markup, of every level (a few dozen rows per level: one per service, and per
+ * provider), for a caller that applies them to many prices at once (markupAmong): the purchases read
+ * them once per batch, whatever the levels of their buyers.
  */
 export async function readMarkups(db: Kysely<DB>): Promise<MarkupRow[]> {
   const { rows } = await statement<MarkupRow>('catalogue.markups')`
-    select service, provider, flat_kobo, percent_bp from vtu_markups`.execute(db);
+    select level, service, provider, flat_kobo, percent_bp from vtu_markups`.execute(db);
   return rows;
 }
 
-/** The markup that applies to a service sold through a provider. */
+/** The markup that applies to a service sold through a provider to a user on a level (null: none). */
 export async function markupFor(
   db: Kysely<DB>,
-  service: VtuServiceName,
-  provider: VtuProviderName,
+  request: { service: VtuServiceName; provider: VtuProviderName; level: string | null },
 ): Promise<Markup> {
+  const { level } = request;
   const rows = await db
     .selectFrom('vtu_markups')
-    .select(['service', 'provider', 'flat_kobo', 'percent_bp'])
-    .where('service', '=', service)
+    .select(['level', 'service', 'provider', 'flat_kobo', 'percent_bp'])
+    .where('service', '=', request.service)
+    .where((eb) =>
+      level === null ? eb('level', 'is', null) : eb.or([eb('level', 'is', null), eb('level', '=', level)]),
+    )
     .execute();
-  return markupAmong(rows, service, provider);
+  return markupAmong(rows, request.service, request.provider, level);
 }
 
 /**
- * What a wholesale price sells for: `retailKobo` to the wallet, of which `markupKobo` is revenue
- * (quotePrice; the purchases price with the markups read in their batched checks, vtu/purchase-ops.ts).
+ * What a wholesale price sells for to a user on a level (null or left out: the default prices):
+ * `retailKobo` to the wallet, of which `markupKobo` is revenue (the purchases price with the markups
+ * read in their batched checks, vtu/purchase-ops.ts).
  */
 export async function retailPrice(
   db: Kysely<DB>,
-  request: { service: VtuServiceName; provider: VtuProviderName; wholesaleKobo: bigint },
+  request: {
+    service: VtuServiceName;
+    provider: VtuProviderName;
+    level?: string | null;
+    wholesaleKobo: bigint;
+  },
 ): Promise<Price> {
-  return applyMarkup(await markupFor(db, request.service, request.provider), request.wholesaleKobo);
+  return applyMarkup(
+    await markupFor(db, { ...request, level: request.level ?? null }),
+    request.wholesaleKobo,
+  );
 }
 
 /** The batch form, for a catalogue: one markup read for many prices, in the order given. */
 export async function retailPrices(
   db: Kysely<DB>,
-  request: { service: VtuServiceName; provider: VtuProviderName; wholesaleKobo: readonly bigint[] },
+  request: {
+    service: VtuServiceName;
+    provider: VtuProviderName;
+    level?: string | null;
+    wholesaleKobo: readonly bigint[];
+  },
 ): Promise<Price[]> {
-  const markup = await markupFor(db, request.service, request.provider);
+  const markup = await markupFor(db, { ...request, level: request.level ?? null });
   return request.wholesaleKobo.map((kobo) => applyMarkup(markup, kobo));
 }
 
 /**
- * Sets the markup of a service (provider null) or of one provider of it. A field left out keeps its
- * stored value (zero for a new row), so an administrator can change the percentage alone.
+ * Sets the markup of a service (provider null) or of one provider of it, for a level or the default
+ * (level null). A field left out keeps its stored value (zero for a new row), so an administrator can
+ * change the percentage alone. The first markup of a level brings the level into being.
  */
 export async function setMarkup(
   deps: { db: Kysely<DB>; clock: Clock; markupMax: { flatKobo: bigint; percentBp: number } },
   request: {
+    level: string | null;
     service: VtuServiceName;
     provider: VtuProviderName | null;
     flatKobo: bigint | undefined;
@@ -160,6 +194,7 @@ export async function setMarkup(
   const row = await deps.db
     .insertInto('vtu_markups')
     .values({
+      level: request.level,
       service: request.service,
       provider: request.provider,
       flat_kobo: request.flatKobo ?? 0n,
@@ -169,16 +204,17 @@ export async function setMarkup(
       updated_at: now,
     })
     .onConflict((oc) =>
-      oc.columns(['service', 'provider']).doUpdateSet((eb) => ({
+      oc.columns(['level', 'service', 'provider']).doUpdateSet((eb) => ({
         flat_kobo: request.flatKobo ?? eb.ref('vtu_markups.flat_kobo'),
         percent_bp: request.percentBp ?? eb.ref('vtu_markups.percent_bp'),
         updated_by: request.updatedBy,
         updated_at: now,
       })),
     )
-    .returning(['service', 'provider', 'flat_kobo', 'percent_bp', 'updated_at'])
+    .returning(['level', 'service', 'provider', 'flat_kobo', 'percent_bp', 'updated_at'])
     .executeTakeFirstOrThrow();
   return {
+    level: row.level,
     service: row.service as VtuServiceName,
     provider: row.provider as VtuProviderName | null,
     flatKobo: BigInt(row.flat_kobo),

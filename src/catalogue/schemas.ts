@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { vtuProviderNames, vtuServices } from '../config.ts';
 import { isNairaAmount } from '../money.ts';
+import { priceLevelPattern, reservedPriceLevel } from './price-levels.ts';
 import { percentToBasisPoints } from './pricing.ts';
 
 // Schemas of the catalogue, pricing and look-up operations. Prices leave as RETAIL naira (`amount`,
@@ -102,14 +103,32 @@ const percent = z
   .max(100)
   .refine((n) => percentToBasisPoints(n) !== null, { message: 'a percentage, at most two decimals' });
 
+/** A price level's name (price-levels.ts): as stored, so nothing is trimmed or lowercased quietly. */
+export const priceLevel = z
+  .string()
+  .regex(
+    priceLevelPattern,
+    'a level name: 1 to 32 lowercase letters, digits and inner hyphens, such as reseller',
+  )
+  .refine((name) => name !== reservedPriceLevel, {
+    message: 'default names the markups without a level: leave level out to set them',
+  });
+
 export const setMarkupInput = z
-  .object({ service, provider: provider.optional(), flat: naira.optional(), percent: percent.optional() })
+  .object({
+    service,
+    provider: provider.optional(),
+    level: priceLevel.optional().describe('the price level the markup is for; left out, the default markup'),
+    flat: naira.optional(),
+    percent: percent.optional(),
+  })
   .strict()
   .refine((input) => input.flat !== undefined || input.percent !== undefined, {
     message: 'give flat, percent or both',
     path: ['flat'],
   });
 export const markupOutput = z.object({
+  level: z.string().nullable().describe('null: the default markup, paid by every user whose level has none'),
   service,
   provider: provider
     .nullable()
@@ -144,3 +163,23 @@ export const verifyOutput = z.object({
   /** What else the provider said about the customer (address, current bouquet, ...). */
   details: z.record(z.string(), z.string()),
 });
+
+export const setUserPriceLevelInput = z
+  .object({
+    userId: z.uuid(),
+    level: priceLevel
+      .nullable()
+      .describe('a level that has a markup (adminSetMarkup); null: the default prices'),
+  })
+  .strict();
+export const setUserPriceLevelOutput = z.object({ userId: z.uuid(), level: z.string().nullable() });
+
+export const listPriceLevelsInput = noInput;
+export const listPriceLevelsOutput = items(
+  z.object({
+    level: z.string().nullable().describe('null: the default markups, first'),
+    /** How many users are on the level (for null: on no level). */
+    users: z.number().int(),
+    markups: z.array(markupOutput.omit({ level: true })),
+  }),
+);

@@ -21,6 +21,8 @@ export type UsersTable = {
   email_verified_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   /** Set when Tier 2 was approved: first_name and last_name are then the verified names, for good. */
   name_verified_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** The price level whose markups the user pays (catalogue's vtu_markups.level); null: the default. */
+  price_level: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 };
@@ -230,6 +232,11 @@ export type VtuTransactionsTable = {
   requery_attempts: Generated<number>;
   next_requery_at: Timestamp | null;
   stuck_alerted_at: Timestamp | null;
+  /**
+   * A success whose token or pins did not come with it: since when they are awaited (requeried on
+   * next_requery_at until they come); null otherwise, and once they arrived.
+   */
+  delivery_awaited_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
   completed_at: Timestamp | null;
@@ -246,6 +253,8 @@ export type WalletTransfersTable = {
 };
 
 export type VtuMarkupsTable = {
+  /** Null: the default markup, which every user pays unless their level has a markup of its own. */
+  level: ColumnType<string | null, string | null | undefined, never>;
   service: string;
   /** Null: the service-wide markup; a provider's own row wins over it. */
   provider: string | null;
@@ -332,6 +341,29 @@ export type BeneficiariesTable = {
   updated_at: Timestamp;
 };
 
+export type DisputesTable = {
+  id: string;
+  user_id: string;
+  /** The disputed movement's reference: a purchase's, or the wallet posting's. */
+  reference: string;
+  movement: 'purchase' | 'wallet';
+  /** The purchase disputed (vtu's id), when the movement is one. */
+  purchase_id: string | null;
+  description: string;
+  /** Kobo the movement took from the wallet when it was reported (0 for a credit). */
+  charged: bigint;
+  movement_at: Timestamp;
+  reason: 'token_not_received' | 'wrong_recipient' | 'charged_twice' | 'other';
+  message: string;
+  status: 'open' | 'refunded' | 'declined';
+  resolution: string | null;
+  /** Kobo given back by the resolution. */
+  refunded: ColumnType<bigint, bigint | undefined, bigint>;
+  resolved_by: string | null;
+  created_at: Timestamp;
+  resolved_at: Timestamp | null;
+};
+
 export type BulkOrdersTable = {
   id: string;
   user_id: string;
@@ -394,5 +426,6 @@ export type DB = {
   poll_options: { id: string; poll_id: string; position: number; text: string };
   poll_votes: { poll_id: string; user_id: string; option_id: string; created_at: Timestamp };
   beneficiaries: BeneficiariesTable;
+  disputes: DisputesTable;
   bulk_orders: BulkOrdersTable;
 };

@@ -68,6 +68,27 @@ export type DomainEvent =
       amountKobo: string;
       /** Delivered in part: what went back to the wallet. */
       refundedKobo?: string;
+      /** What the buyer keeps, when it came with the answer: a prepaid meter's token and units, exam pins. */
+      token?: string;
+      units?: string;
+      pins?: string[];
+      /** The token or pins did not come with the answer: vtu.delivery_arrived follows when they do. */
+      deliveryAwaited?: true;
+      occurredAt: string;
+    }
+  /**
+   * The token or pins of a purchase that succeeded without them arrived on a later requery (once per
+   * purchase). No money moves: the purchase was settled when it succeeded.
+   */
+  | {
+      type: 'vtu.delivery_arrived';
+      userId: string;
+      transactionId: string;
+      reference: string;
+      service: string;
+      token?: string;
+      units?: string;
+      pins?: string[];
       occurredAt: string;
     }
   /** A purchase failed at the provider and its amount went back to the wallet (once per purchase). */
@@ -111,6 +132,19 @@ export type DomainEvent =
       lockId: string;
       refundedKobo: string;
       penaltyKobo: string;
+      occurredAt: string;
+    }
+  /** An operator resolved a dispute: a refund of refundedKobo to the wallet, or a decline ("0"), once. */
+  | {
+      type: 'disputes.resolved';
+      userId: string;
+      disputeId: string;
+      /** The disputed movement's reference. */
+      reference: string;
+      decision: 'refund' | 'decline';
+      refundedKobo: string;
+      /** The operator's words to the person. */
+      resolution: string;
       occurredAt: string;
     }
   /** The daily check-in was claimed (once per user and Lagos day). */

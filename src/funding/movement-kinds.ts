@@ -1,4 +1,5 @@
 import { type RawBuilder, sql } from 'kysely';
+import { disputePostings } from '../disputes/postings.ts';
 import { checkinPostings } from '../growth/checkin.ts';
 import { systemAccounts } from '../ledger/accounts.ts';
 import type { EntryColumns } from '../ledger/history.ts';
@@ -48,6 +49,7 @@ const rules: readonly Rule[] = [
   { kind: 'savings_release', pattern: savingsPostings.break(anything) },
   { kind: 'savings_release', pattern: savingsPostings.mature(anything) },
   { kind: 'reward', pattern: checkinPostings.withdrawal(anything) },
+  { kind: 'dispute_refund', pattern: disputePostings.refund(anything) },
 ];
 
 function condition(rule: Rule, entry: EntryColumns): RawBuilder<boolean> {
@@ -64,5 +66,13 @@ export function movementKindOf(entry: EntryColumns): RawBuilder<MovementKind> {
   return sql<MovementKind>`(case ${sql.join(cases, sql` `)} else ${sql.lit('adjustment')} end)`;
 }
 
-/** The kinds whose entry belongs to a purchase (or a sale): its posting's metadata names it. */
-export const purchaseKinds: ReadonlySet<MovementKind> = new Set(['purchase', 'refund', 'airtime_cash']);
+/**
+ * The kinds whose entry belongs to a purchase (or a sale): its posting's metadata names it. A
+ * dispute refund names the purchase when the dispute was about one.
+ */
+export const purchaseKinds: ReadonlySet<MovementKind> = new Set([
+  'purchase',
+  'refund',
+  'airtime_cash',
+  'dispute_refund',
+]);

@@ -44,7 +44,7 @@ export const movementKinds = [
   'savings_lock',
   'savings_release',
   'reward',
-  // No posting makes one yet: disputes (API.md section 16) are a later issue.
+  // An operator's refund of a disputed movement (src/disputes/refunds.ts).
   'dispute_refund',
   'adjustment',
 ] as const;

@@ -16,6 +16,8 @@ export const systemAccounts = {
   providerSettlement: 'provider_settlement',
   // Airtime-to-cash payouts (migration 2026-11-28T0900): below zero by what was paid out.
   airtimeCashPayouts: 'airtime_cash_payouts',
+  // Dispute refunds (migration 2026-12-02T1100): below zero by what operators gave back.
+  expenseDisputes: 'expense_disputes',
 } as const;
 
 export const userAccount = (kind: UserAccountKind, userId: string): string => `${kind}:${userId}`;

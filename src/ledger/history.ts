@@ -139,3 +139,44 @@ export async function historyEntry<Kind extends string>(
   const row = await selected(db, accountCode, view).where('e.id', '=', entryId).executeTakeFirst();
   return row === undefined ? undefined : toEntry<Kind>(row);
 }
+
+/** What one posting did to one account: its side of the movement. */
+export type AccountMovement = {
+  reference: string;
+  description: string;
+  /** Signed kobo: positive credited the account, negative debited it. */
+  amount: bigint;
+  createdAt: Date;
+  /** The posting's metadata, as its domain wrote it. */
+  metadata: Record<string, unknown>;
+};
+
+/**
+ * The entry the posting of this reference made on the account, or undefined when there is no such
+ * posting or it did not move this account: whose movement a reference is, asked by the reference.
+ */
+export async function accountMovement(
+  db: Handle,
+  accountCode: string,
+  reference: string,
+): Promise<AccountMovement | undefined> {
+  const row = await db
+    .selectFrom('ledger_entries as e')
+    .innerJoin('ledger_accounts as a', 'a.id', 'e.account_id')
+    .innerJoin('ledger_transactions as t', 't.id', 'e.transaction_id')
+    .where('a.code', '=', accountCode)
+    .where('t.reference', '=', reference)
+    .select(['t.reference', 't.description', 'e.amount', 'e.created_at', 't.metadata'])
+    .executeTakeFirst();
+  if (row === undefined) return undefined;
+  return {
+    reference: row.reference,
+    description: row.description,
+    amount: row.amount,
+    createdAt: row.created_at,
+    metadata: (typeof row.metadata === 'string' ? JSON.parse(row.metadata) : (row.metadata ?? {})) as Record<
+      string,
+      unknown
+    >,
+  };
+}

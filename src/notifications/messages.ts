@@ -3,7 +3,10 @@ import { formatNaira } from '../money.ts';
 
 // What each platform event tells its user (API.md section 10): the inbox entry, and later the
 // email and the push of the same fact. `source` names the fact, so that the event job running twice
-// makes one entry. Messages carry amounts and references, never a secret (no PIN, code or token).
+// makes one entry. Messages carry amounts and references, never a secret of the account (no PIN,
+// code or session token). What a purchase delivered is not one: an electricity token and exam pins
+// are what the buyer paid for, and go wherever the purchase's message goes (in the inbox as
+// `data.token` / `data.pins`, and in the body the email and the push carry).
 
 export type NotificationKind =
   | 'topup_credited'
@@ -14,6 +17,7 @@ export type NotificationKind =
   | 'lock_created'
   | 'lock_matured'
   | 'lock_broken'
+  | 'dispute_resolved'
   | 'checkin_claimed'
   | 'milestone_reached'
   | 'referral_qualified'
@@ -34,6 +38,7 @@ export const notificationKinds: readonly NotificationKind[] = [
   'lock_created',
   'lock_matured',
   'lock_broken',
+  'dispute_resolved',
   'checkin_claimed',
   'milestone_reached',
   'referral_qualified',
@@ -53,7 +58,7 @@ export type NotificationMessage = {
   kind: NotificationKind;
   title: string;
   body: string;
-  data: Record<string, string | number | boolean | null>;
+  data: Record<string, string | number | boolean | null | string[]>;
   source: string;
 };
 
@@ -69,6 +74,35 @@ const serviceNames: Record<string, string> = {
   social: 'Social media order',
   airtime_to_cash: 'Airtime to cash',
 };
+
+type Delivered = { token?: string; units?: string; pins?: string[] };
+
+/** A meter token as it is typed into the meter: in groups of four digits. */
+const grouped = (token: string) =>
+  /^\d+$/.test(token.replace(/[\s-]/g, ''))
+    ? token.replace(/[\s-]/g, '').replace(/(\d{4})(?=\d)/g, '$1 ')
+    : token;
+
+/** What a purchase delivered, in words for the body (and so the email and the push): empty for nothing. */
+function deliveryText(event: Delivered): string {
+  const parts: string[] = [];
+  if (event.token !== undefined) {
+    parts.push(` Token: ${grouped(event.token)}${event.units === undefined ? '' : ` (${event.units})`}.`);
+  }
+  if (event.pins !== undefined && event.pins.length > 0) {
+    parts.push(` ${event.pins.length === 1 ? 'PIN' : 'PINs'}: ${event.pins.join('; ')}.`);
+  }
+  return parts.join('');
+}
+
+/** What a purchase delivered, as the inbox entry's data carries it (`data.token`, `data.pins`). */
+function deliveryData(event: Delivered): Record<string, string | string[]> {
+  return {
+    ...(event.token === undefined ? {} : { token: event.token }),
+    ...(event.units === undefined ? {} : { units: event.units }),
+    ...(event.pins === undefined || event.pins.length === 0 ? {} : { pins: event.pins }),
+  };
+}
 
 /** The message an event gives its user, or null for events no user is told about (provider floats). */
 export function messageFor(event: DomainEvent): NotificationMessage | null {
@@ -121,16 +155,45 @@ export function messageFor(event: DomainEvent): NotificationMessage | null {
           source: `purchase:${event.transactionId}`,
         };
       }
+      const outcome =
+        event.refundedKobo === undefined
+          ? `Your ${what.toLowerCase()} purchase of ${kobo(event.amountKobo)} succeeded (reference ${event.reference}).`
+          : `Your ${what.toLowerCase()} purchase of ${kobo(event.amountKobo)} was delivered in part: ${kobo(event.refundedKobo)} for the rest is back in your wallet (reference ${event.reference}).`;
+      const awaited =
+        event.deliveryAwaited === true
+          ? ` Your ${event.service === 'education' ? 'pins are' : 'token is'} on the way: we will send ${event.service === 'education' ? 'them' : 'it'} here, by push and by email as soon as the provider releases ${event.service === 'education' ? 'them' : 'it'}.`
+          : '';
       return {
         userId: event.userId,
         kind: 'purchase_succeeded',
         title: `${what} delivered`,
-        body:
-          event.refundedKobo === undefined
-            ? `Your ${what.toLowerCase()} purchase of ${kobo(event.amountKobo)} succeeded (reference ${event.reference}).`
-            : `Your ${what.toLowerCase()} purchase of ${kobo(event.amountKobo)} was delivered in part: ${kobo(event.refundedKobo)} for the rest is back in your wallet (reference ${event.reference}).`,
-        data: { transactionId: event.transactionId, reference: event.reference, service: event.service },
+        body: `${outcome}${deliveryText(event)}${awaited}`,
+        data: {
+          transactionId: event.transactionId,
+          reference: event.reference,
+          service: event.service,
+          ...deliveryData(event),
+          ...(event.deliveryAwaited === true ? { deliveryAwaited: true } : {}),
+        },
         source: `purchase:${event.transactionId}`,
+      };
+    }
+    case 'vtu.delivery_arrived': {
+      const pins = event.service === 'education';
+      const what = (serviceNames[event.service] ?? event.service).toLowerCase();
+      return {
+        userId: event.userId,
+        // The rest of the purchase's success: it reaches the user wherever that message may.
+        kind: 'purchase_succeeded',
+        title: pins ? 'Your exam pins are here' : 'Your electricity token is here',
+        body: `The ${pins ? 'pins' : 'token'} of your ${what} purchase (reference ${event.reference}) arrived.${deliveryText(event)}`,
+        data: {
+          transactionId: event.transactionId,
+          reference: event.reference,
+          service: event.service,
+          ...deliveryData(event),
+        },
+        source: `purchase-delivery:${event.transactionId}`,
       };
     }
     case 'vtu.purchase_failed': {
@@ -190,6 +253,29 @@ export function messageFor(event: DomainEvent): NotificationMessage | null {
         data: { lockId: event.lockId, refunded: kobo(event.refundedKobo), penalty: kobo(event.penaltyKobo) },
         source: `lock-closed:${event.lockId}`,
       };
+    case 'disputes.resolved':
+      return event.decision === 'refund'
+        ? {
+            userId: event.userId,
+            kind: 'dispute_resolved',
+            title: 'Problem resolved: refunded',
+            body: `${kobo(event.refundedKobo)} is back in your wallet for the problem you reported with ${event.reference}: ${event.resolution}`,
+            data: {
+              disputeId: event.disputeId,
+              reference: event.reference,
+              decision: event.decision,
+              refunded: kobo(event.refundedKobo),
+            },
+            source: `dispute:${event.disputeId}`,
+          }
+        : {
+            userId: event.userId,
+            kind: 'dispute_resolved',
+            title: 'Problem reviewed: no refund',
+            body: `We looked into the problem you reported with ${event.reference} and made no refund: ${event.resolution}`,
+            data: { disputeId: event.disputeId, reference: event.reference, decision: event.decision },
+            source: `dispute:${event.disputeId}`,
+          };
     case 'growth.checkin_claimed':
       return {
         userId: event.userId,

@@ -5,7 +5,7 @@ import type { DB } from '../db/schema.ts';
 import { defineOperation } from '../operation.ts';
 import type { Resolve } from '../outbound-addresses.ts';
 import type { PushSender } from '../providers/push/web-push-sender.ts';
-import { checkPushEndpoint } from './endpoint-policy.ts';
+import { checkPushEndpoint, type SandboxEndpoints } from './endpoint-policy.ts';
 import * as s from './schemas.ts';
 import { deleteSubscription, saveSubscription } from './subscriptions.ts';
 
@@ -20,6 +20,8 @@ export type PushDeps = {
   /** Looks up a push service's host for the endpoint policy. */
   resolveHost: Resolve;
   config: Pick<Config['push'], 'allowedHosts'>;
+  /** What the endpoint policy lets through in the sandbox; undefined outside it. */
+  sandboxEndpoints: SandboxEndpoints | undefined;
 };
 
 /** The push operations, closed over the module's deps. */
@@ -45,7 +47,12 @@ export const pushOperations = (deps: PushDeps) => [
     output: s.subscriptionOutput,
     errors: [],
     handler: async ({ caller, input }) => {
-      await checkPushEndpoint(input.endpoint, deps.config.allowedHosts, deps.resolveHost);
+      await checkPushEndpoint(
+        input.endpoint,
+        deps.config.allowedHosts,
+        deps.resolveHost,
+        deps.sandboxEndpoints,
+      );
       await saveSubscription(deps.db, caller.userId, input, deps.clock.now());
       return { endpoint: input.endpoint };
     },

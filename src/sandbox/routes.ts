@@ -6,6 +6,7 @@ import { registerSandboxKyc } from './kyc-provider.ts';
 import { registerSandboxLivenessPage } from './liveness-page.ts';
 import { registerSandboxMessages } from './messages.ts';
 import { registerSandboxPayments } from './payment-provider.ts';
+import { registerSandboxPush } from './push/push-service.ts';
 import type { Sandbox, SandboxState } from './state.ts';
 import { registerSandboxAirtimeCash } from './vtu/airtime-cash.ts';
 import { registerSandboxBills } from './vtu/bills.ts';
@@ -32,6 +33,8 @@ export type SandboxDeps = {
   clockJobsUrl: () => string;
   /** Each VTU provider's bank account (config.vtu.<name>.funding): a transfer into it funds its simulator. */
   vtuFundingAccounts: Record<'data' | 'bills' | 'social', string>;
+  /** The service's VAPID public key (getPushPublicKey): the key push subscriptions are made with. */
+  pushApplicationServerKey: string;
 };
 
 /** The sandbox over its state: its routes, and the token it shows the service's clock-jobs route. */
@@ -73,8 +76,13 @@ function registerSandbox(
   registerSandboxBills(app, state.bills, { clock });
   registerSandboxSocial(app, state.social, { clock });
   registerSandboxAirtimeCash(app, state.airtimeCash, { clock });
-  // The SMS gateway, the phones and the operations inbox; the clock.
+  // The SMS gateway, the phones and the operations inbox; the browsers' push service; the clock.
   registerSandboxMessages(app, state, clock);
+  registerSandboxPush(app, state.push, {
+    clock,
+    serviceBaseUrl: deps.serviceBaseUrl,
+    applicationServerKey: deps.pushApplicationServerKey,
+  });
   registerSandboxClock(app, { clock, clockJobsUrl: deps.clockJobsUrl, clockJobsToken });
 }
 

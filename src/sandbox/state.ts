@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { createSandboxPaymentsState, type SandboxPaymentsState } from './payments/state.ts';
+import { createSandboxPushState, type SandboxPushState } from './push/push-service.ts';
 import { createSandboxAirtimeCashState, type SandboxAirtimeCashState } from './vtu/airtime-cash.ts';
 import { createSandboxBillsState, type SandboxBillsState } from './vtu/bills.ts';
 import { createSandboxDataState, type SandboxDataState } from './vtu/data-state.ts';
@@ -41,6 +42,8 @@ export type SandboxState = {
   social: SandboxSocialState;
   /** The airtime-to-cash provider (VTU Africa's Airtime2Cash wire shape). */
   airtimeCash: SandboxAirtimeCashState;
+  /** The Web Push service and the browsers behind its subscriptions (src/sandbox/push/). */
+  push: SandboxPushState;
 };
 
 /**
@@ -63,5 +66,6 @@ export function createSandboxState(): SandboxState {
     bills: createSandboxBillsState(),
     social: createSandboxSocialState(),
     airtimeCash: createSandboxAirtimeCashState(),
+    push: createSandboxPushState(),
   };
 }

@@ -17,6 +17,7 @@ import {
   JOB_VTU_DISPATCH,
 } from './dispatch.ts';
 import { createFloatInFlight, type FloatDeps, type FloatInFlight, failPurchasesWaitingFor } from './float.ts';
+import { requeryAwaitedDeliveries } from './late-delivery.ts';
 import {
   authorise,
   buy,
@@ -28,6 +29,7 @@ import {
   purchaseOperations,
   purchaseOrders,
 } from './purchase-ops.ts';
+import { findPurchaseRecord } from './purchase-records.ts';
 import { findPurchases, type PurchaseOrder, type VtuTransactionView } from './purchases.ts';
 import {
   JOB_VTU_REQUERY,
@@ -46,6 +48,7 @@ import { type SettlementDeps, settlePurchasesBatcher } from './settlement.ts';
 //     → the provider's adapter → settlePurchases (settlement.ts)
 //   JOB_VTU_DISPATCH (the acceptance's safety net) → dispatchPurchase
 //   JOB_VTU_REQUERY (every minute) → requeryDuePurchases (requery.ts) → settlePurchases
+//                                   → requeryAwaitedDeliveries (late-delivery.ts): tokens, pins to come
 //
 // The module owns what the stages share: the group commit of acceptances, claims and settlements
 // (one batcher each, named after the function it runs), the bound on purchases sent at once, what
@@ -69,7 +72,10 @@ export type VtuModuleDeps = Omit<PurchaseOpsDeps, 'purchaseReads' | 'accepting'>
 
 /** What other modules (and the composition root, and tests) may call of the purchases. */
 export type VtuApi = {
-  /** Requeries the purchases whose requery is due; with includeNotDue, every one still processing (adminReconcile). */
+  /**
+   * Requeries the purchases whose requery is due, and the successes whose token or pins are due to
+   * be asked for again; with includeNotDue, every one still processing or awaited (adminReconcile).
+   */
   requeryDue(options?: { includeNotDue?: boolean }): Promise<RequeryCounts>;
   /** Requeries one sent purchase of the service still processing, by reference (a provider's callback); null if none. */
   requeryReference(service: VtuService, reference: string): Promise<RequeryCounts | null>;
@@ -109,6 +115,11 @@ export type VtuApi = {
   purchasesOf(userId: string, ids: readonly string[]): Promise<VtuTransactionView[]>;
   /** Accepts a checked purchase, as the operations do after their checks (tests of the accept stage). */
   acceptPurchase(userId: string, order: PurchaseOrder, withCommit?: WithCommit): Promise<VtuTransactionView>;
+  /**
+   * What the purchases keep about one of the user's purchases, by id or reference (a dispute judges
+   * it by this); undefined when it is not theirs. Takes the caller's transaction, if it is in one.
+   */
+  purchaseRecord: typeof findPurchaseRecord;
   /** Resolves when this process's send of the purchase (if any) has ended. */
   sendEnded(id: string): Promise<void>;
   /** Purchases checked and waiting for a place to be sent, not debited yet. */
@@ -179,9 +190,13 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
         retryDelaySeconds: 30,
         expireInSeconds: 300,
         runOnClockAdvance: true,
+        // Also the successes still awaiting their token or pins (late-delivery.ts), on the same
+        // schedule: they move no money, and are asked about until they come.
         handler: async () => {
           const counts = await requeryDuePurchases(dispatching, requeryOptions);
           if (counts.checked > 0) logger.info({ counts }, 'purchase requery run');
+          const deliveries = await requeryAwaitedDeliveries(dispatching, requeryOptions);
+          if (deliveries.checked > 0) logger.info({ deliveries }, 'awaited deliveries requery run');
         },
       },
     ],
@@ -195,7 +210,11 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
       ),
     ],
     api: {
-      requeryDue: (options = {}) => requeryDuePurchases(dispatching, { ...requeryOptions, ...options }),
+      async requeryDue(options = {}) {
+        const counts = await requeryDuePurchases(dispatching, { ...requeryOptions, ...options });
+        await requeryAwaitedDeliveries(dispatching, { ...requeryOptions, ...options });
+        return counts;
+      },
       requeryReference: (service, reference) =>
         requeryByReference(dispatching, service, reference, requeryOptions),
       async authorise(userId, pin) {
@@ -210,6 +229,7 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
       buyTogether: (userId, orders, withCommit) => buyTogether(ops, userId, orders, withCommit),
       purchasesOf: (userId, ids) => findPurchases(ops, userId, ids),
       acceptPurchase: (userId, order, withCommit) => acceptPurchase(accepting, userId, order, withCommit),
+      purchaseRecord: findPurchaseRecord,
       // The sends' own functions (they use no `this`), so that a caller lands in dispatch.ts.
       sendEnded: dispatching.sends.ended,
       sendsWaiting: dispatching.sends.waiting,

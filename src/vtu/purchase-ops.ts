@@ -59,18 +59,22 @@ export type PurchaseOpsDeps = {
   accepting: AcceptDeps;
 };
 
-// What every purchase reads before its debit, its buyer's tier and PIN state and the markups, in one
-// batched step: under load the purchases arriving together share one query for their buyers and one
-// for the markups (a table of a few dozen rows at most: one per service, and per provider). The
-// buyers are auth's rows, read through auth (readBuyerStates), and the markups the catalogue's
-// (readMarkups); the two queries run side by side. The buyer's PIN state read here is taken without
-// a lock, so it decides nothing: it only chooses how verifyTransactionPin checks the PIN, on the
-// user row read again under its lock (decision 0018).
+// What every purchase reads before its debit, its buyer's tier, PIN state and price level and the
+// markups, in one batched step: under load the purchases arriving together share one query for their
+// buyers and one for the markups (a table of a few dozen rows per price level: one per service, and
+// per provider), whatever their buyers' levels. The buyers are auth's rows, read through auth
+// (readBuyerStates), and the markups the catalogue's (readMarkups); the two queries run side by side,
+// and each buyer's markups are picked from the rows by their level (markupAmong). The buyer's PIN
+// state read here is taken without a lock, so it decides nothing: it only chooses how
+// verifyTransactionPin checks the PIN, on the user row read again under its lock (decision 0018).
 
 export type PurchaseFacts = {
   /** The buyer's tier and PIN columns as they were read (no lock); undefined for no such user. */
   buyer: BuyerState | undefined;
-  /** The markup of a service sold through a provider: the provider's own row wins over the service's. */
+  /**
+   * The markup the buyer pays for a service sold through a provider: their level's, else the
+   * default; the provider's own row wins over the service's (catalogue/pricing.ts markupAmong).
+   */
   markupOf(service: VtuServiceName, provider: VtuProviderName): Markup;
 };
 
@@ -82,9 +86,15 @@ export function createPurchaseReads(db: Kysely<DB>, batching: Batching): Purchas
   const load = batching.loader(
     async (ids: string[]) => {
       const [byId, markups] = await Promise.all([readBuyerStates(db, ids), readMarkups(db)]);
-      const markupOf = (service: VtuServiceName, provider: VtuProviderName): Markup =>
-        markupAmong(markups, service, provider);
-      return new Map(ids.map((id) => [id, { buyer: byId.get(id), markupOf }]));
+      return new Map(
+        ids.map((id) => {
+          const buyer = byId.get(id);
+          const level = buyer?.price_level ?? null;
+          const markupOf = (service: VtuServiceName, provider: VtuProviderName): Markup =>
+            markupAmong(markups, service, provider, level);
+          return [id, { buyer, markupOf }];
+        }),
+      );
     },
     { batchMax: 200, concurrency: 4 },
   );

@@ -1,4 +1,4 @@
-import { applyMarkup, markupFor } from '../catalogue/pricing.ts';
+import { applyMarkup } from '../catalogue/pricing.ts';
 import type { Config } from '../config.ts';
 import { AppError } from '../errors.ts';
 import { requireWithin } from '../limits.ts';
@@ -60,9 +60,13 @@ export const routedServiceOperations = (deps: PurchaseOpsDeps) => [
     input: s.listSocialServicesInput,
     output: s.listSocialServicesOutput,
     errors: ['UPSTREAM_UNAVAILABLE'],
-    handler: async ({ input }) => {
-      const items = await socialServices(deps);
-      const markup = await markupFor(deps.db, 'social', deps.catalogue.providerFor('social'));
+    handler: async ({ caller, input }) => {
+      // The rates the caller pays, at their price level: the markups buySocialService charges them.
+      const [items, { markupOf }] = await Promise.all([
+        socialServices(deps),
+        deps.purchaseReads(caller.userId),
+      ]);
+      const markup = markupOf('social', deps.catalogue.providerFor('social'));
       const wanted = input.category?.toLowerCase();
       return {
         items: items

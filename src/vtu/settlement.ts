@@ -9,7 +9,7 @@ import type { JobQueue } from '../jobs/queue.ts';
 import { providerFloatAccount, systemAccounts, userAccount } from '../ledger/accounts.ts';
 import { type PostingRequest, postBatch } from '../ledger/postings.ts';
 import { koboToNaira } from '../money.ts';
-import type { PurchaseOutcome, RequeryOutcome } from '../providers/vtu/vtu-provider.ts';
+import type { Delivery, PurchaseOutcome, RequeryOutcome } from '../providers/vtu/vtu-provider.ts';
 import { purchasePostings, type VtuTransaction } from './purchases.ts';
 
 // What a provider's answer does to a purchase (SPEC.md "States and transitions", DESIGN.md "Money"):
@@ -25,6 +25,9 @@ import { purchasePostings, type VtuTransaction } from './purchases.ts';
 // requeried (and, after the window, alerted as stuck); one above the declared amount raises an alert.
 // Each runs under the purchase's row lock and only while it is processing, so two answers (the
 // dispatch racing a requery, a retried job) settle it once.
+// A success that should carry a token or pins (a prepaid meter, exam pins) and came without them is
+// settled all the same (the provider delivered and was paid), and marked delivery_awaited_at: the
+// requery runner asks again on the same backoff until they come (late-delivery.ts), moving no money.
 
 export type SettlementDeps = { db: Kysely<DB>; clock: Clock; jobs: JobQueue };
 
@@ -112,6 +115,8 @@ export async function settleLocked(
         type: 'vtu.purchase_succeeded',
         ...event,
         ...(next.refunded > 0n ? { refundedKobo: next.refunded.toString() } : {}),
+        ...deliveryOf(next),
+        ...(next.delivery_awaited_at === null ? {} : { deliveryAwaited: true }),
       });
       postings.push(deliveredPosting(next));
       const received = outcome.status === 'success' ? outcome.receivedKobo : undefined;
@@ -181,6 +186,7 @@ function nextState(
       const part = deliveredPart(purchase, outcome.remains);
       // A part delivery we cannot make sense of is left for the requery and, after it, for a person.
       if (part === null) return requeryLater(purchase, purchase.provider_reference, now);
+      const awaited = awaitsDelivery(purchase, outcome);
       return {
         ...purchase,
         status: 'success',
@@ -191,7 +197,10 @@ function nextState(
         pins: outcome.pins === undefined ? null : JSON.stringify(outcome.pins),
         // The provider's word at delivery wins; else the name a look-up gave when it was accepted.
         customer_name: outcome.customerName ?? purchase.customer_name,
-        next_requery_at: null,
+        // The token or pins still to come are asked for on the backoff schedule, from its start.
+        delivery_awaited_at: awaited ? now : null,
+        next_requery_at: awaited ? new Date(now.getTime() + requeryDelaySeconds(0) * 1000) : null,
+        requery_attempts: awaited ? 1 : purchase.requery_attempts,
         updated_at: now,
         completed_at: now,
       };
@@ -220,6 +229,46 @@ function nextState(
       throw new Error(`unknown purchase outcome ${JSON.stringify(unreachable)}`);
     }
   }
+}
+
+/**
+ * True when a delivered purchase lacks what the buyer bought it for: a prepaid meter's token, or an
+ * exam's pins. A postpaid meter has no token (the bill is credited), and no other service has either.
+ */
+export function awaitsDelivery(
+  purchase: Pick<VtuTransaction, 'service' | 'request' | 'direction'>,
+  delivery: Pick<Delivery, 'token' | 'pins'>,
+): boolean {
+  if (purchase.direction !== 'debit') return false;
+  switch (purchase.service) {
+    case 'electricity': {
+      const request = (
+        typeof purchase.request === 'string' ? JSON.parse(purchase.request) : purchase.request
+      ) as { meterType?: unknown };
+      return request.meterType === 'prepaid' && (delivery.token === undefined || delivery.token === '');
+    }
+    case 'education':
+      return delivery.pins === undefined || delivery.pins.length === 0;
+    default:
+      return false;
+  }
+}
+
+/** What a purchase delivered for its user to keep (its token, units, pins), as its events carry it. */
+export function deliveryOf(purchase: Pick<VtuTransaction, 'token' | 'units' | 'pins'>): {
+  token?: string;
+  units?: string;
+  pins?: string[];
+} {
+  const pins =
+    typeof purchase.pins === 'string'
+      ? (JSON.parse(purchase.pins) as string[])
+      : (purchase.pins as string[] | null);
+  return {
+    ...(purchase.token === null ? {} : { token: purchase.token }),
+    ...(purchase.units === null ? {} : { units: purchase.units }),
+    ...(pins === null || pins.length === 0 ? {} : { pins }),
+  };
 }
 
 /** Still processing: requeried after the next delay of the backoff schedule. */
@@ -341,16 +390,18 @@ async function writeStates(trx: Transaction<DB>, purchases: VtuTransaction[]): P
       status = v.status, provider_reference = v.provider_reference, token = v.token, units = v.units,
       pins = v.pins::jsonb, amount = v.amount, refunded = v.refunded, customer_name = v.customer_name,
       failure_reason = v.failure_reason, next_requery_at = v.next_requery_at,
-      requery_attempts = v.requery_attempts, updated_at = v.updated_at, completed_at = v.completed_at
+      requery_attempts = v.requery_attempts, delivery_awaited_at = v.delivery_awaited_at,
+      updated_at = v.updated_at, completed_at = v.completed_at
     from unnest(${column((p) => p.id)}::uuid[], ${column((p) => p.status)}::text[],
       ${column((p) => p.provider_reference)}::text[], ${column((p) => p.token)}::text[],
       ${column((p) => p.units)}::text[], ${column((p) => jsonText(p.pins))}::text[],
       ${column((p) => p.amount)}::bigint[], ${column((p) => p.refunded)}::bigint[],
       ${column((p) => p.customer_name)}::text[], ${column((p) => p.failure_reason)}::text[],
       ${column((p) => p.next_requery_at)}::timestamptz[], ${column((p) => p.requery_attempts)}::integer[],
+      ${column((p) => p.delivery_awaited_at)}::timestamptz[],
       ${column((p) => p.updated_at)}::timestamptz[], ${column((p) => p.completed_at)}::timestamptz[])
       as v(id, status, provider_reference, token, units, pins, amount, refunded, customer_name,
-        failure_reason, next_requery_at, requery_attempts, updated_at, completed_at)
+        failure_reason, next_requery_at, requery_attempts, delivery_awaited_at, updated_at, completed_at)
     where t.id = v.id`.execute(trx);
 }
 

@@ -74,6 +74,7 @@ const owners: Record<string, string> = {
   push_subscriptions: 'push',
   wallet_transfers: 'transfers',
   beneficiaries: 'beneficiaries',
+  disputes: 'disputes',
   bulk_orders: 'bulk-orders',
   // pg-boss's own tables (src/jobs/queue.ts puts them in the pgboss schema).
   'pgboss.bam': 'jobs',

@@ -45,6 +45,8 @@ describe('getMe and updateProfile', () => {
       // API.md section 4: the names are the verified ones once Tier 2 is approved.
       'nameVerified',
       'phone',
+      // API.md section 16: the price level whose markups the user pays (null by default).
+      'priceLevel',
       'referralCode',
       'roles',
     ]);

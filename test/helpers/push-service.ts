@@ -1,18 +1,26 @@
 import { execFileSync } from 'node:child_process';
-import { createECDH, createPublicKey, randomBytes, verify } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { decrypt } from 'http_ece';
+import {
+  decryptPush,
+  newPushKeys,
+  type PushKeys,
+  vapidCredentials,
+  verifyVapid,
+} from '../../src/sandbox/push/wire.ts';
 
 // A push service for the tests, over HTTPS on 127.0.0.1 with a certificate made here by openssl:
 // it checks each push's VAPID JWT (ES256) against the key in its Authorization header and
 // decrypts its aes128gcm payload with the subscription's private key (RFC 8291), as a browser's
-// push service and the browser would (only the first `checkFirst` pushes, when that is given).
-// Paths choose its answer: /gone/... 410, /missing/... 404, /slow/... waits until released;
-// anything else 201.
+// push service and the browser would (only the first `checkFirst` pushes, when that is given), with
+// the sandbox push service's checks (src/sandbox/push/wire.ts). Unlike the sandbox's, it is an
+// HTTPS origin apart from the service's own, as FCM or Mozilla's are, and so exercises the sender's
+// TLS agent. Paths choose its answer: /gone/... 410, /missing/... 404, /slow/... waits until
+// released; anything else 201.
 
 export type ReceivedPush = { path: string; payload: string; vapidKey: string; audience: string; ttl: string };
 
@@ -32,38 +40,6 @@ export type PushService = {
   subscribe(pathPrefix?: string): TestSubscription;
   close(): Promise<void>;
 };
-
-function jwtValid(token: string, vapidKey: string, origin: string): { ok: boolean; audience: string } {
-  const [header, claims, signature] = token.split('.');
-  if (header === undefined || claims === undefined || signature === undefined)
-    return { ok: false, audience: '' };
-  const point = Buffer.from(vapidKey, 'base64url');
-  const key = createPublicKey({
-    key: {
-      kty: 'EC',
-      crv: 'P-256',
-      x: point.subarray(1, 33).toString('base64url'),
-      y: point.subarray(33, 65).toString('base64url'),
-    },
-    format: 'jwk',
-  });
-  const signed = verify(
-    'sha256',
-    Buffer.from(`${header}.${claims}`),
-    { key, dsaEncoding: 'ieee-p1363' },
-    Buffer.from(signature, 'base64url'),
-  );
-  const body = JSON.parse(Buffer.from(claims, 'base64url').toString()) as {
-    aud: string;
-    exp: number;
-    sub: string;
-  };
-  const fresh = body.exp > Date.now() / 1000 && body.exp < Date.now() / 1000 + 24 * 3600 + 60;
-  return {
-    ok: signed && fresh && body.aud === origin && /^(mailto:|https:)/.test(body.sub),
-    audience: body.aud,
-  };
-}
 
 export type PushServiceOptions = {
   /**
@@ -105,7 +81,7 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
   const ca = readFileSync(path.join(dir, 'cert.pem'));
   rmSync(dir, { recursive: true, force: true });
 
-  const keys = new Map<string, { ecdh: ReturnType<typeof createECDH>; auth: Buffer }>();
+  const keys = new Map<string, PushKeys>();
   const received: ReceivedPush[] = [];
   const rejected: string[] = [];
   let held: Array<() => void> = [];
@@ -114,12 +90,12 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
   const server: Server = createServer({ key, cert: ca }, (request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
+    request.on('end', async () => {
       const url = request.url ?? '/';
       const answer = (status: number) => response.writeHead(status).end();
-      const auth = /^vapid t=([^,]+), k=(.+)$/.exec(request.headers.authorization ?? '');
+      const vapid = vapidCredentials(request.headers.authorization);
       const subscriber = keys.get(url);
-      if (auth === null || subscriber === undefined || request.headers['content-encoding'] !== 'aes128gcm') {
+      if (vapid === null || subscriber === undefined || request.headers['content-encoding'] !== 'aes128gcm') {
         rejected.push(`${url}: headers`);
         return answer(400);
       }
@@ -127,24 +103,20 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
       let payload = '';
       if (checked < checkFirst) {
         checked += 1;
-        const jwt = jwtValid(auth[1]!, auth[2]!, origin);
+        const jwt = await verifyVapid(vapid.token, vapid.key, origin);
         if (!jwt.ok) {
           rejected.push(`${url}: jwt`);
           return answer(403);
         }
         audience = jwt.audience;
         try {
-          payload = decrypt(Buffer.concat(chunks), {
-            version: 'aes128gcm',
-            privateKey: subscriber.ecdh,
-            authSecret: subscriber.auth,
-          }).toString('utf8');
+          payload = decryptPush(Buffer.concat(chunks), subscriber).toString('utf8');
         } catch {
           rejected.push(`${url}: payload`);
           return answer(400);
         }
       }
-      const push = { path: url, payload, vapidKey: auth[2]!, audience, ttl: String(request.headers.ttl) };
+      const push = { path: url, payload, vapidKey: vapid.key, audience, ttl: String(request.headers.ttl) };
       if (url.startsWith('/gone/')) return answer(410);
       if (url.startsWith('/missing/')) return answer(404);
       if (url.startsWith('/slow/')) {
@@ -173,16 +145,10 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
     },
     subscribe(pathPrefix = '/ok') {
       count += 1;
-      const ecdh = createECDH('prime256v1');
-      ecdh.generateKeys();
-      const authSecret = randomBytes(16);
+      const { ecdh, authSecret, p256dh, auth } = newPushKeys();
       const subscriptionPath = `${pathPrefix}/${count}-${randomBytes(4).toString('hex')}`;
-      keys.set(subscriptionPath, { ecdh, auth: authSecret });
-      return {
-        endpoint: `${origin}${subscriptionPath}`,
-        p256dh: ecdh.getPublicKey().toString('base64url'),
-        auth: authSecret.toString('base64url'),
-      };
+      keys.set(subscriptionPath, { ecdh, authSecret });
+      return { endpoint: `${origin}${subscriptionPath}`, p256dh, auth };
     },
     async close() {
       for (const go of held) go();

@@ -374,6 +374,105 @@ describe('VTpass client against the sandbox bills provider', () => {
     assert.match(jamb.pins?.[0] ?? '', /^\d{15}$/);
   });
 
+  it('6: delivered and charged without the token or pins, which the next requery brings', async () => {
+    const withheld = async (request: PurchaseRequest) => {
+      const before = sandbox.state.balanceKobo;
+      const first = await client.purchase(request);
+      assert.ok(first.status === 'success', `${JSON.stringify(request.service)}: delivered`);
+      assert.equal(first.token, undefined);
+      assert.equal(first.pins, undefined);
+      assert.ok(sandbox.state.balanceKobo < before, 'charged at once, as any delivery');
+      const charged = sandbox.state.balanceKobo;
+      const later = await requery(request.service, request.reference);
+      assert.ok(later.status === 'success');
+      assert.equal(later.providerReference, first.providerReference, 'the same order');
+      assert.equal(sandbox.state.balanceKobo, charged, 'the requery charges nothing more');
+      const again = await requery(request.service, request.reference);
+      assert.deepEqual(again, later, 'released once, then answered the same on every requery');
+      return later;
+    };
+    for (const disco of ['ikeja-electric', 'eko-electric', 'kano-electric']) {
+      const request = {
+        ...(purchaseFor('electricity', '6', reference()) as Extract<
+          PurchaseRequest,
+          { service: 'electricity' }
+        >),
+        disco,
+      };
+      const later = await withheld(request);
+      assert.match(later.status === 'success' ? (later.token ?? '') : '', /^\d{20}$/, disco);
+    }
+    const waec = await withheld(purchaseFor('education', '6', reference()));
+    assert.equal(waec.status === 'success' && waec.pins?.length, 2);
+    const neco = await withheld({
+      service: 'education',
+      reference: reference(),
+      exam: 'neco',
+      variation: 'neco-result',
+      quantity: 2,
+      phone: '08031234566',
+    });
+    assert.equal(neco.status === 'success' && neco.pins?.length, 2);
+    const jamb = await withheld({
+      service: 'education',
+      reference: reference(),
+      exam: 'jamb',
+      variation: 'de',
+      quantity: 1,
+      phone: '08031234566',
+      profileId: '0123456789',
+    });
+    assert.match(jamb.status === 'success' ? (jamb.pins?.[0] ?? '') : '', /^\d{15}$/);
+
+    // Nothing to hold back: a postpaid meter and an airtime top-up are ordinary deliveries.
+    const postpaid = await client.purchase({
+      ...(purchaseFor('electricity', '6', reference()) as Extract<
+        PurchaseRequest,
+        { service: 'electricity' }
+      >),
+      meterType: 'postpaid',
+    });
+    assert.equal(postpaid.status, 'success');
+    assert.equal((await client.purchase(purchaseFor('airtime', '6', reference()))).status, 'success');
+  });
+
+  it("6 on the wire: VTpass's delivered answer with the token null and no purchased_code", async () => {
+    const ref = reference();
+    const headers = {
+      'content-type': 'application/json',
+      'api-key': SANDBOX_BILLS_API_KEY,
+      'secret-key': SANDBOX_BILLS_SECRET_KEY,
+    };
+    const pay = await fetch(`${sandbox.baseUrl}/__sandbox/vtu/bills/api/pay`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        request_id: ref,
+        serviceID: 'ikeja-electric',
+        billersCode: '45012345676',
+        variation_code: 'prepaid',
+        amount: 2000,
+        phone: '08031234567',
+      }),
+    });
+    const paid = (await pay.json()) as Record<string, unknown> & {
+      content: { transactions: { status: string } };
+    };
+    assert.equal(paid.code, '000');
+    assert.equal(paid.content.transactions.status, 'delivered');
+    assert.equal(paid.purchased_code, '');
+    assert.equal(paid.token, null);
+    assert.ok(typeof paid.units === 'string', 'the units are known at the vend');
+    const requeried = await fetch(`${sandbox.baseUrl}/__sandbox/vtu/bills/api/requery`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ request_id: ref }),
+    });
+    const later = (await requeried.json()) as Record<string, unknown>;
+    assert.match(String(later.token), /^\d{20}$/);
+    assert.match(String(later.purchased_code), /^Token : [\d ]+$/);
+  });
+
   it('verifies customers by number, and a number ending in 9 is not found', async () => {
     const cable = await client.verifyCustomer({ service: 'cable', provider: 'gotv', iuc: '7023456782' });
     assert.ok(cable.found);

@@ -15,8 +15,9 @@ import {
 
 // The admin screens of the web client (API.md section 11), in headless Chromium: the admin index, a
 // broadcast with a poll that a user then sees and votes on, a markup set per service and per provider
-// that quotePrice then charges, reconciling a pending purchase and checking the ledger, and an alert
-// raised by the service shown on the alerts screen. axe-core checks every screen; each is saved as a
+// that quotePrice then charges, a price level made by its first markup with a user put on it (API.md
+// section 16), reconciling a pending purchase and checking the ledger, and an alert raised by the
+// service shown on the alerts screen. axe-core checks every screen; each is saved as a
 // 360×800 screenshot.
 
 const TIMEOUT = { timeout: 30_000 };
@@ -51,7 +52,14 @@ describe('the web client: admin screens', { skip: skipWithoutChromium, timeout: 
     await admin.goto(`${world.baseUrl}/admin`);
     const nav = admin.getByRole('navigation', { name: 'Admin screens' });
     await nav.waitFor(TIMEOUT);
-    const labels = ['Alerts', 'KYC reviews', 'Broadcasts', 'Markups', 'Reconcile and ledger check'];
+    const labels = [
+      'Alerts',
+      'KYC reviews',
+      'Disputes',
+      'Broadcasts',
+      'Markups',
+      'Reconcile and ledger check',
+    ];
     assert.equal(await nav.getByRole('link').count(), labels.length);
     for (const label of labels)
       assert.equal(await nav.getByRole('link', { name: new RegExp(`^${label}`) }).count(), 1);
@@ -150,6 +158,83 @@ describe('the web client: admin screens', { skip: skipWithoutChromium, timeout: 
     await admin.getByLabel('Percentage of the wholesale price (%)').fill('101');
     assert.ok(await admin.getByText('Type a percentage from 0 to 100').isVisible());
     assert.ok(await admin.getByRole('button', { name: 'Save the markup' }).isDisabled());
+  });
+
+  it('makes a price level with its first markup, puts a user on it by keyboard, and their quote pays it', async () => {
+    // Follows the markups above: cable's default is ₦50 plus 1.5 % for every provider, ₦10 through
+    // the bills provider it is routed to.
+    const user = await signIn(world);
+    const quote = async () =>
+      ok(
+        await post<Quote>(
+          world,
+          'quotePrice',
+          { service: 'cable', wholesale: 1_000 },
+          { token: user.accessToken },
+        ),
+      );
+    assert.deepEqual(await quote().then((q) => [q.markup, q.retail]), [10, 1_010]);
+
+    await admin.goto(`${world.baseUrl}/admin/markups`);
+    await admin.getByLabel('Price level', { exact: true }).selectOption({ label: 'A new level…' });
+    const name = admin.getByLabel('New level name');
+    await name.fill('Resellers');
+    await admin.getByText('Lowercase letters, digits and hyphens, 1 to 32 characters').waitFor(TIMEOUT);
+    await admin.getByLabel('Flat amount (₦)').fill('5');
+    assert.ok(await admin.getByRole('button', { name: 'Save the markup' }).isDisabled());
+    await name.fill('reseller');
+    await admin.getByLabel('Service', { exact: true }).selectOption({ label: 'Cable TV' });
+    const now = admin.getByTestId('markup-now');
+    await now
+      .filter({ hasText: 'at the reseller level has no markup of its own' })
+      .filter({ hasText: '₦50.00 plus 1.5%' })
+      .waitFor(TIMEOUT);
+    await admin.getByRole('button', { name: 'Save the markup' }).click();
+    await admin
+      .getByText(/^Saved: Cable TV, every provider, reseller level: ₦5\.00 plus 0%/)
+      .waitFor(TIMEOUT);
+    assert.equal(
+      await admin.getByLabel('Price level', { exact: true }).inputValue(),
+      'reseller',
+      'the new level is chosen',
+    );
+    await now.filter({ hasText: 'at the reseller level has a markup of ₦5.00 plus 0%' }).waitFor(TIMEOUT);
+    // Nobody is on it yet: prices do not move until a user is put on the level.
+    assert.deepEqual(await quote().then((q) => [q.markup, q.retail]), [10, 1_010]);
+
+    // The user's level, sent from the keyboard: Tab from the level's select reaches the button.
+    const levels = admin.getByRole('list', { name: 'Price levels' });
+    await levels.getByText('Level reseller: 0 users').waitFor(TIMEOUT);
+    await admin.getByLabel('User id').fill(user.userId);
+    await admin.getByLabel('Their prices').selectOption({ label: 'Level reseller' });
+    await screen(admin, '66-admin-price-levels');
+    await admin.getByLabel('Their prices').focus();
+    await admin.keyboard.press('Tab');
+    assert.equal(
+      await admin.locator(':focus').textContent(),
+      "Set the user's prices",
+      'Tab reaches the button',
+    );
+    await admin.keyboard.press('Enter');
+    await admin.getByText(`Saved: user ${user.userId} now pays the reseller level.`).waitFor(TIMEOUT);
+    await levels.getByText('Level reseller: 1 user').waitFor(TIMEOUT);
+    // The level's markup for every provider wins over the default's for the bills provider.
+    assert.deepEqual(await quote().then((q) => [q.provider, q.markup, q.retail]), ['bills', 5, 1_005]);
+    assert.equal(
+      ok(await get<{ priceLevel: string | null }>(world, 'getMe', {}, { token: user.accessToken }))
+        .priceLevel,
+      'reseller',
+    );
+
+    // Back to the default prices; an id that is no user's is refused in plain words.
+    await admin.getByLabel('User id').fill(user.userId);
+    await admin.getByLabel('Their prices').selectOption({ label: 'Default prices (no level)' });
+    await admin.getByRole('button', { name: "Set the user's prices" }).click();
+    await admin.getByText(`Saved: user ${user.userId} now pays the default prices.`).waitFor(TIMEOUT);
+    assert.deepEqual(await quote().then((q) => [q.markup, q.retail]), [10, 1_010]);
+    await admin.getByLabel('User id').fill('0192f3c4-0000-7000-8000-000000000000');
+    await admin.getByRole('button', { name: "Set the user's prices" }).click();
+    await admin.getByRole('alert').filter({ hasText: 'No user has this id.' }).waitFor(TIMEOUT);
   });
 
   it('reconciles a pending purchase and checks the ledger, both shown as fine', async () => {

@@ -123,8 +123,8 @@ describe('the web client: settings', { skip: skipWithoutChromium, timeout: 300_0
 
     // Security messages are not switches, and neither are the admins' operations alerts for a user.
     const groups = await page.getByRole('group').allTextContents();
-    assert.equal(groups.length, 14, 'fourteen kinds, each with an email and a push switch');
-    assert.equal(await page.getByRole('checkbox').count(), 28);
+    assert.equal(groups.length, 15, 'fifteen kinds, each with an email and a push switch');
+    assert.equal(await page.getByRole('checkbox').count(), 30);
     for (const hidden of [/PIN/i, /sign-in/i, /new device/i, /Operations alerts/]) {
       assert.equal(await page.getByRole('group', { name: hidden }).count(), 0, `${hidden} is not offered`);
     }

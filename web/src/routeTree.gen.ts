@@ -21,6 +21,7 @@ import { Route as VerifyRouteImport } from './routes/verify'
 import { Route as AdminIndexRouteImport } from './routes/admin/index'
 import { Route as AdminAlertsRouteImport } from './routes/admin/alerts'
 import { Route as AdminBroadcastsRouteImport } from './routes/admin/broadcasts'
+import { Route as AdminDisputesRouteImport } from './routes/admin/disputes'
 import { Route as AdminKycRouteImport } from './routes/admin/kyc'
 import { Route as AdminLedgerRouteImport } from './routes/admin/ledger'
 import { Route as AdminMarkupsRouteImport } from './routes/admin/markups'
@@ -102,6 +103,11 @@ const AdminAlertsRoute = AdminAlertsRouteImport.update({
 const AdminBroadcastsRoute = AdminBroadcastsRouteImport.update({
   id: '/admin/broadcasts',
   path: '/admin/broadcasts',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const AdminDisputesRoute = AdminDisputesRouteImport.update({
+  id: '/admin/disputes',
+  path: '/admin/disputes',
   getParentRoute: () => rootRouteImport,
 } as any)
 const AdminKycRoute = AdminKycRouteImport.update({
@@ -227,6 +233,7 @@ export interface FileRoutesByFullPath {
   '/verify': typeof VerifyRoute
   '/admin/alerts': typeof AdminAlertsRoute
   '/admin/broadcasts': typeof AdminBroadcastsRoute
+  '/admin/disputes': typeof AdminDisputesRoute
   '/admin/kyc': typeof AdminKycRoute
   '/admin/ledger': typeof AdminLedgerRoute
   '/admin/markups': typeof AdminMarkupsRoute
@@ -263,6 +270,7 @@ export interface FileRoutesByTo {
   '/verify': typeof VerifyRoute
   '/admin/alerts': typeof AdminAlertsRoute
   '/admin/broadcasts': typeof AdminBroadcastsRoute
+  '/admin/disputes': typeof AdminDisputesRoute
   '/admin/kyc': typeof AdminKycRoute
   '/admin/ledger': typeof AdminLedgerRoute
   '/admin/markups': typeof AdminMarkupsRoute
@@ -300,6 +308,7 @@ export interface FileRoutesById {
   '/verify': typeof VerifyRoute
   '/admin/alerts': typeof AdminAlertsRoute
   '/admin/broadcasts': typeof AdminBroadcastsRoute
+  '/admin/disputes': typeof AdminDisputesRoute
   '/admin/kyc': typeof AdminKycRoute
   '/admin/ledger': typeof AdminLedgerRoute
   '/admin/markups': typeof AdminMarkupsRoute
@@ -338,6 +347,7 @@ export interface FileRouteTypes {
     | '/verify'
     | '/admin/alerts'
     | '/admin/broadcasts'
+    | '/admin/disputes'
     | '/admin/kyc'
     | '/admin/ledger'
     | '/admin/markups'
@@ -374,6 +384,7 @@ export interface FileRouteTypes {
     | '/verify'
     | '/admin/alerts'
     | '/admin/broadcasts'
+    | '/admin/disputes'
     | '/admin/kyc'
     | '/admin/ledger'
     | '/admin/markups'
@@ -410,6 +421,7 @@ export interface FileRouteTypes {
     | '/verify'
     | '/admin/alerts'
     | '/admin/broadcasts'
+    | '/admin/disputes'
     | '/admin/kyc'
     | '/admin/ledger'
     | '/admin/markups'
@@ -447,6 +459,7 @@ export interface RootRouteChildren {
   VerifyRoute: typeof VerifyRoute
   AdminAlertsRoute: typeof AdminAlertsRoute
   AdminBroadcastsRoute: typeof AdminBroadcastsRoute
+  AdminDisputesRoute: typeof AdminDisputesRoute
   AdminKycRoute: typeof AdminKycRoute
   AdminLedgerRoute: typeof AdminLedgerRoute
   AdminMarkupsRoute: typeof AdminMarkupsRoute
@@ -556,6 +569,13 @@ declare module '@tanstack/react-router' {
       path: '/admin/broadcasts'
       fullPath: '/admin/broadcasts'
       preLoaderRoute: typeof AdminBroadcastsRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/admin/disputes': {
+      id: '/admin/disputes'
+      path: '/admin/disputes'
+      fullPath: '/admin/disputes'
+      preLoaderRoute: typeof AdminDisputesRouteImport
       parentRoute: typeof rootRouteImport
     }
     '/admin/kyc': {
@@ -727,6 +747,7 @@ const rootRouteChildren: RootRouteChildren = {
   VerifyRoute: VerifyRoute,
   AdminAlertsRoute: AdminAlertsRoute,
   AdminBroadcastsRoute: AdminBroadcastsRoute,
+  AdminDisputesRoute: AdminDisputesRoute,
   AdminKycRoute: AdminKycRoute,
   AdminLedgerRoute: AdminLedgerRoute,
   AdminMarkupsRoute: AdminMarkupsRoute,

@@ -42,6 +42,10 @@ export {
 //     4      → delivered and charged, but no answer: the request is held open for
 //              state.timeoutHoldMs and then its socket destroyed (every held request is released at
 //              once when the app closes); a requery says delivered;
+//     6      → 000 TRANSACTION SUCCESSFUL, status delivered and charged, but an electricity
+//              token or exam pins not released yet: the token fields null, cards and tokens empty,
+//              purchased_code ''; the first requery after it answers with them (API.md section 8).
+//              A purchase with nothing to release (postpaid, airtime, ...) is an ordinary success;
 //     other  → 000 TRANSACTION SUCCESSFUL, status delivered.
 //   "Later" is simply the next requery: deterministic, with no timers and no clock to move.
 // - merchant-verify: any number resolves to a name made from its digits, except one ending in 9:

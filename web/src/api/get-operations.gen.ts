@@ -5,7 +5,9 @@
 export const getOperationNames = [
   'adminLedgerCheck',
   'adminListAlerts',
+  'adminListDisputes',
   'adminListKycReviews',
+  'adminListPriceLevels',
   'getCheckinStatus',
   'getKycLivenessUrl',
   'getKycStatus',
@@ -29,6 +31,7 @@ export const getOperationNames = [
   'listDataPlansForCategory',
   'listEducationPins',
   'listElectricityPlans',
+  'listMyDisputes',
   'listMyVtuTransactions',
   'listNotifications',
   'listSavingsLocks',

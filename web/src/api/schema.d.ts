@@ -589,7 +589,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** The retail price (wholesale + markup) of a wholesale amount, in naira */
+        /** The retail price (wholesale + markup) of a wholesale amount, in naira, at the caller's price level */
         post: operations["quotePrice"];
         delete?: never;
         options?: never;
@@ -1320,8 +1320,110 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Set the markup of a VTU service (every provider), or of one provider of it, which wins: flat naira plus a percentage of the wholesale price; a field left out keeps its value */
+        /** Set the markup of a VTU service (every provider), or of one provider of it, which wins: flat naira plus a percentage of the wholesale price; a field left out keeps its value. With `level`, the markup of that price level (the first one creates the level): its users pay it, and the default markup where their level has none */
         post: operations["adminSetMarkup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminSetUserPriceLevel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Put a user on a price level (one that has a markup: adminSetMarkup with `level`), or back on the default prices with null; their quotes, catalogue prices and purchases use it from the next request */
+        post: operations["adminSetUserPriceLevel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminListPriceLevels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The price levels and their stored markups, with how many users are on each; the default markups (level null) first */
+        get: operations["adminListPriceLevels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/reportProblem": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Report a problem with one of your transactions (a purchase, a top-up, a transfer, ...) by its reference, within the dispute window (DISPUTE_WINDOW_DAYS, default 30: older is 422 ABOVE_MAXIMUM with details.limit in days). A reference that is not one of yours is 404 NOT_FOUND; one open dispute per transaction, else 409 CONFLICT */
+        post: operations["reportProblem"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/listMyDisputes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your reported problems and their outcomes, newest first; with reference, those of one transaction (how a receipt shows its dispute) */
+        get: operations["listMyDisputes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminListDisputes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Reported problems, newest first (of one status when asked), each with its transaction, the provider exchange and requery of a purchase, and what a refund may still give back */
+        get: operations["adminListDisputes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminResolveDispute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resolve an open dispute: refund (one ledger posting to the wallet, at most what the transaction still took after earlier refunds, else 422 ABOVE_MAXIMUM with details.limit; amount left out refunds all of it) or decline. A resolved dispute, a purchase still processing, or nothing left to refund is 409 CONFLICT. The person is notified */
+        post: operations["adminResolveDispute"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1917,6 +2019,7 @@ export interface operations {
                                 hasPin: boolean;
                                 referralCode: string;
                                 roles: ("user" | "admin")[];
+                                priceLevel: string | null;
                             };
                         };
                     };
@@ -2219,6 +2322,7 @@ export interface operations {
                             hasPin: boolean;
                             referralCode: string;
                             roles: ("user" | "admin")[];
+                            priceLevel: string | null;
                         };
                     };
                 };
@@ -2315,6 +2419,7 @@ export interface operations {
                             hasPin: boolean;
                             referralCode: string;
                             roles: ("user" | "admin")[];
+                            priceLevel: string | null;
                         };
                     };
                 };
@@ -2435,6 +2540,7 @@ export interface operations {
                             hasPin: boolean;
                             referralCode: string;
                             roles: ("user" | "admin")[];
+                            priceLevel: string | null;
                         };
                     };
                 };
@@ -9150,6 +9256,7 @@ export interface operations {
                                 lock_created: boolean;
                                 lock_matured: boolean;
                                 lock_broken: boolean;
+                                dispute_resolved: boolean;
                                 checkin_claimed: boolean;
                                 milestone_reached: boolean;
                                 referral_qualified: boolean;
@@ -9169,6 +9276,7 @@ export interface operations {
                                 lock_created: boolean;
                                 lock_matured: boolean;
                                 lock_broken: boolean;
+                                dispute_resolved: boolean;
                                 checkin_claimed: boolean;
                                 milestone_reached: boolean;
                                 referral_qualified: boolean;
@@ -9244,6 +9352,7 @@ export interface operations {
                             lock_created?: boolean;
                             lock_matured?: boolean;
                             lock_broken?: boolean;
+                            dispute_resolved?: boolean;
                             checkin_claimed?: boolean;
                             milestone_reached?: boolean;
                             referral_qualified?: boolean;
@@ -9261,6 +9370,7 @@ export interface operations {
                             lock_created?: boolean;
                             lock_matured?: boolean;
                             lock_broken?: boolean;
+                            dispute_resolved?: boolean;
                             checkin_claimed?: boolean;
                             milestone_reached?: boolean;
                             referral_qualified?: boolean;
@@ -9295,6 +9405,7 @@ export interface operations {
                                 lock_created: boolean;
                                 lock_matured: boolean;
                                 lock_broken: boolean;
+                                dispute_resolved: boolean;
                                 checkin_claimed: boolean;
                                 milestone_reached: boolean;
                                 referral_qualified: boolean;
@@ -9314,6 +9425,7 @@ export interface operations {
                                 lock_created: boolean;
                                 lock_matured: boolean;
                                 lock_broken: boolean;
+                                dispute_resolved: boolean;
                                 checkin_claimed: boolean;
                                 milestone_reached: boolean;
                                 referral_qualified: boolean;
@@ -10021,6 +10133,8 @@ export interface operations {
                         service: "airtime" | "data" | "cable" | "electricity" | "betting" | "education" | "airtime_to_cash" | "social";
                         /** @enum {string} */
                         provider?: "data" | "bills" | "social";
+                        /** @description the price level the markup is for; left out, the default markup */
+                        level?: string;
                         flat?: number;
                         percent?: number;
                     };
@@ -10038,6 +10152,8 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
+                            /** @description null: the default markup, paid by every user whose level has none */
+                            level: string | null;
                             /** @enum {string} */
                             service: "airtime" | "data" | "cable" | "electricity" | "betting" | "education" | "airtime_to_cash" | "social";
                             /**
@@ -10104,6 +10220,705 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    adminSetUserPriceLevel: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** Format: uuid */
+                        userId: string;
+                        /** @description a level that has a markup (adminSetMarkup); null: the default prices */
+                        level: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** Format: uuid */
+                            userId: string;
+                            level: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    adminListPriceLevels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /** @description null: the default markups, first */
+                                level: string | null;
+                                users: number;
+                                markups: {
+                                    /** @enum {string} */
+                                    service: "airtime" | "data" | "cable" | "electricity" | "betting" | "education" | "airtime_to_cash" | "social";
+                                    /**
+                                     * @description null: the markup of every provider of the service that has no markup of its own
+                                     * @enum {string|null}
+                                     */
+                                    provider: "data" | "bills" | "social" | null;
+                                    flat: number;
+                                    percent: number;
+                                    updatedAt: string;
+                                }[];
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    reportProblem: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** @description The movement's reference: a purchase's (listMyVtuTransactions) or a wallet movement's (listTransactions) */
+                        reference: string;
+                        /** @enum {string} */
+                        reason: "token_not_received" | "wrong_recipient" | "charged_twice" | "other";
+                        /** @description What went wrong, in the words of the person (at most 1,000 characters) */
+                        message: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            reference: string;
+                            /** @enum {string} */
+                            reason: "token_not_received" | "wrong_recipient" | "charged_twice" | "other";
+                            message: string;
+                            /** @enum {string} */
+                            status: "open" | "refunded" | "declined";
+                            /** @description The operator's reason, once resolved */
+                            resolution?: string;
+                            /** @description Naira given back to the wallet, when refunded */
+                            refunded?: number;
+                            createdAt: string;
+                            resolvedAt?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, ABOVE_MAXIMUM */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED_or_ABOVE_MAXIMUM"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    listMyDisputes: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                status?: "open" | "refunded" | "declined";
+                /** @description Only the disputes of this movement, by any of its references (a purchase's, or one of its wallet movements') */
+                reference?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description Newest first */
+                            items: {
+                                id: string;
+                                reference: string;
+                                /** @enum {string} */
+                                reason: "token_not_received" | "wrong_recipient" | "charged_twice" | "other";
+                                message: string;
+                                /** @enum {string} */
+                                status: "open" | "refunded" | "declined";
+                                /** @description The operator's reason, once resolved */
+                                resolution?: string;
+                                /** @description Naira given back to the wallet, when refunded */
+                                refunded?: number;
+                                createdAt: string;
+                                resolvedAt?: string;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    adminListDisputes: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                status?: "open" | "refunded" | "declined";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description Newest first */
+                            items: {
+                                id: string;
+                                reference: string;
+                                /** @enum {string} */
+                                reason: "token_not_received" | "wrong_recipient" | "charged_twice" | "other";
+                                message: string;
+                                /** @enum {string} */
+                                status: "open" | "refunded" | "declined";
+                                /** @description The operator's reason, once resolved */
+                                resolution?: string;
+                                /** @description Naira given back to the wallet, when refunded */
+                                refunded?: number;
+                                createdAt: string;
+                                resolvedAt?: string;
+                                userId: string;
+                                /** @description The person's phone (E.164) */
+                                phone: string;
+                                transaction: {
+                                    /**
+                                     * @description A VTU purchase (or sale), or another wallet movement
+                                     * @enum {string}
+                                     */
+                                    kind: "purchase" | "wallet";
+                                    reference: string;
+                                    description: string;
+                                    charged: number;
+                                    createdAt: string;
+                                    /** @description The purchase as its buyer sees it */
+                                    purchase?: {
+                                        id: string;
+                                        /** @enum {string} */
+                                        status: "processing" | "success" | "failed";
+                                        service: string;
+                                        provider: string;
+                                        network?: string;
+                                        recipient: string;
+                                        amount: number;
+                                        /** @enum {string} */
+                                        direction: "debit" | "credit";
+                                        refunded?: number;
+                                        token?: string;
+                                        pins?: string[];
+                                        failureReason?: string;
+                                    };
+                                    /** @description The provider exchange and the requery, as the purchase keeps them */
+                                    exchange?: {
+                                        /** @description What the provider was asked for, as sent */
+                                        request: {
+                                            [key: string]: unknown;
+                                        };
+                                        providerReference?: string;
+                                        sentAt?: string;
+                                        fundingReference?: string;
+                                        requeryAttempts: number;
+                                        nextRequeryAt?: string;
+                                        completedAt?: string;
+                                        failureReason?: string;
+                                    };
+                                };
+                                /** @description Naira a refund may still give back (charged less what went back already); null while the purchase is processing */
+                                refundable: number | null;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+        };
+    };
+    adminResolveDispute: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** Format: uuid */
+                        id: string;
+                        /** @enum {string} */
+                        decision: "refund" | "decline";
+                        /** @description Naira to refund (refund only); absent: all that is still refundable */
+                        amount?: number;
+                        /** @description Why: the person reads it in the notification of the outcome */
+                        reason: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            reference: string;
+                            /** @enum {string} */
+                            reason: "token_not_received" | "wrong_recipient" | "charged_twice" | "other";
+                            message: string;
+                            /** @enum {string} */
+                            status: "open" | "refunded" | "declined";
+                            /** @description The operator's reason, once resolved */
+                            resolution?: string;
+                            /** @description Naira given back to the wallet, when refunded */
+                            refunded?: number;
+                            createdAt: string;
+                            resolvedAt?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, ABOVE_MAXIMUM */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED_or_ABOVE_MAXIMUM"];
                 };
             };
             /** @description Too Many Requests: RATE_LIMITED */

@@ -63,6 +63,38 @@ export function Field(props: {
   );
 }
 
+/** A labelled multi-line field (a broadcast's message, a reported problem). */
+export function LongField(props: {
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+  hint?: string;
+  maxLength: number;
+}) {
+  const id = useId();
+  return (
+    <div className="flex flex-col gap-1">
+      <label htmlFor={id} className="font-medium">
+        {props.label}
+      </label>
+      <textarea
+        id={id}
+        rows={4}
+        className="rounded-lg border border-gray-400 px-3 py-2 text-lg"
+        value={props.value}
+        maxLength={props.maxLength}
+        onChange={(event) => props.onChange(event.target.value)}
+        aria-describedby={props.hint ? `${id}-hint` : undefined}
+      />
+      {props.hint ? (
+        <p id={`${id}-hint`} className="text-sm text-gray-700">
+          {props.hint}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
 export function Button(props: {
   children: ReactNode;
   onClick?: () => void;

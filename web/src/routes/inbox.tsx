@@ -4,13 +4,14 @@ import { ChevronRight, type LucideIcon, Megaphone, Vote } from 'lucide-react';
 import type { ReactNode } from 'react';
 import { type CallError, call, type Output } from '../api/client.ts';
 import { requireSignIn } from '../auth-guard.ts';
+import { DeliveredCodes } from '../components/delivered-codes.tsx';
 import { notificationsKey } from '../components/nav.tsx';
 import { Button, ErrorNote, Screen, Waiting } from '../components/ui.tsx';
 import { formatDateTime } from '../format.ts';
 
 // The inbox (API.md section 10): polls pinned on top with their tallies and the person's vote, then
 // the notifications, unread ones marked, each opening what it is about (and marked read as it
-// opens), then the news.
+// opens), a purchase's token or PINs shown with it to copy, then the news.
 
 type Notification = Output<'listNotifications'>['items'][number];
 type Broadcast = Output<'listBroadcasts'>['items'][number];
@@ -36,6 +37,9 @@ function destinationOf(n: Notification): Destination | null {
       return { to: '/transactions', search: { kind: 'bank_transfer' } };
     case 'wallet_transfer_received':
       return { to: '/transactions', search: { kind: 'transfer_in' } };
+    // A reported problem's outcome: the history, where its refund (if any) shows.
+    case 'dispute_resolved':
+      return { to: '/transactions' };
     case 'lock_created':
     case 'lock_matured':
     case 'lock_broken':
@@ -100,8 +104,9 @@ function Inbox() {
         {notifications.isPending ? <Waiting label="Loading your messages" /> : null}
         <ul className="flex flex-col gap-2" aria-label="Notifications">
           {notifications.data?.items.map((n) => (
-            <li key={n.id}>
+            <li key={n.id} className="flex flex-col gap-2">
               <NotificationRow notification={n} onOpen={() => n.readAt === null && markRead.mutate(n.id)} />
+              <NotificationCodes notification={n} />
             </li>
           ))}
         </ul>
@@ -186,6 +191,29 @@ function NotificationRow({ notification: n, onOpen }: { notification: Notificati
     <Link {...destination} className={look} onClick={onOpen}>
       {body}
     </Link>
+  );
+}
+
+/**
+ * The token or PINs a purchase's message carries (`data.token`, `data.pins`), copyable beside it
+ * rather than inside its link: a button within a link is reachable by neither keyboard nor reader.
+ */
+function NotificationCodes({ notification: n }: { notification: Notification }) {
+  const token = typeof n.data.token === 'string' ? n.data.token : undefined;
+  const units = typeof n.data.units === 'string' ? n.data.units : undefined;
+  const pins = Array.isArray(n.data.pins)
+    ? n.data.pins.filter((pin): pin is string => typeof pin === 'string')
+    : [];
+  if (token === undefined && pins.length === 0) return null;
+  return (
+    <div className="pl-3" data-testid="notification-codes">
+      <DeliveredCodes
+        id={`notification-${n.id}`}
+        {...(token === undefined ? {} : { token })}
+        {...(token === undefined || units === undefined ? {} : { units })}
+        {...(pins.length === 0 ? {} : { pins })}
+      />
+    </div>
   );
 }
 

@@ -58,6 +58,7 @@ const groups: ReadonlyArray<{
     kinds: [
       { kind: 'purchase_succeeded', label: 'Purchase delivered' },
       { kind: 'purchase_failed', label: 'Purchase failed and refunded' },
+      { kind: 'dispute_resolved', label: 'A problem you reported was resolved' },
     ],
   },
   {

@@ -2,11 +2,13 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { billsServiceById } from '../bills-catalogue.ts';
 import { type OrderPlan, orderFor } from './orders.ts';
+import { withoutDelivery } from './products.ts';
 import type { OrderStatus, SandboxBillsOrder, SandboxBillsState } from './state.ts';
 import { answerFor, asBody, codeOnly, requestIdIsCurrent, routeOptions, text } from './wire.ts';
 
 // VTpass's /pay and /requery: a purchase's outcome by the last digit of its recipient (../bills.ts
-// has the rules), settled by the next requery when it starts pending.
+// has the rules), settled by the next requery when it starts pending, and a token or pins held back
+// at delivery released by the next requery.
 
 /** The bills simulator as its routes see it: its state, its clock, and the requests it holds open. */
 export type BillsSimulator = {
@@ -50,6 +52,17 @@ function pay(sim: BillsSimulator, request: FastifyRequest, reply: FastifyReply) 
       record('delivered', null, plan.wholesaleKobo);
       hold(sim, request, reply);
       return reply;
+    case '6': {
+      const order = record('delivered', null, plan.wholesaleKobo);
+      const emptied = withoutDelivery(order.extras);
+      // Only an order that has a token or pins to hold back answers without them: a postpaid meter
+      // or an airtime top-up has nothing to release later.
+      if (emptied !== null) {
+        order.withheld = order.extras;
+        order.extras = emptied;
+      }
+      return answerFor(order);
+    }
     default:
       return answerFor(record('delivered', null, plan.wholesaleKobo));
   }
@@ -74,6 +87,7 @@ function recordOrder(
     status: outcome.status,
     settlesTo: outcome.settlesTo,
     extras: outcome.status === 'failed' ? {} : plan.extras(requestId),
+    withheld: null,
     createdAt: sim.clock.now(),
   };
   sim.state.orders.set(requestId, created);
@@ -85,6 +99,10 @@ function requery(sim: BillsSimulator, request: FastifyRequest) {
   const requestId = text(asBody(request.body).request_id);
   const order = requestId === undefined ? undefined : sim.state.orders.get(requestId);
   if (order === undefined) return codeOnly('015', 'INVALID REQUEST ID');
+  if (order.withheld !== null) {
+    order.extras = order.withheld;
+    order.withheld = null;
+  }
   if (order.status === 'pending' && order.settlesTo !== null) {
     order.status = order.settlesTo;
     order.settlesTo = null;

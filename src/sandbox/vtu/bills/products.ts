@@ -85,6 +85,24 @@ export function examPins(serviceID: string, requestId: string, quantity: number)
   }
 }
 
+/** The fields that carry a token or pins, in every DisCo's and exam's spelling (above). */
+const tokenFields = ['token', 'Token', 'mainToken'] as const;
+const pinFields = ['cards', 'tokens'] as const;
+
+/**
+ * A delivered order's product fields as VTpass answers while the DisCo or the exam board has not
+ * released the token or pins yet: the same fields, the token null, the pins empty and no
+ * purchased_code. Null when the fields carry no token or pins (a postpaid meter, an airtime top-up).
+ */
+export function withoutDelivery(extras: Record<string, unknown>): Record<string, unknown> | null {
+  const purchased = extras.purchased_code;
+  if (typeof purchased !== 'string' || purchased === '') return null;
+  const emptied: Record<string, unknown> = { ...extras, purchased_code: '' };
+  for (const field of tokenFields) if (field in emptied) emptied[field] = null;
+  for (const field of pinFields) if (field in emptied) emptied[field] = [];
+  return emptied;
+}
+
 const firstNames = [
   'Adaeze',
   'Chinedu',

@@ -29,6 +29,11 @@ export type SandboxBillsOrder = {
   settlesTo: 'delivered' | 'failed' | null;
   /** Product fields a delivered order answers with (token, cards, ...). */
   extras: Record<string, unknown>;
+  /**
+   * The token or pins a delivered order has not released yet (digit 6): its answers carry the
+   * product fields emptied until the next requery, which answers with these.
+   */
+  withheld: Record<string, unknown> | null;
   createdAt: Date;
 };
 

@@ -21,6 +21,7 @@ const kindWords: Record<string, string> = {
   transfer_conflicting_event: 'A transfer event contradicts our records',
   transfer_amount_mismatch: 'A transfer was for a different amount',
   vtu_purchase_stuck: 'A purchase is stuck',
+  vtu_delivery_awaited: 'A token or pins have not arrived',
   transfer_unknown_reference: 'A transfer we never sent',
   ledger_imbalance: 'The ledger does not balance',
   airtime_cash_over_confirmed: 'Airtime to cash: more airtime arrived than was declared',

@@ -3,7 +3,7 @@ import { createFileRoute, Link } from '@tanstack/react-router';
 import { type FormEvent, useId, useState } from 'react';
 import { type CallError, call, type Input, type Output } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
-import { Button, ErrorNote, Field, Screen } from '../../components/ui.tsx';
+import { Button, ErrorNote, Field, LongField, Screen } from '../../components/ui.tsx';
 import { formatDateTime } from '../../format.ts';
 
 // Admin: a broadcast to everyone (API.md section 11), with a title, a message, when it shows (now
@@ -12,38 +12,6 @@ import { formatDateTime } from '../../format.ts';
 
 const OPTIONS_MIN = 2;
 const OPTIONS_MAX = 6;
-
-/** A labelled multi-line field (the message of a broadcast). */
-function LongField(props: {
-  label: string;
-  value: string;
-  onChange: (value: string) => void;
-  hint?: string;
-  maxLength: number;
-}) {
-  const id = useId();
-  return (
-    <div className="flex flex-col gap-1">
-      <label htmlFor={id} className="font-medium">
-        {props.label}
-      </label>
-      <textarea
-        id={id}
-        rows={4}
-        className="rounded-lg border border-gray-400 px-3 py-2 text-lg"
-        value={props.value}
-        maxLength={props.maxLength}
-        onChange={(event) => props.onChange(event.target.value)}
-        aria-describedby={props.hint ? `${id}-hint` : undefined}
-      />
-      {props.hint ? (
-        <p id={`${id}-hint`} className="text-sm text-gray-700">
-          {props.hint}
-        </p>
-      ) : null}
-    </div>
-  );
-}
 
 /** A date and time typed in the admin's own time zone, as the instant the service expects. */
 function instant(local: string): string | null {

@@ -10,6 +10,7 @@ import { ErrorNote, Screen, Waiting } from '../../components/ui.tsx';
 const screens = [
   { to: '/admin/alerts', label: 'Alerts', note: 'Problems a person must look at' },
   { to: '/admin/kyc', label: 'KYC reviews', note: 'Identity documents waiting for a decision' },
+  { to: '/admin/disputes', label: 'Disputes', note: 'Problems people reported: refund or decline' },
   { to: '/admin/broadcasts', label: 'Broadcasts', note: 'Send news to everyone, with a poll if you like' },
   { to: '/admin/markups', label: 'Markups', note: 'What is added to the wholesale price of each service' },
   {

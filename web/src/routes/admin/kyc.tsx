@@ -41,6 +41,8 @@ function KycReviews() {
             <p className="text-sm">
               {r.phone} · sent {formatDateTime(r.createdAt)}
             </p>
+            {/* The id other admin forms take (a user's price level, on the markups screen). */}
+            <p className="break-all text-sm">User id {r.userId}</p>
             {r.documentId ? (
               <Button variant="secondary" onClick={() => openDocument.mutate(r.documentId!)}>
                 View document

@@ -1,30 +1,25 @@
 import { useQuery } from '@tanstack/react-query';
 import { createFileRoute, Link } from '@tanstack/react-router';
-import { Check, Copy as CopyIcon, Repeat } from 'lucide-react';
-import { useState } from 'react';
+import { Repeat } from 'lucide-react';
 import { serviceNames } from '../../../../src/shared/display-names.ts';
 import { networkNames } from '../../../../src/shared/networks.ts';
 import { type CallError, call, type Output } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
+import { DeliveredCodes, groupInFours } from '../../components/delivered-codes.tsx';
 import { Receipt, type ReceiptContent, type ReceiptLine } from '../../components/receipt.tsx';
 import { statusWords } from '../../components/transaction-row.tsx';
 import { ErrorNote, Screen, Waiting } from '../../components/ui.tsx';
 import { formatNaira } from '../../format.ts';
-import { processingPollMs } from '../../payments/poll.ts';
+import { deliveryAwaited, purchasePollMs } from '../../payments/poll.ts';
 import { buyAgainSearch, buyPaths } from '../../payments/prefill.ts';
 
-// One purchase and its receipt, asked again about every 3 s while it is pending (API.md section 15).
+// One purchase and its receipt, asked again about every 3 s while it is pending (API.md section 15),
+// and while a token or pins that did not come with its success are awaited (API.md section 16).
 // An electricity token is shown in groups of four, as it is typed into a meter, and can be copied, as
 // can exam pins; all of it can be read again later from History. "Buy again" opens the buy screen
 // filled in as this one was.
 
 type Purchase = Output<'getMyVtuTransaction'>;
-
-/** A meter token as it is typed: 1234 5678 9012 3456 7890. Anything that is not all digits stays as it is. */
-const groupInFours = (token: string): string => {
-  const digits = token.replace(/[\s-]/g, '');
-  return /^\d+$/.test(digits) ? digits.replace(/(\d{4})(?=\d)/g, '$1 ') : token;
-};
 
 /** What the recipient of each service is called. */
 const recipientLabels: Record<string, string> = {
@@ -65,33 +60,6 @@ function receiptOf(t: Purchase): ReceiptContent {
   };
 }
 
-function CopyButton({ text, what }: { text: string; what: string }) {
-  const [copied, setCopied] = useState(false);
-  const [failed, setFailed] = useState(false);
-  return (
-    <>
-      <button
-        type="button"
-        aria-label={copied ? `Copied ${what}` : `Copy ${what}`}
-        className="flex items-center gap-1 rounded-lg border border-brand px-3 py-2 font-semibold text-brand"
-        onClick={() => {
-          setFailed(false);
-          navigator.clipboard
-            .writeText(text)
-            .then(() => setCopied(true))
-            .catch(() => setFailed(true));
-        }}
-      >
-        {copied ? <Check size={18} aria-hidden="true" /> : <CopyIcon size={18} aria-hidden="true" />}
-        {copied ? 'Copied' : 'Copy'}
-      </button>
-      {failed ? (
-        <span className="text-sm text-red-800">Copying is not allowed here: select it instead.</span>
-      ) : null}
-    </>
-  );
-}
-
 function StatusNote({ t }: { t: Purchase }) {
   const colours = {
     success: 'bg-green-100 text-green-900',
@@ -112,6 +80,9 @@ function StatusNote({ t }: { t: Purchase }) {
       {t.status === 'failed' && t.direction === 'debit'
         ? `: ${formatNaira(t.amount)} is back in your wallet`
         : ''}
+      {deliveryAwaited(t)
+        ? `. Your ${t.service === 'education' ? 'PINs are' : 'token is'} on the way: it shows here, in your inbox and by email as soon as the provider releases it.`
+        : ''}
     </p>
   );
 }
@@ -121,7 +92,7 @@ function Transaction() {
   const query = useQuery({
     queryKey: ['transaction', id],
     queryFn: () => call('getMyVtuTransaction', { id }),
-    refetchInterval: (q) => processingPollMs(q.state.data),
+    refetchInterval: (q) => purchasePollMs(q.state.data),
   });
   const t = query.data;
   const buyAgain = t === undefined ? undefined : buyPaths[t.service as keyof typeof buyPaths];
@@ -132,45 +103,13 @@ function Transaction() {
       {t ? (
         <>
           <StatusNote t={t} />
-          {t.token ? (
-            <section
-              aria-labelledby="token-title"
-              className="flex flex-col gap-2 rounded-xl bg-brand-light p-4"
-            >
-              <h2 id="token-title" className="font-semibold">
-                Your token
-              </h2>
-              <p className="font-mono text-xl font-bold" data-testid="token">
-                {groupInFours(t.token)}
-              </p>
-              {t.units !== undefined ? (
-                <p>
-                  Units: <span data-testid="units">{t.units}</span>
-                </p>
-              ) : null}
-              <div className="flex flex-wrap items-center gap-2">
-                <CopyButton text={t.token.replace(/[\s-]/g, '')} what="token" />
-              </div>
-            </section>
-          ) : t.units !== undefined ? (
-            <p>
-              Units: <span data-testid="units">{t.units}</span>
-            </p>
-          ) : null}
-          {t.pins?.length ? (
-            <section aria-labelledby="pins-title" className="flex flex-col gap-2">
-              <h2 id="pins-title" className="font-semibold">
-                {t.pins.length > 1 ? 'Your PINs' : 'Your PIN'}
-              </h2>
-              {t.pins.map((pin, i) => (
-                <div key={pin} className="flex flex-wrap items-center gap-2">
-                  <strong className="font-mono text-lg">{pin}</strong>
-                  <CopyButton text={pin} what={t.pins!.length > 1 ? `PIN ${i + 1}` : 'PIN'} />
-                </div>
-              ))}
-            </section>
-          ) : null}
-          <Receipt receipt={receiptOf(t)} />
+          <DeliveredCodes
+            id="purchase"
+            {...(t.token === undefined ? {} : { token: t.token })}
+            {...(t.units === undefined ? {} : { units: t.units })}
+            {...(t.pins === undefined ? {} : { pins: t.pins })}
+          />
+          <Receipt receipt={receiptOf(t)} reportable />
           {buyAgain && t.status !== 'processing' ? (
             <Link
               to={buyAgain}

@@ -48,7 +48,7 @@ function Entry() {
                 : ''}
             </p>
           </div>
-          <Receipt receipt={entryReceipt(entry)} />
+          <Receipt receipt={entryReceipt(entry)} reportable />
           <p>
             Your balance after it:{' '}
             <span className="whitespace-nowrap font-semibold">{formatNaira(entry.balanceAfter)}</span>

@@ -1,4 +1,4 @@
-// http_ece ships no types; the one call the push tests make.
+// http_ece ships no types; the one call the sandbox push service (and the tests' push service) makes.
 declare module 'http_ece' {
   import type { ECDH } from 'node:crypto';
   export function decrypt(
