@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { bulkOrderScenario } from './bulk-orders.ts';
 import {
   balanceNaira,
   CONNECTIONS,
@@ -112,8 +113,14 @@ import {
 // count (bench/pgbench.ts), and the webhook, buyAirtime and transferToUser rates are printed as
 // ratios of its tps.
 //
+//   createBulkOrder  POST createBulkOrder, autocannon, 10 connections, 20 funded Tier-1 buyers, 100
+//                  lines of ₦100 MTN airtime the sandbox delivers at once per order: orders/s, lines/s
+//                  (orders × 100) and the order's latency; then every order completed with every line
+//                  delivered, the wallets charged exactly once per line, and adminLedgerCheck
+//                  (bench/bulk-orders.ts)
+//
 // BENCH_SCENARIOS=webhook (a comma-separated list of getWallet, otp, signIn, webhook, buyAirtime,
-// createSavingsLock, transferToUser, savingsMaturity, scheduledRuns, listNotifications, broadcastPush,
+// createSavingsLock, transferToUser, savingsMaturity, scheduledRuns, bulkOrder, listNotifications, broadcastPush,
 // webClient) runs a
 // subset; BENCH_PGLITE=0 or BENCH_POSTGRES=0 leaves a database out.
 //
@@ -169,7 +176,7 @@ const PGLITE_ENABLED = process.env.BENCH_PGLITE !== '0';
 const SCENARIOS = new Set(
   (
     process.env.BENCH_SCENARIOS ??
-    'getWallet,otp,signIn,webhook,buyAirtime,createSavingsLock,transferToUser,savingsMaturity,scheduledRuns,listNotifications,broadcastPush,webClient'
+    'getWallet,otp,signIn,webhook,buyAirtime,createSavingsLock,transferToUser,savingsMaturity,scheduledRuns,bulkOrder,listNotifications,broadcastPush,webClient'
   )
     .split(',')
     .map((s) => s.trim()),
@@ -736,6 +743,12 @@ async function benchDatabase(
       const transfers = await transferToUserScenario(server, database, adminToken);
       step(transfers.result);
       for (const check of transfers.checks) checked(check);
+    }
+    if (SCENARIOS.has('bulkOrder')) {
+      const bulk = await bulkOrderScenario(server, database, adminToken);
+      step(bulk.result);
+      process.stdout.write(`${database}: createBulkOrder: ${bulk.linesPerSecond} lines/s\n`);
+      for (const check of bulk.checks) checked(check);
     }
     if (SCENARIOS.has('listNotifications')) {
       const inbox = await listNotificationsScenario(server, database, inboxPhones);

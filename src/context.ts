@@ -7,6 +7,7 @@ import { createAdminModule } from './admin/module.ts';
 import { createAlertsModule } from './alerts/module.ts';
 import { createAuthModule } from './auth/module.ts';
 import { createBeneficiariesModule } from './beneficiaries/module.ts';
+import { createBulkOrdersModule } from './bulk-orders/module.ts';
 import { createCatalogueModule } from './catalogue/module.ts';
 import { type Clock, createSandboxClock, type SandboxClock, systemClock } from './clock.ts';
 import type { Config, VtuProviderName } from './config.ts';
@@ -305,6 +306,8 @@ function createModules(infra: Infrastructure) {
       vtu: vtu.api,
       config: config.schedules,
     }),
+    // Section 16's bulk orders: lines checked, priced and accepted together through vtu's api.
+    bulkOrders: createBulkOrdersModule({ db, clock, vtu: vtu.api }),
   } satisfies Record<string, DomainModule>;
 }
 

@@ -389,6 +389,17 @@ export type DisputesTable = {
   resolved_at: Timestamp | null;
 };
 
+export type BulkOrdersTable = {
+  id: string;
+  user_id: string;
+  service: string;
+  /** Kobo charged for the lines together. */
+  total: bigint;
+  /** [{phone, transactionId}], in the order the lines were given. */
+  lines: ColumnType<unknown, string, never>;
+  created_at: Timestamp;
+};
+
 export type DB = {
   users: UsersTable;
   otp_codes: OtpCodesTable;
@@ -442,4 +453,5 @@ export type DB = {
   beneficiaries: BeneficiariesTable;
   schedules: SchedulesTable;
   disputes: DisputesTable;
+  bulk_orders: BulkOrdersTable;
 };

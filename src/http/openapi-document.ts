@@ -23,6 +23,7 @@ export const tagDescriptions: Readonly<Record<string, string>> = {
   kyc: 'Identity verification: face liveness (Tier 1), NIN (Tier 2), bank account and ID document (Tier 3)',
   disputes: 'Problems reported on a money movement, and how they were resolved',
   schedules: 'Purchases approved once with the PIN and run at a date, or every day, week or month',
+  'bulk-orders': 'Airtime or data for up to 100 numbers in one order, approved with one PIN',
   admin: 'For administrators: KYC reviews, alerts, broadcasts, markups, reconciliation and the ledger check',
 };
 

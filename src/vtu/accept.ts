@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { type Batcher, type Batching, type BatchResults, fulfilled, rejected } from '../db/batching.ts';
@@ -75,6 +76,8 @@ export function acceptPurchasesBatcher(
 /** The accept stage: its batcher, and the dispatch stage it hands each accepted purchase to. */
 export type AcceptDeps = DispatchDeps & {
   acceptPurchasesBatcher: Batcher<AcceptRequest, VtuTransactionView>;
+  /** The purchase rules decided at debit time, for the groups accepted outside the batcher. */
+  debitRules: readonly DebitRule[];
 };
 
 /**
@@ -107,19 +110,114 @@ export async function acceptPurchase(
     });
     // Resolved only once the batch's transaction, and the write that was to commit with it, committed.
     withCommit?.committed();
-    deps.sends.track(
-      accepted.id,
-      dispatchPurchase(deps, accepted.id).then(
-        () => undefined,
-        (error: unknown) => handToDispatchJob(deps, accepted.id, error),
-      ),
-    );
+    deps.sends.track(accepted.id, sendAccepted(deps, accepted.id));
     sending = true;
     return accepted;
   } finally {
     if (!sending) deps.sends.release();
   }
 }
+
+/** Sends an accepted purchase from this process; a failure goes to the dispatch job. */
+const sendAccepted = (deps: DispatchDeps, id: string): Promise<void> =>
+  dispatchPurchase(deps, id).then(
+    () => undefined,
+    (error: unknown) => handToDispatchJob(deps, id, error),
+  );
+
+/**
+ * Accepts a group of one buyer's purchases all or nothing (a bulk order's lines): one transaction
+ * debits every one, records them, enqueues their dispatch job and writes `withCommit`'s answer for
+ * the group's views, exactly as a batch of acceptPurchasesBatcher does, except that a purchase the
+ * wallet (or a debit rule) refuses refuses the group: the transaction rolls back, nothing is
+ * debited, and the caller gets the refusal (INSUFFICIENT_FUNDS for the group's total). The debits
+ * are decided on the wallet read under its lock (decidePostings), so two groups of one buyer that
+ * each fit alone but not together are decided one after the other: one is accepted whole, the
+ * other refused whole. The group skips the batcher: it is a batch already, and running it inside
+ * another would let a line's refusal roll back strangers' purchases.
+ *
+ * Each purchase is then its own (its reference, its outcome, its refund), sent from this process as
+ * places to send come free (the first on the place the group waited for); the job is the safety net
+ * as for every acceptance.
+ */
+export async function acceptPurchasesTogether(
+  deps: AcceptDeps,
+  userId: string,
+  orders: PurchaseOrder[],
+  withCommit?: WithCommit,
+): Promise<VtuTransactionView[]> {
+  assert.ok(orders.length > 0, 'a group of purchases holds at least one');
+  assert.ok(orders.length <= acceptBatchMax, `a group holds at most ${acceptBatchMax} purchases`);
+  assert.ok(
+    orders.every((order) => order.direction !== 'credit'),
+    'a group holds debits only: a credit has nothing to refuse it',
+  );
+  // Under load a group waits here, not yet debited, for a place to send its first line: behind the
+  // lines of the groups accepted before it, which queue for their places (InlineSends is first come,
+  // first served). So groups are accepted no faster than their lines are sent, as single purchases
+  // are, instead of piling up lines in processing.
+  await deps.sends.take();
+  let sending = false;
+  try {
+    const now = deps.clock.now();
+    const requests: AcceptRequest[] = orders.map((order) => ({
+      userId,
+      order,
+      id: newId(),
+      reference: newPurchaseReference(now),
+    }));
+    const rows = requests.map((request) => purchaseRow(request, now));
+    const views = rows.map((row) => toView(acceptedRow(row)));
+    try {
+      await deps.db.transaction().execute(async (trx) => {
+        const decided = await decideDebits(deps, trx, rows, now);
+        const refused = decided.decisions.find((decision) => decision instanceof Error);
+        if (refused !== undefined) {
+          if (!(refused instanceof InsufficientBalanceError)) throw refused;
+          throw insufficientFunds(rows.reduce((sum, row) => sum + row.amount, 0n));
+        }
+        await recordAccepted(deps, trx, rows, now);
+        if (withCommit !== undefined) await writeWithCommit(trx, [withCommit.writeFor(views)]);
+        for (const debit of await writePostings(trx, decided)) {
+          if (debit.status === 'rejected') throw debit.reason;
+        }
+      });
+    } catch (error) {
+      // A COMMIT whose answer was lost throws like a rollback: the group stands if it was recorded.
+      if (!(await wereRecorded(deps, requests))) throw error;
+      deps.logger.warn(
+        { ids: views.map((view) => view.id) },
+        'purchase group threw after its commit; it stands',
+      );
+    }
+    withCommit?.committed();
+    const [first, ...rest] = views;
+    deps.sends.track(first!.id, sendAccepted(deps, first!.id));
+    sending = true;
+    for (const view of rest) deps.sends.queue(view.id, () => sendAccepted(deps, view.id));
+    return views;
+  } finally {
+    if (!sending) deps.sends.release();
+  }
+}
+
+/** Whether the group's purchases were recorded (a transaction records all of them or none). */
+async function wereRecorded(deps: Pick<AcceptDeps, 'db'>, requests: AcceptRequest[]): Promise<boolean> {
+  const found = await deps.db
+    .selectFrom('vtu_transactions')
+    .select('id')
+    .where('id', '=', requests[0]!.id)
+    .executeTakeFirst()
+    .catch(() => undefined);
+  return found !== undefined;
+}
+
+const insufficientFunds = (kobo: bigint): AppError => {
+  const naira = koboToNaira(kobo);
+  return new AppError('INSUFFICIENT_FUNDS', `your wallet does not cover ₦${naira}`, {
+    details: { required: naira },
+  });
+};
 
 /**
  * A dispatch after acceptance that failed (a claim or a settlement that threw: the database, a bug)
@@ -160,31 +258,7 @@ async function acceptPurchases(
   // Credits (airtime-to-cash) debit nothing: only the debits are decided against the wallets.
   const debitRows = rows.filter((row) => row.direction === 'debit');
   return deps.db.transaction().execute(async (trx) => {
-    const decided = await decidePostings(
-      trx,
-      debitRows.map((row) => ({
-        reference: purchasePostings.debit(row.reference),
-        description: row.description,
-        entries: [
-          { account: userAccount('wallet', row.user_id), amount: -row.amount },
-          { account: systemAccounts.vtuInFlight, amount: row.amount },
-        ],
-        metadata: { purchaseId: row.id, service: row.service, provider: row.provider },
-      })),
-      now,
-      {
-        // Each reference was made at random for this purchase. Were it posted by an earlier run of
-        // the batch that committed, recording the purchase again fails first (its id is taken).
-        referencesUnposted: true,
-        // The purchase rules that need state at debit time (debit-rules.ts), decided with the debits.
-        admission: admissionOf(
-          deps.debitRules,
-          trx,
-          debitRows.map((row) => ({ userId: row.user_id, service: row.service, amountKobo: row.amount })),
-          now,
-        ),
-      },
-    );
+    const decided = await decideDebits(deps, trx, debitRows, now);
     const debitIndex = new Map(debitRows.map((row, j) => [row.id, j]));
     const isAccepted = rows.map((row) => {
       const j = debitIndex.get(row.id);
@@ -193,11 +267,7 @@ async function acceptPurchases(
     const accepted = rows.filter((_, i) => isAccepted[i]);
     const views = rows.map((row) => toView(acceptedRow(row)));
     if (accepted.length > 0) {
-      await recordPurchases(trx, accepted, now);
-      // The safety net after a crash: one job sends whatever of the batch was not sent by then.
-      await deps.jobs.insert(JOB_VTU_DISPATCH, [{ data: { ids: accepted.map((row) => row.id) } }], {
-        db: trx,
-      });
+      await recordAccepted(deps, trx, accepted, now);
       await writeWithCommit(
         trx,
         requests.flatMap(({ withCommit }, i) =>
@@ -214,14 +284,53 @@ async function acceptPurchases(
       const debit = debits[j]!;
       if (debit.status === 'fulfilled') return fulfilled(views[i]!);
       if (!(debit.reason instanceof InsufficientBalanceError)) return debit;
-      const naira = koboToNaira(row.amount);
-      return rejected(
-        new AppError('INSUFFICIENT_FUNDS', `your wallet does not cover ₦${naira}`, {
-          details: { required: naira },
-        }),
-      );
+      return rejected(insufficientFunds(row.amount));
     });
   });
+}
+
+/**
+ * Decides the purchases' debits (wallet into vtu_in_flight) under the buyers' wallet locks, in
+ * order, with the debit rules: written later by writePostings, last in the transaction.
+ */
+function decideDebits(deps: AcceptanceDeps, trx: Transaction<DB>, debitRows: PurchaseRow[], now: Date) {
+  return decidePostings(
+    trx,
+    debitRows.map((row) => ({
+      reference: purchasePostings.debit(row.reference),
+      description: row.description,
+      entries: [
+        { account: userAccount('wallet', row.user_id), amount: -row.amount },
+        { account: systemAccounts.vtuInFlight, amount: row.amount },
+      ],
+      metadata: { purchaseId: row.id, service: row.service, provider: row.provider },
+    })),
+    now,
+    {
+      // Each reference was made at random for this purchase. Were it posted by an earlier run of
+      // the batch that committed, recording the purchase again fails first (its id is taken).
+      referencesUnposted: true,
+      // The purchase rules that need state at debit time (debit-rules.ts), decided with the debits.
+      admission: admissionOf(
+        deps.debitRules,
+        trx,
+        debitRows.map((row) => ({ userId: row.user_id, service: row.service, amountKobo: row.amount })),
+        now,
+      ),
+    },
+  );
+}
+
+/** Records accepted purchases, processing, and enqueues their dispatch's safety net, in the transaction. */
+async function recordAccepted(
+  deps: Pick<AcceptanceDeps, 'jobs'>,
+  trx: Transaction<DB>,
+  rows: PurchaseRow[],
+  now: Date,
+): Promise<void> {
+  await recordPurchases(trx, rows, now);
+  // The safety net after a crash: one job sends whatever of them was not sent by then.
+  await deps.jobs.insert(JOB_VTU_DISPATCH, [{ data: { ids: rows.map((row) => row.id) } }], { db: trx });
 }
 
 /**

@@ -66,6 +66,11 @@ export type InlineSends = {
   waiting(): number;
   /** Runs a send, tracked until it ends; its place is given back then. */
   track(id: string, send: Promise<void>): void;
+  /**
+   * A send of a purchase accepted before it had a place (a group's lines, accepted together): it
+   * waits for a place after the commit, then runs, tracked from now until it ends.
+   */
+  queue(id: string, start: () => Promise<void>): void;
   /** Resolves when this process's send of the purchase (if any) has ended. */
   ended(id: string): Promise<void>;
   /** Resolves when every send under way has ended (graceful shutdown). */
@@ -98,6 +103,18 @@ export function createInlineSends(max: number): InlineSends {
           running.delete(id);
           sends.release();
         }),
+      );
+    },
+    queue(id, start) {
+      running.set(
+        id,
+        sends
+          .take()
+          .then(start)
+          .finally(() => {
+            running.delete(id);
+            sends.release();
+          }),
       );
     },
     async ended(id) {

@@ -21,6 +21,7 @@ import { requeryAwaitedDeliveries } from './late-delivery.ts';
 import {
   authorise,
   buy,
+  buyTogether,
   createPurchaseReads,
   type OrderedService,
   type PurchaseFields,
@@ -29,7 +30,7 @@ import {
   purchaseOrders,
 } from './purchase-ops.ts';
 import { findPurchaseRecord } from './purchase-records.ts';
-import type { PurchaseOrder, VtuTransactionView } from './purchases.ts';
+import { findPurchases, type PurchaseOrder, type VtuTransactionView } from './purchases.ts';
 import {
   JOB_VTU_REQUERY,
   type RequeryCounts,
@@ -98,6 +99,20 @@ export type VtuApi = {
     order: PurchaseOrder,
     options?: { withCommit?: WithCommit; reference?: string },
   ): Promise<VtuTransactionView>;
+  /**
+   * Accepts one buyer's orders from orderFor all or nothing, in one transaction (a bulk order's
+   * lines): every one debited, recorded and dispatched as buy() does, or, when the wallet does not
+   * cover them all (decided under its lock) or a debit rule refuses one, none (INSUFFICIENT_FUNDS or
+   * the rule's refusal). `withCommit` is written for the purchases' views in that transaction.
+   * Each purchase is then its own: its reference, its outcome, its refund. At most 100 orders.
+   */
+  buyTogether(
+    userId: string,
+    orders: PurchaseOrder[],
+    withCommit?: WithCommit,
+  ): Promise<VtuTransactionView[]>;
+  /** The buyer's purchases among the ids, in the order asked; ids that are not theirs are left out. */
+  purchasesOf(userId: string, ids: readonly string[]): Promise<VtuTransactionView[]>;
   /** Accepts a checked purchase, as the operations do after their checks (tests of the accept stage). */
   acceptPurchase(userId: string, order: PurchaseOrder, withCommit?: WithCommit): Promise<VtuTransactionView>;
   /**
@@ -142,6 +157,7 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
       { ...settlement, logger, debitRules: deps.debitRules },
       batching,
     ),
+    debitRules: deps.debitRules,
   };
   const ops: PurchaseOpsDeps = { ...deps, purchaseReads: createPurchaseReads(db, batching), accepting };
   const requeryOptions = requeryOptionsOf(config);
@@ -210,6 +226,8 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
         return purchaseOrders[service](ops, markupOf, fields);
       },
       buy: (userId, order, options = {}) => buy(ops, userId, options.withCommit, order, options.reference),
+      buyTogether: (userId, orders, withCommit) => buyTogether(ops, userId, orders, withCommit),
+      purchasesOf: (userId, ids) => findPurchases(ops, userId, ids),
       acceptPurchase: (userId, order, withCommit) => acceptPurchase(accepting, userId, order, withCommit),
       purchaseRecord: findPurchaseRecord,
       // The sends' own functions (they use no `this`), so that a caller lands in dispatch.ts.

@@ -27,7 +27,7 @@ import {
 import { cableProviderNames, discoName, withoutPrice } from '../shared/display-names.ts';
 import { networkNames } from '../shared/networks.ts';
 import { localPhone, networkOfPhone } from '../shared/prefixes.ts';
-import { type AcceptDeps, acceptPurchase } from './accept.ts';
+import { type AcceptDeps, acceptPurchase, acceptPurchasesTogether } from './accept.ts';
 import * as s from './purchase-schemas.ts';
 import { findPurchase, listPurchases, type PurchaseOrder } from './purchases.ts';
 
@@ -262,6 +262,25 @@ export function buy(
     withCommit,
     reference,
   );
+}
+
+/**
+ * Accepts one buyer's orders all or nothing (a bulk order's lines: acceptPurchasesTogether), each
+ * named as buy() names it; the group's Idempotency-Key answer, or whatever `withCommit` writes for
+ * the purchases, commits with their debits.
+ */
+export function buyTogether(
+  deps: Pick<PurchaseOpsDeps, 'accepting' | 'catalogue'>,
+  userId: string,
+  orders: PurchaseOrder[],
+  withCommit: WithCommit | undefined,
+) {
+  const named = orders.map((order) => {
+    const customer = customerOf(order.request);
+    const customerName = customer === null ? undefined : deps.catalogue.verifiedCustomers.nameOf(customer);
+    return customerName === undefined ? order : { ...order, customerName };
+  });
+  return acceptPurchasesTogether(deps.accepting, userId, named, withCommit);
 }
 
 /** The fields of each purchase but its PIN: what a purchase is checked and priced from. */

@@ -220,6 +220,26 @@ export async function findPurchase(
   return toView(row);
 }
 
+/** The buyer's purchases among the ids, in the order asked; ids not theirs are left out. */
+export async function findPurchases(
+  deps: { db: Kysely<DB> },
+  userId: string,
+  ids: readonly string[],
+): Promise<VtuTransactionView[]> {
+  if (ids.length === 0) return [];
+  const rows = await deps.db
+    .selectFrom('vtu_transactions')
+    .selectAll()
+    .where('id', 'in', [...ids])
+    .where('user_id', '=', userId)
+    .execute();
+  const byId = new Map(rows.map((row) => [row.id, toView(row)]));
+  return ids.flatMap((id) => {
+    const view = byId.get(id);
+    return view === undefined ? [] : [view];
+  });
+}
+
 export type PurchaseFilter = {
   status?: 'processing' | 'success' | 'failed';
   service?: string;

@@ -76,6 +76,7 @@ const owners: Record<string, string> = {
   beneficiaries: 'beneficiaries',
   schedules: 'schedules',
   disputes: 'disputes',
+  bulk_orders: 'bulk-orders',
   // pg-boss's own tables (src/jobs/queue.ts puts them in the pgboss schema).
   'pgboss.bam': 'jobs',
   'pgboss.job': 'jobs',

@@ -26,6 +26,9 @@ import { Route as AdminDisputesRouteImport } from './routes/admin/disputes'
 import { Route as AdminKycRouteImport } from './routes/admin/kyc'
 import { Route as AdminLedgerRouteImport } from './routes/admin/ledger'
 import { Route as AdminMarkupsRouteImport } from './routes/admin/markups'
+import { Route as BulkIndexRouteImport } from './routes/bulk/index'
+import { Route as BulkIdRouteImport } from './routes/bulk/$id'
+import { Route as BulkNewRouteImport } from './routes/bulk/new'
 import { Route as BuyIndexRouteImport } from './routes/buy/index'
 import { Route as BuyAirtimeRouteImport } from './routes/buy/airtime'
 import { Route as BuyAirtimeToCashRouteImport } from './routes/buy/airtime-to-cash'
@@ -128,6 +131,21 @@ const AdminMarkupsRoute = AdminMarkupsRouteImport.update({
   path: '/admin/markups',
   getParentRoute: () => rootRouteImport,
 } as any)
+const BulkIndexRoute = BulkIndexRouteImport.update({
+  id: '/bulk/',
+  path: '/bulk/',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const BulkIdRoute = BulkIdRouteImport.update({
+  id: '/bulk/$id',
+  path: '/bulk/$id',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const BulkNewRoute = BulkNewRouteImport.update({
+  id: '/bulk/new',
+  path: '/bulk/new',
+  getParentRoute: () => rootRouteImport,
+} as any)
 const BuyIndexRoute = BuyIndexRouteImport.update({
   id: '/buy/',
   path: '/buy/',
@@ -226,6 +244,8 @@ export interface FileRoutesByFullPath {
   '/admin/kyc': typeof AdminKycRoute
   '/admin/ledger': typeof AdminLedgerRoute
   '/admin/markups': typeof AdminMarkupsRoute
+  '/bulk/$id': typeof BulkIdRoute
+  '/bulk/new': typeof BulkNewRoute
   '/buy/airtime': typeof BuyAirtimeRoute
   '/buy/airtime-to-cash': typeof BuyAirtimeToCashRoute
   '/buy/betting': typeof BuyBettingRoute
@@ -238,6 +258,7 @@ export interface FileRoutesByFullPath {
   '/pin/change': typeof PinChangeRoute
   '/transactions/$id': typeof TransactionsIdRoute
   '/admin/': typeof AdminIndexRoute
+  '/bulk/': typeof BulkIndexRoute
   '/buy/': typeof BuyIndexRoute
   '/fund/': typeof FundIndexRoute
   '/pin/': typeof PinIndexRoute
@@ -261,6 +282,8 @@ export interface FileRoutesByTo {
   '/admin/kyc': typeof AdminKycRoute
   '/admin/ledger': typeof AdminLedgerRoute
   '/admin/markups': typeof AdminMarkupsRoute
+  '/bulk/$id': typeof BulkIdRoute
+  '/bulk/new': typeof BulkNewRoute
   '/buy/airtime': typeof BuyAirtimeRoute
   '/buy/airtime-to-cash': typeof BuyAirtimeToCashRoute
   '/buy/betting': typeof BuyBettingRoute
@@ -273,6 +296,7 @@ export interface FileRoutesByTo {
   '/pin/change': typeof PinChangeRoute
   '/transactions/$id': typeof TransactionsIdRoute
   '/admin': typeof AdminIndexRoute
+  '/bulk': typeof BulkIndexRoute
   '/buy': typeof BuyIndexRoute
   '/fund': typeof FundIndexRoute
   '/pin': typeof PinIndexRoute
@@ -297,6 +321,8 @@ export interface FileRoutesById {
   '/admin/kyc': typeof AdminKycRoute
   '/admin/ledger': typeof AdminLedgerRoute
   '/admin/markups': typeof AdminMarkupsRoute
+  '/bulk/$id': typeof BulkIdRoute
+  '/bulk/new': typeof BulkNewRoute
   '/buy/airtime': typeof BuyAirtimeRoute
   '/buy/airtime-to-cash': typeof BuyAirtimeToCashRoute
   '/buy/betting': typeof BuyBettingRoute
@@ -309,6 +335,7 @@ export interface FileRoutesById {
   '/pin/change': typeof PinChangeRoute
   '/transactions/$id': typeof TransactionsIdRoute
   '/admin/': typeof AdminIndexRoute
+  '/bulk/': typeof BulkIndexRoute
   '/buy/': typeof BuyIndexRoute
   '/fund/': typeof FundIndexRoute
   '/pin/': typeof PinIndexRoute
@@ -334,6 +361,8 @@ export interface FileRouteTypes {
     | '/admin/kyc'
     | '/admin/ledger'
     | '/admin/markups'
+    | '/bulk/$id'
+    | '/bulk/new'
     | '/buy/airtime'
     | '/buy/airtime-to-cash'
     | '/buy/betting'
@@ -346,6 +375,7 @@ export interface FileRouteTypes {
     | '/pin/change'
     | '/transactions/$id'
     | '/admin/'
+    | '/bulk/'
     | '/buy/'
     | '/fund/'
     | '/pin/'
@@ -369,6 +399,8 @@ export interface FileRouteTypes {
     | '/admin/kyc'
     | '/admin/ledger'
     | '/admin/markups'
+    | '/bulk/$id'
+    | '/bulk/new'
     | '/buy/airtime'
     | '/buy/airtime-to-cash'
     | '/buy/betting'
@@ -381,6 +413,7 @@ export interface FileRouteTypes {
     | '/pin/change'
     | '/transactions/$id'
     | '/admin'
+    | '/bulk'
     | '/buy'
     | '/fund'
     | '/pin'
@@ -404,6 +437,8 @@ export interface FileRouteTypes {
     | '/admin/kyc'
     | '/admin/ledger'
     | '/admin/markups'
+    | '/bulk/$id'
+    | '/bulk/new'
     | '/buy/airtime'
     | '/buy/airtime-to-cash'
     | '/buy/betting'
@@ -416,6 +451,7 @@ export interface FileRouteTypes {
     | '/pin/change'
     | '/transactions/$id'
     | '/admin/'
+    | '/bulk/'
     | '/buy/'
     | '/fund/'
     | '/pin/'
@@ -440,6 +476,8 @@ export interface RootRouteChildren {
   AdminKycRoute: typeof AdminKycRoute
   AdminLedgerRoute: typeof AdminLedgerRoute
   AdminMarkupsRoute: typeof AdminMarkupsRoute
+  BulkIdRoute: typeof BulkIdRoute
+  BulkNewRoute: typeof BulkNewRoute
   BuyAirtimeRoute: typeof BuyAirtimeRoute
   BuyAirtimeToCashRoute: typeof BuyAirtimeToCashRoute
   BuyBettingRoute: typeof BuyBettingRoute
@@ -452,6 +490,7 @@ export interface RootRouteChildren {
   PinChangeRoute: typeof PinChangeRoute
   TransactionsIdRoute: typeof TransactionsIdRoute
   AdminIndexRoute: typeof AdminIndexRoute
+  BulkIndexRoute: typeof BulkIndexRoute
   BuyIndexRoute: typeof BuyIndexRoute
   FundIndexRoute: typeof FundIndexRoute
   PinIndexRoute: typeof PinIndexRoute
@@ -578,6 +617,27 @@ declare module '@tanstack/react-router' {
       path: '/admin/markups'
       fullPath: '/admin/markups'
       preLoaderRoute: typeof AdminMarkupsRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/bulk/': {
+      id: '/bulk/'
+      path: '/bulk'
+      fullPath: '/bulk/'
+      preLoaderRoute: typeof BulkIndexRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/bulk/$id': {
+      id: '/bulk/$id'
+      path: '/bulk/$id'
+      fullPath: '/bulk/$id'
+      preLoaderRoute: typeof BulkIdRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/bulk/new': {
+      id: '/bulk/new'
+      path: '/bulk/new'
+      fullPath: '/bulk/new'
+      preLoaderRoute: typeof BulkNewRouteImport
       parentRoute: typeof rootRouteImport
     }
     '/buy/': {
@@ -712,6 +772,8 @@ const rootRouteChildren: RootRouteChildren = {
   AdminKycRoute: AdminKycRoute,
   AdminLedgerRoute: AdminLedgerRoute,
   AdminMarkupsRoute: AdminMarkupsRoute,
+  BulkIdRoute: BulkIdRoute,
+  BulkNewRoute: BulkNewRoute,
   BuyAirtimeRoute: BuyAirtimeRoute,
   BuyAirtimeToCashRoute: BuyAirtimeToCashRoute,
   BuyBettingRoute: BuyBettingRoute,
@@ -724,6 +786,7 @@ const rootRouteChildren: RootRouteChildren = {
   PinChangeRoute: PinChangeRoute,
   TransactionsIdRoute: TransactionsIdRoute,
   AdminIndexRoute: AdminIndexRoute,
+  BulkIndexRoute: BulkIndexRoute,
   BuyIndexRoute: BuyIndexRoute,
   FundIndexRoute: FundIndexRoute,
   PinIndexRoute: PinIndexRoute,

@@ -22,6 +22,7 @@ export const getOperationNames = [
   'listBeneficiaries',
   'listBetCompanies',
   'listBroadcasts',
+  'listBulkOrders',
   'listCablePlans',
   'listCableProviders',
   'listDataNetworks',

@@ -41,6 +41,13 @@ function Buy() {
         <span>Scheduled purchases</span>
         <span className="text-sm font-normal text-gray-700">Repeat airtime, data, power, TV</span>
       </Link>
+      <Link
+        to="/bulk"
+        className="flex items-center justify-between rounded-xl border border-gray-300 p-3 font-semibold text-brand"
+      >
+        <span>Bulk orders</span>
+        <span className="text-sm font-normal text-gray-700">Airtime or data, up to 100 numbers</span>
+      </Link>
     </Screen>
   );
 }
