@@ -88,6 +88,8 @@ describe('verifyOtp', () => {
       hasPin: false,
       referralCode: me.referralCode,
       roles: ['user'],
+      // API.md section 16: the default prices until an operator puts the user on a level.
+      priceLevel: null,
     });
     assert.match(me.referralCode, /^[A-Z2-9]{8}$/);
     assert.deepEqual(session.user, me);
