@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { raiseAlert } from '../../src/alerts/alerts.ts';
+import { until } from '../helpers/until.ts';
 import { get, ok, post, type SignedIn, signIn, signInAgain, type World } from '../helpers/world.ts';
 import { bought, buyer, current, mtn } from '../vtu/purchase-support.ts';
 import {
@@ -193,10 +194,10 @@ describe('the web client: admin screens', { skip: skipWithoutChromium, timeout: 
     await admin
       .getByText(/^Saved: Cable TV, every provider, reseller level: ₦5\.00 plus 0%/)
       .waitFor(TIMEOUT);
-    assert.equal(
-      await admin.getByLabel('Price level', { exact: true }).inputValue(),
-      'reseller',
-      'the new level is chosen',
+    // The level is chosen once the list of levels, read again after the save, offers it.
+    await until(
+      async () => (await admin.getByLabel('Price level', { exact: true }).inputValue()) === 'reseller',
+      'the new level chosen',
     );
     await now.filter({ hasText: 'at the reseller level has a markup of ₦5.00 plus 0%' }).waitFor(TIMEOUT);
     // Nobody is on it yet: prices do not move until a user is put on the level.
