@@ -294,7 +294,11 @@ describe(`Web Push (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       ),
     );
     const { done, failed } = await runQueuedJobs(world, JOB_BROADCAST_PUSH);
-    assert.deepEqual([done.length, failed.length], [3, 0], 'pages of 500');
+    assert.deepEqual(
+      [done.length, failed.length],
+      [3, 0],
+      `pages of 500 (${failed.map((f) => String(f.error)).join('; ')})`,
+    );
     const delivered = pushService.received.slice(before);
     assert.equal(delivered.length, 1_050);
     assert.equal(new Set(delivered.map((p) => p.path)).size, 1_050, 'each subscription once');
