@@ -8,7 +8,7 @@ import { newId } from '../ids.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { localPhone } from '../shared/prefixes.ts';
 import type { VtuApi } from '../vtu/module.ts';
-import type { PurchaseOrder, VtuTransactionView } from '../vtu/purchases.ts';
+import { chargeOf, type PurchaseOrder, type VtuTransactionView } from '../vtu/purchases.ts';
 import type {
   BulkLine,
   BulkOrderView,
@@ -92,8 +92,6 @@ async function checkLines(
   );
 }
 
-const priceOf = (order: PurchaseOrder): bigint => order.wholesaleKobo + order.markupKobo;
-
 /** What each line would be refused with, and what the lines that pass cost together now. No PIN, no debit. */
 export async function previewBulkOrder(
   deps: BulkOrderDeps,
@@ -104,8 +102,8 @@ export async function previewBulkOrder(
   let totalKobo = 0n;
   const lines = checks.map((check) => {
     if ('refusal' in check) return { phone: check.phone, ok: false, refusal: check.refusal };
-    totalKobo += priceOf(check.order);
-    return { phone: check.phone, ok: true, amount: koboToNaira(priceOf(check.order)) };
+    totalKobo += chargeOf(check.order);
+    return { phone: check.phone, ok: true, amount: koboToNaira(chargeOf(check.order)) };
   });
   return { lines, total: koboToNaira(totalKobo) };
 }
@@ -136,7 +134,7 @@ export async function createBulkOrder(
     );
   }
   const orders = checks.map((check) => (check as { order: PurchaseOrder }).order);
-  const totalKobo = orders.reduce((sum, order) => sum + priceOf(order), 0n);
+  const totalKobo = orders.reduce((sum, order) => sum + chargeOf(order), 0n);
   if (nairaToKobo(request.total) !== totalKobo) {
     throw new AppError('PRICE_CHANGED', `the lines cost ₦${koboToNaira(totalKobo)} together now`, {
       details: { amount: koboToNaira(totalKobo) },

@@ -6,7 +6,7 @@ import { AppError } from '../errors.ts';
 import { type DomainEvent, publishEvents } from '../events/domain-events.ts';
 import { formatNaira, nairaToKobo } from '../money.ts';
 import type { PurchaseFields } from '../vtu/purchase-ops.ts';
-import type { PurchaseOrder, VtuTransactionView } from '../vtu/purchases.ts';
+import { chargeOf, type PurchaseOrder, type VtuTransactionView } from '../vtu/purchases.ts';
 import { nextDueAfter, referenceFresh, runReference } from './recurrence.ts';
 import type { Frequency, ScheduleService } from './schemas.ts';
 import type { ScheduleDeps, ScheduleRow } from './service.ts';
@@ -209,7 +209,7 @@ async function runClaimed(deps: ScheduleDeps, run: Claimed): Promise<Outcome> {
     switch (error.code) {
       case 'INSUFFICIENT_FUNDS':
         assert.ok(order !== undefined, 'only the debit refuses for funds');
-        return { kind: 'skipped', amountKobo: order.wholesaleKobo + order.markupKobo };
+        return { kind: 'skipped', amountKobo: chargeOf(order) };
       case 'UPSTREAM_UNAVAILABLE':
       case 'RATE_LIMITED':
         return { kind: 'retry' };

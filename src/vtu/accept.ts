@@ -13,6 +13,7 @@ import { koboToNaira } from '../money.ts';
 import { admissionOf, type DebitRule } from './debit-rules.ts';
 import { type DispatchDeps, dispatchPurchase, JOB_VTU_DISPATCH } from './dispatch.ts';
 import {
+  chargeOf,
   firstRequeryAt,
   newPurchaseReference,
   type PurchaseOrder,
@@ -397,7 +398,7 @@ function purchaseRow({ userId, order, id, reference }: AcceptRequest, now: Date)
     description: order.description,
     direction: order.direction ?? ('debit' as const),
     // What moves on the wallet: a debit's price, a credit's payout.
-    amount: order.direction === 'credit' ? order.creditKobo! : order.wholesaleKobo + order.markupKobo,
+    amount: order.direction === 'credit' ? order.creditKobo! : chargeOf(order),
     wholesale: order.wholesaleKobo,
     markup: order.markupKobo,
     status: 'processing' as const,

@@ -44,6 +44,10 @@ export type PurchaseOrder = {
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
+/** What a debit order takes from the wallet: its wholesale price and its markup. */
+export const chargeOf = (order: Pick<PurchaseOrder, 'wholesaleKobo' | 'markupKobo'>): bigint =>
+  order.wholesaleKobo + order.markupKobo;
+
 // A purchase's reference is ours: it is the ledger's reference for the purchase and what every
 // requery looks the order up by, whichever provider the purchase is routed to. So it is made here,
 // in one form every provider takes. VTpass's is the narrowest (shared/reference/providers.md section
