@@ -147,7 +147,7 @@ const recordRunPurchases: CommitWriter<RunPurchase> = async (trx: Transaction<DB
 export const runCommit = (scheduleId: string, reference: string): WithCommit => ({
   writeFor: (result) => ({
     writer: recordRunPurchases as CommitWriter<never>,
-    row: { id: scheduleId, reference, purchaseId: (result as VtuTransactionView).id },
+    row: { id: scheduleId, reference, purchaseId: (result as VtuTransactionView[])[0]!.id },
   }),
   committed: () => {},
 });
@@ -195,10 +195,11 @@ async function runClaimed(deps: ScheduleDeps, run: Claimed): Promise<Outcome> {
     const now = await orderNow(deps, run);
     if ('paused' in now) return { kind: 'paused', reason: now.paused };
     order = now;
-    await deps.vtu.buy(run.row.user_id, order, {
-      reference: run.reference,
-      withCommit: runCommit(run.row.id, run.reference),
-    });
+    // A group of one, in a transaction of its own: should the claim have been taken over, its
+    // unit of work refuses this run alone, not the strangers' purchases of a shared batch.
+    await deps.vtu.buyTogether(run.row.user_id, [order], runCommit(run.row.id, run.reference), [
+      run.reference,
+    ]);
     return { kind: 'ran' };
   } catch (error) {
     if (!(error instanceof AppError)) {

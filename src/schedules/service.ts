@@ -33,7 +33,7 @@ export type ScheduleDeps = {
   jobs: JobQueue;
   logger: Logger;
   /** The purchases: the PIN's approval, a run's checks and price, and the one purchase pipeline. */
-  vtu: Pick<VtuApi, 'authorise' | 'orderFor' | 'buy'>;
+  vtu: Pick<VtuApi, 'authorise' | 'orderFor' | 'buyTogether'>;
   config: {
     /** Runs the wallet could not cover in a row that pause a schedule (SCHEDULE_SKIPS_MAX). */
     skipsMax: number;

@@ -84,17 +84,13 @@ export type AcceptDeps = DispatchDeps & {
 /**
  * Accepts a routed, priced and checked purchase, then sends it from this process right after the
  * commit. `withCommit` (the request's Idempotency-Key answer) is written by the acceptance's
- * transaction, and told once that transaction has committed. `reference` is given by a caller that
- * derives it from what it runs (a schedule's run), so that a second attempt meets the first's
- * unique reference instead of becoming a second purchase; it is made here otherwise. Answers the
- * purchase, processing.
+ * transaction, and told once that transaction has committed. Answers the purchase, processing.
  */
 export async function acceptPurchase(
   deps: AcceptDeps,
   userId: string,
   order: PurchaseOrder,
   withCommit?: WithCommit,
-  reference?: string,
 ): Promise<VtuTransactionView> {
   // Under load a purchase waits here, not yet debited, for a place to be sent at once.
   await deps.sends.take();
@@ -106,7 +102,7 @@ export async function acceptPurchase(
       userId,
       order,
       id: newId(),
-      reference: reference ?? newPurchaseReference(deps.clock.now()),
+      reference: newPurchaseReference(deps.clock.now()),
       withCommit,
     });
     // Resolved only once the batch's transaction, and the write that was to commit with it, committed.
@@ -137,6 +133,10 @@ const sendAccepted = (deps: DispatchDeps, id: string): Promise<void> =>
  * other refused whole. The group skips the batcher: it is a batch already, and running it inside
  * another would let a line's refusal roll back strangers' purchases.
  *
+ * `references` are given by a caller that derives them from what it runs (a schedule's run), so that
+ * a second attempt meets the first's unique reference instead of becoming a second purchase; its
+ * unit of work may then refuse the group (a claim taken over) without touching anyone else's.
+ *
  * Each purchase is then its own (its reference, its outcome, its refund), sent from this process as
  * places to send come free (the first on the place the group waited for); the job is the safety net
  * as for every acceptance.
@@ -146,8 +146,10 @@ export async function acceptPurchasesTogether(
   userId: string,
   orders: PurchaseOrder[],
   withCommit?: WithCommit,
+  references?: readonly string[],
 ): Promise<VtuTransactionView[]> {
   assert.ok(orders.length > 0, 'a group of purchases holds at least one');
+  assert.ok(references === undefined || references.length === orders.length, 'a reference per purchase');
   assert.ok(orders.length <= acceptBatchMax, `a group holds at most ${acceptBatchMax} purchases`);
   assert.ok(
     orders.every((order) => order.direction !== 'credit'),
@@ -161,11 +163,11 @@ export async function acceptPurchasesTogether(
   let sending = false;
   try {
     const now = deps.clock.now();
-    const requests: AcceptRequest[] = orders.map((order) => ({
+    const requests: AcceptRequest[] = orders.map((order, i) => ({
       userId,
       order,
       id: newId(),
-      reference: newPurchaseReference(now),
+      reference: references?.[i] ?? newPurchaseReference(now),
     }));
     const rows = requests.map((request) => purchaseRow(request, now));
     const views = rows.map((row) => toView(acceptedRow(row)));

@@ -20,7 +20,6 @@ import { createFloatInFlight, type FloatDeps, type FloatInFlight, failPurchasesW
 import { requeryAwaitedDeliveries } from './late-delivery.ts';
 import {
   authorise,
-  buy,
   buyTogether,
   createPurchaseReads,
   type OrderedService,
@@ -91,25 +90,20 @@ export type VtuApi = {
     fields: PurchaseFields[K],
   ): Promise<PurchaseOrder>;
   /**
-   * Accepts an order from orderFor, as the operations do. `reference` (purchaseReference) when the
-   * caller derives it from what it runs, so that the purchase happens at most once.
-   */
-  buy(
-    userId: string,
-    order: PurchaseOrder,
-    options?: { withCommit?: WithCommit; reference?: string },
-  ): Promise<VtuTransactionView>;
-  /**
-   * Accepts one buyer's orders from orderFor all or nothing, in one transaction (a bulk order's
-   * lines): every one debited, recorded and dispatched as buy() does, or, when the wallet does not
+   * Accepts one buyer's orders from orderFor all or nothing, in one transaction of their own (a bulk
+   * order's lines, a schedule's run): every one debited, recorded and dispatched as the operations
+   * do, or, when the wallet does not
    * cover them all (decided under its lock) or a debit rule refuses one, none (INSUFFICIENT_FUNDS or
    * the rule's refusal). `withCommit` is written for the purchases' views in that transaction.
    * Each purchase is then its own: its reference, its outcome, its refund. At most 100 orders.
+   * `references` (purchaseReference) when the caller derives them from what it runs, so that each
+   * purchase happens at most once; a refusal by `withCommit` then rolls back these orders only.
    */
   buyTogether(
     userId: string,
     orders: PurchaseOrder[],
     withCommit?: WithCommit,
+    references?: readonly string[],
   ): Promise<VtuTransactionView[]>;
   /** The buyer's purchases among the ids, in the order asked; ids that are not theirs are left out. */
   purchasesOf(userId: string, ids: readonly string[]): Promise<VtuTransactionView[]>;
@@ -225,8 +219,8 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
         requireTier(buyer?.kyc_tier ?? 0, 1);
         return purchaseOrders[service](ops, markupOf, fields);
       },
-      buy: (userId, order, options = {}) => buy(ops, userId, options.withCommit, order, options.reference),
-      buyTogether: (userId, orders, withCommit) => buyTogether(ops, userId, orders, withCommit),
+      buyTogether: (userId, orders, withCommit, references) =>
+        buyTogether(ops, userId, orders, withCommit, references),
       purchasesOf: (userId, ids) => findPurchases(ops, userId, ids),
       acceptPurchase: (userId, order, withCommit) => acceptPurchase(accepting, userId, order, withCommit),
       purchaseRecord: findPurchaseRecord,

@@ -251,7 +251,6 @@ export function buy(
   userId: string,
   withCommit: WithCommit | undefined,
   order: PurchaseOrder,
-  reference?: string,
 ) {
   const customer = customerOf(order.request);
   const customerName = customer === null ? undefined : deps.catalogue.verifiedCustomers.nameOf(customer);
@@ -260,7 +259,6 @@ export function buy(
     userId,
     customerName === undefined ? order : { ...order, customerName },
     withCommit,
-    reference,
   );
 }
 
@@ -274,13 +272,14 @@ export function buyTogether(
   userId: string,
   orders: PurchaseOrder[],
   withCommit: WithCommit | undefined,
+  references?: readonly string[],
 ) {
   const named = orders.map((order) => {
     const customer = customerOf(order.request);
     const customerName = customer === null ? undefined : deps.catalogue.verifiedCustomers.nameOf(customer);
     return customerName === undefined ? order : { ...order, customerName };
   });
-  return acceptPurchasesTogether(deps.accepting, userId, named, withCommit);
+  return acceptPurchasesTogether(deps.accepting, userId, named, withCommit, references);
 }
 
 /** The fields of each purchase but its PIN: what a purchase is checked and priced from. */

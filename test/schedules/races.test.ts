@@ -150,10 +150,7 @@ describe(`schedule runner races (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, ()
       const vtu = world.ctx.modules.vtu.api;
       const order = await vtu.orderFor(left.userId, 'airtime', row!.order_fields as never);
       await assert.rejects(
-        vtu.buy(left.userId, order, {
-          reference: left.reference,
-          withCommit: runCommit(left.id, left.reference),
-        }),
+        vtu.buyTogether(left.userId, [order], runCommit(left.id, left.reference), [left.reference]),
         /claim was taken over/,
       );
       assert.equal((await purchasesOf(world, left.userId)).length, 1, 'the late runner bought nothing');
