@@ -197,9 +197,10 @@ export async function adminListDisputes(
 /**
  * Kobo a refund of this dispute may still give back: what the movement still takes from the wallet
  * (for a purchase, what it charged less what its failure or part delivery refunded; null while it is
- * processing, whose outcome may yet refund it), less what earlier disputes of the same movement gave
- * back. The earlier disputes are all resolved (one is open at a time, this one), so nothing changes
- * that sum meanwhile; the purchase's part is final once it left processing.
+ * processing, whose outcome may yet refund it), less what the disputes of the same movement gave
+ * back, this one's included: a dispute already refunded is not shown its own refund as still to give.
+ * At most one is open at a time (an open one gave back nothing yet), so nothing changes that sum while
+ * one is resolved; the purchase's part is final once it left processing.
  */
 export async function refundableKobo(
   db: Kysely<DB> | Transaction<DB>,
@@ -208,13 +209,12 @@ export async function refundableKobo(
 ): Promise<bigint | null> {
   const stillCharged = row.movement === 'purchase' ? purchaseStillCharged : row.charged;
   if (stillCharged === null || stillCharged === undefined) return null;
-  const earlier = await db
+  const given = await db
     .selectFrom('disputes')
     .select((eb) => eb.fn.coalesce(eb.fn.sum<bigint>('refunded'), eb.lit(0)).as('total'))
     .where('user_id', '=', row.user_id)
     .where('reference', '=', row.reference)
-    .where('id', '<>', row.id)
     .executeTakeFirstOrThrow();
-  const left = stillCharged - BigInt(earlier.total);
+  const left = stillCharged - BigInt(given.total);
   return left > 0n ? left : 0n;
 }

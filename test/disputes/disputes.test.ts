@@ -116,6 +116,11 @@ describe(`disputes (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
     assert.equal(await balance(world, user), afterPurchase + purchase.amount);
     const [shown] = (await myDisputes(world, user)).items;
     assert.deepEqual([shown?.status, shown?.refunded], ['refunded', purchase.amount]);
+    // The operator's list counts this dispute's own refund: nothing of the purchase is left to give.
+    const resolved = (await adminDisputes(world, admin, { status: 'refunded' })).items.find(
+      (d) => d.id === opened.id,
+    );
+    assert.equal(resolved?.refundable, 0);
     await assertLedgerOk(world);
   });
 
