@@ -297,7 +297,7 @@ function createModules(infra: Infrastructure) {
       purchaseRecord: vtu.api.purchaseRecord,
       phonesOf: auth.api.phonesOf,
     }),
-    // A schedule's runs are purchases through vtu's api: the PIN's approval, the order's checks, buy.
+    // A schedule's runs are purchases through vtu's api: the PIN's approval, the order's checks, buyTogether.
     schedules: createSchedulesModule({
       db,
       clock,
