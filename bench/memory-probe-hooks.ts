@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import v8 from 'node:v8';
 
 // Loaded into the service by bench/memory-probe.ts (`node --expose-gc --import <this file>`), never
@@ -80,8 +81,23 @@ function sample(): Sample {
 
 if (dir !== undefined) {
   let sequence = 0;
+  // Time spent in garbage collection since the start (the cost of a smaller heap), by kind.
+  const gcMs = { minor: 0, major: 0 };
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+      if (kind === 1) gcMs.minor += entry.duration;
+      else gcMs.major += entry.duration;
+    }
+  }).observe({ entryTypes: ['gc'] });
   process.on('SIGUSR2', () => {
     const n = sequence++;
+    const cpu = process.cpuUsage();
+    const work = {
+      cpuSeconds: Math.round((cpu.user + cpu.system) / 10_000) / 100,
+      gcMinorMs: Math.round(gcMs.minor),
+      gcMajorMs: Math.round(gcMs.major),
+    };
     const before = sample();
     const gc = (globalThis as { gc?: () => void }).gc;
     // Twice: the first may only promote what the second frees.
@@ -90,7 +106,7 @@ if (dir !== undefined) {
     const after = sample();
     const snapshot = withSnapshots ? v8.writeHeapSnapshot(path.join(dir, `${n}.heapsnapshot`)) : null;
     const file = path.join(dir, `${n}.json`);
-    fs.writeFileSync(`${file}.tmp`, JSON.stringify({ before, after, snapshot }));
+    fs.writeFileSync(`${file}.tmp`, JSON.stringify({ ...work, before, after, snapshot }));
     fs.renameSync(`${file}.tmp`, file);
   });
 }

@@ -12,12 +12,11 @@ import {
   CONNECTIONS,
   mapConcurrent,
   nextPhone,
-  postOperation,
+  peakRssMb,
   REQUEST_TIMEOUT_SECONDS,
   resetPeakRss,
-  peakRssMb,
-  type Server,
   SETUP_CONCURRENCY,
+  type Server,
   signedChargeSuccess,
   signIn,
   WEBHOOK_PATH,
@@ -27,17 +26,19 @@ import { createSavingsLockScenario } from './savings.ts';
 import { transferToUserScenario } from './transfers.ts';
 
 // `node bench/memory-probe.ts`: where the API process's memory goes under load (issue 29). Starts the
-// service as `npm start` runs it (sandbox in process, workers on, rate limit out of the way) on a
-// fresh PostgreSQL database (PROBE_DATABASE=pglite: a fresh DATA_DIR), with bench/memory-probe-hooks.ts
-// preloaded, then runs the bench's load scenarios one after the other. Before the first and after
-// each, it has the service record its memory (RSS, V8 heap, external, array buffers) as it is and
-// after a full GC, plus the peak RSS (VmHWM) during the scenario, and prints a table.
+// service as `npm start` runs it (its node flags, sandbox in process, workers on) with the rate limit
+// out of the way, on a fresh PostgreSQL database (PROBE_DATABASE=pglite: a fresh DATA_DIR), with
+// bench/memory-probe-hooks.ts preloaded, then runs the bench's load scenarios one after the other.
+// Before the first and after each, it has the service record its memory (RSS, V8 heap, external,
+// array buffers) as it is and after a full GC, plus the peak RSS (VmHWM) during the scenario, and
+// prints a table.
 //
 //   PROBE_SCENARIOS    comma-separated, in order, from getWallet, otp, signIn, webhook, buyAirtime,
 //                      createSavingsLock, transferToUser, bulkOrder (default: all of them)
 //   PROBE_SNAPSHOTS=1  also a heap snapshot after each GC (PROBE_DIR/<n>.heapsnapshot); compare two
 //                      with `node bench/memory-probe.ts compare a.heapsnapshot b.heapsnapshot`
-//   PROBE_NODE_ARGS    extra node flags for the service (e.g. --max-semi-space-size=4)
+//   PROBE_NODE_ARGS    the service's node flags instead of those of `npm start` (package.json);
+//                      PROBE_NODE_ARGS= (empty) runs it with none
 //   PROBE_DIR          where the samples and snapshots go (default: a new temporary directory)
 //   PROBE_REDIS=1      the service uses Redis at REDIS_URL (default redis://127.0.0.1:6379)
 //
@@ -77,6 +78,10 @@ type Probe = {
   phase: string;
   ratePerSecond: number | null;
   peakMb: number | null;
+  /** The service's CPU and GC time since it started, as the phase ended. */
+  cpuSeconds: number;
+  gcMinorMs: number;
+  gcMajorMs: number;
   before: Sample;
   after: Sample;
   snapshot: string | null;
@@ -94,9 +99,19 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** The node flags `npm start` runs the service with (package.json), so the probe measures that. */
+function startScriptNodeFlags(): string[] {
+  const pkg = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
+    scripts: { start: string };
+  };
+  return pkg.scripts.start.split(' ').filter((word) => word.startsWith('--'));
+}
+
 async function startService(env: Record<string, string>, probeDir: string): Promise<Server> {
   const port = await freePort();
-  const nodeArgs = (process.env.PROBE_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const nodeArgs = (process.env.PROBE_NODE_ARGS ?? startScriptNodeFlags().join(' '))
+    .split(' ')
+    .filter((a) => a !== '');
   const childEnv: Record<string, string | undefined> = { ...process.env };
   delete childEnv.DATABASE_URL;
   delete childEnv.REDIS_URL;
@@ -295,6 +310,8 @@ function report(probes: Probe[]): string {
   const header = [
     'phase',
     'rate/s',
+    'CPU s',
+    'GC ms (minor+major)',
     'peak RSS',
     'RSS',
     'heapTotal',
@@ -309,9 +326,11 @@ function report(probes: Probe[]): string {
     'heapTotal after GC',
     'heapUsed after GC',
   ];
-  const rows = probes.map((p) => [
+  const rows = probes.map((p, i) => [
     p.phase,
     String(p.ratePerSecond ?? ''),
+    (p.cpuSeconds - (probes[i - 1]?.cpuSeconds ?? 0)).toFixed(1),
+    `${p.gcMinorMs - (probes[i - 1]?.gcMinorMs ?? 0)}+${p.gcMajorMs - (probes[i - 1]?.gcMajorMs ?? 0)}`,
     String(p.peakMb ?? 'n/a'),
     String(p.before.rssMb),
     String(p.before.heapTotalMb),
@@ -366,7 +385,7 @@ async function main(): Promise<void> {
     for (const [i, name] of scenarios.entries()) {
       const ratePerSecond = await runScenario(name, server, adminToken);
       probes.push(await probe(server, probeDir, i + 1, name, ratePerSecond));
-      process.stdout.write(`${report(probes.slice(-1))}\n`);
+      process.stdout.write(`${report(probes).split('\n').at(-1)}\n`);
     }
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\nservice output:\n${server.output()}\n`);
@@ -414,8 +433,8 @@ function totalsByConstructor(file: string): Totals {
   return totals;
 }
 
-function compare(fromFile: string, toFile: string, top = 40): string {
-  const from = totalsByConstructor(fromFile);
+function compare(fromFile: string | null, toFile: string, top = 40): string {
+  const from: Totals = fromFile === null ? new Map() : totalsByConstructor(fromFile);
   const to = totalsByConstructor(toFile);
   const keys = new Set([...from.keys(), ...to.keys()]);
   const rows = [...keys]
@@ -497,7 +516,10 @@ function largestCollections(file: string, top = 25): string {
     .join('\n');
 }
 
-if (process.argv[2] === 'collections') {
+if (process.argv[2] === 'top') {
+  // What one snapshot holds, largest first.
+  process.stdout.write(`${compare(null, process.argv[3] as string)}\n`);
+} else if (process.argv[2] === 'collections') {
   process.stdout.write(`${largestCollections(process.argv[3] as string)}\n`);
 } else if (process.argv[2] === 'compare') {
   const [, , , a, b] = process.argv;
