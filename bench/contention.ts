@@ -18,8 +18,9 @@ import pg from 'pg';
 // what the clients' backends were doing: waiting for a row lock (Lock: transactionid/tuple),
 // flushing WAL (LWLock:WALWrite, IO:WALSync/WALWrite), or running (no wait event).
 //
-// Options: --clients 1,16,64  --shards 1,8  --batch 1 (purchases per transaction, as the service's
-// group commit makes under load)  --seconds 8. BENCH_POSTGRES_URL: the server (default local).
+// Options: --clients 1,8,32  --shards 1,8  --batch 1 (purchases per transaction, as the service's
+// group commit makes under load)  --pick reference,transaction (how a posting's shard is chosen)
+// --seconds 8. BENCH_POSTGRES_URL: the server (default local).
 
 const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SAMPLE_EVERY_MS = 20;
@@ -28,10 +29,11 @@ const WHOLESALE_KOBO = 9_700n;
 
 const { values: options } = parseArgs({
   options: {
-    clients: { type: 'string', default: '1,16,64' },
+    clients: { type: 'string', default: '1,8,32' },
     shards: { type: 'string', default: '1,8' },
     batch: { type: 'string', default: '1' },
     seconds: { type: 'string', default: '8' },
+    pick: { type: 'string', default: 'reference,transaction' },
   },
 });
 const numbers = (list: string): number[] => list.split(',').map((n) => Number.parseInt(n, 10));
@@ -95,16 +97,24 @@ const SYSTEM_UPDATE = `
   left join locked on locked.code = v.code
   where a.code = v.code`;
 
+/**
+ * How a posting's shard is chosen: by its reference's hash (a batch then touches up to K rows of
+ * each account), or one per transaction (every posting of a batch on the same K-th row).
+ */
+type Pick = 'reference' | 'transaction';
+
 /** The deltas of a batch on the system rows, summed per row as writePostings sums them. */
 function systemDeltas(
   references: string[],
   shards: number,
   phase: 'accept' | 'settle',
+  pick: Pick,
 ): { codes: string[]; deltas: string[] } {
   const sums = new Map<string, bigint>();
   const add = (code: string, kobo: bigint) => sums.set(code, (sums.get(code) ?? 0n) + kobo);
+  const transactionShard = randomBytes(4).readUInt32BE(0) % shards;
   for (const reference of references) {
-    const shard = shardOf(reference, shards);
+    const shard = pick === 'reference' ? shardOf(reference, shards) : transactionShard;
     if (phase === 'accept') add(shardCode('vtu_in_flight', shard, shards), PRICE_KOBO);
     else {
       add(shardCode('provider_float:mtn', shard, shards), WHOLESALE_KOBO);
@@ -121,8 +131,9 @@ async function transaction(
   references: string[],
   shards: number,
   phase: 'accept' | 'settle',
+  pick: Pick,
 ): Promise<void> {
-  const { codes, deltas } = systemDeltas(references, shards, phase);
+  const { codes, deltas } = systemDeltas(references, shards, phase, pick);
   await client.query('begin');
   try {
     if (phase === 'accept') {
@@ -143,7 +154,14 @@ async function transaction(
   }
 }
 
-type WaitSamples = { samples: number; busy: number; rowLock: number; wal: number; running: number; other: number };
+type WaitSamples = {
+  samples: number;
+  busy: number;
+  rowLock: number;
+  wal: number;
+  running: number;
+  other: number;
+};
 
 /** Samples what the clients' backends do, until stopped. */
 function sampleWaits(url: string, applicationName: string): { stop(): Promise<WaitSamples> } {
@@ -177,9 +195,11 @@ function sampleWaits(url: string, applicationName: string): { stop(): Promise<Wa
   };
 }
 
-type Run = { clients: number; shards: number; batch: number; purchasesPerSecond: number; waits: WaitSamples };
+type Setting = { clients: number; shards: number; batch: number; pick: Pick };
+type Run = Setting & { purchasesPerSecond: number; waits: WaitSamples };
 
-async function run(url: string, clients: number, shards: number, batch: number, seconds: number): Promise<Run> {
+async function run(url: string, setting: Setting, seconds: number): Promise<Run> {
+  const { clients, shards, batch, pick } = setting;
   await withClient(url, (client) => prepare(client, clients, shards, batch));
   const applicationName = `contention-${randomBytes(4).toString('hex')}`;
   const connections = await Promise.all(
@@ -199,8 +219,8 @@ async function run(url: string, clients: number, shards: number, batch: number, 
         const wallets = Array.from({ length: batch }, (_, i) => `wallet:${c * batch + i}`);
         while (performance.now() < deadline) {
           const references = wallets.map(() => randomBytes(12).toString('hex'));
-          await transaction(client, wallets, references, shards, 'accept');
-          await transaction(client, wallets, references, shards, 'settle');
+          await transaction(client, wallets, references, shards, 'accept', pick);
+          await transaction(client, wallets, references, shards, 'settle', pick);
           purchases += batch;
         }
       }),
@@ -212,14 +232,17 @@ async function run(url: string, clients: number, shards: number, batch: number, 
   const waits = await sampler.stop();
   await withClient(url, async (client) => {
     // Money moved only between rows: the system rows net to what the wallets gave.
-    const { rows } = await client.query<{ net: string }>('select sum(balance)::text as net from contention_accounts');
+    const { rows } = await client.query<{ net: string }>(
+      'select sum(balance)::text as net from contention_accounts',
+    );
     const expected = BigInt(clients * batch) * 10n ** 15n;
     if (BigInt(rows[0]?.net ?? '0') !== expected) throw new Error(`balances do not add up: ${rows[0]?.net}`);
   });
-  return { clients, shards, batch, purchasesPerSecond: Math.round(purchases / elapsed), waits };
+  return { ...setting, purchasesPerSecond: Math.round(purchases / elapsed), waits };
 }
 
-const share = (part: number, whole: number): string => `${whole === 0 ? 0 : Math.round((100 * part) / whole)}%`;
+const share = (part: number, whole: number): string =>
+  `${whole === 0 ? 0 : Math.round((100 * part) / whole)}%`;
 
 async function main(): Promise<void> {
   const name = `contention_${randomBytes(5).toString('hex')}`;
@@ -228,18 +251,24 @@ async function main(): Promise<void> {
   url.pathname = `/${name}`;
   const seconds = Number(options.seconds);
   process.stdout.write(
-    `${'clients'.padStart(7)} ${'shards'.padStart(6)} ${'batch'.padStart(5)} ${'purchases/s'.padStart(11)}  backends busy: row lock / WAL / running / other (mean active)\n`,
+    `${'clients'.padStart(7)} ${'shards'.padStart(6)} ${'pick'.padStart(11)} ${'batch'.padStart(5)} ${'purchases/s'.padStart(11)}  backends busy: row lock / WAL / running / other (mean active)\n`,
   );
+  const settings: Setting[] = [];
+  for (const batch of numbers(options.batch))
+    for (const clients of numbers(options.clients))
+      // One shard is one row whichever way it is picked.
+      for (const shards of numbers(options.shards))
+        for (const pick of options.pick.split(',') as Pick[])
+          if (shards > 1 || pick === 'reference') settings.push({ clients, shards, batch, pick });
   try {
-    for (const batch of numbers(options.batch))
-      for (const clients of numbers(options.clients))
-        for (const shards of numbers(options.shards)) {
-          const r = await run(url.toString(), clients, shards, batch, seconds);
-          const w = r.waits;
-          process.stdout.write(
-            `${String(clients).padStart(7)} ${String(shards).padStart(6)} ${String(batch).padStart(5)} ${String(r.purchasesPerSecond).padStart(11)}  ${share(w.rowLock, w.busy)} / ${share(w.wal, w.busy)} / ${share(w.running, w.busy)} / ${share(w.other, w.busy)} (${(w.busy / Math.max(1, w.samples)).toFixed(1)})\n`,
-          );
-        }
+    for (const setting of settings) {
+      const r = await run(url.toString(), setting, seconds);
+      const w = r.waits;
+      const pick = r.shards === 1 ? '-' : r.pick;
+      process.stdout.write(
+        `${String(r.clients).padStart(7)} ${String(r.shards).padStart(6)} ${pick.padStart(11)} ${String(r.batch).padStart(5)} ${String(r.purchasesPerSecond).padStart(11)}  ${share(w.rowLock, w.busy)} / ${share(w.wal, w.busy)} / ${share(w.running, w.busy)} / ${share(w.other, w.busy)} (${(w.busy / Math.max(1, w.samples)).toFixed(1)})\n`,
+      );
+    }
   } finally {
     await withClient(ADMIN_URL, (client) => client.query(`drop database if exists ${name} with (force)`));
   }
