@@ -254,9 +254,9 @@ async function main(): Promise<void> {
     `${'clients'.padStart(7)} ${'shards'.padStart(6)} ${'pick'.padStart(11)} ${'batch'.padStart(5)} ${'purchases/s'.padStart(11)}  backends busy: row lock / WAL / running / other (mean active)\n`,
   );
   const settings: Setting[] = [];
+  // One shard is one row whichever way it is picked.
   for (const batch of numbers(options.batch))
     for (const clients of numbers(options.clients))
-      // One shard is one row whichever way it is picked.
       for (const shards of numbers(options.shards))
         for (const pick of options.pick.split(',') as Pick[])
           if (shards > 1 || pick === 'reference') settings.push({ clients, shards, batch, pick });

@@ -96,6 +96,24 @@ function sampleWaits(client: pg.Client, database: string): { stop(): Promise<Wai
   };
 }
 
+type TableWrites = Map<string, { inserted: number; updated: number }>;
+
+/** Rows written so far per table of the database (the statistics collector's counts, all schemas). */
+async function tableWrites(client: pg.Client): Promise<TableWrites> {
+  const { rows } = await client.query<{ name: string; inserted: string; updated: string }>(
+    `select schemaname || '.' || relname as name, n_tup_ins as inserted, n_tup_upd as updated
+       from pg_stat_user_tables`,
+  );
+  return new Map(rows.map((r) => [r.name, { inserted: Number(r.inserted), updated: Number(r.updated) }]));
+}
+
+/** The statistics are flushed by each backend at most once a second: wait for them to settle. */
+async function settledWrites(client: pg.Client): Promise<TableWrites> {
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  await client.query('select pg_stat_clear_snapshot()');
+  return tableWrites(client);
+}
+
 /** Measures fn: the CPU the service and its database's backends used, and the backends' waits. */
 async function measure(
   client: pg.Client,
@@ -108,7 +126,9 @@ async function measure(
   serviceCpu: number;
   postgresCpu: number;
   waits: Waits;
+  writes: { table: string; inserted: number; updated: number }[];
 }> {
+  const writesBefore = await settledWrites(client);
   const pidsBefore = await backendPids(client, database);
   const before = new Map(pidsBefore.map((pid) => [pid, cpuSeconds(pid)]));
   const serviceBefore = cpuSeconds(servicePid);
@@ -123,7 +143,12 @@ async function measure(
     (sum, pid) => sum + cpuSeconds(pid) - (before.get(pid) ?? 0),
     0,
   );
-  return { operations, wallSeconds, serviceCpu, postgresCpu, waits };
+  const writesAfter = await settledWrites(client);
+  const writes = [...writesAfter].map(([table, after]) => {
+    const before = writesBefore.get(table) ?? { inserted: 0, updated: 0 };
+    return { table, inserted: after.inserted - before.inserted, updated: after.updated - before.updated };
+  });
+  return { operations, wallSeconds, serviceCpu, postgresCpu, waits, writes };
 }
 
 function startService(databaseUrl: string, port: number, adminPhone: string): ChildProcess {
@@ -258,6 +283,15 @@ function report(name: string, m: Awaited<ReturnType<typeof measure>>): void {
     `${name}: ${m.operations} in ${m.wallSeconds.toFixed(1)} s; CPU per operation: service ${ms(m.serviceCpu)} ms, ` +
       `PostgreSQL backends ${ms(m.postgresCpu)} ms (service ${m.serviceCpu.toFixed(1)} s, PostgreSQL ${m.postgresCpu.toFixed(1)} s); ` +
       `backends busy: row lock ${share(m.waits.rowLock)}, WAL ${share(m.waits.wal)}, running ${share(m.waits.running)}, other ${share(m.waits.other)} (mean active ${(m.waits.busy / Math.max(1, m.waits.samples)).toFixed(1)})\n`,
+  );
+  const per = (n: number) => (n / Math.max(1, m.operations)).toFixed(2);
+  const written = m.writes
+    .filter((w) => w.inserted + w.updated >= m.operations / 10)
+    .sort((a, b) => b.inserted + b.updated - (a.inserted + a.updated))
+    .map((w) => `${w.table} +${per(w.inserted)}/~${per(w.updated)}`);
+  const total = m.writes.reduce((sum, w) => sum + w.inserted, 0);
+  process.stdout.write(
+    `${name}: rows inserted/updated per operation (${per(total)} inserted in all): ${written.join(', ')}\n`,
   );
 }
 
