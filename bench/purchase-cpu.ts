@@ -107,6 +107,12 @@ async function tableWrites(client: pg.Client): Promise<TableWrites> {
   return new Map(rows.map((r) => [r.name, { inserted: Number(r.inserted), updated: Number(r.updated) }]));
 }
 
+/** The database's files on disk, tables and indexes (not the WAL). */
+async function databaseBytes(client: pg.Client, database: string): Promise<number> {
+  const { rows } = await client.query<{ bytes: string }>('select pg_database_size($1) as bytes', [database]);
+  return Number(rows[0]?.bytes);
+}
+
 /** The statistics are flushed by each backend at most once a second: wait for them to settle. */
 async function settledWrites(client: pg.Client): Promise<TableWrites> {
   await new Promise((resolve) => setTimeout(resolve, 1_500));
@@ -127,8 +133,10 @@ async function measure(
   postgresCpu: number;
   waits: Waits;
   writes: { table: string; inserted: number; updated: number }[];
+  bytes: number;
 }> {
   const writesBefore = await settledWrites(client);
+  const sizeBefore = await databaseBytes(client, database);
   const pidsBefore = await backendPids(client, database);
   const before = new Map(pidsBefore.map((pid) => [pid, cpuSeconds(pid)]));
   const serviceBefore = cpuSeconds(servicePid);
@@ -148,7 +156,8 @@ async function measure(
     const before = writesBefore.get(table) ?? { inserted: 0, updated: 0 };
     return { table, inserted: after.inserted - before.inserted, updated: after.updated - before.updated };
   });
-  return { operations, wallSeconds, serviceCpu, postgresCpu, waits, writes };
+  const bytes = (await databaseBytes(client, database)) - sizeBefore;
+  return { operations, wallSeconds, serviceCpu, postgresCpu, waits, writes, bytes };
 }
 
 function startService(databaseUrl: string, port: number, adminPhone: string): ChildProcess {
@@ -291,7 +300,7 @@ function report(name: string, m: Awaited<ReturnType<typeof measure>>): void {
     .map((w) => `${w.table} +${per(w.inserted)}/~${per(w.updated)}`);
   const total = m.writes.reduce((sum, w) => sum + w.inserted, 0);
   process.stdout.write(
-    `${name}: rows inserted/updated per operation (${per(total)} inserted in all): ${written.join(', ')}\n`,
+    `${name}: rows inserted/updated per operation (${per(total)} inserted in all; the database grew ${Math.round(m.bytes / Math.max(1, m.operations))} bytes per operation): ${written.join(', ')}\n`,
   );
 }
 
