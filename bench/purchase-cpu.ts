@@ -160,7 +160,7 @@ async function measure(
   return { operations, wallSeconds, serviceCpu, postgresCpu, waits, writes, bytes };
 }
 
-function startService(databaseUrl: string, port: number, adminPhone: string): ChildProcess {
+function startService(databaseUrl: string, port: number, adminPhone: string, dataDir: string): ChildProcess {
   const env: Record<string, string | undefined> = { ...process.env };
   delete env.REDIS_URL;
   Object.assign(env, {
@@ -172,7 +172,7 @@ function startService(databaseUrl: string, port: number, adminPhone: string): Ch
     LOG_LEVEL: 'warn',
     WORKER: '1',
     DATABASE_URL: databaseUrl,
-    DATA_DIR: fs.mkdtempSync('/tmp/purchase-cpu-'),
+    DATA_DIR: dataDir,
     ADMIN_PHONES: adminPhone,
   });
   return spawn(process.execPath, ['src/main.ts'], {
@@ -313,7 +313,8 @@ async function main(): Promise<void> {
   url.pathname = `/${database}`;
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const service = startService(url.toString(), port, nextPhone());
+  const dataDir = fs.mkdtempSync('/tmp/purchase-cpu-');
+  const service = startService(url.toString(), port, nextPhone(), dataDir);
   const client = new pg.Client({ connectionString: url.toString() });
   try {
     await ready(baseUrl);
@@ -324,11 +325,16 @@ async function main(): Promise<void> {
     const deliverAll = await topups(baseUrl, tokens, client);
     report('charge.success webhook', await measure(client, database, pid, deliverAll));
   } finally {
-    service.kill('SIGTERM');
-    await new Promise((resolve) => service.once('exit', resolve));
+    // Waited for only while it runs: one that exited on its own has nothing left to stop.
+    if (service.exitCode === null && service.signalCode === null) {
+      const exited = new Promise((resolve) => service.once('exit', resolve));
+      service.kill('SIGTERM');
+      await exited;
+    }
     await client.end().catch(() => {});
     await admin.query(`drop database if exists ${database} with (force)`);
     await admin.end();
+    fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
