@@ -116,7 +116,22 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
       }),
   });
 
-  registerMetrics(app);
+  registerMetrics(app, ctx.metrics, {
+    clock: ctx.clock,
+    floatBalances: ctx.modules.vtu.api.floatBalances,
+    processingPurchases: ctx.modules.vtu.api.processingPurchases,
+    paymentInbox: ctx.modules.funding.api.paymentInbox,
+    queueCounts: ctx.jobs.queueCounts,
+    lastLedgerCheck: ctx.modules.admin.api.lastLedgerCheck,
+    ready: async () => {
+      try {
+        await sql`select 1`.execute(ctx.db);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  });
   app.get('/healthz', { schema: { hide: true }, config: { rateLimit: false } }, async () => ({ ok: true }));
   app.get('/readyz', { schema: { hide: true }, config: { rateLimit: false } }, async (_request, reply) => {
     try {

@@ -175,6 +175,9 @@ const envSchema = z.object({
   SANDBOX_VTU_BASE_URL: optionalUrl,
   // The least one float top-up sends (naira), so that a run of small purchases makes one transfer.
   VTU_FLOAT_TOPUP_MIN: z.coerce.number().int().min(1).max(100_000_000).default(50_000),
+  // The float (naira) below which operators are warned (the /metrics floor and its alert): just-in-time
+  // funding still tops a provider up per purchase; the floor says the pool is being drawn on.
+  VTU_FLOAT_FLOOR: z.coerce.number().int().min(0).max(1_000_000_000).default(50_000),
   // The largest markup an admin may set (adminSetMarkup): a typo such as a flat ₦91,967,931 would
   // otherwise price every purchase of a service out of reach until someone noticed.
   VTU_MARKUP_FLAT_MAX: z.coerce.number().int().min(0).max(1_000_000).default(10_000),
@@ -288,6 +291,8 @@ export type Config = {
     /** In the sandbox: the base URL of the service hosting the VTU simulators; undefined: this one. */
     sandboxBaseUrl: string | undefined;
     floatTopupMinKobo: bigint;
+    /** The float below which operators are warned (/metrics billrail_provider_float_floor_kobo). */
+    floatFloorKobo: bigint;
     /** The largest markup adminSetMarkup accepts: flat kobo and basis points. */
     markupMax: { flatKobo: bigint; percentBp: number };
     routes: Record<VtuServiceName, VtuProviderName>;
@@ -558,6 +563,7 @@ function vtuConfig(e: z.output<typeof envSchema>, sandbox: boolean): Config['vtu
     sendsMax: e.VTU_SENDS_MAX ?? (e.DATABASE_URL === undefined ? sendsMaxOnPglite : sendsMaxOnPostgres),
     sandboxBaseUrl: trim(e.SANDBOX_VTU_BASE_URL),
     floatTopupMinKobo: BigInt(e.VTU_FLOAT_TOPUP_MIN) * 100n,
+    floatFloorKobo: BigInt(e.VTU_FLOAT_FLOOR) * 100n,
     markupMax: { flatKobo: BigInt(e.VTU_MARKUP_FLAT_MAX) * 100n, percentBp: e.VTU_MARKUP_PERCENT_MAX * 100 },
     routes,
     data: {
