@@ -32,16 +32,18 @@ export function moneyGaugesRegistered(registry: Registry): boolean {
   return registry.getSingleMetric(inboxBacklogName) !== undefined;
 }
 
-/** How long one read is shared: the gauges of one scrape are collected together, well within it. */
-const sharedReadMs = 1_000;
-
-/** The read, run once for the calls that come within sharedReadMs of each other (one scrape). */
+/**
+ * The read, run once for the calls made while it runs: a scrape starts every gauge's collect at once
+ * (prom-client's Registry.metrics), so the gauges of one figure share one statement, and the next
+ * scrape reads afresh.
+ */
 function sharedPerScrape<T>(read: () => Promise<T>): () => Promise<T> {
-  let last: { at: number; value: Promise<T> } | undefined;
+  let running: Promise<T> | undefined;
   return () => {
-    const now = performance.now();
-    if (last === undefined || now - last.at > sharedReadMs) last = { at: now, value: read() };
-    return last.value;
+    running ??= read().finally(() => {
+      running = undefined;
+    });
+    return running;
   };
 }
 
@@ -150,7 +152,7 @@ export function registerMoneyGauges(registry: Registry, reads: MoneyReads, faile
   gauge(
     {
       name: 'billrail_ledger_check_ok',
-      help: 'The latest ledger check: 1 balanced, 0 imbalances found (absent before the first run)',
+      help: 'The latest ledger check: 1 balanced, 0 imbalances found or never run (then its last run is 0)',
     },
     async (g) => {
       const run = await ledger();
@@ -167,7 +169,7 @@ export function registerMoneyGauges(registry: Registry, reads: MoneyReads, faile
   gauge(
     {
       name: 'billrail_ledger_check_last_run_timestamp_seconds',
-      help: 'When the latest ledger check ran (Unix seconds)',
+      help: 'When the latest ledger check ran (Unix seconds; 0 before the first run)',
     },
     async (g) => {
       const run = await ledger();
