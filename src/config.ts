@@ -83,6 +83,8 @@ export type VtuProviderConfig = {
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   PORT: port.default(3000),
+  // A worker-only process (npm run worker) serves /metrics, /healthz and /readyz on this port when set.
+  METRICS_PORT: port.optional(),
   HOST: z.string().min(1).default('127.0.0.1'),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   DATA_DIR: z.string().min(1).default('./data'),
@@ -246,7 +248,14 @@ export type Env = z.input<typeof envSchema>;
 
 export type Config = {
   env: 'development' | 'test' | 'production';
-  http: { port: number; host: string; publicBaseUrl: string | undefined; trustProxyHops: number };
+  http: {
+    port: number;
+    host: string;
+    publicBaseUrl: string | undefined;
+    trustProxyHops: number;
+    /** Where a worker-only process (npm run worker) serves /metrics, /healthz, /readyz; none when unset. */
+    metricsPort: number | undefined;
+  };
   dataDir: string;
   database: { url: string | undefined; poolMax: number };
   redisUrl: string | undefined;
@@ -464,6 +473,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     env: e.NODE_ENV,
     http: {
       port: e.PORT,
+      metricsPort: e.METRICS_PORT,
       host: e.HOST,
       publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
       trustProxyHops: e.TRUST_PROXY_HOPS,

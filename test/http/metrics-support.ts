@@ -30,7 +30,7 @@ export function parseExposition(text: string): Sample[] {
 }
 
 /** The value of the sample with this name and these labels (others may be present too); undefined if none. */
-export function valueOf(
+export function sampleValue(
   samples: Sample[],
   name: string,
   labels: Record<string, string> = {},
@@ -44,7 +44,7 @@ export function valueOf(
 
 /** The value, 0 when the series is absent (a counter not incremented yet). */
 export const countOf = (samples: Sample[], name: string, labels: Record<string, string> = {}): number =>
-  valueOf(samples, name, labels) ?? 0;
+  sampleValue(samples, name, labels) ?? 0;
 
 /** The names of every metric the service exposes (histograms by their family name too). */
 export function metricNames(samples: Sample[]): Set<string> {
