@@ -173,7 +173,8 @@ describe('compose.yaml: the settings', () => {
       const environment = environmentOf(name);
       for (const key of [...shared, 'SECRET_PEPPER', 'VAPID_PRIVATE_KEY', 'DATABASE_URL', 'REDIS_URL'])
         assert.equal(environment[key], first[key], `${name}: ${key} as ${serviceProcesses[0]}'s`);
-      for (const key of shared) assert.equal(environment[key], sandbox[key], `${name}: ${key} as the sandbox's`);
+      for (const key of shared)
+        assert.equal(environment[key], sandbox[key], `${name}: ${key} as the sandbox's`);
       const config = loadConfig(environment);
       const secrets = sandboxSecrets();
       const usesSandboxSecret =
@@ -185,13 +186,18 @@ describe('compose.yaml: the settings', () => {
 
   it('lets PostgreSQL accept every connection the processes may open', () => {
     const postgres = services.postgres!;
-    const maxConnections = Number(/max_connections=(\d+)/.exec(postgres.command?.join(' ') ?? '')?.[1] ?? 100);
+    const maxConnections = Number(
+      /max_connections=(\d+)/.exec(postgres.command?.join(' ') ?? '')?.[1] ?? 100,
+    );
     const opened = serviceProcesses.reduce((sum, name) => {
       const poolMax = Number(environmentOf(name).DATABASE_POOL_MAX ?? configDefault('DATABASE_POOL_MAX'));
       return sum + connectionsPerProcess(poolMax);
     }, migrateConnections());
     // PostgreSQL keeps superuser_reserved_connections (3 by default) out of reach of the others.
-    assert.ok(opened <= maxConnections - 3, `${opened} connections at most, max_connections=${maxConnections}`);
+    assert.ok(
+      opened <= maxConnections - 3,
+      `${opened} connections at most, max_connections=${maxConnections}`,
+    );
     const url = new URL(environmentOf(serviceProcesses[0]!).DATABASE_URL!);
     const postgresEnv = environmentOf('postgres');
     assert.equal(url.hostname, 'postgres');
@@ -278,7 +284,8 @@ describe('the Dockerfile', () => {
   it('builds from the official Node 24 image in stages, the web client in one of its own', () => {
     assert.match(arg ?? '', /^node:24[-.]/);
     assert.ok(stages.length >= 3, 'dependencies, web build, runtime');
-    for (const stage of stages) assert.ok(['${NODE_IMAGE}', ...stages.map((s) => s.name)].includes(stage.from));
+    for (const stage of stages)
+      assert.ok(['${NODE_IMAGE}', ...stages.map((s) => s.name)].includes(stage.from));
     const webStage = stages.find((stage) => stage.lines.includes(`RUN ${npmScript('build')}`));
     assert.ok(webStage?.name !== undefined, 'a stage runs npm run build');
     assert.ok(runtime.lines.includes(`COPY --from=${webStage.name} /app/web/dist web/dist`));
@@ -299,22 +306,28 @@ describe('the Dockerfile', () => {
     assert.match(installs[0]!, /--workspaces=false/, "not the web workspace's Vite and React");
     assert.ok(
       !runtime.lines.some((line) => /^COPY --from=\S+ .*node_modules/.test(line)),
-      "no node_modules from a stage that installed dev dependencies",
+      'no node_modules from a stage that installed dev dependencies',
     );
     assert.match(runtime.lines.find((line) => line.startsWith('WORKDIR')) ?? '', /^WORKDIR \/app$/);
   });
 
   it('needs no dev dependency at run time: src/ imports only dependencies and Node built-ins', async () => {
     const pkg = JSON.parse(readRepoFile('package.json')) as { dependencies: Record<string, string> };
-    const files = (await readdir(path.join(ROOT, 'src'), { recursive: true })).filter((f) => f.endsWith('.ts'));
+    const files = (await readdir(path.join(ROOT, 'src'), { recursive: true })).filter((f) =>
+      f.endsWith('.ts'),
+    );
     assert.ok(files.length > 50, 'the sources are read');
     for (const file of files) {
       const source = readRepoFile(path.join('src', file));
-      for (const match of source.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'";]*?from '([^']+)'|import\('([^']+)'\)/g)) {
+      for (const match of source.matchAll(
+        /(?:^|\n)\s*(?:import|export)\s[^'";]*?from '([^']+)'|import\('([^']+)'\)/g,
+      )) {
         const specifier = (match[1] ?? match[2])!;
         if (specifier.startsWith('.') || specifier.startsWith('node:') || builtinModules.includes(specifier))
           continue;
-        const name = specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]!;
+        const name = specifier.startsWith('@')
+          ? specifier.split('/').slice(0, 2).join('/')
+          : specifier.split('/')[0]!;
         assert.ok(name in pkg.dependencies, `src/${file} imports ${name}, which the image does not install`);
       }
     }

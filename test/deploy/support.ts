@@ -23,7 +23,9 @@ export function configEnvNames(): Set<string> {
   assert.ok(start >= 0, 'src/config.ts declares envSchema = z.object({ ... })');
   const end = source.indexOf('\n});', start);
   assert.ok(end > start, 'envSchema ends with a line "});"');
-  const names = new Set([...source.slice(start, end).matchAll(/^ {2}([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1]!));
+  const names = new Set(
+    [...source.slice(start, end).matchAll(/^ {2}([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1]!),
+  );
   // The schema has dozens of settings: far fewer means this reader no longer reads it.
   assert.ok(names.size > 40 && names.has('DATABASE_URL') && names.has('WORKER'), 'envSchema read');
   return names;
@@ -31,7 +33,9 @@ export function configEnvNames(): Set<string> {
 
 /** The default of a numeric setting in envSchema (`NAME: ....default(20)`). */
 export function configDefault(name: string): number {
-  const match = new RegExp(`^ {2}${name}:.*\\.default\\((\\d[\\d_]*)\\)`, 'm').exec(readRepoFile('src/config.ts'));
+  const match = new RegExp(`^ {2}${name}:.*\\.default\\((\\d[\\d_]*)\\)`, 'm').exec(
+    readRepoFile('src/config.ts'),
+  );
   assert.ok(match, `src/config.ts gives ${name} a numeric default`);
   return Number(match[1]!.replaceAll('_', ''));
 }
