@@ -285,7 +285,8 @@ describe('the Dockerfile', () => {
     assert.match(arg ?? '', /^node:24[-.]/);
     assert.ok(stages.length >= 3, 'dependencies, web build, runtime');
     for (const stage of stages)
-      assert.ok(['${NODE_IMAGE}', ...stages.map((s) => s.name)].includes(stage.from));
+      // The stages start from the image named once by ARG NODE_IMAGE, or from one another.
+      assert.ok(['$' + '{NODE_IMAGE}', ...stages.map((s) => s.name)].includes(stage.from), stage.from);
     const webStage = stages.find((stage) => stage.lines.includes(`RUN ${npmScript('build')}`));
     assert.ok(webStage?.name !== undefined, 'a stage runs npm run build');
     assert.ok(runtime.lines.includes(`COPY --from=${webStage.name} /app/web/dist web/dist`));

@@ -27,7 +27,9 @@ function parseUnit(file: string): Record<string, Record<string, string[]>> {
     }
     const setting = /^(\w+)=(.*)$/.exec(line);
     assert.ok(setting && current, `${file}: "${line}" is a setting inside a section`);
-    (current[setting[1]!] ??= []).push(setting[2]!);
+    const values = current[setting[1]!] ?? [];
+    values.push(setting[2]!);
+    current[setting[1]!] = values;
   }
   return sections;
 }
