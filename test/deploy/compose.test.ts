@@ -284,8 +284,8 @@ describe('the Dockerfile', () => {
   it('builds from the official Node 24 image in stages, the web client in one of its own', () => {
     assert.match(arg ?? '', /^node:24[-.]/);
     assert.ok(stages.length >= 3, 'dependencies, web build, runtime');
+    // The stages start from the image named once by ARG NODE_IMAGE, or from one another.
     for (const stage of stages)
-      // The stages start from the image named once by ARG NODE_IMAGE, or from one another.
       assert.ok(['$' + '{NODE_IMAGE}', ...stages.map((s) => s.name)].includes(stage.from), stage.from);
     const webStage = stages.find((stage) => stage.lines.includes(`RUN ${npmScript('build')}`));
     assert.ok(webStage?.name !== undefined, 'a stage runs npm run build');
