@@ -105,7 +105,7 @@ export async function bulkOrderScenario(
         pin: PIN,
       },
     });
-  const { value, peak } = await measured(server, () =>
+  const { value, usage } = await measured(server, () =>
     autocannon({
       url: server.baseUrl,
       connections: CONNECTIONS,
@@ -138,7 +138,7 @@ export async function bulkOrderScenario(
     'createBulkOrder',
     `POST, ${LINES} lines of ₦${AIRTIME_NAIRA} airtime per order, ${BUYERS} buyers, ${CONNECTIONS} conns, ${DURATION_SECONDS}s`,
     value,
-    peak,
+    usage,
   );
   const linesPerSecond = result.requestsPerSecond * LINES;
 

@@ -175,7 +175,7 @@ export async function listNotificationsScenario(
   ];
 
   let nextToken = 0;
-  const { value, peak } = await measured(server, () =>
+  const { value, usage } = await measured(server, () =>
     autocannon({
       url: `${server.baseUrl}/_serverFn/${LIST_OPERATION}`,
       connections: CONNECTIONS,
@@ -192,7 +192,7 @@ export async function listNotificationsScenario(
     'listNotifications',
     `GET limit 20, ${INBOX_USERS} users × ${INBOX_SIZE} entries, ${CONNECTIONS} conns, ${LIST_DURATION_SECONDS}s`,
     value,
-    peak,
+    usage,
   );
   return { result, checks };
 }

@@ -110,7 +110,7 @@ export async function buyAirtimeScenario(
 
   let sequence = 0;
   let nextToken = 0;
-  const { value, peak } = await measured(server, () =>
+  const { value, usage } = await measured(server, () =>
     autocannon({
       url: server.baseUrl,
       connections: CONNECTIONS,
@@ -143,7 +143,7 @@ export async function buyAirtimeScenario(
     'buyAirtime',
     `POST, ₦${AIRTIME_NAIRA} MTN, ${BUYERS} Tier-1 buyers, ${CONNECTIONS} conns, ${DURATION_SECONDS}s`,
     value,
-    peak,
+    usage,
   );
 
   // Every accepted purchase leaves processing (the instant provider answers at once).

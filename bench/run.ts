@@ -229,6 +229,12 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** The database a service started with `env` uses on PostgreSQL; null when it runs on PGlite. */
+function postgresDatabaseOf(env: Record<string, string>): string | null {
+  if (env.DATABASE_URL === undefined) return null;
+  return decodeURIComponent(new URL(env.DATABASE_URL).pathname.slice(1)) || 'postgres';
+}
+
 async function startServer(extraEnv: Record<string, string>): Promise<Server> {
   const port = await freePort();
   const env: Record<string, string | undefined> = { ...process.env };
@@ -296,6 +302,7 @@ async function startServer(extraEnv: Record<string, string>): Promise<Server> {
   return {
     baseUrl,
     pid: child.pid,
+    postgresDatabase: postgresDatabaseOf(extraEnv),
     output,
     async stop() {
       if (exitCode !== undefined) return;
@@ -329,7 +336,7 @@ async function walletScenario(server: Server, database: string): Promise<Scenari
   if (probe.status !== 200) throw new SetupError(`getWallet answered ${probe.status}: ${await probe.text()}`);
 
   let nextToken = 0;
-  const { value, peak } = await measured(server, () =>
+  const { value, usage } = await measured(server, () =>
     autocannon({
       url: `${server.baseUrl}/_serverFn/getWallet`,
       connections: CONNECTIONS,
@@ -346,7 +353,7 @@ async function walletScenario(server: Server, database: string): Promise<Scenari
     'getWallet',
     `GET, ${SIGNED_IN_USERS} users, ${CONNECTIONS} conns, ${WALLET_DURATION_SECONDS}s`,
     value,
-    peak,
+    usage,
   );
 }
 
@@ -355,7 +362,7 @@ async function requestOtpScenario(
   database: string,
 ): Promise<{ result: ScenarioResult; phones: string[] }> {
   const phones: string[] = [];
-  const { value, peak } = await measured(server, () =>
+  const { value, usage } = await measured(server, () =>
     autocannon({
       url: server.baseUrl,
       connections: CONNECTIONS,
@@ -385,7 +392,7 @@ async function requestOtpScenario(
       'requestOtp',
       `POST, new phone each, ${CONNECTIONS} conns, ${REQUEST_OTP_DURATION_SECONDS}s`,
       value,
-      peak,
+      usage,
     ),
     phones,
   };
@@ -406,7 +413,7 @@ async function verifyOtpScenario(
   if (amount < CONNECTIONS) throw new SetupError(`only ${codes.length} OTPs were issued; too few to verify`);
 
   let next = 0;
-  const { value, peak } = await measured(server, () =>
+  const { value, usage } = await measured(server, () =>
     autocannon({
       url: server.baseUrl,
       connections: CONNECTIONS,
@@ -433,7 +440,7 @@ async function verifyOtpScenario(
     'verifyOtp',
     `POST, new user each, ${CONNECTIONS} conns, ${amount} requests`,
     value,
-    peak,
+    usage,
   );
 }
 
@@ -443,7 +450,7 @@ async function fullSignInScenario(server: Server, database: string): Promise<Sce
   let firstFailure: string | undefined;
   const startedAt = performance.now();
   const deadline = startedAt + SIGN_IN_DURATION_SECONDS * 1000;
-  const { peak } = await measured(server, () =>
+  const { usage } = await measured(server, () =>
     Promise.all(
       Array.from({ length: SIGN_IN_CONCURRENCY }, async () => {
         while (performance.now() < deadline) {
@@ -472,7 +479,8 @@ async function fullSignInScenario(server: Server, database: string): Promise<Sce
     requests: latencies.length + failures,
     errors: failures,
     non2xx: 0,
-    serverPeakRssMb: peak,
+    serverPeakRssMb: usage.serverPeakRssMb,
+    usage,
   };
 }
 
@@ -566,7 +574,7 @@ async function webhookScenarios(
       'webhook',
       `POST, distinct signed charge.success, 1/${WEBHOOK_KNOWN_EVERY} known ref, ${CONNECTIONS} conns, ${WEBHOOK_DURATION_SECONDS}s`,
       distinct.value,
-      distinct.peak,
+      distinct.usage,
     ),
   ];
   const answered = distinct.value['2xx'];
@@ -589,7 +597,7 @@ async function webhookScenarios(
       'webhook dup',
       `POST, re-delivered bodies, ${CONNECTIONS} conns, ${WEBHOOK_DUPLICATE_DURATION_SECONDS}s`,
       duplicate.value,
-      duplicate.peak,
+      duplicate.usage,
     ),
   );
 

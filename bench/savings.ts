@@ -104,7 +104,7 @@ export async function createSavingsLockScenario(
   await eventually('the savers’ wallets funded', async () => (await wallets()).every((b) => b >= FUND_NAIRA));
 
   let nextToken = 0;
-  const { value, peak } = await measured(server, () =>
+  const { value, usage } = await measured(server, () =>
     autocannon({
       url: server.baseUrl,
       connections: CONNECTIONS,
@@ -133,7 +133,7 @@ export async function createSavingsLockScenario(
     'createSavingsLock',
     `POST, ₦${LOCK_NAIRA} for ${LOCK_DAYS} days, ${LOCK_USERS} users round-robin, ${CONNECTIONS} conns, ${LOCK_DURATION_SECONDS}s`,
     value,
-    peak,
+    usage,
   );
 
   const checks: Check[] = [];

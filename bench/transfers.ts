@@ -114,7 +114,7 @@ export async function transferToUserScenario(
   let sent = 0;
   /** The first answers other than 200, as the service gave them (a 5xx would be a deadlock's). */
   const refusals: string[] = [];
-  const { value, peak } = await measured(server, () =>
+  const { value, usage } = await measured(server, () =>
     autocannon({
       url: server.baseUrl,
       connections: CONNECTIONS,
@@ -151,7 +151,7 @@ export async function transferToUserScenario(
     'transferToUser',
     `POST, ₦${TRANSFER_NAIRA}, ${SENDERS} Tier-2 senders round-robin → ${RECIPIENTS} Tier-1 recipients, ${CONNECTIONS} conns, ${DURATION_SECONDS}s`,
     value,
-    peak,
+    usage,
   );
 
   const checks: Check[] = [];
