@@ -20,6 +20,20 @@ export { peakRssMb, resetPeakRss } from './usage.ts';
 export const REQUEST_TIMEOUT_SECONDS = 10;
 export const SETUP_CONCURRENCY = 10;
 export const CONNECTIONS = 50;
+
+/**
+ * A scenario's load duration in seconds: its own, or BENCH_DURATION when set, so that a quick check
+ * of the bench itself (with BENCH_SCENARIOS) need not take the full bench's minutes.
+ */
+export function loadSeconds(ownSeconds: number): number {
+  const override = process.env.BENCH_DURATION;
+  if (override === undefined || override === '') return ownSeconds;
+  const seconds = Number(override);
+  if (!Number.isInteger(seconds) || seconds < 1)
+    throw new Error(`BENCH_DURATION must be a whole number of seconds ≥ 1, not ${override}`);
+  return seconds;
+}
+
 export const WEBHOOK_PATH = '/api/public/payments/webhook/payment';
 // The service is started with the caller's environment, so it signs with the same secret.
 const PAYMENT_SIGNING_SECRET = process.env.PAYMENT_SIGNING_SECRET ?? 'sk_test_sandbox';
@@ -251,7 +265,7 @@ export function fromAutocannon(
  * not allowed, VmHWM is the peak since the process started: still an upper bound.
  */
 export async function measured<T>(
-  server: Server,
+  server: Pick<Server, 'pid' | 'postgresDatabase'>,
   run: () => Promise<T>,
 ): Promise<{ value: T; usage: ScenarioUsage }> {
   const usage = startUsage(server.pid, server.postgresDatabase);

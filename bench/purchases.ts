@@ -7,6 +7,7 @@ import {
   fromAutocannon,
   fundWallet,
   getOperation,
+  loadSeconds,
   mapConcurrent,
   measured,
   nextPhone,
@@ -33,7 +34,7 @@ const BUYERS = 50;
 const PIN = '2580';
 const FUND_NAIRA = 1_000_000;
 const AIRTIME_NAIRA = 100;
-const DURATION_SECONDS = 10;
+const DURATION_SECONDS = loadSeconds(10);
 /** The sandbox bills float, in naira: more than any run buys. */
 const BILLS_FLOAT_NAIRA = 100_000_000;
 const SETTLE_TIMEOUT_MS = 60_000;

@@ -14,6 +14,7 @@ import {
   deliver,
   fromAutocannon,
   getOperation,
+  loadSeconds,
   mapConcurrent,
   measured,
   nextPhone,
@@ -134,13 +135,13 @@ const resultsFile = path.resolve(
 );
 
 const SIGNED_IN_USERS = 50;
-const WALLET_DURATION_SECONDS = 10;
-const REQUEST_OTP_DURATION_SECONDS = 8;
+const WALLET_DURATION_SECONDS = loadSeconds(10);
+const REQUEST_OTP_DURATION_SECONDS = loadSeconds(8);
 const VERIFY_OTP_AMOUNT_MAX = 2_000;
-const SIGN_IN_DURATION_SECONDS = 8;
+const SIGN_IN_DURATION_SECONDS = loadSeconds(8);
 const SIGN_IN_CONCURRENCY = 10;
-const WEBHOOK_DURATION_SECONDS = 10;
-const WEBHOOK_DUPLICATE_DURATION_SECONDS = 5;
+const WEBHOOK_DURATION_SECONDS = loadSeconds(10);
+const WEBHOOK_DUPLICATE_DURATION_SECONDS = loadSeconds(5);
 const WEBHOOK_USERS = 20;
 const WEBHOOK_INTENTS = 500;
 /** One body in this many names a top-up intent (while intents last); the rest unknown references. */

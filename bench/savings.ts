@@ -25,6 +25,7 @@ import {
   fundWallet,
   getOperation,
   insertUsers,
+  loadSeconds,
   mapConcurrent,
   measured,
   nextPhone,
@@ -65,7 +66,7 @@ const FUND_NAIRA = 100_000;
 const LOCK_NAIRA = 100;
 /** Each maturity round moves the clock MATURITY_DAYS on: these locks stay out of 52 rounds. */
 const LOCK_DAYS = 365;
-const LOCK_DURATION_SECONDS = 10;
+const LOCK_DURATION_SECONDS = loadSeconds(10);
 /** Funding events of these users carry event ids from here (the buyers' are from 1,000,000). */
 const FUNDING_SEQUENCE_FROM = 2_000_000;
 

@@ -8,6 +8,7 @@ import {
   fromAutocannon,
   fundWallet,
   getOperation,
+  loadSeconds,
   mapConcurrent,
   measured,
   nextPhone,
@@ -42,7 +43,7 @@ const PIN = '2580';
 const FUND_NAIRA = 100_000;
 /** The least a transfer may move. */
 const TRANSFER_NAIRA = 100;
-const DURATION_SECONDS = 10;
+const DURATION_SECONDS = loadSeconds(10);
 /** Funding events of these senders carry event ids from here (buyers' 1,000,000, savers' 2,000,000). */
 const FUNDING_SEQUENCE_FROM = 3_000_000;
 

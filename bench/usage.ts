@@ -40,26 +40,39 @@ export function clockTicksPerSecond(): number {
   }
 }
 
+/** What the bench reads of a /proc/<pid>/stat line; ticks are clock ticks (CLK_TCK). */
+export type ProcStat = {
+  comm: string;
+  /** utime + stime: the process's own CPU. */
+  cpuTicks: number;
+  /** cutime + cstime: the CPU of its children that ended and were waited for. */
+  childrenCpuTicks: number;
+};
+
 /**
- * The comm, utime and stime (ticks) of a /proc/<pid>/stat line. The comm is in parentheses and may
- * itself hold spaces and parentheses, so the fields are counted from the last ')'.
+ * Parses a /proc/<pid>/stat line. The comm is in parentheses and may itself hold spaces and
+ * parentheses, so the fields are counted from the last ')'.
  */
-export function parseProcStat(line: string): { comm: string; cpuTicks: number } | null {
+export function parseProcStat(line: string): ProcStat | null {
   const open = line.indexOf('(');
   const close = line.lastIndexOf(')');
   if (open < 0 || close < open) return null;
-  // After ')': state is field 3, so utime (field 14) and stime (field 15) are at indices 11 and 12.
-  const fields = line
+  // After ')': state is field 3, so utime, stime, cutime, cstime (fields 14 to 17) are at 11 to 14.
+  const [utime, stime, cutime, cstime] = line
     .slice(close + 2)
     .trim()
-    .split(' ');
-  const utime = Number(fields[11]);
-  const stime = Number(fields[12]);
-  if (!Number.isFinite(utime) || !Number.isFinite(stime)) return null;
-  return { comm: line.slice(open + 1, close), cpuTicks: utime + stime };
+    .split(' ')
+    .slice(11, 15)
+    .map(Number);
+  if (![utime, stime, cutime, cstime].every((n) => Number.isFinite(n))) return null;
+  return {
+    comm: line.slice(open + 1, close),
+    cpuTicks: (utime as number) + (stime as number),
+    childrenCpuTicks: (cutime as number) + (cstime as number),
+  };
 }
 
-function readStat(pid: number): { comm: string; cpuTicks: number } | null {
+function readStat(pid: number): ProcStat | null {
   try {
     return parseProcStat(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
@@ -77,8 +90,11 @@ export function residentMb(pid: number): number | null {
   }
 }
 
-/** CPU ticks of every postgres process, and whether it is a backend of `database`. */
-export type PostgresSnapshot = Map<number, { cpuTicks: number; ofDatabase: boolean }>;
+/** Every postgres process's CPU, and whether it is a backend of the measured database. */
+export type PostgresSnapshot = Map<
+  number,
+  { cpuTicks: number; childrenCpuTicks: number; ofDatabase: boolean }
+>;
 
 export function postgresSnapshot(database: string | null): PostgresSnapshot | null {
   let entries: string[];
@@ -93,12 +109,13 @@ export function postgresSnapshot(database: string | null): PostgresSnapshot | nu
     const pid = Number(entry);
     const stat = readStat(pid);
     if (stat === null || stat.comm !== 'postgres') continue;
-    snapshot.set(pid, { cpuTicks: stat.cpuTicks, ofDatabase: backendOf(pid, database) });
+    const { cpuTicks, childrenCpuTicks } = stat;
+    snapshot.set(pid, { cpuTicks, childrenCpuTicks, ofDatabase: backendOf(pid, database) });
   }
   return snapshot;
 }
 
-/** A backend's title (its cmdline) reads "postgres: <user> <database> <client> <state>". */
+/** A backend's title (its cmdline) reads "postgres: [cluster: ]<user> <database> <client> <state>". */
 function backendOf(pid: number, database: string | null): boolean {
   if (database === null) return false;
   try {
@@ -109,26 +126,62 @@ function backendOf(pid: number, database: string | null): boolean {
   }
 }
 
+/** The latest sample of every process seen; a process stays a backend of the database once seen so. */
+export function mergeSnapshots(seen: PostgresSnapshot, sample: PostgresSnapshot): PostgresSnapshot {
+  const merged: PostgresSnapshot = new Map(seen);
+  for (const [pid, now] of sample) {
+    merged.set(pid, { ...now, ofDatabase: now.ofDatabase || (seen.get(pid)?.ofDatabase ?? false) });
+  }
+  return merged;
+}
+
 /**
- * CPU ms the postgres processes spent between two snapshots. A process that started in between
- * counts whole; one that ended in between is lost (its last ticks cannot be read), which
- * undercounts only when connections close during a scenario: the service's pool keeps them open.
+ * CPU ms of the PostgreSQL server between `before` and `after`, and of the database's backends.
+ * The whole: the sum over processes of own + reaped children's CPU, after minus before. A backend
+ * that ended in between is in its parent's (the postmaster's) children's CPU by then, whole, and
+ * its share before `before` is in the before sum: so the difference is exact. The database's
+ * backends: each one's last sample (`seen`, the merge of the samples taken in between) minus its
+ * CPU before; one that ended loses at most the time since its last sample.
  */
 export function postgresCpuDeltaMs(
   before: PostgresSnapshot,
+  seen: PostgresSnapshot,
   after: PostgresSnapshot,
   ticksPerSecond: number,
 ): { allMs: number; databaseMs: number } {
-  let all = 0;
+  const total = (snapshot: PostgresSnapshot) =>
+    [...snapshot.values()].reduce((sum, p) => sum + p.cpuTicks + p.childrenCpuTicks, 0);
+  const all = Math.max(0, total(after) - total(before));
   let database = 0;
-  for (const [pid, end] of after) {
-    const delta = end.cpuTicks - (before.get(pid)?.cpuTicks ?? 0);
-    if (delta <= 0) continue;
-    all += delta;
-    if (end.ofDatabase) database += delta;
+  for (const [pid, last] of seen) {
+    if (last.ofDatabase) database += Math.max(0, last.cpuTicks - (before.get(pid)?.cpuTicks ?? 0));
   }
   const ms = (ticks: number) => Math.round((ticks * 1000) / ticksPerSecond);
   return { allMs: ms(all), databaseMs: ms(database) };
+}
+
+const POSTGRES_SAMPLE_MS = 250;
+
+/** Samples the PostgreSQL server's processes until stop(); null where /proc is not readable. */
+export function startPostgresMeter(
+  database: string | null,
+): { stop(): { allMs: number; databaseMs: number } } | null {
+  const ticksPerSecond = clockTicksPerSecond();
+  const before = postgresSnapshot(database);
+  if (before === null) return null;
+  let seen = before;
+  const sampler = setInterval(() => {
+    const sample = postgresSnapshot(database);
+    if (sample !== null) seen = mergeSnapshots(seen, sample);
+  }, POSTGRES_SAMPLE_MS);
+  sampler.unref();
+  return {
+    stop() {
+      clearInterval(sampler);
+      const after = postgresSnapshot(database) ?? seen;
+      return postgresCpuDeltaMs(before, mergeSnapshots(seen, after), after, ticksPerSecond);
+    },
+  };
 }
 
 /** Resets the peak RSS of a process (Linux: `5` into clear_refs). False where that is not allowed. */
@@ -160,22 +213,18 @@ export function startUsage(pid: number, postgresDatabase: string | null): { stop
   const ticksPerSecond = clockTicksPerSecond();
   resetPeakRss(pid);
   const serviceBefore = readStat(pid);
-  const measurePostgres = postgresDatabase !== null;
-  const postgresBefore = measurePostgres ? postgresSnapshot(postgresDatabase) : null;
+  const postgres = postgresDatabase === null ? null : startPostgresMeter(postgresDatabase);
   let sampledPeak = residentMb(pid);
   const sampler = setInterval(() => {
     const rss = residentMb(pid);
     if (rss !== null) sampledPeak = Math.max(sampledPeak ?? 0, rss);
   }, RSS_SAMPLE_MS);
+  sampler.unref();
   return {
     stop() {
       clearInterval(sampler);
       const serviceAfter = readStat(pid);
-      const postgresAfter = measurePostgres ? postgresSnapshot(postgresDatabase) : null;
-      const postgres =
-        postgresBefore !== null && postgresAfter !== null
-          ? postgresCpuDeltaMs(postgresBefore, postgresAfter, ticksPerSecond)
-          : null;
+      const postgresCpu = postgres?.stop() ?? null;
       const rss = residentMb(pid);
       return {
         serverPeakRssMb: peakRssMb(pid),
@@ -184,8 +233,8 @@ export function startUsage(pid: number, postgresDatabase: string | null): { stop
           serviceBefore !== null && serviceAfter !== null
             ? Math.round(((serviceAfter.cpuTicks - serviceBefore.cpuTicks) * 1000) / ticksPerSecond)
             : null,
-        postgresCpuMs: postgres?.allMs ?? null,
-        postgresDatabaseCpuMs: postgres?.databaseMs ?? null,
+        postgresCpuMs: postgresCpu?.allMs ?? null,
+        postgresDatabaseCpuMs: postgresCpu?.databaseMs ?? null,
       };
     },
   };
