@@ -22,16 +22,21 @@ export const SETUP_CONCURRENCY = 10;
 export const CONNECTIONS = 50;
 
 /**
- * A scenario's load duration in seconds: its own, or BENCH_DURATION when set, so that a quick check
+ * BENCH_DURATION, when set: the seconds every load lasts instead of its own, so that a quick check
  * of the bench itself (with BENCH_SCENARIOS) need not take the full bench's minutes.
  */
-export function loadSeconds(ownSeconds: number): number {
+export function durationOverrideSeconds(): number | null {
   const override = process.env.BENCH_DURATION;
-  if (override === undefined || override === '') return ownSeconds;
+  if (override === undefined || override === '') return null;
   const seconds = Number(override);
   if (!Number.isInteger(seconds) || seconds < 1)
     throw new Error(`BENCH_DURATION must be a whole number of seconds ≥ 1, not ${override}`);
   return seconds;
+}
+
+/** A scenario's load duration in seconds: its own, unless BENCH_DURATION says otherwise. */
+export function loadSeconds(ownSeconds: number): number {
+  return durationOverrideSeconds() ?? ownSeconds;
 }
 
 export const WEBHOOK_PATH = '/api/public/payments/webhook/payment';

@@ -12,6 +12,7 @@ import {
   balanceNaira,
   CONNECTIONS,
   deliver,
+  durationOverrideSeconds,
   fromAutocannon,
   getOperation,
   loadSeconds,
@@ -30,6 +31,7 @@ import {
   signIn,
   WEBHOOK_PATH,
 } from './common.ts';
+import { fastifyAnchorScenario } from './fastify-anchor.ts';
 import {
   BROADCAST_TARGET_PUSHES_PER_SECOND,
   type BroadcastRound,
@@ -39,6 +41,7 @@ import {
 } from './notifications.ts';
 import { type PgbenchResult, runPgbench } from './pgbench.ts';
 import { buyAirtimeScenario, type PurchaseRun } from './purchases.ts';
+import { type ReportInput, writeReport } from './report.ts';
 import {
   createSavingsLockScenario,
   MATURITY_TARGET_SECONDS,
@@ -47,6 +50,7 @@ import {
 } from './savings.ts';
 import { type ScheduledRunsRound, scheduledRunsScenario } from './schedules.ts';
 import { transferSettings, transferToUserScenario } from './transfers.ts';
+import type { ScenarioUsage } from './usage.ts';
 import {
   browserUnavailable,
   type InitialJs,
@@ -120,14 +124,22 @@ import {
 //                  delivered, the wallets charged exactly once per line, and adminLedgerCheck
 //                  (bench/bulk-orders.ts)
 //
+// Before the databases, the HTTP anchor: a bare Fastify route with one JSON route in a child process
+// on the same Node (bench/anchor-app.ts), under the same autocannon load (bench/fastify-anchor.ts).
+// Every scenario that loads a process records that process's CPU time and RSS (sampled, and VmHWM)
+// and, on PostgreSQL, the server's CPU time, from /proc (bench/usage.ts).
+//
 // BENCH_SCENARIOS=webhook (a comma-separated list of getWallet, otp, signIn, webhook, buyAirtime,
 // createSavingsLock, transferToUser, savingsMaturity, scheduledRuns, bulkOrder, listNotifications, broadcastPush,
 // webClient) runs a
-// subset; BENCH_PGLITE=0 or BENCH_POSTGRES=0 leaves a database out.
+// subset; BENCH_PGLITE=0 or BENCH_POSTGRES=0 leaves a database out; BENCH_DURATION=3 makes every
+// load (anchors' included) last 3 s instead of its own duration.
 //
 // The client and the server share the machine's cores, so the figures are for comparison between
 // runs on one machine, not capacity planning. Results go to bench/results/latest.json, or to the
-// file BENCH_RESULTS_FILE names (a subset's run need not replace the whole bench's results).
+// file BENCH_RESULTS_FILE names (a subset's run need not replace the whole bench's results), and,
+// laid out for reading with the anchors beside each scenario, to bench/RESULTS.md (bench/report.ts),
+// or the file BENCH_REPORT_FILE names.
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const resultsFile = path.resolve(
@@ -174,14 +186,10 @@ const OUTPUT_LINES_MAX = 40;
 const POSTGRES_ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const POSTGRES_ENABLED = process.env.BENCH_POSTGRES !== '0';
 const PGLITE_ENABLED = process.env.BENCH_PGLITE !== '0';
-const SCENARIOS = new Set(
-  (
-    process.env.BENCH_SCENARIOS ??
-    'getWallet,otp,signIn,webhook,buyAirtime,createSavingsLock,transferToUser,savingsMaturity,scheduledRuns,bulkOrder,listNotifications,broadcastPush,webClient'
-  )
-    .split(',')
-    .map((s) => s.trim()),
-);
+const ALL_SCENARIOS =
+  'getWallet,otp,signIn,webhook,buyAirtime,createSavingsLock,transferToUser,savingsMaturity,scheduledRuns,bulkOrder,listNotifications,broadcastPush,webClient';
+const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? ALL_SCENARIOS).split(',').map((s) => s.trim()));
+const reportFile = path.resolve(process.env.BENCH_REPORT_FILE ?? path.join(repoRoot, 'bench', 'RESULTS.md'));
 
 type DatabaseRun = {
   database: string;
@@ -779,7 +787,7 @@ async function benchDatabase(
       liveChildren.add(child);
       child.once('exit', () => liveChildren.delete(child));
     });
-    step(run.result);
+    step(withWorkerUsage(run.result, run.round));
     broadcast = run.round;
     const r = run.round;
     process.stdout.write(
@@ -814,6 +822,18 @@ async function benchDatabase(
     scheduledRuns,
     webClient,
   };
+}
+
+/** broadcastPush's "service" is its worker process: its CPU and peak RSS, as it measured them. */
+function withWorkerUsage(result: ScenarioResult, round: BroadcastRound): ScenarioResult {
+  const usage: ScenarioUsage = {
+    serverPeakRssMb: round.worker.peakRssMb,
+    serverSampledPeakRssMb: round.worker.sampledPeakRssMb,
+    serviceCpuMs: Math.round(round.worker.cpuSeconds * 1000),
+    postgresCpuMs: null,
+    postgresDatabaseCpuMs: null,
+  };
+  return { ...result, usage };
 }
 
 async function benchPglite(): Promise<DatabaseRun> {
@@ -1169,7 +1189,8 @@ function writeResults(
   notificationTargets: NotificationTargets['summary'],
   transferResults: TransferResults['summary'],
   webClient: WebClientTargets['summary'],
-): void {
+  fastifyAnchor: ScenarioResult | null,
+): ReportInput {
   const report = {
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
@@ -1182,6 +1203,11 @@ function writeResults(
       // Other work on the machine skews every figure; the 1-minute load average tells whether there was any.
       loadAverage1mBefore: loadBefore[0] ?? null,
       loadAverage1mAfter: os.loadavg()[0] ?? null,
+    },
+    selection: {
+      scenarios: [...SCENARIOS],
+      allScenarios: ALL_SCENARIOS.split(','),
+      durationSeconds: durationOverrideSeconds(),
     },
     settings: {
       connections: CONNECTIONS,
@@ -1215,6 +1241,7 @@ function writeResults(
       'broadcastPush: after the service stopped, a worker process (context with job workers, push agent trusting the local push service) creates a broadcast and fans it out in pages of 500, 50 pushes at once; the push service runs in the bench process and checks the JWT and payload of the first BENCH_PUSH_CHECK_FIRST pushes only; req/s is pushes/s from creation to the last arrival, p50/p99 per push at the sender, peak RSS the worker’s VmHWM; runs.broadcast has the profile.',
     ],
     runs,
+    fastifyAnchor,
     pgbench,
     webhookTargets,
     purchaseTargets,
@@ -1229,6 +1256,24 @@ function writeResults(
   const temporary = `${resultsFile}.tmp`;
   fs.writeFileSync(temporary, `${JSON.stringify(report, null, 2)}\n`);
   fs.renameSync(temporary, resultsFile);
+  return report;
+}
+
+/** The HTTP anchor, measured once per run before the databases' scenarios; null (and why) if it fails. */
+async function benchFastifyAnchor(skipped: string[]): Promise<ScenarioResult | null> {
+  try {
+    const anchor = await fastifyAnchorScenario((child) => {
+      liveChildren.add(child);
+      child.once('exit', () => liveChildren.delete(child));
+    });
+    process.stdout.write(
+      `anchor: ${anchor.scenario}: ${anchor.requestsPerSecond}/s, p50 ${anchor.latencyP50Ms} ms, p99 ${anchor.latencyP99Ms} ms\n`,
+    );
+    return anchor;
+  } catch (error) {
+    skipped.push(`Fastify anchor: ${(error as Error).message.split('\n')[0]}`);
+    return null;
+  }
 }
 
 async function main(): Promise<void> {
@@ -1248,6 +1293,7 @@ async function main(): Promise<void> {
     if (webBrowserSkipped !== null)
       skipped.push(`webClient in the browser (LCP, Pay → Successful): ${webBrowserSkipped}`);
   }
+  const fastifyAnchor = await benchFastifyAnchor(skipped);
   if (PGLITE_ENABLED) runs.push(await benchPglite());
   else skipped.push('pglite: BENCH_PGLITE=0');
   if (!POSTGRES_ENABLED) skipped.push('postgres: BENCH_POSTGRES=0');
@@ -1286,7 +1332,7 @@ async function main(): Promise<void> {
   process.stdout.write(
     `load average (1 min) before/after: ${loadBefore[0]?.toFixed(2)} / ${os.loadavg()[0]?.toFixed(2)} on ${os.cpus().length} cpus\n`,
   );
-  writeResults(
+  const report = writeResults(
     runs,
     skipped,
     startedAt,
@@ -1298,7 +1344,9 @@ async function main(): Promise<void> {
     notifications.summary,
     transfers.summary,
     web.summary,
+    fastifyAnchor,
   );
+  writeReport(reportFile, report);
   const failed = runs.flatMap((run) =>
     run.checks.filter((c) => !c.ok).map((c) => `${run.database}: ${c.name}`),
   );
@@ -1307,7 +1355,7 @@ async function main(): Promise<void> {
     process.exitCode = 1;
   }
   process.stdout.write(
-    `results: ${path.relative(process.cwd(), resultsFile)} (${Math.round((Date.now() - startedAt.getTime()) / 1000)} s)\n`,
+    `results: ${path.relative(process.cwd(), resultsFile)}, ${path.relative(process.cwd(), reportFile)} (${Math.round((Date.now() - startedAt.getTime()) / 1000)} s)\n`,
   );
 }
 
