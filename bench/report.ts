@@ -69,10 +69,11 @@ export function anchorOf(scenario: string): AnchorKind {
 
 const ANCHOR_LABEL: Record<AnchorKind, string> = { fastify: 'Fastify', pgbench: 'pgbench -N', none: '—' };
 
-/** A figure to `digits` significant places at most, for cells (1234.5 → "1235", 0.01234 → "0.0123"). */
+/** A figure to `digits` significant places, for cells (1234.5 → "1235", 0.01234 → "0.0123", 40 → "40"). */
 export function figure(value: number | null | undefined, digits = 3): string {
   if (value === null || value === undefined || !Number.isFinite(value)) return 'n/a';
-  if (value === 0) return '0';
+  // Whole figures (counts, autocannon's millisecond latencies) stay whole.
+  if (Number.isInteger(value)) return String(value);
   const magnitude = Math.floor(Math.log10(Math.abs(value)));
   const decimals = Math.max(0, digits - 1 - magnitude);
   return value.toFixed(decimals);
