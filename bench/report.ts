@@ -14,6 +14,8 @@ export type ReportInput = {
   startedAt: string;
   finishedAt: string;
   commit: string | null;
+  /** Whether tracked files differed from the commit when the bench ran (null: unknown). */
+  uncommittedChanges: boolean | null;
   node: string;
   machine: {
     cpus: number;
@@ -220,7 +222,7 @@ function headerLines(input: ReportInput): string[] {
   }
   lines.push(
     `- Date: ${input.startedAt} to ${input.finishedAt}`,
-    `- Commit: ${input.commit ?? 'unknown'}`,
+    `- Commit: ${input.commit ?? 'unknown'}${input.uncommittedChanges === true ? ' with uncommitted changes' : ''}`,
     `- Node: ${input.node}`,
     `- Machine: ${machine.cpus} cores, ${machine.cpuModel ?? 'unknown model'}, ${machine.memoryMb} MiB; load average (1 min) before ${load(machine.loadAverage1mBefore)}, after ${load(machine.loadAverage1mAfter)}`,
     `- Databases: ${input.runs.map((r) => `${r.database} (service ready in ${r.startupMs} ms)`).join(', ') || 'none'}`,

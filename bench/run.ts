@@ -1177,6 +1177,19 @@ function gitCommit(): string | null {
   }
 }
 
+/** Whether the worktree had changes not in `commit` (the figures are then not quite that commit's). */
+function gitUncommittedChanges(): boolean | null {
+  try {
+    const status = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+    });
+    return status.trim() !== '';
+  } catch {
+    return null;
+  }
+}
+
 function writeResults(
   runs: DatabaseRun[],
   skipped: string[],
@@ -1195,6 +1208,7 @@ function writeResults(
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
     commit: gitCommit(),
+    uncommittedChanges: gitUncommittedChanges(),
     node: process.version,
     machine: {
       cpus: os.cpus().length,

@@ -37,6 +37,7 @@ function input(overrides: Partial<ReportInput> = {}): ReportInput {
     startedAt: '2026-11-26T07:00:00.000Z',
     finishedAt: '2026-11-26T07:20:00.000Z',
     commit: 'abc123',
+    uncommittedChanges: false,
     node: 'v24.1.0',
     machine: {
       cpus: 2,
@@ -170,7 +171,11 @@ describe('renderReport', () => {
   it('names the machine, Node, the commit and the date, and the checks', () => {
     assert.match(report, /- Machine: 2 cores, AMD EPYC, 7900 MiB/);
     assert.match(report, /- Node: v24\.1\.0/);
-    assert.match(report, /- Commit: abc123/);
+    assert.match(report, /- Commit: abc123\n/);
+    assert.match(
+      renderReport(input({ uncommittedChanges: true })),
+      /- Commit: abc123 with uncommitted changes\n/,
+    );
     assert.match(report, /- Date: 2026-11-26T07:00:00\.000Z to 2026-11-26T07:20:00\.000Z/);
     assert.match(report, /- postgres: ok: adminLedgerCheck: ok true, 10 accounts/);
     assert.doesNotMatch(report, /Partial run/);
