@@ -20,17 +20,9 @@ export type ScenarioUsage = {
   postgresDatabaseCpuMs: number | null;
 };
 
-export const NO_USAGE: ScenarioUsage = {
-  serverPeakRssMb: null,
-  serverSampledPeakRssMb: null,
-  serviceCpuMs: null,
-  postgresCpuMs: null,
-  postgresDatabaseCpuMs: null,
-};
-
 const RSS_SAMPLE_MS = 100;
 
-/** Clock ticks per second of utime/stime; 100 on every Linux in practice, asked once. */
+/** Clock ticks per second of utime/stime: 100 on every Linux in practice, asked at each start. */
 export function clockTicksPerSecond(): number {
   try {
     const ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
