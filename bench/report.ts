@@ -206,7 +206,7 @@ function headerLines(input: ReportInput): string[] {
   const lines = [
     '# Bench results',
     '',
-    'Written by `npm run bench` (bench/run.ts, laid out by bench/report.ts); do not edit by hand.',
+    'Written by `npm run bench` (bench/run.ts, laid out by bench/report.ts; `node bench/render-results.ts` lays out a results JSON again); do not edit by hand.',
     '',
   ];
   if (subset) {
@@ -217,6 +217,13 @@ function headerLines(input: ReportInput): string[] {
           ? ` Every load lasted BENCH_DURATION=${selection.durationSeconds} s instead of its own duration.`
           : '') +
         (input.skipped.length > 0 ? ` Skipped: ${input.skipped.join('; ')}.` : ''),
+      '',
+    );
+  }
+  const loads = [machine.loadAverage1mBefore, machine.loadAverage1mAfter].filter((n) => n !== null);
+  if (loads.some((n) => n > machine.cpus)) {
+    lines.push(
+      `**The machine was busy:** load average (1 min) up to ${Math.max(...loads).toFixed(1)} on ${machine.cpus} cores, so other work competed with the service and the load generator: the rates are low, the latencies long and the ratios noisy (a scenario and its anchor ran minutes apart), by amounts not known. CPU per request is the least disturbed figure.`,
       '',
     );
   }

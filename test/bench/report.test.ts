@@ -179,6 +179,22 @@ describe('renderReport', () => {
     assert.match(report, /- Date: 2026-11-26T07:00:00\.000Z to 2026-11-26T07:20:00\.000Z/);
     assert.match(report, /- postgres: ok: adminLedgerCheck: ok true, 10 accounts/);
     assert.doesNotMatch(report, /Partial run/);
+    assert.doesNotMatch(report, /The machine was busy/);
+  });
+
+  it('warns when the load average exceeded the cores, since every figure is then depressed', () => {
+    const busy = renderReport(
+      input({
+        machine: {
+          cpus: 2,
+          cpuModel: 'AMD EPYC',
+          memoryMb: 7_900,
+          loadAverage1mBefore: 1.5,
+          loadAverage1mAfter: 15.25,
+        },
+      }),
+    );
+    assert.match(busy, /\*\*The machine was busy:\*\* load average \(1 min\) up to 15\.3 on 2 cores/);
   });
 
   it('says when the run was partial: scenarios left out, a shortened duration, a skipped database', () => {
