@@ -411,6 +411,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     e.SANDBOX === undefined && !production && exposedBy.length > 0
       ? ` (the sandbox is on by default only while the service listens on loopback alone, and ${exposedBy.join(' and ')} ${exposedBy.length === 1 ? 'reaches' : 'reach'} beyond it: set SANDBOX=1 to run the sandbox there anyway, which opens sign-in codes, the signing secret and the clock to whoever reaches it, or configure the real providers)`
       : '';
+  if (!sandbox && e.SANDBOX_URL !== undefined) {
+    // Said first: the settings the sandbox would supply are missing for that very reason.
+    throw new ConfigError(`invalid SANDBOX_URL: only used when SANDBOX is on${whySandboxOff}`);
+  }
   if (!sandbox) {
     // Outside the sandbox there are no defaults for secrets or the outside parties' endpoints.
     const required: Array<keyof typeof e> = [
@@ -462,9 +466,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     // Ignoring it would hide a mistake: someone meant the providers to be simulated somewhere.
     if (e.SANDBOX_VTU_BASE_URL !== undefined) {
       throw new ConfigError('invalid SANDBOX_VTU_BASE_URL: only used when SANDBOX is on');
-    }
-    if (e.SANDBOX_URL !== undefined) {
-      throw new ConfigError(`invalid SANDBOX_URL: only used when SANDBOX is on${whySandboxOff}`);
     }
   }
   const sandboxRemote = sandbox ? remoteSandbox(e) : undefined;
@@ -619,7 +620,9 @@ function remoteSandbox(e: z.output<typeof envSchema>): Config['sandboxRemote'] {
   }
   // SANDBOX_URL already names where the VTU simulators are; two answers would be one too many.
   if (e.SANDBOX_VTU_BASE_URL !== undefined) {
-    throw new ConfigError('invalid SANDBOX_VTU_BASE_URL: not used with SANDBOX_URL, which names the simulators');
+    throw new ConfigError(
+      'invalid SANDBOX_VTU_BASE_URL: not used with SANDBOX_URL, which names the simulators',
+    );
   }
   return { url: e.SANDBOX_URL.replace(/\/+$/, ''), clockToken: e.SANDBOX_CLOCK_TOKEN! };
 }

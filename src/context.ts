@@ -453,8 +453,8 @@ export async function createContext(config: Config, overrides: ContextOverrides 
         : remote !== undefined
           ? createHttpMailboxMailer({ sandboxUrl: remote.url, from: config.mail.from, timeoutMs: 10_000 })
           : {
-            send: () => Promise.reject(new Error('no SMTP_URL configured: email cannot be sent')),
-          };
+              send: () => Promise.reject(new Error('no SMTP_URL configured: email cannot be sent')),
+            };
   // Outside the sandbox, and with a standalone sandbox, the keys come from the environment (config
   // requires them there: every process must push with the key the subscriptions were made with).
   const vapidKeys =
@@ -482,7 +482,8 @@ export async function createContext(config: Config, overrides: ContextOverrides 
         : undefined,
   });
   const payments = createPaystackClient({
-    baseUrl: () => (simulators !== undefined ? `${simulators()}/__sandbox/payments` : config.payments.baseUrl),
+    baseUrl: () =>
+      simulators !== undefined ? `${simulators()}/__sandbox/payments` : config.payments.baseUrl,
     // Paystack has one secret key for its API and for signing its webhooks.
     secretKey: config.secrets.paymentSigning,
     timeoutMs: 8_000,

@@ -47,7 +47,10 @@ async function runDueJobs(deps: SandboxClockDeps): Promise<void> {
     method: 'POST',
     // The new time goes with the call: a service process that follows a standalone sandbox's clock
     // sets it before it runs the jobs (src/http/sandbox-clock-route.ts reads the header).
-    headers: { authorization: `Bearer ${deps.clockJobsToken}`, 'x-sandbox-now': deps.clock.now().toISOString() },
+    headers: {
+      authorization: `Bearer ${deps.clockJobsToken}`,
+      'x-sandbox-now': deps.clock.now().toISOString(),
+    },
     redirect: 'manual',
     signal: AbortSignal.timeout(clockJobsTimeoutMs),
   });

@@ -8,7 +8,8 @@ import { sandboxSocialPath } from './vtu/social.ts';
 //
 //   POST /__sandbox/providers/<data|bills|social|airtime-cash|payments>/faults
 //        {"mode": "normal" | "timeout" | "error", "count"?: n}
-//     → 200 {"success": true, "data": {"mode": ..., "remaining": n | null}}
+//     → 200 {"success": true, "data": {"mode": ..., "remaining": n | null, "held": n}}
+//     (`held`: requests a timeout fault holds now, of every provider)
 //   GET  the same path → the fault in force.
 //
 // While a fault is set, every request to that provider's API (not its sandbox controls, such as
@@ -89,7 +90,7 @@ function faultAnswer(state: SandboxFaultsState, provider: FaultyProvider) {
   const fault = state.faults.get(provider);
   return {
     success: true,
-    data: { mode: fault?.mode ?? 'normal', remaining: fault?.remaining ?? null },
+    data: { mode: fault?.mode ?? 'normal', remaining: fault?.remaining ?? null, held: state.held.size },
   };
 }
 

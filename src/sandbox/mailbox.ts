@@ -45,7 +45,10 @@ export function registerSandboxMailbox(app: FastifyInstance, state: SandboxState
       if (!body.success) {
         return reply.code(400).send({
           success: false,
-          error: { code: 'VALIDATION_ERROR', message: 'a rendered email: messageId, from, to, subject, text' },
+          error: {
+            code: 'VALIDATION_ERROR',
+            message: 'a rendered email: messageId, from, to, subject, text',
+          },
         });
       }
       const { html, ...rest } = body.data;

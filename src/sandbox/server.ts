@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { createSandboxClock, type SandboxClock, systemClock } from '../clock.ts';
 import { sendError, toErrorResponse } from '../http/errors.ts';
@@ -43,7 +43,7 @@ export function buildStandaloneSandbox(env: SandboxEnv, logger: Logger): Standal
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     // A soak run sends thousands of provider calls; the sandbox logs what goes wrong, not each call.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     // Under the slowest answer a simulator gives on purpose (the data vendor's 30 s hold).
     requestTimeout: 60_000,
     // A request a "timeout" fault holds is not idle: closing the server releases it (faults.ts).

@@ -114,7 +114,11 @@ export const sandboxMailboxPath = '/__sandbox/mailbox/messages';
  * The sandbox's mailbox when the sandbox runs as its own process (SANDBOX_URL): the same JSON
  * transport renders each message, which is posted to the mailbox's way in, one per recipient.
  */
-export function createHttpMailboxMailer(options: { sandboxUrl: string; from: string; timeoutMs: number }): Mailer {
+export function createHttpMailboxMailer(options: {
+  sandboxUrl: string;
+  from: string;
+  timeoutMs: number;
+}): Mailer {
   const url = `${options.sandboxUrl}${sandboxMailboxPath}`;
   return createJsonTransportMailer({
     from: options.from,
