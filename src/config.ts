@@ -83,6 +83,8 @@ export type VtuProviderConfig = {
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   PORT: port.default(3000),
+  // A worker-only process (npm run worker) serves /metrics, /healthz and /readyz on this port when set.
+  METRICS_PORT: port.optional(),
   HOST: z.string().min(1).default('127.0.0.1'),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   DATA_DIR: z.string().min(1).default('./data'),
@@ -180,6 +182,9 @@ const envSchema = z.object({
   SANDBOX_CLOCK_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
   // The least one float top-up sends (naira), so that a run of small purchases makes one transfer.
   VTU_FLOAT_TOPUP_MIN: z.coerce.number().int().min(1).max(100_000_000).default(50_000),
+  // The float (naira) below which operators are warned (the /metrics floor and its alert): just-in-time
+  // funding still tops a provider up per purchase; the floor says the pool is being drawn on.
+  VTU_FLOAT_FLOOR: z.coerce.number().int().min(0).max(1_000_000_000).default(50_000),
   // The largest markup an admin may set (adminSetMarkup): a typo such as a flat ₦91,967,931 would
   // otherwise price every purchase of a service out of reach until someone noticed.
   VTU_MARKUP_FLAT_MAX: z.coerce.number().int().min(0).max(1_000_000).default(10_000),
@@ -248,7 +253,14 @@ export type Env = z.input<typeof envSchema>;
 
 export type Config = {
   env: 'development' | 'test' | 'production';
-  http: { port: number; host: string; publicBaseUrl: string | undefined; trustProxyHops: number };
+  http: {
+    port: number;
+    host: string;
+    publicBaseUrl: string | undefined;
+    trustProxyHops: number;
+    /** Where a worker-only process (npm run worker) serves /metrics, /healthz, /readyz; none when unset. */
+    metricsPort: number | undefined;
+  };
   dataDir: string;
   database: { url: string | undefined; poolMax: number };
   redisUrl: string | undefined;
@@ -298,6 +310,8 @@ export type Config = {
     /** In the sandbox: the base URL of the service hosting the VTU simulators; undefined: this one. */
     sandboxBaseUrl: string | undefined;
     floatTopupMinKobo: bigint;
+    /** The float below which operators are warned (/metrics billrail_provider_float_floor_kobo). */
+    floatFloorKobo: bigint;
     /** The largest markup adminSetMarkup accepts: flat kobo and basis points. */
     markupMax: { flatKobo: bigint; percentBp: number };
     routes: Record<VtuServiceName, VtuProviderName>;
@@ -474,6 +488,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     env: e.NODE_ENV,
     http: {
       port: e.PORT,
+      metricsPort: e.METRICS_PORT,
       host: e.HOST,
       publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
       trustProxyHops: e.TRUST_PROXY_HOPS,
@@ -576,6 +591,7 @@ function vtuConfig(e: z.output<typeof envSchema>, sandbox: boolean): Config['vtu
     sendsMax: e.VTU_SENDS_MAX ?? (e.DATABASE_URL === undefined ? sendsMaxOnPglite : sendsMaxOnPostgres),
     sandboxBaseUrl: trim(e.SANDBOX_VTU_BASE_URL),
     floatTopupMinKobo: BigInt(e.VTU_FLOAT_TOPUP_MIN) * 100n,
+    floatFloorKobo: BigInt(e.VTU_FLOAT_FLOOR) * 100n,
     markupMax: { flatKobo: BigInt(e.VTU_MARKUP_FLAT_MAX) * 100n, percentBp: e.VTU_MARKUP_PERCENT_MAX * 100 },
     routes,
     data: {

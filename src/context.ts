@@ -26,6 +26,7 @@ import { createFundingModule } from './funding/module.ts';
 import { createGrowthModule } from './growth/module.ts';
 import { airtimeCashCallbackPath } from './http/airtime-cash-callback-route.ts';
 import { idempotencyPurgeJob } from './http/idempotency-store.ts';
+import { createServiceMetrics, type ServiceMetrics } from './http/metrics.ts';
 import { paymentWebhookPath } from './http/payment-webhook-route.ts';
 import { sandboxClockJobsPath } from './http/sandbox-clock-route.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
@@ -131,6 +132,8 @@ export type Context = {
   sandboxLink: { clockJobsToken: string; clock: SandboxClockLink } | undefined;
   /** Prefix of rate-limit keys in Redis, so that separate deployments (or tests) do not share counts. */
   rateLimitNamespace: string;
+  /** This context's Prometheus registry and the ports reporting to it (/metrics). */
+  metrics: ServiceMetrics;
   close(): Promise<void>;
 };
 
@@ -154,6 +157,7 @@ export type Infrastructure = Pick<
   | 'rateLimitNamespace'
   | 'adminPhones'
   | 'baseUrl'
+  | 'metrics'
 > & {
   /** The purchase rules decided at debit time (vtu/debit-rules.ts), from the overrides; none by default. */
   debitRules: readonly DebitRule[];
@@ -237,6 +241,7 @@ function createModules(infra: Infrastructure) {
     sharedPinReads: auth.api.sharedPinReads,
     resolveHost: infra.resolveHost,
     debitRules: infra.debitRules,
+    metrics: infra.metrics.purchases,
   });
   const growth = createGrowthModule({ db, clock, jobs, config: config.growth });
   // A lock records the milestones it reaches in its own transaction, through growth's api.
@@ -291,6 +296,8 @@ function createModules(infra: Infrastructure) {
     // After the modules whose work an administrator runs now (funding, vtu, catalogue).
     admin: createAdminModule({
       db,
+      clock,
+      logger,
       reconcileFunding: funding.api.reconcile,
       requeryPurchases: () => vtu.api.requeryDue({ includeNotDue: true }),
       setMarkup: catalogue.api.setMarkup,
@@ -424,7 +431,8 @@ export async function createContext(config: Config, overrides: ContextOverrides 
 
   // The context's own connection pools, closed by close(): the adapters' calls to outside parties go
   // through `outbound`, Web Push through its TLS agent (unless a test passes its own).
-  const outbound = createOutboundAgent();
+  const metrics = createServiceMetrics();
+  const outbound = createOutboundAgent(metrics.exchanges);
   const ownPushAgent = overrides.pushAgent === undefined ? pushAgent() : undefined;
 
   const sms = createHttpSmsGateway({
@@ -520,6 +528,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       adapters: { sms, payments, mailer, push, kycProvider, documents, vtuProviders },
       adminPhones,
       sandboxPushEndpoints,
+      metrics,
     });
   } catch (error) {
     await closeOpened(opened);
@@ -574,6 +583,7 @@ async function composeContext(
     };
     adminPhones: ReadonlySet<string>;
     sandboxPushEndpoints: SandboxEndpoints | undefined;
+    metrics: ServiceMetrics;
   },
 ): Promise<Context> {
   const { logger, clock, sandboxClock, clockLink, baseUrl, sandboxState, adminPhones } = parts;
@@ -609,6 +619,7 @@ async function composeContext(
     rateLimitNamespace: overrides.rateLimitNamespace ?? 'billrail-rl:',
     debitRules: overrides.debitRules ?? [],
     sandboxPushEndpoints: parts.sandboxPushEndpoints,
+    metrics: parts.metrics,
   };
   const modules = createModules(infrastructure);
   opened.catalogue = modules.catalogue;

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from './app.ts';
+import { buildApp, buildMetricsApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { type Context, createContext } from './context.ts';
 import { ensureWebBuilt } from './web-build.ts';
@@ -78,6 +78,10 @@ async function main(): Promise<void> {
     app = await buildApp(ctx);
     const address = await app.listen({ port: config.http.port, host: config.http.host });
     if (config.http.publicBaseUrl === undefined) ctx.baseUrl.current = address;
+  } else if (config.http.metricsPort !== undefined) {
+    // A worker's own figures (its settlements, its provider calls) are served by it alone.
+    app = await buildMetricsApp(ctx);
+    await app.listen({ port: config.http.metricsPort, host: config.http.host });
   }
   if (config.runWorker) await ctx.jobs.startWorkers();
   ctx.logger.info(
