@@ -100,6 +100,12 @@ const buyAirtime = async (service: Reachable, user: SignedIn, phone: string, amo
 /** An MTN number ending in the given digit: the sandbox provider reads its outcome from it. */
 const mtnEndingIn = (digit: string) => `${uniquePhone().slice(0, -1)}${digit}`;
 
+/**
+ * Starting the processes: the first service start of a checkout builds the web client, which takes
+ * minutes on a loaded machine; a start that never comes fails the hook at this bound.
+ */
+const STARTING = { timeout: 300_000 };
+
 /** The sandbox VTpass's purchase call. */
 const billsPay = 'POST /__sandbox/vtu/bills/api/pay';
 
@@ -136,7 +142,7 @@ describe('the sandbox process and two service processes (PostgreSQL)', {
     deployment = await deploy(owned, { count: 2, databaseUrl: url, serviceEnv: { VTU_TIMEOUT_MS: '3000' } });
     ({ sandbox } = deployment);
     [a, b] = deployment.services as [Child, Child];
-  });
+  }, STARTING);
   after(() => stopAll(owned));
 
   it('keeps the sign-in code and the email that process A sent where the sandbox shows them', async () => {
@@ -262,7 +268,7 @@ describe('the sandbox process and one service process', () => {
     });
     sandbox = deployment.sandbox;
     service = deployment.services[0]!;
-  });
+  }, STARTING);
   after(() => stopAll(owned));
 
   it('credits a checkout paid at the sandbox and follows its clock', async () => {
