@@ -90,6 +90,9 @@ const envSchema = z.object({
   DATA_DIR: z.string().min(1).default('./data'),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(20),
+  // How long a statement, or a wait for a pooled connection, may take (ms; 0: no bound): a database
+  // that stops answering fails requests with 503 within it rather than hanging them (decision 0025).
+  DATABASE_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(4_000),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   SANDBOX: booleanFlag.optional(),
   PUBLIC_BASE_URL: optionalUrl,
@@ -262,7 +265,8 @@ export type Config = {
     metricsPort: number | undefined;
   };
   dataDir: string;
-  database: { url: string | undefined; poolMax: number };
+  /** timeoutMs: the bound on a statement or a wait for a connection (0: none); PostgreSQL only. */
+  database: { url: string | undefined; poolMax: number; timeoutMs: number };
   redisUrl: string | undefined;
   sandbox: boolean;
   /**
@@ -494,7 +498,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       trustProxyHops: e.TRUST_PROXY_HOPS,
     },
     dataDir: path.resolve(e.DATA_DIR),
-    database: { url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX },
+    database: { url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX, timeoutMs: e.DATABASE_TIMEOUT_MS },
     redisUrl: e.REDIS_URL,
     sandbox,
     sandboxExposedBy: sandbox ? exposedBy : [],

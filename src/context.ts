@@ -18,7 +18,7 @@ import {
 } from './clock.ts';
 import type { Config, VtuProviderName } from './config.ts';
 import { configuredTarget, type Database, type DatabaseTarget, openDatabase } from './db/database.ts';
-import { migrateToLatest } from './db/migrate.ts';
+import { migrateOpened } from './db/migrate.ts';
 import type { DB } from './db/schema.ts';
 import { createDisputesModule } from './disputes/module.ts';
 import { createEventBus, domainEventJob, type EventBus } from './events/domain-events.ts';
@@ -414,7 +414,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     throw error;
   }
   try {
-    await migrateToLatest(database.db as Kysely<unknown>);
+    await migrateOpened(database, target);
   } catch (error) {
     clockLink?.stop();
     await database.close();

@@ -64,7 +64,7 @@ export function connectionsPerProcess(poolMax: number): number {
 
 /** The connections `npm run migrate` (src/db/migrate-cli.ts) opens. */
 export function migrateConnections(): number {
-  const match = /configuredTarget\(config, (\d+)\)/.exec(readRepoFile('src/db/migrate-cli.ts'));
+  const match = /configuredTarget\(config, (\d+)[,)]/.exec(readRepoFile('src/db/migrate-cli.ts'));
   assert.ok(match, 'src/db/migrate-cli.ts opens a pool of a fixed size');
   return Number(match[1]);
 }
