@@ -6,7 +6,8 @@ import net from 'node:net';
 // Armed, it cuts the connection of the next transaction that ran a statement matching a pattern,
 // right after PostgreSQL answered its COMMIT and before the answer is passed on. It can also hold
 // back the answers of statements matching a pattern, carried out but not yet heard of by the service,
-// to decide what happens in between (test/auth/pin-races.test.ts).
+// to decide what happens in between (test/auth/pin-races.test.ts). The soak (bench/soak/) puts it in
+// front of every service process to cut the database away for a while: cutAll().
 
 export type PgProxy = {
   /** The database URL to give the service: the same database, through the proxy. */
@@ -21,6 +22,11 @@ export type PgProxy = {
    * `held()` counts the statements answered and held so far.
    */
   holdAnswers(statement: RegExp): { held(): number; release(): void };
+  /**
+   * Cuts every connection open now and refuses each new one (accepted, then closed at once, as a
+   * database that went away does) until restore(): the database is unreachable meanwhile.
+   */
+  cutAll(): { restore(): void };
   close(): Promise<void>;
 };
 
@@ -41,8 +47,13 @@ export async function startPgProxy(databaseUrl: string): Promise<PgProxy> {
   let holding: RegExp | null = null;
   let heldCount = 0;
   const releases = new Set<() => void>();
+  let refusing = false;
 
   const server = net.createServer((client) => {
+    if (refusing) {
+      client.destroy();
+      return;
+    }
     const upstream = net.connect({ host: target.hostname, port: Number(target.port || 5432) });
     sockets.add(client);
     sockets.add(upstream);
@@ -60,8 +71,15 @@ export async function startPgProxy(databaseUrl: string): Promise<PgProxy> {
     };
     client.on('error', destroyBoth);
     upstream.on('error', destroyBoth);
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
+    // A closed socket leaves the set, so that a long run (the soak) does not keep every one it saw.
+    client.on('close', () => {
+      sockets.delete(client);
+      upstream.destroy();
+    });
+    upstream.on('close', () => {
+      sockets.delete(upstream);
+      client.destroy();
+    });
 
     upstream.on('data', (chunk) => {
       if (cutting) {
@@ -158,6 +176,16 @@ export async function startPgProxy(databaseUrl: string): Promise<PgProxy> {
           holding = null;
           for (const release of releases) release();
           releases.clear();
+        },
+      };
+    },
+    cutAll() {
+      refusing = true;
+      for (const socket of sockets) socket.destroy();
+      sockets.clear();
+      return {
+        restore() {
+          refusing = false;
         },
       };
     },
