@@ -15,11 +15,15 @@ const FIRST_TOPUP_NAIRA = 200_000;
 const ninOf = (index: number, run: number) =>
   `1${String(run % 100_000).padStart(5, '0')}${String(index).padStart(5, '0')}`;
 
+/** Letters only, as a profile name must be: A, B, … Z, BA, BB, … */
+const surnameOf = (index: number) =>
+  [...index.toString(26)].map((d) => String.fromCharCode(65 + Number.parseInt(d, 26))).join('') + 'soak';
+
 async function person(soak: Soak, index: number, run: number): Promise<Person> {
   const session = await signIn(soak.client, nextPhone());
   const as = { session };
   await must(
-    call(soak.client, 'updateProfile', { firstName: 'Soak', lastName: `Person${index}` }, as),
+    call(soak.client, 'updateProfile', { firstName: 'Soak', lastName: surnameOf(index) }, as),
     'updateProfile',
   );
   await must(call(soak.client, 'submitKycTier1', { livenessToken: 'sandbox-pass' }, as), 'submitKycTier1');
