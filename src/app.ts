@@ -149,6 +149,14 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
   // The service's side of POST /__sandbox/clock, which reaches it over HTTP with the sandbox's token.
   if (ctx.sandbox !== undefined) {
     registerSandboxClockRoute(app, { jobs: ctx.jobs, token: ctx.sandbox.clockJobsToken });
+  } else if (ctx.sandboxLink !== undefined) {
+    // A standalone sandbox's call carries its clock's new time, followed before the jobs run.
+    const link = ctx.sandboxLink;
+    registerSandboxClockRoute(app, {
+      jobs: ctx.jobs,
+      token: link.clockJobsToken,
+      followSandboxNow: (now) => link.clock.follow(now),
+    });
   }
   // Without a build (web/dist is made on the first start by main.ts), the service is the API alone.
   if (existsSync(path.join(webDistDir, 'index.html'))) {

@@ -60,7 +60,15 @@ const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 export async function createJobQueue(
   database: Database,
-  options: { logger: Logger; runWorkers: boolean },
+  options: {
+    logger: Logger;
+    runWorkers: boolean;
+    /**
+     * Awaited before a worker runs the jobs it fetched: a process following a standalone sandbox's
+     * clock reads it first if its last reading is old, so a job a clock move made due sees the move.
+     */
+    beforeBatch?: () => Promise<void>;
+  },
 ): Promise<JobQueue> {
   const common = {
     schema: 'pgboss',
@@ -134,6 +142,7 @@ export async function createJobQueue(
           pollingIntervalSeconds: 0.5,
         };
         await boss.work(d.name, workOptions, async (jobs) => {
+          await options.beforeBatch?.();
           if (d.batchHandler !== undefined) return d.batchHandler(jobs.map((job) => job.data));
           const results = await Promise.allSettled(jobs.map((job) => d.handler(job.data)));
           const failed = results.find((r) => r.status === 'rejected');
