@@ -20,6 +20,8 @@ export type FaultPlan = {
   /** Whether the service uses a standalone sandbox (in process, killing an API loses its state). */
   standaloneSandbox: boolean;
   cutSeconds: number;
+  /** Which database cuts to make (SOAK_CUTS). */
+  cuts: ('reset' | 'silent')[];
   startedAt: number;
 };
 
@@ -30,15 +32,29 @@ const DISPATCH_LAG_MS = 15_000;
 
 async function killAndRestart(plan: FaultPlan, service: ServiceProcess): Promise<FaultReport> {
   const at = since(plan);
+  const killedAt = performance.now();
   await service.kill();
   const restarted = performance.now();
   // start() returns once the process answers as ready (/readyz, or a worker's started line).
   await service.start();
+  const readyMs = Math.round(performance.now() - restarted);
+  const api = plan.apis.indexOf(service);
+  const after = plan.soak.client.records.filter((r) => r.at >= killedAt - 1_000);
+  const lost = after.filter((r) => r.api === api && r.status === 0).length;
+  // A request the dead process had begun holds its Idempotency-Key "in progress" until it is stale.
+  const held = after.filter((r) => r.code === 'IDEMPOTENCY_IN_PROGRESS').length;
   return {
     name: `SIGKILL ${service.spec.name}, then start it again`,
     atSeconds: at,
     ok: true,
-    observations: [`ready again ${Math.round(performance.now() - restarted)} ms after it was started again`],
+    observations: [
+      `ready again ${readyMs} ms after it was started again`,
+      ...(api >= 0
+        ? [
+            `${lost} requests to it got no answer (retried on the other API process); ${held} retries since were answered 409 IDEMPOTENCY_IN_PROGRESS (a key the dead process held stays taken until it is stale, 5 minutes of the service's clock: such requests are sent again after the quiet)`,
+          ]
+        : []),
+    ],
   };
 }
 
@@ -54,10 +70,10 @@ function duringCut(records: RequestRecord[], from: number, to: number) {
   return { seen: seen.length, byStatus, worst, hung };
 }
 
-async function cutDatabase(plan: FaultPlan): Promise<FaultReport> {
+async function cutDatabase(plan: FaultPlan, mode: 'reset' | 'silent'): Promise<FaultReport> {
   const at = since(plan);
   const from = performance.now();
-  const cut = plan.proxy.cutAll();
+  const cut = plan.proxy.cutAll(mode);
   await sleep(plan.cutSeconds * 1000);
   cut.restore();
   const restoredAt = performance.now();
@@ -69,7 +85,10 @@ async function cutDatabase(plan: FaultPlan): Promise<FaultReport> {
   const got503 =
     seen.byStatus.has('503 UNAVAILABLE') || [...seen.byStatus.keys()].some((k) => k.startsWith('503'));
   return {
-    name: `database cut for ${plan.cutSeconds} s at the TCP proxy`,
+    name:
+      mode === 'reset'
+        ? `database cut for ${plan.cutSeconds} s at the TCP proxy (connections reset, new ones refused)`
+        : `database silent for ${plan.cutSeconds} s at the TCP proxy (a partition: nothing passes, nothing is refused)`,
     atSeconds: at,
     ok: seen.hung === 0 && seen.worst < REQUEST_TIMEOUT_SECONDS * 1000 && (got503 || seen.seen === 0),
     observations: [
@@ -144,7 +163,10 @@ async function dropWebhooks(plan: FaultPlan, seconds: number): Promise<FaultRepo
   };
 }
 
-/** Runs the faults at their moments of the driving time; resolves with what each showed. */
+/**
+ * Runs the faults at their moments of the driving time, one after the other (the drivers go on
+ * until the last is over, however long the restarts take); resolves with what each showed.
+ */
 export async function runFaults(plan: FaultPlan, drivingSeconds: number): Promise<FaultReport[]> {
   const reports: FaultReport[] = [];
   const at = async (fraction: number) => {
@@ -153,17 +175,22 @@ export async function runFaults(plan: FaultPlan, drivingSeconds: number): Promis
   };
   const skipped = (name: string, why: string) =>
     reports.push({ name, atSeconds: since(plan), ok: true, observations: [`skipped: ${why}`] });
-  await at(0.12);
+  await at(0.1);
   const worker = plan.workers[0];
   if (worker !== undefined) reports.push(await killAndRestart(plan, worker));
   else skipped('SIGKILL a worker', 'no worker-only process in this topology');
-  await at(0.25);
+  await at(0.2);
   const api = plan.apis[plan.apis.length - 1];
   if (plan.standaloneSandbox && api !== undefined && plan.apis.length > 1)
     reports.push(await killAndRestart(plan, api));
   else skipped('SIGKILL an API process', 'the sandbox lives in the only API process here');
-  await at(0.4);
-  reports.push(await cutDatabase(plan));
+  for (const [fraction, mode] of [
+    [0.3, 'reset'],
+    [0.45, 'silent'],
+  ] as const) {
+    await at(fraction);
+    if (plan.cuts.includes(mode)) reports.push(await cutDatabase(plan, mode));
+  }
   await at(0.6);
   reports.push(await providerFaults(plan, 20));
   await at(0.75);

@@ -46,6 +46,9 @@ const settings = {
   people: Number(process.env.SOAK_PEOPLE ?? (short ? 8 : 20)),
   buyers: Number(process.env.SOAK_BUYERS ?? 3),
   cutSeconds: Number(process.env.SOAK_CUT_SECONDS ?? 10),
+  cuts: (process.env.SOAK_CUTS ?? 'reset,silent')
+    .split(',')
+    .filter((c): c is 'reset' | 'silent' => c === 'reset' || c === 'silent'),
   rateLimit: Number(process.env.SOAK_RATE_LIMIT ?? 600),
   postgresUrl: process.env.SOAK_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
   redisUrl: process.env.SOAK_REDIS_URL ?? 'redis://127.0.0.1:6379',
@@ -109,20 +112,22 @@ async function drive(
       apis: topology.apis,
       workers: topology.workers,
       standaloneSandbox: topology.kind === 'standalone',
+      cuts: settings.cuts,
       cutSeconds: settings.cutSeconds,
       startedAt,
     },
     settings.seconds,
   );
-  const timer = setTimeout(() => {
+  // The drivers stop when the time is over and the last fault has ended: every fault under load.
+  const timeOver = new Promise((resolve) => setTimeout(resolve, settings.seconds * 1000));
+  const stopping = Promise.allSettled([faults, timeOver]).then(() => {
     soak.stopped.value = true;
-  }, settings.seconds * 1000);
+  });
   try {
-    const [reports] = await Promise.all([faults, Promise.all(drivers)]);
+    const [reports] = await Promise.all([faults, Promise.all(drivers), stopping]);
     return reports;
   } finally {
     soak.stopped.value = true;
-    clearTimeout(timer);
   }
 }
 

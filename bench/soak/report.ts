@@ -26,7 +26,7 @@ export type RunFacts = {
 function requestsTable(records: RequestRecord[]): string {
   const rows = new Map<string, number[]>();
   for (const r of records) {
-    const key = `${r.op}|${r.status === 0 ? 'no answer' : r.status}`;
+    const key = `${r.op}|${r.status === 0 ? 'no answer' : `${r.status}${r.code === undefined ? '' : ` ${r.code}`}`}`;
     rows.set(key, [...(rows.get(key) ?? []), r.ms]);
   }
   const lines = [...rows]
@@ -56,7 +56,7 @@ export function renderReport(facts: RunFacts, model: Model): string {
   return [
     `# Soak report: ${verdict}`,
     '',
-    `Started ${facts.startedAt}; ${facts.topology}; driven for ${facts.drivingSeconds} s with ${facts.people} people on ${facts.database}.`,
+    `Started ${facts.startedAt}; ${facts.topology}; driven for ${facts.drivingSeconds} s (at least; until the last fault was over) with ${facts.people} people on ${facts.database}.`,
     facts.error === null ? '' : `\n**The run stopped on an error:** ${facts.error}\n`,
     facts.quiet === null
       ? ''

@@ -23,10 +23,12 @@ export type PgProxy = {
    */
   holdAnswers(statement: RegExp): { held(): number; release(): void };
   /**
-   * Cuts every connection open now and refuses each new one (accepted, then closed at once, as a
-   * database that went away does) until restore(): the database is unreachable meanwhile.
+   * Cuts the database away until restore(). `reset` (a database that went away): every connection
+   * open now is closed, and each new one is accepted then closed at once. `silent` (a network
+   * partition, packets dropped): nothing passes either way on the open connections and new ones are
+   * accepted but never answered; restore() then closes all of them, as the network's timeouts would.
    */
-  cutAll(): { restore(): void };
+  cutAll(mode: 'reset' | 'silent'): { restore(): void };
   close(): Promise<void>;
 };
 
@@ -47,11 +49,12 @@ export async function startPgProxy(databaseUrl: string): Promise<PgProxy> {
   let holding: RegExp | null = null;
   let heldCount = 0;
   const releases = new Set<() => void>();
-  let refusing = false;
+  let cutMode: 'reset' | 'silent' | null = null;
 
   const server = net.createServer((client) => {
-    if (refusing) {
-      client.destroy();
+    if (cutMode !== null) {
+      if (cutMode === 'reset') client.destroy();
+      else sockets.add(client.on('error', () => undefined).on('close', () => sockets.delete(client)));
       return;
     }
     const upstream = net.connect({ host: target.hostname, port: Number(target.port || 5432) });
@@ -82,6 +85,7 @@ export async function startPgProxy(databaseUrl: string): Promise<PgProxy> {
     });
 
     upstream.on('data', (chunk) => {
+      if (cutMode === 'silent') return;
       if (cutting) {
         // PostgreSQL has answered the COMMIT: it is durable. The client never hears of it.
         cutting = false;
@@ -131,6 +135,7 @@ export async function startPgProxy(databaseUrl: string): Promise<PgProxy> {
     };
 
     client.on('data', (chunk) => {
+      if (cutMode === 'silent') return;
       pending = Buffer.concat([pending, chunk]);
       for (;;) {
         if (!startupSeen) {
@@ -179,13 +184,13 @@ export async function startPgProxy(databaseUrl: string): Promise<PgProxy> {
         },
       };
     },
-    cutAll() {
-      refusing = true;
-      for (const socket of sockets) socket.destroy();
-      sockets.clear();
+    cutAll(mode) {
+      cutMode = mode;
+      if (mode === 'reset') for (const socket of sockets) socket.destroy();
       return {
         restore() {
-          refusing = false;
+          if (cutMode === 'silent') for (const socket of sockets) socket.destroy();
+          cutMode = null;
         },
       };
     },
