@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import type { Check } from '../common.ts';
-import { call, must, type Session } from './client.ts';
+import { call, listAll, must } from './client.ts';
 import { expectedBalanceKobo, koboOf, type Person } from './model.ts';
 import type { Soak } from './soak-context.ts';
 
@@ -10,23 +10,10 @@ import type { Soak } from './soak-context.ts';
 // money, and with SQL on the ledger as an auditor reads it (the soak is an outside checker, not a
 // domain: its SQL may name any table).
 
-const PAGE = 100;
 const WALLET_DEADLINE_MS = 60_000;
 
 type Purchase = { id: string; status: string; service: string; token?: string; pins?: string[] };
 type Movement = { kind: string; reference: string; purchaseId?: string };
-
-async function pages<T>(soak: Soak, op: string, session: Session, query: object = {}): Promise<T[]> {
-  const all: T[] = [];
-  for (let offset = 0; ; offset += PAGE) {
-    const page = await must<{ items: T[]; total: number }>(
-      call(soak.client, op, { ...query, limit: PAGE, offset }, { session, method: 'GET' }),
-      op,
-    );
-    all.push(...page.items);
-    if (offset + PAGE >= page.total) return all;
-  }
-}
 
 export async function ledgerCheckCli(repoRoot: string, databaseUrl: string): Promise<Check> {
   try {
@@ -53,7 +40,8 @@ export async function ledgerCheckCli(repoRoot: string, databaseUrl: string): Pro
 export async function finalPurchases(soak: Soak): Promise<Map<string, Purchase>> {
   const all = new Map<string, Purchase>();
   for (const person of soak.model.people) {
-    for (const p of await pages<Purchase>(soak, 'listMyVtuTransactions', person.session)) all.set(p.id, p);
+    for (const p of await listAll<Purchase>(soak.client, 'listMyVtuTransactions', person.session))
+      all.set(p.id, p);
   }
   return all;
 }
@@ -115,7 +103,7 @@ export function outcomesCheck(soak: Soak, purchases: Map<string, Purchase>): Che
     else decidedByDigit++;
     if (expected.expected !== null && actual.status !== expected.expected)
       wrong.push(
-        `${expected.service} to …${expected.recipient.slice(-4)} ${actual.status}, digit says ${expected.expected}`,
+        `${expected.service} ${expected.id} to …${expected.recipient.slice(-4)} ${actual.status}, digit says ${expected.expected}`,
       );
   }
   const noToken = [...purchases.values()].filter(
@@ -147,7 +135,9 @@ export async function refundsCheck(soak: Soak, purchases: Map<string, Purchase>)
   const problems: string[] = [];
   let refunds = 0;
   for (const person of soak.model.people) {
-    const movements = await pages<Movement>(soak, 'listTransactions', person.session, { kind: 'refund' });
+    const movements = await listAll<Movement>(soak.client, 'listTransactions', person.session, {
+      kind: 'refund',
+    });
     const perPurchase = new Map<string, number>();
     for (const m of movements)
       if (m.purchaseId !== undefined) perPurchase.set(m.purchaseId, (perPurchase.get(m.purchaseId) ?? 0) + 1);
@@ -204,7 +194,9 @@ export async function refundsSqlCheck(databaseUrl: string): Promise<Check> {
 export async function topupsCheck(soak: Soak): Promise<Check> {
   const problems: string[] = [];
   for (const person of soak.model.people) {
-    const credits = await pages<Movement>(soak, 'listTransactions', person.session, { kind: 'topup' });
+    const credits = await listAll<Movement>(soak.client, 'listTransactions', person.session, {
+      kind: 'topup',
+    });
     const byReference = new Map<string, number>();
     for (const c of credits) byReference.set(c.reference, (byReference.get(c.reference) ?? 0) + 1);
     if (credits.length !== person.topups)
@@ -221,8 +213,8 @@ export async function schedulesAndPollCheck(soak: Soak, pollId: string): Promise
   const wrong: string[] = [];
   for (const expected of soak.model.schedules) {
     const person = soak.model.people.find((p) => p.session.userId === expected.userId) as Person;
-    const schedules = await pages<{ id: string; runs: number; status: string }>(
-      soak,
+    const schedules = await listAll<{ id: string; runs: number; status: string }>(
+      soak.client,
       'listSchedules',
       person.session,
     );
@@ -230,8 +222,8 @@ export async function schedulesAndPollCheck(soak: Soak, pollId: string): Promise
     if (found?.runs !== 1 || found.status !== 'ended')
       wrong.push(`${expected.id}: ${found?.runs} runs, ${found?.status}`);
   }
-  const broadcasts = await pages<{ poll?: { id: string; options: { id: string; votes: number }[] } }>(
-    soak,
+  const broadcasts = await listAll<{ poll?: { id: string; options: { id: string; votes: number }[] } }>(
+    soak.client,
     'listBroadcasts',
     soak.admin,
   );

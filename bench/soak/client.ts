@@ -206,3 +206,23 @@ export async function sandboxPost(
   }
   return { status: response.status, data };
 }
+
+const PAGE = 100;
+
+/** Every item of a paged list operation (API.md section 5), page after page. */
+export async function listAll<T>(
+  client: SoakClient,
+  op: string,
+  session: Session,
+  query: object = {},
+): Promise<T[]> {
+  const all: T[] = [];
+  for (let offset = 0; ; offset += PAGE) {
+    const page = await must<{ items: T[]; total: number }>(
+      call(client, op, { ...query, limit: PAGE, offset }, { session, method: 'GET' }),
+      op,
+    );
+    all.push(...page.items);
+    if (offset + PAGE >= page.total) return all;
+  }
+}

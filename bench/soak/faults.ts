@@ -1,6 +1,6 @@
 import type { PgProxy } from '../../test/helpers/pg-proxy.ts';
 import { REQUEST_TIMEOUT_SECONDS } from '../common.ts';
-import { type RequestRecord, sandboxPost } from './client.ts';
+import { listAll, type RequestRecord, sandboxPost } from './client.ts';
 import { type ServiceProcess, untilReady } from './processes.ts';
 import type { Soak } from './soak-context.ts';
 
@@ -27,7 +27,7 @@ export type FaultPlan = {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const since = (plan: FaultPlan) => Math.round((performance.now() - plan.startedAt) / 1000);
-/** A purchase sent this long before a provider fault began may reach the provider during it. */
+/** How long after a provider fault ends purchases are still taken as decided by it (a slow sender). */
 const DISPATCH_LAG_MS = 15_000;
 
 async function killAndRestart(plan: FaultPlan, service: ServiceProcess): Promise<FaultReport> {
@@ -100,11 +100,23 @@ async function cutDatabase(plan: FaultPlan, mode: 'reset' | 'silent'): Promise<F
   };
 }
 
-/** Purchases accepted just before the fault may be dispatched during it: the provider decides them. */
-function providerDecides(plan: FaultPlan, from: number): void {
-  for (const purchase of plan.soak.model.purchases) {
-    if (purchase.acceptedAt >= from - DISPATCH_LAG_MS) purchase.expected = null;
+/**
+ * Which purchases a provider fault may decide: every one still processing when it begins (it may be
+ * waiting for its dispatch in a queue the earlier faults lengthened), and, while it lasts, each one
+ * accepted (purchases.ts and orders.ts read providerFaultOn).
+ */
+async function providerDecides(plan: FaultPlan): Promise<number> {
+  const processing = new Set<string>();
+  for (const person of plan.soak.model.people) {
+    const items = await listAll<{ id: string }>(plan.soak.client, 'listMyVtuTransactions', person.session, {
+      status: 'processing',
+    });
+    for (const item of items) processing.add(item.id);
   }
+  for (const purchase of plan.soak.model.purchases) {
+    if (processing.has(purchase.id)) purchase.expected = null;
+  }
+  return processing.size;
 }
 
 async function providerFaults(plan: FaultPlan, seconds: number): Promise<FaultReport> {
@@ -123,9 +135,8 @@ async function providerFaults(plan: FaultPlan, seconds: number): Promise<FaultRe
       observations: ['skipped: this sandbox has no /__sandbox/providers/<name>/faults control'],
     };
   }
-  const from = performance.now();
   plan.soak.model.providerFaultOn.value = true;
-  providerDecides(plan, from);
+  const processing = await providerDecides(plan);
   await sleep((seconds / 2) * 1000);
   const error = await set('error');
   await sleep((seconds / 2) * 1000);
@@ -140,7 +151,7 @@ async function providerFaults(plan: FaultPlan, seconds: number): Promise<FaultRe
     ok: [probe, error, normal].every((answers) => answers.every((a) => a.status === 200)),
     observations: [
       `fault control answered ${statuses}`,
-      'purchases sent meanwhile are decided by the provider: checked as refunded exactly when failed',
+      `purchases sent meanwhile, and the ${processing} still processing when it began, are decided by the provider: checked as refunded exactly when failed`,
     ],
   };
 }
