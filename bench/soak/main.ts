@@ -37,7 +37,7 @@ import { driveTopups } from './topups.ts';
 // SOAK_SECONDS by people who sign in, top up, buy, transfer, save, check in, vote, schedule and
 // order in bulk, while the soak kills processes, cuts the database and makes the providers fail;
 // then brought to rest and checked against the soak's own reckoning. Writes SOAK_REPORT (markdown)
-// and exits non-zero when a check fails. See bench/soak/README.md.
+// and exits non-zero when a check fails. README.md "More" describes the settings.
 
 const repoRoot = path.resolve(fileURLToPath(new URL('../../', import.meta.url)));
 const short = process.argv.includes('--short');
