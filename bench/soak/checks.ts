@@ -12,7 +12,14 @@ import type { Soak } from './soak-context.ts';
 
 const WALLET_DEADLINE_MS = 60_000;
 
-type Purchase = { id: string; status: string; service: string; token?: string; pins?: string[] };
+type Purchase = {
+  id: string;
+  status: string;
+  service: string;
+  recipient: string;
+  token?: string;
+  pins?: string[];
+};
 type Movement = { kind: string; reference: string; purchaseId?: string };
 
 export async function ledgerCheckCli(repoRoot: string, databaseUrl: string): Promise<Check> {
@@ -65,7 +72,11 @@ function walletDiff(
 
 /** Every wallet equals the model's (polled for a while: a credit may still be in the service's inbox). */
 export async function walletsCheck(soak: Soak, purchases: Map<string, Purchase>): Promise<Check> {
-  const actual = new Map([...purchases].map(([id, p]) => [id, p.status]));
+  const actual = new Map<string, string>();
+  for (const [id, p] of purchases) {
+    actual.set(id, p.status);
+    actual.set(`to:${p.recipient}`, p.status);
+  }
   const deadline = performance.now() + WALLET_DEADLINE_MS;
   let diffs: string[] = [];
   do {

@@ -116,6 +116,8 @@ async function providerDecides(plan: FaultPlan): Promise<number> {
   for (const purchase of plan.soak.model.purchases) {
     if (processing.has(purchase.id)) purchase.expected = null;
   }
+  // A schedule made so far may run during the fault (its run is due a minute or two on).
+  for (const schedule of plan.soak.model.schedules) schedule.expected = null;
   return processing.size;
 }
 

@@ -42,8 +42,14 @@ export type Model = {
   unresolved: Unresolved[];
   /** Votes per poll option that the service accepted. */
   votes: Map<string, number>;
-  /** Scheduled purchases: one run each (runsMax 1), at this price and recipient. */
-  schedules: { userId: string; id: string; recipient: string; chargedKobo: bigint }[];
+  /** Scheduled purchases: one run each, at this price and recipient; expected as purchases are. */
+  schedules: {
+    userId: string;
+    id: string;
+    recipient: string;
+    chargedKobo: bigint;
+    expected: Expected | null;
+  }[];
   /** "operation → outcome" counts for the report. */
   counts: Map<string, number>;
   /** While a provider fault is on, purchases it may touch are decided by the provider. */
@@ -88,7 +94,8 @@ export function personOf(model: Model, userId: string): Person {
 /**
  * The balance a person's wallet must hold: the base, less every purchase charged, plus the refund
  * of each purchase that failed. A purchase the digit does not decide (a provider fault) is taken
- * as it ended (`actual`): the check is then that it was refunded exactly if it failed.
+ * as it ended (`actual`, by purchase id, and by `to:<recipient>` for a schedule's run, whose id
+ * the soak never hears): the check is then that it was refunded exactly if it failed.
  */
 export function expectedBalanceKobo(model: Model, person: Person, actual: Map<string, string>): bigint {
   let balance = person.baseKobo;
@@ -101,7 +108,8 @@ export function expectedBalanceKobo(model: Model, person: Person, actual: Map<st
   for (const schedule of model.schedules) {
     if (schedule.userId !== person.session.userId) continue;
     balance -= schedule.chargedKobo;
-    if (outcomeOfDigit(schedule.recipient) === 'failed') balance += schedule.chargedKobo;
+    if ((schedule.expected ?? actual.get(`to:${schedule.recipient}`)) === 'failed')
+      balance += schedule.chargedKobo;
   }
   return balance;
 }

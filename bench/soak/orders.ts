@@ -60,6 +60,7 @@ async function schedule(soak: Soak, person: Person): Promise<void> {
       id,
       recipient: line.phone,
       chargedKobo: koboOf(price),
+      expected: soak.model.providerFaultOn.value ? null : outcomeOfDigit(line.phone),
     });
     return true;
   };

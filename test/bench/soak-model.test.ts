@@ -84,14 +84,16 @@ describe('the soak model', () => {
       purchase('e', 'u2', '08031234565', 'success'),
     );
     model.schedules.push(
-      { userId: 'u1', id: 's1', recipient: '08031234563', chargedKobo: 700n },
-      { userId: 'u1', id: 's2', recipient: '08031234567', chargedKobo: 300n },
+      { userId: 'u1', id: 's1', recipient: '08031234563', chargedKobo: 700n, expected: 'failed' },
+      { userId: 'u1', id: 's2', recipient: '08031234567', chargedKobo: 300n, expected: 'success' },
+      { userId: 'u1', id: 's3', recipient: '08031234568', chargedKobo: 200n, expected: null },
     );
     const ended = new Map([
       ['c', 'failed'],
       ['d', 'success'],
+      ['to:08031234568', 'failed'],
     ]);
-    // a, d and the second schedule are paid for; b, c and the first schedule are given back.
+    // a, d and the second schedule are paid for; b, c, the first and the third schedule are given back.
     assert.equal(expectedBalanceKobo(model, buyer, ended), 100_000n - 1_000n - 1_000n - 300n);
     assert.equal(expectedBalanceKobo(model, other, ended), 4_000n);
   });
