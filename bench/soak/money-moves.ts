@@ -1,10 +1,11 @@
-import { call, must } from './client.ts';
+import { nextPhone } from '../common.ts';
+import { call, must, signIn } from './client.ts';
 import { count, koboOf, type Person } from './model.ts';
 import { between, pick, type Soak, untilStopped } from './soak-context.ts';
 
 // The wallet's other movements: transfers between people, savings locks made and broken, the
 // day's check-in (and a second claim, refused), and votes in the admin's poll (and a second vote,
-// refused). Each definite answer moves the model; a refusal moves nothing.
+// refused); and sign-ins of new people. Each definite answer moves the model; a refusal moves nothing.
 
 const BREAK_PENALTY_PERCENT = 5n;
 
@@ -128,6 +129,13 @@ const vote =
     );
   };
 
+/** Someone new signs in (requestOtp, the SMS at the sandbox, verifyOtp) and looks at the wallet. */
+const visitor: Step = async (soak) => {
+  const session = await signIn(soak.client, nextPhone());
+  await must(call(soak.client, 'getWallet', {}, { session, method: 'GET' }), 'getWallet');
+  count(soak.model, 'sign-in of someone new', 'done');
+};
+
 /** The admin's poll, created before the run. */
 export async function createPoll(soak: Soak): Promise<{ id: string; options: { id: string }[] }> {
   const broadcast = await must<{ poll?: { id: string; options: { id: string }[] } }>(
@@ -160,7 +168,7 @@ export function driveMoneyMoves(
   poll: { id: string; options: { id: string }[] },
   rewardKobo: bigint,
 ): Promise<void> {
-  const steps: Step[] = [transfer, transfer, lock, lock, breakOne, checkin(rewardKobo), vote(poll)];
+  const steps: Step[] = [transfer, transfer, lock, lock, breakOne, checkin(rewardKobo), vote(poll), visitor];
   return untilStopped(soak, async () => {
     await pick(steps)(soak, pick(soak.model.people));
   });

@@ -1,5 +1,5 @@
 import { deliver, REQUEST_TIMEOUT_SECONDS, type SignedBody, signedChargeSuccess } from '../common.ts';
-import { call, must } from './client.ts';
+import { call } from './client.ts';
 import { count, koboOf, type Person } from './model.ts';
 import { between, pick, type Soak, untilStopped } from './soak-context.ts';
 
@@ -11,11 +11,24 @@ import { between, pick, type Soak, untilStopped } from './soak-context.ts';
 
 const WEBHOOK_DEADLINE_MS = 60_000;
 
+/**
+ * A top-up intent, or null when none was had: an intent whose answer never came (its key held by a
+ * process that died) is simply not paid, as a person would start again, so nothing is owed.
+ */
 async function intent(soak: Soak, person: Person, naira: number) {
-  return must<{ reference: string; checkoutUrl: string }>(
-    call(soak.client, 'createTopupIntent', { amount: naira }, { session: person.session }),
+  const outcome = await call(
+    soak.client,
     'createTopupIntent',
+    { amount: naira },
+    { session: person.session },
   );
+  const answered = outcome.kind === 'answer' && outcome.status === 200;
+  count(
+    soak.model,
+    'createTopupIntent',
+    answered ? 'created' : outcome.kind === 'answer' ? `HTTP ${outcome.status}` : 'no answer',
+  );
+  return answered ? (outcome.body.data as { reference: string; checkoutUrl: string }) : null;
 }
 
 /** Delivers until the service answers 200 (a 503 while the database is away is retried). */
@@ -32,7 +45,9 @@ async function deliverUntilTaken(soak: Soak, signed: SignedBody): Promise<void> 
 
 /** One top-up by a signed webhook, waited for (the setup's funding). */
 export async function webhookTopup(soak: Soak, person: Person, naira: number): Promise<void> {
-  const { reference } = await intent(soak, person, naira);
+  const created = await intent(soak, person, naira);
+  if (created === null) throw new Error('createTopupIntent had no answer');
+  const { reference } = created;
   soak.model.topups.set(reference, { userId: person.session.userId, kobo: koboOf(naira), via: 'webhook' });
   person.baseKobo += koboOf(naira);
   person.topups++;
@@ -54,7 +69,9 @@ async function webhookBatch(soak: Soak): Promise<void> {
   for (let i = 0; i < 3; i++) {
     const person = pick(soak.model.people);
     const naira = between(1, 50) * 100;
-    const { reference } = await intent(soak, person, naira);
+    const created = await intent(soak, person, naira);
+    if (created === null) continue;
+    const { reference } = created;
     soak.model.topups.set(reference, { userId: person.session.userId, kobo: koboOf(naira), via: 'webhook' });
     person.baseKobo += koboOf(naira);
     person.topups++;
@@ -72,7 +89,9 @@ async function webhookBatch(soak: Soak): Promise<void> {
 async function checkoutTopup(soak: Soak): Promise<void> {
   const person = pick(soak.model.people);
   const naira = between(1, 50) * 100;
-  const { reference, checkoutUrl } = await intent(soak, person, naira);
+  const created = await intent(soak, person, naira);
+  if (created === null) return;
+  const { reference, checkoutUrl } = created;
   const page = new URL(checkoutUrl, soak.client.sandboxUrl);
   // The checkout is the sandbox's page, wherever PUBLIC_BASE_URL says it is.
   const atSandbox = new URL(`${page.pathname}${page.search}`, soak.client.sandboxUrl);
