@@ -8,8 +8,10 @@ import { sandboxSocialPath } from './vtu/social.ts';
 //
 //   POST /__sandbox/providers/<data|bills|social|airtime-cash|payments>/faults
 //        {"mode": "normal" | "timeout" | "error", "count"?: n}
-//     → 200 {"success": true, "data": {"mode": ..., "remaining": n | null, "held": n}}
-//     (`held`: requests a timeout fault holds now, of every provider)
+//     → 200 {"success": true, "data": {"mode": ..., "remaining": n | null, "met": [...], "held": n}}
+//     (`met`: the requests the provider's last fault met, "METHOD /path", the latest 100, so that a
+//     tester knows the call they meant was hit; `held`: requests timeout faults hold now, of every
+//     provider)
 //   GET  the same path → the fault in force.
 //
 // While a fault is set, every request to that provider's API (not its sandbox controls, such as
@@ -26,12 +28,17 @@ type Fault = { mode: 'timeout' | 'error'; remaining: number | undefined };
 /** The faults in force, by provider, and the requests a timeout fault holds. */
 export type SandboxFaultsState = {
   faults: Map<FaultyProvider, Fault>;
+  /** The requests each provider's last fault met (set anew with each fault). */
+  met: Map<FaultyProvider, string[]>;
   held: Set<FastifyReply>;
 };
 
 export function createSandboxFaultsState(): SandboxFaultsState {
-  return { faults: new Map(), held: new Set() };
+  return { faults: new Map(), met: new Map(), held: new Set() };
 }
+
+/** Requests kept per provider in `met`; the oldest go first. */
+const metKeptMax = 100;
 
 /** Where each provider's API is mounted (the paths its adapter calls). */
 const apiPrefixes: Record<FaultyProvider, string> = {
@@ -82,7 +89,10 @@ function setFault(
   }
   const { mode, count } = body.data;
   if (mode === 'normal') state.faults.delete(provider);
-  else state.faults.set(provider, { mode, remaining: count });
+  else {
+    state.faults.set(provider, { mode, remaining: count });
+    state.met.set(provider, []);
+  }
   return faultAnswer(state, provider);
 }
 
@@ -90,18 +100,27 @@ function faultAnswer(state: SandboxFaultsState, provider: FaultyProvider) {
   const fault = state.faults.get(provider);
   return {
     success: true,
-    data: { mode: fault?.mode ?? 'normal', remaining: fault?.remaining ?? null, held: state.held.size },
+    data: {
+      mode: fault?.mode ?? 'normal',
+      remaining: fault?.remaining ?? null,
+      met: state.met.get(provider) ?? [],
+      held: state.held.size,
+    },
   };
 }
 
 /** The fault of the provider whose API the request is for, counted; undefined: none in force. */
-function takeFault(state: SandboxFaultsState, url: string): Fault['mode'] | undefined {
+function takeFault(state: SandboxFaultsState, method: string, url: string): Fault['mode'] | undefined {
   // Every request of an in-process sandbox's service passes here: the service's own leave at once.
   if (state.faults.size === 0 || !url.startsWith('/__sandbox/')) return undefined;
   const provider = faultyProviders.find((name) => url.startsWith(apiPrefixes[name]));
   if (provider === undefined) return undefined;
   const fault = state.faults.get(provider);
   if (fault === undefined) return undefined;
+  const met = state.met.get(provider) ?? [];
+  met.push(`${method} ${url.split('?')[0]}`);
+  if (met.length > metKeptMax) met.splice(0, met.length - metKeptMax);
+  state.met.set(provider, met);
   if (fault.remaining !== undefined) {
     fault.remaining -= 1;
     if (fault.remaining <= 0) state.faults.delete(provider);
@@ -110,7 +129,7 @@ function takeFault(state: SandboxFaultsState, url: string): Fault['mode'] | unde
 }
 
 async function meetFault(state: SandboxFaultsState, request: FastifyRequest, reply: FastifyReply) {
-  const mode = takeFault(state, request.url);
+  const mode = takeFault(state, request.method, request.url);
   if (mode === undefined) return;
   if (mode === 'error') {
     return reply.code(503).send({ status: false, message: 'sandbox fault: service unavailable' });

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
-import { loadSandboxEnv, SandboxEnvError, type SandboxEnv } from './env.ts';
+import { loadSandboxEnv, type SandboxEnv, SandboxEnvError } from './env.ts';
 import { buildStandaloneSandbox } from './server.ts';
 
 // npm run sandbox: the standalone sandbox process (src/sandbox/server.ts). Env: PORT (4010), HOST

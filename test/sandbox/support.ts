@@ -126,7 +126,7 @@ export async function deploy(
       SERVICE_URL: `http://127.0.0.1:${servicePorts[0]}`,
       SANDBOX_CLOCK_TOKEN: token,
       VAPID_PUBLIC_KEY: keys.publicKey,
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: 'info',
     },
     sandboxUrl,
   );
@@ -151,7 +151,7 @@ export async function deploy(
         VAPID_PRIVATE_KEY: keys.privateKey,
         WORKER: '1',
         RATE_LIMIT_PER_MINUTE: '100000',
-        LOG_LEVEL: 'warn',
+        LOG_LEVEL: 'info',
         ...options.serviceEnv,
       },
       `http://127.0.0.1:${port}`,

@@ -29,6 +29,8 @@ export type SandboxClockLinkOptions = {
   /** How long start-up waits for the sandbox to answer before it fails. */
   startTimeoutMs: number;
   logger: Logger;
+  /** A monotonic time in ms that readings are aged by (default performance.now; tests pass their own). */
+  monotonicMs?: () => number;
 };
 
 /** One reading must answer within this; the start-up wait retries until its own bound. */
@@ -39,8 +41,9 @@ const startRetryMs = 250;
 /** Reads the sandbox clock until it answers (or fails after startTimeoutMs), then keeps following it. */
 export async function linkSandboxClock(options: SandboxClockLinkOptions): Promise<SandboxClockLink> {
   const { clock, base, pollMs, logger } = options;
+  const monotonicMs = options.monotonicMs ?? (() => performance.now());
   const clockUrl = `${options.sandboxUrl}/__sandbox/clock`;
-  /** performance.now() of the last reading followed: a monotonic measure of its age. */
+  /** monotonicMs() of the last reading followed: what its age is measured from. */
   let lastReadMs = Number.NEGATIVE_INFINITY;
   let inFlight: Promise<void> | undefined;
   let warned = false;
@@ -50,7 +53,7 @@ export async function linkSandboxClock(options: SandboxClockLinkOptions): Promis
     const sandboxNow = await readSandboxClock(clockUrl);
     const after = base.now().getTime();
     clock.follow(sandboxNow, new Date((before + after) / 2));
-    lastReadMs = performance.now();
+    lastReadMs = monotonicMs();
     warned = false;
   };
   // Concurrent callers (the poll, several workers' batches) share one request.
@@ -74,7 +77,7 @@ export async function linkSandboxClock(options: SandboxClockLinkOptions): Promis
   return {
     refresh,
     async refreshIfStale() {
-      if (performance.now() - lastReadMs < pollMs) return;
+      if (monotonicMs() - lastReadMs < pollMs) return;
       try {
         await refresh();
       } catch (error) {
@@ -85,7 +88,7 @@ export async function linkSandboxClock(options: SandboxClockLinkOptions): Promis
     },
     follow(sandboxNow) {
       clock.follow(sandboxNow);
-      lastReadMs = performance.now();
+      lastReadMs = monotonicMs();
     },
     stop: () => clearInterval(poll),
   };
