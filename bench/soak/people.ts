@@ -17,7 +17,7 @@ const ninOf = (index: number, run: number) =>
 
 /** Letters only, as a profile name must be: A, B, … Z, BA, BB, … */
 const surnameOf = (index: number) =>
-  [...index.toString(26)].map((d) => String.fromCharCode(65 + Number.parseInt(d, 26))).join('') + 'soak';
+  `${[...index.toString(26)].map((d) => String.fromCharCode(65 + Number.parseInt(d, 26))).join('')}soak`;
 
 async function person(soak: Soak, index: number, run: number): Promise<Person> {
   const session = await signIn(soak.client, nextPhone());
