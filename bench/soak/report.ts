@@ -47,7 +47,13 @@ function countsTable(model: Model): string {
 
 export function renderReport(facts: RunFacts, model: Model): string {
   const failed = facts.checks.filter((c) => !c.ok).length;
-  const verdict = facts.error !== null ? 'ERROR' : failed === 0 ? 'PASS' : `FAIL (${failed} checks)`;
+  const faultsFailed = facts.faults.filter((f) => !f.ok).length;
+  const verdict =
+    facts.error !== null
+      ? 'ERROR'
+      : failed + faultsFailed === 0
+        ? 'PASS'
+        : `FAIL (${failed} checks, ${faultsFailed} faults not ok)`;
   const faults = facts.faults.map(
     (f) =>
       `- **${f.name}** at ${f.atSeconds} s — ${f.ok ? 'ok' : '**not ok**'}\n${f.observations.map((o) => `  - ${o}`).join('\n')}`,
