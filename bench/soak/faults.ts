@@ -82,15 +82,21 @@ async function cutDatabase(plan: FaultPlan, mode: 'reset' | 'silent'): Promise<F
   await sleep(REQUEST_TIMEOUT_SECONDS * 1000);
   const seen = duringCut(plan.soak.client.records, from, restoredAt);
   const statuses = [...seen.byStatus].map(([s, n]) => `${s}: ${n}`).join(', ');
-  const got503 =
-    seen.byStatus.has('503 UNAVAILABLE') || [...seen.byStatus.keys()].some((k) => k.startsWith('503'));
+  const statusesSeen = [...seen.byStatus.keys()];
+  const got503 = statusesSeen.some((k) => k.startsWith('503 SERVICE_UNAVAILABLE'));
+  // The database's outage is the service's own: a 500 would call it a bug.
+  const got500 = statusesSeen.some((k) => k.startsWith('500'));
   return {
     name:
       mode === 'reset'
         ? `database cut for ${plan.cutSeconds} s at the TCP proxy (connections reset, new ones refused)`
         : `database silent for ${plan.cutSeconds} s at the TCP proxy (a partition: nothing passes, nothing is refused)`,
     atSeconds: at,
-    ok: seen.hung === 0 && seen.worst < REQUEST_TIMEOUT_SECONDS * 1000 && (got503 || seen.seen === 0),
+    ok:
+      seen.hung === 0 &&
+      seen.worst < REQUEST_TIMEOUT_SECONDS * 1000 &&
+      !got500 &&
+      (got503 || seen.seen === 0),
     observations: [
       `${seen.seen} requests sent during the cut: ${statuses || 'none'}`,
       `worst latency during the cut ${seen.worst} ms (client timeout ${REQUEST_TIMEOUT_SECONDS * 1000} ms); requests that hung to the timeout: ${seen.hung}`,

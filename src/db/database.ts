@@ -66,7 +66,9 @@ class PreparingClient extends pg.Client {
   override query(config: any, values?: any, callback?: any): any {
     const name = typeof config === 'string' && Array.isArray(values) ? this.#nameOf(config) : undefined;
     const result =
-      name === undefined ? super.query(config, values, callback) : super.query({ name, text: config, values }, callback);
+      name === undefined
+        ? super.query(config, values, callback)
+        : super.query({ name, text: config, values }, callback);
     this.#dropOnReadTimeout(result);
     return result;
   }
