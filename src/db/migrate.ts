@@ -2,8 +2,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Kysely } from 'kysely';
-import { type Database, type DatabaseTarget, openDatabase } from './database.ts';
 import { FileMigrationProvider, Migrator } from 'kysely/migration';
+import { type Database, type DatabaseTarget, openDatabase } from './database.ts';
 
 const migrationFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 

@@ -1,8 +1,8 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AppError, type ErrorCode } from '../errors.ts';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
+import { AppError, type ErrorCode } from '../errors.ts';
 import { newId } from '../ids.ts';
 
 // The one mapping from error code to HTTP status, and the one error envelope.
