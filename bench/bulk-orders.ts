@@ -7,6 +7,7 @@ import {
   fromAutocannon,
   fundWallet,
   getOperation,
+  loadSeconds,
   mapConcurrent,
   measured,
   nextPhone,
@@ -35,7 +36,7 @@ const LINES = 100;
 const PIN = '2580';
 const FUND_NAIRA = 1_000_000;
 const AIRTIME_NAIRA = 100;
-const DURATION_SECONDS = 10;
+const DURATION_SECONDS = loadSeconds(10);
 /** Funding events of these buyers carry event ids from here (transfers' 3,000,000). */
 const FUNDING_SEQUENCE_FROM = 4_000_000;
 /** The sandbox bills float, in naira: more than any run buys. */
@@ -105,7 +106,7 @@ export async function bulkOrderScenario(
         pin: PIN,
       },
     });
-  const { value, peak } = await measured(server, () =>
+  const { value, usage } = await measured(server, () =>
     autocannon({
       url: server.baseUrl,
       connections: CONNECTIONS,
@@ -138,7 +139,7 @@ export async function bulkOrderScenario(
     'createBulkOrder',
     `POST, ${LINES} lines of ₦${AIRTIME_NAIRA} airtime per order, ${BUYERS} buyers, ${CONNECTIONS} conns, ${DURATION_SECONDS}s`,
     value,
-    peak,
+    usage,
   );
   const linesPerSecond = result.requestsPerSecond * LINES;
 

@@ -1,5 +1,4 @@
 import { createHmac, randomInt, randomUUID } from 'node:crypto';
-import fs from 'node:fs';
 import type autocannon from 'autocannon';
 import type { Kysely } from 'kysely';
 import { newReferralCode } from '../src/auth/secrets.ts';
@@ -9,6 +8,10 @@ import type { DB } from '../src/db/schema.ts';
 import { newId } from '../src/ids.ts';
 import { openUserAccounts } from '../src/ledger/accounts.ts';
 import { toE164 } from '../src/phone.ts';
+import { type ScenarioUsage, startUsage } from './usage.ts';
+
+// push-worker.ts reads its own peak with these.
+export { peakRssMb, resetPeakRss } from './usage.ts';
 
 // What the bench's scenarios share: a client of the service's API over HTTP (sign-in through the
 // sandbox SMS, operations, signed webhooks), the result shape, the measuring of a scenario, and the
@@ -17,6 +20,25 @@ import { toE164 } from '../src/phone.ts';
 export const REQUEST_TIMEOUT_SECONDS = 10;
 export const SETUP_CONCURRENCY = 10;
 export const CONNECTIONS = 50;
+
+/**
+ * BENCH_DURATION, when set: the seconds every load lasts instead of its own, so that a quick check
+ * of the bench itself (with BENCH_SCENARIOS) need not take the full bench's minutes.
+ */
+export function durationOverrideSeconds(): number | null {
+  const override = process.env.BENCH_DURATION;
+  if (override === undefined || override === '') return null;
+  const seconds = Number(override);
+  if (!Number.isInteger(seconds) || seconds < 1)
+    throw new Error(`BENCH_DURATION must be a whole number of seconds ≥ 1, not ${override}`);
+  return seconds;
+}
+
+/** A scenario's load duration in seconds: its own, unless BENCH_DURATION says otherwise. */
+export function loadSeconds(ownSeconds: number): number {
+  return durationOverrideSeconds() ?? ownSeconds;
+}
+
 export const WEBHOOK_PATH = '/api/public/payments/webhook/payment';
 // The service is started with the caller's environment, so it signs with the same secret.
 const PAYMENT_SIGNING_SECRET = process.env.PAYMENT_SIGNING_SECRET ?? 'sk_test_sandbox';
@@ -33,6 +55,11 @@ export type ScenarioResult = {
   non2xx: number;
   /** Peak resident set of the server process during the scenario (VmHWM), in MiB. */
   serverPeakRssMb: number | null;
+  /**
+   * CPU and memory of the service (and PostgreSQL) over the scenario, for the report's per-request
+   * costs; absent on results written before it was measured.
+   */
+  usage?: ScenarioUsage;
 };
 
 /** What the bench verified after a scenario; `ok: false` fails the run. */
@@ -41,30 +68,11 @@ export type Check = { name: string; ok: boolean; detail: string };
 export type Server = {
   baseUrl: string;
   pid: number;
+  /** The service's PostgreSQL database, whose backends' CPU the scenarios measure; null on PGlite. */
+  postgresDatabase: string | null;
   output(): string;
   stop(): Promise<void>;
 };
-
-/** Resets the peak RSS of a process (Linux: `5` into clear_refs). False where that is not allowed. */
-export function resetPeakRss(pid: number): boolean {
-  try {
-    fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** VmHWM of a process in MiB, or null where /proc is not available. */
-export function peakRssMb(pid: number): number | null {
-  try {
-    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-    const match = /^VmHWM:\s+(\d+)\s+kB$/m.exec(status);
-    return match?.[1] !== undefined ? Math.round(Number(match[1]) / 1024) : null;
-  } catch {
-    return null;
-  }
-}
 
 let phoneSequence = randomInt(0, 50_000_000);
 
@@ -240,7 +248,7 @@ export function fromAutocannon(
   scenario: string,
   measures: string,
   result: autocannon.Result,
-  peak: number | null,
+  usage: ScenarioUsage,
 ): ScenarioResult {
   return {
     database,
@@ -252,18 +260,27 @@ export function fromAutocannon(
     requests: result.requests.total,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
-    serverPeakRssMb: peak,
+    serverPeakRssMb: usage.serverPeakRssMb,
+    usage,
   };
 }
 
+/**
+ * Runs a scenario's load and answers what it cost the service (and PostgreSQL). Where the reset is
+ * not allowed, VmHWM is the peak since the process started: still an upper bound.
+ */
 export async function measured<T>(
-  server: Server,
+  server: Pick<Server, 'pid' | 'postgresDatabase'>,
   run: () => Promise<T>,
-): Promise<{ value: T; peak: number | null }> {
-  // Where the reset is not allowed, VmHWM is the peak since the process started: still an upper bound.
-  resetPeakRss(server.pid);
-  const value = await run();
-  return { value, peak: peakRssMb(server.pid) };
+): Promise<{ value: T; usage: ScenarioUsage }> {
+  const usage = startUsage(server.pid, server.postgresDatabase);
+  try {
+    const value = await run();
+    return { value, usage: usage.stop() };
+  } catch (error) {
+    usage.stop();
+    throw error;
+  }
 }
 
 export function percentile(sorted: number[], p: number): number {

@@ -104,7 +104,9 @@ function startScriptNodeFlags(): string[] {
   const pkg = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
     scripts: { start: string };
   };
-  return pkg.scripts.start.split(' ').filter((word) => word.startsWith('--'));
+  // `node <flags> src/main.ts <arguments>`: the flags are the words before the entry point.
+  const words = pkg.scripts.start.split(' ');
+  return words.slice(1, words.indexOf('src/main.ts'));
 }
 
 async function startService(env: Record<string, string>, probeDir: string): Promise<Server> {
@@ -157,6 +159,7 @@ async function startService(env: Record<string, string>, probeDir: string): Prom
   return {
     baseUrl,
     pid: child.pid as number,
+    postgresDatabase: env.DATABASE_URL === undefined ? null : new URL(env.DATABASE_URL).pathname.slice(1),
     output: () => lines.join('\n'),
     async stop() {
       if (child.exitCode !== null) return;

@@ -7,6 +7,7 @@ import {
   fromAutocannon,
   fundWallet,
   getOperation,
+  loadSeconds,
   mapConcurrent,
   measured,
   nextPhone,
@@ -33,7 +34,7 @@ const BUYERS = 50;
 const PIN = '2580';
 const FUND_NAIRA = 1_000_000;
 const AIRTIME_NAIRA = 100;
-const DURATION_SECONDS = 10;
+const DURATION_SECONDS = loadSeconds(10);
 /** The sandbox bills float, in naira: more than any run buys. */
 const BILLS_FLOAT_NAIRA = 100_000_000;
 const SETTLE_TIMEOUT_MS = 60_000;
@@ -110,7 +111,7 @@ export async function buyAirtimeScenario(
 
   let sequence = 0;
   let nextToken = 0;
-  const { value, peak } = await measured(server, () =>
+  const { value, usage } = await measured(server, () =>
     autocannon({
       url: server.baseUrl,
       connections: CONNECTIONS,
@@ -143,7 +144,7 @@ export async function buyAirtimeScenario(
     'buyAirtime',
     `POST, ₦${AIRTIME_NAIRA} MTN, ${BUYERS} Tier-1 buyers, ${CONNECTIONS} conns, ${DURATION_SECONDS}s`,
     value,
-    peak,
+    usage,
   );
 
   // Every accepted purchase leaves processing (the instant provider answers at once).

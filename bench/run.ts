@@ -12,8 +12,10 @@ import {
   balanceNaira,
   CONNECTIONS,
   deliver,
+  durationOverrideSeconds,
   fromAutocannon,
   getOperation,
+  loadSeconds,
   mapConcurrent,
   measured,
   nextPhone,
@@ -29,6 +31,7 @@ import {
   signIn,
   WEBHOOK_PATH,
 } from './common.ts';
+import { fastifyAnchorScenario } from './fastify-anchor.ts';
 import {
   BROADCAST_TARGET_PUSHES_PER_SECOND,
   type BroadcastRound,
@@ -38,6 +41,7 @@ import {
 } from './notifications.ts';
 import { type PgbenchResult, runPgbench } from './pgbench.ts';
 import { buyAirtimeScenario, type PurchaseRun } from './purchases.ts';
+import { type ReportInput, writeReport } from './report.ts';
 import {
   createSavingsLockScenario,
   MATURITY_TARGET_SECONDS,
@@ -46,6 +50,7 @@ import {
 } from './savings.ts';
 import { type ScheduledRunsRound, scheduledRunsScenario } from './schedules.ts';
 import { transferSettings, transferToUserScenario } from './transfers.ts';
+import type { ScenarioUsage } from './usage.ts';
 import {
   browserUnavailable,
   type InitialJs,
@@ -55,6 +60,7 @@ import {
   type WebClientRun,
   webClientScenario,
 } from './web.ts';
+import { countWebhookScenarioEvents, eachTopupCreditedOnce, type Query } from './webhook-events.ts';
 
 // `npm run bench`: starts the real service as a child process (sandbox on, rate limit out of the
 // way, workers on) on PGlite in a fresh temporary DATA_DIR, then on a fresh PostgreSQL database when
@@ -119,14 +125,22 @@ import {
 //                  delivered, the wallets charged exactly once per line, and adminLedgerCheck
 //                  (bench/bulk-orders.ts)
 //
+// Before the databases, the HTTP anchor: a bare Fastify route with one JSON route in a child process
+// on the same Node (bench/anchor-app.ts), under the same autocannon load (bench/fastify-anchor.ts).
+// Every scenario that loads a process records that process's CPU time and RSS (sampled, and VmHWM)
+// and, on PostgreSQL, the server's CPU time, from /proc (bench/usage.ts).
+//
 // BENCH_SCENARIOS=webhook (a comma-separated list of getWallet, otp, signIn, webhook, buyAirtime,
 // createSavingsLock, transferToUser, savingsMaturity, scheduledRuns, bulkOrder, listNotifications, broadcastPush,
 // webClient) runs a
-// subset; BENCH_PGLITE=0 or BENCH_POSTGRES=0 leaves a database out.
+// subset; BENCH_PGLITE=0 or BENCH_POSTGRES=0 leaves a database out; BENCH_DURATION=3 makes every
+// load (anchors' included) last 3 s instead of its own duration.
 //
 // The client and the server share the machine's cores, so the figures are for comparison between
 // runs on one machine, not capacity planning. Results go to bench/results/latest.json, or to the
-// file BENCH_RESULTS_FILE names (a subset's run need not replace the whole bench's results).
+// file BENCH_RESULTS_FILE names (a subset's run need not replace the whole bench's results), and,
+// laid out for reading with the anchors beside each scenario, to bench/RESULTS.md (bench/report.ts),
+// or the file BENCH_REPORT_FILE names.
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const resultsFile = path.resolve(
@@ -134,13 +148,13 @@ const resultsFile = path.resolve(
 );
 
 const SIGNED_IN_USERS = 50;
-const WALLET_DURATION_SECONDS = 10;
-const REQUEST_OTP_DURATION_SECONDS = 8;
+const WALLET_DURATION_SECONDS = loadSeconds(10);
+const REQUEST_OTP_DURATION_SECONDS = loadSeconds(8);
 const VERIFY_OTP_AMOUNT_MAX = 2_000;
-const SIGN_IN_DURATION_SECONDS = 8;
+const SIGN_IN_DURATION_SECONDS = loadSeconds(8);
 const SIGN_IN_CONCURRENCY = 10;
-const WEBHOOK_DURATION_SECONDS = 10;
-const WEBHOOK_DUPLICATE_DURATION_SECONDS = 5;
+const WEBHOOK_DURATION_SECONDS = loadSeconds(10);
+const WEBHOOK_DUPLICATE_DURATION_SECONDS = loadSeconds(5);
 const WEBHOOK_USERS = 20;
 const WEBHOOK_INTENTS = 500;
 /** One body in this many names a top-up intent (while intents last); the rest unknown references. */
@@ -173,14 +187,10 @@ const OUTPUT_LINES_MAX = 40;
 const POSTGRES_ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const POSTGRES_ENABLED = process.env.BENCH_POSTGRES !== '0';
 const PGLITE_ENABLED = process.env.BENCH_PGLITE !== '0';
-const SCENARIOS = new Set(
-  (
-    process.env.BENCH_SCENARIOS ??
-    'getWallet,otp,signIn,webhook,buyAirtime,createSavingsLock,transferToUser,savingsMaturity,scheduledRuns,bulkOrder,listNotifications,broadcastPush,webClient'
-  )
-    .split(',')
-    .map((s) => s.trim()),
-);
+const ALL_SCENARIOS =
+  'getWallet,otp,signIn,webhook,buyAirtime,createSavingsLock,transferToUser,savingsMaturity,scheduledRuns,bulkOrder,listNotifications,broadcastPush,webClient';
+const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? ALL_SCENARIOS).split(',').map((s) => s.trim()));
+const reportFile = path.resolve(process.env.BENCH_REPORT_FILE ?? path.join(repoRoot, 'bench', 'RESULTS.md'));
 
 type DatabaseRun = {
   database: string;
@@ -227,6 +237,12 @@ async function freePort(): Promise<number> {
       probe.close(() => resolve(port));
     });
   });
+}
+
+/** The database a service started with `env` uses on PostgreSQL; null when it runs on PGlite. */
+function postgresDatabaseOf(env: Record<string, string>): string | null {
+  if (env.DATABASE_URL === undefined) return null;
+  return decodeURIComponent(new URL(env.DATABASE_URL).pathname.slice(1)) || 'postgres';
 }
 
 async function startServer(extraEnv: Record<string, string>): Promise<Server> {
@@ -296,6 +312,7 @@ async function startServer(extraEnv: Record<string, string>): Promise<Server> {
   return {
     baseUrl,
     pid: child.pid,
+    postgresDatabase: postgresDatabaseOf(extraEnv),
     output,
     async stop() {
       if (exitCode !== undefined) return;
@@ -329,7 +346,7 @@ async function walletScenario(server: Server, database: string): Promise<Scenari
   if (probe.status !== 200) throw new SetupError(`getWallet answered ${probe.status}: ${await probe.text()}`);
 
   let nextToken = 0;
-  const { value, peak } = await measured(server, () =>
+  const { value, usage } = await measured(server, () =>
     autocannon({
       url: `${server.baseUrl}/_serverFn/getWallet`,
       connections: CONNECTIONS,
@@ -346,7 +363,7 @@ async function walletScenario(server: Server, database: string): Promise<Scenari
     'getWallet',
     `GET, ${SIGNED_IN_USERS} users, ${CONNECTIONS} conns, ${WALLET_DURATION_SECONDS}s`,
     value,
-    peak,
+    usage,
   );
 }
 
@@ -355,7 +372,7 @@ async function requestOtpScenario(
   database: string,
 ): Promise<{ result: ScenarioResult; phones: string[] }> {
   const phones: string[] = [];
-  const { value, peak } = await measured(server, () =>
+  const { value, usage } = await measured(server, () =>
     autocannon({
       url: server.baseUrl,
       connections: CONNECTIONS,
@@ -385,7 +402,7 @@ async function requestOtpScenario(
       'requestOtp',
       `POST, new phone each, ${CONNECTIONS} conns, ${REQUEST_OTP_DURATION_SECONDS}s`,
       value,
-      peak,
+      usage,
     ),
     phones,
   };
@@ -406,7 +423,7 @@ async function verifyOtpScenario(
   if (amount < CONNECTIONS) throw new SetupError(`only ${codes.length} OTPs were issued; too few to verify`);
 
   let next = 0;
-  const { value, peak } = await measured(server, () =>
+  const { value, usage } = await measured(server, () =>
     autocannon({
       url: server.baseUrl,
       connections: CONNECTIONS,
@@ -433,7 +450,7 @@ async function verifyOtpScenario(
     'verifyOtp',
     `POST, new user each, ${CONNECTIONS} conns, ${amount} requests`,
     value,
-    peak,
+    usage,
   );
 }
 
@@ -443,7 +460,7 @@ async function fullSignInScenario(server: Server, database: string): Promise<Sce
   let firstFailure: string | undefined;
   const startedAt = performance.now();
   const deadline = startedAt + SIGN_IN_DURATION_SECONDS * 1000;
-  const { peak } = await measured(server, () =>
+  const { usage } = await measured(server, () =>
     Promise.all(
       Array.from({ length: SIGN_IN_CONCURRENCY }, async () => {
         while (performance.now() < deadline) {
@@ -472,7 +489,8 @@ async function fullSignInScenario(server: Server, database: string): Promise<Sce
     requests: latencies.length + failures,
     errors: failures,
     non2xx: 0,
-    serverPeakRssMb: peak,
+    serverPeakRssMb: usage.serverPeakRssMb,
+    usage,
   };
 }
 
@@ -566,7 +584,7 @@ async function webhookScenarios(
       'webhook',
       `POST, distinct signed charge.success, 1/${WEBHOOK_KNOWN_EVERY} known ref, ${CONNECTIONS} conns, ${WEBHOOK_DURATION_SECONDS}s`,
       distinct.value,
-      distinct.peak,
+      distinct.usage,
     ),
   ];
   const answered = distinct.value['2xx'];
@@ -589,7 +607,7 @@ async function webhookScenarios(
       'webhook dup',
       `POST, re-delivered bodies, ${CONNECTIONS} conns, ${WEBHOOK_DUPLICATE_DURATION_SECONDS}s`,
       duplicate.value,
-      duplicate.peak,
+      duplicate.usage,
     ),
   );
 
@@ -617,38 +635,29 @@ async function webhookScenarios(
   });
 
   if (databaseUrl !== undefined) {
-    // Straight from the service's database: the answered events are all there, and all processed.
+    // Straight from the service's database: the scenario's answered events are all there, and all
+    // processed (webhook-events.ts: only its own, for earlier scenarios top up wallets too).
     const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5_000 });
     await client.connect();
     try {
-      const count = async () =>
-        (
-          await client.query<{ stored: string; unprocessed: string; unknown: string; credited: string }>(
-            `select count(*) as stored,
-                    count(*) filter (where processed_at is null) as unprocessed,
-                    count(*) filter (where reference like $1) as unknown,
-                    count(*) filter (where outcome = 'credited') as credited
-               from payment_events`,
-            [`${unknownPrefix}%`],
-          )
-        ).rows[0];
-      let row = await count();
-      while (row !== undefined && Number(row.unprocessed) > 0 && Date.now() < drainDeadline) {
+      const scope = { unknownPrefix, topupReferences: knownBuilt.map((b) => b.reference) };
+      const query: Query = async (text, values) => client.query(text, values);
+      let row = await countWebhookScenarioEvents(query, scope);
+      while (row.unprocessed > 0 && Date.now() < drainDeadline) {
         await new Promise((resolve) => setTimeout(resolve, 500));
-        row = await count();
+        row = await countWebhookScenarioEvents(query, scope);
       }
-      const stored = Number(row?.stored);
       // Requests in flight when autocannon stopped may be stored without an answer it counted.
       const sentMax = built + 1 + knownBuilt.length;
       checks.push({
         name: 'payment_events stored',
-        ok: stored >= answered && stored <= sentMax,
-        detail: `${stored} rows (${row?.unknown} unknown-reference, ${row?.credited} credited) for ${answered} distinct bodies answered 200, at most ${sentMax} sent; ${row?.unprocessed} unprocessed`,
+        ok: row.stored >= answered && row.stored <= sentMax,
+        detail: `${row.stored} rows (${row.unknown} unknown-reference, ${row.credited} credited) for ${answered} distinct bodies answered 200, at most ${sentMax} sent; ${row.unprocessed} unprocessed`,
       });
       checks.push({
         name: 'payment_events processed',
-        ok: Number(row?.unprocessed) === 0 && Number(row?.credited) === knownBuilt.length,
-        detail: `${row?.unprocessed} unprocessed, ${row?.credited} credited of ${knownBuilt.length} top-ups`,
+        ok: eachTopupCreditedOnce(row, knownBuilt.length),
+        detail: `${row.unprocessed} unprocessed, ${row.credited} credited (${row.creditedReferences} references) of ${knownBuilt.length} top-ups`,
       });
     } finally {
       await client.end();
@@ -770,7 +779,7 @@ async function benchDatabase(
       liveChildren.add(child);
       child.once('exit', () => liveChildren.delete(child));
     });
-    step(run.result);
+    step(withWorkerUsage(run.result, run.round));
     broadcast = run.round;
     const r = run.round;
     process.stdout.write(
@@ -805,6 +814,18 @@ async function benchDatabase(
     scheduledRuns,
     webClient,
   };
+}
+
+/** broadcastPush's "service" is its worker process: its CPU and peak RSS, as it measured them. */
+function withWorkerUsage(result: ScenarioResult, round: BroadcastRound): ScenarioResult {
+  const usage: ScenarioUsage = {
+    serverPeakRssMb: round.worker.peakRssMb,
+    serverSampledPeakRssMb: round.worker.sampledPeakRssMb,
+    serviceCpuMs: Math.round(round.worker.cpuSeconds * 1000),
+    postgresCpuMs: null,
+    postgresDatabaseCpuMs: null,
+  };
+  return { ...result, usage };
 }
 
 async function benchPglite(): Promise<DatabaseRun> {
@@ -1148,6 +1169,19 @@ function gitCommit(): string | null {
   }
 }
 
+/** Whether the worktree had changes not in `commit` (the figures are then not quite that commit's). */
+function gitUncommittedChanges(): boolean | null {
+  try {
+    const status = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+    });
+    return status.trim() !== '';
+  } catch {
+    return null;
+  }
+}
+
 function writeResults(
   runs: DatabaseRun[],
   skipped: string[],
@@ -1160,11 +1194,13 @@ function writeResults(
   notificationTargets: NotificationTargets['summary'],
   transferResults: TransferResults['summary'],
   webClient: WebClientTargets['summary'],
-): void {
+  fastifyAnchor: ScenarioResult | null,
+): ReportInput {
   const report = {
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
     commit: gitCommit(),
+    uncommittedChanges: gitUncommittedChanges(),
     node: process.version,
     machine: {
       cpus: os.cpus().length,
@@ -1173,6 +1209,11 @@ function writeResults(
       // Other work on the machine skews every figure; the 1-minute load average tells whether there was any.
       loadAverage1mBefore: loadBefore[0] ?? null,
       loadAverage1mAfter: os.loadavg()[0] ?? null,
+    },
+    selection: {
+      scenarios: [...SCENARIOS],
+      allScenarios: ALL_SCENARIOS.split(','),
+      durationSeconds: durationOverrideSeconds(),
     },
     settings: {
       connections: CONNECTIONS,
@@ -1206,6 +1247,7 @@ function writeResults(
       'broadcastPush: after the service stopped, a worker process (context with job workers, push agent trusting the local push service) creates a broadcast and fans it out in pages of 500, 50 pushes at once; the push service runs in the bench process and checks the JWT and payload of the first BENCH_PUSH_CHECK_FIRST pushes only; req/s is pushes/s from creation to the last arrival, p50/p99 per push at the sender, peak RSS the worker’s VmHWM; runs.broadcast has the profile.',
     ],
     runs,
+    fastifyAnchor,
     pgbench,
     webhookTargets,
     purchaseTargets,
@@ -1220,6 +1262,24 @@ function writeResults(
   const temporary = `${resultsFile}.tmp`;
   fs.writeFileSync(temporary, `${JSON.stringify(report, null, 2)}\n`);
   fs.renameSync(temporary, resultsFile);
+  return report;
+}
+
+/** The HTTP anchor, measured once per run before the databases' scenarios; null (and why) if it fails. */
+async function benchFastifyAnchor(skipped: string[]): Promise<ScenarioResult | null> {
+  try {
+    const anchor = await fastifyAnchorScenario((child) => {
+      liveChildren.add(child);
+      child.once('exit', () => liveChildren.delete(child));
+    });
+    process.stdout.write(
+      `anchor: ${anchor.scenario}: ${anchor.requestsPerSecond}/s, p50 ${anchor.latencyP50Ms} ms, p99 ${anchor.latencyP99Ms} ms\n`,
+    );
+    return anchor;
+  } catch (error) {
+    skipped.push(`Fastify anchor: ${(error as Error).message.split('\n')[0]}`);
+    return null;
+  }
 }
 
 async function main(): Promise<void> {
@@ -1239,6 +1299,7 @@ async function main(): Promise<void> {
     if (webBrowserSkipped !== null)
       skipped.push(`webClient in the browser (LCP, Pay → Successful): ${webBrowserSkipped}`);
   }
+  const fastifyAnchor = await benchFastifyAnchor(skipped);
   if (PGLITE_ENABLED) runs.push(await benchPglite());
   else skipped.push('pglite: BENCH_PGLITE=0');
   if (!POSTGRES_ENABLED) skipped.push('postgres: BENCH_POSTGRES=0');
@@ -1277,7 +1338,7 @@ async function main(): Promise<void> {
   process.stdout.write(
     `load average (1 min) before/after: ${loadBefore[0]?.toFixed(2)} / ${os.loadavg()[0]?.toFixed(2)} on ${os.cpus().length} cpus\n`,
   );
-  writeResults(
+  const report = writeResults(
     runs,
     skipped,
     startedAt,
@@ -1289,7 +1350,9 @@ async function main(): Promise<void> {
     notifications.summary,
     transfers.summary,
     web.summary,
+    fastifyAnchor,
   );
+  writeReport(reportFile, report);
   const failed = runs.flatMap((run) =>
     run.checks.filter((c) => !c.ok).map((c) => `${run.database}: ${c.name}`),
   );
@@ -1298,7 +1361,7 @@ async function main(): Promise<void> {
     process.exitCode = 1;
   }
   process.stdout.write(
-    `results: ${path.relative(process.cwd(), resultsFile)} (${Math.round((Date.now() - startedAt.getTime()) / 1000)} s)\n`,
+    `results: ${path.relative(process.cwd(), resultsFile)}, ${path.relative(process.cwd(), reportFile)} (${Math.round((Date.now() - startedAt.getTime()) / 1000)} s)\n`,
   );
 }
 

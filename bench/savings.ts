@@ -25,6 +25,7 @@ import {
   fundWallet,
   getOperation,
   insertUsers,
+  loadSeconds,
   mapConcurrent,
   measured,
   nextPhone,
@@ -65,7 +66,7 @@ const FUND_NAIRA = 100_000;
 const LOCK_NAIRA = 100;
 /** Each maturity round moves the clock MATURITY_DAYS on: these locks stay out of 52 rounds. */
 const LOCK_DAYS = 365;
-const LOCK_DURATION_SECONDS = 10;
+const LOCK_DURATION_SECONDS = loadSeconds(10);
 /** Funding events of these users carry event ids from here (the buyers' are from 1,000,000). */
 const FUNDING_SEQUENCE_FROM = 2_000_000;
 
@@ -104,7 +105,7 @@ export async function createSavingsLockScenario(
   await eventually('the savers’ wallets funded', async () => (await wallets()).every((b) => b >= FUND_NAIRA));
 
   let nextToken = 0;
-  const { value, peak } = await measured(server, () =>
+  const { value, usage } = await measured(server, () =>
     autocannon({
       url: server.baseUrl,
       connections: CONNECTIONS,
@@ -133,7 +134,7 @@ export async function createSavingsLockScenario(
     'createSavingsLock',
     `POST, ₦${LOCK_NAIRA} for ${LOCK_DAYS} days, ${LOCK_USERS} users round-robin, ${CONNECTIONS} conns, ${LOCK_DURATION_SECONDS}s`,
     value,
-    peak,
+    usage,
   );
 
   const checks: Check[] = [];

@@ -8,6 +8,7 @@ import {
   fromAutocannon,
   fundWallet,
   getOperation,
+  loadSeconds,
   mapConcurrent,
   measured,
   nextPhone,
@@ -42,7 +43,7 @@ const PIN = '2580';
 const FUND_NAIRA = 100_000;
 /** The least a transfer may move. */
 const TRANSFER_NAIRA = 100;
-const DURATION_SECONDS = 10;
+const DURATION_SECONDS = loadSeconds(10);
 /** Funding events of these senders carry event ids from here (buyers' 1,000,000, savers' 2,000,000). */
 const FUNDING_SEQUENCE_FROM = 3_000_000;
 
@@ -114,7 +115,7 @@ export async function transferToUserScenario(
   let sent = 0;
   /** The first answers other than 200, as the service gave them (a 5xx would be a deadlock's). */
   const refusals: string[] = [];
-  const { value, peak } = await measured(server, () =>
+  const { value, usage } = await measured(server, () =>
     autocannon({
       url: server.baseUrl,
       connections: CONNECTIONS,
@@ -151,7 +152,7 @@ export async function transferToUserScenario(
     'transferToUser',
     `POST, ₦${TRANSFER_NAIRA}, ${SENDERS} Tier-2 senders round-robin → ${RECIPIENTS} Tier-1 recipients, ${CONNECTIONS} conns, ${DURATION_SECONDS}s`,
     value,
-    peak,
+    usage,
   );
 
   const checks: Check[] = [];

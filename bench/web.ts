@@ -203,8 +203,8 @@ export function initialJavaScript(distDir: string = webDistDir): InitialJs {
 }
 
 /**
- * Builds web/dist if it is missing or older than its sources (the service would otherwise build it
- * while starting), then measures its initial JS. Throws when the build fails.
+ * Builds web/dist if it is missing or older than its sources, here in the bench (the service, started
+ * without --build-web, never builds it), then measures its initial JS. Throws when the build fails.
  */
 export async function prepareWebClient(): Promise<{ built: boolean; buildMs: number; initialJs: InitialJs }> {
   const startedAt = performance.now();

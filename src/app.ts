@@ -16,6 +16,7 @@ import { sendError, toErrorResponse } from './http/errors.ts';
 import { createIdempotencyStore } from './http/idempotency-store.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
 import { registerMetrics } from './http/metrics.ts';
+import type { MoneyReads } from './http/money-metrics.ts';
 import { declareResponseHeaders, documentTags } from './http/openapi-document.ts';
 import { shareErrorSchemas } from './http/operation-errors.ts';
 import { registerPaymentWebhookRoute } from './http/payment-webhook-route.ts';
@@ -116,7 +117,7 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
       }),
   });
 
-  registerMetrics(app);
+  registerMetrics(app, ctx.metrics, moneyReadsOf(ctx));
   app.get('/healthz', { schema: { hide: true }, config: { rateLimit: false } }, async () => ({ ok: true }));
   app.get('/readyz', { schema: { hide: true }, config: { rateLimit: false } }, async (_request, reply) => {
     try {
@@ -149,10 +150,53 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
   // The service's side of POST /__sandbox/clock, which reaches it over HTTP with the sandbox's token.
   if (ctx.sandbox !== undefined) {
     registerSandboxClockRoute(app, { jobs: ctx.jobs, token: ctx.sandbox.clockJobsToken });
+  } else if (ctx.sandboxLink !== undefined) {
+    // A standalone sandbox's call carries its clock's new time, followed before the jobs run.
+    const link = ctx.sandboxLink;
+    registerSandboxClockRoute(app, {
+      jobs: ctx.jobs,
+      token: link.clockJobsToken,
+      followSandboxNow: (now) => link.clock.follow(now),
+    });
   }
   // Without a build (web/dist is made on the first start by main.ts), the service is the API alone.
   if (existsSync(path.join(webDistDir, 'index.html'))) {
     webApp = await registerWebApp(app, { distDir: webDistDir });
   }
+  return app;
+}
+
+/** What the money gauges read, each through the context's module that owns it. */
+export function moneyReadsOf(ctx: Context): MoneyReads {
+  return {
+    clock: ctx.clock,
+    floatBalances: ctx.modules.vtu.api.floatBalances,
+    processingPurchases: ctx.modules.vtu.api.processingPurchases,
+    paymentInbox: ctx.modules.funding.api.paymentInbox,
+    queueCounts: ctx.jobs.queueCounts,
+    lastLedgerCheck: ctx.modules.admin.api.lastLedgerCheck,
+    ready: async () => {
+      try {
+        await sql`select 1`.execute(ctx.db);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  };
+}
+
+/**
+ * A worker-only process's own HTTP server (METRICS_PORT): its /metrics (its purchases settled,
+ * its provider calls, the money gauges) and /healthz, /readyz; no API, no sandbox.
+ */
+export async function buildMetricsApp(ctx: Context): Promise<FastifyInstance> {
+  const app = Fastify({ loggerInstance: ctx.logger as FastifyBaseLogger });
+  const reads = moneyReadsOf(ctx);
+  registerMetrics(app, ctx.metrics, reads);
+  app.get('/healthz', async () => ({ ok: true }));
+  app.get('/readyz', async (_request, reply) =>
+    (await reads.ready()) ? { ok: true } : reply.code(503).send({ ok: false }),
+  );
   return app;
 }

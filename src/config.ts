@@ -68,7 +68,7 @@ const defaultVtuRoutes: Record<VtuServiceName, VtuProviderName> = {
 };
 
 /** The sandbox simulators' bank accounts (ending in 0: the sandbox bank settles such transfers). */
-const sandboxFundingAccounts: Record<VtuProviderName, string> = {
+export const sandboxFundingAccounts: Record<VtuProviderName, string> = {
   data: '058:9900000010:Sandbox Data Vendor',
   bills: '058:9900000020:Sandbox Bills Aggregator',
   social: '058:9900000030:Sandbox Social Panel',
@@ -83,11 +83,16 @@ export type VtuProviderConfig = {
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   PORT: port.default(3000),
+  // A worker-only process (npm run worker) serves /metrics, /healthz and /readyz on this port when set.
+  METRICS_PORT: port.optional(),
   HOST: z.string().min(1).default('127.0.0.1'),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   DATA_DIR: z.string().min(1).default('./data'),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(20),
+  // How long a statement, or a wait for a pooled connection, may take (ms; 0: no bound): a database
+  // that stops answering fails requests with 503 within it rather than hanging them (decision 0025).
+  DATABASE_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(4_000),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   SANDBOX: booleanFlag.optional(),
   PUBLIC_BASE_URL: optionalUrl,
@@ -173,8 +178,16 @@ const envSchema = z.object({
   // Sandbox only: the service whose /__sandbox/vtu simulators the VTU adapters use (default: this
   // one's own), so that a simulator can outlive this process (the crash test kills it).
   SANDBOX_VTU_BASE_URL: optionalUrl,
+  // Sandbox only: a sandbox running as its own process (npm run sandbox) that this process uses for
+  // every outside party, over HTTP, and whose clock it follows; unset: the sandbox is served in process.
+  SANDBOX_URL: optionalUrl,
+  // With SANDBOX_URL: the secret the standalone sandbox shows this process's clock-jobs route.
+  SANDBOX_CLOCK_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
   // The least one float top-up sends (naira), so that a run of small purchases makes one transfer.
   VTU_FLOAT_TOPUP_MIN: z.coerce.number().int().min(1).max(100_000_000).default(50_000),
+  // The float (naira) below which operators are warned (the /metrics floor and its alert): just-in-time
+  // funding still tops a provider up per purchase; the floor says the pool is being drawn on.
+  VTU_FLOAT_FLOOR: z.coerce.number().int().min(0).max(1_000_000_000).default(50_000),
   // The largest markup an admin may set (adminSetMarkup): a typo such as a flat ₦91,967,931 would
   // otherwise price every purchase of a service out of reach until someone noticed.
   VTU_MARKUP_FLAT_MAX: z.coerce.number().int().min(0).max(1_000_000).default(10_000),
@@ -243,9 +256,17 @@ export type Env = z.input<typeof envSchema>;
 
 export type Config = {
   env: 'development' | 'test' | 'production';
-  http: { port: number; host: string; publicBaseUrl: string | undefined; trustProxyHops: number };
+  http: {
+    port: number;
+    host: string;
+    publicBaseUrl: string | undefined;
+    trustProxyHops: number;
+    /** Where a worker-only process (npm run worker) serves /metrics, /healthz, /readyz; none when unset. */
+    metricsPort: number | undefined;
+  };
   dataDir: string;
-  database: { url: string | undefined; poolMax: number };
+  /** timeoutMs: the bound on a statement or a wait for a connection (0: none); PostgreSQL only. */
+  database: { url: string | undefined; poolMax: number; timeoutMs: number };
   redisUrl: string | undefined;
   sandbox: boolean;
   /**
@@ -253,6 +274,11 @@ export type Config = {
    * `PUBLIC_BASE_URL`), for the start-up warning; empty while it listens on loopback alone.
    */
   sandboxExposedBy: string[];
+  /**
+   * With the sandbox on and SANDBOX_URL set: the standalone sandbox every outside party is reached at,
+   * and the token its clock-jobs call shows; undefined: the sandbox is served in process.
+   */
+  sandboxRemote: { url: string; clockToken: string } | undefined;
   secrets: { paymentSigning: string; pepper: string };
   adminPhones: string[];
   rateLimitPerMinute: number;
@@ -288,6 +314,8 @@ export type Config = {
     /** In the sandbox: the base URL of the service hosting the VTU simulators; undefined: this one. */
     sandboxBaseUrl: string | undefined;
     floatTopupMinKobo: bigint;
+    /** The float below which operators are warned (/metrics billrail_provider_float_floor_kobo). */
+    floatFloorKobo: bigint;
     /** The largest markup adminSetMarkup accepts: flat kobo and basis points. */
     markupMax: { flatKobo: bigint; percentBp: number };
     routes: Record<VtuServiceName, VtuProviderName>;
@@ -401,6 +429,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     e.SANDBOX === undefined && !production && exposedBy.length > 0
       ? ` (the sandbox is on by default only while the service listens on loopback alone, and ${exposedBy.join(' and ')} ${exposedBy.length === 1 ? 'reaches' : 'reach'} beyond it: set SANDBOX=1 to run the sandbox there anyway, which opens sign-in codes, the signing secret and the clock to whoever reaches it, or configure the real providers)`
       : '';
+  if (!sandbox && e.SANDBOX_URL !== undefined) {
+    // Said first: the settings the sandbox would supply are missing for that very reason.
+    throw new ConfigError(`invalid SANDBOX_URL: only used when SANDBOX is on${whySandboxOff}`);
+  }
   if (!sandbox) {
     // Outside the sandbox there are no defaults for secrets or the outside parties' endpoints.
     const required: Array<keyof typeof e> = [
@@ -454,20 +486,23 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       throw new ConfigError('invalid SANDBOX_VTU_BASE_URL: only used when SANDBOX is on');
     }
   }
+  const sandboxRemote = sandbox ? remoteSandbox(e) : undefined;
   const storage = storageConfig(e);
   return {
     env: e.NODE_ENV,
     http: {
       port: e.PORT,
+      metricsPort: e.METRICS_PORT,
       host: e.HOST,
       publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
       trustProxyHops: e.TRUST_PROXY_HOPS,
     },
     dataDir: path.resolve(e.DATA_DIR),
-    database: { url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX },
+    database: { url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX, timeoutMs: e.DATABASE_TIMEOUT_MS },
     redisUrl: e.REDIS_URL,
     sandbox,
     sandboxExposedBy: sandbox ? exposedBy : [],
+    sandboxRemote,
     secrets: {
       paymentSigning: e.PAYMENT_SIGNING_SECRET ?? SANDBOX_SIGNING_SECRET,
       pepper: e.SECRET_PEPPER ?? SANDBOX_PEPPER,
@@ -492,7 +527,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       baseUrl: e.KYC_BASE_URL?.replace(/\/+$/, ''),
       appId: e.KYC_APP_ID,
       secretKey: e.KYC_SECRET_KEY,
-      livenessUrl: e.KYC_LIVENESS_URL ?? '/__sandbox/liveness',
+      // A standalone sandbox serves its page at its own address; behind a proxy that puts /__sandbox/
+      // on the service's origin, KYC_LIVENESS_URL=<the proxy>/__sandbox/liveness keeps its hand-back there.
+      livenessUrl: e.KYC_LIVENESS_URL ?? `${sandboxRemote?.url ?? ''}/__sandbox/liveness`,
     },
     storage,
     vtu: vtuConfig(e, sandbox),
@@ -558,6 +595,7 @@ function vtuConfig(e: z.output<typeof envSchema>, sandbox: boolean): Config['vtu
     sendsMax: e.VTU_SENDS_MAX ?? (e.DATABASE_URL === undefined ? sendsMaxOnPglite : sendsMaxOnPostgres),
     sandboxBaseUrl: trim(e.SANDBOX_VTU_BASE_URL),
     floatTopupMinKobo: BigInt(e.VTU_FLOAT_TOPUP_MIN) * 100n,
+    floatFloorKobo: BigInt(e.VTU_FLOAT_FLOOR) * 100n,
     markupMax: { flatKobo: BigInt(e.VTU_MARKUP_FLAT_MAX) * 100n, percentBp: e.VTU_MARKUP_PERCENT_MAX * 100 },
     routes,
     data: {
@@ -587,6 +625,26 @@ function vtuConfig(e: z.output<typeof envSchema>, sandbox: boolean): Config['vtu
     },
     airtimeCash: { baseUrl: trim(e.AIRTIME_CASH_BASE_URL), apiKey: e.AIRTIME_CASH_API_KEY },
   };
+}
+
+/**
+ * The standalone sandbox (SANDBOX_URL), with what its processes must share: the clock-jobs token, and
+ * the Web Push keys (each process would otherwise make its own in its DATA_DIR, and a subscription
+ * made with one process's key would be refused by the push service when another pushes).
+ */
+function remoteSandbox(e: z.output<typeof envSchema>): Config['sandboxRemote'] {
+  if (e.SANDBOX_URL === undefined) return undefined;
+  const required = ['SANDBOX_CLOCK_TOKEN', 'VAPID_PUBLIC_KEY', 'VAPID_PRIVATE_KEY'] as const;
+  for (const name of required) {
+    if (e[name] === undefined) throw new ConfigError(`invalid ${name}: required when SANDBOX_URL is set`);
+  }
+  // SANDBOX_URL already names where the VTU simulators are; two answers would be one too many.
+  if (e.SANDBOX_VTU_BASE_URL !== undefined) {
+    throw new ConfigError(
+      'invalid SANDBOX_VTU_BASE_URL: not used with SANDBOX_URL, which names the simulators',
+    );
+  }
+  return { url: e.SANDBOX_URL.replace(/\/+$/, ''), clockToken: e.SANDBOX_CLOCK_TOKEN! };
 }
 
 /** API.md section 14: the least one wallet transfer moves (₦100). */

@@ -9,10 +9,16 @@ import { createAuthModule } from './auth/module.ts';
 import { createBeneficiariesModule } from './beneficiaries/module.ts';
 import { createBulkOrdersModule } from './bulk-orders/module.ts';
 import { createCatalogueModule } from './catalogue/module.ts';
-import { type Clock, createSandboxClock, type SandboxClock, systemClock } from './clock.ts';
+import {
+  type Clock,
+  createFollowingClock,
+  createSandboxClock,
+  type SandboxClock,
+  systemClock,
+} from './clock.ts';
 import type { Config, VtuProviderName } from './config.ts';
 import { configuredTarget, type Database, type DatabaseTarget, openDatabase } from './db/database.ts';
-import { migrateToLatest } from './db/migrate.ts';
+import { migrateOpened } from './db/migrate.ts';
 import type { DB } from './db/schema.ts';
 import { createDisputesModule } from './disputes/module.ts';
 import { createEventBus, domainEventJob, type EventBus } from './events/domain-events.ts';
@@ -20,6 +26,7 @@ import { createFundingModule } from './funding/module.ts';
 import { createGrowthModule } from './growth/module.ts';
 import { airtimeCashCallbackPath } from './http/airtime-cash-callback-route.ts';
 import { idempotencyPurgeJob } from './http/idempotency-store.ts';
+import { createServiceMetrics, type ServiceMetrics } from './http/metrics.ts';
 import { paymentWebhookPath } from './http/payment-webhook-route.ts';
 import { sandboxClockJobsPath } from './http/sandbox-clock-route.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
@@ -31,13 +38,14 @@ import { createNotificationsModule } from './notifications/module.ts';
 import type { AnyOperation } from './operation.ts';
 import { type Resolve, resolveAll } from './outbound-addresses.ts';
 import { toE164 } from './phone.ts';
-import { createSmtpMailer, type Mailer } from './providers/email/mailer.ts';
+import { createHttpMailboxMailer, createSmtpMailer, type Mailer } from './providers/email/mailer.ts';
 import { createOutboundAgent } from './providers/http-exchange.ts';
 import { createDojahKycProvider } from './providers/kyc/dojah-client.ts';
 import type { KycProvider } from './providers/kyc/kyc-provider.ts';
 import type { PaymentProvider } from './providers/payments/payment-provider.ts';
 import { createPaystackClient } from './providers/payments/paystack-client.ts';
 import { createWebPushSender, type PushSender, sandboxVapidKeys } from './providers/push/web-push-sender.ts';
+import { linkSandboxClock, type SandboxClockLink } from './providers/sandbox/clock-link.ts';
 import { createHttpSmsGateway, type SmsSender } from './providers/sms/sms-gateway.ts';
 import type { DocumentStore } from './providers/storage/document-store.ts';
 import { createLocalDocumentStore } from './providers/storage/local-store.ts';
@@ -115,10 +123,17 @@ export type Context = {
   adminPhones: ReadonlySet<string>;
   /** The service's own public base URL; known only after listen when PORT is 0. */
   baseUrl: { current: string };
-  /** The in-process simulators of the outside parties (SANDBOX=1). */
+  /** The in-process simulators of the outside parties (SANDBOX=1 without SANDBOX_URL). */
   sandbox: Sandbox | undefined;
+  /**
+   * With a standalone sandbox (SANDBOX_URL): the token its clock-jobs call shows, and the link that
+   * makes this process follow its clock (the call's new time included).
+   */
+  sandboxLink: { clockJobsToken: string; clock: SandboxClockLink } | undefined;
   /** Prefix of rate-limit keys in Redis, so that separate deployments (or tests) do not share counts. */
   rateLimitNamespace: string;
+  /** This context's Prometheus registry and the ports reporting to it (/metrics). */
+  metrics: ServiceMetrics;
   close(): Promise<void>;
 };
 
@@ -142,6 +157,7 @@ export type Infrastructure = Pick<
   | 'rateLimitNamespace'
   | 'adminPhones'
   | 'baseUrl'
+  | 'metrics'
 > & {
   /** The purchase rules decided at debit time (vtu/debit-rules.ts), from the overrides; none by default. */
   debitRules: readonly DebitRule[];
@@ -225,6 +241,7 @@ function createModules(infra: Infrastructure) {
     sharedPinReads: auth.api.sharedPinReads,
     resolveHost: infra.resolveHost,
     debitRules: infra.debitRules,
+    metrics: infra.metrics.purchases,
   });
   const growth = createGrowthModule({ db, clock, jobs, config: config.growth });
   // A lock records the milestones it reaches in its own transaction, through growth's api.
@@ -279,6 +296,8 @@ function createModules(infra: Infrastructure) {
     // After the modules whose work an administrator runs now (funding, vtu, catalogue).
     admin: createAdminModule({
       db,
+      clock,
+      logger,
       reconcileFunding: funding.api.reconcile,
       requeryPurchases: () => vtu.api.requeryDue({ includeNotDue: true }),
       setMarkup: catalogue.api.setMarkup,
@@ -328,6 +347,34 @@ export type ContextOverrides = {
   resolveHost?: Resolve;
 };
 
+/** How often a process following a standalone sandbox reads its clock (and the oldest reading a batch takes). */
+const sandboxClockPollMs = 1_000;
+/** How long a process waits at start-up for a standalone sandbox to answer. */
+const sandboxStartTimeoutMs = 30_000;
+
+/**
+ * The clock: the system's (or a test's); in the sandbox, one moved by POST /__sandbox/clock, which is
+ * this process's own when the sandbox is served in process, or followed over HTTP when it runs as its
+ * own process (read first, waiting for it to answer: start-up fails after a bound).
+ */
+async function createClocks(config: Config, overrides: ContextOverrides, logger: Logger) {
+  const base = overrides.clock ?? systemClock;
+  if (config.sandboxRemote !== undefined) {
+    const clock = createFollowingClock(base);
+    const link = await linkSandboxClock({
+      sandboxUrl: config.sandboxRemote.url,
+      clock,
+      base,
+      pollMs: sandboxClockPollMs,
+      startTimeoutMs: sandboxStartTimeoutMs,
+      logger,
+    });
+    return { clock, sandboxClock: undefined, link };
+  }
+  const sandboxClock = config.sandbox ? createSandboxClock(base) : undefined;
+  return { clock: sandboxClock ?? base, sandboxClock, link: undefined };
+}
+
 /** The service's logger; tests pass a destination to read what it writes. */
 export function createLogger(config: Pick<Config, 'logLevel'>, destination?: DestinationStream): Logger {
   const options: LoggerOptions = {
@@ -354,40 +401,52 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Des
 
 export async function createContext(config: Config, overrides: ContextOverrides = {}): Promise<Context> {
   const logger = overrides.logger ?? createLogger(config);
+  // Before anything is opened: a standalone sandbox that never answers fails the start cleanly.
+  const { clock, sandboxClock, link: clockLink } = await createClocks(config, overrides, logger);
   const target: DatabaseTarget = overrides.database ?? configuredTarget(config);
-  const database = await openDatabase(target, {
-    onConnectionError: (error) => logger.warn({ err: error }, 'database connection failed'),
-  });
+  let database: Database;
   try {
-    await migrateToLatest(database.db as Kysely<unknown>);
+    database = await openDatabase(target, {
+      onConnectionError: (error) => logger.warn({ err: error }, 'database connection failed'),
+    });
   } catch (error) {
+    clockLink?.stop();
+    throw error;
+  }
+  try {
+    await migrateOpened(database, target);
+  } catch (error) {
+    clockLink?.stop();
     await database.close();
     throw error;
   }
 
-  const sandboxClock = config.sandbox ? createSandboxClock(overrides.clock ?? systemClock) : undefined;
-  const clock = sandboxClock ?? overrides.clock ?? systemClock;
   const baseUrl = { current: config.http.publicBaseUrl ?? `http://${config.http.host}:${config.http.port}` };
-  const sandboxState = config.sandbox ? createSandboxState() : undefined;
+  const remote = config.sandboxRemote;
+  // The simulators' state lives here only when the sandbox is served in process.
+  const sandboxState = config.sandbox && remote === undefined ? createSandboxState() : undefined;
+  // Where the simulators are, in the sandbox: this service's own address, or the standalone sandbox's.
+  const simulators =
+    remote !== undefined ? () => remote.url : config.sandbox ? () => baseUrl.current : undefined;
 
   // The context's own connection pools, closed by close(): the adapters' calls to outside parties go
   // through `outbound`, Web Push through its TLS agent (unless a test passes its own).
-  const outbound = createOutboundAgent();
+  const metrics = createServiceMetrics();
+  const outbound = createOutboundAgent(metrics.exchanges);
   const ownPushAgent = overrides.pushAgent === undefined ? pushAgent() : undefined;
 
   const sms = createHttpSmsGateway({
-    baseUrl: () =>
-      sandboxState !== undefined ? `${baseUrl.current}/__sandbox/sms-gateway` : config.sms.baseUrl!,
-    apiKey: sandboxState !== undefined ? SANDBOX_SMS_API_KEY : config.sms.apiKey!,
+    baseUrl: () => (simulators !== undefined ? `${simulators()}/__sandbox/sms-gateway` : config.sms.baseUrl!),
+    apiKey: simulators !== undefined ? SANDBOX_SMS_API_KEY : config.sms.apiKey!,
     senderId: config.sms.senderId,
     timeoutMs: 5_000,
     dispatcher: outbound,
   });
 
   const kycProvider = createDojahKycProvider({
-    baseUrl: () => (sandboxState !== undefined ? `${baseUrl.current}/__sandbox/kyc` : config.kyc.baseUrl!),
-    appId: sandboxState !== undefined ? SANDBOX_KYC_APP_ID : config.kyc.appId!,
-    secretKey: sandboxState !== undefined ? SANDBOX_KYC_SECRET : config.kyc.secretKey!,
+    baseUrl: () => (simulators !== undefined ? `${simulators()}/__sandbox/kyc` : config.kyc.baseUrl!),
+    appId: simulators !== undefined ? SANDBOX_KYC_APP_ID : config.kyc.appId!,
+    secretKey: simulators !== undefined ? SANDBOX_KYC_SECRET : config.kyc.secretKey!,
     // Under the 30 s request limit with room to answer: a slow provider becomes a 502, not a hang.
     timeoutMs: 8_000,
     dispatcher: outbound,
@@ -399,10 +458,13 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       ? createSmtpMailer({ url: config.mail.smtpUrl, from: config.mail.from, timeoutMs: 10_000 })
       : sandboxState !== undefined
         ? createSandboxMailer(sandboxState, clock, config.mail.from)
-        : {
-            send: () => Promise.reject(new Error('no SMTP_URL configured: email cannot be sent')),
-          };
-  // Outside the sandbox the keys come from the environment (config requires them there).
+        : remote !== undefined
+          ? createHttpMailboxMailer({ sandboxUrl: remote.url, from: config.mail.from, timeoutMs: 10_000 })
+          : {
+              send: () => Promise.reject(new Error('no SMTP_URL configured: email cannot be sent')),
+            };
+  // Outside the sandbox, and with a standalone sandbox, the keys come from the environment (config
+  // requires them there: every process must push with the key the subscriptions were made with).
   const vapidKeys =
     config.vapid.publicKey !== undefined && config.vapid.privateKey !== undefined
       ? { publicKey: config.vapid.publicKey, privateKey: config.vapid.privateKey }
@@ -411,9 +473,9 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   // pushed to through the outbound pool; a known push service whose name does not resolve (offline) is
   // accepted too (API.md section 8).
   const sandboxPushEndpoints: SandboxEndpoints | undefined =
-    sandboxState !== undefined
+    simulators !== undefined
       ? {
-          ownPushService: (endpoint) => isSandboxPushEndpoint(endpoint, baseUrl.current),
+          ownPushService: (endpoint) => isSandboxPushEndpoint(endpoint, simulators()),
           allowUnresolved: true,
         }
       : undefined;
@@ -429,18 +491,13 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   });
   const payments = createPaystackClient({
     baseUrl: () =>
-      sandboxState !== undefined ? `${baseUrl.current}/__sandbox/payments` : config.payments.baseUrl,
+      simulators !== undefined ? `${simulators()}/__sandbox/payments` : config.payments.baseUrl,
     // Paystack has one secret key for its API and for signing its webhooks.
     secretKey: config.secrets.paymentSigning,
     timeoutMs: 8_000,
     dispatcher: outbound,
   });
-  const vtuProviders = createVtuProviders(
-    config,
-    sandboxState !== undefined,
-    () => baseUrl.current,
-    outbound,
-  );
+  const vtuProviders = createVtuProviders(config, simulators, () => baseUrl.current, outbound);
   const storage = config.storage;
   const documents =
     storage.kind === 's3'
@@ -459,17 +516,19 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   );
 
   // What is open so far, closed again by close() or by a failed start, whichever comes.
-  const opened: Opened = { database, outbound, ownPushAgent };
+  const opened: Opened = { database, outbound, ownPushAgent, clockLink };
   try {
     return await composeContext(config, overrides, opened, {
       logger,
       clock,
       sandboxClock,
+      clockLink,
       baseUrl,
       sandboxState,
       adapters: { sms, payments, mailer, push, kycProvider, documents, vtuProviders },
       adminPhones,
       sandboxPushEndpoints,
+      metrics,
     });
   } catch (error) {
     await closeOpened(opened);
@@ -483,6 +542,8 @@ type Opened = {
   catalogue?: { close(): Promise<void> };
   outbound: Dispatcher;
   ownPushAgent: Agent | undefined;
+  /** The poll of a standalone sandbox's clock. */
+  clockLink: SandboxClockLink | undefined;
   database: Database;
 };
 
@@ -492,6 +553,7 @@ async function closeOpened(opened: Opened): Promise<void> {
   // Every call to an outside party has ended (purchases drained, jobs stopped) or ends now.
   await opened.outbound.close();
   opened.ownPushAgent?.destroy();
+  opened.clockLink?.stop();
   await opened.database.close();
 }
 
@@ -507,6 +569,7 @@ async function composeContext(
     logger: Logger;
     clock: Clock;
     sandboxClock: SandboxClock | undefined;
+    clockLink: SandboxClockLink | undefined;
     baseUrl: { current: string };
     sandboxState: SandboxState | undefined;
     adapters: {
@@ -520,14 +583,19 @@ async function composeContext(
     };
     adminPhones: ReadonlySet<string>;
     sandboxPushEndpoints: SandboxEndpoints | undefined;
+    metrics: ServiceMetrics;
   },
 ): Promise<Context> {
-  const { logger, clock, sandboxClock, baseUrl, sandboxState, adminPhones } = parts;
+  const { logger, clock, sandboxClock, clockLink, baseUrl, sandboxState, adminPhones } = parts;
   const { sms, payments, mailer, push, kycProvider, documents, vtuProviders } = parts.adapters;
   const { database } = opened;
   // The job queue exists before the modules, which enqueue through it; their jobs are registered
   // with it once they are built (jobs.define below).
-  const jobs = await createJobQueue(database, { logger, runWorkers: config.runWorker });
+  const jobs = await createJobQueue(database, {
+    logger,
+    runWorkers: config.runWorker,
+    ...(clockLink !== undefined ? { beforeBatch: clockLink.refreshIfStale } : {}),
+  });
   opened.jobs = jobs;
   const events = createEventBus();
 
@@ -551,6 +619,7 @@ async function composeContext(
     rateLimitNamespace: overrides.rateLimitNamespace ?? 'billrail-rl:',
     debitRules: overrides.debitRules ?? [],
     sandboxPushEndpoints: parts.sandboxPushEndpoints,
+    metrics: parts.metrics,
   };
   const modules = createModules(infrastructure);
   opened.catalogue = modules.catalogue;
@@ -570,7 +639,7 @@ async function composeContext(
       ? createSandbox(sandboxState, {
           clock: sandboxClock,
           paymentSigningSecret: config.secrets.paymentSigning,
-          serviceBaseUrl: () => baseUrl.current,
+          publicBaseUrl: () => baseUrl.current,
           paymentWebhookUrl: () => `${baseUrl.current}${paymentWebhookPath}`,
           clockJobsUrl: () => `${baseUrl.current}${sandboxClockJobsPath}`,
           vtuFundingAccounts: {
@@ -587,6 +656,10 @@ async function composeContext(
     modules,
     operations: moduleList.flatMap((m) => m.operations),
     sandbox,
+    sandboxLink:
+      clockLink !== undefined && config.sandboxRemote !== undefined
+        ? { clockJobsToken: config.sandboxRemote.clockToken, clock: clockLink }
+        : undefined,
     close: async () => {
       // A purchase being sent finishes (or times out) and is settled before the database goes.
       await modules.vtu.api.drained();
@@ -596,18 +669,22 @@ async function composeContext(
   };
 }
 
-/** The three VTU adapters, each pointed at its provider, or at its sandbox simulator over HTTP. */
+/**
+ * The three VTU adapters, each pointed at its provider, or at its sandbox simulator over HTTP
+ * (`simulators`: where the sandbox's are; undefined outside the sandbox).
+ */
 function createVtuProviders(
   config: Config,
-  sandbox: boolean,
+  simulators: (() => string) | undefined,
   baseUrl: () => string,
   dispatcher: Dispatcher,
 ): Record<VtuProviderName, VtuProvider> {
   const { vtu } = config;
-  // The simulators are this service's own unless SANDBOX_VTU_BASE_URL names another's.
-  const simulators = () => vtu.sandboxBaseUrl ?? baseUrl();
+  const sandbox = simulators !== undefined;
+  // SANDBOX_VTU_BASE_URL names another service's simulators (config refuses it with SANDBOX_URL).
+  const vtuSimulators = () => vtu.sandboxBaseUrl ?? simulators!();
   const at = (simulatorPath: string, configured: string | undefined) => () =>
-    sandbox ? `${simulators()}${simulatorPath}` : configured!;
+    sandbox ? `${vtuSimulators()}${simulatorPath}` : configured!;
   return {
     data: createDataVendorClient({
       name: 'data',

@@ -1,4 +1,4 @@
-// The closed catalogue of error codes of API.md section 2. Domain code throws AppError with one of
+// The closed catalogue of error codes of API.md section 2, and SERVICE_UNAVAILABLE (decision 0025). Domain code throws AppError with one of
 // these; http/errors.ts owns the single mapping from code to HTTP status.
 
 export const errorCodes = [
@@ -24,6 +24,7 @@ export const errorCodes = [
   'RATE_LIMITED',
   'INTERNAL',
   'UPSTREAM_UNAVAILABLE',
+  'SERVICE_UNAVAILABLE',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];

@@ -1,12 +1,13 @@
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from './app.ts';
+import { buildApp, buildMetricsApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { type Context, createContext } from './context.ts';
-import { ensureWebBuilt } from './web-build.ts';
+import { buildWebInChildProcess } from './web-build.ts';
 
 // The process: config → context (database, migrations, job queue) → HTTP → workers, and a graceful
 // stop on SIGTERM/SIGINT: stop accepting, finish requests and jobs in hand, close, exit 0.
-// `--worker-only` runs the job workers without HTTP (npm run worker).
+// `--worker-only` runs the job workers without HTTP (npm run worker). `--build-web` (npm start) first
+// builds the web client when it is stale, in a child process: never in this one, which serves money.
 
 async function main(): Promise<void> {
   const workerOnly = process.argv.includes('--worker-only');
@@ -59,25 +60,24 @@ async function main(): Promise<void> {
     );
   }
   if (!workerOnly) {
-    // The web client is built before the app is (which serves it only if built), on the first start
-    // and after its sources change. A failed build costs the client, not the API.
-    const buildStarted = performance.now();
-    try {
-      const web = await ensureWebBuilt({ logger: ctx.logger });
-      if (web.built)
-        ctx.logger.info(
-          { ms: Math.round(performance.now() - buildStarted), dir: web.dir },
-          'web client built',
+    // The web client is built before the app is (which serves it only if built), by a child process
+    // (npm run build) that builds only when web/dist is missing or stale. A failed build costs the
+    // client, not the API. Without --build-web (the image, a unit, a test) web/dist is served as is.
+    if (process.argv.includes('--build-web')) {
+      const web = await buildWebInChildProcess();
+      if (!web.ok)
+        ctx.logger.error(
+          { reason: web.reason },
+          'the web client failed to build: it is not served, or an older build is',
         );
-    } catch (error) {
-      ctx.logger.error(
-        { err: error },
-        'the web client failed to build: it is not served, or an older build is',
-      );
     }
     app = await buildApp(ctx);
     const address = await app.listen({ port: config.http.port, host: config.http.host });
     if (config.http.publicBaseUrl === undefined) ctx.baseUrl.current = address;
+  } else if (config.http.metricsPort !== undefined) {
+    // A worker's own figures (its settlements, its provider calls) are served by it alone.
+    app = await buildMetricsApp(ctx);
+    await app.listen({ port: config.http.metricsPort, host: config.http.host });
   }
   if (config.runWorker) await ctx.jobs.startWorkers();
   ctx.logger.info(

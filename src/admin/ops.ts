@@ -14,9 +14,10 @@ import {
   setUserPriceLevelInput,
   setUserPriceLevelOutput,
 } from '../catalogue/schemas.ts';
+import type { Clock } from '../clock.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
-import { checkLedger } from '../ledger/check.ts';
+import { checkAndRecordLedger } from '../ledger/check-runs.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { defineOperation } from '../operation.ts';
 
@@ -46,6 +47,8 @@ export type MarkupChange = Parameters<typeof setMarkup>[1];
  */
 export type AdminDeps = {
   db: Kysely<DB>;
+  /** When a ledger check ran, as recorded (ledger/check-runs.ts). */
+  clock: Clock;
   /** Funding's reconciliation, with the limits of its five-minute job (funding/reconcile.ts). */
   reconcileFunding: () => Promise<z.input<typeof fundingCounts>>;
   /** Requeries every purchase still processing, due or not (vtu). */
@@ -87,7 +90,7 @@ export const adminOperations = (deps: AdminDeps) => [
       imbalances: z.array(z.record(z.string(), z.string())),
     }),
     errors: [],
-    handler: () => checkLedger(deps.db),
+    handler: () => checkAndRecordLedger(deps.db, () => deps.clock.now()),
   }),
   defineOperation({
     name: 'adminReconcile',

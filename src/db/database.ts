@@ -16,7 +16,17 @@ const parseInt8 = (value: string): bigint => BigInt(value);
 
 export type DatabaseTarget =
   | { kind: 'pglite'; dataDir: string | null } // null: in memory (tests)
-  | { kind: 'postgres'; url: string; poolMax: number };
+  | {
+      kind: 'postgres';
+      url: string;
+      poolMax: number;
+      /**
+       * The longest a statement may run, or a caller wait for a pooled connection, in ms; unset or 0:
+       * no bound (migrations, the CLIs). A bound turns a database that stopped answering (a network
+       * partition) into an error within it, which the app answers 503, instead of a request that hangs.
+       */
+      timeoutMs?: number;
+    };
 
 export type Database = {
   kind: 'pglite' | 'postgres';
@@ -55,8 +65,26 @@ class PreparingClient extends pg.Client {
   // biome-ignore lint/suspicious/noExplicitAny: node-postgres's query overloads, passed through as given
   override query(config: any, values?: any, callback?: any): any {
     const name = typeof config === 'string' && Array.isArray(values) ? this.#nameOf(config) : undefined;
-    if (name === undefined) return super.query(config, values, callback);
-    return super.query({ name, text: config, values }, callback);
+    const result =
+      name === undefined
+        ? super.query(config, values, callback)
+        : super.query({ name, text: config, values }, callback);
+    this.#dropOnReadTimeout(result);
+    return result;
+  }
+
+  /**
+   * A statement that ran out of query_timeout has been sent and may still be running: node-postgres
+   * answers its caller but keeps the connection waiting for it, and Kysely would give that connection
+   * back to the pool for the next request to queue behind. Destroying the socket makes the pool
+   * drop it instead.
+   */
+  #dropOnReadTimeout(result: unknown): void {
+    if (!(result instanceof Promise)) return;
+    result.catch((error: unknown) => {
+      if (error instanceof Error && error.message === 'Query read timeout')
+        (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+    });
   }
 
   #nameOf(text: string): string | undefined {
@@ -78,7 +106,10 @@ export async function openDatabase(target: DatabaseTarget, options: DatabaseOpti
       Client: PreparingClient,
       connectionString: target.url,
       max: target.poolMax,
-      connectionTimeoutMillis: 10_000,
+      connectionTimeoutMillis: target.timeoutMs || 10_000,
+      ...(target.timeoutMs ? { query_timeout: target.timeoutMs } : {}),
+      // A connection whose server vanished without a word (a partition) is found out by the kernel.
+      keepAlive: true,
       idleTimeoutMillis: 30_000,
       types: {
         getTypeParser: ((oid: number, format?: string) =>
@@ -131,9 +162,16 @@ export async function openDatabase(target: DatabaseTarget, options: DatabaseOpti
   };
 }
 
-/** Where the configuration says the data lives: PostgreSQL when DATABASE_URL is set, else PGlite. */
-export function configuredTarget(config: Config, poolMax = config.database.poolMax): DatabaseTarget {
+/**
+ * Where the configuration says the data lives: PostgreSQL when DATABASE_URL is set, else PGlite. The
+ * service's processes bound their waits (DATABASE_TIMEOUT_MS); the CLIs pass 0 for none.
+ */
+export function configuredTarget(
+  config: Config,
+  poolMax = config.database.poolMax,
+  timeoutMs = config.database.timeoutMs,
+): DatabaseTarget {
   return config.database.url !== undefined
-    ? { kind: 'postgres', url: config.database.url, poolMax }
+    ? { kind: 'postgres', url: config.database.url, poolMax, timeoutMs }
     : { kind: 'pglite', dataDir: config.dataDir };
 }

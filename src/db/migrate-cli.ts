@@ -6,7 +6,7 @@ import { migrateToLatest } from './migrate.ts';
 // `npm run migrate`: applies pending migrations and exits non-zero on any failure.
 try {
   const config = loadConfig(process.env);
-  const database = await openDatabase(configuredTarget(config, 2));
+  const database = await openDatabase(configuredTarget(config, 2, 0));
   try {
     const applied = await migrateToLatest(database.db as Kysely<unknown>);
     process.stdout.write(

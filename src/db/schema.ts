@@ -99,6 +99,16 @@ export type LedgerEntriesTable = {
   created_at: Timestamp;
 };
 
+/** One run of the ledger check (src/ledger/check-runs.ts). */
+export type LedgerChecksTable = {
+  id: Generated<bigint>;
+  checked_at: Timestamp;
+  ok: boolean;
+  accounts: number;
+  entries: bigint;
+  imbalances: number;
+};
+
 export type KycDocumentsTable = {
   id: string;
   user_id: string;
@@ -410,6 +420,7 @@ export type DB = {
   ledger_accounts: LedgerAccountsTable;
   ledger_transactions: LedgerTransactionsTable;
   ledger_entries: LedgerEntriesTable;
+  ledger_checks: LedgerChecksTable;
   kyc_documents: KycDocumentsTable;
   kyc_submissions: KycSubmissionsTable;
   kyc_liveness_checks: KycLivenessChecksTable;

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Batching } from '../db/batching.ts';
 import type { DomainModule } from '../module.ts';
+import { type PaymentInbox, paymentInbox } from './inbox-figures.ts';
 import { fundingOperations } from './ops.ts';
 import {
   dedicatedReconcileDefaults,
@@ -51,6 +52,8 @@ export type FundingApi = {
   paymentEvents: PaymentEvents;
   /** One reconciliation run, as the five-minute job makes it (reconcile.ts). */
   reconcile(): Promise<ReconcileCounts>;
+  /** The stored webhooks not processed yet, and the oldest's arrival (/metrics). */
+  paymentInbox(): Promise<PaymentInbox>;
 };
 
 export type FundingModule = DomainModule & { api: FundingApi };
@@ -128,7 +131,7 @@ export function createFundingModule(deps: FundingModuleDeps): FundingModule {
       },
     ],
     subscribers: [],
-    api: { paymentEvents, reconcile: reconcileNow },
+    api: { paymentEvents, reconcile: reconcileNow, paymentInbox: () => paymentInbox(deps) },
   };
 }
 

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { AppError, type ErrorCode } from '../errors.ts';
 import { newId } from '../ids.ts';
 
@@ -41,8 +42,13 @@ export function statusOf(code: ErrorCode): number {
       return 500;
     case 'UPSTREAM_UNAVAILABLE':
       return 502;
+    case 'SERVICE_UNAVAILABLE':
+      return 503;
   }
 }
+
+/** What a 503 asks the client to wait: a restart or failover of the database takes seconds. */
+const databaseRetryAfterSeconds = 5;
 
 export type ErrorBody = {
   success: false;
@@ -128,6 +134,16 @@ export function toErrorResponse(error: unknown, request: FastifyRequest): ErrorR
   if (typeof status === 'number' && status >= 400 && status < 500) {
     // Malformed requests that Fastify rejects before any handler (bad JSON, bad headers).
     return fromAppError(new AppError('VALIDATION_ERROR', 'the request is malformed'));
+  }
+  if (isDatabaseUnavailable(error)) {
+    // The service's own outage, not a bug: nothing the client can see was done (a transaction that
+    // cannot reach the server does not commit), and the same request may be sent again.
+    request.log.warn({ err: error }, 'the database is unreachable');
+    return fromAppError(
+      new AppError('SERVICE_UNAVAILABLE', 'the service cannot reach its database; retry shortly', {
+        retryAfterSeconds: databaseRetryAfterSeconds,
+      }),
+    );
   }
   const errorId = newId();
   request.log.error({ err: error, errorId }, 'unhandled error');

@@ -1,12 +1,48 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import type { ExchangeObserver } from '../providers/http-exchange.ts';
+import type { PurchaseMetrics } from '../vtu/purchase-metrics.ts';
+import { type MoneyReads, moneyGaugesRegistered, registerMoneyGauges } from './money-metrics.ts';
 
-// Prometheus metrics. Each app has its own registry so that several apps in one test process do
-// not collide.
+// Prometheus metrics (docs/operations.md lists them and the alerts on them). Each context has its own
+// registry, so that several services in one test process do not collide. Two kinds:
+//  - counters and histograms of what this process did (HTTP requests, purchases it accepted or
+//    settled, its calls to providers): per process, summed across processes by Prometheus;
+//  - gauges read from the database at each scrape (money-metrics.ts): the same from any process.
 
-export function registerMetrics(app: FastifyInstance): Registry {
+/** The registry and the ports the domains and adapters report through (built by the composition root). */
+export type ServiceMetrics = {
+  registry: Registry;
+  /** Given to the vtu module: purchases accepted and settled. */
+  purchases: PurchaseMetrics;
+  /** Given to the outbound pool (createOutboundAgent): every call to an outside party. */
+  exchanges: ExchangeObserver;
+  /** The HTTP edge's figures, told by each app over the context (registerMetrics). */
+  http: { requests: Counter<'route' | 'method' | 'status'>; duration: Histogram<'route' | 'method'> };
+};
+
+export function createServiceMetrics(): ServiceMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  const purchases = new Counter({
+    name: 'billrail_vtu_purchases_total',
+    help: 'Purchases by service, provider and outcome: accepted (debited), then success or failed (refunded)',
+    labelNames: ['service', 'provider', 'outcome'] as const,
+    registers: [registry],
+  });
+  const providerDuration = new Histogram({
+    name: 'billrail_provider_request_duration_seconds',
+    help: 'Calls to outside parties (VTU providers, payments, KYC, SMS) by provider and operation, answered or not',
+    labelNames: ['provider', 'operation'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30],
+    registers: [registry],
+  });
+  const providerErrors = new Counter({
+    name: 'billrail_provider_request_errors_total',
+    help: 'Calls to outside parties without a usable answer (timeout, network error, 5xx, 429, not JSON)',
+    labelNames: ['provider', 'operation'] as const,
+    registers: [registry],
+  });
   const requests = new Counter({
     name: 'billrail_http_requests_total',
     help: 'HTTP requests by route and status',
@@ -20,6 +56,32 @@ export function registerMetrics(app: FastifyInstance): Registry {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
+  return {
+    registry,
+    http: { requests, duration },
+    purchases: {
+      purchaseCounted: (purchase, outcome) =>
+        purchases.inc({ service: purchase.service, provider: purchase.provider, outcome }),
+    },
+    exchanges: ({ party, operation, result, seconds }) => {
+      const labels = { provider: party, operation };
+      providerDuration.observe(labels, seconds);
+      // Present from the first call on, so that a rate of errors over calls is 0, not absent.
+      providerErrors.inc(labels, result === 'error' ? 1 : 0);
+    },
+  };
+}
+
+/** The HTTP figures, the money gauges over `reads`, and GET /metrics serving the registry. */
+export function registerMetrics(app: FastifyInstance, metrics: ServiceMetrics, reads: MoneyReads): void {
+  const { registry } = metrics;
+  const { requests, duration } = metrics.http;
+  // Once per context: a second app over the same context (a test's) serves the same gauges.
+  if (!moneyGaugesRegistered(registry)) {
+    registerMoneyGauges(registry, reads, (error, figure) =>
+      app.log.warn({ err: error, figure }, 'a /metrics figure could not be read'),
+    );
+  }
   app.addHook('onResponse', async (request, reply) => {
     // Unknown paths share one label so that scanners cannot grow the label set without bound.
     const route = request.routeOptions.url ?? 'unmatched';
@@ -30,5 +92,4 @@ export function registerMetrics(app: FastifyInstance): Registry {
     reply.type(registry.contentType);
     return registry.metrics();
   });
-  return registry;
 }

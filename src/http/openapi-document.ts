@@ -88,8 +88,8 @@ const replayedHeader = {
 
 /**
  * Declares, on each operation's responses, the headers that come with them: the rate limiter's count
- * on every answer that passed it (a success, a 429); Retry-After with 429 RATE_LIMITED and 423
- * PIN_LOCKED; Idempotent-Replayed on the answers a POST keeps under its key (a success and the
+ * on every answer that passed it (a success, a 429); Retry-After with 429 RATE_LIMITED, 423
+ * PIN_LOCKED and 503 SERVICE_UNAVAILABLE; Idempotent-Replayed on the answers a POST keeps under its key (a success and the
  * refusals its handler gives, 4xx other than 429), for a POST whose answers are kept at all.
  * Changes the document in place.
  */
@@ -108,7 +108,7 @@ export function declareResponseHeaders(
       const code = Number(status);
       const headers: JsonObject = isObject(response.headers) ? { ...response.headers } : {};
       if (code === 200 || code === 429) Object.assign(headers, rateLimitHeaders);
-      if (code === 429 || code === 423) Object.assign(headers, retryAfterHeader);
+      if (code === 429 || code === 423 || code === 503) Object.assign(headers, retryAfterHeader);
       if (replayable && (code === 200 || (code >= 400 && code < 500 && code !== 429))) {
         Object.assign(headers, replayedHeader);
       }

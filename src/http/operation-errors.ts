@@ -15,10 +15,12 @@ import { type ErrorResponse, errorEnvelope, statusOf } from './errors.ts';
 /** What the router and the app answer for any operation of this kind, whatever its rules. */
 function routerErrorCodes(op: AnyOperation): ErrorCode[] {
   return [
-    // Schema validation (and malformed requests), the rate limiter and unknown errors.
+    // Schema validation (and malformed requests), the rate limiter, unknown errors, and the
+    // database out of reach.
     'VALIDATION_ERROR',
     'RATE_LIMITED',
     'INTERNAL',
+    'SERVICE_UNAVAILABLE',
     ...(op.auth === 'public' ? [] : (['UNAUTHENTICATED'] as const)),
     ...(op.auth === 'admin' ? (['FORBIDDEN'] as const) : []),
     // Only a request with a body can be too large: Fastify reads no body for a GET.

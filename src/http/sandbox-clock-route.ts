@@ -16,9 +16,17 @@ export const sandboxClockJobsPath = '/api/internal/sandbox/clock-jobs';
 
 export type SandboxClockRouteDeps = {
   jobs: Pick<JobQueue, 'runClockDrivenJobs'>;
-  /** The sandbox's credential (Sandbox.clockJobsToken). */
+  /** The sandbox's credential (Sandbox.clockJobsToken; SANDBOX_CLOCK_TOKEN with a standalone sandbox). */
   token: string;
+  /**
+   * With a standalone sandbox: follows the sandbox's new `now`, which it sends in the
+   * `X-Sandbox-Now` header, before the jobs run (an in-process sandbox's clock is this process's own).
+   */
+  followSandboxNow?: (now: Date) => void;
 };
+
+/** The header the sandbox's clock-jobs call carries its clock's new time in (ISO 8601). */
+export const sandboxNowHeader = 'x-sandbox-now';
 
 export function registerSandboxClockRoute(app: FastifyInstance, deps: SandboxClockRouteDeps): void {
   const expected = digest(`Bearer ${deps.token}`);
@@ -30,6 +38,14 @@ export function registerSandboxClockRoute(app: FastifyInstance, deps: SandboxClo
       // Digests of equal length, so the comparison takes the same time whatever was sent.
       if (typeof given !== 'string' || !timingSafeEqual(digest(given), expected)) {
         throw new AppError('UNAUTHENTICATED', 'the sandbox clock token is required');
+      }
+      if (deps.followSandboxNow !== undefined) {
+        const raw = request.headers[sandboxNowHeader];
+        const now = typeof raw === 'string' ? new Date(raw) : undefined;
+        if (now === undefined || Number.isNaN(now.getTime())) {
+          throw new AppError('VALIDATION_ERROR', `${sandboxNowHeader}: the sandbox clock's time (ISO 8601)`);
+        }
+        deps.followSandboxNow(now);
       }
       await deps.jobs.runClockDrivenJobs();
       return reply.code(204).send();

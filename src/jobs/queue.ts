@@ -54,13 +54,36 @@ export type JobQueue = {
   define(definitions: readonly JobDefinition[]): Promise<void>;
   startWorkers(): Promise<void>;
   stop(): Promise<void>;
+  /**
+   * Every queue's jobs by state, as pg-boss last counted them (getQueues: its queue table, refreshed
+   * by the monitor of a process running workers, so up to its interval old): for /metrics.
+   */
+  queueCounts(): Promise<QueueCounts[]>;
+};
+
+export type QueueCounts = {
+  name: string;
+  /** Waiting to run, the deferred (startAfter, retry backoff) among them. */
+  queued: number;
+  deferred: number;
+  active: number;
+  /** Failed for good (retries spent) and still kept by the queue's retention: recent failures. */
+  failed: number;
 };
 
 const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 export async function createJobQueue(
   database: Database,
-  options: { logger: Logger; runWorkers: boolean },
+  options: {
+    logger: Logger;
+    runWorkers: boolean;
+    /**
+     * Awaited before a worker runs the jobs it fetched: a process following a standalone sandbox's
+     * clock reads it first if its last reading is old, so a job a clock move made due sees the move.
+     */
+    beforeBatch?: () => Promise<void>;
+  },
 ): Promise<JobQueue> {
   const common = {
     schema: 'pgboss',
@@ -134,6 +157,7 @@ export async function createJobQueue(
           pollingIntervalSeconds: 0.5,
         };
         await boss.work(d.name, workOptions, async (jobs) => {
+          await options.beforeBatch?.();
           if (d.batchHandler !== undefined) return d.batchHandler(jobs.map((job) => job.data));
           const results = await Promise.allSettled(jobs.map((job) => d.handler(job.data)));
           const failed = results.find((r) => r.status === 'rejected');
@@ -144,5 +168,15 @@ export async function createJobQueue(
     },
     // graceful: finish the jobs in hand before the connection goes away.
     stop: () => boss.stop({ graceful: true, timeout: 20_000 }),
+    async queueCounts() {
+      const queues = await boss.getQueues();
+      return queues.map((q) => ({
+        name: q.name,
+        queued: q.queuedCount,
+        deferred: q.deferredCount,
+        active: q.activeCount,
+        failed: q.failedCount,
+      }));
+    },
   };
 }

@@ -7,7 +7,7 @@ import { checkLedger } from './check.ts';
 // `npm run ledger:check`: prints the ledger's invariant check; exits 1 when anything is off.
 try {
   const config = loadConfig(process.env);
-  const database = await openDatabase(configuredTarget(config, 2));
+  const database = await openDatabase(configuredTarget(config, 2, 0));
   try {
     await migrateToLatest(database.db as Kysely<unknown>);
     const result = await checkLedger(database.db);

@@ -9,6 +9,8 @@ import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
 // each adapter maps into its own indefinite outcome; what a 4xx means is the adapter's to say.
 //
 // No state here: the connection pool is the context's (createOutboundAgent), passed in each call.
+// The pool also carries the context's ExchangeObserver (the /metrics figures of every call to an
+// outside party), so that every adapter's calls are measured in this one place, whoever built it.
 
 type ExchangeRequest = {
   url: string;
@@ -43,8 +45,34 @@ const outboundKeepAliveMs = 10_000;
  * without the WHATWG stream layers that made fetch cost several times the CPU of the call itself (a
  * purchase makes at least one such call).
  */
-export function createOutboundAgent(): Agent {
-  return new Agent({ keepAliveTimeout: outboundKeepAliveMs, connections: outboundConnectionsMax });
+export function createOutboundAgent(observer?: ExchangeObserver): Agent {
+  return new OutboundAgent(
+    { keepAliveTimeout: outboundKeepAliveMs, connections: outboundConnectionsMax },
+    observer,
+  );
+}
+
+/** One finished call to an outside party, as the metrics count it. */
+export type ObservedExchange = {
+  /** The adapter's party: data, bills, social, paystack, dojah, sms. */
+  party: string;
+  /** What the call was for (JsonCall.operation), a small fixed set per adapter. */
+  operation: string;
+  /** `error` when no usable answer came (JsonReply's no_answer: the outcome is unknown). */
+  result: 'answer' | 'error';
+  /** The whole call, its one retry included. */
+  seconds: number;
+};
+
+export type ExchangeObserver = (exchange: ObservedExchange) => void;
+
+/** The context's pool, with the observer its calls are reported to. */
+class OutboundAgent extends Agent {
+  readonly observer: ExchangeObserver | undefined;
+  constructor(options: Agent.Options, observer: ExchangeObserver | undefined) {
+    super(options);
+    this.observer = observer;
+  }
 }
 
 async function exchange(request: ExchangeRequest): Promise<ExchangeResult> {
@@ -86,6 +114,8 @@ async function exchange(request: ExchangeRequest): Promise<ExchangeResult> {
 
 /** Where an adapter's calls go and what every one of them carries: part of its connection. */
 export type JsonEndpoint = {
+  /** Who is called (data, bills, social, paystack, dojah, sms): the metrics' `provider` label. */
+  party: string;
   /** Read on every call: the sandbox's address is known only once the server listens. */
   baseUrl: () => string;
   /** Sent with every call (the credentials), beside `accept: application/json`. */
@@ -97,17 +127,35 @@ export type JsonEndpoint = {
 };
 
 /** What every adapter's options say of its party's address and its calls: its JsonEndpoint but the credentials. */
-export type EndpointOptions = Omit<JsonEndpoint, 'headers' | 'dispatcher'> & {
+export type EndpointOptions = Omit<JsonEndpoint, 'headers' | 'dispatcher' | 'party'> & {
   /** The context's connection pool (createOutboundAgent); undefined or absent: undici's global one. */
   dispatcher?: Dispatcher | undefined;
 };
 
-/** An adapter's endpoint: its options, and the headers every call carries (its credentials, if any). */
-export function jsonEndpoint(options: EndpointOptions, headers: Record<string, string>): JsonEndpoint {
-  return { baseUrl: options.baseUrl, headers, timeoutMs: options.timeoutMs, dispatcher: options.dispatcher };
+/**
+ * An adapter's endpoint: who it calls (`party`), its options, and the headers every call carries
+ * (its credentials, if any).
+ */
+export function jsonEndpoint(
+  party: string,
+  options: EndpointOptions,
+  headers: Record<string, string>,
+): JsonEndpoint {
+  return {
+    party,
+    baseUrl: options.baseUrl,
+    headers,
+    timeoutMs: options.timeoutMs,
+    dispatcher: options.dispatcher,
+  };
 }
 
 export type JsonCall = {
+  /**
+   * What the call is for, from a small fixed set (purchase, requery, balance, verify transaction...):
+   * the metrics' `operation` label, so never an id, a reference or anything a caller chooses.
+   */
+  operation: string;
   method: 'GET' | 'POST';
   /** Appended to the base URL, whose trailing slashes are dropped; '' calls the base URL itself. */
   path: string;
@@ -142,6 +190,20 @@ export type JsonReply =
  * outcome or error (unknown, pending, PaymentProviderError with definite false, ...).
  */
 export async function exchangeJson(endpoint: JsonEndpoint, call: JsonCall): Promise<JsonReply> {
+  const observer = endpoint.dispatcher instanceof OutboundAgent ? endpoint.dispatcher.observer : undefined;
+  if (observer === undefined) return exchangeJsonOnce(endpoint, call);
+  const started = performance.now();
+  const reply = await exchangeJsonOnce(endpoint, call);
+  observer({
+    party: endpoint.party,
+    operation: call.operation,
+    result: reply.kind === 'answer' ? 'answer' : 'error',
+    seconds: (performance.now() - started) / 1000,
+  });
+  return reply;
+}
+
+async function exchangeJsonOnce(endpoint: JsonEndpoint, call: JsonCall): Promise<JsonReply> {
   const headers: Record<string, string> = {
     accept: 'application/json',
     ...endpoint.headers,

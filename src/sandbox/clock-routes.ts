@@ -45,7 +45,12 @@ async function moveClock(deps: SandboxClockDeps, request: FastifyRequest, reply:
 async function runDueJobs(deps: SandboxClockDeps): Promise<void> {
   const response = await fetch(deps.clockJobsUrl(), {
     method: 'POST',
-    headers: { authorization: `Bearer ${deps.clockJobsToken}` },
+    // The new time goes with the call: a service process that follows a standalone sandbox's clock
+    // sets it before it runs the jobs (src/http/sandbox-clock-route.ts reads the header).
+    headers: {
+      authorization: `Bearer ${deps.clockJobsToken}`,
+      'x-sandbox-now': deps.clock.now().toISOString(),
+    },
     redirect: 'manual',
     signal: AbortSignal.timeout(clockJobsTimeoutMs),
   });

@@ -2,8 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { SandboxClock } from '../clock.ts';
 import { registerSandboxClock } from './clock-routes.ts';
+import { registerSandboxFaults } from './faults.ts';
 import { registerSandboxKyc } from './kyc-provider.ts';
 import { registerSandboxLivenessPage } from './liveness-page.ts';
+import { registerSandboxMailbox } from './mailbox.ts';
 import { registerSandboxMessages } from './messages.ts';
 import { registerSandboxPayments } from './payment-provider.ts';
 import { registerSandboxPush } from './push/push-service.ts';
@@ -25,22 +27,31 @@ export type SandboxDeps = {
   clock: SandboxClock;
   /** The payment provider's secret key (PAYMENT_SIGNING_SECRET): its API key and its webhook HMAC key. */
   paymentSigningSecret: string;
-  /** The service's own public base URL (known only after listen when PORT is 0): the checkout page's. */
-  serviceBaseUrl: () => string;
+  /**
+   * The sandbox's own public base URL, where its checkout page and push endpoints are: the service's
+   * when the sandbox is served in process (known only after listen when PORT is 0).
+   */
+  publicBaseUrl: () => string;
   /** The service's payment webhook endpoint (state.payments.webhookUrlOverride takes precedence). */
   paymentWebhookUrl: () => string;
   /** The service's route that runs its clock-driven jobs (src/http/sandbox-clock-route.ts). */
   clockJobsUrl: () => string;
   /** Each VTU provider's bank account (config.vtu.<name>.funding): a transfer into it funds its simulator. */
   vtuFundingAccounts: Record<'data' | 'bills' | 'social', string>;
-  /** The service's VAPID public key (getPushPublicKey): the key push subscriptions are made with. */
-  pushApplicationServerKey: string;
+  /**
+   * The service's VAPID public key (getPushPublicKey): the key push subscriptions are made with when
+   * the browser names none; undefined (a standalone sandbox without VAPID_PUBLIC_KEY): it must name one.
+   */
+  pushApplicationServerKey: string | undefined;
+  /** The token it shows the service's clock-jobs route; default: a random one, for an in-process sandbox. */
+  clockJobsToken?: string;
 };
 
 /** The sandbox over its state: its routes, and the token it shows the service's clock-jobs route. */
 export function createSandbox(state: SandboxState, deps: SandboxDeps): Sandbox {
-  // Random for each sandbox, and known only to it and the service it was built with.
-  const clockJobsToken = randomBytes(32).toString('base64url');
+  // Random for each in-process sandbox, and known only to it and the service it was built with; a
+  // standalone one is given the secret it shares with the services (SANDBOX_CLOCK_TOKEN).
+  const clockJobsToken = deps.clockJobsToken ?? randomBytes(32).toString('base64url');
   return {
     state,
     clockJobsToken,
@@ -55,6 +66,8 @@ function registerSandbox(
   clockJobsToken: string,
 ): void {
   const { clock } = deps;
+  // First, so that a fault set on a provider meets its API's requests before anything else does.
+  registerSandboxFaults(app, state.faults);
   // The KYC provider (Dojah's wire shape) under /__sandbox/kyc, and its browser widget.
   registerSandboxKyc(app, state);
   registerSandboxLivenessPage(app);
@@ -65,7 +78,7 @@ function registerSandbox(
     clock,
     signingSecret: deps.paymentSigningSecret,
     webhookUrl: deps.paymentWebhookUrl,
-    publicBaseUrl: deps.serviceBaseUrl,
+    publicBaseUrl: deps.publicBaseUrl,
     onTransferSettled: (accountNumber, amountKobo) => moveFloat(state, deps, accountNumber, amountKobo),
     onTransferReversed: (accountNumber, amountKobo) => moveFloat(state, deps, accountNumber, -amountKobo),
   });
@@ -78,9 +91,10 @@ function registerSandbox(
   registerSandboxAirtimeCash(app, state.airtimeCash, { clock });
   // The SMS gateway, the phones and the operations inbox; the browsers' push service; the clock.
   registerSandboxMessages(app, state, clock);
+  registerSandboxMailbox(app, state, clock);
   registerSandboxPush(app, state.push, {
     clock,
-    serviceBaseUrl: deps.serviceBaseUrl,
+    serviceBaseUrl: deps.publicBaseUrl,
     applicationServerKey: deps.pushApplicationServerKey,
   });
   registerSandboxClock(app, { clock, clockJobsUrl: deps.clockJobsUrl, clockJobsToken });

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { createSandboxFaultsState, type SandboxFaultsState } from './faults.ts';
 import { createSandboxPaymentsState, type SandboxPaymentsState } from './payments/state.ts';
 import { createSandboxPushState, type SandboxPushState } from './push/push-service.ts';
 import { createSandboxAirtimeCashState, type SandboxAirtimeCashState } from './vtu/airtime-cash.ts';
@@ -44,6 +45,8 @@ export type SandboxState = {
   airtimeCash: SandboxAirtimeCashState;
   /** The Web Push service and the browsers behind its subscriptions (src/sandbox/push/). */
   push: SandboxPushState;
+  /** The faults set on the providers' APIs (src/sandbox/faults.ts). */
+  faults: SandboxFaultsState;
 };
 
 /**
@@ -67,5 +70,6 @@ export function createSandboxState(): SandboxState {
     social: createSandboxSocialState(),
     airtimeCash: createSandboxAirtimeCashState(),
     push: createSandboxPushState(),
+    faults: createSandboxFaultsState(),
   };
 }

@@ -107,6 +107,7 @@ export async function acceptPurchase(
     });
     // Resolved only once the batch's transaction, and the write that was to commit with it, committed.
     withCommit?.committed();
+    deps.metrics?.purchaseCounted(order, 'accepted');
     deps.sends.track(accepted.id, sendAccepted(deps, accepted.id));
     sending = true;
     return accepted;
@@ -194,6 +195,7 @@ export async function acceptPurchasesTogether(
       );
     }
     withCommit?.committed();
+    for (const order of orders) deps.metrics?.purchaseCounted(order, 'accepted');
     const [first, ...rest] = views;
     deps.sends.track(first!.id, sendAccepted(deps, first!.id));
     sending = true;

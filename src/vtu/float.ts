@@ -9,7 +9,7 @@ import {
 import type { PaymentProvider } from '../providers/payments/payment-provider.ts';
 import type { VtuProvider } from '../providers/vtu/vtu-provider.ts';
 import { firstRequeryAt, type VtuTransaction } from './purchases.ts';
-import { lockPurchase, type SettlementDeps, settleLocked } from './settlement.ts';
+import { countSettled, lockPurchase, type SettlementDeps, settleLocked } from './settlement.ts';
 
 // Just-in-time funding of the providers' floats (SPEC.md item 3, issue 5 item 8). Before a purchase
 // is sent, its provider's balance is read; when it would not cover the purchase (with what this
@@ -153,11 +153,14 @@ async function topUpFor(
 
 /** Fails and refunds one purchase that waited for a top-up and was never sent. */
 export async function failWaiting(deps: SettlementDeps, id: string, reason: string): Promise<'failed'> {
-  await deps.db.transaction().execute(async (trx) => {
+  const answers = [{ id, outcome: { status: 'failed', reason } as const }];
+  const settled = await deps.db.transaction().execute(async (trx) => {
     const purchase = await lockPurchase(trx, id);
-    if (purchase.status !== 'processing' || purchase.sent_at !== null) return;
-    await settleLocked(deps, trx, [{ id, outcome: { status: 'failed', reason } }], new Map([[id, purchase]]));
+    if (purchase.status !== 'processing' || purchase.sent_at !== null) return null;
+    const locked = new Map([[id, purchase]]);
+    return { locked, results: await settleLocked(deps, trx, answers, locked) };
   });
+  if (settled !== null) countSettled(deps.metrics, answers, settled.locked, settled.results);
   return 'failed';
 }
 

@@ -19,6 +19,13 @@ import {
 import { createFloatInFlight, type FloatDeps, type FloatInFlight, failPurchasesWaitingFor } from './float.ts';
 import { requeryAwaitedDeliveries } from './late-delivery.ts';
 import {
+  type FloatBalance,
+  floatBalances,
+  type ProcessingPurchases,
+  processingPurchases,
+} from './operator-figures.ts';
+import type { PurchaseMetrics } from './purchase-metrics.ts';
+import {
   authorise,
   buyTogether,
   createPurchaseReads,
@@ -67,6 +74,8 @@ export type VtuModuleDeps = Omit<PurchaseOpsDeps, 'purchaseReads' | 'accepting'>
   payments: PaymentProvider;
   /** The purchase rules decided at debit time (debit-rules.ts); none by default. */
   debitRules: readonly DebitRule[];
+  /** The purchases' figures for operators (/metrics): accepted and settled, by service and provider. */
+  metrics: PurchaseMetrics;
 };
 
 /** What other modules (and the composition root, and tests) may call of the purchases. */
@@ -122,6 +131,10 @@ export type VtuApi = {
   floatInFlight: Pick<FloatInFlight, 'amount'>;
   /** Resolves when every send under way, then every batch, has ended (graceful shutdown). */
   drained(): Promise<void>;
+  /** Each provider's float as it reports it now, with the floor operators are warned under (/metrics). */
+  floatBalances(): Promise<FloatBalance[]>;
+  /** Purchases still processing, and those past the stuck-alert window (/metrics). */
+  processingPurchases(): Promise<ProcessingPurchases>;
 };
 
 export type VtuModule = DomainModule & { api: VtuApi };
@@ -129,7 +142,7 @@ export type VtuModule = DomainModule & { api: VtuApi };
 export function createVtuModule(deps: VtuModuleDeps): VtuModule {
   const { db, batching, clock, jobs, logger, config } = deps;
   const { vtu } = config;
-  const settlement: SettlementDeps = { db, clock, jobs };
+  const settlement: SettlementDeps = { db, clock, jobs, metrics: deps.metrics };
   const float: FloatDeps = {
     ...settlement,
     payments: deps.payments,
@@ -234,6 +247,8 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
         await dispatching.claimPurchasesBatcher.drained();
         await dispatching.settlePurchasesBatcher.drained();
       },
+      floatBalances: () => floatBalances(deps.providers, vtu.floatFloorKobo),
+      processingPurchases: () => processingPurchases(settlement, requeryOptions.stuckAlertAfterSeconds),
     },
   };
 }

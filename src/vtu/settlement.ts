@@ -10,6 +10,7 @@ import { providerFloatAccount, systemAccounts, userAccount } from '../ledger/acc
 import { type PostingRequest, postBatch } from '../ledger/postings.ts';
 import { koboToNaira } from '../money.ts';
 import type { Delivery, PurchaseOutcome, RequeryOutcome } from '../providers/vtu/vtu-provider.ts';
+import type { PurchaseMetrics } from './purchase-metrics.ts';
 import { purchasePostings, type VtuTransaction } from './purchases.ts';
 
 // What a provider's answer does to a purchase (SPEC.md "States and transitions", DESIGN.md "Money"):
@@ -29,7 +30,13 @@ import { purchasePostings, type VtuTransaction } from './purchases.ts';
 // settled all the same (the provider delivered and was paid), and marked delivery_awaited_at: the
 // requery runner asks again on the same backoff until they come (late-delivery.ts), moving no money.
 
-export type SettlementDeps = { db: Kysely<DB>; clock: Clock; jobs: JobQueue };
+export type SettlementDeps = {
+  db: Kysely<DB>;
+  clock: Clock;
+  jobs: JobQueue;
+  /** Told of each purchase accepted or settled, once its transaction committed; absent: nowhere (a stage's own test). */
+  metrics?: PurchaseMetrics;
+};
 
 /** Answers settled per transaction at most: the purchases' row locks, and vtu_in_flight's, are held briefly. */
 const settleBatchMax = 100;
@@ -70,13 +77,35 @@ export async function settlePurchases(
   deps: SettlementDeps,
   answers: PurchaseAnswer[],
 ): Promise<BatchResults<SettleResult>> {
-  return deps.db.transaction().execute(async (trx) => {
+  const { results, locked } = await deps.db.transaction().execute(async (trx) => {
     const { rows } = await statement<VtuTransaction>('vtu.settlement-purchases')`
       select * from vtu_transactions
       where id = any(${[...new Set(answers.map((a) => a.id))]}::uuid[])
       order by id for update`.execute(trx);
     const locked = new Map(rows.map((row) => [row.id, row]));
-    return settleLocked(deps, trx, answers, locked);
+    return { results: await settleLocked(deps, trx, answers, locked), locked };
+  });
+  countSettled(deps.metrics, answers, locked, results);
+  return results;
+}
+
+/**
+ * Reports the purchases that settleLocked's results settled (success or failed), once the
+ * transaction that settled them has committed.
+ */
+export function countSettled(
+  metrics: PurchaseMetrics | undefined,
+  answers: PurchaseAnswer[],
+  locked: ReadonlyMap<string, VtuTransaction>,
+  results: BatchResults<SettleResult>,
+): void {
+  if (metrics === undefined) return;
+  results.forEach((result, i) => {
+    const purchase = locked.get(answers[i]!.id);
+    if (purchase === undefined || result.status !== 'fulfilled') return;
+    if (result.value === 'success' || result.value === 'failed') {
+      metrics.purchaseCounted(purchase, result.value);
+    }
   });
 }
 

@@ -49,6 +49,7 @@ const owners: Record<string, string> = {
   ledger_accounts: 'ledger',
   ledger_transactions: 'ledger',
   ledger_entries: 'ledger',
+  ledger_checks: 'ledger',
   kyc_documents: 'kyc',
   kyc_submissions: 'kyc',
   kyc_liveness_checks: 'kyc',

@@ -18,7 +18,11 @@ describe('parsePgbenchOutput', () => {
       'initial connection time = 35.123 ms',
       'tps = 4123.456789 (without initial connection time)',
     ].join('\n');
-    assert.deepEqual(parsePgbenchOutput(output), { tps: 4123.456789, latencyAverageMs: 12.127 });
+    assert.deepEqual(parsePgbenchOutput(output), {
+      tps: 4123.456789,
+      latencyAverageMs: 12.127,
+      transactions: 41234,
+    });
   });
 
   it('accepts the "excluding" wording of older releases', () => {

@@ -6,7 +6,8 @@ import net from 'node:net';
 // Armed, it cuts the connection of the next transaction that ran a statement matching a pattern,
 // right after PostgreSQL answered its COMMIT and before the answer is passed on. It can also hold
 // back the answers of statements matching a pattern, carried out but not yet heard of by the service,
-// to decide what happens in between (test/auth/pin-races.test.ts).
+// to decide what happens in between (test/auth/pin-races.test.ts). The soak (bench/soak/) puts it in
+// front of every service process to cut the database away for a while: cutAll().
 
 export type PgProxy = {
   /** The database URL to give the service: the same database, through the proxy. */
@@ -21,6 +22,13 @@ export type PgProxy = {
    * `held()` counts the statements answered and held so far.
    */
   holdAnswers(statement: RegExp): { held(): number; release(): void };
+  /**
+   * Cuts the database away until restore(). `reset` (a database that went away): every connection
+   * open now is closed, and each new one is accepted then closed at once. `silent` (a network
+   * partition, packets dropped): nothing passes either way on the open connections and new ones are
+   * accepted but never answered; restore() then closes all of them, as the network's timeouts would.
+   */
+  cutAll(mode: 'reset' | 'silent'): { restore(): void };
   close(): Promise<void>;
 };
 
@@ -41,8 +49,14 @@ export async function startPgProxy(databaseUrl: string): Promise<PgProxy> {
   let holding: RegExp | null = null;
   let heldCount = 0;
   const releases = new Set<() => void>();
+  let cutMode: 'reset' | 'silent' | null = null;
 
   const server = net.createServer((client) => {
+    if (cutMode !== null) {
+      if (cutMode === 'reset') client.destroy();
+      else sockets.add(client.on('error', () => undefined).on('close', () => sockets.delete(client)));
+      return;
+    }
     const upstream = net.connect({ host: target.hostname, port: Number(target.port || 5432) });
     sockets.add(client);
     sockets.add(upstream);
@@ -60,10 +74,18 @@ export async function startPgProxy(databaseUrl: string): Promise<PgProxy> {
     };
     client.on('error', destroyBoth);
     upstream.on('error', destroyBoth);
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
+    // A closed socket leaves the set, so that a long run (the soak) does not keep every one it saw.
+    client.on('close', () => {
+      sockets.delete(client);
+      upstream.destroy();
+    });
+    upstream.on('close', () => {
+      sockets.delete(upstream);
+      client.destroy();
+    });
 
     upstream.on('data', (chunk) => {
+      if (cutMode === 'silent') return;
       if (cutting) {
         // PostgreSQL has answered the COMMIT: it is durable. The client never hears of it.
         cutting = false;
@@ -113,6 +135,7 @@ export async function startPgProxy(databaseUrl: string): Promise<PgProxy> {
     };
 
     client.on('data', (chunk) => {
+      if (cutMode === 'silent') return;
       pending = Buffer.concat([pending, chunk]);
       for (;;) {
         if (!startupSeen) {
@@ -158,6 +181,16 @@ export async function startPgProxy(databaseUrl: string): Promise<PgProxy> {
           holding = null;
           for (const release of releases) release();
           releases.clear();
+        },
+      };
+    },
+    cutAll(mode) {
+      cutMode = mode;
+      if (mode === 'reset') for (const socket of sockets) socket.destroy();
+      return {
+        restore() {
+          if (cutMode === 'silent') for (const socket of sockets) socket.destroy();
+          cutMode = null;
         },
       };
     },

@@ -49,6 +49,8 @@ export type WorldOptions = {
   database?: DatabaseTarget;
   /** On PostgreSQL, the URL the service connects with instead of the database's own (a proxy's). */
   databaseUrl?: (url: string) => Promise<string>;
+  /** On PostgreSQL, DATABASE_TIMEOUT_MS of a service process (tests run unbounded by default). */
+  databaseTimeoutMs?: number;
 };
 
 export async function createWorld(options: WorldOptions = {}): Promise<World> {
@@ -80,6 +82,7 @@ export async function createWorld(options: WorldOptions = {}): Promise<World> {
           ...database.target,
           poolMax: options.poolMax ?? database.target.poolMax,
           url: (await options.databaseUrl?.(database.target.url)) ?? database.target.url,
+          ...(options.databaseTimeoutMs !== undefined ? { timeoutMs: options.databaseTimeoutMs } : {}),
         }
       : database.target;
   const ctx = await createContext(config, {

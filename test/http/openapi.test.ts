@@ -123,7 +123,7 @@ describe('the OpenAPI document', () => {
   it('documents the errors every operation of its kind can get', () => {
     for (const op of operations) {
       const statuses = errorStatuses(op);
-      for (const status of ['400', '429', '500'])
+      for (const status of ['400', '429', '500', '503'])
         assert.ok(statuses.includes(status), `${op.name} ${status}`);
       // A public operation answers 401 only where its own rule does (a wrong sign-in code).
       const unauthenticated = op.auth !== 'public' || op.errors.includes('UNAUTHENTICATED');
@@ -182,7 +182,7 @@ describe('the OpenAPI document', () => {
       assert.deepEqual(codesOf(op(name), '404'), ['NOT_FOUND'], name);
     }
     // A read no rule refuses documents only what the router raises.
-    assert.deepEqual(errorStatuses(op('getWallet')), ['400', '401', '429', '500']);
+    assert.deepEqual(errorStatuses(op('getWallet')), ['400', '401', '429', '500', '503']);
     // A public operation can still answer 401 when its own rule says so (a wrong sign-in code).
     assert.deepEqual(codesOf(op('verifyOtp'), '401'), ['UNAUTHENTICATED']);
   });
@@ -341,6 +341,7 @@ describe('the OpenAPI document', () => {
     assert.deepEqual(headersOf('buyAirtime', '423'), ['Idempotent-Replayed', 'Retry-After']);
     assert.deepEqual(headersOf('buyAirtime', '409'), ['Idempotent-Replayed']);
     assert.deepEqual(headersOf('buyAirtime', '500'), []);
+    assert.deepEqual(headersOf('buyAirtime', '503'), ['Retry-After']);
     assert.deepEqual(headersOf('getWallet', '200'), rateLimit);
     // Answers that carry tokens are never kept, so never replayed.
     assert.deepEqual(headersOf('verifyOtp', '200'), rateLimit);

@@ -52,6 +52,42 @@ describe('sandbox clock-jobs route', () => {
     }
   });
 
+  it('with a standalone sandbox, follows the time its call carries before the jobs run', async () => {
+    const followed: Date[] = [];
+    const token = 'a-shared-clock-token-of-the-deployment';
+    const link = {
+      refresh: async () => {},
+      refreshIfStale: async () => {},
+      follow: (now: Date) => void followed.push(now),
+      stop: () => {},
+    };
+    const app = await buildApp({
+      ...world.ctx,
+      sandbox: undefined,
+      sandboxClock: undefined,
+      sandboxLink: { clockJobsToken: token, clock: link },
+    });
+    try {
+      const send = (headers: Record<string, string>) =>
+        app.inject({ method: 'POST', url: sandboxClockJobsPath, headers });
+      const moved = '2031-05-01T10:00:00.000Z';
+      assert.equal((await send({ authorization: 'Bearer another', 'x-sandbox-now': moved })).statusCode, 401);
+      assert.equal((await send({ authorization: `Bearer ${token}` })).statusCode, 400);
+      assert.equal(
+        (await send({ authorization: `Bearer ${token}`, 'x-sandbox-now': 'soon' })).statusCode,
+        400,
+      );
+      assert.deepEqual(followed, [], 'nothing refused is followed');
+      assert.equal(
+        (await send({ authorization: `Bearer ${token}`, 'x-sandbox-now': moved })).statusCode,
+        204,
+      );
+      assert.deepEqual(followed, [new Date(moved)]);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('still answers POST /__sandbox/clock with the moved clock once the jobs ran', async () => {
     const before = new Date(
       ((await (await fetch(`${world.baseUrl}/__sandbox/clock`)).json()) as { data: { now: string } }).data

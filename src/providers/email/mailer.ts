@@ -25,24 +25,28 @@ export type RenderedEmail = {
   html?: string;
 };
 
-function wrap(transporter: Transporter, from: string, onSent?: (info: unknown) => void): Mailer {
+function wrap(
+  transporter: Transporter,
+  from: string,
+  onSent?: (info: unknown) => void | Promise<void>,
+): Mailer {
   return {
     async send(message) {
-      let info: unknown;
       try {
-        info = await transporter.sendMail({
+        const info: unknown = await transporter.sendMail({
           from,
           to: message.to,
           subject: message.subject,
           text: message.text,
           ...(message.html !== undefined ? { html: message.html } : {}),
         });
+        // Delivery is part of sending: a mailbox that refuses it fails the send (the job retries).
+        await onSent?.(info);
       } catch (error) {
         throw new EmailDeliveryError(`email to ${message.to} was not accepted: ${(error as Error).message}`, {
           cause: error,
         });
       }
-      onSent?.(info);
     },
   };
 }
@@ -78,10 +82,10 @@ export function createSmtpMailer(options: SmtpMailerOptions): Mailer {
  */
 export function createJsonTransportMailer(options: {
   from: string;
-  deliver: (email: RenderedEmail) => void;
+  deliver: (email: RenderedEmail) => void | Promise<void>;
 }): Mailer {
   const transporter = nodemailer.createTransport({ jsonTransport: true });
-  return wrap(transporter, options.from, (info) => {
+  return wrap(transporter, options.from, async (info) => {
     const { messageId, message } = info as { messageId: string; message: string };
     const parsed = JSON.parse(message) as {
       from: { address: string; name: string };
@@ -91,7 +95,7 @@ export function createJsonTransportMailer(options: {
       html?: string;
     };
     for (const to of parsed.to) {
-      options.deliver({
+      await options.deliver({
         messageId,
         from: parsed.from.name !== '' ? `${parsed.from.name} <${parsed.from.address}>` : parsed.from.address,
         to: to.address,
@@ -100,5 +104,34 @@ export function createJsonTransportMailer(options: {
         ...(parsed.html !== undefined ? { html: parsed.html } : {}),
       });
     }
+  });
+}
+
+/** The sandbox mailbox's way in over HTTP (a sandbox that runs as its own process). */
+export const sandboxMailboxPath = '/__sandbox/mailbox/messages';
+
+/**
+ * The sandbox's mailbox when the sandbox runs as its own process (SANDBOX_URL): the same JSON
+ * transport renders each message, which is posted to the mailbox's way in, one per recipient.
+ */
+export function createHttpMailboxMailer(options: {
+  sandboxUrl: string;
+  from: string;
+  timeoutMs: number;
+}): Mailer {
+  const url = `${options.sandboxUrl}${sandboxMailboxPath}`;
+  return createJsonTransportMailer({
+    from: options.from,
+    deliver: async (email) => {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(email),
+        redirect: 'manual',
+        signal: AbortSignal.timeout(options.timeoutMs),
+      });
+      await response.arrayBuffer();
+      if (!response.ok) throw new Error(`the sandbox mailbox answered HTTP ${response.status}`);
+    },
   });
 }

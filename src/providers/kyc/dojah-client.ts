@@ -74,7 +74,7 @@ type RequestOf<K extends keyof KycProvider> = Parameters<KycProvider[K]>[0];
 
 export function createDojahKycProvider(options: DojahKycProviderOptions): KycProvider {
   const connection: DojahConnection = {
-    endpoint: jsonEndpoint(options, { AppId: options.appId, Authorization: options.secretKey }),
+    endpoint: jsonEndpoint('dojah', options, { AppId: options.appId, Authorization: options.secretKey }),
   };
   return {
     verifyLiveness: (token) => verifyLiveness(connection, token),
@@ -96,6 +96,7 @@ async function send<T>(
   body?: Record<string, string>,
 ): Promise<T | null> {
   const reply = await exchangeJson(connection.endpoint, {
+    operation: what,
     method: body === undefined ? 'GET' : 'POST',
     path,
     ...(body !== undefined ? { body: { json: body } } : {}),

@@ -189,7 +189,7 @@ type RequestOf<K extends keyof PaymentProvider> = Parameters<PaymentProvider[K]>
 
 export function createPaystackClient(options: PaystackClientOptions): PaymentProvider {
   const connection: PaystackConnection = {
-    endpoint: jsonEndpoint(options, { authorization: `Bearer ${options.secretKey}` }),
+    endpoint: jsonEndpoint('paystack', options, { authorization: `Bearer ${options.secretKey}` }),
   };
   return {
     initializeTransaction: (request) => initializeTransaction(connection, request),
@@ -210,6 +210,7 @@ export function createPaystackClient(options: PaystackClientOptions): PaymentPro
 async function send(connection: PaystackConnection, call: Call): Promise<Answer> {
   const { what } = call;
   const reply = await exchangeJson(connection.endpoint, {
+    operation: what,
     method: call.method,
     path: call.path,
     ...(call.body !== undefined ? { body: { json: call.body } } : {}),

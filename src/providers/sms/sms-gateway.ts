@@ -27,7 +27,7 @@ type SmsGatewayConnection = {
 
 export function createHttpSmsGateway(options: SmsGatewayOptions): SmsSender {
   const connection: SmsGatewayConnection = {
-    endpoint: jsonEndpoint(options, {}),
+    endpoint: jsonEndpoint('sms', options, {}),
     apiKey: options.apiKey,
     senderId: options.senderId,
   };
@@ -37,6 +37,7 @@ export function createHttpSmsGateway(options: SmsGatewayOptions): SmsSender {
 /** Sent once: a repeated send is a second SMS (the OTP request is the caller's to repeat). */
 async function sendSms(connection: SmsGatewayConnection, toE164: string, text: string): Promise<void> {
   const reply = await exchangeJson(connection.endpoint, {
+    operation: 'send sms',
     method: 'POST',
     path: '/api/sms/send',
     body: {

@@ -182,7 +182,12 @@ async function send(
   retry: boolean,
 ): Promise<Answer> {
   const query = new URLSearchParams({ apikey: connection.apiKey, ...params }).toString();
-  const reply = await exchangeJson(connection.endpoint, { method: 'GET', path: `/${path}?${query}`, retry });
+  const reply = await exchangeJson(connection.endpoint, {
+    operation: path,
+    method: 'GET',
+    path: `/${path}?${query}`,
+    retry,
+  });
   if (reply.kind === 'no_answer') return indefinite(`${what} ${reply.reason}`);
   const { status } = reply;
   const parsed = envelope.safeParse(reply.body);

@@ -191,6 +191,7 @@ export function createDataVendorClient(options: DataVendorClientOptions): VtuPro
 /** One call; only a GET is sent twice (see the header). */
 async function send(connection: DataVendorConnection, call: Call): Promise<Answer> {
   const reply = await exchangeJson(connection.endpoint, {
+    operation: call.what,
     method: call.method,
     path: call.path,
     ...(call.body !== undefined ? { body: { json: call.body } } : {}),

@@ -184,6 +184,7 @@ async function send(
   params: Record<string, string>,
 ): Promise<Answer> {
   const reply = await exchangeJson(connection.endpoint, {
+    operation: action,
     method: 'POST',
     path: '',
     body: { form: { key: connection.apiKey, action, ...params } },

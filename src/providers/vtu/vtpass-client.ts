@@ -300,6 +300,8 @@ export function createVtpassClient(options: VtpassClientOptions): VtuProvider {
 /** One call: GET carries `public-key`, POST `secret-key`; only a GET is sent twice (see the header). */
 async function send(connection: VtpassConnection, call: Call): Promise<Reply> {
   const reply = await exchangeJson(connection.endpoint, {
+    // `services (airtime)`: the catalogue's service id is dropped, for the label's set stays small.
+    operation: call.what.replace(/ \(.*\)$/, ''),
     method: call.method,
     path: call.path,
     headers:

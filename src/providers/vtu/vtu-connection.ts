@@ -19,5 +19,5 @@ export type VtuConnection = {
 
 /** A client's connection from its options, with the headers every call carries (its credentials, if any). */
 export function vtuConnection(options: VtuClientOptions, headers: Record<string, string>): VtuConnection {
-  return { provider: options.name, endpoint: jsonEndpoint(options, headers) };
+  return { provider: options.name, endpoint: jsonEndpoint(options.name, options, headers) };
 }

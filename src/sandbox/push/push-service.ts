@@ -54,10 +54,13 @@ export function createSandboxPushState(): SandboxPushState {
 
 export type SandboxPushDeps = {
   clock: Clock;
-  /** The service's own base URL: the subscriptions' endpoints are under it. */
+  /** The sandbox's own base URL (the service's, in process): the subscriptions' endpoints are under it. */
   serviceBaseUrl: () => string;
-  /** The service's VAPID public key (getPushPublicKey): what a subscription is made with by default. */
-  applicationServerKey: string;
+  /**
+   * The service's VAPID public key (getPushPublicKey): what a subscription is made with by default;
+   * undefined (a standalone sandbox not told it), the subscribing browser must name its key.
+   */
+  applicationServerKey: string | undefined;
 };
 
 /** Subscription ids: 128 random bits, URL-safe base64. */
@@ -119,7 +122,10 @@ function subscribe(
   reply: FastifyReply,
 ) {
   const body = subscribeBody.safeParse(request.body ?? {});
-  if (!body.success) {
+  const applicationServerKey = body.success
+    ? (body.data.applicationServerKey ?? deps.applicationServerKey)
+    : undefined;
+  if (applicationServerKey === undefined) {
     return controlError(reply, 400, 'applicationServerKey: URL-safe base64 of a 65-byte P-256 public key');
   }
   while (state.subscriptions.size >= sandboxPushSubscriptionsMax) {
@@ -131,10 +137,7 @@ function subscribe(
   state.subscriptions.set(id, {
     endpoint,
     keys: { ecdh, authSecret },
-    applicationServerKey: Buffer.from(
-      body.data.applicationServerKey ?? deps.applicationServerKey,
-      'base64url',
-    ),
+    applicationServerKey: Buffer.from(applicationServerKey, 'base64url'),
     received: [],
     unsubscribed: false,
   });

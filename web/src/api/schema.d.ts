@@ -1971,6 +1971,21 @@ export type components = {
                 };
             };
         };
+        /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+        Error_SERVICE_UNAVAILABLE: {
+            /** @enum {boolean} */
+            success: false;
+            error: {
+                /** @enum {string} */
+                code: "SERVICE_UNAVAILABLE";
+                message: string;
+                /** @description With INTERNAL: the id under which the server logged the error */
+                errorId?: string;
+                details?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
         /** @description Unauthorized: UNAUTHENTICATED */
         Error_UNAUTHENTICATED: {
             /** @enum {boolean} */
@@ -2372,6 +2387,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     verifyOtp: {
@@ -2505,6 +2529,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     refreshSession: {
@@ -2619,6 +2652,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -2746,6 +2788,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     getMe: {
@@ -2841,6 +2892,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -2995,6 +3055,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     verifyEmail: {
@@ -3144,6 +3213,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     setTransactionPin: {
@@ -3283,6 +3361,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     getWallet: {
@@ -3368,6 +3455,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     getKycLivenessUrl: {
@@ -3445,6 +3541,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -3529,6 +3634,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -3670,6 +3784,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -3822,6 +3945,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -3981,6 +4113,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     getKycDocumentUrl: {
@@ -4121,6 +4262,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     adminListKycReviews: {
@@ -4232,6 +4382,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -4392,6 +4551,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     createTopupIntent: {
@@ -4544,6 +4712,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     verifyTopup: {
@@ -4691,6 +4868,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -4850,6 +5036,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     listTransactions: {
@@ -4957,6 +5152,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -5115,6 +5319,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     adminListAlerts: {
@@ -5216,6 +5429,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     listAirtimeNetworks: {
@@ -5303,6 +5525,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -5394,6 +5625,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     listDataPlanTypes: {
@@ -5482,6 +5722,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -5578,6 +5827,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -5677,6 +5935,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     listCableProviders: {
@@ -5763,6 +6030,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -5858,6 +6134,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     listElectricityPlans: {
@@ -5944,6 +6229,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -6034,6 +6328,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     listBanks: {
@@ -6122,6 +6425,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -6215,6 +6527,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -6355,6 +6676,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -6507,6 +6837,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -6663,6 +7002,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     verifyBetAccount: {
@@ -6813,6 +7161,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -7004,6 +7361,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -7205,6 +7571,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -7414,6 +7789,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     buyElectricity: {
@@ -7607,6 +7991,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     fundBet: {
@@ -7795,6 +8188,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -8000,6 +8402,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     listMyVtuTransactions: {
@@ -8124,6 +8535,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -8300,6 +8720,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     listSocialServices: {
@@ -8393,6 +8822,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -8595,6 +9033,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     quoteAirtimeToCash: {
@@ -8696,6 +9143,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -8898,6 +9354,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     createSavingsLock: {
@@ -9045,6 +9510,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     listSavingsLocks: {
@@ -9148,6 +9622,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -9313,6 +9796,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     lookupRecipient: {
@@ -9460,6 +9952,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -9635,6 +10136,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     listBeneficiaries: {
@@ -9725,6 +10235,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -9877,6 +10396,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     deleteBeneficiary: {
@@ -10015,6 +10543,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     getCheckinStatus: {
@@ -10099,6 +10636,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -10235,6 +10781,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     withdrawCheckin: {
@@ -10362,6 +10917,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     getPendingMilestones: {
@@ -10439,6 +11003,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -10584,6 +11157,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     getMyReferralStatus: {
@@ -10666,6 +11248,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -10761,6 +11352,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -10911,6 +11511,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     markAllNotificationsRead: {
@@ -11035,6 +11644,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     listBroadcasts: {
@@ -11135,6 +11753,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -11284,6 +11911,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     getNotificationSettings: {
@@ -11401,6 +12037,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -11613,6 +12258,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     adminCreateBroadcast: {
@@ -11777,6 +12431,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     getPushPublicKey: {
@@ -11842,6 +12505,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -11970,6 +12642,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -12109,6 +12790,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     adminLedgerCheck: {
@@ -12197,6 +12887,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -12364,6 +13063,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     adminSetMarkup: {
@@ -12522,6 +13230,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     adminSetUserPriceLevel: {
@@ -12675,6 +13392,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     adminListPriceLevels: {
@@ -12776,6 +13502,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -12937,6 +13672,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     listMyDisputes: {
@@ -13040,6 +13784,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -13206,6 +13959,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -13378,6 +14140,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -13708,6 +14479,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     listSchedules: {
@@ -13821,6 +14601,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -13990,6 +14779,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     resumeSchedule: {
@@ -14157,6 +14955,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     cancelSchedule: {
@@ -14322,6 +15129,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -14494,6 +15310,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };
@@ -14704,6 +15529,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     getBulkOrder: {
@@ -14878,6 +15712,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
         };
     };
     listBulkOrders: {
@@ -14997,6 +15840,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
                 };
             };
         };

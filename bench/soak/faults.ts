@@ -1,0 +1,218 @@
+import type { PgProxy } from '../../test/helpers/pg-proxy.ts';
+import { REQUEST_TIMEOUT_SECONDS } from '../common.ts';
+import { listAll, type RequestRecord, sandboxPost } from './client.ts';
+import { type ServiceProcess, untilReady } from './processes.ts';
+import type { Soak } from './soak-context.ts';
+
+// The faults of the soak (issue 29 item 4), each one at its moment of the driving time, each with
+// what it showed: a worker and an API process SIGKILLed and started again (time until ready); the
+// database cut away for a while at the TCP proxy every process connects through (what the clients
+// saw meanwhile, the worst latency, time until every API process is ready by itself); providers
+// timing out then answering 5xx; the payment provider dropping its webhooks.
+
+export type FaultReport = { name: string; atSeconds: number; ok: boolean; observations: string[] };
+
+export type FaultPlan = {
+  soak: Soak;
+  proxy: PgProxy;
+  apis: ServiceProcess[];
+  workers: ServiceProcess[];
+  /** Whether the service uses a standalone sandbox (in process, killing an API loses its state). */
+  standaloneSandbox: boolean;
+  cutSeconds: number;
+  /** Which database cuts to make (SOAK_CUTS). */
+  cuts: ('reset' | 'silent')[];
+  startedAt: number;
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const since = (plan: FaultPlan) => Math.round((performance.now() - plan.startedAt) / 1000);
+/** How long after a provider fault ends purchases are still taken as decided by it (a slow sender). */
+const DISPATCH_LAG_MS = 15_000;
+
+async function killAndRestart(plan: FaultPlan, service: ServiceProcess): Promise<FaultReport> {
+  const at = since(plan);
+  const killedAt = performance.now();
+  await service.kill();
+  const restarted = performance.now();
+  // start() returns once the process answers as ready (/readyz, or a worker's started line).
+  await service.start();
+  const readyMs = Math.round(performance.now() - restarted);
+  const api = plan.apis.indexOf(service);
+  const after = plan.soak.client.records.filter((r) => r.at >= killedAt - 1_000);
+  const lost = after.filter((r) => r.api === api && r.status === 0).length;
+  // A request the dead process had begun holds its Idempotency-Key "in progress" until it is stale.
+  const held = after.filter((r) => r.code === 'IDEMPOTENCY_IN_PROGRESS').length;
+  return {
+    name: `SIGKILL ${service.spec.name}, then start it again`,
+    atSeconds: at,
+    ok: true,
+    observations: [
+      `ready again ${readyMs} ms after it was started again`,
+      ...(api >= 0
+        ? [
+            `${lost} requests to it got no answer (retried on the other API process); ${held} retries since were answered 409 IDEMPOTENCY_IN_PROGRESS (a key the dead process held stays taken until it is stale, 5 minutes of the service's clock: such requests are sent again after the quiet)`,
+          ]
+        : []),
+    ],
+  };
+}
+
+function duringCut(records: RequestRecord[], from: number, to: number) {
+  const seen = records.filter((r) => r.at >= from && r.at <= to);
+  const byStatus = new Map<string, number>();
+  for (const r of seen) {
+    const key = r.status === 0 ? 'no answer' : `${r.status}${r.code === undefined ? '' : ` ${r.code}`}`;
+    byStatus.set(key, (byStatus.get(key) ?? 0) + 1);
+  }
+  const worst = Math.round(Math.max(0, ...seen.map((r) => r.ms)));
+  const hung = seen.filter((r) => r.status === 0 && r.ms >= REQUEST_TIMEOUT_SECONDS * 1000 - 50).length;
+  return { seen: seen.length, byStatus, worst, hung };
+}
+
+async function cutDatabase(plan: FaultPlan, mode: 'reset' | 'silent'): Promise<FaultReport> {
+  const at = since(plan);
+  const from = performance.now();
+  const cut = plan.proxy.cutAll(mode);
+  await sleep(plan.cutSeconds * 1000);
+  cut.restore();
+  const restoredAt = performance.now();
+  const readyMs = await Promise.all(plan.apis.map((api) => untilReady(api)));
+  // Requests sent during the cut may still be waiting for their answer: give them the timeout.
+  await sleep(REQUEST_TIMEOUT_SECONDS * 1000);
+  const seen = duringCut(plan.soak.client.records, from, restoredAt);
+  const statuses = [...seen.byStatus].map(([s, n]) => `${s}: ${n}`).join(', ');
+  const statusesSeen = [...seen.byStatus.keys()];
+  const got503 = statusesSeen.some((k) => k.startsWith('503 SERVICE_UNAVAILABLE'));
+  // The database's outage is the service's own: a 500 would call it a bug.
+  const got500 = statusesSeen.some((k) => k.startsWith('500'));
+  return {
+    name:
+      mode === 'reset'
+        ? `database cut for ${plan.cutSeconds} s at the TCP proxy (connections reset, new ones refused)`
+        : `database silent for ${plan.cutSeconds} s at the TCP proxy (a partition: nothing passes, nothing is refused)`,
+    atSeconds: at,
+    ok:
+      seen.hung === 0 &&
+      seen.worst < REQUEST_TIMEOUT_SECONDS * 1000 &&
+      !got500 &&
+      (got503 || seen.seen === 0),
+    observations: [
+      `${seen.seen} requests sent during the cut: ${statuses || 'none'}`,
+      `worst latency during the cut ${seen.worst} ms (client timeout ${REQUEST_TIMEOUT_SECONDS * 1000} ms); requests that hung to the timeout: ${seen.hung}`,
+      `every API process ready (/readyz 200) again ${Math.max(...readyMs)} ms after the database came back`,
+      `workers alive after the cut: ${(await Promise.all(plan.workers.map((w) => w.ready()))).every(Boolean)}`,
+    ],
+  };
+}
+
+/**
+ * Which purchases a provider fault may decide: every one still processing when it begins (it may be
+ * waiting for its dispatch in a queue the earlier faults lengthened), and, while it lasts, each one
+ * accepted (purchases.ts and orders.ts read providerFaultOn).
+ */
+async function providerDecides(plan: FaultPlan): Promise<number> {
+  const processing = new Set<string>();
+  for (const person of plan.soak.model.people) {
+    const items = await listAll<{ id: string }>(plan.soak.client, 'listMyVtuTransactions', person.session, {
+      status: 'processing',
+    });
+    for (const item of items) processing.add(item.id);
+  }
+  for (const purchase of plan.soak.model.purchases) {
+    if (processing.has(purchase.id)) purchase.expected = null;
+  }
+  // A schedule made so far may run during the fault (its run is due a minute or two on).
+  for (const schedule of plan.soak.model.schedules) schedule.expected = null;
+  return processing.size;
+}
+
+async function providerFaults(plan: FaultPlan, seconds: number): Promise<FaultReport> {
+  const at = since(plan);
+  const providers = ['bills', 'data'];
+  const set = (mode: string) =>
+    Promise.all(
+      providers.map((p) => sandboxPost(plan.soak.client, `/__sandbox/providers/${p}/faults`, { mode })),
+    );
+  const probe = await set('timeout');
+  if (probe.some((answer) => answer.status === 404)) {
+    return {
+      name: 'providers time out, then answer 5xx',
+      atSeconds: at,
+      ok: true,
+      observations: ['skipped: this sandbox has no /__sandbox/providers/<name>/faults control'],
+    };
+  }
+  plan.soak.model.providerFaultOn.value = true;
+  const processing = await providerDecides(plan);
+  await sleep((seconds / 2) * 1000);
+  const error = await set('error');
+  await sleep((seconds / 2) * 1000);
+  const normal = await set('normal');
+  // Purchases accepted up to now may still be dispatched into the fault's last moments.
+  await sleep(DISPATCH_LAG_MS);
+  plan.soak.model.providerFaultOn.value = false;
+  const statuses = [probe, error, normal].map((answers) => answers.map((a) => a.status).join('/')).join(', ');
+  return {
+    name: `providers (${providers.join(', ')}) time out for ${seconds / 2} s, then answer 5xx for ${seconds / 2} s`,
+    atSeconds: at,
+    ok: [probe, error, normal].every((answers) => answers.every((a) => a.status === 200)),
+    observations: [
+      `fault control answered ${statuses}`,
+      `purchases sent meanwhile, and the ${processing} still processing when it began, are decided by the provider: checked as refunded exactly when failed`,
+    ],
+  };
+}
+
+async function dropWebhooks(plan: FaultPlan, seconds: number): Promise<FaultReport> {
+  const at = since(plan);
+  const dropped = await sandboxPost(plan.soak.client, '/__sandbox/webhooks', { mode: 'drop' });
+  const checkoutsBefore = [...plan.soak.model.topups.values()].filter((t) => t.via === 'checkout').length;
+  await sleep(seconds * 1000);
+  const delivered = await sandboxPost(plan.soak.client, '/__sandbox/webhooks', { mode: 'deliver' });
+  const checkoutsDuring =
+    [...plan.soak.model.topups.values()].filter((t) => t.via === 'checkout').length - checkoutsBefore;
+  return {
+    name: `payment provider drops its webhooks for ${seconds} s`,
+    atSeconds: at,
+    ok: dropped.status === 200 && delivered.status === 200,
+    observations: [
+      `${checkoutsDuring} checkout payments made while dropped: their credit must come from verifyTopup or reconciliation`,
+    ],
+  };
+}
+
+/**
+ * Runs the faults at their moments of the driving time, one after the other (the drivers go on
+ * until the last is over, however long the restarts take); resolves with what each showed.
+ */
+export async function runFaults(plan: FaultPlan, drivingSeconds: number): Promise<FaultReport[]> {
+  const reports: FaultReport[] = [];
+  const at = async (fraction: number) => {
+    const wait = plan.startedAt + fraction * drivingSeconds * 1000 - performance.now();
+    if (wait > 0) await sleep(wait);
+  };
+  const skipped = (name: string, why: string) =>
+    reports.push({ name, atSeconds: since(plan), ok: true, observations: [`skipped: ${why}`] });
+  await at(0.1);
+  const worker = plan.workers[0];
+  if (worker !== undefined) reports.push(await killAndRestart(plan, worker));
+  else skipped('SIGKILL a worker', 'no worker-only process in this topology');
+  await at(0.2);
+  const api = plan.apis[plan.apis.length - 1];
+  if (plan.standaloneSandbox && api !== undefined && plan.apis.length > 1)
+    reports.push(await killAndRestart(plan, api));
+  else skipped('SIGKILL an API process', 'the sandbox lives in the only API process here');
+  for (const [fraction, mode] of [
+    [0.3, 'reset'],
+    [0.45, 'silent'],
+  ] as const) {
+    await at(fraction);
+    if (plan.cuts.includes(mode)) reports.push(await cutDatabase(plan, mode));
+  }
+  await at(0.6);
+  reports.push(await providerFaults(plan, 20));
+  await at(0.75);
+  reports.push(await dropWebhooks(plan, 15));
+  return reports;
+}

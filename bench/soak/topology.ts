@@ -1,0 +1,133 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import webPush from 'web-push';
+import { freePort } from '../../test/helpers/free-port.ts';
+import { type ServiceProcess, type ServiceSpec, serviceProcess } from './processes.ts';
+
+// The processes of the soak and their environment. Standalone (when src/sandbox/main.ts exists):
+// two API processes (WORKER=0), two workers (--worker-only) and the sandbox process, every service
+// process on the database through the soak's TCP proxy and on the same Redis, sharing the VAPID
+// keys and the sandbox clock token; the sandbox calls the service through the balancer. Single
+// (before the standalone sandbox exists, or SOAK_TOPOLOGY=single): one API process with its
+// workers and the sandbox in process.
+
+export type Topology = {
+  kind: 'standalone' | 'single';
+  apis: ServiceProcess[];
+  workers: ServiceProcess[];
+  sandbox: ServiceProcess | null;
+  sandboxUrl: string;
+  all(): ServiceProcess[];
+};
+
+export type TopologyInput = {
+  repoRoot: string;
+  logDir: string;
+  dataDir: string;
+  databaseUrl: string;
+  redisUrl: string;
+  adminPhone: string;
+  rateLimitPerMinute: number;
+  /** Where the sandbox reaches the service (the balancer); decided before the APIs listen. */
+  serviceUrl: string;
+  apiPorts: number[];
+};
+
+export function standaloneSandboxExists(repoRoot: string): boolean {
+  return fs.existsSync(`${repoRoot}/src/sandbox/main.ts`) && process.env.SOAK_TOPOLOGY !== 'single';
+}
+
+function serviceEnv(input: TopologyInput, extra: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  // The soak decides the service's environment; the caller's PATH and HOME stay for node itself.
+  for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG'])
+    if (process.env[name] !== undefined) env[name] = process.env[name];
+  return {
+    ...env,
+    NODE_ENV: 'development',
+    SANDBOX: '1',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    DATA_DIR: input.dataDir,
+    DATABASE_URL: input.databaseUrl,
+    REDIS_URL: input.redisUrl,
+    ADMIN_PHONES: input.adminPhone,
+    RATE_LIMIT_PER_MINUTE: String(input.rateLimitPerMinute),
+    ...extra,
+  };
+}
+
+export async function buildTopology(input: TopologyInput): Promise<Topology> {
+  const make = (spec: ServiceSpec) => serviceProcess(spec, input.repoRoot, input.logDir);
+  if (!standaloneSandboxExists(input.repoRoot)) {
+    const port = input.apiPorts[0] as number;
+    const baseUrl = `http://127.0.0.1:${port}`;
+    const api = make({
+      name: 'api-1',
+      kind: 'api',
+      args: ['src/main.ts'],
+      baseUrl,
+      env: serviceEnv(input, { PORT: String(port), WORKER: '1' }),
+    });
+    return { kind: 'single', apis: [api], workers: [], sandbox: null, sandboxUrl: baseUrl, all: () => [api] };
+  }
+  const vapid = webPush.generateVAPIDKeys();
+  const sandboxPort = await freePort();
+  const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
+  const shared = {
+    SANDBOX_URL: sandboxUrl,
+    SANDBOX_CLOCK_TOKEN: randomBytes(16).toString('hex'),
+    VAPID_PUBLIC_KEY: vapid.publicKey,
+    VAPID_PRIVATE_KEY: vapid.privateKey,
+    PUBLIC_BASE_URL: input.serviceUrl,
+  };
+  const sandbox = make({
+    name: 'sandbox',
+    kind: 'sandbox',
+    args: ['src/sandbox/main.ts'],
+    baseUrl: sandboxUrl,
+    env: serviceEnv(input, {
+      PORT: String(sandboxPort),
+      SERVICE_URL: input.serviceUrl,
+      SANDBOX_CLOCK_TOKEN: shared.SANDBOX_CLOCK_TOKEN,
+      VAPID_PUBLIC_KEY: vapid.publicKey,
+    }),
+  });
+  const apis = input.apiPorts.map((port, i) =>
+    make({
+      name: `api-${i + 1}`,
+      kind: 'api',
+      args: ['src/main.ts'],
+      baseUrl: `http://127.0.0.1:${port}`,
+      env: serviceEnv(input, { ...shared, PORT: String(port), WORKER: '0' }),
+    }),
+  );
+  const workers = [1, 2].map((i) =>
+    make({
+      name: `worker-${i}`,
+      kind: 'worker',
+      args: ['src/main.ts', '--worker-only'],
+      baseUrl: null,
+      env: serviceEnv(input, { ...shared, WORKER: '1' }),
+    }),
+  );
+  return {
+    kind: 'standalone',
+    apis,
+    workers,
+    sandbox,
+    sandboxUrl,
+    all: () => [sandbox, ...apis, ...workers],
+  };
+}
+
+/**
+ * Starts everything: the sandbox, then one API process alone (it migrates the database and builds
+ * the web client once), then the others together.
+ */
+export async function startTopology(topology: Topology): Promise<void> {
+  if (topology.sandbox !== null) await topology.sandbox.start();
+  const [first, ...rest] = topology.apis;
+  await first?.start();
+  await Promise.all([...rest, ...topology.workers].map((p) => p.start()));
+}

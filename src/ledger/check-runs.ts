@@ -1,0 +1,37 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema.ts';
+import { checkLedger, type LedgerCheck } from './check.ts';
+
+// The ledger check as a recorded run: the check itself (check.ts), then a row saying when it ran and
+// what it found (ledger_checks), which /metrics reads from any process. The hourly job (admin's) and
+// adminLedgerCheck both check through here, so the latest result is whichever ran last.
+
+export type LedgerCheckRun = { checkedAt: Date; ok: boolean; imbalances: number };
+
+/** Checks the ledger and records the run; answers the check as checkLedger does. */
+export async function checkAndRecordLedger(db: Kysely<DB>, now: () => Date): Promise<LedgerCheck> {
+  const result = await checkLedger(db);
+  await db
+    .insertInto('ledger_checks')
+    .values({
+      // When the check ended: an alert on the time since the last run counts from here.
+      checked_at: now(),
+      ok: result.ok,
+      accounts: result.accounts,
+      entries: BigInt(result.entries),
+      imbalances: result.imbalances.length,
+    })
+    .execute();
+  return result;
+}
+
+/** The latest recorded run, or null when the ledger was never checked here. Reads one index entry. */
+export async function lastLedgerCheck(db: Kysely<DB>): Promise<LedgerCheckRun | null> {
+  const row = await db
+    .selectFrom('ledger_checks')
+    .select(['checked_at', 'ok', 'imbalances'])
+    .orderBy('checked_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row === undefined ? null : { checkedAt: row.checked_at, ok: row.ok, imbalances: row.imbalances };
+}

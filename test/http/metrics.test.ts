@@ -1,0 +1,216 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { JOB_LEDGER_CHECK } from '../../src/admin/module.ts';
+import { buildMetricsApp } from '../../src/app.ts';
+import { JOB_PAYMENT_WEBHOOK_SWEEP } from '../../src/funding/webhook-processing.ts';
+import { newId } from '../../src/ids.ts';
+import { createWorld, type World } from '../helpers/world.ts';
+import { advanceClock, bought, buyer, current, mtn } from '../vtu/purchase-support.ts';
+import { countOf, type Sample, sampleValue, scrape } from './metrics-support.ts';
+
+// What operators watch (docs/operations.md) moves with the money: purchases by their sandbox outcome
+// (API.md section 8: last digit 1 fails, 2 is pending, others succeed), a provider's float set under
+// its floor, a webhook left unprocessed, a purchase processing past the stuck window, the ledger
+// check's run. Each figure is read from a live GET /metrics, as Prometheus reads it.
+
+describe('GET /metrics: the money', () => {
+  let world: World;
+  before(async () => {
+    world = await createWorld();
+  });
+  after(async () => {
+    await world.close();
+  });
+
+  const purchases = (samples: Sample[], outcome: string) =>
+    countOf(samples, 'billrail_vtu_purchases_total', { service: 'airtime', provider: 'bills', outcome });
+
+  it('counts purchases by service, provider and outcome, and times the calls to the provider', async () => {
+    const user = await buyer(world, 5_000);
+    const before = await scrape(world);
+    const calls = (samples: Sample[]) =>
+      countOf(samples, 'billrail_provider_request_duration_seconds_count', {
+        provider: 'bills',
+        operation: 'purchase',
+      });
+
+    await bought(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 100 });
+    const failed = await bought(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('1'), amount: 100 });
+    const pending = await bought(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('2'), amount: 100 });
+    assert.equal(failed.status, 'failed');
+    assert.equal(pending.status, 'processing');
+
+    const bought3 = await scrape(world);
+    assert.equal(purchases(bought3, 'accepted') - purchases(before, 'accepted'), 3);
+    assert.equal(purchases(bought3, 'success') - purchases(before, 'success'), 1);
+    assert.equal(purchases(bought3, 'failed') - purchases(before, 'failed'), 1);
+    assert.equal(calls(bought3) - calls(before), 3, 'each purchase is one call to the provider, timed');
+    assert.equal(
+      sampleValue(bought3, 'billrail_provider_request_errors_total', {
+        provider: 'bills',
+        operation: 'purchase',
+      }),
+      0,
+      'the sandbox answered every call: the error series is there, at zero',
+    );
+    assert.ok(countOf(bought3, 'billrail_vtu_purchases_processing') >= 1, 'the pending one is processing');
+
+    // The requery on the sandbox clock finds the pending one delivered.
+    await advanceClock(world, 61);
+    assert.equal((await current(world, user, pending.id)).status, 'success');
+    const requeried = await scrape(world);
+    assert.equal(purchases(requeried, 'success') - purchases(before, 'success'), 2);
+    assert.equal(
+      purchases(requeried, 'accepted') - purchases(before, 'accepted'),
+      3,
+      'a requery accepts nothing',
+    );
+    assert.ok(
+      countOf(requeried, 'billrail_provider_request_duration_seconds_count', {
+        provider: 'bills',
+        operation: 'requery',
+      }) >= 1,
+      'the requery call is timed under its own operation',
+    );
+  });
+
+  it("shows a provider's float below its floor", async () => {
+    const setBalance = async (provider: string, amount: number) => {
+      const response = await fetch(`${world.baseUrl}/__sandbox/providers/${provider}/balance`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ amount }),
+      });
+      assert.equal(response.status, 200, await response.text());
+    };
+    await setBalance('data', 1_234);
+    const samples = await scrape(world);
+    const floor = sampleValue(samples, 'billrail_provider_float_floor_kobo', { provider: 'data' });
+    assert.equal(floor, Number(world.ctx.config.vtu.floatFloorKobo));
+    assert.equal(sampleValue(samples, 'billrail_provider_float_balance_kobo', { provider: 'data' }), 123_400);
+    assert.ok(123_400 < floor!, 'the balance is under the floor, as the alert compares them');
+    for (const provider of ['bills', 'social']) {
+      const balance = sampleValue(samples, 'billrail_provider_float_balance_kobo', { provider });
+      assert.ok(balance !== undefined && balance >= floor!, `${provider} is above its floor`);
+    }
+    await setBalance('data', 1_000_000);
+    const restored = await scrape(world);
+    assert.equal(
+      sampleValue(restored, 'billrail_provider_float_balance_kobo', { provider: 'data' }),
+      100_000_000,
+    );
+  });
+
+  it("shows the webhook inbox's backlog and the age of its oldest event, then empties", async () => {
+    const empty = await scrape(world);
+    assert.equal(sampleValue(empty, 'billrail_payment_inbox_backlog'), 0);
+    assert.equal(sampleValue(empty, 'billrail_payment_inbox_oldest_age_seconds'), 0);
+    // An event stored and not processed, as a process that crashed between its commit and its drain
+    // leaves it: an event the service does not act on, so that the sweep closes it without money.
+    const body = JSON.stringify({ event: 'customeridentification.success', data: { id: newId() } });
+    await world.ctx.db
+      .insertInto('payment_events')
+      .values({
+        id: newId(),
+        received_at: world.ctx.clock.now(),
+        body,
+        body_encoding: 'utf8',
+        body_sha256: newId(),
+        event: 'customeridentification.success',
+        reference: null,
+      })
+      .execute();
+    // Two minutes pass without the sweep (the clock moves, no job runs).
+    world.ctx.sandboxClock!.advance(120);
+    const waiting = await scrape(world);
+    assert.equal(sampleValue(waiting, 'billrail_payment_inbox_backlog'), 1);
+    const age = sampleValue(waiting, 'billrail_payment_inbox_oldest_age_seconds');
+    assert.ok(age !== undefined && age >= 120 && age < 180, `the oldest waited two minutes (${age} s)`);
+
+    await world.ctx.jobs.runNow(JOB_PAYMENT_WEBHOOK_SWEEP);
+    const swept = await scrape(world);
+    assert.equal(sampleValue(swept, 'billrail_payment_inbox_backlog'), 0);
+    assert.equal(sampleValue(swept, 'billrail_payment_inbox_oldest_age_seconds'), 0);
+  });
+
+  it('shows a purchase processing past the stuck window after the clock moves, until it settles', async () => {
+    const user = await buyer(world, 1_000);
+    const pending = await bought(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('2'), amount: 100 });
+    assert.equal(pending.status, 'processing');
+    const fresh = await scrape(world);
+    assert.equal(
+      sampleValue(fresh, 'billrail_vtu_purchases_stuck'),
+      0,
+      'a purchase just accepted is not stuck',
+    );
+    assert.equal(sampleValue(fresh, 'billrail_vtu_purchases_processing'), 1);
+
+    // 31 minutes pass without the requery (the clock moves, no job runs).
+    world.ctx.sandboxClock!.advance(31 * 60);
+    const later = await scrape(world);
+    assert.equal(sampleValue(later, 'billrail_vtu_purchases_stuck'), 1);
+    assert.equal(sampleValue(later, 'billrail_vtu_purchases_processing'), 1);
+
+    await advanceClock(world, 1);
+    // Read from the record: the buyer's access token expired in those 31 minutes.
+    const record = await world.ctx.db
+      .selectFrom('vtu_transactions')
+      .select('status')
+      .where('id', '=', pending.id)
+      .executeTakeFirstOrThrow();
+    assert.equal(record.status, 'success');
+    const settled = await scrape(world);
+    assert.equal(sampleValue(settled, 'billrail_vtu_purchases_stuck'), 0);
+    assert.equal(sampleValue(settled, 'billrail_vtu_purchases_processing'), 0);
+  });
+
+  it("shows the ledger check's result and when it ran, once it has run as a job", async () => {
+    const never = await scrape(world);
+    // Never run reads as long ago (the not-running alert fires), and not as an imbalance.
+    assert.equal(sampleValue(never, 'billrail_ledger_check_last_run_timestamp_seconds'), 0);
+    assert.equal(sampleValue(never, 'billrail_ledger_check_imbalances'), 0);
+    const started = world.ctx.clock.now().getTime() / 1000;
+    await world.ctx.jobs.runNow(JOB_LEDGER_CHECK);
+    const ended = world.ctx.clock.now().getTime() / 1000;
+    const checked = await scrape(world);
+    assert.equal(sampleValue(checked, 'billrail_ledger_check_ok'), 1);
+    assert.equal(sampleValue(checked, 'billrail_ledger_check_imbalances'), 0);
+    const ranAt = sampleValue(checked, 'billrail_ledger_check_last_run_timestamp_seconds');
+    assert.ok(
+      ranAt !== undefined && ranAt >= started && ranAt <= ended,
+      `the run is recorded at the service clock, when it ran (${ranAt} in ${started}..${ended})`,
+    );
+  });
+
+  it('shows every job queue by state, and that the database answers', async () => {
+    const samples = await scrape(world);
+    for (const state of ['queued', 'deferred', 'active', 'failed']) {
+      const value = sampleValue(samples, 'billrail_job_queue_jobs', { queue: 'vtu.requery', state });
+      assert.ok(value !== undefined && value >= 0, `vtu.requery ${state}`);
+    }
+    assert.ok(
+      samples.some((s) => s.name === 'billrail_job_queue_jobs' && s.labels.queue === JOB_LEDGER_CHECK),
+      'the ledger check has its queue',
+    );
+    assert.equal(sampleValue(samples, 'billrail_ready'), 1);
+  });
+
+  it("a worker-only process's own server (METRICS_PORT) serves the same registry and readiness", async () => {
+    const metricsApp = await buildMetricsApp(world.ctx);
+    try {
+      const address = await metricsApp.listen({ port: 0, host: '127.0.0.1' });
+      const samples = await scrape({ baseUrl: address });
+      assert.equal(sampleValue(samples, 'billrail_ready'), 1);
+      assert.ok(
+        countOf(samples, 'billrail_vtu_purchases_total', {
+          outcome: 'accepted',
+          provider: 'bills',
+          service: 'airtime',
+        }) >= 4,
+      );
+      assert.equal((await fetch(`${address}/readyz`)).status, 200);
+    } finally {
+      await metricsApp.close();
+    }
+  });
+});
