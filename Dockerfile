@@ -35,6 +35,9 @@ USER node
 # HOST=0.0.0.0 turns the sandbox off by default (config.ts): the image runs the real providers unless
 # SANDBOX=1 says otherwise. NODE_ENV is left to the operator: production refuses the sandbox.
 ENV HOST=0.0.0.0 PORT=3000 DATA_DIR=/app/data
+# V8's heap sizing, as npm start gives it (docs/memory.md): a 32 MB young generation and an old
+# generation collected well before 1 GB keep an API process under load near 250 MB instead of 380.
+ENV NODE_OPTIONS="--max-semi-space-size=16 --max-old-space-size=1024"
 EXPOSE 3000
 # /readyz answers 200 while the database answers (src/app.ts). Worker and sandbox containers, which
 # serve no such route, turn this off (compose.yaml).

@@ -21,6 +21,7 @@ import {
   signIn,
   WEBHOOK_PATH,
 } from './common.ts';
+import { startScriptNodeFlags } from './node-flags.ts';
 import { buyAirtimeScenario } from './purchases.ts';
 import { createSavingsLockScenario } from './savings.ts';
 import { transferToUserScenario } from './transfers.ts';
@@ -97,16 +98,6 @@ async function freePort(): Promise<number> {
       probe.close(() => resolve(port));
     });
   });
-}
-
-/** The node flags `npm start` runs the service with (package.json), so the probe measures that. */
-function startScriptNodeFlags(): string[] {
-  const pkg = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
-    scripts: { start: string };
-  };
-  // `node <flags> src/main.ts <arguments>`: the flags are the words before the entry point.
-  const words = pkg.scripts.start.split(' ');
-  return words.slice(1, words.indexOf('src/main.ts'));
 }
 
 async function startService(env: Record<string, string>, probeDir: string): Promise<Server> {

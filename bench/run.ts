@@ -32,6 +32,7 @@ import {
   WEBHOOK_PATH,
 } from './common.ts';
 import { fastifyAnchorScenario } from './fastify-anchor.ts';
+import { startScriptNodeFlags } from './node-flags.ts';
 import {
   BROADCAST_TARGET_PUSHES_PER_SECOND,
   type BroadcastRound,
@@ -261,8 +262,12 @@ async function startServer(extraEnv: Record<string, string>): Promise<Server> {
     WORKER: '1',
     ...extraEnv,
   });
-  // BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the service under load.
-  const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  // npm start's flags (V8's heap sizing), then BENCH_SERVICE_NODE_ARGS:
+  // "--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the service under load.
+  const nodeArgs = [
+    ...startScriptNodeFlags(),
+    ...(process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''),
+  ];
   const child = spawn(process.execPath, [...nodeArgs, 'src/main.ts'], {
     cwd: repoRoot,
     env,

@@ -11,7 +11,9 @@ import {
   configEnvNames,
   connectionsPerProcess,
   gracefulStopMs,
+  heapFlagsOf,
   migrateConnections,
+  nodeOptionsOf,
   npmScript,
   ROOT,
   readRepoFile,
@@ -310,6 +312,13 @@ describe('the Dockerfile', () => {
       'no node_modules from a stage that installed dev dependencies',
     );
     assert.match(runtime.lines.find((line) => line.startsWith('WORKDIR')) ?? '', /^WORKDIR \/app$/);
+  });
+
+  it("sizes V8's heap as npm start does, for every process of the image (docs/memory.md)", () => {
+    const env = runtime.lines.filter((line) => line.startsWith('ENV '));
+    const flags = heapFlagsOf(npmScript('start'));
+    assert.equal(flags.length, 2, 'npm start sets the young and the old generation');
+    assert.deepEqual(nodeOptionsOf(env), flags);
   });
 
   it('needs no dev dependency at run time: src/ imports only dependencies and Node built-ins', async () => {

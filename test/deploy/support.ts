@@ -90,3 +90,17 @@ export function npmScript(name: string): string {
   assert.ok(script !== undefined, `package.json has a "${name}" script`);
   return script;
 }
+
+/** The V8 heap flags of a command line (docs/memory.md): npm start's are the ones to keep. */
+export function heapFlagsOf(commandLine: string): string[] {
+  return commandLine.split(/\s+/).filter((word) => /^--max-(semi|old)-space-size=\d+$/.test(word));
+}
+
+/** The flags NODE_OPTIONS is set to in environment lines (`NODE_OPTIONS=...`, quoted or not). */
+export function nodeOptionsOf(lines: readonly string[]): string[] {
+  const options = lines
+    .map((line) => /NODE_OPTIONS="?([^"\n]*)/.exec(line)?.[1])
+    .find((o) => o !== undefined);
+  assert.ok(options !== undefined, 'NODE_OPTIONS is set');
+  return heapFlagsOf(options);
+}

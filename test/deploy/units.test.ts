@@ -5,7 +5,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
-import { configEnvNames, gracefulStopMs, readRepoFile, sandboxSecrets } from './support.ts';
+import {
+  configEnvNames,
+  gracefulStopMs,
+  heapFlagsOf,
+  nodeOptionsOf,
+  npmScript,
+  readRepoFile,
+  sandboxSecrets,
+} from './support.ts';
 
 // The systemd units of deploy/ and the production settings they read, checked as files (and by
 // systemd-analyze verify where the machine has it): node itself as the process (npm would not
@@ -69,6 +77,7 @@ describe('the systemd units', () => {
       assert.deepEqual(service.EnvironmentFile, ['/etc/billrail/billrail.env']);
       assert.ok(service.WorkingDirectory !== undefined);
       if (role === 'api') assert.match(service.Environment!.join(' '), /\bWORKER=0\b/);
+      assert.deepEqual(nodeOptionsOf(service.Environment!), heapFlagsOf(npmScript('start')));
     });
 
     it(`${role}: runs as a user other than root, writing its state directory alone`, () => {
