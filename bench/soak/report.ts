@@ -1,7 +1,16 @@
 import type { Check } from '../common.ts';
 import type { RequestRecord } from './client.ts';
 import type { FaultReport } from './faults.ts';
-import { type Figures, figuresTable } from './metrics.ts';
+import {
+  answeredOf,
+  combine,
+  FAULT_SERIES,
+  foldHttpByStatus,
+  meanLatencyBetween,
+  pickRows,
+  type Snapshot,
+  seriesWorthShowing,
+} from './metrics.ts';
 import type { Model } from './model.ts';
 import type { Quiet } from './quiet.ts';
 
@@ -17,8 +26,8 @@ export type RunFacts = {
   records: RequestRecord[];
   faults: FaultReport[];
   quiet: Quiet | null;
-  metricsBefore: Figures;
-  metricsAfter: Figures;
+  metricsBefore: Snapshot | null;
+  metricsAfter: Snapshot | null;
   checks: Check[];
   error: string | null;
 };
@@ -40,6 +49,62 @@ function requestsTable(records: RequestRecord[]): string {
   return ['| operation | HTTP | requests | p99 ms | max ms |', '|---|---|---|---|---|', ...lines].join('\n');
 }
 
+/** A figure as a reader takes it: a Unix time as a time of day, a fraction to three places. */
+export function formatValue(series: string, value: number | null | undefined): string {
+  if (value === undefined || value === null) return '–';
+  if (/_timestamp_seconds|start_time_seconds/.test(series) && value > 0)
+    return new Date(value * 1000).toISOString().slice(11, 19);
+  return Number.isInteger(value) ? String(value) : value.toFixed(3);
+}
+
+/**
+ * A fault's figures: one column per snapshot (before, its worst moment, after recovery), one row per
+ * series the fault should move (FAULT_SERIES); for provider faults, the mean seconds per provider
+ * call in each interval too.
+ */
+export function faultFiguresTable(fault: FaultReport): string {
+  if (fault.kind === undefined || fault.snapshots === undefined || fault.snapshots.length === 0) return '';
+  const figures = fault.snapshots.map(combine);
+  const columns = figures.map((f) =>
+    FAULT_SERIES[fault.kind as keyof typeof FAULT_SERIES].map((s) => pickRows(f, s)),
+  );
+  const rowNames = [...new Set(columns.flatMap((specs) => specs.flatMap((rows) => [...rows.keys()])))];
+  const cell = (row: string, i: number) =>
+    formatValue(
+      row,
+      columns[i]?.map((rows) => rows.get(row)).find((v) => v !== undefined),
+    );
+  const lines = rowNames.map((row) => `| \`${row}\` | ${figures.map((_, i) => cell(row, i)).join(' | ')} |`);
+  if (fault.kind === 'providers') {
+    const means = figures.map((f, i) => (i === 0 ? null : meanLatencyBetween(figures[i - 1] as typeof f, f)));
+    const providers = [...new Set(means.flatMap((m) => [...(m?.keys() ?? [])]))].sort();
+    for (const provider of providers)
+      lines.push(
+        `| mean s per ${provider} call since the column before | ${means.map((m) => formatValue('', m?.get(provider))).join(' | ')} |`,
+      );
+  }
+  const header = `| series | ${fault.snapshots.map((s) => s.label).join(' | ')} |`;
+  const answered = fault.snapshots.map((s) => `${s.label}: ${answeredOf(s)}`).join('; ');
+  return [
+    header,
+    `|---|${fault.snapshots.map(() => '---|').join('')}`,
+    ...lines,
+    '',
+    `  /metrics answered by ${answered}.`,
+  ].join('\n');
+}
+
+/** The end-of-run table: the series that moved and the money gauges (HTTP folded per status). */
+export function figuresTable(before: Snapshot | null, after: Snapshot | null): string {
+  const empty: Snapshot = { label: '', processes: new Map() };
+  const b = foldHttpByStatus(combine(before ?? empty));
+  const a = foldHttpByStatus(combine(after ?? empty));
+  const rows = seriesWorthShowing(b, a).map(
+    (n) => `| \`${n}\` | ${formatValue(n, b.get(n))} | ${formatValue(n, a.get(n))} |`,
+  );
+  return ['| series | before | after |', '|---|---|---|', ...rows].join('\n');
+}
+
 function countsTable(model: Model): string {
   const lines = [...model.counts].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `| ${k} | ${n} |`);
   return ['| operation → outcome | count |', '|---|---|', ...lines].join('\n');
@@ -54,10 +119,14 @@ export function renderReport(facts: RunFacts, model: Model): string {
       : failed + faultsFailed === 0
         ? 'PASS'
         : `FAIL (${failed} checks, ${faultsFailed} faults not ok)`;
-  const faults = facts.faults.map(
-    (f) =>
-      `- **${f.name}** at ${f.atSeconds} s — ${f.ok ? 'ok' : '**not ok**'}\n${f.observations.map((o) => `  - ${o}`).join('\n')}`,
-  );
+  const faults = facts.faults.map((f) => {
+    const table = faultFiguresTable(f);
+    return [
+      `- **${f.name}** at ${f.atSeconds} s — ${f.ok ? 'ok' : '**not ok**'}`,
+      ...f.observations.map((o) => `  - ${o}`),
+      ...(table === '' ? [] : ['', table.replace(/^/gm, '  ').replace(/^ +$/gm, ''), '']),
+    ].join('\n');
+  });
   const checks = facts.checks.map((c) => `| ${c.ok ? 'ok' : '**FAIL**'} | ${c.name} | ${c.detail} |`);
   return [
     `# Soak report: ${verdict}`,
@@ -86,7 +155,9 @@ export function renderReport(facts: RunFacts, model: Model): string {
     '',
     requestsTable(facts.records),
     '',
-    '## /metrics before and after (summed over the API processes; a restarted process starts from zero)',
+    '## /metrics before and after',
+    '',
+    `Every process serving /metrics (the API processes, the workers on METRICS_PORT): counters summed over the processes (a restarted process starts again from zero), gauges read from the database taken once (max), a process's own gauges (start time, ready) per process. Only the series that moved and the money gauges. Answered before: ${facts.metricsBefore === null ? 'not taken' : answeredOf(facts.metricsBefore)}; after: ${facts.metricsAfter === null ? 'not taken' : answeredOf(facts.metricsAfter)}.`,
     '',
     figuresTable(facts.metricsBefore, facts.metricsAfter),
     '',
