@@ -41,6 +41,22 @@ export type FaultPlan = {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const since = (plan: FaultPlan) => Math.round((performance.now() - plan.startedAt) / 1000);
 const snapshot = (plan: FaultPlan, label: string) => takeSnapshot(label, plan.metricsTargets);
+/** When a scrape made during a fault starts: once the fault has taken hold. */
+const SCRAPE_INTO_FAULT_MS = 1_000;
+
+/**
+ * Waits out a fault's window, scraping /metrics during it: started once the fault has taken hold
+ * and bounded to end within the window, so that a slow scrape (the money gauges wait on the
+ * database and the providers) neither lengthens the fault nor reads figures from after it.
+ */
+async function scrapeDuring(plan: FaultPlan, label: string, windowMs: number): Promise<Snapshot> {
+  const bound = Math.max(500, windowMs - SCRAPE_INTO_FAULT_MS - 500);
+  const [during] = await Promise.all([
+    sleep(SCRAPE_INTO_FAULT_MS).then(() => takeSnapshot(label, plan.metricsTargets, bound)),
+    sleep(windowMs),
+  ]);
+  return during;
+}
 /** How long after a provider fault ends purchases are still taken as decided by it (a slow sender). */
 const DISPATCH_LAG_MS = 15_000;
 
@@ -94,12 +110,7 @@ async function cutDatabase(plan: FaultPlan, mode: 'reset' | 'silent'): Promise<F
   const at = since(plan);
   const from = performance.now();
   const cut = plan.proxy.cutAll(mode);
-  // Scraped halfway, so that the scrape (its database reads wait up to DATABASE_TIMEOUT_MS) ends
-  // within the cut and does not lengthen it.
-  const [during] = await Promise.all([
-    sleep((plan.cutSeconds * 1000) / 2).then(() => snapshot(plan, 'cut (halfway)')),
-    sleep(plan.cutSeconds * 1000),
-  ]);
+  const during = await scrapeDuring(plan, 'during the cut', plan.cutSeconds * 1000);
   cut.restore();
   const restoredAt = performance.now();
   const readyMs = await Promise.all(plan.apis.map((api) => untilReady(api)));
@@ -174,11 +185,9 @@ async function providerFaults(plan: FaultPlan, seconds: number): Promise<FaultRe
   }
   plan.soak.model.providerFaultOn.value = true;
   const processing = await providerDecides(plan);
-  await sleep((seconds / 2) * 1000);
-  const timingOut = await snapshot(plan, 'timeouts end');
+  const timingOut = await scrapeDuring(plan, 'timing out', (seconds / 2) * 1000);
   const error = await set('error');
-  await sleep((seconds / 2) * 1000);
-  const failing = await snapshot(plan, '5xx end');
+  const failing = await scrapeDuring(plan, 'answering 5xx', (seconds / 2) * 1000);
   const normal = await set('normal');
   // Purchases accepted up to now may still be dispatched into the fault's last moments.
   await sleep(DISPATCH_LAG_MS);
@@ -203,8 +212,7 @@ async function dropWebhooks(plan: FaultPlan, seconds: number): Promise<FaultRepo
   const at = since(plan);
   const dropped = await sandboxPost(plan.soak.client, '/__sandbox/webhooks', { mode: 'drop' });
   const checkoutsBefore = [...plan.soak.model.topups.values()].filter((t) => t.via === 'checkout').length;
-  await sleep(seconds * 1000);
-  const during = await snapshot(plan, 'dropping ends');
+  const during = await scrapeDuring(plan, 'dropping', seconds * 1000);
   const delivered = await sandboxPost(plan.soak.client, '/__sandbox/webhooks', { mode: 'deliver' });
   // The inbox drains as the webhooks come again and the sweep and reconciliation run.
   await sleep(seconds * 1000);

@@ -10,8 +10,11 @@
 export type Sample = { name: string; labels: [string, string][]; value: number };
 export type Exposition = { samples: Sample[]; types: Map<string, string> };
 
-/** What every process answered at one moment: null for a process that did not answer (dead, hung). */
-export type Snapshot = { label: string; processes: Map<string, Exposition | null> };
+/**
+ * What every process answered at one moment: null for a process that did not answer (dead, or not
+ * within the bound); `ms`, how long each took to answer or to fail.
+ */
+export type Snapshot = { label: string; processes: Map<string, Exposition | null>; ms?: Map<string, number> };
 
 /** Series key (name{label="value",...}) → value, after combining the processes. */
 export type Figures = Map<string, number>;
@@ -109,38 +112,58 @@ export function combine(snapshot: Snapshot): Figures {
   return figures;
 }
 
-/** Which processes answered /metrics in a snapshot, e.g. "api-1, worker-1 (api-2 did not answer)". */
+/**
+ * Which processes answered /metrics in a snapshot and how fast, e.g. "api-1 (12 ms), api-2 (did not
+ * answer: 9000 ms)": a scrape slower than Prometheus's scrape_timeout loses every figure at once.
+ */
 export function answeredOf(snapshot: Snapshot): string {
-  const all = [...snapshot.processes];
-  const silent = all.filter(([, e]) => e === null).map(([name]) => name);
-  const answered = all.filter(([, e]) => e !== null).map(([name]) => name);
-  return `${answered.join(', ') || 'none'}${silent.length > 0 ? ` (${silent.join(', ')} did not answer)` : ''}`;
+  return [...snapshot.processes]
+    .map(([name, e]) => {
+      const ms = snapshot.ms?.get(name);
+      const took = ms === undefined ? '' : `${Math.round(ms)} ms`;
+      if (e !== null) return took === '' ? name : `${name} (${took})`;
+      return `${name} (did not answer${took === '' ? '' : `: ${took}`})`;
+    })
+    .join(', ');
 }
 
-/** Scrapes every target at once; a process that does not answer within the bound is null. */
-export async function takeSnapshot(label: string, targets: MetricsTarget[]): Promise<Snapshot> {
+/** Scrapes every target at once; a process that does not answer within `boundMs` is null. */
+export async function takeSnapshot(
+  label: string,
+  targets: MetricsTarget[],
+  boundMs = 10_000,
+): Promise<Snapshot> {
   const answers = await Promise.all(
-    targets.map(async (target): Promise<[string, Exposition | null]> => {
+    targets.map(async (target): Promise<[string, Exposition | null, number]> => {
+      const started = performance.now();
       try {
-        // A scrape during a database cut waits for the gauges' reads (DATABASE_TIMEOUT_MS, 4 s).
-        const response = await fetch(`${target.url}/metrics`, { signal: AbortSignal.timeout(8_000) });
+        // The money gauges read the database and the providers at scrape time: a fault makes it slow.
+        const response = await fetch(`${target.url}/metrics`, { signal: AbortSignal.timeout(boundMs) });
         const text = await response.text();
-        return [target.name, response.status === 200 ? parseExposition(text) : null];
+        const exposition = response.status === 200 ? parseExposition(text) : null;
+        return [target.name, exposition, performance.now() - started];
       } catch {
-        return [target.name, null];
+        return [target.name, null, performance.now() - started];
       }
     }),
   );
-  return { label, processes: new Map(answers) };
+  return {
+    label,
+    processes: new Map(answers.map(([name, e]) => [name, e])),
+    ms: new Map(answers.map(([name, , ms]) => [name, ms])),
+  };
 }
 
 /**
  * A row of a fault's table: the series `name` (its samples matching `where`), summed within one
  * set of figures per combination of the `by` labels (e.g. provider errors over every operation).
  */
-export type RowSpec = { name: string; by?: string[]; where?: Record<string, string> };
+export type RowSpec = { name: string; by?: string[]; where?: Record<string, string[]> };
 
 export type FaultKind = 'kill' | 'database' | 'providers' | 'webhooks';
+
+/** The providers faults.ts makes time out and fail. */
+export const FAULTED_PROVIDERS = { provider: ['bills', 'data'] };
 
 /** The series each fault should move (issue 29: the money metrics moving under the soak's faults). */
 export const FAULT_SERIES: Record<FaultKind, RowSpec[]> = {
@@ -157,8 +180,8 @@ export const FAULT_SERIES: Record<FaultKind, RowSpec[]> = {
     { name: 'billrail_job_queue_jobs', by: ['state'] },
   ],
   providers: [
-    { name: 'billrail_provider_request_errors_total', by: ['provider'] },
-    { name: 'billrail_provider_request_duration_seconds_count', by: ['provider'] },
+    { name: 'billrail_provider_request_errors_total', by: ['provider'], where: FAULTED_PROVIDERS },
+    { name: 'billrail_provider_request_duration_seconds_count', by: ['provider'], where: FAULTED_PROVIDERS },
     { name: 'billrail_vtu_purchases_total', by: ['provider', 'outcome'] },
     { name: 'billrail_vtu_purchases_processing' },
     { name: 'billrail_vtu_purchases_stuck' },
@@ -168,8 +191,8 @@ export const FAULT_SERIES: Record<FaultKind, RowSpec[]> = {
     { name: 'billrail_payment_inbox_oldest_age_seconds' },
     {
       name: 'billrail_provider_request_duration_seconds_count',
-      by: ['operation'],
-      where: { provider: 'paystack' },
+      by: ['provider', 'operation'],
+      where: { provider: ['paystack'] },
     },
     { name: 'billrail_http_requests_total', by: ['status'] },
   ],
@@ -181,9 +204,9 @@ export function pickRows(figures: Figures, spec: RowSpec): Map<string, number> {
   for (const [key, value] of figures) {
     const { name, labels } = parseSeriesKey(key);
     if (name !== spec.name) continue;
-    if (Object.entries(spec.where ?? {}).some(([k, v]) => labels.get(k) !== v)) continue;
+    if (Object.entries(spec.where ?? {}).some(([k, v]) => !v.includes(labels.get(k) ?? ''))) continue;
     const by = (spec.by ?? []).map((k): [string, string] => [k, labels.get(k) ?? '']);
-    const row = seriesKey(name, [...Object.entries(spec.where ?? {}), ...by]);
+    const row = seriesKey(name, by);
     rows.set(row, (rows.get(row) ?? 0) + value);
   }
   return rows;
@@ -193,11 +216,15 @@ export function pickRows(figures: Figures, spec: RowSpec): Map<string, number> {
  * The mean seconds per provider call between consecutive snapshots (Δsum / Δcount of the duration
  * histogram), per provider: how slow the calls made in that interval were. Null where no call ended.
  */
-export function meanLatencyBetween(earlier: Figures, later: Figures): Map<string, number | null> {
+export function meanLatencyBetween(
+  earlier: Figures,
+  later: Figures,
+  where: Record<string, string[]> = {},
+): Map<string, number | null> {
   const sums = (f: Figures) =>
-    pickRows(f, { name: 'billrail_provider_request_duration_seconds_sum', by: ['provider'] });
+    pickRows(f, { name: 'billrail_provider_request_duration_seconds_sum', by: ['provider'], where });
   const counts = (f: Figures) =>
-    pickRows(f, { name: 'billrail_provider_request_duration_seconds_count', by: ['provider'] });
+    pickRows(f, { name: 'billrail_provider_request_duration_seconds_count', by: ['provider'], where });
   const [s0, s1, c0, c1] = [sums(earlier), sums(later), counts(earlier), counts(later)];
   const out = new Map<string, number | null>();
   for (const [row, count] of c1) {

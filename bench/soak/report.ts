@@ -5,6 +5,9 @@ import {
   answeredOf,
   combine,
   FAULT_SERIES,
+  FAULTED_PROVIDERS,
+  type FaultKind,
+  type Figures,
   foldHttpByStatus,
   meanLatencyBetween,
   pickRows,
@@ -57,40 +60,52 @@ export function formatValue(series: string, value: number | null | undefined): s
   return Number.isInteger(value) ? String(value) : value.toFixed(3);
 }
 
+/** Rows of a fault's table, per spec in FAULT_SERIES's order; a process's row left out if unmoved. */
+function faultRows(kind: FaultKind, figures: Figures[]): string[] {
+  const rows: string[] = [];
+  for (const spec of FAULT_SERIES[kind]) {
+    const picked = figures.map((f) => pickRows(f, spec));
+    for (const row of [...new Set(picked.flatMap((p) => [...p.keys()]))].sort()) {
+      const values = picked.map((p) => p.get(row));
+      // A process the fault did not touch: its start time and readiness stay as they were.
+      const untouched = row.includes('{process=') && values.every((v) => v === values[0]);
+      if (!untouched) rows.push(`| \`${row}\` | ${values.map((v) => formatValue(row, v)).join(' | ')} |`);
+    }
+  }
+  return rows;
+}
+
+/** The mean seconds per call of each faulted provider, over each interval between columns that answered. */
+function latencyRows(figures: Figures[]): string[] {
+  const means = figures.map((f, i) => {
+    const earlier = figures.slice(0, i).findLast((e) => e.size > 0);
+    return earlier === undefined || f.size === 0 ? null : meanLatencyBetween(earlier, f, FAULTED_PROVIDERS);
+  });
+  const providers = [...new Set(means.flatMap((m) => [...(m?.keys() ?? [])]))].sort();
+  return providers.map(
+    (p) =>
+      `| mean s per ${p} call since the column before | ${means.map((m) => m?.get(p)?.toFixed(3) ?? '–').join(' | ')} |`,
+  );
+}
+
 /**
- * A fault's figures: one column per snapshot (before, its worst moment, after recovery), one row per
- * series the fault should move (FAULT_SERIES); for provider faults, the mean seconds per provider
- * call in each interval too.
+ * A fault's figures: one column per snapshot (before, during, after recovery), one row per series
+ * the fault should move (FAULT_SERIES); for provider faults, the mean seconds per call too.
  */
 export function faultFiguresTable(fault: FaultReport): string {
   if (fault.kind === undefined || fault.snapshots === undefined || fault.snapshots.length === 0) return '';
   const figures = fault.snapshots.map(combine);
-  const columns = figures.map((f) =>
-    FAULT_SERIES[fault.kind as keyof typeof FAULT_SERIES].map((s) => pickRows(f, s)),
-  );
-  const rowNames = [...new Set(columns.flatMap((specs) => specs.flatMap((rows) => [...rows.keys()])))];
-  const cell = (row: string, i: number) =>
-    formatValue(
-      row,
-      columns[i]?.map((rows) => rows.get(row)).find((v) => v !== undefined),
-    );
-  const lines = rowNames.map((row) => `| \`${row}\` | ${figures.map((_, i) => cell(row, i)).join(' | ')} |`);
-  if (fault.kind === 'providers') {
-    const means = figures.map((f, i) => (i === 0 ? null : meanLatencyBetween(figures[i - 1] as typeof f, f)));
-    const providers = [...new Set(means.flatMap((m) => [...(m?.keys() ?? [])]))].sort();
-    for (const provider of providers)
-      lines.push(
-        `| mean s per ${provider} call since the column before | ${means.map((m) => formatValue('', m?.get(provider))).join(' | ')} |`,
-      );
-  }
-  const header = `| series | ${fault.snapshots.map((s) => s.label).join(' | ')} |`;
+  const lines = [
+    ...faultRows(fault.kind, figures),
+    ...(fault.kind === 'providers' ? latencyRows(figures) : []),
+  ];
   const answered = fault.snapshots.map((s) => `${s.label}: ${answeredOf(s)}`).join('; ');
   return [
-    header,
+    `| series | ${fault.snapshots.map((s) => s.label).join(' | ')} |`,
     `|---|${fault.snapshots.map(() => '---|').join('')}`,
     ...lines,
     '',
-    `  /metrics answered by ${answered}.`,
+    `/metrics answered (– where none did): ${answered}.`,
   ].join('\n');
 }
 

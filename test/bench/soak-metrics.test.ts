@@ -153,14 +153,14 @@ describe('the soak’s /metrics figures', () => {
     const errors = pickRows(figures, { name: 'billrail_provider_request_errors_total', by: ['provider'] });
     assert.equal(errors.get('billrail_provider_request_errors_total{provider="bills"}'), 7);
     assert.equal(errors.get('billrail_provider_request_errors_total{provider="data"}'), 0);
-    const paystackOnly = pickRows(figures, {
+    const dataOnly = pickRows(figures, {
       name: 'billrail_provider_request_errors_total',
-      where: { provider: 'data' },
+      where: { provider: ['data'] },
       by: ['operation'],
     });
     assert.deepEqual(
-      [...paystackOnly.keys()],
-      ['billrail_provider_request_errors_total{provider="data",operation="data purchase"}'],
+      [...dataOnly],
+      [['billrail_provider_request_errors_total{operation="data purchase"}', 0]],
     );
     // Queued jobs over every queue: 3 + 1 (gauges taken once per process, then summed over queues).
     const jobs = pickRows(figures, { name: 'billrail_job_queue_jobs', by: ['state'] });
@@ -203,9 +203,13 @@ describe('the soak’s /metrics figures', () => {
       observations: [],
       kind: 'kill',
       snapshots: [
-        snapshot('before', { 'worker-1': parseExposition(exposition(base)) }),
-        snapshot('killed', { 'worker-1': null }),
+        snapshot('before', {
+          'api-1': parseExposition(exposition(base)),
+          'worker-1': parseExposition(exposition(base)),
+        }),
+        snapshot('killed', { 'api-1': parseExposition(exposition(base)), 'worker-1': null }),
         snapshot('started again', {
+          'api-1': parseExposition(exposition(base)),
           'worker-1': parseExposition(exposition({ ...base, started: base.started + 60 })),
         }),
       ],
@@ -214,9 +218,35 @@ describe('the soak’s /metrics figures', () => {
     assert.equal(lines[0], '| series | before | killed | started again |');
     const started = lines.find((l) => l.includes('process_start_time_seconds{process="worker-1"}'));
     assert.equal(started, '| `process_start_time_seconds{process="worker-1"}` | 14:13:20 | – | 14:14:20 |');
-    assert.ok(lines.some((l) => l.includes('worker-1 did not answer')));
+    assert.ok(lines.some((l) => l.includes('worker-1 (did not answer')));
+    // The process the fault did not touch is left out of its table.
+    assert.ok(!lines.some((l) => l.includes('process="api-1"')));
     const end = figuresTable(fault.snapshots?.[0] ?? null, fault.snapshots?.[2] ?? null);
     assert.match(end, /process_start_time_seconds\{process="worker-1"\}` \| 14:13:20 \| 14:14:20 \|/);
     assert.equal(formatValue('billrail_vtu_purchases_processing', 0.12345), '0.123');
+  });
+
+  it('measures a provider’s latency over the interval since the last column that answered', () => {
+    const fault: FaultReport = {
+      name: 'providers',
+      atSeconds: 60,
+      ok: true,
+      observations: [],
+      kind: 'providers',
+      snapshots: [
+        snapshot('before', { 'api-1': parseExposition(exposition(base)) }),
+        snapshot('timing out', { 'api-1': null }),
+        snapshot('answering 5xx', {
+          'api-1': parseExposition(exposition({ ...base, billsErrors: 6, billsCalls: 16, billsSeconds: 25 })),
+        }),
+      ],
+    };
+    const lines = faultFiguresTable(fault).split('\n');
+    assert.ok(
+      lines.includes('| mean s per bills call since the column before | – | – | 4.000 |'),
+      lines.join('\n'),
+    );
+    assert.ok(lines.includes('| `billrail_provider_request_errors_total{provider="bills"}` | 2 | – | 8 |'));
+    assert.ok(!lines.some((l) => l.includes('provider="sms"')));
   });
 });
