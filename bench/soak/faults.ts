@@ -57,6 +57,16 @@ async function scrapeDuring(plan: FaultPlan, label: string, windowMs: number): P
   ]);
   return during;
 }
+
+/**
+ * A scrape begun a second into a provider fault, let run past it (the fault's schedule does not wait
+ * for it): the float gauge asks each provider its balance at scrape time, so the scrape lasts as long
+ * as a timing-out provider (VTU_TIMEOUT_MS, 20 s). Its figures are still those of the fault: prom-client
+ * reads the counters when the scrape begins, and the database gauges answer at once.
+ */
+function scrapeIntoProviderFault(plan: FaultPlan, label: string): Promise<Snapshot> {
+  return sleep(SCRAPE_INTO_FAULT_MS).then(() => takeSnapshot(label, plan.metricsTargets, 30_000));
+}
 /** How long after a provider fault ends purchases are still taken as decided by it (a slow sender). */
 const DISPATCH_LAG_MS = 15_000;
 
@@ -185,9 +195,11 @@ async function providerFaults(plan: FaultPlan, seconds: number): Promise<FaultRe
   }
   plan.soak.model.providerFaultOn.value = true;
   const processing = await providerDecides(plan);
-  const timingOut = await scrapeDuring(plan, 'timing out', (seconds / 2) * 1000);
+  const timingOut = scrapeIntoProviderFault(plan, 'timing out');
+  await sleep((seconds / 2) * 1000);
   const error = await set('error');
-  const failing = await scrapeDuring(plan, 'answering 5xx', (seconds / 2) * 1000);
+  const failing = scrapeIntoProviderFault(plan, 'answering 5xx');
+  await sleep((seconds / 2) * 1000);
   const normal = await set('normal');
   // Purchases accepted up to now may still be dispatched into the fault's last moments.
   await sleep(DISPATCH_LAG_MS);
@@ -199,7 +211,7 @@ async function providerFaults(plan: FaultPlan, seconds: number): Promise<FaultRe
     atSeconds: at,
     ok: [probe, error, normal].every((answers) => answers.every((a) => a.status === 200)),
     kind: 'providers',
-    snapshots: [before, timingOut, failing, after],
+    snapshots: [before, await timingOut, await failing, after],
     observations: [
       `fault control answered ${statuses}`,
       `purchases sent meanwhile, and the ${processing} still processing when it began, are decided by the provider: checked as refunded exactly when failed`,
