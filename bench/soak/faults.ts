@@ -59,13 +59,14 @@ async function scrapeDuring(plan: FaultPlan, label: string, windowMs: number): P
 }
 
 /**
- * A scrape begun a second into a provider fault, let run past it (the fault's schedule does not wait
- * for it): the float gauge asks each provider its balance at scrape time, so the scrape lasts as long
- * as a timing-out provider (VTU_TIMEOUT_MS, 20 s). Its figures are still those of the fault: prom-client
- * reads the counters when the scrape begins, and the database gauges answer at once.
+ * A scrape begun at the end of a provider fault's phase (`windowMs` after now, less half a second),
+ * let run past it (the fault's schedule does not wait for it): the float gauge asks each provider its
+ * balance at scrape time, so the scrape lasts as long as a timing-out provider (VTU_TIMEOUT_MS, 20 s).
+ * Its figures are still those of the phase's end: prom-client reads the counters when the scrape
+ * begins, and the database gauges answer at once.
  */
-function scrapeIntoProviderFault(plan: FaultPlan, label: string): Promise<Snapshot> {
-  return sleep(SCRAPE_INTO_FAULT_MS).then(() => takeSnapshot(label, plan.metricsTargets, 30_000));
+function scrapeProviderPhaseEnd(plan: FaultPlan, label: string, windowMs: number): Promise<Snapshot> {
+  return sleep(Math.max(0, windowMs - 500)).then(() => takeSnapshot(label, plan.metricsTargets, 30_000));
 }
 /** How long after a provider fault ends purchases are still taken as decided by it (a slow sender). */
 const DISPATCH_LAG_MS = 15_000;
@@ -195,10 +196,10 @@ async function providerFaults(plan: FaultPlan, seconds: number): Promise<FaultRe
   }
   plan.soak.model.providerFaultOn.value = true;
   const processing = await providerDecides(plan);
-  const timingOut = scrapeIntoProviderFault(plan, 'timing out');
+  const timingOut = scrapeProviderPhaseEnd(plan, 'timeouts end', (seconds / 2) * 1000);
   await sleep((seconds / 2) * 1000);
   const error = await set('error');
-  const failing = scrapeIntoProviderFault(plan, 'answering 5xx');
+  const failing = scrapeProviderPhaseEnd(plan, '5xx end', (seconds / 2) * 1000);
   await sleep((seconds / 2) * 1000);
   const normal = await set('normal');
   // Purchases accepted up to now may still be dispatched into the fault's last moments.

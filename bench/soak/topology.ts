@@ -114,33 +114,40 @@ export async function buildTopology(input: TopologyInput): Promise<Topology> {
       env: serviceEnv(input, { ...shared, PORT: String(port), WORKER: '0' }),
     }),
   );
-  const workerMetricsPorts = [await freePort(), await freePort()];
-  // baseUrl stays null: a worker is ready by its started line (processes.ts), as without METRICS_PORT.
-  const workers = workerMetricsPorts.map((metricsPort, i) =>
-    make({
+  const workers = await metricsServingWorkers(input, (spec) => make(spec), shared);
+  const metricsTargets = [
+    ...apis.map((api) => ({ name: api.spec.name, url: api.spec.baseUrl as string })),
+    ...workers.map((w) => w.target),
+  ];
+  return {
+    kind: 'standalone',
+    apis,
+    workers: workers.map((w) => w.process),
+    sandbox,
+    sandboxUrl,
+    metricsTargets,
+    all: () => [sandbox, ...apis, ...workers.map((w) => w.process)],
+  };
+}
+
+/** Two worker-only processes, each serving /metrics on a free METRICS_PORT of its own. */
+async function metricsServingWorkers(
+  input: TopologyInput,
+  make: (spec: ServiceSpec) => ServiceProcess,
+  shared: Record<string, string>,
+): Promise<{ process: ServiceProcess; target: MetricsTarget }[]> {
+  const ports = [await freePort(), await freePort()];
+  return ports.map((metricsPort, i) => ({
+    // baseUrl stays null: a worker is ready by its started line (processes.ts), as without METRICS_PORT.
+    process: make({
       name: `worker-${i + 1}`,
       kind: 'worker',
       args: ['src/main.ts', '--worker-only'],
       baseUrl: null,
       env: serviceEnv(input, { ...shared, WORKER: '1', METRICS_PORT: String(metricsPort) }),
     }),
-  );
-  const metricsTargets = [
-    ...apis.map((api) => ({ name: api.spec.name, url: api.spec.baseUrl as string })),
-    ...workers.map((worker, i) => ({
-      name: worker.spec.name,
-      url: `http://127.0.0.1:${workerMetricsPorts[i] as number}`,
-    })),
-  ];
-  return {
-    kind: 'standalone',
-    apis,
-    workers,
-    sandbox,
-    sandboxUrl,
-    metricsTargets,
-    all: () => [sandbox, ...apis, ...workers],
-  };
+    target: { name: `worker-${i + 1}`, url: `http://127.0.0.1:${metricsPort}` },
+  }));
 }
 
 /**
