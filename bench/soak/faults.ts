@@ -1,6 +1,7 @@
 import type { PgProxy } from '../../test/helpers/pg-proxy.ts';
 import { REQUEST_TIMEOUT_SECONDS } from '../common.ts';
 import { listAll, type RequestRecord, sandboxPost } from './client.ts';
+import { type FaultKind, type MetricsTarget, type Snapshot, takeSnapshot } from './metrics.ts';
 import { type ServiceProcess, untilReady } from './processes.ts';
 import type { Soak } from './soak-context.ts';
 
@@ -8,9 +9,19 @@ import type { Soak } from './soak-context.ts';
 // what it showed: a worker and an API process SIGKILLed and started again (time until ready); the
 // database cut away for a while at the TCP proxy every process connects through (what the clients
 // saw meanwhile, the worst latency, time until every API process is ready by itself); providers
-// timing out then answering 5xx; the payment provider dropping its webhooks.
+// timing out then answering 5xx; the payment provider dropping its webhooks. Each one scrapes every
+// process's /metrics before it, at its worst moment and after its recovery (report.ts shows the
+// series it should move).
 
-export type FaultReport = { name: string; atSeconds: number; ok: boolean; observations: string[] };
+export type FaultReport = {
+  name: string;
+  atSeconds: number;
+  ok: boolean;
+  observations: string[];
+  /** Which series the report shows for it (metrics.ts FAULT_SERIES), over `snapshots`. */
+  kind?: FaultKind;
+  snapshots?: Snapshot[];
+};
 
 export type FaultPlan = {
   soak: Soak;
@@ -23,30 +34,65 @@ export type FaultPlan = {
   /** Which database cuts to make (SOAK_CUTS). */
   cuts: ('reset' | 'silent')[];
   startedAt: number;
+  /** Every process serving /metrics (topology.ts metricsTargets). */
+  metricsTargets: MetricsTarget[];
 };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const since = (plan: FaultPlan) => Math.round((performance.now() - plan.startedAt) / 1000);
+const snapshot = (plan: FaultPlan, label: string) => takeSnapshot(label, plan.metricsTargets);
+/** When a scrape made during a fault starts: once the fault has taken hold. */
+const SCRAPE_INTO_FAULT_MS = 1_000;
+
+/**
+ * Waits out a fault's window, scraping /metrics during it: started once the fault has taken hold
+ * and bounded to end within the window, so that a slow scrape (the money gauges wait on the
+ * database and the providers) neither lengthens the fault nor reads figures from after it.
+ */
+async function scrapeDuring(plan: FaultPlan, label: string, windowMs: number): Promise<Snapshot> {
+  const bound = Math.max(500, windowMs - SCRAPE_INTO_FAULT_MS - 500);
+  const [during] = await Promise.all([
+    sleep(SCRAPE_INTO_FAULT_MS).then(() => takeSnapshot(label, plan.metricsTargets, bound)),
+    sleep(windowMs),
+  ]);
+  return during;
+}
+
+/**
+ * A scrape begun at the end of a provider fault's phase (`windowMs` after now, less half a second),
+ * let run past it (the fault's schedule does not wait for it): the float gauge asks each provider its
+ * balance at scrape time, so the scrape lasts as long as a timing-out provider (VTU_TIMEOUT_MS, 20 s).
+ * Its figures are still those of the phase's end: prom-client reads the counters when the scrape
+ * begins, and the database gauges answer at once.
+ */
+function scrapeProviderPhaseEnd(plan: FaultPlan, label: string, windowMs: number): Promise<Snapshot> {
+  return sleep(Math.max(0, windowMs - 500)).then(() => takeSnapshot(label, plan.metricsTargets, 30_000));
+}
 /** How long after a provider fault ends purchases are still taken as decided by it (a slow sender). */
 const DISPATCH_LAG_MS = 15_000;
 
 async function killAndRestart(plan: FaultPlan, service: ServiceProcess): Promise<FaultReport> {
+  const before = await snapshot(plan, 'before');
   const at = since(plan);
   const killedAt = performance.now();
   await service.kill();
+  const dead = await snapshot(plan, 'killed');
   const restarted = performance.now();
   // start() returns once the process answers as ready (/readyz, or a worker's started line).
   await service.start();
   const readyMs = Math.round(performance.now() - restarted);
+  const after = await snapshot(plan, 'started again');
   const api = plan.apis.indexOf(service);
-  const after = plan.soak.client.records.filter((r) => r.at >= killedAt - 1_000);
-  const lost = after.filter((r) => r.api === api && r.status === 0).length;
+  const sinceKill = plan.soak.client.records.filter((r) => r.at >= killedAt - 1_000);
+  const lost = sinceKill.filter((r) => r.api === api && r.status === 0).length;
   // A request the dead process had begun holds its Idempotency-Key "in progress" until it is stale.
-  const held = after.filter((r) => r.code === 'IDEMPOTENCY_IN_PROGRESS').length;
+  const held = sinceKill.filter((r) => r.code === 'IDEMPOTENCY_IN_PROGRESS').length;
   return {
     name: `SIGKILL ${service.spec.name}, then start it again`,
     atSeconds: at,
     ok: true,
+    kind: 'kill',
+    snapshots: [before, dead, after],
     observations: [
       `ready again ${readyMs} ms after it was started again`,
       ...(api >= 0
@@ -71,15 +117,17 @@ function duringCut(records: RequestRecord[], from: number, to: number) {
 }
 
 async function cutDatabase(plan: FaultPlan, mode: 'reset' | 'silent'): Promise<FaultReport> {
+  const before = await snapshot(plan, 'before');
   const at = since(plan);
   const from = performance.now();
   const cut = plan.proxy.cutAll(mode);
-  await sleep(plan.cutSeconds * 1000);
+  const during = await scrapeDuring(plan, 'during the cut', plan.cutSeconds * 1000);
   cut.restore();
   const restoredAt = performance.now();
   const readyMs = await Promise.all(plan.apis.map((api) => untilReady(api)));
   // Requests sent during the cut may still be waiting for their answer: give them the timeout.
   await sleep(REQUEST_TIMEOUT_SECONDS * 1000);
+  const after = await snapshot(plan, 'recovered');
   const seen = duringCut(plan.soak.client.records, from, restoredAt);
   const statuses = [...seen.byStatus].map(([s, n]) => `${s}: ${n}`).join(', ');
   const statusesSeen = [...seen.byStatus.keys()];
@@ -97,6 +145,8 @@ async function cutDatabase(plan: FaultPlan, mode: 'reset' | 'silent'): Promise<F
       seen.worst < REQUEST_TIMEOUT_SECONDS * 1000 &&
       !got500 &&
       (got503 || seen.seen === 0),
+    kind: 'database',
+    snapshots: [before, during, after],
     observations: [
       `${seen.seen} requests sent during the cut: ${statuses || 'none'}`,
       `worst latency during the cut ${seen.worst} ms (client timeout ${REQUEST_TIMEOUT_SECONDS * 1000} ms); requests that hung to the timeout: ${seen.hung}`,
@@ -128,6 +178,7 @@ async function providerDecides(plan: FaultPlan): Promise<number> {
 }
 
 async function providerFaults(plan: FaultPlan, seconds: number): Promise<FaultReport> {
+  const before = await snapshot(plan, 'before');
   const at = since(plan);
   const providers = ['bills', 'data'];
   const set = (mode: string) =>
@@ -145,18 +196,23 @@ async function providerFaults(plan: FaultPlan, seconds: number): Promise<FaultRe
   }
   plan.soak.model.providerFaultOn.value = true;
   const processing = await providerDecides(plan);
+  const timingOut = scrapeProviderPhaseEnd(plan, 'timeouts end', (seconds / 2) * 1000);
   await sleep((seconds / 2) * 1000);
   const error = await set('error');
+  const failing = scrapeProviderPhaseEnd(plan, '5xx end', (seconds / 2) * 1000);
   await sleep((seconds / 2) * 1000);
   const normal = await set('normal');
   // Purchases accepted up to now may still be dispatched into the fault's last moments.
   await sleep(DISPATCH_LAG_MS);
   plan.soak.model.providerFaultOn.value = false;
+  const after = await snapshot(plan, `${DISPATCH_LAG_MS / 1000} s after`);
   const statuses = [probe, error, normal].map((answers) => answers.map((a) => a.status).join('/')).join(', ');
   return {
     name: `providers (${providers.join(', ')}) time out for ${seconds / 2} s, then answer 5xx for ${seconds / 2} s`,
     atSeconds: at,
     ok: [probe, error, normal].every((answers) => answers.every((a) => a.status === 200)),
+    kind: 'providers',
+    snapshots: [before, await timingOut, await failing, after],
     observations: [
       `fault control answered ${statuses}`,
       `purchases sent meanwhile, and the ${processing} still processing when it began, are decided by the provider: checked as refunded exactly when failed`,
@@ -165,17 +221,23 @@ async function providerFaults(plan: FaultPlan, seconds: number): Promise<FaultRe
 }
 
 async function dropWebhooks(plan: FaultPlan, seconds: number): Promise<FaultReport> {
+  const before = await snapshot(plan, 'before');
   const at = since(plan);
   const dropped = await sandboxPost(plan.soak.client, '/__sandbox/webhooks', { mode: 'drop' });
   const checkoutsBefore = [...plan.soak.model.topups.values()].filter((t) => t.via === 'checkout').length;
-  await sleep(seconds * 1000);
+  const during = await scrapeDuring(plan, 'dropping', seconds * 1000);
   const delivered = await sandboxPost(plan.soak.client, '/__sandbox/webhooks', { mode: 'deliver' });
+  // The inbox drains as the webhooks come again and the sweep and reconciliation run.
+  await sleep(seconds * 1000);
+  const after = await snapshot(plan, `${seconds} s after`);
   const checkoutsDuring =
     [...plan.soak.model.topups.values()].filter((t) => t.via === 'checkout').length - checkoutsBefore;
   return {
     name: `payment provider drops its webhooks for ${seconds} s`,
     atSeconds: at,
     ok: dropped.status === 200 && delivered.status === 200,
+    kind: 'webhooks',
+    snapshots: [before, during, after],
     observations: [
       `${checkoutsDuring} checkout payments made while dropped: their credit must come from verifyTopup or reconciliation`,
     ],

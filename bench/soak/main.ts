@@ -20,7 +20,7 @@ import {
 } from './checks.ts';
 import { type Session, sandboxPost, signIn, soakClient } from './client.ts';
 import { type FaultReport, runFaults } from './faults.ts';
-import { readFigures } from './metrics.ts';
+import { takeSnapshot } from './metrics.ts';
 import { newModel } from './model.ts';
 import { checkinRewardKobo, createPoll, driveMoneyMoves } from './money-moves.ts';
 import { driveOrders } from './orders.ts';
@@ -115,6 +115,7 @@ async function drive(
       cuts: settings.cuts,
       cutSeconds: settings.cutSeconds,
       startedAt,
+      metricsTargets: topology.metricsTargets,
     },
     settings.seconds,
   );
@@ -190,8 +191,8 @@ async function main(): Promise<number> {
     records: [],
     faults: [],
     quiet: null,
-    metricsBefore: new Map(),
-    metricsAfter: new Map(),
+    metricsBefore: null,
+    metricsAfter: null,
     checks: [],
     error: null,
   };
@@ -229,7 +230,7 @@ async function main(): Promise<number> {
   try {
     await startTopology(topology);
     const prepared = await prepare(soak, adminPhone);
-    facts.metricsBefore = await readFigures(apiUrls);
+    facts.metricsBefore = await takeSnapshot('before', topology.metricsTargets);
     process.stdout.write(`soak: ${settings.people} people ready; driving for ${settings.seconds} s\n`);
     facts.faults = await drive(soak, topology, proxy, prepared);
     process.stdout.write('soak: driving over; bringing the run to rest\n');
@@ -242,7 +243,7 @@ async function main(): Promise<number> {
       prepared.burstCaller,
       facts.quiet,
     );
-    facts.metricsAfter = await readFigures(apiUrls);
+    facts.metricsAfter = await takeSnapshot('after', topology.metricsTargets);
   } catch (error) {
     facts.error = (error as Error).stack ?? String(error);
     for (const p of topology.all())

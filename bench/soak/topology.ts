@@ -2,12 +2,14 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import webPush from 'web-push';
 import { freePort } from '../../test/helpers/free-port.ts';
+import type { MetricsTarget } from './metrics.ts';
 import { type ServiceProcess, type ServiceSpec, serviceProcess } from './processes.ts';
 
 // The processes of the soak and their environment. Standalone (when src/sandbox/main.ts exists):
 // two API processes (WORKER=0), two workers (--worker-only) and the sandbox process, every service
 // process on the database through the soak's TCP proxy and on the same Redis, sharing the VAPID
-// keys and the sandbox clock token; the sandbox calls the service through the balancer. Single
+// keys and the sandbox clock token; the sandbox calls the service through the balancer; each worker
+// serves /metrics on a METRICS_PORT of its own, so that what the workers did is seen too. Single
 // (before the standalone sandbox exists, or SOAK_TOPOLOGY=single): one API process with its
 // workers and the sandbox in process.
 
@@ -17,6 +19,8 @@ export type Topology = {
   workers: ServiceProcess[];
   sandbox: ServiceProcess | null;
   sandboxUrl: string;
+  /** Every process serving /metrics: the API processes, the workers on their METRICS_PORT. */
+  metricsTargets: MetricsTarget[];
   all(): ServiceProcess[];
 };
 
@@ -69,7 +73,15 @@ export async function buildTopology(input: TopologyInput): Promise<Topology> {
       baseUrl,
       env: serviceEnv(input, { PORT: String(port), WORKER: '1' }),
     });
-    return { kind: 'single', apis: [api], workers: [], sandbox: null, sandboxUrl: baseUrl, all: () => [api] };
+    return {
+      kind: 'single',
+      apis: [api],
+      workers: [],
+      sandbox: null,
+      sandboxUrl: baseUrl,
+      metricsTargets: [{ name: 'api-1', url: baseUrl }],
+      all: () => [api],
+    };
   }
   const vapid = webPush.generateVAPIDKeys();
   const sandboxPort = await freePort();
@@ -102,23 +114,40 @@ export async function buildTopology(input: TopologyInput): Promise<Topology> {
       env: serviceEnv(input, { ...shared, PORT: String(port), WORKER: '0' }),
     }),
   );
-  const workers = [1, 2].map((i) =>
-    make({
-      name: `worker-${i}`,
-      kind: 'worker',
-      args: ['src/main.ts', '--worker-only'],
-      baseUrl: null,
-      env: serviceEnv(input, { ...shared, WORKER: '1' }),
-    }),
-  );
+  const workers = await metricsServingWorkers(input, (spec) => make(spec), shared);
+  const metricsTargets = [
+    ...apis.map((api) => ({ name: api.spec.name, url: api.spec.baseUrl as string })),
+    ...workers.map((w) => w.target),
+  ];
   return {
     kind: 'standalone',
     apis,
-    workers,
+    workers: workers.map((w) => w.process),
     sandbox,
     sandboxUrl,
-    all: () => [sandbox, ...apis, ...workers],
+    metricsTargets,
+    all: () => [sandbox, ...apis, ...workers.map((w) => w.process)],
   };
+}
+
+/** Two worker-only processes, each serving /metrics on a free METRICS_PORT of its own. */
+async function metricsServingWorkers(
+  input: TopologyInput,
+  make: (spec: ServiceSpec) => ServiceProcess,
+  shared: Record<string, string>,
+): Promise<{ process: ServiceProcess; target: MetricsTarget }[]> {
+  const ports = [await freePort(), await freePort()];
+  return ports.map((metricsPort, i) => ({
+    // baseUrl stays null: a worker is ready by its started line (processes.ts), as without METRICS_PORT.
+    process: make({
+      name: `worker-${i + 1}`,
+      kind: 'worker',
+      args: ['src/main.ts', '--worker-only'],
+      baseUrl: null,
+      env: serviceEnv(input, { ...shared, WORKER: '1', METRICS_PORT: String(metricsPort) }),
+    }),
+    target: { name: `worker-${i + 1}`, url: `http://127.0.0.1:${metricsPort}` },
+  }));
 }
 
 /**
