@@ -23,6 +23,25 @@ export type MoneyReads = {
   ready(): Promise<boolean>;
 };
 
+/**
+ * The longest a scrape waits for one read. A provider that hangs (its float balance) or a database
+ * that stopped answering must not hold /metrics past Prometheus's scrape timeout (10 s by default),
+ * or the whole scrape is lost, the HTTP and provider error counters with it, exactly when they
+ * matter; the read that ran out is told as failed.
+ */
+const readDeadlineMs = 2_500;
+
+/** The read, or a failure once readDeadlineMs has passed without its answer. */
+function withinDeadline<T>(read: () => Promise<T>): () => Promise<T> {
+  return () => {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${readDeadlineMs} ms`)), readDeadlineMs);
+    });
+    return Promise.race([read(), deadline]).finally(() => clearTimeout(timer));
+  };
+}
+
 /** Told of a read that failed: its gauge is left out of that scrape, the rest are served. */
 export type ReadFailed = (error: unknown, figure: string) => void;
 
@@ -38,9 +57,10 @@ export function moneyGaugesRegistered(registry: Registry): boolean {
  * scrape reads afresh.
  */
 function sharedPerScrape<T>(read: () => Promise<T>): () => Promise<T> {
+  const bounded = withinDeadline(read);
   let running: Promise<T> | undefined;
   return () => {
-    running ??= read().finally(() => {
+    running ??= bounded().finally(() => {
       running = undefined;
     });
     return running;
@@ -49,7 +69,9 @@ function sharedPerScrape<T>(read: () => Promise<T>): () => Promise<T> {
 
 /**
  * A gauge whose values are set at each scrape by `update`, after `reset` (a provider or queue gone
- * since the last scrape is not kept). A failed read leaves it empty for that scrape and is told.
+ * since the last scrape is not kept). A failed read leaves a labelled gauge empty for that scrape and
+ * a gauge without labels NaN (prom-client serves such a gauge reset as 0, which an alert would read
+ * as all clear: no purchase processing, no webhook waiting), and is told.
  */
 function scrapedGauge<L extends string>(
   registry: Registry,
@@ -68,6 +90,7 @@ function scrapedGauge<L extends string>(
         await update(this);
       } catch (error) {
         this.reset();
+        if ((options.labelNames ?? []).length === 0) (this as Gauge).set(Number.NaN);
         failed(error, options.name);
       }
     },
@@ -140,7 +163,7 @@ export function registerMoneyGauges(registry: Registry, reads: MoneyReads, faile
       labelNames: ['queue', 'state'],
     },
     async (g) => {
-      for (const q of await reads.queueCounts()) {
+      for (const q of await withinDeadline(reads.queueCounts)()) {
         for (const state of ['queued', 'deferred', 'active', 'failed'] as const) {
           g.set({ queue: q.name, state }, q[state]);
         }
@@ -179,6 +202,7 @@ export function registerMoneyGauges(registry: Registry, reads: MoneyReads, faile
 
   gauge(
     { name: 'billrail_ready', help: '1 when this process reaches its database (as /readyz), else 0' },
-    async (g) => g.set((await reads.ready()) ? 1 : 0),
+    // A database too slow to answer within the deadline is not ready either.
+    async (g) => g.set((await withinDeadline(reads.ready)().catch(() => false)) ? 1 : 0),
   );
 }
