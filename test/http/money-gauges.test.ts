@@ -23,7 +23,7 @@ function readsWith(overrides: Partial<MoneyReads>): MoneyReads {
 }
 
 /** The value of one series in Prometheus text, or undefined when the series is absent. */
-function valueOf(text: string, series: string): string | undefined {
+function seriesValue(text: string, series: string): string | undefined {
   const line = text.split('\n').find((l) => l.startsWith(`${series} `));
   return line?.slice(series.length + 1);
 }
@@ -42,11 +42,11 @@ describe('the money gauges', () => {
   it('serve what the owning modules read', async () => {
     const { text, failed } = await scrape(readsWith({}));
     assert.deepEqual(failed, []);
-    assert.equal(valueOf(text, 'billrail_provider_float_balance_kobo{provider="data"}'), '5000000');
-    assert.equal(valueOf(text, 'billrail_vtu_purchases_processing'), '3');
-    assert.equal(valueOf(text, 'billrail_payment_inbox_oldest_age_seconds'), '60');
-    assert.equal(valueOf(text, 'billrail_job_queue_jobs{queue="domain-event",state="queued"}'), '4');
-    assert.equal(valueOf(text, 'billrail_ready'), '1');
+    assert.equal(seriesValue(text, 'billrail_provider_float_balance_kobo{provider="data"}'), '5000000');
+    assert.equal(seriesValue(text, 'billrail_vtu_purchases_processing'), '3');
+    assert.equal(seriesValue(text, 'billrail_payment_inbox_oldest_age_seconds'), '60');
+    assert.equal(seriesValue(text, 'billrail_job_queue_jobs{queue="domain-event",state="queued"}'), '4');
+    assert.equal(seriesValue(text, 'billrail_ready'), '1');
   });
 
   it('answer without the reads that hang, leaving those out or NaN, and tell which failed', async () => {
@@ -58,17 +58,17 @@ describe('the money gauges', () => {
         ready: never,
       }),
     );
-    assert.equal(valueOf(text, 'billrail_provider_float_balance_kobo{provider="data"}'), undefined);
+    assert.equal(seriesValue(text, 'billrail_provider_float_balance_kobo{provider="data"}'), undefined);
     assert.ok(
-      isNaNValue(valueOf(text, 'billrail_vtu_purchases_processing')),
+      isNaNValue(seriesValue(text, 'billrail_vtu_purchases_processing')),
       'billrail_vtu_purchases_processing',
     );
-    assert.ok(isNaNValue(valueOf(text, 'billrail_vtu_purchases_stuck')), 'billrail_vtu_purchases_stuck');
-    assert.equal(valueOf(text, 'billrail_job_queue_jobs{queue="domain-event",state="queued"}'), undefined);
+    assert.ok(isNaNValue(seriesValue(text, 'billrail_vtu_purchases_stuck')), 'billrail_vtu_purchases_stuck');
+    assert.equal(seriesValue(text, 'billrail_job_queue_jobs{queue="domain-event",state="queued"}'), undefined);
     // A database too slow to answer is not ready.
-    assert.equal(valueOf(text, 'billrail_ready'), '0');
+    assert.equal(seriesValue(text, 'billrail_ready'), '0');
     // What did answer is still served.
-    assert.equal(valueOf(text, 'billrail_payment_inbox_backlog'), '2');
+    assert.equal(seriesValue(text, 'billrail_payment_inbox_backlog'), '2');
     assert.deepEqual(
       failed.sort(),
       [
@@ -86,12 +86,12 @@ describe('the money gauges', () => {
       throw new Error('Connection terminated unexpectedly');
     };
     const { text } = await scrape(readsWith({ paymentInbox: down, lastLedgerCheck: down }));
-    assert.ok(isNaNValue(valueOf(text, 'billrail_payment_inbox_backlog')), 'billrail_payment_inbox_backlog');
+    assert.ok(isNaNValue(seriesValue(text, 'billrail_payment_inbox_backlog')), 'billrail_payment_inbox_backlog');
     assert.ok(
-      isNaNValue(valueOf(text, 'billrail_payment_inbox_oldest_age_seconds')),
+      isNaNValue(seriesValue(text, 'billrail_payment_inbox_oldest_age_seconds')),
       'billrail_payment_inbox_oldest_age_seconds',
     );
-    assert.ok(isNaNValue(valueOf(text, 'billrail_ledger_check_ok')), 'billrail_ledger_check_ok');
-    assert.equal(valueOf(text, 'billrail_vtu_purchases_processing'), '3');
+    assert.ok(isNaNValue(seriesValue(text, 'billrail_ledger_check_ok')), 'billrail_ledger_check_ok');
+    assert.equal(seriesValue(text, 'billrail_vtu_purchases_processing'), '3');
   });
 });
