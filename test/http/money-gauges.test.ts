@@ -64,7 +64,10 @@ describe('the money gauges', () => {
       'billrail_vtu_purchases_processing',
     );
     assert.ok(isNaNValue(seriesValue(text, 'billrail_vtu_purchases_stuck')), 'billrail_vtu_purchases_stuck');
-    assert.equal(seriesValue(text, 'billrail_job_queue_jobs{queue="domain-event",state="queued"}'), undefined);
+    assert.equal(
+      seriesValue(text, 'billrail_job_queue_jobs{queue="domain-event",state="queued"}'),
+      undefined,
+    );
     // A database too slow to answer is not ready.
     assert.equal(seriesValue(text, 'billrail_ready'), '0');
     // What did answer is still served.
@@ -86,7 +89,10 @@ describe('the money gauges', () => {
       throw new Error('Connection terminated unexpectedly');
     };
     const { text } = await scrape(readsWith({ paymentInbox: down, lastLedgerCheck: down }));
-    assert.ok(isNaNValue(seriesValue(text, 'billrail_payment_inbox_backlog')), 'billrail_payment_inbox_backlog');
+    assert.ok(
+      isNaNValue(seriesValue(text, 'billrail_payment_inbox_backlog')),
+      'billrail_payment_inbox_backlog',
+    );
     assert.ok(
       isNaNValue(seriesValue(text, 'billrail_payment_inbox_oldest_age_seconds')),
       'billrail_payment_inbox_oldest_age_seconds',
