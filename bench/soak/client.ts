@@ -34,7 +34,14 @@ export type Session = {
   refreshing: Promise<void> | undefined;
 };
 
-export type Answer = { kind: 'answer'; status: number; body: Envelope; replayed: boolean };
+export type Answer = {
+  kind: 'answer';
+  status: number;
+  body: Envelope;
+  replayed: boolean;
+  /** An earlier try got no answer (its process was killed, say): it may have been carried out. */
+  afterLostAnswer: boolean;
+};
 export type Outcome = Answer | { kind: 'unresolved'; last: string };
 
 export type CallOptions = {
@@ -115,6 +122,7 @@ export async function call(
   const deadline = performance.now() + (options.deadlineMs ?? DEFAULT_DEADLINE_MS);
   let last = 'not sent';
   let refreshed = false;
+  let afterLostAnswer = false;
   for (;;) {
     const api = options.api ?? client.turn.next++ % client.apis.length;
     const answer = await once(client, api, op, data, { ...options, key });
@@ -126,8 +134,15 @@ export async function call(
     if (options.api !== undefined || !retryable(answer.status, answer.body)) {
       if (answer.body === undefined)
         return { kind: 'unresolved', last: `HTTP ${answer.status} without a body` };
-      return { kind: 'answer', status: answer.status, body: answer.body, replayed: answer.replayed };
+      return {
+        kind: 'answer',
+        status: answer.status,
+        body: answer.body,
+        replayed: answer.replayed,
+        afterLostAnswer,
+      };
     }
+    if (answer.status === 0) afterLostAnswer = true;
     last = answer.status === 0 ? 'no answer' : `HTTP ${answer.status} ${answer.body?.error?.code ?? ''}`;
     if (performance.now() > deadline) return { kind: 'unresolved', last };
     await pause(Math.max(RETRY_PAUSE_MS, Math.min(answer.retryAfter, 30) * 1000));
@@ -144,13 +159,26 @@ export async function must<T>(outcome: Promise<Outcome>, what: string): Promise<
   );
 }
 
-/** requestOtp, the code from the sandbox's SMS, verifyOtp. */
+/**
+ * requestOtp, the code from the sandbox's SMS, verifyOtp. A verifyOtp whose answer was lost (its
+ * process killed) may have used the code up, and its answer is never kept for replay (it carries
+ * tokens), so its retry is refused 401: then, as a person would, ask for a new code (once the resend
+ * window allows: requestOtp's 429 is waited out) and sign in with it.
+ */
 export async function signIn(client: SoakClient, phone: string): Promise<Session> {
-  await must(call(client, 'requestOtp', { phone }), `requestOtp ${phone}`);
-  const code = await readOtp(client.sandboxUrl, phone);
-  if (code === null) throw new Error(`no SMS for ${phone}`);
+  let verified: Outcome;
+  for (let attempt = 1; ; attempt++) {
+    // Again, the resend window (60 s of the service's clock) may still be closed: waited out.
+    const patience = attempt === 1 ? {} : { deadlineMs: 3 * 60_000 };
+    await must(call(client, 'requestOtp', { phone }, patience), `requestOtp ${phone}`);
+    const code = await readOtp(client.sandboxUrl, phone);
+    if (code === null) throw new Error(`no SMS for ${phone}`);
+    verified = await call(client, 'verifyOtp', { phone, code });
+    const usedUpUnseen = verified.kind === 'answer' && verified.status === 401 && verified.afterLostAnswer;
+    if (!usedUpUnseen || attempt === 3) break;
+  }
   const signedIn = await must<{ accessToken: string; refreshToken: string; user: { id: string } }>(
-    call(client, 'verifyOtp', { phone, code }),
+    Promise.resolve(verified),
     `verifyOtp ${phone}`,
   );
   return {
