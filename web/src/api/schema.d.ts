@@ -2390,6 +2390,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2532,6 +2534,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2657,6 +2661,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2791,6 +2797,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2897,6 +2905,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3058,6 +3068,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3216,6 +3228,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3364,6 +3378,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3458,6 +3474,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3546,6 +3564,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3639,6 +3659,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3789,6 +3811,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3950,6 +3974,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4116,6 +4142,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4265,6 +4293,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4387,6 +4417,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4554,6 +4586,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4715,6 +4749,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4873,6 +4909,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5039,6 +5077,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5157,6 +5197,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5322,6 +5364,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5432,6 +5476,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5530,6 +5576,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5628,6 +5676,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5727,6 +5777,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5832,6 +5884,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5938,6 +5992,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6035,6 +6091,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6137,6 +6195,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6234,6 +6294,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6331,6 +6393,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6430,6 +6494,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6532,6 +6598,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6681,6 +6749,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6842,6 +6912,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7005,6 +7077,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7166,6 +7240,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7366,6 +7442,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7576,6 +7654,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7792,6 +7872,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7994,6 +8076,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8193,6 +8277,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8405,6 +8491,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8540,6 +8628,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8723,6 +8813,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8827,6 +8919,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9036,6 +9130,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9148,6 +9244,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9357,6 +9455,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9513,6 +9613,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9627,6 +9729,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9799,6 +9903,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9957,6 +10063,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10139,6 +10247,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10240,6 +10350,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10399,6 +10511,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10546,6 +10660,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10641,6 +10757,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10784,6 +10902,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10920,6 +11040,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11008,6 +11130,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11160,6 +11284,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11253,6 +11379,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11357,6 +11485,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11514,6 +11644,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11647,6 +11779,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11758,6 +11892,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11914,6 +12050,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12042,6 +12180,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12261,6 +12401,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12434,6 +12576,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12510,6 +12654,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12647,6 +12793,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12793,6 +12941,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12892,6 +13042,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13066,6 +13218,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13233,6 +13387,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13395,6 +13551,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13507,6 +13665,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13675,6 +13835,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13789,6 +13951,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13964,6 +14128,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14145,6 +14311,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14482,6 +14650,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14606,6 +14776,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14782,6 +14954,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14958,6 +15132,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15134,6 +15310,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15315,6 +15493,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15532,6 +15712,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15715,6 +15897,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15845,6 +16029,8 @@ export interface operations {
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
