@@ -296,6 +296,9 @@ describe('an empty history', { skip: skipWithoutChromium, timeout: 120_000 }, ()
     await page.waitForURL(/\/sign-in/, TIMEOUT);
     await page.getByLabel('Phone number').fill(user.phone);
     await page.getByRole('button', { name: 'Send code' }).click();
+    // The code field shows once requestOtp has answered: only then is the new code in the SMS (read
+    // before it, the SMS is still the sign-in's, a code already used).
+    await page.getByLabel('Code').waitFor(TIMEOUT);
     await page.getByLabel('Code').fill((await readSms(world, e164(user.phone))).code);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByText('Nothing here yet.').waitFor(TIMEOUT);
