@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { createDataVendorClient, listPagesMax, parseNaira } from '../../src/providers/vtu/data-vendor-client.ts';
+import {
+  createDataVendorClient,
+  listPagesMax,
+  parseNaira,
+} from '../../src/providers/vtu/data-vendor-client.ts';
 import type { Network, PurchaseRequest, VtuProvider } from '../../src/providers/vtu/vtu-provider.ts';
 import { amountBreach, VtuProviderError } from '../../src/providers/vtu/vtu-provider.ts';
 import {
@@ -511,7 +515,12 @@ describe('data vendor client against a scripted vendor', () => {
           const next = `http://vendor/api/data/?page=${page + 1}`;
           json(200, { count: 100_000, next, previous: null, results })(request, body, response);
         };
-      const request = { reference: 'vtu_never_sent', service: 'data' as const, providerReference: null, sentAt };
+      const request = {
+        reference: 'vtu_never_sent',
+        service: 'data' as const,
+        providerReference: null,
+        sentAt,
+      };
 
       it('not_found once its pages reach orders created well before the purchase was sent', async () => {
         // Pages 1-11 are newer than the send (14:35 UTC, written in Lagos time); page 12 an hour older.

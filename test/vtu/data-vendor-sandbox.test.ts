@@ -291,7 +291,12 @@ describe('data vendor client against the sandbox data vendor', () => {
       });
       assert.equal(found.status, 'success');
       assert.deepEqual(
-        await client.requery({ reference: 'vtu_never_received', service: 'data', providerReference: null, sentAt }),
+        await client.requery({
+          reference: 'vtu_never_received',
+          service: 'data',
+          providerReference: null,
+          sentAt,
+        }),
         { status: 'not_found' },
       );
     });
