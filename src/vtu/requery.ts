@@ -163,6 +163,7 @@ async function requery(deps: DispatchDeps, purchase: VtuTransaction): Promise<Re
       reference: purchase.reference,
       service: purchase.service as VtuService,
       providerReference: purchase.provider_reference,
+      ...(purchase.sent_at !== null ? { sentAt: purchase.sent_at } : {}),
     });
   } catch (error) {
     deps.logger.warn({ err: error, reference: purchase.reference }, 'purchase requery failed');

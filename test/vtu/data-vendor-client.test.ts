@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { createDataVendorClient, parseNaira } from '../../src/providers/vtu/data-vendor-client.ts';
+import {
+  createDataVendorClient,
+  listPagesMax,
+  parseNaira,
+} from '../../src/providers/vtu/data-vendor-client.ts';
 import type { Network, PurchaseRequest, VtuProvider } from '../../src/providers/vtu/vtu-provider.ts';
 import { amountBreach, VtuProviderError } from '../../src/providers/vtu/vtu-provider.ts';
 import {
@@ -498,6 +502,48 @@ describe('data vendor client against a scripted vendor', () => {
       const request = { reference: 'vtu_never_sent', service: 'data' as const, providerReference: null };
       assert.deepEqual(await client().requery(request), { status: 'not_found' });
       assert.deepEqual(await client().requery(request), { status: 'not_found' });
+    });
+
+    describe('a list longer than ever read to its end', () => {
+      const sentAt = new Date('2026-11-22T14:30:00.000Z');
+      /** Page n of an endless list, newest first: its orders created `createdAt(n)`. */
+      const endlessList =
+        (createdAt: (page: number) => string): Handler =>
+        (request, body, response) => {
+          const page = Number(new URL(request.url ?? '/', 'http://vendor').searchParams.get('page') ?? '1');
+          const results = [dataOrder({ ident: `other-${page}`, create_date: createdAt(page) })];
+          const next = `http://vendor/api/data/?page=${page + 1}`;
+          json(200, { count: 100_000, next, previous: null, results })(request, body, response);
+        };
+      const request = {
+        reference: 'vtu_never_sent',
+        service: 'data' as const,
+        providerReference: null,
+        sentAt,
+      };
+
+      it('not_found once its pages reach orders created well before the purchase was sent', async () => {
+        // Pages 1-11 are newer than the send (14:35 UTC, written in Lagos time); page 12 an hour older.
+        handler = endlessList((page) => (page < 12 ? '2026-11-22T15:35:00+01:00' : '2026-11-22T13:30:00Z'));
+        assert.deepEqual(await client().requery(request), { status: 'not_found' });
+        assert.equal(received.length, 12, 'read past the tenth page, and no further than the send time');
+      });
+
+      it('unknown while every order read might be as new as ours (the clock skew allowed, or no zone)', async () => {
+        // Five minutes before the send is within the vendor's clock skew; a naive time has no zone.
+        for (const createdAt of ['2026-11-22T14:25:00Z', '2026-11-22T12:00:00']) {
+          handler = endlessList(() => createdAt);
+          received.length = 0;
+          assert.equal((await client().requery(request)).status, 'unknown');
+          assert.equal(received.length, listPagesMax, 'read to the page limit, then no verdict');
+        }
+      });
+
+      it('without the send time, no order proves it absent', async () => {
+        handler = endlessList(() => '2026-11-22T09:00:00Z');
+        const { sentAt: _unsent, ...unsent } = request;
+        assert.equal((await client().requery(unsent)).status, 'unknown');
+      });
     });
 
     it('the list unread or cut short → unknown, never not_found', async () => {

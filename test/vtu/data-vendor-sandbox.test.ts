@@ -276,6 +276,31 @@ describe('data vendor client against the sandbox data vendor', () => {
       assert.equal(found.status === 'success' ? found.providerReference : null, String(order?.id));
     });
 
+    it('reads past 10 pages: behind 220 newer orders, an unanswered one is found and a never-received one is not_found', async () => {
+      // The long soak: over 1,900 data orders, and purchases sent while the vendor timed out (it never
+      // received them). Reading only the newest 10 pages kept them unknown, and processing, for ever.
+      const unanswered = buyData('08031234564');
+      assert.equal((await vendorClient(sandbox, { timeoutMs: 200 }).purchase(unanswered)).status, 'unknown');
+      for (let i = 0; i < 220; i++) await client.purchase(buyData('08131234568'));
+      const sentAt = new Date('2026-11-22T14:30:00.000Z');
+      const found = await client.requery({
+        reference: unanswered.reference,
+        service: 'data',
+        providerReference: null,
+        sentAt,
+      });
+      assert.equal(found.status, 'success');
+      assert.deepEqual(
+        await client.requery({
+          reference: 'vtu_never_received',
+          service: 'data',
+          providerReference: null,
+          sentAt,
+        }),
+        { status: 'not_found' },
+      );
+    });
+
     it('answers not_found for a reference the vendor never received', async () => {
       assert.deepEqual(
         await client.requery({ reference: 'vtu_never_sent', service: 'data', providerReference: null }),

@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { userBalances } from '../../src/ledger/accounts.ts';
 import { checkLedger } from '../../src/ledger/check.ts';
-import { VtuProviderError, VtuRefusedLocally } from '../../src/providers/vtu/vtu-provider.ts';
+import {
+  type RequeryRequest,
+  VtuProviderError,
+  VtuRefusedLocally,
+} from '../../src/providers/vtu/vtu-provider.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { until } from '../helpers/until.ts';
 import { createWorld, failure, get, ok, post, signIn, type World } from '../helpers/world.ts';
@@ -377,6 +381,47 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       assert.equal(done.status, 'success');
       assert.equal(done.provider, 'data');
       assert.equal(await wallet(user.userId), 1_000_000n - plan.wholesaleKobo);
+    });
+
+    it('buyData the vendor never received: requeried with its send time, failed and refunded once not found', async () => {
+      // The data vendor is found again by our reference in its order list, newest first; the send
+      // time is how far back that read must go before "not there" means never received (the long
+      // soak left 14 such purchases processing behind 1,900 newer orders).
+      const user = await buyer(world, 10_000);
+      const data = world.ctx.vtuProviders.data;
+      const plan = (await data.dataPlans('mtn'))[0]!;
+      const { purchase, requery } = data;
+      const asked: RequeryRequest[] = [];
+      try {
+        data.purchase = async () => {
+          throw new VtuProviderError('data', 'purchase did not answer within 20000 ms');
+        };
+        data.requery = async (request) => {
+          asked.push(request);
+          return requery(request);
+        };
+        const lost = await bought(world, user, 'buyData', {
+          network: 'mtn',
+          plan_id: plan.planId,
+          phone: mtn('5'),
+          amount: Number(plan.wholesaleKobo) / 100,
+        });
+        assert.equal(lost.status, 'processing');
+        await advanceClock(world, 16 * 60);
+        assert.equal(await statusOf(lost.id), 'failed');
+        const row = await world.ctx.db
+          .selectFrom('vtu_transactions')
+          .select(['reference', 'sent_at'])
+          .where('id', '=', lost.id)
+          .executeTakeFirstOrThrow();
+        const mine = asked.filter((request) => request.reference === row.reference);
+        assert.ok(mine.length > 0, 'requeried');
+        for (const request of mine) assert.equal(request.sentAt?.getTime(), row.sent_at?.getTime());
+        assert.equal(await wallet(user.userId), 1_000_000n, 'refunded exactly once');
+      } finally {
+        data.purchase = purchase;
+        data.requery = requery;
+      }
     });
 
     it('buyElectricity: success carries the token and the units', async () => {

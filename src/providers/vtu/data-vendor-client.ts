@@ -39,9 +39,15 @@ import {
 //
 // Our reference travels as `ident`, which is how a purchase whose answer never came is found again:
 // requery without the vendor's id reads the order list (newest first, up to listPagesMax pages) and
-// looks for it. `not_found` is answered only when the whole list was read without it; a vendor still
-// working on a request that timed out may not list it yet, so the caller should trust not_found only
-// some time after the purchase. An order missing from the pages we read is `unknown`, never not_found. `Ported_number: true` is
+// looks for it. `not_found` is answered when the whole list was read without it, or when the pages
+// read already reach orders the vendor created well before we sent ours (create_date older than the
+// request's sentAt by more than listClockSkewSeconds): the list is newest first, so ours would have
+// been among them. Reading only the newest 10 pages, with no such stop, kept a purchase that never
+// reached the vendor `unknown`, and processing, for ever once 200 newer orders came after it (the
+// long soak left 14 so: over 1,900 data orders, and purchases sent while the vendor timed out). A
+// vendor still working on a request that timed out may not list it yet, so the caller should trust
+// not_found only some time after the purchase. An order missing from the pages we read, with no
+// create_date we can read past its send time, is `unknown`, never not_found. `Ported_number: true` is
 // always sent, because the service checks the prefix itself and a ported number is still the user's.
 //
 // Retries: a GET is repeated once after a network error or a 5xx, inside the call's time budget. A
@@ -78,8 +84,24 @@ const planKeys: Readonly<Record<Network, string>> = {
 
 const networksInOrder: readonly Network[] = ['mtn', 'glo', 'airtel', '9mobile'];
 
-/** Requery by reference reads at most this many pages of the order list, newest first. */
-export const listPagesMax = 10;
+/**
+ * Requery by reference reads at most this many pages of the order list (20 orders each), newest
+ * first: a backstop against a list that never ends. The read normally stops sooner, at the orders
+ * created before the purchase was sent (readPastSend). The list holds only our own orders of one
+ * kind, so 250 pages is hours of a busy day; 10 pages left a purchase that never reached the vendor
+ * unknown for ever once 200 newer orders came after it.
+ */
+export const listPagesMax = 250;
+
+/**
+ * How far the vendor's clock (create_date) may be behind ours (sentAt) before an order it created
+ * "earlier" than our send is taken as really earlier. Generous: reading a few more pages is cheap,
+ * and a wrong not_found refunds a purchase that may have been delivered.
+ */
+export const listClockSkewSeconds = 10 * 60;
+
+/** A create_date we can compare: ISO 8601 with its offset (a naive one is in an unknown zone). */
+const zonedTimestamp = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
 /**
  * Airtime is sold in whole naira between these bounds by every vendor of this family (its `amount`
  * is an integer). Exposed as the provider's `airtimeAmounts`, so a purchase is refused before its
@@ -381,7 +403,7 @@ async function requery(connection: DataVendorConnection, request: RequeryRequest
   if (request.reference.trim() === '') {
     return { status: 'unknown', reason: `${connection.provider}: empty reference` };
   }
-  return requeryByIdent(connection, request.reference, kind);
+  return requeryByIdent(connection, request.reference, kind, request.sentAt);
 }
 
 async function requeryById(
@@ -413,6 +435,7 @@ async function requeryByIdent(
   connection: DataVendorConnection,
   reference: string,
   kind: Kind,
+  sentAt: Date | undefined,
 ): Promise<RequeryOutcome> {
   const { provider } = connection;
   const what = `${kind.label} order list`;
@@ -431,7 +454,7 @@ async function requeryByIdent(
     const found = orders.find((order) => isRecord(order) && order.ident === reference);
     if (found !== undefined) return outcomeOf(connection, what, reference, found, kind);
     const next = Array.isArray(list.data) ? null : (list.data.next ?? null);
-    if (next === null) return { status: 'not_found' };
+    if (next === null || readPastSend(orders, sentAt)) return { status: 'not_found' };
     // Only the query of `next` is used: the vendor builds it from the Host header it saw, and our
     // token goes to no address but the configured one.
     const nextQuery = queryOf(next);
@@ -594,6 +617,22 @@ function queryOf(next: string): string | null {
 
 function indefinite(reason: string): Answer {
   return { kind: 'indefinite', reason };
+}
+
+/**
+ * Whether a page of the list (newest first) holds an order the vendor created before we sent ours,
+ * by more than the clock skew we allow: every order after it is older still, so ours is not there.
+ * A create_date missing or unreadable proves nothing.
+ */
+function readPastSend(orders: unknown[], sentAt: Date | undefined): boolean {
+  if (sentAt === undefined) return false;
+  const before = sentAt.getTime() - listClockSkewSeconds * 1000;
+  return orders.some((order) => {
+    if (!isRecord(order) || typeof order.create_date !== 'string') return false;
+    if (!zonedTimestamp.test(order.create_date)) return false;
+    const created = Date.parse(order.create_date);
+    return Number.isFinite(created) && created < before;
+  });
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

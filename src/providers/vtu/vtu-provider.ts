@@ -123,7 +123,16 @@ export type RequeryOutcome = PurchaseOutcome | { status: 'not_found' };
  * when none came (a timeout): the adapter then finds the order by our reference where its API allows,
  * and answers `unknown` where it cannot.
  */
-export type RequeryRequest = { reference: string; service: VtuService; providerReference: string | null };
+export type RequeryRequest = {
+  reference: string;
+  service: VtuService;
+  providerReference: string | null;
+  /**
+   * When we sent it (our clock), if it was sent: an adapter that looks for the reference in a list
+   * ordered newest first may stop, and answer not_found, once the list has gone back past this time.
+   */
+  sentAt?: Date;
+};
 
 // Catalogue items, normalised. Prices are the provider's (wholesale) in kobo; retail is ours.
 
