@@ -12,6 +12,7 @@ import {
   finalPurchases,
   ledgerCheckCli,
   outcomesCheck,
+  readScheduleOutcomes,
   refundsCheck,
   refundsSqlCheck,
   schedulesAndPollCheck,
@@ -141,6 +142,7 @@ async function finalChecks(
   quiet: Quiet,
 ): Promise<Check[]> {
   const purchases = await finalPurchases(soak);
+  await readScheduleOutcomes(soak);
   const ready = await Promise.all(
     topology.all().map(async (p) => `${p.spec.name} ${(await p.ready()) ? 'ready' : 'NOT READY'}`),
   );

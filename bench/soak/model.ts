@@ -49,6 +49,11 @@ export type Model = {
     recipient: string;
     chargedKobo: bigint;
     expected: Expected | null;
+    /**
+     * The service skipped its one run, the wallet not covering it at that moment (other purchases of
+     * the same person ran first): it charged nothing. Read back after the quiet (readScheduleOutcomes).
+     */
+    skipped?: boolean;
   }[];
   /** "operation → outcome" counts for the report. */
   counts: Map<string, number>;
@@ -106,7 +111,7 @@ export function expectedBalanceKobo(model: Model, person: Person, actual: Map<st
     if (end === 'failed') balance += purchase.chargedKobo;
   }
   for (const schedule of model.schedules) {
-    if (schedule.userId !== person.session.userId) continue;
+    if (schedule.userId !== person.session.userId || schedule.skipped === true) continue;
     balance -= schedule.chargedKobo;
     if ((schedule.expected ?? actual.get(`to:${schedule.recipient}`)) === 'failed')
       balance += schedule.chargedKobo;

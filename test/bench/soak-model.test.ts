@@ -97,4 +97,17 @@ describe('the soak model', () => {
     assert.equal(expectedBalanceKobo(model, buyer, ended), 100_000n - 1_000n - 1_000n - 300n);
     assert.equal(expectedBalanceKobo(model, other, ended), 4_000n);
   });
+
+  it('charges nothing for a schedule whose one run the service skipped for want of funds', () => {
+    const model = newModel();
+    const buyer = person('u1', 10_000n);
+    model.people.push(buyer);
+    model.schedules.push(
+      { userId: 'u1', id: 's1', recipient: '08031234565', chargedKobo: 400n, expected: 'success' },
+      { userId: 'u1', id: 's2', recipient: '08031234567', chargedKobo: 300n, expected: 'success' },
+    );
+    assert.equal(expectedBalanceKobo(model, buyer, new Map()), 10_000n - 400n - 300n);
+    model.schedules[0]!.skipped = true;
+    assert.equal(expectedBalanceKobo(model, buyer, new Map()), 10_000n - 300n);
+  });
 });
