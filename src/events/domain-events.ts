@@ -171,6 +171,8 @@ export type DomainEvent =
       amountKobo: string;
       skipsInRow: number;
       paused: boolean;
+      /** The schedule had no run after this one (a one-off, its last run, or past endsAt): it ended. */
+      ended?: boolean;
       occurredAt: string;
     }
   /** A schedule paused itself at a run (a price above the tolerance, a plan gone, ...): once per due time. */

@@ -315,7 +315,11 @@ export function messageFor(event: DomainEvent): NotificationMessage | null {
         title: event.paused ? 'Scheduled purchase paused' : 'Scheduled purchase skipped',
         body: event.paused
           ? `Your wallet could not cover your scheduled ${what} purchase of ${kobo(event.amountKobo)}, ${event.skipsInRow} times in a row, so the schedule is paused. Fund your wallet and resume it.`
-          : `Your wallet could not cover your scheduled ${what} purchase of ${kobo(event.amountKobo)}, so this run was skipped. It will try again at its next time.`,
+          : `Your wallet could not cover your scheduled ${what} purchase of ${kobo(event.amountKobo)}, so this run was skipped. ${
+              event.ended === true
+                ? 'It was the last one, so the schedule has ended.'
+                : 'It will try again at its next time.'
+            }`,
         data: { scheduleId: event.scheduleId, dueAt: event.dueAt, amount: kobo(event.amountKobo) },
         source: `schedule-run:${event.scheduleId}:${event.dueAt}`,
       };

@@ -289,6 +289,7 @@ function finishOf(
       amountKobo: outcome.amountKobo.toString(),
       skipsInRow,
       paused,
+      ended: ended && !paused,
     },
   };
 }

@@ -417,6 +417,36 @@ describe('a month of daily runs, with a skip and a restart', () => {
   });
 });
 
+describe('a one-off run the wallet cannot cover', () => {
+  let world: World;
+  before(async () => {
+    world = await createWorld();
+  });
+  after(async () => {
+    await world?.close();
+  });
+
+  it('is skipped, ends the schedule, charges nothing, and the notice says it has ended', async () => {
+    let user = await buyer(world, 0);
+    const made = await create(world, user, {
+      service: 'airtime',
+      order: { network: 'mtn', phone: mtn('5'), amount: 100 },
+      startAt: fromNow(world, 60),
+    });
+    await advanceClock(world, 120);
+    user = await refreshed(world, user);
+    const after = await scheduleOf(world, user, made.id);
+    assert.deepEqual([after.status, after.runs, after.skipsInRow], ['ended', 0, 1]);
+    await runDomainEvents(world);
+    const told = (await notificationsOf(world, user)).filter((n) => n.kind === 'schedule_skipped');
+    assert.equal(told.length, 1);
+    assert.match(told[0]!.body, /It was the last one, so the schedule has ended\./);
+    assert.doesNotMatch(told[0]!.body, /next time/);
+    assert.equal((await userBalances(world.ctx.db, user.userId)).wallet, 0n, 'nothing charged');
+    await assertLedgerOk(world);
+  });
+});
+
 describe('skips in a row', () => {
   let world: World;
   before(async () => {
