@@ -18,6 +18,7 @@ import {
   signedChargeSuccess,
   signIn,
 } from './common.ts';
+import { startScriptNodeFlags } from './node-flags.ts';
 
 // `node bench/purchase-cpu.ts`: the CPU one operation costs, for the capacity model of
 // docs/scaling.md. Starts the service (one process, workers on, sandbox in process) on a fresh
@@ -175,7 +176,8 @@ function startService(databaseUrl: string, port: number, adminPhone: string, dat
     DATA_DIR: dataDir,
     ADMIN_PHONES: adminPhone,
   });
-  return spawn(process.execPath, ['src/main.ts'], {
+  // As npm start runs it (V8's heap sizing), so the CPU measured is that of the process users run.
+  return spawn(process.execPath, [...startScriptNodeFlags(), 'src/main.ts'], {
     cwd: repoRoot,
     env,
     stdio: ['ignore', 'ignore', 'inherit'],
