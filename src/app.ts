@@ -132,8 +132,12 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
     app.swagger(),
   );
 
+  const idempotency = createIdempotencyStore(ctx.db, ctx.config.secrets.pepper, ctx.database.batching, {
+    onReleaseError: (error) => ctx.logger.error({ err: error }, 'an Idempotency-Key could not be released'),
+  });
+  app.addHook('onClose', async () => idempotency.close());
   registerOperations(app, ctx.operations, {
-    idempotency: createIdempotencyStore(ctx.db, ctx.config.secrets.pepper, ctx.database.batching),
+    idempotency,
     authenticate: ctx.modules.auth.api.authenticate,
     clock: ctx.clock,
     strictErrorCodes: ctx.config.env === 'test',

@@ -4,6 +4,8 @@
 // many requests share one transaction of multi-row statements, while at rest each call runs at
 // once, after the current event-loop turn, with whatever arrived in that turn.
 
+import { isDatabaseUnavailable } from './unavailable.ts';
+
 export type BatchResults<O> = Array<PromiseSettledResult<O>>;
 
 export const fulfilled = <O>(value: O): PromiseFulfilledResult<O> => ({ status: 'fulfilled', value });
@@ -27,7 +29,8 @@ export type BatcherOptions<I = never, O = unknown> = {
   /**
    * When a whole batch throws (it rolled back: a deadlock, one poisonous item), each of its items is
    * run again alone, so that one bad item fails only its own caller. True by default; set it false
-   * where running an item twice is not safe.
+   * where running an item twice is not safe. Never when the database is out of reach: that fails
+   * every item at once.
    */
   retryAlone?: boolean;
   /**
@@ -82,7 +85,9 @@ function createBatcher<I, O>(
         }
         return;
       }
-      if (batch.length === 1 || options.retryAlone === false) {
+      // An unreachable database fails every item alike: run alone, each would wait out the same
+      // outage in turn (a connection timeout apiece) while every later batch waits behind them.
+      if (batch.length === 1 || options.retryAlone === false || isDatabaseUnavailable(error)) {
         for (const w of batch) w.reject(error);
         return;
       }

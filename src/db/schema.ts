@@ -70,6 +70,8 @@ export type IdempotencyKeysTable = {
   response_body: string | null;
   created_at: Timestamp;
   expires_at: Timestamp;
+  /** The request holding the key while it is in progress (see idempotency-store.ts). */
+  holder: string | null;
 };
 
 export type LedgerAccountsTable = {

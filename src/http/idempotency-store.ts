@@ -5,12 +5,14 @@ import {
   createSecretKey,
   hkdfSync,
   randomBytes,
+  randomUUID,
 } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../clock.ts';
 import { type Batching, fulfilled } from '../db/batching.ts';
 import { statement } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import type { WithCommit } from '../db/unit-of-work.ts';
 import type { JobDefinition } from '../jobs/queue.ts';
 
@@ -24,8 +26,14 @@ export const IDEMPOTENCY_STALE_SECONDS = 5 * 60;
 
 export type StoredResponse = { status: number; body: string };
 
+/**
+ * A key this request has taken and holds while it runs: released (deleted) when the request ends
+ * without an answer to keep, by its holder id, so a late release never frees a retry's hold.
+ */
+export type KeyHold = { scope: string; key: string; holder: string };
+
 export type BeginResult =
-  | { kind: 'started' }
+  | { kind: 'started'; hold: KeyHold }
   | { kind: 'replay'; response: StoredResponse }
   | { kind: 'in_progress' }
   | { kind: 'mismatch' };
@@ -40,7 +48,7 @@ export function requestHash(operation: string, canonicalBody: string): string {
 const expiresAt = (now: Date) => new Date(now.getTime() + IDEMPOTENCY_TTL_SECONDS * 1000);
 
 /** The columns of a key that a request has just taken: running, nothing stored, 24 h to live. */
-const freshState = (request: IdempotencyRequest, now: Date) => ({
+const freshState = (request: IdempotencyRequest, now: Date, holder: string) => ({
   operation: request.operation,
   request_hash: request.requestHash,
   state: 'in_progress' as const,
@@ -48,9 +56,24 @@ const freshState = (request: IdempotencyRequest, now: Date) => ({
   response_body: null,
   created_at: now,
   expires_at: expiresAt(now),
+  holder,
 });
 
-export function createIdempotencyStore(db: Kysely<DB>, pepper: string, batching: Batching) {
+/** How often releases that could not reach the database are sent again, and how many at a time. */
+const RELEASE_RETRY_MS = 1_000;
+const RELEASE_RETRY_BATCH = 200;
+
+export type IdempotencyStoreOptions = {
+  /** A release sent again that failed for another reason than the database being out of reach. */
+  onReleaseError?: (error: unknown) => void;
+};
+
+export function createIdempotencyStore(
+  db: Kysely<DB>,
+  pepper: string,
+  batching: Batching,
+  options: IdempotencyStoreOptions = {},
+) {
   // A key object made once: a raw key given to every cipher is prepared again each time.
   const aesKey = createSecretKey(
     Buffer.from(hkdfSync('sha256', pepper, 'billrail', 'idempotency-response', 32)),
@@ -72,19 +95,21 @@ export function createIdempotencyStore(db: Kysely<DB>, pepper: string, batching:
   const keyOf = (request: { scope: string; key: string }) => `${request.scope}\n${request.key}`;
 
   /** Takes many fresh keys with one INSERT; true for each taken (false: the key exists already). */
-  async function insertMany(items: Array<{ request: IdempotencyRequest; now: Date }>): Promise<boolean[]> {
+  type Taking = { request: IdempotencyRequest; now: Date; holder: string };
+  async function insertMany(items: Taking[]): Promise<boolean[]> {
     // A key twice in one batch: the first takes it, the second finds it taken.
-    const unique = new Map<string, { request: IdempotencyRequest; now: Date }>();
+    const unique = new Map<string, Taking>();
     for (const item of items) if (!unique.has(keyOf(item.request))) unique.set(keyOf(item.request), item);
     const fresh = [...unique.values()];
     // Nearly every POST: one text whatever the batch, prepared once per connection.
     const { rows: inserted } = await statement<{ scope: string; key: string }>('idempotency.take-keys')`
-      insert into idempotency_keys (scope, key, operation, request_hash, state, created_at, expires_at)
-      select k.scope, k.key, k.operation, k.request_hash, 'in_progress', k.created_at, k.expires_at
+      insert into idempotency_keys (scope, key, operation, request_hash, state, created_at, expires_at, holder)
+      select k.scope, k.key, k.operation, k.request_hash, 'in_progress', k.created_at, k.expires_at, k.holder
       from unnest(${fresh.map((f) => f.request.scope)}::text[], ${fresh.map((f) => f.request.key)}::uuid[],
         ${fresh.map((f) => f.request.operation)}::text[], ${fresh.map((f) => f.request.requestHash)}::text[],
-        ${fresh.map((f) => f.now)}::timestamptz[], ${fresh.map((f) => expiresAt(f.now))}::timestamptz[])
-        as k(scope, key, operation, request_hash, created_at, expires_at)
+        ${fresh.map((f) => f.now)}::timestamptz[], ${fresh.map((f) => expiresAt(f.now))}::timestamptz[],
+        ${fresh.map((f) => f.holder)}::uuid[])
+        as k(scope, key, operation, request_hash, created_at, expires_at, holder)
       on conflict (scope, key) do nothing
       returning scope, key`.execute(db);
     const taken = new Set(inserted.map(keyOf));
@@ -92,11 +117,9 @@ export function createIdempotencyStore(db: Kysely<DB>, pepper: string, batching:
   }
 
   // Nearly every POST takes a fresh key and stores its response: both are batched across requests.
-  const inserts = batching.batcher(
-    async (items: Array<{ request: IdempotencyRequest; now: Date }>) =>
-      (await insertMany(items)).map(fulfilled),
-    { batchMax: 200 },
-  );
+  const inserts = batching.batcher(async (items: Taking[]) => (await insertMany(items)).map(fulfilled), {
+    batchMax: 200,
+  });
   /** A key's completion, its response sealed, ready to write (alone, or in a domain's transaction). */
   const sealed = (request: IdempotencyRequest, response: StoredResponse): KeyCompletion => ({
     scope: request.scope,
@@ -116,67 +139,146 @@ export function createIdempotencyStore(db: Kysely<DB>, pepper: string, batching:
     { batchMax: 200 },
   );
 
-  const tryInsert = (request: IdempotencyRequest, now: Date): Promise<boolean> =>
-    inserts.add({ request, now });
+  const tryInsert = (request: IdempotencyRequest, now: Date, holder: string): Promise<boolean> =>
+    inserts.add({ request, now, holder });
+
+  /** Takes the key for a request, or says why not. */
+  async function take(request: IdempotencyRequest, now: Date, holder: string): Promise<BeginResult> {
+    const hold: KeyHold = { scope: request.scope, key: request.key, holder };
+    if (await tryInsert(request, now, holder)) return { kind: 'started', hold };
+    const row = await db
+      .selectFrom('idempotency_keys')
+      .selectAll()
+      .where('scope', '=', request.scope)
+      .where('key', '=', request.key)
+      .executeTakeFirst();
+    if (row === undefined) {
+      // Deleted between our insert and read (expired and purged, or released): try once more.
+      return (await tryInsert(request, now, holder)) ? { kind: 'started', hold } : { kind: 'in_progress' };
+    }
+    if (row.expires_at <= now) {
+      // An expired key is a new key. Only one concurrent request may take it over.
+      const taken = await db
+        .updateTable('idempotency_keys')
+        .set(freshState(request, now, holder))
+        .where('scope', '=', request.scope)
+        .where('key', '=', request.key)
+        .where('created_at', '=', row.created_at)
+        .executeTakeFirst();
+      return taken.numUpdatedRows === 1n ? { kind: 'started', hold } : { kind: 'in_progress' };
+    }
+    if (row.operation !== request.operation || row.request_hash !== request.requestHash)
+      return { kind: 'mismatch' };
+    if (row.state === 'done' && row.response_status !== null && row.response_body !== null) {
+      return { kind: 'replay', response: { status: row.response_status, body: open(row.response_body) } };
+    }
+    const staleBefore = new Date(now.getTime() - IDEMPOTENCY_STALE_SECONDS * 1000);
+    if (row.created_at < staleBefore) {
+      const taken = await db
+        .updateTable('idempotency_keys')
+        .set({ created_at: now, holder })
+        .where('scope', '=', request.scope)
+        .where('key', '=', request.key)
+        .where('state', '=', 'in_progress')
+        .where('created_at', '=', row.created_at)
+        .executeTakeFirst();
+      if (taken.numUpdatedRows === 1n) return { kind: 'started', hold };
+    }
+    return { kind: 'in_progress' };
+  }
+
+  /** Deletes holds that are still in progress under their own holder (a retry's hold stays). */
+  async function deleteHolds(holds: KeyHold[]): Promise<void> {
+    await db
+      .deleteFrom('idempotency_keys')
+      .where('state', '=', 'in_progress')
+      .where((eb) =>
+        eb.or(
+          holds.map((hold) =>
+            eb.and([eb('scope', '=', hold.scope), eb('key', '=', hold.key), eb('holder', '=', hold.holder)]),
+          ),
+        ),
+      )
+      .execute();
+  }
+
+  // Holds whose release did not reach the database (an outage). Their requests are over, answered
+  // 503: left alone, each key would stay "in progress" for IDEMPOTENCY_STALE_SECONDS and refuse the
+  // client's retry with 409 all that time. So this process, which knows they run no more, sends the
+  // releases again every RELEASE_RETRY_MS until the database takes them. Per store, not module
+  // state. Given up after the stale horizon (by then any retry takes the key over anyway) or on
+  // close; a process that dies with some leaves them to that horizon, as it leaves the keys it ran.
+  const unreleased = new Map<string, { hold: KeyHold; since: number }>();
+  let retryTimer: NodeJS.Timeout | undefined;
+  let closed = false;
+
+  function releaseLater(hold: KeyHold): void {
+    if (closed) return;
+    unreleased.set(`${keyOf(hold)}\n${hold.holder}`, { hold, since: performance.now() });
+    retryTimer ??= setTimeout(() => void retryReleases(), RELEASE_RETRY_MS).unref();
+  }
+
+  async function retryReleases(): Promise<void> {
+    const horizon = performance.now() - IDEMPOTENCY_STALE_SECONDS * 1000;
+    for (const [id, entry] of unreleased) if (entry.since < horizon) unreleased.delete(id);
+    const batch = [...unreleased].slice(0, RELEASE_RETRY_BATCH);
+    try {
+      if (batch.length > 0) await deleteHolds(batch.map(([, entry]) => entry.hold));
+      for (const [id] of batch) unreleased.delete(id);
+    } catch (error) {
+      // Still out of reach: the next round tries again. Any other failure is not this store's to
+      // cure: those holds are left to the stale horizon.
+      if (!isDatabaseUnavailable(error)) {
+        for (const [id] of batch) unreleased.delete(id);
+        options.onReleaseError?.(error);
+      }
+    }
+    retryTimer = undefined;
+    if (unreleased.size > 0 && !closed)
+      retryTimer = setTimeout(() => void retryReleases(), RELEASE_RETRY_MS).unref();
+  }
 
   return {
     sealed,
 
     async begin(request: IdempotencyRequest, now: Date): Promise<BeginResult> {
-      if (await tryInsert(request, now)) return { kind: 'started' };
-      const row = await db
-        .selectFrom('idempotency_keys')
-        .selectAll()
-        .where('scope', '=', request.scope)
-        .where('key', '=', request.key)
-        .executeTakeFirst();
-      if (row === undefined) {
-        // Deleted between our insert and read (expired and purged): try once more.
-        return (await tryInsert(request, now)) ? { kind: 'started' } : { kind: 'in_progress' };
+      const holder = randomUUID();
+      try {
+        return await take(request, now, holder);
+      } catch (error) {
+        // The database went out of reach midway: a statement that took the key may have committed
+        // unheard of. This request ends here with a 503, so whatever it took is released.
+        if (isDatabaseUnavailable(error)) releaseLater({ scope: request.scope, key: request.key, holder });
+        throw error;
       }
-      if (row.expires_at <= now) {
-        // An expired key is a new key. Only one concurrent request may take it over.
-        const taken = await db
-          .updateTable('idempotency_keys')
-          .set(freshState(request, now))
-          .where('scope', '=', request.scope)
-          .where('key', '=', request.key)
-          .where('created_at', '=', row.created_at)
-          .executeTakeFirst();
-        return taken.numUpdatedRows === 1n ? { kind: 'started' } : { kind: 'in_progress' };
-      }
-      if (row.operation !== request.operation || row.request_hash !== request.requestHash)
-        return { kind: 'mismatch' };
-      if (row.state === 'done' && row.response_status !== null && row.response_body !== null) {
-        return { kind: 'replay', response: { status: row.response_status, body: open(row.response_body) } };
-      }
-      const staleBefore = new Date(now.getTime() - IDEMPOTENCY_STALE_SECONDS * 1000);
-      if (row.created_at < staleBefore) {
-        const taken = await db
-          .updateTable('idempotency_keys')
-          .set({ created_at: now })
-          .where('scope', '=', request.scope)
-          .where('key', '=', request.key)
-          .where('state', '=', 'in_progress')
-          .where('created_at', '=', row.created_at)
-          .executeTakeFirst();
-        if (taken.numUpdatedRows === 1n) return { kind: 'started' };
-      }
-      return { kind: 'in_progress' };
     },
 
     async complete(request: IdempotencyRequest, response: StoredResponse): Promise<void> {
       await completions.add({ request, response });
     },
 
-    /** A 5xx is not stored: the key is released and the client may retry with it. */
-    async release(request: IdempotencyRequest): Promise<void> {
-      await db
-        .deleteFrom('idempotency_keys')
-        .where('scope', '=', request.scope)
-        .where('key', '=', request.key)
-        .where('state', '=', 'in_progress')
-        .execute();
+    /**
+     * A request that ends without an answer to keep (a 5xx, a 429, an answer never stored) gives
+     * its key back, and the client may retry with it. Out of reach, the release is sent again later
+     * (releaseLater) rather than failing the request a second time.
+     */
+    async release(hold: KeyHold): Promise<void> {
+      try {
+        await deleteHolds([hold]);
+      } catch (error) {
+        if (!isDatabaseUnavailable(error)) throw error;
+        releaseLater(hold);
+      }
+    },
+
+    /** How many releases wait for the database to come back (tests, and the store's own close). */
+    unreleasedCount: () => unreleased.size,
+
+    /** Stops sending releases again: the service is closing. */
+    close(): void {
+      closed = true;
+      clearTimeout(retryTimer);
+      unreleased.clear();
     },
   };
 }

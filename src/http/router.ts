@@ -10,6 +10,7 @@ import {
   completionWithCommit,
   type IdempotencyRequest,
   type IdempotencyStore,
+  type KeyHold,
   type RouterCompletion,
   requestHash,
 } from './idempotency-store.ts';
@@ -277,22 +278,34 @@ async function handle(
     case 'started':
       break;
   }
+  const { hold } = begun;
   if (op.storesAnswer === false)
-    return send(reply, await runUnstored(op, idempotency, checkErrorCode, request, key));
+    return send(reply, await runUnstored(op, idempotency, checkErrorCode, request, hold));
   const completion = completionWithCommit(idempotency, key, (result) => successBody(op, result));
   let outcome: Outcome;
   try {
     outcome = await run(op, checkErrorCode, request, body.data, completion);
   } catch (error) {
-    await idempotency.release(key);
+    await idempotency.release(hold);
     throw error;
   }
   // Completed with the operation's own commit: the body stored is the answer run gave.
   if (completion.committedBody() !== undefined && outcome.status === 200) return send(reply, outcome);
   // Neither a 5xx nor a 429 is stored: nothing was done, and the client is told to retry, which
   // it may do with the same key once the wait is over.
-  if (outcome.status >= 500 || outcome.status === 429) await idempotency.release(key);
-  else await idempotency.complete(key, { status: outcome.status, body: outcome.body });
+  if (outcome.status >= 500 || outcome.status === 429) {
+    await idempotency.release(hold);
+    return send(reply, outcome);
+  }
+  try {
+    await idempotency.complete(key, { status: outcome.status, body: outcome.body });
+  } catch (error) {
+    // The answer could not be stored (the database went out of reach): the client gets a 503 and
+    // retries. A refusal changed nothing, so its key is given back to run again; a success keeps
+    // its key held (until stale) rather than risk running twice.
+    if (outcome.status >= 400) await idempotency.release(hold);
+    throw error;
+  }
   return send(reply, outcome);
 }
 
@@ -305,11 +318,11 @@ async function runUnstored(
   idempotency: IdempotencyStore,
   checkErrorCode: ErrorCodeCheck,
   request: FastifyRequest,
-  key: IdempotencyRequest,
+  hold: KeyHold,
 ): Promise<Outcome> {
   try {
     return await run(op, checkErrorCode, request, (request.body as { data: unknown }).data);
   } finally {
-    await idempotency.release(key);
+    await idempotency.release(hold);
   }
 }

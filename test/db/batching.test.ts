@@ -80,6 +80,22 @@ describe('createBatcher', () => {
     assert.equal(batches.length, 1);
   });
 
+  it('a batch that failed because the database is out of reach rejects every item at once, none run alone', async () => {
+    const batches: number[][] = [];
+    const run = async (items: number[]): Promise<BatchResults<number>> => {
+      batches.push(items);
+      throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    };
+    const batcher = createBatcher(run, { batchMax: 10 });
+    const answers = await Promise.allSettled([1, 2, 3].map((n) => batcher.add(n)));
+    assert.deepEqual(
+      answers.map((a) => (a.status === 'rejected' ? (a.reason as { code?: string }).code : a.value)),
+      ['ECONNREFUSED', 'ECONNREFUSED', 'ECONNREFUSED'],
+    );
+    // Alone, each would have waited out the outage in turn, and every later batch behind them.
+    assert.deepEqual(batches, [[1, 2, 3]]);
+  });
+
   it('with recover, a batch that threw is answered by it instead of being run again', async () => {
     const { run, batches } = doubling({ throwWhen: () => true });
     const recovered: Array<{ items: number[]; error: unknown }> = [];

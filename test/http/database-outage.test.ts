@@ -2,7 +2,18 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { type PgProxy, startPgProxy } from '../helpers/pg-proxy.ts';
-import { createWorld, get, ok, post, signIn, uniquePhone, type World } from '../helpers/world.ts';
+import { until } from '../helpers/until.ts';
+import {
+  type ApiResponse,
+  createWorld,
+  get,
+  ok,
+  post,
+  readSms,
+  signIn,
+  uniquePhone,
+  type World,
+} from '../helpers/world.ts';
 
 // A database that goes away (connections reset) or stops answering (a partition) is the service's
 // own outage: every request answers 503 SERVICE_UNAVAILABLE with Retry-After within
@@ -67,4 +78,40 @@ describe('the database out of reach (PostgreSQL)', { skip }, () => {
       assert.equal(await readyz(), 200);
     });
   }
+
+  it('a request the outage cut off gives its Idempotency-Key back once the database returns', async () => {
+    const phone = uniquePhone();
+    ok(await post(proxied, 'requestOtp', { phone }));
+    const { code } = await readSms(proxied, phone);
+    const key = randomUUID();
+    // The key is taken (committed), then the sign-in's transaction is cut off mid-way: the service
+    // answers 503, and the release of the key cannot reach the database either.
+    const hold = proxy.holdAnswers(/update "otp_codes"/);
+    const cutOff = post(proxied, 'verifyOtp', { phone, code }, { idempotencyKey: key });
+    let cut: { restore(): void } | undefined;
+    try {
+      await until(() => hold.held() > 0, "the sign-in's use of the code carried out");
+      cut = proxy.cutAll('reset');
+      const refused = await cutOff;
+      assert.equal(refused.status, 503, JSON.stringify(refused.body));
+    } finally {
+      hold.release();
+      cut?.restore();
+    }
+    // The client retries with the same key, as it was told to. Before the release reaches the
+    // database it may meet 503 or 409; never for long (the key is not left to go stale, 5 minutes).
+    let retried: ApiResponse | undefined;
+    await until(async () => {
+      retried = await post(proxied, 'verifyOtp', { phone, code }, { idempotencyKey: key });
+      return retried.status !== 503 && retried.status !== 409;
+    }, 'a retry with the same key running');
+    assert.equal(retried?.status, 200, JSON.stringify(retried?.body));
+    const held = await world.ctx.db
+      .selectFrom('idempotency_keys')
+      .select('state')
+      .where('key', '=', key)
+      .where('state', '=', 'in_progress')
+      .execute();
+    assert.deepEqual(held, [], 'no key is left in progress');
+  });
 });
