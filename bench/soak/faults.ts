@@ -1,3 +1,4 @@
+import pg from 'pg';
 import type { PgProxy } from '../../test/helpers/pg-proxy.ts';
 import { REQUEST_TIMEOUT_SECONDS } from '../common.ts';
 import { listAll, type RequestRecord, sandboxPost } from './client.ts';
@@ -26,6 +27,8 @@ export type FaultReport = {
 export type FaultPlan = {
   soak: Soak;
   proxy: PgProxy;
+  /** The soak's database, past the proxy: what the cuts left behind is read there. */
+  databaseUrl: string;
   apis: ServiceProcess[];
   workers: ServiceProcess[];
   /** Whether the service uses a standalone sandbox (in process, killing an API loses its state). */
@@ -116,7 +119,24 @@ function duringCut(records: RequestRecord[], from: number, to: number) {
   return { seen: seen.length, byStatus, worst, hung };
 }
 
+/** The Idempotency-Keys held now (a request running with them), read past the proxy. */
+async function heldKeys(databaseUrl: string): Promise<Set<string>> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ id: string }>(
+      `select scope || '/' || key as id from idempotency_keys where state = 'in_progress'`,
+    );
+    return new Set(rows.map((row) => row.id));
+  } finally {
+    await client.end();
+  }
+}
+/** How long a key must stay held after the cut's recovery to count as left behind by it. */
+const HELD_AFTER_MS = 3_000;
+
 async function cutDatabase(plan: FaultPlan, mode: 'reset' | 'silent'): Promise<FaultReport> {
+  const heldBefore = await heldKeys(plan.databaseUrl);
   const before = await snapshot(plan, 'before');
   const at = since(plan);
   const from = performance.now();
@@ -128,6 +148,14 @@ async function cutDatabase(plan: FaultPlan, mode: 'reset' | 'silent'): Promise<F
   // Requests sent during the cut may still be waiting for their answer: give them the timeout.
   await sleep(REQUEST_TIMEOUT_SECONDS * 1000);
   const after = await snapshot(plan, 'recovered');
+  // A request the cut cut off must give its key back once the database returns: a key still held
+  // would refuse the client's retries with 409 until it is stale (5 minutes). Held at the recovery
+  // and still a little later, and not before the cut (a killed process's keys wait to go stale).
+  const heldAtRecovery = await heldKeys(plan.databaseUrl);
+  await sleep(HELD_AFTER_MS);
+  const leftHeld = [...(await heldKeys(plan.databaseUrl))].filter(
+    (id) => heldAtRecovery.has(id) && !heldBefore.has(id),
+  );
   const seen = duringCut(plan.soak.client.records, from, restoredAt);
   const statuses = [...seen.byStatus].map(([s, n]) => `${s}: ${n}`).join(', ');
   const statusesSeen = [...seen.byStatus.keys()];
@@ -144,7 +172,8 @@ async function cutDatabase(plan: FaultPlan, mode: 'reset' | 'silent'): Promise<F
       seen.hung === 0 &&
       seen.worst < REQUEST_TIMEOUT_SECONDS * 1000 &&
       !got500 &&
-      (got503 || seen.seen === 0),
+      (got503 || seen.seen === 0) &&
+      leftHeld.length === 0,
     kind: 'database',
     snapshots: [before, during, after],
     observations: [
@@ -152,6 +181,7 @@ async function cutDatabase(plan: FaultPlan, mode: 'reset' | 'silent'): Promise<F
       `worst latency during the cut ${seen.worst} ms (client timeout ${REQUEST_TIMEOUT_SECONDS * 1000} ms); requests that hung to the timeout: ${seen.hung}`,
       `every API process ready (/readyz 200) again ${Math.max(...readyMs)} ms after the database came back`,
       `workers alive after the cut: ${(await Promise.all(plan.workers.map((w) => w.ready()))).every(Boolean)}`,
+      `Idempotency-Keys the cut left held (409 to their retries until stale): ${leftHeld.length}`,
     ],
   };
 }

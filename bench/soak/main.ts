@@ -96,6 +96,7 @@ async function drive(
   soak: Soak,
   topology: Topology,
   proxy: PgProxy,
+  databaseUrl: string,
   prepared: Awaited<ReturnType<typeof prepare>>,
 ) {
   const startedAt = performance.now();
@@ -110,6 +111,7 @@ async function drive(
     {
       soak,
       proxy,
+      databaseUrl,
       apis: topology.apis,
       workers: topology.workers,
       standaloneSandbox: topology.kind === 'standalone',
@@ -234,7 +236,7 @@ async function main(): Promise<number> {
     const prepared = await prepare(soak, adminPhone);
     facts.metricsBefore = await takeSnapshot('before', topology.metricsTargets);
     process.stdout.write(`soak: ${settings.people} people ready; driving for ${settings.seconds} s\n`);
-    facts.faults = await drive(soak, topology, proxy, prepared);
+    facts.faults = await drive(soak, topology, proxy, url, prepared);
     process.stdout.write('soak: driving over; bringing the run to rest\n');
     facts.quiet = await quieten(soak);
     facts.checks = await finalChecks(
