@@ -4,7 +4,6 @@ import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, validatorCompiler } from 'fastify-type-provider-zod';
-import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import type { Context } from './context.ts';
 import { AppError } from './errors.ts';
@@ -20,10 +19,12 @@ import type { MoneyReads } from './http/money-metrics.ts';
 import { declareResponseHeaders, documentTags } from './http/openapi-document.ts';
 import { shareErrorSchemas } from './http/operation-errors.ts';
 import { registerPaymentWebhookRoute } from './http/payment-webhook-route.ts';
+import { redisStoreWithLocalFallback } from './http/rate-limit-store.ts';
 import { BODY_LIMIT_BYTES, registerOperations } from './http/router.ts';
 import { registerSandboxClockRoute } from './http/sandbox-clock-route.ts';
 import { registerUnreadBodyDrain } from './http/unread-body.ts';
 import { registerWebApp, type WebApp } from './http/web-app.ts';
+import { closeRedis, openRedis } from './redis.ts';
 import { webDistDir } from './web-build.ts';
 
 /** Builds the HTTP app over a context. It never listens: main.ts and the tests decide that. */
@@ -94,14 +95,8 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
   });
 
   const redis =
-    ctx.config.redisUrl === undefined
-      ? undefined
-      : new Redis(ctx.config.redisUrl, {
-          maxRetriesPerRequest: 2,
-          enableOfflineQueue: true,
-          connectTimeout: 5_000,
-        });
-  if (redis !== undefined) app.addHook('onClose', async () => void (await redis.quit()));
+    ctx.config.redisUrl === undefined ? undefined : openRedis(ctx.config.redisUrl, ctx.logger, 'rate limit');
+  if (redis !== undefined) app.addHook('onClose', () => closeRedis(redis));
   await app.register(rateLimit, {
     global: true,
     max: ctx.config.rateLimitPerMinute,
@@ -110,7 +105,10 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
     hook: 'preValidation',
     keyGenerator: (request) =>
       request.caller !== null ? `user:${request.caller.userId}` : `ip:${request.ip}`,
-    ...(redis !== undefined ? { redis, nameSpace: ctx.rateLimitNamespace } : {}),
+    // Counted in Redis across the API processes; per process while Redis is out of reach.
+    ...(redis !== undefined
+      ? { store: redisStoreWithLocalFallback(redis, ctx.rateLimitNamespace, ctx.logger) }
+      : {}),
     errorResponseBuilder: (_request, context) =>
       new AppError('RATE_LIMITED', 'too many requests; slow down', {
         retryAfterSeconds: Math.max(1, Math.ceil(context.ttl / 1000)),

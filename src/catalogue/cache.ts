@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
+import { closeRedis, dropOnTimeout, openRedis } from '../redis.ts';
 
 // The catalogue cache (SPEC.md "Limits": a catalogue refreshes at most every 30 minutes). Values are
 // kept as JSON text with bigints tagged as decimal strings, in memory or in Redis (REDIS_URL), with
@@ -177,40 +177,44 @@ export type RedisCacheStoreOptions = {
   retainMs: number;
   /** Longer than a provider call may take, so the lock outlives the refresh it guards. */
   lockTtlMs: number;
+  logger: Logger;
 };
 
 // Deletes the lock only if it is still ours: after its TTL another process may hold it.
 const unlockScript = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 
 export function createRedisCacheStore(options: RedisCacheStoreOptions): CacheStore {
-  const redis = new Redis(options.url, {
-    maxRetriesPerRequest: 2,
-    enableOfflineQueue: true,
-    connectTimeout: 5_000,
-  });
+  const redis = openRedis(options.url, options.logger, 'catalogue cache');
   const valueKey = (key: string) => `${options.prefix}value:${key}`;
   const lockKey = (key: string) => `${options.prefix}lock:${key}`;
+  /** A command whose failure reaches the cache (a miss, a refresh without the lock). */
+  const command = async <T>(send: () => Promise<T>): Promise<T> => {
+    try {
+      return await send();
+    } catch (error) {
+      dropOnTimeout(redis, error);
+      throw error;
+    }
+  };
   return {
     async get(key) {
-      const text = await redis.get(valueKey(key));
+      const text = await command(() => redis.get(valueKey(key)));
       if (text === null) return null;
       const parsed = JSON.parse(text) as Partial<CacheEntry>;
       if (typeof parsed.json !== 'string' || typeof parsed.fetchedAtMs !== 'number') return null;
       return { json: parsed.json, fetchedAtMs: parsed.fetchedAtMs };
     },
     async set(key, entry) {
-      await redis.set(valueKey(key), JSON.stringify(entry), 'PX', options.retainMs);
+      await command(() => redis.set(valueKey(key), JSON.stringify(entry), 'PX', options.retainMs));
     },
     async lock(key) {
       const token = randomUUID();
-      const acquired = await redis.set(lockKey(key), token, 'PX', options.lockTtlMs, 'NX');
+      const acquired = await command(() => redis.set(lockKey(key), token, 'PX', options.lockTtlMs, 'NX'));
       return acquired === 'OK' ? token : null;
     },
     async unlock(key, token) {
-      await redis.eval(unlockScript, 1, lockKey(key), token);
+      await command(() => redis.eval(unlockScript, 1, lockKey(key), token));
     },
-    async close() {
-      await redis.quit();
-    },
+    close: () => closeRedis(redis),
   };
 }

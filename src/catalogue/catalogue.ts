@@ -89,6 +89,7 @@ export function createCatalogue(deps: CatalogueDeps): Catalogue & { close(): Pro
           retainMs: staleRetainMs,
           // A refresh is one provider call, bounded by the VTU timeout (a GET may retry inside it).
           lockTtlMs: config.vtu.timeoutMs + 5_000,
+          logger: deps.logger,
         });
   const cache: CatalogueCache = createCatalogueCache({
     store,
