@@ -12,8 +12,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 // answer, and the connection stays usable once it has all come (its end is known from its
 // Content-Length or chunked framing, so nothing of it is taken for a next request). Bounded: a
 // client that keeps sending past UNREAD_BODY_DRAIN_BYTES_MAX more bytes, or for longer than
-// UNREAD_BODY_DRAIN_MS, is cut off; one whose Content-Length already says it would is answered with
-// `Connection: close` and not read.
+// UNREAD_BODY_DRAIN_MS, is cut off. So is one whose Content-Length already says it will: it too is
+// read up to the bound first, since closing at once, its bytes still arriving, would reset the
+// connection under the answer just sent (a client writing fast then lost it now and then).
 
 /** The most of an unread body read and discarded after the answer, in bytes. */
 export const UNREAD_BODY_DRAIN_BYTES_MAX = 32 * 1024 * 1024;
@@ -27,12 +28,6 @@ function drainUnreadBody(request: FastifyRequest, reply: FastifyReply, limits: D
   const incoming = request.raw;
   const socket = incoming.socket;
   if (incoming.complete || socket === null || socket.destroyed) return;
-  const declared = Number(request.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limits.bytesMax) {
-    // More than we would read anyway: say so, and let Node close after the answer.
-    reply.header('connection', 'close');
-    return;
-  }
   // Node closes right after an answer marked `Connection: close`; this one waits for the body.
   reply.removeHeader('connection');
   let drained = 0;

@@ -239,15 +239,16 @@ describe('the drain after an early answer is bounded', () => {
     assert.match(sent.answer, /^HTTP\/1\.1 413 /);
   });
 
-  it('does not read a body whose Content-Length is past the bound: the answer says it closes', async () => {
+  it('answers a body whose Content-Length is past the bound, then cuts it off at the bound', async () => {
     const sent = await sendUntilCut(baseUrl, {
       chunkBytes: 64 * 1024,
       pauseMs: 1,
       contentLength: 1024 * 1024 * 1024,
       sendBytesMax: 64 * 1024 * 1024,
     });
-    assert.ok(sent.cut);
+    assert.ok(sent.cut, 'the service closed the connection');
+    assert.ok(sent.sentBytes < 16 * bytesMax, `cut after ${sent.sentBytes} bytes`);
+    // Closed only after reading up to the bound: the reset that follows never overtakes the answer.
     assert.match(sent.answer, /^HTTP\/1\.1 413 /);
-    assert.match(sent.answer, /\r\nconnection: close\r\n/i);
   });
 });
