@@ -51,6 +51,8 @@ export type WorldOptions = {
   databaseUrl?: (url: string) => Promise<string>;
   /** On PostgreSQL, DATABASE_TIMEOUT_MS of a service process (tests run unbounded by default). */
   databaseTimeoutMs?: number;
+  /** Without Redis even when REDIS_URL is set: the default configuration (`npm start`). */
+  withoutRedis?: boolean;
 };
 
 export async function createWorld(options: WorldOptions = {}): Promise<World> {
@@ -73,7 +75,7 @@ export async function createWorld(options: WorldOptions = {}): Promise<World> {
     PORT: '0',
     DATA_DIR: documentsDir,
     WORKER: '0',
-    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+    ...(process.env.REDIS_URL && options.withoutRedis !== true ? { REDIS_URL: process.env.REDIS_URL } : {}),
     ...options.env,
   });
   const target =
