@@ -19,8 +19,8 @@ import {
 
 const skip = process.env.REDIS_URL ? false : 'needs Redis (REDIS_URL)';
 const LIMIT = 30;
-/** Far above a Redis command's bound (500 ms): an answer slower than this waited on Redis. */
-const promptMs = 3_000;
+/** Far above a Redis command's bound (1 s): an answer slower than this waited on Redis. */
+const promptMs = 5_000;
 
 type Relay = { url: string; cut(mode: 'refused' | 'silent'): void; restore(): void; close(): Promise<void> };
 
