@@ -271,9 +271,6 @@ export function createIdempotencyStore(
       }
     },
 
-    /** How many releases wait for the database to come back (tests, and the store's own close). */
-    unreleasedCount: () => unreleased.size,
-
     /** Stops sending releases again: the service is closing. */
     close(): void {
       closed = true;
