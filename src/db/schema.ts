@@ -387,7 +387,7 @@ export type DisputesTable = {
   /** The purchase disputed (vtu's id), when the movement is one. */
   purchase_id: string | null;
   description: string;
-  /** Kobo the movement took from the wallet when it was reported (0 for a credit). */
+  /** Kobo the movement took from the person's accounts when it was reported (0 for a credit or a lock). */
   charged: bigint;
   movement_at: Timestamp;
   reason: 'token_not_received' | 'wrong_recipient' | 'charged_twice' | 'other';

@@ -33,7 +33,7 @@ export type Movement =
       kind: 'wallet';
       reference: string;
       description: string;
-      /** Kobo the movement took from the wallet (0 for a credit). */
+      /** Kobo the movement took from the person's accounts together (0 for a credit or a lock). */
       chargedKobo: bigint;
       createdAt: Date;
     };
@@ -69,7 +69,9 @@ export async function findMovement(
     kind: 'wallet',
     reference: entry.reference,
     description: entry.description,
-    chargedKobo: entry.amount < 0n ? -entry.amount : 0n,
+    // What left the person, not only the wallet: a lock moved it to their own savings (nothing
+    // charged, or a refund would pay them twice), the early break took the penalty.
+    chargedKobo: entry.ownerAmount < 0n ? -entry.ownerAmount : 0n,
     createdAt: entry.createdAt,
   };
 }

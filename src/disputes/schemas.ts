@@ -81,7 +81,9 @@ const disputedTransaction = z.object({
   kind: z.enum(['purchase', 'wallet']).describe('A VTU purchase (or sale), or another wallet movement'),
   reference: z.string(),
   description: z.string(),
-  charged: nairaOutput('What the movement took from the wallet when it was reported (0 for a credit)'),
+  charged: nairaOutput(
+    "What the movement took from the person's accounts when it was reported (0 for a credit or a savings lock)",
+  ),
   createdAt: instantOutput(),
   purchase: z
     .object({

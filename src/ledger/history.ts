@@ -146,6 +146,13 @@ export type AccountMovement = {
   description: string;
   /** Signed kobo: positive credited the account, negative debited it. */
   amount: bigint;
+  /**
+   * Signed kobo the posting moved on all the owner's accounts together: what it gave them (positive)
+   * or took from them (negative). A savings lock moves the wallet's money into the owner's own savings
+   * (0: nothing left them); its early break takes the penalty (the savings' debit less the wallet's
+   * credit).
+   */
+  ownerAmount: bigint;
   createdAt: Date;
   /** The posting's metadata, as its domain wrote it. */
   metadata: Record<string, unknown>;
@@ -167,12 +174,23 @@ export async function accountMovement(
     .where('a.code', '=', accountCode)
     .where('t.reference', '=', reference)
     .select(['t.reference', 't.description', 'e.amount', 'e.created_at', 't.metadata'])
+    .select((eb) =>
+      eb
+        .selectFrom('ledger_entries as owned')
+        .innerJoin('ledger_accounts as mine', 'mine.id', 'owned.account_id')
+        .whereRef('owned.transaction_id', '=', 't.id')
+        .whereRef('mine.user_id', '=', 'a.user_id')
+        .select((sum) => sum.fn.sum<bigint | string>('owned.amount').as('total'))
+        .as('owner_amount'),
+    )
     .executeTakeFirst();
   if (row === undefined) return undefined;
   return {
     reference: row.reference,
     description: row.description,
     amount: row.amount,
+    // A system account has no owner: its side is the whole of it.
+    ownerAmount: row.owner_amount === null ? row.amount : BigInt(row.owner_amount),
     createdAt: row.created_at,
     metadata: (typeof row.metadata === 'string' ? JSON.parse(row.metadata) : (row.metadata ?? {})) as Record<
       string,

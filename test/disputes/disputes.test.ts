@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { Kysely } from 'kysely';
 import { loadConfig } from '../../src/config.ts';
+import * as ownerChargeMigration from '../../src/db/migrations/2026-12-05T0800_dispute_owner_charge.ts';
 import { assertLedgerOk } from '../funding/support.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { publishedEvents, runDomainEvents } from '../helpers/domain-events.ts';
@@ -278,32 +280,79 @@ describe(`disputes (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
     assert.equal((await myDisputes(world, user)).items[0]?.status, 'open');
   });
 
-  it('a wallet movement that is no purchase: a lock is refundable up to its amount, a credit not at all', async () => {
+  it('a wallet movement that is no purchase: a lock charged nothing, its early break the penalty, a credit nothing', async () => {
     const user = await buyer(world, 5_000);
-    ok(await post(world, 'createSavingsLock', { amount: 1_000, days: 30 }, { token: user.accessToken }));
-    const [lock] = await walletHistory(world, user, { kind: 'savings_lock' });
-    assert.ok(lock !== undefined);
+    const lock = ok(
+      await post<{ id: string }>(
+        world,
+        'createSavingsLock',
+        { amount: 1_000, days: 30 },
+        { token: user.accessToken },
+      ),
+    );
+    const [locked] = await walletHistory(world, user, { kind: 'savings_lock' });
+    assert.ok(locked !== undefined);
     const [credit] = await walletHistory(world, user, { kind: 'adjustment' });
     assert.ok(credit !== undefined, 'the test funding is a credit of the wallet');
 
+    // The lock moved ₦1,000 into the person's own savings: refunding it would pay them twice.
     const onLock = ok(
-      await report(world, user, lock.reference, { reason: 'other', message: 'I did not lock this' }),
+      await report(world, user, locked.reference, { reason: 'other', message: 'I did not lock this' }),
     );
-    assert.equal(onLock.reference, lock.reference);
+    assert.equal(onLock.reference, locked.reference);
     const queued = (await adminDisputes(world, admin)).items.find((d) => d.id === onLock.id);
     assert.equal(queued?.transaction.kind, 'wallet');
-    assert.equal(queued?.transaction.charged, 1_000);
+    assert.equal(queued?.transaction.charged, 0);
+    assert.equal(queued?.refundable, 0);
     assert.equal(queued?.transaction.purchase, undefined);
-    expectError(await resolve(world, admin, onLock.id, 'refund', { amount: 1_000.01 }), 422, 'ABOVE_MAXIMUM');
+    expectError(await resolve(world, admin, onLock.id, 'refund'), 409, 'CONFLICT');
+    expectError(await resolve(world, admin, onLock.id, 'refund', { amount: 1 }), 422, 'ABOVE_MAXIMUM');
+
+    // Broken early, the lock gives back ₦950: the break took the ₦50 penalty, and only that is left
+    // to refund, on the lock's reference as on the break's.
+    ok(await post(world, 'breakSavingsLock', { lockId: lock.id }, { token: user.accessToken }));
+    assert.equal((await adminDisputes(world, admin)).items.find((d) => d.id === onLock.id)?.refundable, 0);
+    ok(await resolve(world, admin, onLock.id, 'decline'));
+    const [released] = await walletHistory(world, user, { kind: 'savings_release' });
+    assert.equal(released?.amount, 950);
+    const onBreak = ok(
+      await report(world, user, released.reference, { reason: 'other', message: 'I broke it by mistake' }),
+    );
+    const breakQueued = (await adminDisputes(world, admin)).items.find((d) => d.id === onBreak.id);
+    assert.equal(breakQueued?.transaction.charged, 50);
+    assert.equal(breakQueued?.refundable, 50);
+    expectError(await resolve(world, admin, onBreak.id, 'refund', { amount: 50.01 }), 422, 'ABOVE_MAXIMUM');
     const before = await balance(world, user);
-    assert.equal(ok(await resolve(world, admin, onLock.id, 'refund', { amount: 250.5 })).refunded, 250.5);
-    assert.equal(await balance(world, user), before + 250.5);
+    assert.equal(ok(await resolve(world, admin, onBreak.id, 'refund')).refunded, 50);
+    assert.equal(await balance(world, user), before + 50);
 
     const onCredit = ok(
       await report(world, user, credit.reference, { reason: 'other', message: 'Where is the rest?' }),
     );
     expectError(await resolve(world, admin, onCredit.id, 'refund'), 409, 'CONFLICT');
     await assertLedgerOk(world);
+  });
+
+  it('an open dispute reported before the fix is measured again by the migration: a lock charged nothing', async () => {
+    const user = await buyer(world, 5_000);
+    ok(await post(world, 'createSavingsLock', { amount: 1_000, days: 30 }, { token: user.accessToken }));
+    const [locked] = await walletHistory(world, user, { kind: 'savings_lock' });
+    assert.ok(locked !== undefined);
+    const onLock = ok(await report(world, user, locked.reference, { reason: 'other', message: 'Not mine' }));
+    // As the wallet-only measure recorded it before 2026-12-05T0800.
+    await world.ctx.db
+      .updateTable('disputes')
+      .set({ charged: 100_000n })
+      .where('id', '=', onLock.id)
+      .execute();
+    assert.equal(
+      (await adminDisputes(world, admin)).items.find((d) => d.id === onLock.id)?.refundable,
+      1_000,
+    );
+
+    await ownerChargeMigration.up(world.ctx.db as Kysely<unknown>);
+    assert.equal((await adminDisputes(world, admin)).items.find((d) => d.id === onLock.id)?.refundable, 0);
+    expectError(await resolve(world, admin, onLock.id, 'refund'), 409, 'CONFLICT');
   });
 
   it('lists page newest first with the contract’s paging', async () => {

@@ -14021,7 +14021,7 @@ export interface operations {
                                     kind: "purchase" | "wallet";
                                     reference: string;
                                     description: string;
-                                    /** @description What the movement took from the wallet when it was reported (0 for a credit) (naira with at most 2 decimals) */
+                                    /** @description What the movement took from the person's accounts when it was reported (0 for a credit or a savings lock) (naira with at most 2 decimals) */
                                     charged: number;
                                     /** Format: date-time */
                                     createdAt: string;
