@@ -245,18 +245,21 @@ export async function decideDedicatedCredit(
   const { accountNumber, customerCode } = payment;
 
   // The receiving account is where the money went; the customer code only when it is not given.
+  // Locked before the ledger (lockDedicatedAccounts says why).
   let account: { user_id: string; account_number: string } | undefined;
   if (accountNumber !== null) {
     account = await trx
       .selectFrom('dedicated_accounts')
       .select(['user_id', 'account_number'])
       .where('account_number', '=', accountNumber)
+      .forUpdate()
       .executeTakeFirst();
   } else if (customerCode !== null) {
     account = await trx
       .selectFrom('dedicated_accounts')
       .select(['user_id', 'account_number'])
       .where('customer_code', '=', customerCode)
+      .forUpdate()
       .executeTakeFirst();
   }
   if (account === undefined) return 'unknown_reference';
@@ -264,8 +267,8 @@ export async function decideDedicatedCredit(
 
   const now = deps.clock.now();
   return {
-    // Nothing is locked for the reference: the ledger's unique reference makes the credit once (a
-    // concurrent credit of it waits there, then sees it).
+    // The account's lock makes a concurrent credit of the reference wait, then find it posted; the
+    // ledger's unique reference makes the credit once whatever happens.
     posting: {
       reference: dedicatedPostingReference(payment.reference),
       description: 'Bank transfer to your account',
@@ -293,6 +296,42 @@ export async function decideDedicatedCredit(
       return 'credited';
     },
   };
+}
+
+/**
+ * Locks the dedicated accounts that these charges' data say were paid into, in one order, before any
+ * ledger row: a batch of webhooks crediting several accounts. Every credit of an account locks the
+ * account's row first (decideDedicatedCredit), so two transactions crediting one charge reference
+ * (the provider delivers a charge many times, to any process) wait on each other there, and the later
+ * finds the reference posted. Without it, one credit alone (post(): the reference's index entry, then
+ * the wallet) and a batch (postBatch: the wallet, then the reference) deadlocked, or the batch was
+ * refused by the unique reference posted since it looked, and both failed the whole batch.
+ */
+export async function lockDedicatedAccounts(trx: Transaction<DB>, chargeData: unknown[]): Promise<void> {
+  const numbers = new Set<string>();
+  const codes = new Set<string>();
+  for (const data of chargeData) {
+    const parsed = dedicatedCharge.safeParse(data);
+    if (!parsed.success) continue;
+    // As decideDedicatedCredit finds the account: by number, by customer code when none is given.
+    const number = parsed.data.authorization?.receiver_bank_account_number ?? null;
+    const code = parsed.data.customer?.customer_code ?? null;
+    if (number !== null) numbers.add(number);
+    else if (code !== null) codes.add(code);
+  }
+  if (numbers.size === 0 && codes.size === 0) return;
+  await trx
+    .selectFrom('dedicated_accounts')
+    .select('account_number')
+    .where((eb) =>
+      eb.or([
+        ...(numbers.size === 0 ? [] : [eb('account_number', 'in', [...numbers])]),
+        ...(codes.size === 0 ? [] : [eb('customer_code', 'in', [...codes])]),
+      ]),
+    )
+    .orderBy('account_number')
+    .forUpdate()
+    .execute();
 }
 
 /** Credits one verified payment into a dedicated account, once, in the caller's transaction. */

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { raiseAlert } from '../alerts/alerts.ts';
 import type { DB } from '../db/schema.ts';
 import { isPending, type PendingCredit, writeCredits } from './credits.ts';
-import { decideDedicatedCredit, dedicatedPaymentOf } from './dedicated-accounts.ts';
+import { decideDedicatedCredit, dedicatedPaymentOf, lockDedicatedAccounts } from './dedicated-accounts.ts';
 import { decideTopupCredit, type FundingDeps } from './service.ts';
 import { applyTransferOutcome, type TransferEnd } from './transfers.ts';
 import { holdsUnstorableText } from './webhook.ts';
@@ -141,6 +141,13 @@ export async function processPendingPaymentEvents(
         trx,
         charges.filter((e) => e.event === 'charge.success').map((e) => e.reference),
       );
+      // The other charges may be bank transfers: their accounts locked next, in one order too.
+      await lockDedicatedAccounts(
+        trx,
+        charges
+          .filter((e) => e.event === 'charge.success' && !intents.has(e.reference ?? ''))
+          .map(chargeDataOf),
+      );
       const decided: Decided[] = [];
       for (const event of charges)
         decided.push({ id: event.id, decision: await decide(deps, trx, event, intents) });
@@ -186,6 +193,16 @@ async function lockIntents(
     .forUpdate()
     .execute();
   return new Set(rows.map((r) => r.reference));
+}
+
+/** The data of a stored charge event, or undefined when its body is no JSON object (decide says why). */
+function chargeDataOf(event: StoredBody): unknown {
+  if (event.body_encoding !== 'utf8') return undefined;
+  try {
+    return (JSON.parse(event.body) as { data?: unknown } | null)?.data;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Marks events processed with their outcomes: one statement per distinct outcome. */
