@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { sha256Hex } from '../../src/auth/secrets.ts';
+import { signOut } from '../../src/auth/sessions.ts';
 import { e164 } from '../auth/support.ts';
 import { until } from '../helpers/until.ts';
 import { ok, post, readSms, signIn, type World } from '../helpers/world.ts';
@@ -152,5 +153,25 @@ describe('one session shared by several tabs', { skip: skipWithoutChromium, time
     await signing.getByRole('button', { name: 'Sign in' }).click();
     await everyTabShowsTheBalance();
     for (const tab of others) assert.doesNotMatch(tab.url(), /\/sign-in/);
+  });
+  it('sends a tab whose session the service ended to sign-in, and forgets the balance it kept', async () => {
+    const [tab] = tabs as [Page, ...Page[]];
+    await tab.goto(`${world.baseUrl}/`);
+    await tab.getByTestId('balance').waitFor(TIMEOUT);
+    const keptKeys = () =>
+      tab.evaluate(() => Object.keys(localStorage).filter((key) => key.startsWith('billrail.kept.')));
+    assert.notDeepEqual(await keptKeys(), [], 'the balance is kept for offline reading');
+    // The service ends the session (as it does after 30 days, or a refresh token used twice): the
+    // tab finds out when it next needs a token.
+    const [live] = (await sessionsAtService()).filter((s) => s.revoked_at === null);
+    assert.ok(live !== undefined);
+    await signOut({ db: world.ctx.db, clock: world.ctx.clock }, live.id);
+    await tab.reload();
+    await tab.waitForURL(/\/sign-in\?next=%2F$/, TIMEOUT);
+    await tab.getByLabel('Phone number').waitFor(TIMEOUT);
+    assert.equal(await tab.getByTestId('balance').count(), 0, 'no balance left showing');
+    assert.equal(await tab.getByText(/^Offline:/).count(), 0);
+    assert.deepEqual(await keptKeys(), []);
+    await screen(tab, '77b-tabs-session-ended');
   });
 });

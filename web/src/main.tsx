@@ -19,11 +19,15 @@ const queryClient = new QueryClient({
 
 const router = createRouter({ routeTree, context: { queryClient }, defaultPreload: 'intent' });
 
-// Signed out in another tab: this one forgets what it read for the person and its screen goes to
-// sign-in (the route's guard runs again), so a shared phone shows nothing of theirs in any tab.
-session.subscribeElsewhere(() => {
+// Signed out, in this tab or another, or the session ended (a refresh the service refused): the tab
+// forgets what it read for the person and its screen goes to sign-in (the route's guard runs again,
+// and brings them back after), so a shared phone shows nothing of theirs and nobody is left on a
+// screen that can only fail.
+const onSessionChange = () => {
   if (!session.signedIn()) void router.invalidate().then(() => queryClient.clear());
-});
+};
+session.subscribe(onSessionChange);
+session.subscribeElsewhere(onSessionChange);
 
 declare module '@tanstack/react-router' {
   interface Register {

@@ -1,3 +1,4 @@
+import { forgetKept } from '../offline-cache.ts';
 import { forgetRotation, readRotation, recordRotation } from './rotation-record.ts';
 
 // The signed-in session (API.md section 4), shared by every tab and window of the app. The access
@@ -54,14 +55,17 @@ export const session = {
   /** A new session (signing in): its tokens replace whatever this browser had. */
   set(tokens: Tokens) {
     const previous = localStorage.getItem(refreshKey);
+    forgetKept();
     keep(tokens);
     void recordRotation(previous, tokens.refreshToken);
   },
 
+  /** The session ended (signed out, or refused by the service): nothing of the person is kept. */
   clear() {
     accessToken = null;
     issuedAt = Date.now();
     localStorage.removeItem(refreshKey);
+    forgetKept();
     void forgetRotation();
     notify();
   },
