@@ -90,6 +90,14 @@ describe('the web client: savings, rewards, transfers, inbox', {
     await page.getByRole('heading', { name: 'Money sent' }).waitFor(TIMEOUT);
     assert.equal(await walletKobo(world, friend.userId), 150_000n);
     assert.equal(await walletKobo(world, userId), 840_000n);
+    // A reload shows the receipt again, not an empty form that invites sending twice.
+    await page.reload();
+    await page.getByRole('heading', { name: 'Money sent' }).waitFor(TIMEOUT);
+    await page.getByText('Chioma E.', { exact: false }).first().waitFor(TIMEOUT);
+    assert.equal(await page.getByLabel('Their phone number').count(), 0);
+    // Opening Send money afresh starts a new transfer.
+    await page.goto(`${world.baseUrl}/transfer`);
+    await page.getByLabel('Their phone number').waitFor(TIMEOUT);
   });
 
   it('warns before sending to a name nobody verified, or to a person who gave none', async () => {

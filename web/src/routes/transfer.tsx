@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { createFileRoute, Link } from '@tanstack/react-router';
+import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
 import { CircleCheck } from 'lucide-react';
 import { useState } from 'react';
 import { toE164 } from '../../../src/shared/phone-number.ts';
@@ -12,7 +12,7 @@ import { Receipt, type ReceiptContent } from '../components/receipt.tsx';
 import { TierGate } from '../components/tier-gate.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../components/ui.tsx';
 import { formatNaira, parseNaira } from '../format.ts';
-import { validatePrefill } from '../payments/prefill.ts';
+import { type Prefill, validatePrefill } from '../payments/prefill.ts';
 import { usePayment } from '../payments/use-payment.ts';
 
 // Send money to another billrail user (API.md section 14): the number (or one tap on a saved one),
@@ -22,6 +22,21 @@ import { usePayment } from '../payments/use-payment.ts';
 
 type Sent = Output<'transferToUser'>;
 type Found = Output<'lookupRecipient'>;
+
+/** A transfer made in this tab, kept with its receipt's details: the receipt outlives a reload. */
+type SentReceipt = { transfer: Sent; phone: string; narration: string };
+const sentKey = 'billrail.transferSent';
+
+/** The receipt of the transfer the address names (`?sent=<reference>`), when this tab made it. */
+function readSent(reference: string | undefined): SentReceipt | null {
+  if (reference === undefined) return null;
+  try {
+    const kept = JSON.parse(sessionStorage.getItem(sentKey) ?? 'null') as SentReceipt | null;
+    return kept?.transfer.reference === reference ? kept : null;
+  } catch {
+    return null;
+  }
+}
 
 /** How far before Send a lost transfer may have been recorded (the two clocks may differ). */
 const clockSlackMs = 60_000;
@@ -36,10 +51,13 @@ function lookupProblem(error: CallError): string | undefined {
 
 function Transfer() {
   const prefill = Route.useSearch();
+  const navigate = useNavigate();
   const [phone, setPhone] = useState(prefill.recipient ?? '');
   const [amountText, setAmountText] = useState(prefill.amount?.toString() ?? '');
   const [narration, setNarration] = useState('');
-  const [sent, setSent] = useState<Sent | null>(null);
+  // Shown while the address names it, so a reload after Send shows the receipt, not an empty form
+  // that invites sending again.
+  const sent = readSent(prefill.sent);
   const amount = parseNaira(amountText);
   const complete = toE164(phone) !== null;
   const recipient = useQuery({
@@ -55,7 +73,11 @@ function Transfer() {
   const payment = usePayment('transferToUser', {
     onDone: async (transfer) => {
       await saveAs.save({ recipient: phone });
-      setSent(transfer);
+      sessionStorage.setItem(
+        sentKey,
+        JSON.stringify({ transfer, phone, narration: note } satisfies SentReceipt),
+      );
+      await navigate({ to: '/transfer', search: { sent: transfer.reference }, replace: true });
     },
     // A lost answer: the transfer, if it went through, is a transfer out of this amount since Send.
     find: async (since) => {
@@ -77,7 +99,7 @@ function Transfer() {
     },
   });
 
-  if (sent !== null) return <TransferReceipt transfer={sent} phone={phone} narration={note} />;
+  if (sent !== null) return <TransferReceipt {...sent} />;
 
   if (payment.confirming && found !== undefined && amount !== null) {
     return (
@@ -222,6 +244,9 @@ function TransferReceipt({
 
 export const Route = createFileRoute('/transfer')({
   beforeLoad: requireSignIn,
-  validateSearch: validatePrefill,
+  validateSearch: (search: Record<string, unknown>): Prefill & { sent?: string } => ({
+    ...validatePrefill(search),
+    ...(typeof search.sent === 'string' ? { sent: search.sent } : {}),
+  }),
   component: Transfer,
 });
