@@ -41,6 +41,8 @@ describe('the web client: scheduled purchases', { skip: skipWithoutChromium, tim
     await page.getByLabel('Amount (₦)').fill('200');
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.getByTestId('price').filter({ hasText: '₦' }).waitFor(TIMEOUT);
+    // "Save as" holds for a schedule as for a payment.
+    await page.getByLabel('Save as (optional)').fill('Mum');
     await page.getByLabel('Repeat this purchase').check();
     await page.getByLabel('How often').selectOption('day');
     await assertAccessible(page, 'schedule form');
@@ -62,6 +64,12 @@ describe('the web client: scheduled purchases', { skip: skipWithoutChromium, tim
       .execute();
     assert.equal(rows.length, 1);
     assert.equal(rows[0]?.every, 'day');
+    const saved = await world.ctx.db
+      .selectFrom('beneficiaries')
+      .select(['label', 'service'])
+      .where('user_id', '=', user.userId)
+      .execute();
+    assert.deepEqual(saved, [{ label: 'Mum', service: 'airtime' }]);
 
     // The default start is an hour from now: the clock passes it and the runner buys.
     await advanceClock(world, 2 * 3_600);

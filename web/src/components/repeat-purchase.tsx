@@ -68,6 +68,8 @@ export function ScheduleForm<S extends Service>(props: {
   /** Data plans and bouquets: their price may change; the person chooses how much more they accept. */
   priced?: boolean;
   onCancel: () => void;
+  /** Once the schedule is made: the confirm step's "Save as", as a payment would save it. */
+  onScheduled?: () => Promise<void>;
   children?: ReactNode;
 }) {
   const navigate = useNavigate();
@@ -89,6 +91,7 @@ export function ScheduleForm<S extends Service>(props: {
   const create = useMutation({
     mutationFn: (input: ScheduleRequest) => call('createSchedule', input),
     onSuccess: async () => {
+      await props.onScheduled?.();
       await queries.invalidateQueries({ queryKey: schedulesKey });
       await navigate({ to: '/schedules' });
     },

@@ -29,9 +29,8 @@ function BuyAirtime() {
   const amount = parseNaira(amountText);
   const saveAs = useSaveAs('airtime');
   const repeat = useRepeat();
-  const payment = usePurchase('buyAirtime', { service: 'airtime', recipient: phone }, () =>
-    saveAs.save(line.kept),
-  );
+  const saveRecipient = () => saveAs.save(line.kept);
+  const payment = usePurchase('buyAirtime', { service: 'airtime', recipient: phone }, saveRecipient);
   const quote = useQuery({
     queryKey: ['quote', 'airtime', amount],
     queryFn: () => call('quotePrice', { service: 'airtime', wholesale: amount! }),
@@ -52,7 +51,12 @@ function BuyAirtime() {
         <SaveAs choice={saveAs} recipient={phone} />
         <RepeatSwitch repeat={repeat} />
         {repeat.on ? (
-          <ScheduleForm service="airtime" order={{ network, phone, amount }} onCancel={payment.close} />
+          <ScheduleForm
+            service="airtime"
+            order={{ network, phone, amount }}
+            onScheduled={saveRecipient}
+            onCancel={payment.close}
+          />
         ) : (
           <PinPayForm
             payment={payment}

@@ -60,9 +60,8 @@ function BuyCable() {
   const lookup = useCustomerCheck('verifyCableIUC');
   const saveAs = useSaveAs('cable');
   const repeat = useRepeat();
-  const payment = usePurchase('subscribeCable', { service: 'cable', recipient: iuc.trim() }, () =>
-    saveAs.save({ recipient: iuc.trim(), details: { provider } }),
-  );
+  const saveRecipient = () => saveAs.save({ recipient: iuc.trim(), details: { provider } });
+  const payment = usePurchase('subscribeCable', { service: 'cable', recipient: iuc.trim() }, saveRecipient);
   const plans = useQuery({
     queryKey: ['cable-plans', provider],
     queryFn: () => call('listCablePlans', { identifier: provider }),
@@ -108,6 +107,7 @@ function BuyCable() {
               subscription_type: renewing ? 'renew' : 'change',
             }}
             priced
+            onScheduled={saveRecipient}
             onCancel={payment.close}
           />
         ) : (

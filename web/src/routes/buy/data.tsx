@@ -41,7 +41,8 @@ function BuyData() {
   const plan = plans.data?.items.find((p) => p.plan_id === planId);
   const saveAs = useSaveAs('data');
   const repeat = useRepeat();
-  const payment = usePurchase('buyData', { service: 'data', recipient: phone }, () => saveAs.save(line.kept));
+  const saveRecipient = () => saveAs.save(line.kept);
+  const payment = usePurchase('buyData', { service: 'data', recipient: phone }, saveRecipient);
   const { error, confirming } = payment;
   const { refetch } = plans;
   useEffect(() => {
@@ -66,6 +67,7 @@ function BuyData() {
             service="data"
             order={{ network, phone, plan_id: plan.plan_id, amount: plan.amount }}
             priced
+            onScheduled={saveRecipient}
             onCancel={payment.close}
           />
         ) : (

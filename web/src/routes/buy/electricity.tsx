@@ -45,8 +45,11 @@ function BuyElectricity() {
   const lookup = useCustomerCheck('verifyMeter');
   const saveAs = useSaveAs('electricity');
   const repeat = useRepeat();
-  const payment = usePurchase('buyElectricity', { service: 'electricity', recipient: meter.trim() }, () =>
-    saveAs.save({ recipient: meter.trim(), details: { disco, type } }),
+  const saveRecipient = () => saveAs.save({ recipient: meter.trim(), details: { disco, type } });
+  const payment = usePurchase(
+    'buyElectricity',
+    { service: 'electricity', recipient: meter.trim() },
+    saveRecipient,
   );
 
   const meterValid = meterPattern.test(meter.trim());
@@ -86,6 +89,7 @@ function BuyElectricity() {
           <ScheduleForm
             service="electricity"
             order={{ plan: disco, meter: meter.trim(), type, amount, phone: contact.phone }}
+            onScheduled={saveRecipient}
             onCancel={payment.close}
           />
         ) : (
