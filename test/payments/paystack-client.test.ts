@@ -163,8 +163,16 @@ describe('Paystack client against the sandbox provider', () => {
         reference,
         amountKobo: 20_000n,
         email: 'decline@example.com',
+        callbackUrl: 'https://app.example.com/done',
       });
-      assert.match(await checkout(authorizationUrl, 'decline'), /Payment declined/);
+      const declined = await checkout(authorizationUrl, 'decline');
+      assert.match(declined, /Payment declined/);
+      // The way back to the merchant, whose page says the payment failed and offers another try.
+      assert.ok(
+        declined.includes(
+          `<a href="https://app.example.com/done?trxref=${reference}&amp;reference=${reference}">Return to the merchant</a>`,
+        ),
+      );
       assert.equal((await client.verifyTransaction(reference))?.status, 'failed');
       assert.equal((await client.verifyTransaction(reference))?.gatewayResponse, 'Declined');
       assert.match(await checkout(authorizationUrl, 'pay'), /Payment declined/);

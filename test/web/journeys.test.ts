@@ -157,4 +157,21 @@ describe('the web client in a browser', { skip: skipWithoutChromium, timeout: 30
     await screen(page, '11-funded');
     assert.equal(await walletKobo(world, userId), 630_000n);
   });
+
+  it('brings a person who declined at the checkout back to a page that says so and offers another try', async () => {
+    await page.goto(`${world.baseUrl}/fund`);
+    await page.getByLabel('Amount (₦)').fill('500');
+    await page.getByRole('button', { name: 'Pay ₦500.00' }).click();
+    await page.waitForURL(/\/__sandbox\/checkout\//, TIMEOUT);
+    await page.click('#decline');
+    await page.getByRole('link', { name: 'Return to the merchant' }).click();
+    await page.waitForURL(/\/fund\/return\?/, TIMEOUT);
+    await page
+      .getByTestId('topup-status')
+      .filter({ hasText: 'The payment did not go through. Nothing was added to your wallet.' })
+      .waitFor(TIMEOUT);
+    await page.getByRole('link', { name: 'Try again' }).click();
+    await page.waitForURL(/\/fund$/, TIMEOUT);
+    assert.equal(await walletKobo(world, userId), 630_000n);
+  });
 });

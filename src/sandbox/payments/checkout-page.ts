@@ -82,13 +82,15 @@ export function checkoutPage(transaction: SandboxTransaction, customer: SandboxC
   <form method="post" action="${escapeHtml(`${path}/pay`)}"><button id="pay" type="submit">Pay ${formatNaira(transaction.amountKobo)}</button></form>
   <form method="post" action="${escapeHtml(`${path}/decline`)}"><button id="decline" type="submit">Decline</button></form>
 </div>`;
-  } else if (transaction.status === 'success') {
-    const link = callbackLink(transaction);
-    action = `<p class="outcome success" role="status">Payment successful</p>${
-      link === null ? '' : `\n<p><a href="${escapeHtml(link)}">Return to the merchant</a></p>`
-    }`;
   } else {
-    action = '<p class="outcome failed" role="status">Payment declined</p>';
+    // Declined too: the merchant's page says what happened and offers another try, so the person is
+    // never left on the provider's page with no way back.
+    const link = callbackLink(transaction);
+    const outcome =
+      transaction.status === 'success'
+        ? '<p class="outcome success" role="status">Payment successful</p>'
+        : '<p class="outcome failed" role="status">Payment declined</p>';
+    action = `${outcome}${link === null ? '' : `\n<p><a href="${escapeHtml(link)}">Return to the merchant</a></p>`}`;
   }
   return page(
     'Checkout (sandbox)',
