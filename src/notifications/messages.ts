@@ -79,6 +79,17 @@ const serviceNames: Record<string, string> = {
   airtime_to_cash: 'Airtime to cash',
 };
 
+/** A service's name inside a sentence: "cable TV", not "cable tv" (only a capital that starts it goes). */
+const inSentence = (name: string) => name.replace(/^[A-Z](?![A-Z])/, (first) => first.toLowerCase());
+
+/** The Lagos calendar day of an instant, as a person reads it: "26 December 2026". */
+const lagosDay = new Intl.DateTimeFormat('en-NG', {
+  timeZone: 'Africa/Lagos',
+  day: 'numeric',
+  month: 'long',
+  year: 'numeric',
+});
+
 type Delivered = { token?: string; units?: string; pins?: string[] };
 
 /** A meter token as it is typed into the meter: in groups of four digits. */
@@ -161,8 +172,8 @@ export function messageFor(event: DomainEvent): NotificationMessage | null {
       }
       const outcome =
         event.refundedKobo === undefined
-          ? `Your ${what.toLowerCase()} purchase of ${kobo(event.amountKobo)} succeeded (reference ${event.reference}).`
-          : `Your ${what.toLowerCase()} purchase of ${kobo(event.amountKobo)} was delivered in part: ${kobo(event.refundedKobo)} for the rest is back in your wallet (reference ${event.reference}).`;
+          ? `Your ${inSentence(what)} purchase of ${kobo(event.amountKobo)} succeeded (reference ${event.reference}).`
+          : `Your ${inSentence(what)} purchase of ${kobo(event.amountKobo)} was delivered in part: ${kobo(event.refundedKobo)} for the rest is back in your wallet (reference ${event.reference}).`;
       const awaited =
         event.deliveryAwaited === true
           ? ` Your ${event.service === 'education' ? 'pins are' : 'token is'} on the way: we will send ${event.service === 'education' ? 'them' : 'it'} here, by push and by email as soon as the provider releases ${event.service === 'education' ? 'them' : 'it'}.`
@@ -184,7 +195,7 @@ export function messageFor(event: DomainEvent): NotificationMessage | null {
     }
     case 'vtu.delivery_arrived': {
       const pins = event.service === 'education';
-      const what = (serviceNames[event.service] ?? event.service).toLowerCase();
+      const what = inSentence(serviceNames[event.service] ?? event.service);
       return {
         userId: event.userId,
         // The rest of the purchase's success: it reaches the user wherever that message may.
@@ -216,7 +227,7 @@ export function messageFor(event: DomainEvent): NotificationMessage | null {
         userId: event.userId,
         kind: 'purchase_failed',
         title: `${what} failed: refunded`,
-        body: `Your ${what.toLowerCase()} purchase of ${kobo(event.amountKobo)} failed and the amount is back in your wallet (reference ${event.reference}).`,
+        body: `Your ${inSentence(what)} purchase of ${kobo(event.amountKobo)} failed and the amount is back in your wallet (reference ${event.reference}).`,
         data: { transactionId: event.transactionId, reference: event.reference, service: event.service },
         source: `purchase:${event.transactionId}`,
       };
@@ -235,7 +246,7 @@ export function messageFor(event: DomainEvent): NotificationMessage | null {
         userId: event.userId,
         kind: 'lock_created',
         title: 'Savings locked',
-        body: `${kobo(event.amountKobo)} is locked for ${event.days} days, until ${event.maturesAt.slice(0, 10)}.`,
+        body: `${kobo(event.amountKobo)} is locked for ${event.days} days, until ${lagosDay.format(new Date(event.maturesAt))}.`,
         data: { lockId: event.lockId, amount: kobo(event.amountKobo) },
         source: `lock-created:${event.lockId}`,
       };
@@ -308,7 +319,7 @@ export function messageFor(event: DomainEvent): NotificationMessage | null {
         source: `referral:${event.inviteeId}`,
       };
     case 'schedule.run_skipped': {
-      const what = (serviceNames[event.service] ?? event.service).toLowerCase();
+      const what = inSentence(serviceNames[event.service] ?? event.service);
       return {
         userId: event.userId,
         kind: 'schedule_skipped',
@@ -325,7 +336,7 @@ export function messageFor(event: DomainEvent): NotificationMessage | null {
       };
     }
     case 'schedule.paused': {
-      const what = (serviceNames[event.service] ?? event.service).toLowerCase();
+      const what = inSentence(serviceNames[event.service] ?? event.service);
       return {
         userId: event.userId,
         kind: 'schedule_paused',

@@ -8,7 +8,7 @@ import { type DomainEvent, publishEvents } from '../events/domain-events.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { providerFloatAccount, systemAccounts, userAccount } from '../ledger/accounts.ts';
 import { type PostingRequest, postBatch } from '../ledger/postings.ts';
-import { koboToNaira } from '../money.ts';
+import { formatNaira, koboToNaira } from '../money.ts';
 import type { Delivery, PurchaseOutcome, RequeryOutcome } from '../providers/vtu/vtu-provider.ts';
 import type { PurchaseMetrics } from './purchase-metrics.ts';
 import { purchasePostings, type VtuTransaction } from './purchases.ts';
@@ -361,13 +361,12 @@ export function creditPaid(
     typeof rateBp === 'number' && Number.isSafeInteger(rateBp) && rateBp > 0
       ? (counted * BigInt(rateBp)) / 10_000n
       : (purchase.amount * counted) / declared;
-  const naira = (kobo: bigint) => `₦${koboToNaira(kobo)}`;
   const units =
     receivedKobo === declared
-      ? `${naira(declared)} airtime received`
+      ? `${formatNaira(declared)} airtime received`
       : receivedKobo < declared
-        ? `${naira(receivedKobo)} of ${naira(declared)} airtime received`
-        : `${naira(receivedKobo)} airtime received, paid on the ${naira(declared)} declared`;
+        ? `${formatNaira(receivedKobo)} of ${formatNaira(declared)} airtime received`
+        : `${formatNaira(receivedKobo)} airtime received, paid on the ${formatNaira(declared)} declared`;
   return { payoutKobo, units };
 }
 
@@ -466,7 +465,11 @@ function deliveredPosting(purchase: VtuTransaction): PostingRequest {
   }
   return {
     reference: purchasePostings.settle(purchase.reference),
-    description: `${purchase.description}: delivered`,
+    // A part delivery's refund is in this posting: the wallet history shows it by this line.
+    description:
+      purchase.refunded > 0n
+        ? `${purchase.description}: part delivered, ${formatNaira(purchase.refunded)} refunded`
+        : `${purchase.description}: delivered`,
     entries,
     metadata: { purchaseId: purchase.id, provider: purchase.provider },
   };

@@ -120,7 +120,7 @@ describe('airtime to cash', () => {
     const sale = await sold(user, mtn('3'));
     assert.equal(sale.status, 'success');
     assert.equal(sale.amount, 400, 'the payout is 80 % of the ₦500 that arrived');
-    assert.equal(sale.units, '₦500 of ₦1000 airtime received');
+    assert.equal(sale.units, '₦500.00 of ₦1,000.00 airtime received');
     assert.equal(await walletKobo(world, user.userId), 40_000n);
     assert.deepEqual(await walletHistory(user), [['credit', 400]]);
     // The callback's body names the declared ₦1,000: it is not believed, the provider is asked again.
@@ -140,7 +140,7 @@ describe('airtime to cash', () => {
     const settled = await current(world, user, sale.id);
     assert.equal(settled.status, 'success');
     assert.equal(settled.amount, 800);
-    assert.equal(settled.units, '₦1500 airtime received, paid on the ₦1000 declared');
+    assert.equal(settled.units, '₦1,500.00 airtime received, paid on the ₦1,000.00 declared');
     assert.equal(await walletKobo(world, user.userId), 80_000n);
     const alerts = await world.ctx.db
       .selectFrom('ops_alerts')
@@ -188,7 +188,7 @@ describe('airtime to cash', () => {
     assert.deepEqual(settled, { status: 'fulfilled', value: 'failed' });
     const record = await current(world, user, sale.id);
     assert.equal(record.status, 'failed');
-    assert.equal(record.units, '₦0.01 of ₦1000 airtime received');
+    assert.equal(record.units, '₦0.01 of ₦1,000.00 airtime received');
     assert.equal(await walletKobo(world, user.userId), 0n);
     await assertLedgerOk(world);
   });
