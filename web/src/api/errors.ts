@@ -34,10 +34,22 @@ const words: Record<string, string> = {
   OFFLINE: 'You are offline. Check your connection and try again.',
 };
 
+/** The field a VALIDATION_ERROR is about: `details.field`, or the last name of its first issue's path. */
+function invalidField(details: Record<string, unknown>): string | null {
+  if (typeof details.field === 'string') return details.field;
+  const [first] = Array.isArray(details.issues) ? (details.issues as Array<{ path?: unknown }>) : [];
+  const name = Array.isArray(first?.path) ? first.path.at(-1) : undefined;
+  return typeof name === 'string' ? name : null;
+}
+
 /** What to tell the person, with the limit or what is left where the service said so. */
 export function describeError(error: ApiError): string {
   const base = words[error.code] ?? 'Something went wrong. Please try again.';
   const details = error.details ?? {};
+  // A phone number is what people most often type wrong: say what one must look like.
+  if (error.code === 'VALIDATION_ERROR' && /phone$/i.test(invalidField(details) ?? '')) {
+    return 'That is not a Nigerian mobile number. Enter the 11 digits, like 0803 123 4567.';
+  }
   const naira = (n: unknown) =>
     typeof n === 'number'
       ? new Intl.NumberFormat('en-NG', { style: 'currency', currency: 'NGN' }).format(n)

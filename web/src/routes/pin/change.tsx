@@ -54,7 +54,8 @@ function ChangePin() {
       setNotice(
         answer.justNow
           ? 'We sent you a code by SMS. It works for 5 minutes.'
-          : `We sent a code to your phone less than a minute ago. If you have it, enter it below; you can ask for a new one in ${describeWait(answer.waitSeconds)}.`,
+          : // Signing in sends a code too: the one that came may be that one, already used.
+            `A code went to your phone less than a minute ago (signing in sends one too). If it is one you have not used, enter it below; otherwise ask for a new one in ${describeWait(answer.waitSeconds)}.`,
       );
     });
   }
