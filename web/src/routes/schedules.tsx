@@ -1,6 +1,8 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { createFileRoute, Link } from '@tanstack/react-router';
 import { useState } from 'react';
+import { toE164 } from '../../../src/shared/phone-number.ts';
+import { localPhone } from '../../../src/shared/prefixes.ts';
 import { type CallError, call, type Output } from '../api/client.ts';
 import { requireSignIn } from '../auth-guard.ts';
 import { schedulesKey } from '../components/repeat-purchase.tsx';
@@ -29,7 +31,10 @@ const statusNames: Record<Schedule['status'], string> = {
 /** What a schedule buys, in a line: "₦500.00 to 08031234565". */
 function describe(schedule: Schedule): string {
   const order = schedule.order as { amount?: number; phone?: string; meter?: string; iuc?: string };
-  const to = order.meter ?? order.iuc ?? order.phone ?? '';
+  // A phone as the person typed it everywhere else (0803...), not as the service keeps it (+234...).
+  const phone =
+    order.phone !== undefined && toE164(order.phone) !== null ? localPhone(order.phone) : order.phone;
+  const to = order.meter ?? order.iuc ?? phone ?? '';
   const amount = typeof order.amount === 'number' ? formatNaira(order.amount) : '';
   return [amount, to === '' ? '' : `to ${to}`].filter(Boolean).join(' ');
 }

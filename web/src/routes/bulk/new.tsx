@@ -195,8 +195,12 @@ function NewBulkOrder() {
             </p>
             {read.unreadable.length > 0 || unknownNetwork > 0 || tooMany ? (
               <p className="text-sm text-red-800" role="alert">
-                {read.unreadable.length > 0 ? `Rows ${read.unreadable.join(', ')} could not be read. ` : ''}
-                {unknownNetwork > 0 ? `${unknownNetwork} numbers are not MTN, Glo, Airtel or 9mobile. ` : ''}
+                {read.unreadable.length > 0
+                  ? `${read.unreadable.length === 1 ? 'Row' : 'Rows'} ${read.unreadable.join(', ')} could not be read and ${read.unreadable.length === 1 ? 'is' : 'are'} left out. `
+                  : ''}
+                {unknownNetwork > 0
+                  ? `${unknownNetwork === 1 ? '1 number is' : `${unknownNetwork} numbers are`} not MTN, Glo, Airtel or 9mobile. `
+                  : ''}
                 {tooMany ? `At most ${linesMax} lines.` : ''}
               </p>
             ) : null}
