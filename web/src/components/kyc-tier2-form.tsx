@@ -72,7 +72,8 @@ export function Tier2Form({ me, onSettled }: { me: Me; onSettled: () => void }) 
         hint="The 11 digits on your NIN slip or card. Dial *346# to get it."
       />
       <ErrorNote error={error} message={error ? describeKycRefusal(error) : undefined} />
-      <p role="status" aria-live="polite" className="text-red-900" data-testid="tier2-outcome">
+      {/* Heard, not seen: the tier's card shows the same reason just above this form (TierLadder). */}
+      <p role="status" aria-live="polite" className="sr-only" data-testid="tier2-outcome">
         {submit.data?.status === 'rejected'
           ? describeTierReason(2, submit.data.reason, shownPhone(me.phone))
           : null}
