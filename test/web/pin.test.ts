@@ -124,16 +124,23 @@ describe('changing and resetting the PIN', { skip: skipWithoutChromium, timeout:
       .waitFor(TIMEOUT);
     await screen(page, '47-pin-locked');
 
-    // "Forgot PIN?" on the PIN prompt goes to the change screen, which comes back to the payment.
+    // "Forgot PIN?" on the PIN prompt goes to the change screen, which comes back to the payment with
+    // its order filled in (the order is in the address since Continue).
+    const phone = new URL(page.url()).searchParams.get('recipient');
+    assert.match(phone ?? '', /^0803\d{7}$/);
     await page.getByRole('link', { name: 'Forgot PIN?' }).click();
-    await page.waitForURL(/\/pin\/change\?next=%2Fbuy%2Fairtime$/, TIMEOUT);
+    await page.waitForURL(/\/pin\/change\?next=%2Fbuy%2Fairtime%3F/, TIMEOUT);
     await page.getByRole('button', { name: 'Send code' }).click();
     await page.getByLabel('Code').waitFor(TIMEOUT);
     await typeCodeAndNewPin(page, person, '8642');
     await page.getByText('Your PIN has been changed.', { exact: false }).waitFor(TIMEOUT);
     await page.getByRole('link', { name: 'Continue' }).click();
-    await page.waitForURL(/\/buy\/airtime$/, TIMEOUT);
-    await buyAirtimeOnScreen(page, '8642');
+    await page.waitForURL(/\/buy\/airtime\?/, TIMEOUT);
+    assert.equal(await page.getByLabel('Phone number').inputValue(), phone);
+    assert.equal(await page.getByLabel('Amount (₦)').inputValue(), '100');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByLabel('Transaction PIN').fill('8642');
+    await page.getByRole('button', { name: /^Pay ₦/ }).click();
     await page.waitForURL(/\/transactions\/[0-9a-f-]{36}$/, TIMEOUT);
     await page.getByTestId('status').filter({ hasText: 'Successful' }).waitFor(TIMEOUT);
     assert.equal(await walletKobo(world, person.userId), 490_000n);

@@ -11,6 +11,7 @@ import {
   type Output,
 } from '../api/client.ts';
 import { queryKeys } from '../api/queries.ts';
+import type { Prefill } from './prefill.ts';
 
 // Every payment screen's one way to pay. It owns the Idempotency-Key's life:
 //
@@ -27,8 +28,11 @@ import { queryKeys } from '../api/queries.ts';
 export type Payment<N extends OperationName> = {
   /** The summary is open: Pay sends this intent. */
   confirming: boolean;
-  /** Opens the summary for a new intent. */
-  open: () => void;
+  /**
+   * Opens the summary for a new intent. A purchase is given its order as the screen's prefill and
+   * writes it into the address (usePurchase).
+   */
+  open: (order?: Prefill) => void;
   /** Back to the details; the intent is dropped. */
   close: () => void;
   pay: (input: Input<N>) => void;
@@ -138,7 +142,7 @@ export function usePurchase<N extends OperationName>(
 ): Payment<N> {
   const navigate = useNavigate();
   const queries = useQueryClient();
-  return usePayment(operation, {
+  const payment = usePayment(operation, {
     onDone: async (output) => {
       await onPaid?.();
       const purchase = output as { id: string; status: string };
@@ -159,4 +163,13 @@ export function usePurchase<N extends OperationName>(
       return (found as Output<N> | undefined) ?? null;
     },
   });
+  return {
+    ...payment,
+    open: (order?: Prefill) => {
+      // The order goes into the address as the screen's prefill, so that a reload, or "Forgot PIN?"
+      // from the pay step (which comes back to this address), finds the form filled in.
+      if (order !== undefined) void navigate({ to: '.', search: order, replace: true } as never);
+      payment.open();
+    },
+  };
 }

@@ -93,7 +93,8 @@ function AirtimeToCash() {
           className="flex flex-col gap-4"
           onSubmit={(event) => {
             event.preventDefault();
-            if (ready) payment.open();
+            if (ready && network !== null && amount !== null)
+              payment.open({ recipient: phone, network, amount });
           }}
         >
           <PhoneNetworkFields label="Your phone number" line={line} hint={lineHint(line.choice)} />

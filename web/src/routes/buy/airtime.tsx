@@ -78,7 +78,7 @@ function BuyAirtime() {
           className="flex flex-col gap-4"
           onSubmit={(event) => {
             event.preventDefault();
-            if (network !== null && amount !== null) payment.open();
+            if (network !== null && amount !== null) payment.open({ recipient: phone, network, amount });
           }}
         >
           <PhoneNetworkFields line={line} />

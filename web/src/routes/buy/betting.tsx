@@ -90,7 +90,13 @@ function FundBet() {
           onSubmit={(event) => {
             event.preventDefault();
             if (ready)
-              lookup.check({ betting_company: company, customer_id: customerId.trim() }, payment.open);
+              lookup.check({ betting_company: company, customer_id: customerId.trim() }, () =>
+                payment.open({
+                  recipient: customerId.trim(),
+                  provider: company,
+                  ...(amount === null ? {} : { amount }),
+                }),
+              );
           }}
         >
           {companies.isPending ? <Waiting label="Loading the companies" /> : null}

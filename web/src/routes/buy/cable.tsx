@@ -155,7 +155,8 @@ function BuyCable() {
             event.preventDefault();
             if (!ready) return;
             if (customer === undefined) lookup.check({ identifier: provider, iuc: iuc.trim() });
-            else if (plan !== undefined) payment.open();
+            else if (plan !== undefined)
+              payment.open({ recipient: iuc.trim(), provider, plan: plan.plan_id, type: subscription });
           }}
         >
           <ProviderPicker

@@ -91,7 +91,12 @@ function BuyData() {
           className="flex flex-col gap-4"
           onSubmit={(event) => {
             event.preventDefault();
-            if (plan !== undefined) payment.open();
+            if (plan !== undefined)
+              payment.open({
+                recipient: phone,
+                ...(network === null ? {} : { network }),
+                plan: plan.plan_id,
+              });
           }}
         >
           <PhoneNetworkFields line={line} />

@@ -144,7 +144,12 @@ function BuyExamPins() {
           className="flex flex-col gap-4"
           onSubmit={(event) => {
             event.preventDefault();
-            if (ready) payment.open();
+            if (ready)
+              payment.open({
+                ...(exam === null ? {} : { provider: exam }),
+                plan: variation,
+                recipient: jamb ? profileId.trim() : contact.phone,
+              });
           }}
         >
           <ProviderPicker

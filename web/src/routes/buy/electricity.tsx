@@ -127,7 +127,15 @@ function BuyElectricity() {
           className="flex flex-col gap-4"
           onSubmit={(event) => {
             event.preventDefault();
-            if (ready) lookup.check({ meter: meter.trim(), plan: disco, type }, payment.open);
+            if (ready)
+              lookup.check({ meter: meter.trim(), plan: disco, type }, () =>
+                payment.open({
+                  recipient: meter.trim(),
+                  provider: disco,
+                  type,
+                  ...(amount === null ? {} : { amount }),
+                }),
+              );
           }}
         >
           {discos.isPending ? <Waiting label="Loading the DisCos" /> : null}
