@@ -195,7 +195,7 @@ export async function adminListDisputes(
 }
 
 /**
- * Kobo a refund of this dispute may still give back: what the movement still takes from the wallet
+ * Kobo a refund of this dispute may still give back: what the movement still takes from the person
  * (for a purchase, what it charged less what its failure or part delivery refunded; null while it is
  * processing, whose outcome may yet refund it), less what the disputes of the same movement gave
  * back, this one's included: a dispute already refunded is not shown its own refund as still to give.
