@@ -9,9 +9,10 @@ import type { DisputeView, ResolveDisputeRequest } from './schemas.ts';
 import { type DisputeDeps, refundableKobo, toView } from './service.ts';
 
 // An operator resolves an open dispute: a decline, or a refund of at most what the movement still
-// takes from the person (movements.ts: a lock takes nothing). The dispute's row is locked first, so of two operators resolving it at once
-// the second finds it resolved (409 CONFLICT) and the money moves once; the refund's posting carries
-// a reference made from the dispute's id, so even a second writer could not post it twice.
+// takes from the person (movements.ts: a lock takes nothing). The dispute's row is locked first, so
+// of two operators resolving it at once the second finds it resolved (409 CONFLICT) and the money
+// moves once; the refund's posting carries a reference made from the dispute's id, so even a second
+// writer could not post it twice.
 //
 // Who pays: expense_disputes, a system account of its own that runs below zero by what disputes gave
 // back. A refund is the business making good a loss the person should not carry (a token that never

@@ -93,7 +93,7 @@ export async function processPaymentEvent(deps: Deps, eventId: string): Promise<
       .forUpdate()
       .executeTakeFirst();
     if (event === undefined || event.processed_at !== null) return null;
-    const decided = [{ id: event.id, decision: await decide(deps, trx, event, null) }];
+    const decided = [{ id: event.id, decision: await decide(deps, trx, event, readEnvelope(event), null) }];
     const processed = await finishDecided(deps, trx, decided);
     await markProcessed(deps, trx, processed);
     return processed[0]!.outcome;
@@ -136,21 +136,24 @@ export async function processPendingPaymentEvents(
       picked = events.map((e) => e.id);
       const isTransfer = (e: { event: string | null }) => transferEndOf(e.event) !== undefined;
       oneByOne = events.filter(isTransfer).map((e) => e.id);
-      const charges = events.filter((e) => !isTransfer(e));
+      const charges = events
+        .filter((e) => !isTransfer(e))
+        .map((event) => ({ event, envelope: readEnvelope(event) }));
+      const successes = charges.filter(({ event }) => event.event === 'charge.success');
       const intents = await lockIntents(
         trx,
-        charges.filter((e) => e.event === 'charge.success').map((e) => e.reference),
+        successes.map(({ event }) => event.reference),
       );
       // The other charges may be bank transfers: their accounts locked next, in one order too.
       await lockDedicatedAccounts(
         trx,
-        charges
-          .filter((e) => e.event === 'charge.success' && !intents.has(e.reference ?? ''))
-          .map(chargeDataOf),
+        successes
+          .filter(({ event }) => !intents.has(event.reference ?? ''))
+          .map(({ envelope }) => (envelope === 'unparseable' ? undefined : envelope.data)),
       );
       const decided: Decided[] = [];
-      for (const event of charges)
-        decided.push({ id: event.id, decision: await decide(deps, trx, event, intents) });
+      for (const { event, envelope } of charges)
+        decided.push({ id: event.id, decision: await decide(deps, trx, event, envelope, intents) });
       const outcomes = await finishDecided(deps, trx, decided);
       await markProcessed(deps, trx, outcomes);
       processed = outcomes.length;
@@ -193,16 +196,6 @@ async function lockIntents(
     .forUpdate()
     .execute();
   return new Set(rows.map((r) => r.reference));
-}
-
-/** The data of a stored charge event, or undefined when its body is no JSON object (decide says why). */
-function chargeDataOf(event: StoredBody): unknown {
-  if (event.body_encoding !== 'utf8') return undefined;
-  try {
-    return (JSON.parse(event.body) as { data?: unknown } | null)?.data;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Marks events processed with their outcomes: one statement per distinct outcome. */
@@ -249,6 +242,18 @@ async function finishDecided(
   }));
 }
 
+type Envelope = { event?: unknown; data?: unknown };
+
+/** A stored event's JSON object, read once: a batch locks by its data before deciding on it. */
+function readEnvelope(event: StoredBody): Envelope | 'unparseable' {
+  try {
+    const envelope: unknown = JSON.parse(event.body_encoding === 'utf8' ? event.body : '');
+    return typeof envelope === 'object' && envelope !== null ? envelope : 'unparseable';
+  } catch {
+    return 'unparseable';
+  }
+}
+
 /**
  * What a stored event does, inside the caller's transaction. `lockedIntents`, when given, are the
  * references known to be top-up intents (locked by the caller): another reference skips the look-up.
@@ -257,15 +262,10 @@ async function decide(
   deps: Deps,
   trx: Transaction<DB>,
   event: StoredBody,
+  envelope: Envelope | 'unparseable',
   lockedIntents: ReadonlySet<string> | null,
 ): Promise<EventDecision> {
-  let envelope: { event?: unknown; data?: unknown };
-  try {
-    envelope = JSON.parse(event.body_encoding === 'utf8' ? event.body : '') as typeof envelope;
-  } catch {
-    return 'unparseable';
-  }
-  if (typeof envelope !== 'object' || envelope === null) return 'unparseable';
+  if (envelope === 'unparseable') return 'unparseable';
   // The inbox closes these at the door; an event stored before it did is closed here.
   if (holdsUnstorableText(event.body, envelope)) return 'malformed';
   const transferEnd = transferEndOf(envelope.event);

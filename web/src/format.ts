@@ -1,4 +1,7 @@
-// Naira and dates as a Nigerian reader expects them: ₦1,500.00, 24 Nov 2026, 14:05.
+import { toE164 } from '../../src/shared/phone-number.ts';
+import { localPhone } from '../../src/shared/prefixes.ts';
+
+// Naira, dates and phones as a Nigerian reader expects them: ₦1,500.00, 24 Nov 2026, 14:05, 0803….
 
 const naira = new Intl.NumberFormat('en-NG', { style: 'currency', currency: 'NGN' });
 const dateTime = new Intl.DateTimeFormat('en-NG', {
@@ -9,6 +12,9 @@ const dateTime = new Intl.DateTimeFormat('en-NG', {
 
 export const formatNaira = (amount: number): string => naira.format(amount);
 export const formatDateTime = (iso: string): string => dateTime.format(new Date(iso));
+
+/** A phone as people write it, 0803… (the service keeps +234…); anything else as given. */
+export const shownPhone = (phone: string): string => (toE164(phone) === null ? phone : localPhone(phone));
 
 /** Whole naira and kobo typed by a person ("1,500", "1500.5"), or null when it is not an amount. */
 export function parseNaira(text: string): number | null {

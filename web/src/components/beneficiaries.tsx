@@ -2,9 +2,8 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Trash2 } from 'lucide-react';
 import { useId, useState } from 'react';
 import { type Network, networkNames, networks } from '../../../src/shared/networks.ts';
-import { toE164 } from '../../../src/shared/phone-number.ts';
-import { localPhone } from '../../../src/shared/prefixes.ts';
 import { call, type Input, type Output } from '../api/client.ts';
+import { shownPhone } from '../format.ts';
 import { ProviderLogo } from './provider-logo.tsx';
 import { Field } from './ui.tsx';
 
@@ -30,7 +29,7 @@ const recentShownMax = 4;
 
 /** The recipient as the form shows it: 08031234567 for a phone, as kept for anything else. */
 function shown(service: BeneficiaryService, recipient: string): string {
-  return phoneServices.has(service) && toE164(recipient) !== null ? localPhone(recipient) : recipient;
+  return phoneServices.has(service) ? shownPhone(recipient) : recipient;
 }
 
 /** Whether two recipients are the same one, whichever way a phone number was written. */

@@ -1,9 +1,9 @@
 import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
 import { type CallError, call, type Output } from '../api/client.ts';
+import { shownPhone } from '../format.ts';
 import { NamesForm } from './kyc-names-form.tsx';
 import { describeKycRefusal, describeTierReason } from './kyc-refusals.tsx';
-import { shownPhone } from './kyc-tiers.tsx';
 import { Button, ErrorNote, Field } from './ui.tsx';
 
 // Tier 2 (API.md section 7): the NIN, whose record must carry the profile's name and, where it has

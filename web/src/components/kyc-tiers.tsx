@@ -1,6 +1,6 @@
 import type { ReactNode } from 'react';
-import { localPhone } from '../../../src/shared/prefixes.ts';
 import type { Output } from '../api/client.ts';
+import { shownPhone } from '../format.ts';
 import type { Tier } from '../payments/tiers.ts';
 import { describeTierReason } from './kyc-refusals.tsx';
 
@@ -35,15 +35,6 @@ export const tiers: Readonly<Record<Tier, { name: string; needs: string; unlocks
     unlocks: ['Your bank account and ID on record, checked by our team'],
   },
 };
-
-/** The account's phone (E.164) as people write it, 0803…; as given if it is somehow not Nigerian. */
-export function shownPhone(e164: string): string {
-  try {
-    return localPhone(e164);
-  } catch {
-    return e164;
-  }
-}
 
 /** A tier's state in words. "Did not pass" rather than "not approved", which reads as approved at a glance. */
 const statusWords: Record<TierView['status'], string> = {

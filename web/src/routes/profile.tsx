@@ -4,8 +4,8 @@ import type { CallError, Output } from '../api/client.ts';
 import { useMe } from '../api/queries.ts';
 import { requireSignIn } from '../auth-guard.ts';
 import { NamesForm } from '../components/kyc-names-form.tsx';
-import { shownPhone } from '../components/kyc-tiers.tsx';
 import { ErrorNote, Screen, Waiting } from '../components/ui.tsx';
+import { shownPhone } from '../format.ts';
 
 // The person's profile (API.md section 4): the name, which Tier 2 checks against the NIN and then
 // fixes for good (others see it when money moves), the phone they sign in with, and the email

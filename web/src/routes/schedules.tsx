@@ -1,13 +1,11 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { createFileRoute, Link } from '@tanstack/react-router';
 import { useState } from 'react';
-import { toE164 } from '../../../src/shared/phone-number.ts';
-import { localPhone } from '../../../src/shared/prefixes.ts';
 import { type CallError, call, type Output } from '../api/client.ts';
 import { requireSignIn } from '../auth-guard.ts';
 import { schedulesKey } from '../components/repeat-purchase.tsx';
 import { Button, ErrorNote, Screen, Waiting } from '../components/ui.tsx';
-import { formatDateTime, formatNaira } from '../format.ts';
+import { formatDateTime, formatNaira, shownPhone } from '../format.ts';
 
 // Scheduled purchases: what repeats, when it runs next, how many runs so far and why one paused, with
 // pause, resume and cancel. New ones are made from the buy screens ("Repeat this purchase").
@@ -31,10 +29,7 @@ const statusNames: Record<Schedule['status'], string> = {
 /** What a schedule buys, in a line: "₦500.00 to 08031234565". */
 function describe(schedule: Schedule): string {
   const order = schedule.order as { amount?: number; phone?: string; meter?: string; iuc?: string };
-  // A phone as the person typed it everywhere else (0803...), not as the service keeps it (+234...).
-  const phone =
-    order.phone !== undefined && toE164(order.phone) !== null ? localPhone(order.phone) : order.phone;
-  const to = order.meter ?? order.iuc ?? phone ?? '';
+  const to = order.meter ?? order.iuc ?? (order.phone === undefined ? '' : shownPhone(order.phone));
   const amount = typeof order.amount === 'number' ? formatNaira(order.amount) : '';
   return [amount, to === '' ? '' : `to ${to}`].filter(Boolean).join(' ');
 }
