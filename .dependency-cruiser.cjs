@@ -41,6 +41,22 @@ module.exports = {
       to: { path: [fastify, '^src/http/'] },
     },
     {
+      name: 'one-door',
+      severity: 'error',
+      comment:
+        'A domain reaches another only through the api its factory returns, given to it as a dep: from another domain it imports only module.ts (the types) and schemas.ts (CONTRIBUTING, "Add a domain").',
+      from: { path: domain },
+      to: { path: domain, pathNot: ['^src/$1/', '^src/[^/]+/(module|schemas)\\.ts$'] },
+    },
+    {
+      name: 'one-door-types',
+      severity: 'error',
+      comment:
+        "From another domain's module.ts, types only: its factory is for the composition root (src/modules.ts), and what the domain does is reached through the api that factory returns.",
+      from: { path: domain },
+      to: { path: '^src/[^/]+/module\\.ts$', pathNot: '^src/$1/', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'ledger-alone',
       severity: 'error',
       comment: 'src/ledger/ imports no domain and no adapter.',

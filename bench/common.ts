@@ -2,7 +2,7 @@ import { createHmac, randomInt, randomUUID } from 'node:crypto';
 import type autocannon from 'autocannon';
 import type { Kysely } from 'kysely';
 import { newReferralCode } from '../src/auth/secrets.ts';
-import { loadConfig } from '../src/config.ts';
+import { type Config, loadConfig } from '../src/config.ts';
 import { type Context, type ContextOverrides, createContext } from '../src/context.ts';
 import type { DB } from '../src/db/schema.ts';
 import { newId } from '../src/ids.ts';
@@ -92,14 +92,18 @@ export async function benchContext(
   env: Record<string, string>,
   { worker = false, overrides = {} }: { worker?: boolean; overrides?: ContextOverrides } = {},
 ): Promise<Context> {
-  const config = loadConfig({
+  return createContext(benchConfig(env, worker), overrides);
+}
+
+/** The configuration of a bench context: the sandbox on, the job workers only if `worker`. */
+export function benchConfig(env: Record<string, string>, worker = false): Config {
+  return loadConfig({
     NODE_ENV: 'development',
     SANDBOX: '1',
     WORKER: worker ? '1' : '0',
     LOG_LEVEL: 'warn',
     ...env,
   });
-  return createContext(config, overrides);
 }
 
 /**

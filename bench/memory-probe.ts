@@ -117,6 +117,8 @@ async function startService(env: Record<string, string>, probeDir: string): Prom
       HOST: '127.0.0.1',
       PORT: String(port),
       RATE_LIMIT_PER_MINUTE: '1000000',
+      RATE_LIMIT_ANONYMOUS_PER_MINUTE: '1000000',
+      RATE_LIMIT_PHONE_PER_MINUTE: '1000000',
       LOG_LEVEL: 'warn',
       WORKER: '1',
       MEMORY_PROBE_DIR: probeDir,

@@ -170,6 +170,8 @@ function startService(databaseUrl: string, port: number, adminPhone: string, dat
     HOST: '127.0.0.1',
     PORT: String(port),
     RATE_LIMIT_PER_MINUTE: '1000000',
+    RATE_LIMIT_ANONYMOUS_PER_MINUTE: '1000000',
+    RATE_LIMIT_PHONE_PER_MINUTE: '1000000',
     LOG_LEVEL: 'warn',
     WORKER: '1',
     DATABASE_URL: databaseUrl,

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import { createBroadcast } from '../src/notifications/broadcasts.ts';
-import { JOB_BROADCAST_PUSH } from '../src/notifications/job-names.ts';
+import { broadcastPushJob } from '../src/notifications/jobs.ts';
 import type { PushSender } from '../src/providers/push/web-push-sender.ts';
 import { benchContext, peakRssMb, percentile, resetPeakRss } from './common.ts';
 
@@ -153,7 +153,7 @@ async function main(): Promise<void> {
         completed_on: Date | null;
       }>`
         select state, retry_count, created_on, started_on, completed_on from pgboss.job
-        where name = ${JOB_BROADCAST_PUSH} and data->>'broadcastId' = ${broadcast.id}
+        where name = ${broadcastPushJob.name} and data->>'broadcastId' = ${broadcast.id}
         order by created_on`.execute(ctx.db);
     // The last page may still be running (a failed push makes it retry later): wait for it to settle.
     const deadline = Date.now() + SETTLE_TIMEOUT_MS;

@@ -247,6 +247,10 @@ const NOTES = [
   'full sign-in: req/s and CPU are per completed sign-in (requestOtp, the SMS read, verifyOtp), p50/p99 the whole sign-in. createBulkOrder: per order of 100 lines (its ratio too). savingsMaturity and scheduledRuns run in the bench process after the service stopped: no service CPU or RSS.',
 ];
 
+/** Said only when the run measured buyAirtime through PgBouncer. */
+const PGBOUNCER_NOTE =
+  'pgbouncer: buyAirtime alone, on a fresh database of the same PostgreSQL that the service (its pool and pg-boss’s) reaches through PgBouncer 1.18 in transaction pooling (`bash .ci/pgbouncer`: default_pool_size 40), with DATABASE_PREPARED_STATEMENTS=0, right after the direct run; its PostgreSQL columns count the server’s processes, not PgBouncer’s own CPU (decision 0027).';
+
 function checkLines(input: ReportInput): string[] {
   const checks = input.runs.flatMap((run) =>
     run.checks.map((c) => `- ${run.database}: ${c.ok ? 'ok' : '**FAILED**'}: ${c.name}: ${c.detail}`),
@@ -282,7 +286,9 @@ export function renderReport(input: ReportInput): string {
     '',
     '## Notes',
     '',
-    ...NOTES.map((n) => `- ${n}`),
+    ...[...NOTES, ...(input.runs.some((r) => r.database === 'pgbouncer') ? [PGBOUNCER_NOTE] : [])].map(
+      (n) => `- ${n}`,
+    ),
     '',
   ].join('\n');
 }

@@ -116,6 +116,10 @@ import { countWebhookScenarioEvents, eachTopupCreditedOnce, type Query } from '.
 // After the webhook scenarios every built top-up body is delivered (again) and the bench checks that
 // each credited its wallet exactly once, that on PostgreSQL every answered event is stored and
 // processed, and that adminLedgerCheck (as an ADMIN_PHONES user) finds the ledger balanced.
+// After the PostgreSQL scenarios, buyAirtime runs once more on a fresh database that the service
+// reaches through PgBouncer in transaction pooling (DATABASE_PREPARED_STATEMENTS=0), labelled
+// `pgbouncer`, when something answers at BENCH_PGBOUNCER_URL (default 127.0.0.1:6432, which
+// `bash .ci/pgbouncer` starts; BENCH_PGBOUNCER=0 leaves it out): decision 0027's cost of the pooler.
 // After the PostgreSQL scenarios, `pgbench -N` runs on the same PostgreSQL at the same connection
 // count (bench/pgbench.ts), and the webhook, buyAirtime and transferToUser rates are printed as
 // ratios of its tps.
@@ -189,6 +193,13 @@ const OUTPUT_LINES_MAX = 40;
 
 const POSTGRES_ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const POSTGRES_ENABLED = process.env.BENCH_POSTGRES !== '0';
+/**
+ * PgBouncer in transaction pooling in front of the same PostgreSQL (`bash .ci/pgbouncer` starts one
+ * here): after the direct run, buyAirtime runs again through it, with DATABASE_PREPARED_STATEMENTS=0
+ * as PgBouncer before 1.21 needs (decision 0027). BENCH_PGBOUNCER=0 leaves it out.
+ */
+const PGBOUNCER_URL = process.env.BENCH_PGBOUNCER_URL ?? 'postgres://postgres@127.0.0.1:6432/';
+const PGBOUNCER_ENABLED = process.env.BENCH_PGBOUNCER !== '0';
 const PGLITE_ENABLED = process.env.BENCH_PGLITE !== '0';
 const ALL_SCENARIOS =
   'getWallet,otp,signIn,webhook,buyAirtime,createSavingsLock,transferToUser,savingsMaturity,scheduledRuns,bulkOrder,listNotifications,broadcastPush,webClient';
@@ -260,6 +271,8 @@ async function startServer(extraEnv: Record<string, string>): Promise<Server> {
     HOST: '127.0.0.1',
     PORT: String(port),
     RATE_LIMIT_PER_MINUTE: '1000000',
+    RATE_LIMIT_ANONYMOUS_PER_MINUTE: '1000000',
+    RATE_LIMIT_PHONE_PER_MINUTE: '1000000',
     LOG_LEVEL: 'warn',
     WORKER: '1',
     ...extraEnv,
@@ -844,8 +857,9 @@ async function benchPglite(): Promise<DatabaseRun> {
   }
 }
 
-async function postgresReachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL, connectionTimeoutMillis: 3_000 });
+/** Whether a PostgreSQL server (or a pooler in front of one) answers a query at the URL. */
+async function reachable(connectionString: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString, connectionTimeoutMillis: 3_000 });
   try {
     await client.connect();
     await client.query('select 1');
@@ -865,6 +879,82 @@ async function adminQuery(statement: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/** The same database name on the pooler's address (its host, port and user). */
+function viaPgbouncer(databaseUrl: string): string {
+  const url = new URL(PGBOUNCER_URL);
+  url.pathname = new URL(databaseUrl).pathname;
+  return url.toString();
+}
+
+/**
+ * buyAirtime alone, on a fresh database that the service reaches through PgBouncer (its pool and
+ * pg-boss's), with named prepared statements off; migrations go direct (MIGRATION_DATABASE_URL), as
+ * Kysely's migrator holds a session lock. Labelled `pgbouncer` beside the direct `postgres` run.
+ */
+async function benchThroughPgbouncer(): Promise<DatabaseRun> {
+  const database = 'pgbouncer';
+  const name = `billrail_bench_${randomBytes(6).toString('hex')}`;
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'billrail-bench-'));
+  await adminQuery(`create database ${name}`);
+  const direct = new URL(POSTGRES_ADMIN_URL);
+  direct.pathname = `/${name}`;
+  const checks: Check[] = [];
+  const scenarios: ScenarioResult[] = [];
+  let acceptedToSuccess: DatabaseRun['acceptedToSuccess'] = null;
+  let startupMs = 0;
+  try {
+    process.stdout.write(
+      `\n${database}: starting the service (through ${PGBOUNCER_URL}, prepared statements off)\n`,
+    );
+    const admin = nextPhone();
+    const startedAt = performance.now();
+    const server = await startServer({
+      DATABASE_URL: viaPgbouncer(direct.toString()),
+      MIGRATION_DATABASE_URL: direct.toString(),
+      DATABASE_PREPARED_STATEMENTS: '0',
+      DATA_DIR: dataDir,
+      ADMIN_PHONES: admin,
+    });
+    startupMs = Math.round(performance.now() - startedAt);
+    try {
+      const adminToken = await signIn(server.baseUrl, admin);
+      const purchases = await buyAirtimeScenario(server, database, adminToken);
+      const r = purchases.result;
+      scenarios.push(r);
+      process.stdout.write(
+        `${database}: ${r.scenario}: ${r.requestsPerSecond}/s, p50 ${r.latencyP50Ms} ms, p99 ${r.latencyP99Ms} ms\n`,
+      );
+      acceptedToSuccess = purchases.acceptedToSuccess;
+      for (const check of purchases.checks) {
+        checks.push(check);
+        process.stdout.write(
+          `${database}: check ${check.name}: ${check.ok ? 'ok' : 'FAILED'}: ${check.detail}\n`,
+        );
+      }
+    } catch (error) {
+      if (error instanceof SetupError) error.message += `\nservice output:\n${server.output()}`;
+      throw error;
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    await adminQuery(`drop database if exists ${name} with (force)`);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+  return {
+    database,
+    startupMs,
+    scenarios,
+    serverPeakRssMb: scenarios[0]?.serverPeakRssMb ?? null,
+    checks,
+    acceptedToSuccess,
+    maturity: [],
+    broadcast: null,
+    scheduledRuns: [],
+    webClient: null,
+  };
 }
 
 async function benchPostgres(): Promise<DatabaseRun> {
@@ -981,6 +1071,7 @@ function purchaseTargets(runs: DatabaseRun[], pgbench: PgbenchResult | null): Pu
     runs.find((r) => r.database === database)?.scenarios.find((s) => s.scenario === 'buyAirtime') ?? null;
   const postgres = scenario('postgres');
   const pglite = scenario('pglite');
+  const pooled = scenario('pgbouncer');
   const ratio = postgres !== null && pgbench !== null ? postgres.requestsPerSecond / pgbench.tps : null;
   const ratioMet = ratio === null ? null : ratio >= PURCHASE_TARGET_PGBENCH_RATIO;
   const p99Met = postgres === null ? null : postgres.latencyP99Ms <= PURCHASE_TARGET_P99_MS;
@@ -996,9 +1087,19 @@ function purchaseTargets(runs: DatabaseRun[], pgbench: PgbenchResult | null): Pu
       `buyAirtime on pglite: ${pglite.requestsPerSecond}/s (target ≥ ${PURCHASE_TARGET_PGLITE_RPS}/s): ${pgliteMet ? 'met' : 'NOT met'}`,
     );
   }
+  const pooledRatio =
+    pooled !== null && postgres !== null ? pooled.requestsPerSecond / postgres.requestsPerSecond : null;
+  if (pooled !== null && pooledRatio !== null && postgres !== null) {
+    lines.push(
+      `buyAirtime through PgBouncer (transaction pooling, statements unnamed): ${pooled.requestsPerSecond}/s, p99 ${pooled.latencyP99Ms} ms; ${pooledRatio.toFixed(2)}× direct (${postgres.requestsPerSecond}/s, p99 ${postgres.latencyP99Ms} ms)`,
+    );
+  }
   return {
     lines,
     summary: {
+      pgbouncerRequestsPerSecond: pooled?.requestsPerSecond ?? null,
+      pgbouncerP99Ms: pooled?.latencyP99Ms ?? null,
+      pgbouncerRatioToDirect: pooledRatio === null ? null : Math.round(pooledRatio * 100) / 100,
       postgresRequestsPerSecond: postgres?.requestsPerSecond ?? null,
       postgresP99Ms: postgres?.latencyP99Ms ?? null,
       ratioToPgbench: ratio === null ? null : Math.round(ratio * 100) / 100,
@@ -1310,10 +1411,20 @@ async function main(): Promise<void> {
   if (PGLITE_ENABLED) runs.push(await benchPglite());
   else skipped.push('pglite: BENCH_PGLITE=0');
   if (!POSTGRES_ENABLED) skipped.push('postgres: BENCH_POSTGRES=0');
-  else if (!(await postgresReachable())) {
+  else if (!(await reachable(POSTGRES_ADMIN_URL))) {
     skipped.push(`postgres: not reachable at ${POSTGRES_ADMIN_URL}`);
   } else {
     runs.push(await benchPostgres());
+    // Right after the direct run, so that both buyAirtime rows meet the machine in the same state;
+    // only buyAirtime runs through PgBouncer.
+    if (SCENARIOS.has('buyAirtime')) {
+      if (!PGBOUNCER_ENABLED) skipped.push('pgbouncer: BENCH_PGBOUNCER=0');
+      else if (!(await reachable(viaPgbouncer(POSTGRES_ADMIN_URL))))
+        skipped.push(
+          `pgbouncer: nothing answers at ${PGBOUNCER_URL} (bash .ci/pgbouncer starts PgBouncer there)`,
+        );
+      else runs.push(await benchThroughPgbouncer());
+    }
   }
   let pgbench: PgbenchResult | null = null;
   if (runs.some((r) => r.database === 'postgres')) {

@@ -1,12 +1,13 @@
 import { buildApp } from '../src/app.ts';
-import type { Context } from '../src/context.ts';
+import { type Context, createContext } from '../src/context.ts';
 import { newId } from '../src/ids.ts';
 import { systemAccounts, userAccount } from '../src/ledger/accounts.ts';
 import { checkLedger } from '../src/ledger/check.ts';
 import { postBatch } from '../src/ledger/postings.ts';
+import { choosePort } from '../src/listen-port.ts';
 import { runDueSchedules } from '../src/schedules/runner.ts';
 import { orderSchemas } from '../src/schedules/schemas.ts';
-import { benchContext, type Check, insertUsers, percentile, type ScenarioResult } from './common.ts';
+import { benchConfig, type Check, insertUsers, percentile, type ScenarioResult } from './common.ts';
 
 // scheduledRuns: 1,000 scheduled purchases falling due at the same instant (BENCH_SCHEDULES), run by
 // the schedules' own runner (runDueSchedules: claims of 100 under SKIP LOCKED, the purchases through
@@ -159,10 +160,14 @@ export async function scheduledRunsScenario(
 ): Promise<{ results: ScenarioResult[]; rounds: ScheduledRunsRound[]; checks: Check[] }> {
   const count = Number(process.env.BENCH_SCHEDULES ?? SCHEDULES[database]);
   const runnerCounts = database === 'postgres' ? [1, 2] : [1];
-  const ctx = await benchContext(env);
-  // The purchases reach the sandbox simulators over HTTP, as the service's own would.
+  // The purchases reach the sandbox simulators over HTTP, as the service's own would: the port is
+  // chosen first, so that the context is built with the address it answers at.
+  const port = await choosePort(benchConfig({ ...env, PORT: '0' }));
+  const ctx = await createContext(port.config);
   const app = await buildApp(ctx);
-  ctx.baseUrl.current = await app.listen({ port: 0, host: '127.0.0.1' });
+  await app.ready();
+  await port.release();
+  await app.listen({ port: port.config.http.port, host: '127.0.0.1' });
   const results: ScenarioResult[] = [];
   const rounds: ScheduledRunsRound[] = [];
   const checks: Check[] = [];

@@ -14,11 +14,12 @@ import { registerDocumentRoute } from './http/document-route.ts';
 import { sendError, toErrorResponse } from './http/errors.ts';
 import { createIdempotencyStore } from './http/idempotency-store.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
-import { registerMetrics } from './http/metrics.ts';
+import { countRequests, serveMetrics } from './http/metrics.ts';
 import type { MoneyReads } from './http/money-metrics.ts';
 import { declareResponseHeaders, documentTags } from './http/openapi-document.ts';
 import { shareErrorSchemas } from './http/operation-errors.ts';
 import { registerPaymentWebhookRoute } from './http/payment-webhook-route.ts';
+import { phoneRateLimit } from './http/phone-rate-limit.ts';
 import { redisStoreWithLocalFallback } from './http/rate-limit-store.ts';
 import { BODY_LIMIT_BYTES, registerOperations } from './http/router.ts';
 import { registerSandboxClockRoute } from './http/sandbox-clock-route.ts';
@@ -65,6 +66,27 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
   );
 
   await registerCors(app, ctx.config.corsOrigins);
+  await registerOpenApiDocument(app, ctx);
+  await registerRateLimit(app, ctx);
+  countRequests(app, ctx.metrics);
+  // On PORT only when METRICS_PORT is unset outside production (main.ts serves it on its own port).
+  if (ctx.config.http.metricsOnApiPort)
+    serveMetrics(app, ctx.metrics, moneyReadsOf(ctx), ctx.config.http.metricsToken);
+  registerProbes(app, ctx);
+  app.get('/openapi.json', { schema: { hide: true }, config: { rateLimit: false } }, async () =>
+    app.swagger(),
+  );
+
+  registerRoutes(app, ctx);
+  // Without a build (web/dist is made on the first start by main.ts), the service is the API alone.
+  if (existsSync(path.join(webDistDir, 'index.html'))) {
+    webApp = await registerWebApp(app, { distDir: webDistDir });
+  }
+  return app;
+}
+
+/** The OpenAPI document at /openapi.json: the operations' schemas, served at the public base URL. */
+async function registerOpenApiDocument(app: FastifyInstance, ctx: Context): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -84,22 +106,29 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
       if (!('openapiObject' in document)) return document.swaggerObject;
       shareErrorSchemas(document.openapiObject);
       declareResponseHeaders(document.openapiObject, ctx.operations);
-      // The public base URL is known only once the app listens when PORT is 0 and PUBLIC_BASE_URL
-      // is unset; the document is built at its first request, which comes after that.
       return {
         ...document.openapiObject,
-        servers: [{ url: ctx.baseUrl.current }],
+        servers: [{ url: ctx.baseUrl }],
         tags: documentTags(ctx.operations),
       };
     },
   });
+}
 
+/**
+ * The rate limits: per user once signed in, per address before, counted in Redis across the API
+ * processes when REDIS_URL is set.
+ */
+async function registerRateLimit(app: FastifyInstance, ctx: Context): Promise<void> {
   const redis =
     ctx.config.redisUrl === undefined ? undefined : openRedis(ctx.config.redisUrl, ctx.logger, 'rate limit');
   if (redis !== undefined) app.addHook('onClose', () => closeRedis(redis));
   await app.register(rateLimit, {
     global: true,
-    max: ctx.config.rateLimitPerMinute,
+    // Anonymous callers are counted per address, which a carrier (CGNAT) shares among many people
+    // signing in: a limit of its own sized for that, the sign-in operations limited per phone too.
+    max: (request) =>
+      request.caller !== null ? ctx.config.rateLimitPerMinute : ctx.config.rateLimitAnonymousPerMinute,
     timeWindow: 60_000,
     // After onRequest (auth), so that a signed-in caller is limited as one user across addresses.
     hook: 'preValidation',
@@ -114,22 +143,10 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
         retryAfterSeconds: Math.max(1, Math.ceil(context.ttl / 1000)),
       }),
   });
+}
 
-  registerMetrics(app, ctx.metrics, moneyReadsOf(ctx));
-  app.get('/healthz', { schema: { hide: true }, config: { rateLimit: false } }, async () => ({ ok: true }));
-  app.get('/readyz', { schema: { hide: true }, config: { rateLimit: false } }, async (_request, reply) => {
-    try {
-      await sql`select 1`.execute(ctx.db);
-      return { ok: true };
-    } catch (error) {
-      ctx.logger.warn({ err: error }, 'readiness check failed');
-      return reply.code(503).send({ ok: false });
-    }
-  });
-  app.get('/openapi.json', { schema: { hide: true }, config: { rateLimit: false } }, async () =>
-    app.swagger(),
-  );
-
+/** The operations (behind the Idempotency-Key store), and the routes outside parties and the sandbox call. */
+function registerRoutes(app: FastifyInstance, ctx: Context): void {
   const idempotency = createIdempotencyStore(ctx.db, ctx.config.secrets.pepper, ctx.database.batching, {
     onReleaseError: (error) => ctx.logger.error({ err: error }, 'an Idempotency-Key could not be released'),
   });
@@ -139,6 +156,12 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
     authenticate: ctx.modules.auth.api.authenticate,
     clock: ctx.clock,
     strictErrorCodes: ctx.config.env === 'test',
+    limitPerPhone: phoneRateLimit(app, ctx.config.rateLimitPhonePerMinute),
+    audit: ctx.modules.audit.api,
+    secondFactor: {
+      required: ctx.config.adminSecondFactor.mode === 'totp',
+      enrolled: ctx.modules.auth.api.totpEnrolled,
+    },
   });
   registerDocumentRoute(app, {
     db: ctx.db,
@@ -161,44 +184,40 @@ export async function buildApp(ctx: Context): Promise<FastifyInstance> {
       followSandboxNow: (now) => link.clock.follow(now),
     });
   }
-  // Without a build (web/dist is made on the first start by main.ts), the service is the API alone.
-  if (existsSync(path.join(webDistDir, 'index.html'))) {
-    webApp = await registerWebApp(app, { distDir: webDistDir });
-  }
-  return app;
 }
 
-/** What the money gauges read, each through the context's module that owns it. */
+/** What the money gauges read: the figures' snapshot, through the module that owns it. */
 export function moneyReadsOf(ctx: Context): MoneyReads {
-  return {
-    clock: ctx.clock,
-    floatBalances: ctx.modules.vtu.api.floatBalances,
-    processingPurchases: ctx.modules.vtu.api.processingPurchases,
-    paymentInbox: ctx.modules.funding.api.paymentInbox,
-    queueCounts: ctx.jobs.queueCounts,
-    lastLedgerCheck: ctx.modules.admin.api.lastLedgerCheck,
-    ready: async () => {
-      try {
-        await sql`select 1`.execute(ctx.db);
-        return true;
-      } catch {
-        return false;
-      }
-    },
-  };
+  return { clock: ctx.clock, latestFigures: ctx.modules.figures.api.latest };
 }
 
 /**
- * A worker-only process's own HTTP server (METRICS_PORT): its /metrics (its purchases settled,
- * its provider calls, the money gauges) and /healthz, /readyz; no API, no sandbox.
+ * The listener of METRICS_PORT, in an API process or a worker: its /metrics (this process's requests,
+ * purchases and provider calls, and the money gauges) and /healthz, /readyz; no API, no sandbox.
  */
 export async function buildMetricsApp(ctx: Context): Promise<FastifyInstance> {
   const app = Fastify({ loggerInstance: ctx.logger as FastifyBaseLogger });
-  const reads = moneyReadsOf(ctx);
-  registerMetrics(app, ctx.metrics, reads);
-  app.get('/healthz', async () => ({ ok: true }));
-  app.get('/readyz', async (_request, reply) =>
-    (await reads.ready()) ? { ok: true } : reply.code(503).send({ ok: false }),
-  );
+  countRequests(app, ctx.metrics);
+  serveMetrics(app, ctx.metrics, moneyReadsOf(ctx), ctx.config.http.metricsToken);
+  registerProbes(app, ctx);
   return app;
+}
+
+/**
+ * /healthz (the process answers) and /readyz (it reaches its database), on the API's port and on a
+ * metrics listener alike: out of the OpenAPI document and of the rate limit, which a load balancer's
+ * checks must never meet.
+ */
+function registerProbes(app: FastifyInstance, ctx: Context): void {
+  const probe = { schema: { hide: true }, config: { rateLimit: false } };
+  app.get('/healthz', probe, async () => ({ ok: true }));
+  app.get('/readyz', probe, async (_request, reply) => {
+    try {
+      await sql`select 1`.execute(ctx.db);
+      return { ok: true };
+    } catch (error) {
+      ctx.logger.warn({ err: error }, 'readiness check failed');
+      return reply.code(503).send({ ok: false });
+    }
+  });
 }

@@ -3,12 +3,6 @@ import path from 'node:path';
 import type { Kysely } from 'kysely';
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import type { Dispatcher } from 'undici';
-import { createAdminModule } from './admin/module.ts';
-import { createAlertsModule } from './alerts/module.ts';
-import { createAuthModule } from './auth/module.ts';
-import { createBeneficiariesModule } from './beneficiaries/module.ts';
-import { createBulkOrdersModule } from './bulk-orders/module.ts';
-import { createCatalogueModule } from './catalogue/module.ts';
 import {
   type Clock,
   createFollowingClock,
@@ -16,25 +10,26 @@ import {
   type SandboxClock,
   systemClock,
 } from './clock.ts';
-import type { Config, VtuProviderName } from './config.ts';
+import {
+  type Config,
+  publicBaseUrl,
+  type RealProviders,
+  type SandboxProviders,
+  type VtuProviderName,
+} from './config.ts';
 import { configuredTarget, type Database, type DatabaseTarget, openDatabase } from './db/database.ts';
-import { migrateOpened } from './db/migrate.ts';
-import type { DB } from './db/schema.ts';
-import { createDisputesModule } from './disputes/module.ts';
-import { createEventBus, domainEventJob, type EventBus } from './events/domain-events.ts';
-import { createFundingModule } from './funding/module.ts';
-import { createGrowthModule } from './growth/module.ts';
+import { assertMigrated, migrateOpened } from './db/migrate.ts';
+import { createEventBus, domainEventDefinition } from './events/domain-events.ts';
 import { airtimeCashCallbackPath } from './http/airtime-cash-callback-route.ts';
-import { idempotencyPurgeJob } from './http/idempotency-store.ts';
+import { idempotencyPurgeDefinition } from './http/idempotency-store.ts';
 import { createServiceMetrics, type ServiceMetrics } from './http/metrics.ts';
 import { paymentWebhookPath } from './http/payment-webhook-route.ts';
 import { sandboxClockJobsPath } from './http/sandbox-clock-route.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
 import { documentUrlKey } from './kyc/document-urls.ts';
-import { createKycModule } from './kyc/module.ts';
 import { loggedRequest, redactUrlCredentials } from './log-redaction.ts';
 import type { DomainModule } from './module.ts';
-import { createNotificationsModule } from './notifications/module.ts';
+import { createModules, type Infrastructure, type Modules } from './modules.ts';
 import type { AnyOperation } from './operation.ts';
 import { type Resolve, resolveAll } from './outbound-addresses.ts';
 import { toE164 } from './phone.ts';
@@ -57,7 +52,6 @@ import { createSmmPanelClient } from './providers/vtu/smm-panel-client.ts';
 import { createVtpassClient } from './providers/vtu/vtpass-client.ts';
 import type { VtuProvider } from './providers/vtu/vtu-provider.ts';
 import type { SandboxEndpoints } from './push/endpoint-policy.ts';
-import { createPushModule } from './push/module.ts';
 import { pushAgent } from './push/push-agent.ts';
 import { createSandboxMailer } from './sandbox/mailbox.ts';
 import { isSandboxPushEndpoint } from './sandbox/push/push-service.ts';
@@ -78,51 +72,18 @@ import {
 } from './sandbox/vtu/bills.ts';
 import { SANDBOX_DATA_TOKEN } from './sandbox/vtu/data-state.ts';
 import { SANDBOX_SOCIAL_API_KEY, sandboxSocialPath } from './sandbox/vtu/social.ts';
-import { createSavingsModule } from './savings/module.ts';
-import { createSchedulesModule } from './schedules/module.ts';
-import { createTransfersModule } from './transfers/module.ts';
 import type { DebitRule } from './vtu/debit-rules.ts';
-import { createVtuModule } from './vtu/module.ts';
-import { createWalletModule } from './wallet/module.ts';
 
 // The composition root: the one place that builds the database, the job queue, the clock and every
 // adapter. Tests pass overrides (an in-memory database, their own clock) instead of monkey-patching.
 
-export type Context = {
-  config: Config;
-  clock: Clock;
+export type Context = Omit<Infrastructure, 'debitRules' | 'sandboxPushEndpoints'> & {
   /** Present in the sandbox: POST /__sandbox/clock moves it. */
   sandboxClock: SandboxClock | undefined;
-  logger: Logger;
-  database: Database;
-  db: Kysely<DB>;
-  jobs: JobQueue;
-  sms: SmsSender;
-  /** The payment provider (Paystack's API; the sandbox's simulator when SANDBOX=1). */
-  payments: PaymentProvider;
-  /** Transactional email (SMTP; the sandbox's mailbox when SANDBOX=1). */
-  mailer: Mailer;
-  /** Web Push to users' own subscriptions (VAPID). */
-  push: PushSender;
-  /** Looks up a host's addresses for the outbound-address checks (social links, push endpoints). */
-  resolveHost: Resolve;
-  kyc: {
-    provider: KycProvider;
-    documents: DocumentStore;
-    /** Signs the service's own short-lived document URLs (local storage). */
-    urlKey: Buffer;
-  };
-  /** The upstream VTU providers by configuration name (data, bills, social); routing is config.vtu.routes. */
-  vtuProviders: Record<VtuProviderName, VtuProvider>;
-  /** Domain events (kyc.tier_approved, ...): subscribers run in the job worker. */
-  events: EventBus;
   /** The domain modules, by name: only main.ts, app.ts and tests read the composed whole. */
   modules: Modules;
   /** Every operation of the contract: the modules' lists put together. */
   operations: readonly AnyOperation[];
-  adminPhones: ReadonlySet<string>;
-  /** The service's own public base URL; known only after listen when PORT is 0. */
-  baseUrl: { current: string };
   /** The in-process simulators of the outside parties (SANDBOX=1 without SANDBOX_URL). */
   sandbox: Sandbox | undefined;
   /**
@@ -130,207 +91,8 @@ export type Context = {
    * makes this process follow its clock (the call's new time included).
    */
   sandboxLink: { clockJobsToken: string; clock: SandboxClockLink } | undefined;
-  /** Prefix of rate-limit keys in Redis, so that separate deployments (or tests) do not share counts. */
-  rateLimitNamespace: string;
-  /** This context's Prometheus registry and the ports reporting to it (/metrics). */
-  metrics: ServiceMetrics;
   close(): Promise<void>;
 };
-
-/** What the composition root builds before any module: the modules' deps are picked from it. */
-export type Infrastructure = Pick<
-  Context,
-  | 'config'
-  | 'clock'
-  | 'logger'
-  | 'database'
-  | 'db'
-  | 'jobs'
-  | 'events'
-  | 'sms'
-  | 'payments'
-  | 'mailer'
-  | 'push'
-  | 'resolveHost'
-  | 'kyc'
-  | 'vtuProviders'
-  | 'rateLimitNamespace'
-  | 'adminPhones'
-  | 'baseUrl'
-  | 'metrics'
-> & {
-  /** The purchase rules decided at debit time (vtu/debit-rules.ts), from the overrides; none by default. */
-  debitRules: readonly DebitRule[];
-  /** In the sandbox: the push endpoints savePushSubscription lets through there; undefined outside it. */
-  sandboxPushEndpoints: SandboxEndpoints | undefined;
-};
-
-/**
- * The domain modules, in dependency order: each is built from the deps it declares (its module.ts),
- * picked here from the infrastructure and from the `api` of the modules built before it.
- */
-function createModules(infra: Infrastructure) {
-  const { config, clock, logger, db, jobs } = infra;
-  const pepper = config.secrets.pepper;
-  // The modules others take an api from are built first.
-  const auth = createAuthModule({
-    db,
-    clock,
-    jobs,
-    logger,
-    batching: infra.database.batching,
-    sms: infra.sms,
-    mailer: infra.mailer,
-    pepper,
-    adminPhones: infra.adminPhones,
-  });
-  // The VTU catalogues and the banks, cached (in Redis when REDIS_URL is set): vtu prices from them
-  // and kyc checks a bank against them.
-  const catalogue = createCatalogueModule({
-    db,
-    config,
-    clock,
-    logger,
-    providers: infra.vtuProviders,
-    payments: infra.payments,
-    markupMax: config.vtu.markupMax,
-    priceLevelOf: auth.api.priceLevelOf,
-    // The rate limits' namespace is already distinct per deployment and per test world.
-    redisPrefix: `${infra.rateLimitNamespace}catalogue:`,
-  });
-  // Funding needs no other module; the administrator's reconciliation is its api's.
-  const funding = createFundingModule({
-    db,
-    clock,
-    jobs,
-    logger,
-    payments: infra.payments,
-    batching: infra.database.batching,
-    baseUrl: infra.baseUrl,
-    config: { preferredBank: config.payments.preferredBank, webhookSecret: config.secrets.paymentSigning },
-  });
-  const push = createPushModule({
-    db,
-    clock,
-    push: infra.push,
-    resolveHost: infra.resolveHost,
-    config: config.push,
-    sandboxEndpoints: infra.sandboxPushEndpoints,
-  });
-  const notifications = createNotificationsModule({
-    db,
-    clock,
-    jobs,
-    mailer: infra.mailer,
-    adminPhones: infra.adminPhones,
-    verifiedEmailsOf: auth.api.verifiedEmailsOf,
-    push: push.api,
-  });
-  // The purchases take the buyers' PIN reads from auth and their prices from the catalogue.
-  const vtu = createVtuModule({
-    db,
-    batching: infra.database.batching,
-    clock,
-    jobs,
-    logger,
-    pepper,
-    config,
-    providers: infra.vtuProviders,
-    payments: infra.payments,
-    catalogue: catalogue.api,
-    sharedPinReads: auth.api.sharedPinReads,
-    resolveHost: infra.resolveHost,
-    debitRules: infra.debitRules,
-    metrics: infra.metrics.purchases,
-  });
-  const growth = createGrowthModule({ db, clock, jobs, config: config.growth });
-  // A lock records the milestones it reaches in its own transaction, through growth's api.
-  const savings = createSavingsModule({
-    db,
-    clock,
-    jobs,
-    logger,
-    config: config.savings,
-    reachMilestones: growth.api.reachMilestones,
-  });
-  // In the order of the contract's operations (API.md, /openapi.json), not the order of building.
-  return {
-    auth,
-    wallet: createWalletModule({ db }),
-    kyc: createKycModule({
-      db,
-      clock,
-      jobs,
-      provider: infra.kyc.provider,
-      store: infra.kyc.documents,
-      urlKey: infra.kyc.urlKey,
-      pepper,
-      banks: () => catalogue.api.banks(),
-      baseUrl: infra.baseUrl,
-      config: { livenessUrl: config.kyc.livenessUrl, sandboxTokens: config.sandbox },
-    }),
-    funding,
-    alerts: createAlertsModule({
-      db,
-      mailer: infra.mailer,
-      opsEmail: config.opsEmail,
-      deliverToAdmins: async (alert) => {
-        await notifications.api.deliverAlertToAdmins(alert);
-      },
-    }),
-    catalogue,
-    vtu,
-    savings,
-    transfers: createTransfersModule({
-      db,
-      clock,
-      jobs,
-      pepper: config.secrets.pepper,
-      sharedPinReads: auth.api.sharedPinReads,
-      config: config.transfers,
-    }),
-    beneficiaries: createBeneficiariesModule({ db, clock }),
-    growth,
-    notifications,
-    push,
-    // After the modules whose work an administrator runs now (funding, vtu, catalogue).
-    admin: createAdminModule({
-      db,
-      clock,
-      logger,
-      reconcileFunding: funding.api.reconcile,
-      requeryPurchases: () => vtu.api.requeryDue({ includeNotDue: true }),
-      setMarkup: catalogue.api.setMarkup,
-      storedMarkups: catalogue.api.storedMarkups,
-      priceLevelExists: catalogue.api.priceLevelExists,
-      setUserPriceLevel: auth.api.setPriceLevel,
-      usersByPriceLevel: auth.api.usersByPriceLevel,
-    }),
-    // A disputed purchase is asked of the purchases' api; the outcome reaches the person through
-    // the notifications module's subscription to its event.
-    disputes: createDisputesModule({
-      db,
-      clock,
-      jobs,
-      windowDays: config.disputes.windowDays,
-      purchaseRecord: vtu.api.purchaseRecord,
-      phonesOf: auth.api.phonesOf,
-    }),
-    // A schedule's runs are purchases through vtu's api: the PIN's approval, the order's checks, buyTogether.
-    schedules: createSchedulesModule({
-      db,
-      clock,
-      jobs,
-      logger,
-      vtu: vtu.api,
-      config: config.schedules,
-    }),
-    // Section 16's bulk orders: lines checked, priced and accepted together through vtu's api.
-    bulkOrders: createBulkOrdersModule({ db, clock, vtu: vtu.api }),
-  } satisfies Record<string, DomainModule>;
-}
-
-export type Modules = ReturnType<typeof createModules>;
 
 export type ContextOverrides = {
   database?: DatabaseTarget;
@@ -347,11 +109,6 @@ export type ContextOverrides = {
   resolveHost?: Resolve;
 };
 
-/** How often a process following a standalone sandbox reads its clock (and the oldest reading a batch takes). */
-const sandboxClockPollMs = 1_000;
-/** How long a process waits at start-up for a standalone sandbox to answer. */
-const sandboxStartTimeoutMs = 30_000;
-
 /**
  * The clock: the system's (or a test's); in the sandbox, one moved by POST /__sandbox/clock, which is
  * this process's own when the sandbox is served in process, or followed over HTTP when it runs as its
@@ -359,19 +116,20 @@ const sandboxStartTimeoutMs = 30_000;
  */
 async function createClocks(config: Config, overrides: ContextOverrides, logger: Logger) {
   const base = overrides.clock ?? systemClock;
-  if (config.sandboxRemote !== undefined) {
+  const { providers } = config;
+  if (providers.mode === 'sandbox' && providers.remote !== undefined) {
     const clock = createFollowingClock(base);
     const link = await linkSandboxClock({
-      sandboxUrl: config.sandboxRemote.url,
+      sandboxUrl: providers.remote.url,
       clock,
       base,
-      pollMs: sandboxClockPollMs,
-      startTimeoutMs: sandboxStartTimeoutMs,
+      pollMs: providers.remote.clockPollMs,
+      startTimeoutMs: providers.remote.startTimeoutMs,
       logger,
     });
     return { clock, sandboxClock: undefined, link };
   }
-  const sandboxClock = config.sandbox ? createSandboxClock(base) : undefined;
+  const sandboxClock = providers.mode === 'sandbox' ? createSandboxClock(base) : undefined;
   return { clock: sandboxClock ?? base, sandboxClock, link: undefined };
 }
 
@@ -403,121 +161,37 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   const logger = overrides.logger ?? createLogger(config);
   // Before anything is opened: a standalone sandbox that never answers fails the start cleanly.
   const { clock, sandboxClock, link: clockLink } = await createClocks(config, overrides, logger);
-  const target: DatabaseTarget = overrides.database ?? configuredTarget(config);
   let database: Database;
   try {
-    database = await openDatabase(target, {
-      onConnectionError: (error) => logger.warn({ err: error }, 'database connection failed'),
-    });
+    database = await openMigrated(config, overrides, logger);
   } catch (error) {
     clockLink?.stop();
     throw error;
   }
-  try {
-    await migrateOpened(database, target);
-  } catch (error) {
-    clockLink?.stop();
-    await database.close();
-    throw error;
-  }
-
-  const baseUrl = { current: config.http.publicBaseUrl ?? `http://${config.http.host}:${config.http.port}` };
-  const remote = config.sandboxRemote;
-  // The simulators' state lives here only when the sandbox is served in process.
-  const sandboxState = config.sandbox && remote === undefined ? createSandboxState() : undefined;
-  // Where the simulators are, in the sandbox: this service's own address, or the standalone sandbox's.
-  const simulators =
-    remote !== undefined ? () => remote.url : config.sandbox ? () => baseUrl.current : undefined;
-
   // The context's own connection pools, closed by close(): the adapters' calls to outside parties go
   // through `outbound`, Web Push through its TLS agent (unless a test passes its own).
   const metrics = createServiceMetrics();
   const outbound = createOutboundAgent(metrics.exchanges);
   const ownPushAgent = overrides.pushAgent === undefined ? pushAgent() : undefined;
-
-  const sms = createHttpSmsGateway({
-    baseUrl: () => (simulators !== undefined ? `${simulators()}/__sandbox/sms-gateway` : config.sms.baseUrl!),
-    apiKey: simulators !== undefined ? SANDBOX_SMS_API_KEY : config.sms.apiKey!,
-    senderId: config.sms.senderId,
-    timeoutMs: 5_000,
-    dispatcher: outbound,
-  });
-
-  const kycProvider = createDojahKycProvider({
-    baseUrl: () => (simulators !== undefined ? `${simulators()}/__sandbox/kyc` : config.kyc.baseUrl!),
-    appId: simulators !== undefined ? SANDBOX_KYC_APP_ID : config.kyc.appId!,
-    secretKey: simulators !== undefined ? SANDBOX_KYC_SECRET : config.kyc.secretKey!,
-    // Under the 30 s request limit with room to answer: a slow provider becomes a 502, not a hang.
-    timeoutMs: 8_000,
-    dispatcher: outbound,
-  });
-  // Without SMTP_URL outside the sandbox (allowed only while OPS_EMAIL is unset), sending fails loudly.
-  // SMTP_URL wins in the sandbox too, so that a real mail server can be tried against the sandbox.
-  const mailer =
-    config.mail.smtpUrl !== undefined
-      ? createSmtpMailer({ url: config.mail.smtpUrl, from: config.mail.from, timeoutMs: 10_000 })
-      : sandboxState !== undefined
-        ? createSandboxMailer(sandboxState, clock, config.mail.from)
-        : remote !== undefined
-          ? createHttpMailboxMailer({ sandboxUrl: remote.url, from: config.mail.from, timeoutMs: 10_000 })
-          : {
-              send: () => Promise.reject(new Error('no SMTP_URL configured: email cannot be sent')),
-            };
-  // Outside the sandbox, and with a standalone sandbox, the keys come from the environment (config
-  // requires them there: every process must push with the key the subscriptions were made with).
-  const vapidKeys =
-    config.vapid.publicKey !== undefined && config.vapid.privateKey !== undefined
-      ? { publicKey: config.vapid.publicKey, privateKey: config.vapid.privateKey }
-      : sandboxVapidKeys(config.dataDir);
-  // In the sandbox its push service's endpoints, at this service's own address, are accepted and
-  // pushed to through the outbound pool; a known push service whose name does not resolve (offline) is
-  // accepted too (API.md section 8).
-  const sandboxPushEndpoints: SandboxEndpoints | undefined =
-    simulators !== undefined
-      ? {
-          ownPushService: (endpoint) => isSandboxPushEndpoint(endpoint, simulators()),
-          allowUnresolved: true,
-        }
-      : undefined;
-  const push = createWebPushSender({
-    keys: vapidKeys,
-    subject: config.vapid.subject ?? 'mailto:sandbox@billrail.invalid',
-    timeoutMs: config.push.timeoutMs,
-    agent: overrides.pushAgent ?? ownPushAgent,
-    localRoute:
-      sandboxPushEndpoints !== undefined
-        ? { endpoints: sandboxPushEndpoints.ownPushService, dispatcher: outbound }
-        : undefined,
-  });
-  const payments = createPaystackClient({
-    baseUrl: () =>
-      simulators !== undefined ? `${simulators()}/__sandbox/payments` : config.payments.baseUrl,
-    // Paystack has one secret key for its API and for signing its webhooks.
-    secretKey: config.secrets.paymentSigning,
-    timeoutMs: 8_000,
-    dispatcher: outbound,
-  });
-  const vtuProviders = createVtuProviders(config, simulators, () => baseUrl.current, outbound);
-  const storage = config.storage;
-  const documents =
-    storage.kind === 's3'
-      ? createS3DocumentStore({
-          bucket: storage.bucket,
-          region: storage.region,
-          ...(storage.endpoint !== undefined ? { endpoint: storage.endpoint } : {}),
-          forcePathStyle: storage.forcePathStyle,
-          accessKeyId: storage.accessKeyId,
-          secretAccessKey: storage.secretAccessKey,
-        })
-      : createLocalDocumentStore(overrides.documentsDir ?? path.join(config.dataDir, 'kyc-documents'));
-
-  const adminPhones = new Set(
-    config.adminPhones.map((p) => toE164(p)).filter((p): p is string => p !== null),
-  );
-
   // What is open so far, closed again by close() or by a failed start, whichever comes.
   const opened: Opened = { database, outbound, ownPushAgent, clockLink };
   try {
+    const baseUrl = publicBaseUrl(config.http);
+    const { providers } = config;
+    // The simulators' state lives here only when the sandbox is served in process.
+    const sandboxState =
+      providers.mode === 'sandbox' && providers.remote === undefined ? createSandboxState() : undefined;
+    const reach: AdapterReach = {
+      baseUrl,
+      clock,
+      sandboxState,
+      outbound,
+      pushAgent: overrides.pushAgent ?? ownPushAgent,
+    };
+    const adapters =
+      providers.mode === 'real'
+        ? realAdapters(config, providers, reach)
+        : sandboxAdapters(config, providers, reach);
     return await composeContext(config, overrides, opened, {
       logger,
       clock,
@@ -525,15 +199,206 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       clockLink,
       baseUrl,
       sandboxState,
-      adapters: { sms, payments, mailer, push, kycProvider, documents, vtuProviders },
-      adminPhones,
-      sandboxPushEndpoints,
+      adapters,
+      documents: await documentStore(config, overrides),
+      adminPhones: new Set(config.adminPhones.map((p) => toE164(p)).filter((p): p is string => p !== null)),
       metrics,
     });
   } catch (error) {
     await closeOpened(opened);
     throw error;
   }
+}
+
+/**
+ * The database, opened and migrated. Outside production every start migrates (a newcomer's npm start,
+ * the test worlds); in production npm run migrate runs once per deploy, and a process on a database
+ * behind its code stops here. MIGRATION_DATABASE_URL applies to the configured database only, not to
+ * one a test hands over.
+ */
+async function openMigrated(config: Config, overrides: ContextOverrides, logger: Logger): Promise<Database> {
+  const target: DatabaseTarget = overrides.database ?? configuredTarget(config);
+  const database = await openDatabase(target, {
+    onConnectionError: (error) => logger.warn({ err: error }, 'database connection failed'),
+  });
+  try {
+    if (config.database.migrateOnStart)
+      await migrateOpened(
+        database,
+        target,
+        overrides.database === undefined ? config.database.migrationUrl : undefined,
+      );
+    else await assertMigrated(database.db as Kysely<unknown>);
+    return database;
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+}
+
+/** What every adapter set is built with: where this service is, and the pools its calls go through. */
+type AdapterReach = {
+  /** This service's public base URL, known before anything is built (config.ts publicBaseUrl). */
+  baseUrl: string;
+  clock: Clock;
+  /** The simulators' state, when the sandbox is served in process. */
+  sandboxState: SandboxState | undefined;
+  outbound: Dispatcher;
+  pushAgent: Agent | undefined;
+};
+
+/** The adapters to the outside parties, one set per provider mode. */
+type Adapters = {
+  sms: SmsSender;
+  payments: PaymentProvider;
+  mailer: Mailer;
+  push: PushSender;
+  kycProvider: KycProvider;
+  vtuProviders: Record<VtuProviderName, VtuProvider>;
+  /** In the sandbox: its push service's endpoints, accepted and pushed to over the outbound pool. */
+  sandboxPushEndpoints: SandboxEndpoints | undefined;
+};
+
+/** Where identity documents are kept: S3 when a bucket is configured, else a local directory. */
+async function documentStore(config: Config, overrides: ContextOverrides): Promise<DocumentStore> {
+  const { storage } = config;
+  if (storage.kind === 'local')
+    return createLocalDocumentStore(overrides.documentsDir ?? path.join(config.dataDir, 'kyc-documents'));
+  // The S3 SDK is loaded only here, by a process with a bucket configured.
+  return await createS3DocumentStore({
+    bucket: storage.bucket,
+    region: storage.region,
+    ...(storage.endpoint !== undefined ? { endpoint: storage.endpoint } : {}),
+    forcePathStyle: storage.forcePathStyle,
+    accessKeyId: storage.accessKeyId,
+    secretAccessKey: storage.secretAccessKey,
+  });
+}
+
+/** SMTP when SMTP_URL is set, in the sandbox too, so that a real mail server can be tried against it. */
+function smtpMailer(config: Config): Mailer | undefined {
+  const { mail } = config;
+  if (mail.smtpUrl === undefined) return undefined;
+  return createSmtpMailer({ url: mail.smtpUrl, from: mail.from, timeoutMs: mail.timeoutMs });
+}
+
+/**
+ * Where each party reached over HTTP answers, and with which credentials: the real providers'
+ * settings, or the sandbox's simulators with the sandbox's own keys. One set of adapters serves both.
+ */
+type PartyEndpoints = VtuEndpoints & {
+  sms: { baseUrl: string; apiKey: string };
+  kyc: { baseUrl: string; appId: string; secretKey: string };
+  payments: RealProviders['payments'];
+};
+
+/** The adapters of the parties reached over HTTP, at the endpoints given. */
+function partyAdapters(
+  config: Config,
+  endpoints: PartyEndpoints,
+  reach: AdapterReach,
+): Pick<Adapters, 'sms' | 'kycProvider' | 'payments' | 'vtuProviders'> {
+  const { outbound: dispatcher } = reach;
+  return {
+    sms: createHttpSmsGateway({
+      baseUrl: endpoints.sms.baseUrl,
+      apiKey: endpoints.sms.apiKey,
+      senderId: config.sms.senderId,
+      timeoutMs: config.sms.timeoutMs,
+      dispatcher,
+    }),
+    kycProvider: createDojahKycProvider({
+      baseUrl: endpoints.kyc.baseUrl,
+      appId: endpoints.kyc.appId,
+      secretKey: endpoints.kyc.secretKey,
+      timeoutMs: config.kyc.timeoutMs,
+      dispatcher,
+    }),
+    payments: createPaystackClient({
+      baseUrl: endpoints.payments.baseUrl,
+      // Paystack has one secret key for its API and for signing its webhooks.
+      secretKey: config.secrets.paymentSigning,
+      timeoutMs: config.payments.timeoutMs,
+      dispatcher,
+    }),
+    vtuProviders: createVtuProviders(config, reach, endpoints),
+  };
+}
+
+/** The real providers, each at its configured address with its credentials. */
+function realAdapters(config: Config, providers: RealProviders, reach: AdapterReach): Adapters {
+  return {
+    ...partyAdapters(config, providers, reach),
+    // Without SMTP_URL (allowed only while OPS_EMAIL is unset), sending fails loudly.
+    mailer: smtpMailer(config) ?? {
+      send: () => Promise.reject(new Error('no SMTP_URL configured: email cannot be sent')),
+    },
+    push: createWebPushSender({
+      keys: providers.vapid.keys,
+      subject: providers.vapid.subject,
+      timeoutMs: config.push.timeoutMs,
+      agent: reach.pushAgent,
+    }),
+    sandboxPushEndpoints: undefined,
+  };
+}
+
+/**
+ * The sandbox's simulators of every outside party, reached over HTTP like the real ones: at this
+ * service's own address, or at the standalone sandbox's (SANDBOX_URL).
+ */
+function sandboxAdapters(config: Config, providers: SandboxProviders, reach: AdapterReach): Adapters {
+  const { outbound: dispatcher, sandboxState } = reach;
+  const simulators = providers.remote?.url ?? reach.baseUrl;
+  // SANDBOX_VTU_BASE_URL names another service's simulators (config refuses it with SANDBOX_URL).
+  const vtuSimulators = providers.vtuBaseUrl ?? simulators;
+  // Its push service's endpoints, at the simulators' address, are accepted and pushed to through the
+  // outbound pool; a known push service whose name does not resolve (offline) is accepted too
+  // (API.md section 8).
+  const sandboxPushEndpoints: SandboxEndpoints = {
+    ownPushService: (endpoint) => isSandboxPushEndpoint(endpoint, simulators),
+    allowUnresolved: true,
+  };
+  // The mailbox in process, or the standalone sandbox's over HTTP.
+  const sandboxMailer =
+    sandboxState !== undefined
+      ? createSandboxMailer(sandboxState, reach.clock, config.mail.from)
+      : createHttpMailboxMailer({
+          sandboxUrl: simulators,
+          from: config.mail.from,
+          timeoutMs: config.mail.timeoutMs,
+        });
+  const simulated: PartyEndpoints = {
+    sms: { baseUrl: `${simulators}/__sandbox/sms-gateway`, apiKey: SANDBOX_SMS_API_KEY },
+    kyc: { baseUrl: `${simulators}/__sandbox/kyc`, appId: SANDBOX_KYC_APP_ID, secretKey: SANDBOX_KYC_SECRET },
+    payments: { baseUrl: `${simulators}/__sandbox/payments` },
+    data: { baseUrl: `${vtuSimulators}/__sandbox/vtu/data`, token: SANDBOX_DATA_TOKEN },
+    bills: {
+      baseUrl: `${vtuSimulators}/__sandbox/vtu/bills/api`,
+      apiKey: SANDBOX_BILLS_API_KEY,
+      publicKey: SANDBOX_BILLS_PUBLIC_KEY,
+      secretKey: SANDBOX_BILLS_SECRET_KEY,
+    },
+    airtimeCash: {
+      baseUrl: `${vtuSimulators}${sandboxAirtimeCashPath}`,
+      apiKey: SANDBOX_AIRTIME_CASH_API_KEY,
+    },
+    social: { baseUrl: `${vtuSimulators}${sandboxSocialPath}`, apiKey: SANDBOX_SOCIAL_API_KEY },
+  };
+  return {
+    ...partyAdapters(config, simulated, reach),
+    mailer: smtpMailer(config) ?? sandboxMailer,
+    // With a standalone sandbox the keys come from the environment (config requires them there: every
+    // process must push with the key the subscriptions were made with); otherwise made in DATA_DIR.
+    push: createWebPushSender({
+      keys: providers.vapid.keys ?? sandboxVapidKeys(config.dataDir),
+      subject: providers.vapid.subject,
+      timeoutMs: config.push.timeoutMs,
+      agent: reach.pushAgent,
+      localRoute: { endpoints: sandboxPushEndpoints.ownPushService, dispatcher },
+    }),
+    sandboxPushEndpoints,
+  };
 }
 
 /** What a context holds open, in the order close() ends it: jobs, cache, pools, database. */
@@ -570,24 +435,16 @@ async function composeContext(
     clock: Clock;
     sandboxClock: SandboxClock | undefined;
     clockLink: SandboxClockLink | undefined;
-    baseUrl: { current: string };
+    baseUrl: string;
     sandboxState: SandboxState | undefined;
-    adapters: {
-      sms: SmsSender;
-      payments: PaymentProvider;
-      mailer: Mailer;
-      push: PushSender;
-      kycProvider: KycProvider;
-      documents: DocumentStore;
-      vtuProviders: Record<VtuProviderName, VtuProvider>;
-    };
+    adapters: Adapters;
+    documents: DocumentStore;
     adminPhones: ReadonlySet<string>;
-    sandboxPushEndpoints: SandboxEndpoints | undefined;
     metrics: ServiceMetrics;
   },
 ): Promise<Context> {
   const { logger, clock, sandboxClock, clockLink, baseUrl, sandboxState, adminPhones } = parts;
-  const { sms, payments, mailer, push, kycProvider, documents, vtuProviders } = parts.adapters;
+  const { sms, payments, mailer, push, kycProvider, vtuProviders } = parts.adapters;
   const { database } = opened;
   // The job queue exists before the modules, which enqueue through it; their jobs are registered
   // with it once they are built (jobs.define below).
@@ -612,21 +469,21 @@ async function composeContext(
     mailer,
     push,
     resolveHost: overrides.resolveHost ?? resolveAll,
-    kyc: { provider: kycProvider, documents, urlKey: documentUrlKey(config.secrets.pepper) },
+    kyc: { provider: kycProvider, documents: parts.documents, urlKey: documentUrlKey(config.secrets.pepper) },
     vtuProviders,
     adminPhones,
     baseUrl,
     rateLimitNamespace: overrides.rateLimitNamespace ?? 'billrail-rl:',
     debitRules: overrides.debitRules ?? [],
-    sandboxPushEndpoints: parts.sandboxPushEndpoints,
+    sandboxPushEndpoints: parts.adapters.sandboxPushEndpoints,
     metrics: parts.metrics,
   };
   const modules = createModules(infrastructure);
   opened.catalogue = modules.catalogue;
   const moduleList: DomainModule[] = Object.values(modules);
   await jobs.define([
-    domainEventJob(events),
-    idempotencyPurgeJob(database.db, clock),
+    domainEventDefinition(events),
+    idempotencyPurgeDefinition(database.db, clock),
     ...moduleList.flatMap((m) => m.jobs),
   ]);
   for (const subscription of moduleList.flatMap((m) => m.subscribers)) {
@@ -639,9 +496,9 @@ async function composeContext(
       ? createSandbox(sandboxState, {
           clock: sandboxClock,
           paymentSigningSecret: config.secrets.paymentSigning,
-          publicBaseUrl: () => baseUrl.current,
-          paymentWebhookUrl: () => `${baseUrl.current}${paymentWebhookPath}`,
-          clockJobsUrl: () => `${baseUrl.current}${sandboxClockJobsPath}`,
+          publicBaseUrl: baseUrl,
+          paymentWebhookUrl: `${baseUrl}${paymentWebhookPath}`,
+          clockJobsUrl: `${baseUrl}${sandboxClockJobsPath}`,
           vtuFundingAccounts: {
             data: config.vtu.data.funding.accountNumber,
             bills: config.vtu.bills.funding.accountNumber,
@@ -657,8 +514,8 @@ async function composeContext(
     operations: moduleList.flatMap((m) => m.operations),
     sandbox,
     sandboxLink:
-      clockLink !== undefined && config.sandboxRemote !== undefined
-        ? { clockJobsToken: config.sandboxRemote.clockToken, clock: clockLink }
+      clockLink !== undefined && config.providers.mode === 'sandbox' && config.providers.remote !== undefined
+        ? { clockJobsToken: config.providers.remote.clockToken, clock: clockLink }
         : undefined,
     close: async () => {
       // A purchase being sent finishes (or times out) and is settled before the database goes.
@@ -669,28 +526,30 @@ async function composeContext(
   };
 }
 
-/**
- * The three VTU adapters, each pointed at its provider, or at its sandbox simulator over HTTP
- * (`simulators`: where the sandbox's are; undefined outside the sandbox).
- */
+/** Where each VTU adapter calls and with what credentials: the real provider's, or its simulator's. */
+type VtuEndpoints = {
+  data: { baseUrl: string; token: string };
+  bills: { baseUrl: string; apiKey: string; publicKey: string; secretKey: string };
+  airtimeCash: { baseUrl: string; apiKey: string };
+  social: { baseUrl: string; apiKey: string };
+};
+
+/** The three VTU adapters, each pointed at its provider or at its sandbox simulator over HTTP. */
 function createVtuProviders(
   config: Config,
-  simulators: (() => string) | undefined,
-  baseUrl: () => string,
-  dispatcher: Dispatcher,
+  reach: AdapterReach,
+  endpoints: VtuEndpoints,
 ): Record<VtuProviderName, VtuProvider> {
   const { vtu } = config;
-  const sandbox = simulators !== undefined;
-  // SANDBOX_VTU_BASE_URL names another service's simulators (config refuses it with SANDBOX_URL).
-  const vtuSimulators = () => vtu.sandboxBaseUrl ?? simulators!();
-  const at = (simulatorPath: string, configured: string | undefined) => () =>
-    sandbox ? `${vtuSimulators()}${simulatorPath}` : configured!;
+  const { timeoutMs } = vtu;
+  const dispatcher = reach.outbound;
+  const { data, bills, airtimeCash, social } = endpoints;
   return {
     data: createDataVendorClient({
       name: 'data',
-      baseUrl: at('/__sandbox/vtu/data', vtu.data.baseUrl),
-      token: sandbox ? SANDBOX_DATA_TOKEN : vtu.data.token!,
-      timeoutMs: vtu.timeoutMs,
+      baseUrl: data.baseUrl,
+      token: data.token,
+      timeoutMs,
       networkIds: vtu.data.networkIds,
       dispatcher,
     }),
@@ -698,30 +557,22 @@ function createVtuProviders(
     // airtime-to-cash goes through a reseller's Airtime2Cash API beside it.
     bills: combineProviders(
       'bills',
-      createVtpassClient({
-        name: 'bills',
-        baseUrl: at('/__sandbox/vtu/bills/api', vtu.bills.baseUrl),
-        apiKey: sandbox ? SANDBOX_BILLS_API_KEY : vtu.bills.apiKey!,
-        publicKey: sandbox ? SANDBOX_BILLS_PUBLIC_KEY : vtu.bills.publicKey!,
-        secretKey: sandbox ? SANDBOX_BILLS_SECRET_KEY : vtu.bills.secretKey!,
-        timeoutMs: vtu.timeoutMs,
-        dispatcher,
-      }),
+      createVtpassClient({ name: 'bills', ...bills, baseUrl: bills.baseUrl, timeoutMs, dispatcher }),
       createAirtimeCashClient({
         name: 'bills',
-        baseUrl: at(sandboxAirtimeCashPath, vtu.airtimeCash.baseUrl),
-        apiKey: sandbox ? SANDBOX_AIRTIME_CASH_API_KEY : vtu.airtimeCash.apiKey!,
-        timeoutMs: vtu.timeoutMs,
+        baseUrl: airtimeCash.baseUrl,
+        apiKey: airtimeCash.apiKey,
+        timeoutMs,
         // The provider calls this service back, wherever the simulators run.
-        callbackUrl: () => `${baseUrl()}${airtimeCashCallbackPath}`,
+        callbackUrl: `${reach.baseUrl}${airtimeCashCallbackPath}`,
         dispatcher,
       }),
     ),
     social: createSmmPanelClient({
       name: 'social',
-      baseUrl: at(sandboxSocialPath, vtu.social.baseUrl),
-      apiKey: sandbox ? SANDBOX_SOCIAL_API_KEY : vtu.social.apiKey!,
-      timeoutMs: vtu.timeoutMs,
+      baseUrl: social.baseUrl,
+      apiKey: social.apiKey,
+      timeoutMs,
       ...(vtu.social.koboPerUsd === undefined ? {} : { koboPerCurrencyUnit: { USD: vtu.social.koboPerUsd } }),
       dispatcher,
     }),

@@ -9,6 +9,9 @@ export const errorCodes = [
   'INVALID_PIN',
   'PIN_NOT_SET',
   'FORBIDDEN',
+  'LIMIT_EXCEEDED',
+  'ACCOUNT_FROZEN',
+  'SECOND_FACTOR_REQUIRED',
   'NOT_FOUND',
   'INSUFFICIENT_FUNDS',
   'PRICE_CHANGED',
@@ -25,6 +28,7 @@ export const errorCodes = [
   'INTERNAL',
   'UPSTREAM_UNAVAILABLE',
   'SERVICE_UNAVAILABLE',
+  'SERVICE_PAUSED',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];
@@ -51,3 +55,7 @@ export class AppError extends Error {
 }
 
 export const notFound = (what: string) => new AppError('NOT_FOUND', `${what} not found`);
+
+/** What refuses a debit of an account an operator froze (API.md 17.4): the same words everywhere. */
+export const accountFrozen = () =>
+  new AppError('ACCOUNT_FROZEN', 'your account is frozen: nothing can be paid from it; contact support');

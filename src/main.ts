@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp, buildMetricsApp } from './app.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { type Config, ConfigError, loadConfig } from './config.ts';
 import { type Context, createContext } from './context.ts';
+import { choosePort } from './listen-port.ts';
 import { buildWebInChildProcess } from './web-build.ts';
 
 // The process: config → context (database, migrations, job queue) → HTTP → workers, and a graceful
@@ -9,11 +10,11 @@ import { buildWebInChildProcess } from './web-build.ts';
 // `--worker-only` runs the job workers without HTTP (npm run worker). `--build-web` (npm start) first
 // builds the web client when it is stale, in a child process: never in this one, which serves money.
 
-async function main(): Promise<void> {
-  const workerOnly = process.argv.includes('--worker-only');
-  let config: ReturnType<typeof loadConfig>;
+/** The configuration, or exit 1 with its one-line message. */
+function readConfig(workerOnly: boolean): Config {
   try {
-    config = loadConfig(process.env);
+    const config = loadConfig(process.env);
+    return workerOnly ? { ...config, runWorker: true } : config;
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`billrail: ${error.message}\n`);
@@ -21,13 +22,32 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  if (workerOnly) config = { ...config, runWorker: true };
+}
+
+/** Said explicitly (SANDBOX=1), so allowed; but whoever runs it must know what it gives away. */
+function warnIfSandboxExposed(ctx: Context): void {
+  const { providers } = ctx.config;
+  if (providers.mode !== 'sandbox' || providers.exposedBy.length === 0) return;
+  ctx.logger.warn(
+    { exposedBy: providers.exposedBy },
+    `the sandbox is on and reachable beyond this machine (${providers.exposedBy.join(', ')}): anyone who reaches the service can read every sign-in code at /__sandbox/sms (admins' included), sign payment webhooks with the public sandbox signing secret, and move the clock. Use it for demos and tests only`,
+  );
+}
+
+async function main(): Promise<void> {
+  const workerOnly = process.argv.includes('--worker-only');
+  // With PORT=0 the API's port is chosen before anything is built: the modules are given the public
+  // base URL the service answers at.
+  const configured = readConfig(workerOnly);
+  const port = workerOnly ? undefined : await choosePort(configured);
+  const config = port?.config ?? configured;
 
   // The handlers are in place before anything starts: a SIGTERM that arrives while the process
   // starts (or just after /healthz first answers) must stop it gracefully, not kill it outright.
   // One that arrives before start-up has finished waits for it, then stops.
   let ctx: Context | undefined;
   let app: FastifyInstance | undefined;
+  let metricsApp: FastifyInstance | undefined;
   let started = false;
   let stopRequested: string | undefined;
   let stopping = false;
@@ -37,6 +57,7 @@ async function main(): Promise<void> {
     ctx?.logger.info({ signal }, 'stopping');
     try {
       await app?.close();
+      await metricsApp?.close();
       await ctx?.close();
       process.exit(0);
     } catch (error) {
@@ -52,13 +73,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => onSignal('SIGINT'));
 
   ctx = await createContext(config);
-  if (config.sandbox && config.sandboxExposedBy.length > 0) {
-    // Said explicitly (SANDBOX=1), so allowed; but whoever runs it must know what it gives away.
-    ctx.logger.warn(
-      { exposedBy: config.sandboxExposedBy },
-      `the sandbox is on and reachable beyond this machine (${config.sandboxExposedBy.join(', ')}): anyone who reaches the service can read every sign-in code at /__sandbox/sms (admins' included), sign payment webhooks with the public sandbox signing secret, and move the clock. Use it for demos and tests only`,
-    );
-  }
+  warnIfSandboxExposed(ctx);
   if (!workerOnly) {
     // The web client is built before the app is (which serves it only if built), by a child process
     // (npm run build) that builds only when web/dist is missing or stale. A failed build costs the
@@ -72,17 +87,20 @@ async function main(): Promise<void> {
         );
     }
     app = await buildApp(ctx);
-    const address = await app.listen({ port: config.http.port, host: config.http.host });
-    if (config.http.publicBaseUrl === undefined) ctx.baseUrl.current = address;
-  } else if (config.http.metricsPort !== undefined) {
-    // A worker's own figures (its settlements, its provider calls) are served by it alone.
-    app = await buildMetricsApp(ctx);
-    await app.listen({ port: config.http.metricsPort, host: config.http.host });
+    await app.ready();
+    await port?.release();
+    await app.listen({ port: config.http.port, host: config.http.host });
+  }
+  if (config.http.metricsPort !== undefined) {
+    // Every process on its own port, a worker's figures (its settlements, its provider calls) served
+    // by it alone, and none of it on the public API port (API.md section 17.1).
+    metricsApp = await buildMetricsApp(ctx);
+    await metricsApp.listen({ port: config.http.metricsPort, host: config.http.host });
   }
   if (config.runWorker) await ctx.jobs.startWorkers();
   ctx.logger.info(
     {
-      baseUrl: ctx.baseUrl.current,
+      baseUrl: ctx.baseUrl,
       database: ctx.database.kind,
       sandbox: config.sandbox,
       worker: config.runWorker,

@@ -48,3 +48,25 @@ export function formatNaira(kobo: bigint): string {
   const abs = kobo < 0n ? -kobo : kobo;
   return `${sign}₦${(abs / 100n).toLocaleString('en-NG')}.${(abs % 100n).toString().padStart(2, '0')}`;
 }
+
+// Percentages likewise exist only at the API edge (a markup's percent): inside they are whole basis
+// points, converted through their digits like naira.
+
+/** 100 % in basis points. */
+export const basisPointsMax = 10_000;
+
+const percentPattern = /^(\d{1,3})(?:\.(\d{1,2}))?$/;
+
+/** A percentage with at most two decimals as whole basis points (2.5 → 250), through its digits. */
+export function percentToBasisPoints(percent: number): number | null {
+  if (!Number.isFinite(percent) || percent < 0) return null;
+  const match = percentPattern.exec(String(percent));
+  if (match === null) return null;
+  const bp = Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
+  return bp <= basisPointsMax ? bp : null;
+}
+
+/** Basis points back to a percentage for the API edge (250 → 2.5): exact, since bp is whole. */
+export function basisPointsToPercent(bp: number): number {
+  return Number(`${Math.trunc(bp / 100)}.${String(bp % 100).padStart(2, '0')}`);
+}

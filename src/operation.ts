@@ -13,6 +13,11 @@ export type Caller = {
   sessionId: string;
   phone: string;
   roles: Role[];
+  /**
+   * Until when the session's admin second factor (TOTP) holds; null or past: not verified (API.md
+   * section 17.4). Absent for a caller not read from a session.
+   */
+  secondFactorUntil?: Date | null;
 };
 
 export type OperationAuth = 'public' | 'user' | 'admin';
@@ -67,6 +72,17 @@ export type Operation<
    * own (a used code, a rotated refresh token). Such an operation cannot take `withCommit`.
    */
   storesAnswer?: boolean;
+  /**
+   * The phone (E.164, from the validated input) that an anonymous operation acts on: the router
+   * then limits its requests per phone (RATE_LIMIT_PHONE_PER_MINUTE) as well as per address, so
+   * that people sharing a carrier address can sign in while one phone cannot be hammered from many.
+   */
+  rateLimitPhone?: (input: z.output<I>) => string;
+  /**
+   * Admin operations only: true for the second factor's own operations (enrol, confirm, verify),
+   * which need the admin role but not a verified second factor (API.md section 17.4).
+   */
+  skipsSecondFactor?: boolean;
   handler: (args: OperationArgs<z.output<I>, A>) => Promise<z.input<O>>;
 };
 

@@ -1,24 +1,44 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig, sendsMaxOnPglite, sendsMaxOnPostgres } from '../src/config.ts';
+import {
+  type Config,
+  ConfigError,
+  loadConfig,
+  publicBaseUrl,
+  type RealProviders,
+  type SandboxProviders,
+  sendsMaxOnPglite,
+  sendsMaxOnPostgres,
+} from '../src/config.ts';
 
 // loadConfig is the only reader of the environment (API.md section 13): defaults, refusals, and a
 // one-line message that names the variable at fault.
 
+/**
+ * A secret of the shape production accepts (32+ characters, 16+ distinct), told apart by its label:
+ * a test that reads one back knows which it set.
+ */
+function strong(label: string): string {
+  return `${label}_Xq7Lm2Kp9Vn4Rt8Wz3By6Cj1Hd5Fg0`;
+}
+
 /** What a production deployment must set when the sandbox is off. */
 const productionEnv = {
   NODE_ENV: 'production',
-  PAYMENT_SIGNING_SECRET: 'sk_live_0123456789abcdef',
-  SECRET_PEPPER: 'a-long-production-pepper-value',
+  DATABASE_URL: 'postgres://billrail@db.internal:5432/billrail',
+  TRUST_PROXY_HOPS: '1',
+  PAYMENT_SIGNING_SECRET: strong('sk_live'),
+  SECRET_PEPPER: strong('pepper'),
+  ADMIN_TOTP_KEY: strong('admin_totp'),
   SMS_BASE_URL: 'https://sms.example.com',
-  SMS_API_KEY: 'sms-api-key',
+  SMS_API_KEY: strong('sms'),
   KYC_BASE_URL: 'https://api.dojah.io',
   KYC_APP_ID: 'kyc-app',
-  KYC_SECRET_KEY: 'kyc-secret',
+  KYC_SECRET_KEY: strong('kyc'),
   PUBLIC_BASE_URL: 'https://api.example.com/',
   VAPID_PUBLIC_KEY: 'BPublicKeyForTests',
-  VAPID_PRIVATE_KEY: 'privateKeyForTests',
+  VAPID_PRIVATE_KEY: strong('vapid'),
   VAPID_SUBJECT: 'mailto:ops@example.com',
   ...vtuProvidersEnv(),
 };
@@ -27,19 +47,19 @@ const productionEnv = {
 function vtuProvidersEnv() {
   return {
     DATA_PROVIDER_BASE_URL: 'https://data-vendor.example.com/',
-    DATA_PROVIDER_TOKEN: 'data-token',
+    DATA_PROVIDER_TOKEN: strong('data'),
     DATA_FUNDING_ACCOUNT: '058:0123456780:Data Vendor Ltd',
     BILLS_BASE_URL: 'https://vtpass.com/api',
-    BILLS_API_KEY: 'bills-api-key',
+    BILLS_API_KEY: strong('bills_api'),
     BILLS_PUBLIC_KEY: 'PK_bills',
-    BILLS_SECRET_KEY: 'SK_bills',
+    BILLS_SECRET_KEY: strong('SK_bills'),
     BILLS_FUNDING_ACCOUNT: '044:0123456781:VTpass: Float',
     SOCIAL_BASE_URL: 'https://panel.example.com/api/v2',
-    SOCIAL_API_KEY: 'social-key',
+    SOCIAL_API_KEY: strong('social'),
     SOCIAL_FUNDING_ACCOUNT: '058:0123456782:Social Panel',
     KYC_LIVENESS_URL: 'https://widget.dojah.io/liveness',
     AIRTIME_CASH_BASE_URL: 'https://airtime-cash.example/portal/api',
-    AIRTIME_CASH_API_KEY: 'airtime-cash-key',
+    AIRTIME_CASH_API_KEY: strong('airtime_cash'),
   };
 }
 
@@ -55,6 +75,20 @@ function assertRefused(env: Record<string, string | undefined>, variable: string
       return true;
     },
   );
+}
+
+/** The real providers' settings of a configuration with the sandbox off. */
+function real(config: Config): RealProviders {
+  assert.equal(config.providers.mode, 'real');
+  assert.equal(config.sandbox, false);
+  return config.providers as RealProviders;
+}
+
+/** The sandbox's settings of a configuration with the sandbox on. */
+function sandboxOf(config: Config): SandboxProviders {
+  assert.equal(config.providers.mode, 'sandbox');
+  assert.equal(config.sandbox, true);
+  return config.providers as SandboxProviders;
 }
 
 describe('loadConfig', () => {
@@ -131,13 +165,14 @@ describe('loadConfig', () => {
       SOCIAL_KOBO_PER_USD: '160000',
       VTU_TIMEOUT_MS: '15000',
     });
-    assert.deepEqual(config.kyc, {
+    assert.deepEqual(real(config).kyc, {
       baseUrl: 'https://api.dojah.io',
       appId: 'app',
       secretKey: 'secret',
       livenessUrl: 'https://widget.dojah.io/liveness',
     });
-    assert.equal(config.vtu.data.baseUrl, 'https://data-vendor.example.com');
+    assert.equal(config.kyc.livenessUrl, 'https://widget.dojah.io/liveness');
+    assert.equal(real(config).data.baseUrl, 'https://data-vendor.example.com');
     assert.deepEqual(config.vtu.data.networkIds, { mtn: 1, glo: 3, '9mobile': 2, airtel: 4 });
     // The account name keeps any colon after the first two fields.
     assert.deepEqual(config.vtu.bills.funding, {
@@ -161,10 +196,107 @@ describe('loadConfig', () => {
     assert.equal(config.secrets.paymentSigning, 'sk_live_0123456789abcdef');
   });
 
-  it('reads PAYSTACK_BASE_URL, defaulting to Paystack, and refuses a bad one', () => {
-    assert.equal(loadConfig({}).payments.baseUrl, 'https://api.paystack.co');
+  it('gives the real providers every setting they need, and the sandbox none of them', () => {
+    const providers = real(loadConfig(productionEnv));
+    assert.deepEqual(providers.vapid, {
+      keys: { publicKey: 'BPublicKeyForTests', privateKey: strong('vapid') },
+      subject: 'mailto:ops@example.com',
+    });
+    assert.deepEqual(providers.bills, {
+      baseUrl: 'https://vtpass.com/api',
+      apiKey: strong('bills_api'),
+      publicKey: 'PK_bills',
+      secretKey: strong('SK_bills'),
+    });
+    assert.deepEqual(providers.airtimeCash, {
+      baseUrl: 'https://airtime-cash.example/portal/api',
+      apiKey: strong('airtime_cash'),
+    });
+    assert.deepEqual(providers.social, {
+      baseUrl: 'https://panel.example.com/api/v2',
+      apiKey: strong('social'),
+    });
+    assert.deepEqual(providers.data, { baseUrl: 'https://data-vendor.example.com', token: strong('data') });
+    const sandbox = sandboxOf(loadConfig({}));
+    assert.deepEqual(Object.keys(sandbox).sort(), [
+      'exposedBy',
+      'fundingAccounts',
+      'mode',
+      'remote',
+      'vapid',
+      'vtuBaseUrl',
+    ]);
+    assert.deepEqual(sandbox.vapid, { keys: undefined, subject: 'mailto:sandbox@billrail.invalid' });
+    assert.deepEqual(sandbox.fundingAccounts.data, {
+      bankCode: '058',
+      accountNumber: '9900000010',
+      accountName: 'Sandbox Data Vendor',
+    });
+  });
+
+  it("reads the outside parties' timeouts with their bounds and defaults", () => {
+    const defaults = loadConfig({});
+    assert.equal(defaults.sms.timeoutMs, 5_000);
+    assert.equal(defaults.kyc.timeoutMs, 8_000);
+    assert.equal(defaults.payments.timeoutMs, 8_000);
+    assert.equal(defaults.mail.timeoutMs, 10_000);
+    const set = loadConfig({
+      SMS_TIMEOUT_MS: '2500',
+      KYC_TIMEOUT_MS: '12000',
+      PAYSTACK_TIMEOUT_MS: '9000',
+      MAIL_TIMEOUT_MS: '30000',
+    });
+    assert.deepEqual(
+      [set.sms.timeoutMs, set.kyc.timeoutMs, set.payments.timeoutMs, set.mail.timeoutMs],
+      [2_500, 12_000, 9_000, 30_000],
+    );
+    for (const name of ['SMS_TIMEOUT_MS', 'KYC_TIMEOUT_MS', 'PAYSTACK_TIMEOUT_MS', 'MAIL_TIMEOUT_MS']) {
+      for (const value of ['99', '1.5', 'soon', '60001']) assertRefused({ [name]: value }, name);
+    }
+    // A call made while a client waits stays under the 30 s request limit.
+    assertRefused({ KYC_TIMEOUT_MS: '30000' }, 'KYC_TIMEOUT_MS');
+    assertRefused({ PAYSTACK_TIMEOUT_MS: '30000' }, 'PAYSTACK_TIMEOUT_MS');
+    const standalone = {
+      SANDBOX_URL: 'http://127.0.0.1:4010/',
+      SANDBOX_CLOCK_TOKEN: 'a-clock-token-of-16+',
+      VAPID_PUBLIC_KEY: 'BPublicKeyForTests',
+      VAPID_PRIVATE_KEY: 'privateKeyForTests',
+    };
+    assert.deepEqual(sandboxOf(loadConfig(standalone)).remote, {
+      url: 'http://127.0.0.1:4010',
+      clockToken: 'a-clock-token-of-16+',
+      clockPollMs: 1_000,
+      startTimeoutMs: 30_000,
+    });
+    const remote = sandboxOf(
+      loadConfig({ ...standalone, SANDBOX_CLOCK_POLL_MS: '250', SANDBOX_START_TIMEOUT_MS: '5000' }),
+    ).remote;
+    assert.deepEqual([remote?.clockPollMs, remote?.startTimeoutMs], [250, 5_000]);
+    assertRefused({ ...standalone, SANDBOX_CLOCK_POLL_MS: '50' }, 'SANDBOX_CLOCK_POLL_MS');
+    assertRefused({ ...standalone, SANDBOX_START_TIMEOUT_MS: '999' }, 'SANDBOX_START_TIMEOUT_MS');
+  });
+
+  it('knows the public base URL before anything listens: PUBLIC_BASE_URL, else the listener', () => {
+    assert.equal(publicBaseUrl(loadConfig({}).http), 'http://127.0.0.1:3000');
     assert.equal(
-      loadConfig({ PAYSTACK_BASE_URL: 'https://paystack.example.com/v1/' }).payments.baseUrl,
+      publicBaseUrl(loadConfig({ PUBLIC_BASE_URL: 'https://pay.example.com/', SANDBOX: '1' }).http),
+      'https://pay.example.com',
+    );
+    assert.equal(
+      publicBaseUrl(loadConfig({ PORT: '8080', HOST: 'localhost' }).http),
+      'http://localhost:8080',
+    );
+    // A wildcard listener is reached on loopback from this machine (the sandbox calls itself there).
+    assert.equal(publicBaseUrl(loadConfig({ HOST: '0.0.0.0', SANDBOX: '1' }).http), 'http://127.0.0.1:3000');
+    assert.equal(publicBaseUrl(loadConfig({ HOST: '::', SANDBOX: '1' }).http), 'http://[::1]:3000');
+    assert.equal(publicBaseUrl(loadConfig({ HOST: '::1' }).http), 'http://[::1]:3000');
+  });
+
+  it('reads PAYSTACK_BASE_URL, defaulting to Paystack, and refuses a bad one', () => {
+    assert.equal(real(loadConfig(productionEnv)).payments.baseUrl, 'https://api.paystack.co');
+    assert.equal(
+      real(loadConfig({ ...productionEnv, PAYSTACK_BASE_URL: 'https://paystack.example.com/v1/' })).payments
+        .baseUrl,
       'https://paystack.example.com/v1',
     );
     assertRefused({ PAYSTACK_BASE_URL: 'not a url' }, 'PAYSTACK_BASE_URL');
@@ -287,7 +419,7 @@ describe('loadConfig', () => {
       ]) {
         const config = loadConfig({ HOST: host });
         assert.equal(config.sandbox, true, host);
-        assert.deepEqual(config.sandboxExposedBy, [], host);
+        assert.deepEqual(sandboxOf(config).exposedBy, [], host);
       }
       assert.equal(loadConfig({ PUBLIC_BASE_URL: 'http://localhost:3000' }).sandbox, true);
       assert.equal(loadConfig({ PUBLIC_BASE_URL: 'http://127.0.0.1:3000/' }).sandbox, true);
@@ -331,15 +463,17 @@ describe('loadConfig', () => {
         SANDBOX: '1',
       });
       assert.equal(config.sandbox, true);
-      assert.deepEqual(config.sandboxExposedBy, ['HOST=0.0.0.0', 'PUBLIC_BASE_URL=https://pay.example.com']);
+      assert.deepEqual(sandboxOf(config).exposedBy, [
+        'HOST=0.0.0.0',
+        'PUBLIC_BASE_URL=https://pay.example.com',
+      ]);
       assert.equal(config.secrets.paymentSigning, 'sk_test_sandbox');
     });
 
     it('starts without the sandbox on another address when the real providers are configured', () => {
-      const { NODE_ENV: _production, ...real } = productionEnv;
-      const config = loadConfig({ ...real, HOST: '0.0.0.0' });
-      assert.equal(config.sandbox, false);
-      assert.deepEqual(config.sandboxExposedBy, []);
+      const { NODE_ENV: _production, ...realEnv } = productionEnv;
+      const config = loadConfig({ ...realEnv, HOST: '0.0.0.0' });
+      assert.equal(real(config).sms.baseUrl, 'https://sms.example.com');
       // Said explicitly, the plain message: no guess at what was meant.
       assert.throws(
         () => loadConfig({ HOST: '0.0.0.0', SANDBOX: '0' }),
@@ -366,6 +500,8 @@ describe('loadConfig', () => {
       'KYC_APP_ID',
       'KYC_SECRET_KEY',
       'PUBLIC_BASE_URL',
+      // The key of the admins' TOTP secrets, with ADMIN_SECOND_FACTOR=totp (production's default).
+      'ADMIN_TOTP_KEY',
       ...(Object.keys(vtuProvidersEnv()) as Array<keyof ReturnType<typeof vtuProvidersEnv>>),
     ] as const) {
       assertRefused({ ...productionEnv, [missing]: undefined }, missing);
@@ -373,6 +509,14 @@ describe('loadConfig', () => {
     assertRefused({ NODE_ENV: 'production' }, 'PAYMENT_SIGNING_SECRET');
     // Present but too weak to be a real secret.
     assertRefused({ ...productionEnv, SECRET_PEPPER: 'short' }, 'SECRET_PEPPER');
+    // Without a second factor for the admins, no key to seal their secrets under is needed.
+    const { ADMIN_TOTP_KEY: _key, ...withoutKey } = productionEnv;
+    assert.equal(loadConfig({ ...withoutKey, ADMIN_SECOND_FACTOR: 'none' }).adminSecondFactor.mode, 'none');
+    assert.equal(
+      loadConfig(productionEnv).adminSecondFactor.mode,
+      'totp',
+      'totp by default outside the sandbox',
+    );
   });
 
   it('refuses the sandbox signing secret outside the sandbox', () => {
@@ -394,9 +538,9 @@ describe('loadConfig', () => {
   });
 
   it('reads SANDBOX_VTU_BASE_URL in the sandbox only, and refuses a bad one', () => {
-    assert.equal(loadConfig({}).vtu.sandboxBaseUrl, undefined, "default: this service's own simulators");
+    assert.equal(sandboxOf(loadConfig({})).vtuBaseUrl, undefined, "default: this service's own simulators");
     assert.equal(
-      loadConfig({ SANDBOX_VTU_BASE_URL: 'http://127.0.0.1:4100/' }).vtu.sandboxBaseUrl,
+      sandboxOf(loadConfig({ SANDBOX_VTU_BASE_URL: 'http://127.0.0.1:4100/' })).vtuBaseUrl,
       'http://127.0.0.1:4100',
     );
     for (const value of ['not a url', 'ftp://127.0.0.1:4100'])
@@ -432,6 +576,7 @@ describe('loadConfig', () => {
       loadConfig({
         ...productionEnv,
         ...s3,
+        S3_SECRET_ACCESS_KEY: strong('s3'),
         S3_REGION: 'eu-west-2',
         S3_ENDPOINT: 'http://minio.internal:9000',
         S3_FORCE_PATH_STYLE: '1',
@@ -443,7 +588,7 @@ describe('loadConfig', () => {
         endpoint: 'http://minio.internal:9000',
         forcePathStyle: true,
         accessKeyId: 'AKIAEXAMPLE',
-        secretAccessKey: 'secret-key',
+        secretAccessKey: strong('s3'),
       },
     );
     const explicitOff = loadConfig({ ...s3, S3_FORCE_PATH_STYLE: '0' }).storage;
@@ -474,5 +619,122 @@ describe('loadConfig', () => {
     }
     for (const value of ['yes', '2', 'path'])
       assertRefused({ ...s3, S3_FORCE_PATH_STYLE: value }, 'S3_FORCE_PATH_STYLE');
+  });
+});
+
+describe('production fails closed (decision 0026)', () => {
+  it('refuses production without DATABASE_URL, saying why; PGlite stays the default elsewhere', () => {
+    assertRefused({ ...productionEnv, DATABASE_URL: undefined }, 'DATABASE_URL');
+    assert.throws(() => loadConfig({ ...productionEnv, DATABASE_URL: undefined }), /PGlite.*no backups/);
+    assert.equal(loadConfig({}).database.url, undefined);
+    const { NODE_ENV: _production, PUBLIC_BASE_URL: _url, DATABASE_URL: _db, ...rest } = productionEnv;
+    assert.equal(loadConfig({ ...rest, SANDBOX: '0' }).database.url, undefined, 'outside production');
+  });
+
+  it('refuses to guess TRUST_PROXY_HOPS in production, 0 included when said; 0 by default elsewhere', () => {
+    assertRefused({ ...productionEnv, TRUST_PROXY_HOPS: undefined }, 'TRUST_PROXY_HOPS');
+    assert.equal(loadConfig({ ...productionEnv, TRUST_PROXY_HOPS: '0' }).http.trustProxyHops, 0);
+    assert.equal(loadConfig({ ...productionEnv, TRUST_PROXY_HOPS: '2' }).http.trustProxyHops, 2);
+    assert.equal(loadConfig({}).http.trustProxyHops, 0);
+    assertRefused({ ...productionEnv, TRUST_PROXY_HOPS: '-1' }, 'TRUST_PROXY_HOPS');
+  });
+
+  const secretNames = [
+    'PAYMENT_SIGNING_SECRET',
+    'SECRET_PEPPER',
+    'VAPID_PRIVATE_KEY',
+    'DATA_PROVIDER_TOKEN',
+    'BILLS_API_KEY',
+    'BILLS_SECRET_KEY',
+    'SOCIAL_API_KEY',
+    'AIRTIME_CASH_API_KEY',
+    'KYC_SECRET_KEY',
+    'SMS_API_KEY',
+    'S3_SECRET_ACCESS_KEY',
+    'SANDBOX_CLOCK_TOKEN',
+    'METRICS_TOKEN',
+  ] as const;
+  /** Production with one secret set to a value: S3's needs its bucket, the optional ones nothing. */
+  const withSecret = (name: string, value: string) => ({
+    ...productionEnv,
+    ...(name === 'S3_SECRET_ACCESS_KEY'
+      ? { S3_BUCKET: 'billrail-kyc', S3_ACCESS_KEY_ID: 'AKIAEXAMPLE' }
+      : {}),
+    [name]: value,
+  });
+  /** Asserts the refusal names the variable and the rule. */
+  const refusedFor = (env: Record<string, string | undefined>, name: string, rule: RegExp) => {
+    assertRefused(env, name);
+    assert.throws(() => loadConfig(env), rule);
+  };
+
+  it('accepts a strong value for each secret', () => {
+    for (const name of secretNames) loadConfig(withSecret(name, strong(name.toLowerCase())));
+  });
+
+  it("refuses each secret set to a value printed in the project's files, naming it and the rule", () => {
+    const examples = [
+      'REPLACE_ME',
+      'REPLACE_ME_openssl_rand_hex_32_same_on_every_process',
+      'REPLACE_ME_sk_live_from_the_payment_provider',
+      // compose.yaml's sandbox demo: its pepper and its published VAPID private key.
+      'compose-sandbox-pepper-not-for-production',
+      '53X4tG0IhM2wnnCsKs182MTG1nlyEvjmlj7yEDLgleA',
+      // The sandbox data vendor's token: 40 hex digits that pass the other rules.
+      '5d1a7c0e9b3f4a6d8e2c1b0a9f8e7d6c5b4a3f2e',
+    ];
+    // A short one may meet the schema's own minimum first (SECRET_PEPPER's 16): refused all the same.
+    for (const name of secretNames)
+      for (const value of examples)
+        refusedFor(withSecret(name, value), name, value.length >= 32 ? /example value printed/ : /./);
+  });
+
+  it('refuses each secret shorter than 32 characters', () => {
+    for (const name of secretNames)
+      refusedFor(
+        withSecret(name, strong('x').slice(0, 31)),
+        name,
+        // METRICS_TOKEN's schema says the same first: at least 32.
+        /shorter than 32 characters|expected string to have >=32 characters/,
+      );
+  });
+
+  it('refuses each secret of fewer than 16 distinct characters (10 when it is hex alone)', () => {
+    for (const name of secretNames) {
+      refusedFor(
+        withSecret(name, 'abcdefghijklmno'.repeat(3)),
+        name,
+        /15 distinct characters, fewer than 16/,
+      );
+      refusedFor(withSecret(name, '012345678'.repeat(4)), name, /fewer than 10 for hex/);
+    }
+    // A provider's 32-digit hex key seldom shows all 16 digits: 14 of them is a real key.
+    loadConfig(withSecret('BILLS_API_KEY', '9f3c1a7e5b2d8c4f6a0e1b3d5f7a9c2e'));
+  });
+
+  it('leaves secrets to the sandbox and development as they were', () => {
+    assert.equal(loadConfig({ SECRET_PEPPER: 'compose-sandbox-pepper-not-for-production' }).sandbox, true);
+    const { NODE_ENV: _production, PUBLIC_BASE_URL: _url, ...rest } = productionEnv;
+    loadConfig({ ...rest, SANDBOX: '0', SMS_API_KEY: 'REPLACE_ME' });
+  });
+
+  it('migrates on start outside production and not in it, unless said; migrations to MIGRATION_DATABASE_URL', () => {
+    assert.equal(loadConfig({}).database.migrateOnStart, true);
+    assert.equal(loadConfig({ NODE_ENV: 'test' }).database.migrateOnStart, true);
+    assert.equal(loadConfig(productionEnv).database.migrateOnStart, false);
+    assert.equal(loadConfig({ ...productionEnv, MIGRATE_ON_START: '1' }).database.migrateOnStart, true);
+    assert.equal(loadConfig({ MIGRATE_ON_START: '0' }).database.migrateOnStart, false);
+    assertRefused({ MIGRATE_ON_START: 'yes' }, 'MIGRATE_ON_START');
+    assert.equal(loadConfig(productionEnv).database.migrationUrl, productionEnv.DATABASE_URL);
+    const direct = 'postgres://billrail@db-primary.internal:5432/billrail';
+    assert.equal(
+      loadConfig({ ...productionEnv, MIGRATION_DATABASE_URL: direct }).database.migrationUrl,
+      direct,
+    );
+    assert.equal(loadConfig({}).database.migrationUrl, undefined, 'PGlite: the process migrates its own');
+    assertRefused(
+      { ...productionEnv, MIGRATION_DATABASE_URL: 'https://db.internal' },
+      'MIGRATION_DATABASE_URL',
+    );
   });
 });

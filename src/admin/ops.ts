@@ -1,11 +1,6 @@
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import {
-  basisPointsToPercent,
-  percentToBasisPoints,
-  type StoredMarkup,
-  type setMarkup,
-} from '../catalogue/pricing.ts';
+import type { MarkupChange, StoredMarkup } from '../catalogue/module.ts';
 import {
   listPriceLevelsInput,
   listPriceLevelsOutput,
@@ -18,7 +13,7 @@ import type { Clock } from '../clock.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { checkAndRecordLedger } from '../ledger/check-runs.ts';
-import { koboToNaira, nairaToKobo } from '../money.ts';
+import { basisPointsToPercent, koboToNaira, nairaToKobo, percentToBasisPoints } from '../money.ts';
 import { defineOperation } from '../operation.ts';
 
 /** A zod object of whole-number counts, one a name. */
@@ -37,9 +32,6 @@ const fundingCounts = z.object({
 
 /** What the purchases' requery counts (vtu): adminReconcile answers it as `purchases`. */
 const purchaseCounts = counts('checked', 'succeeded', 'failed', 'stillProcessing', 'dispatched', 'alerted');
-
-/** A change of one markup, as the catalogue stores it (catalogue/pricing.ts). */
-export type MarkupChange = Parameters<typeof setMarkup>[1];
 
 /**
  * What the administrators' operations need: the ledger to check, and the functions of the domains

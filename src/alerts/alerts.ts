@@ -1,11 +1,14 @@
 import type { Kysely, Transaction } from 'kysely';
+import { z } from 'zod';
 import type { DB } from '../db/schema.ts';
 import { newId } from '../ids.ts';
+import { defineJob } from '../jobs/job.ts';
 import type { JobQueue } from '../jobs/queue.ts';
+import { newestFirstPage } from '../paging.ts';
 import type { Mailer } from '../providers/email/mailer.ts';
 
 // Operations alerts: things a person must look at (a charge that paid another amount than its
-// intent, failed provider funding, transfer events we never asked for, stuck purchases, ledger
+// intent, failed float top-ups of a provider, transfer events we never asked for, stuck purchases, ledger
 // imbalances). Raised inside the transaction that found the problem, so an alert exists exactly when
 // its cause committed. Its email to OPS_EMAIL is a job enqueued in the same transaction (no outside
 // I/O inside it): sent after commit, retried with backoff, and never sent for an alert whose
@@ -15,16 +18,20 @@ import type { Mailer } from '../providers/email/mailer.ts';
 // those domains: each calls raiseAlert, and only this module touches ops_alerts.
 
 /** The job that emails one alert to OPS_EMAIL. */
-export const JOB_ALERT_EMAIL = 'ops.alert-email';
+export const alertEmailJob = defineJob('ops.alert-email', z.object({ alertId: z.uuid() }));
 
 export type AlertKind =
   | 'topup_amount_mismatch'
   | 'topup_currency_mismatch'
-  /** An outbound transfer to a VTU provider failed, or was reversed before it counted. */
+  /** A float top-up of a VTU provider failed, or was reversed before it counted. */
   | 'provider_funding_failed'
-  /** An outbound transfer that had settled was reversed: the money is back in the pool. */
+  /** A float top-up that had settled was reversed: the money is back in the pool. */
   | 'provider_funding_reversed'
-  /** Signed news about a transfer that contradicts what we recorded. */
+  /**
+   * Signed news of a float top-up's transfer that contradicts what we recorded. The transfer_* kinds
+   * keep the payment provider's word for what its transfer.* webhooks tell, and are stored in
+   * ops_alerts (decision 0038).
+   */
   | 'transfer_conflicting_event'
   | 'transfer_amount_mismatch'
   /** A purchase still processing after the configured window: never refunded blindly, a person looks. */
@@ -71,7 +78,7 @@ export async function raiseAlert(
     .returning('id')
     .executeTakeFirst();
   if (inserted === undefined) return false;
-  await jobs.send(JOB_ALERT_EMAIL, { alertId: id }, { db });
+  await jobs.send(alertEmailJob, { alertId: id }, { db });
   return true;
 }
 
@@ -140,18 +147,7 @@ export async function listAlerts(
   db: Kysely<DB>,
   page: { limit: number; offset: number },
 ): Promise<{ items: AlertView[]; total: number }> {
-  const rows = await db
-    .selectFrom('ops_alerts')
-    .selectAll()
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(page.limit)
-    .offset(page.offset)
-    .execute();
-  const counted = await db
-    .selectFrom('ops_alerts')
-    .select((eb) => eb.fn.countAll<string | number | bigint>().as('n'))
-    .executeTakeFirstOrThrow();
+  const { rows, total } = await newestFirstPage(db.selectFrom('ops_alerts'), page);
   return {
     items: rows.map((r) => ({
       id: r.id,
@@ -160,6 +156,6 @@ export async function listAlerts(
       details: (typeof r.details === 'string' ? JSON.parse(r.details) : r.details) as Record<string, unknown>,
       createdAt: r.created_at.toISOString(),
     })),
-    total: Number(counted.n),
+    total,
   };
 }

@@ -3,20 +3,21 @@ import type { Clock } from '../clock.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import type { Mailer } from '../providers/email/mailer.ts';
-import { hmacSecret, newOtpCode, sameDigest } from './secrets.ts';
+import { type HashKeys, verifyHash, versionedHash } from '../shared/keyed-hash.ts';
+import { newOtpCode } from './secrets.ts';
 import type { UserRow } from './users.ts';
 
 // Email verification (API.md section 10): updateProfile with a new address stores it unverified and
 // emails it a 6-digit code (15 minutes, 5 attempts); verifyEmail with the code marks it verified.
 // Transactional email goes only to a verified address.
 
-export type EmailVerificationDeps = { db: Kysely<DB>; clock: Clock; pepper: string };
+export type EmailVerificationDeps = { db: Kysely<DB>; clock: Clock; pepper: HashKeys };
 
 export const EMAIL_CODE_TTL_SECONDS = 15 * 60;
 export const EMAIL_CODE_ATTEMPTS_MAX = 5;
 
-const codeHash = (pepper: string, userId: string, email: string, code: string) =>
-  hmacSecret(pepper, 'email-verification', `${userId}:${email}`, code);
+const codeHash = (pepper: HashKeys, userId: string, email: string, code: string) =>
+  versionedHash(pepper, 'email-verification', `${userId}:${email}`, code);
 
 /**
  * Sets the user's email. A new address (or one not yet verified) is stored unverified with a fresh
@@ -94,7 +95,8 @@ export async function verifyEmail(deps: EmailVerificationDeps, userId: string, c
     .returning(['email', 'code_hash', 'attempts'])
     .executeTakeFirst();
   if (pending === undefined) throw refused(0);
-  if (!sameDigest(pending.code_hash, codeHash(deps.pepper, userId, pending.email, code))) {
+  const subject = `${userId}:${pending.email}`;
+  if (verifyHash(deps.pepper, pending.code_hash, 'email-verification', subject, code) === 'mismatch') {
     throw refused(EMAIL_CODE_ATTEMPTS_MAX - pending.attempts);
   }
   await deps.db.transaction().execute(async (trx) => {

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import type { z } from 'zod';
 import type { Clock } from '../clock.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError, notFound } from '../errors.ts';
@@ -9,6 +10,7 @@ import type { JobQueue } from '../jobs/queue.ts';
 import { defineOperation } from '../operation.ts';
 import type { Mailer } from '../providers/email/mailer.ts';
 import type { SmsSender } from '../providers/sms/sms-gateway.ts';
+import type { HashKeys } from '../shared/keyed-hash.ts';
 import { sendVerificationCode, setEmail, verifyEmail } from './email-verification.ts';
 import { consumeOtp, requestOtp } from './otp.ts';
 import { setTransactionPin } from './pin.ts';
@@ -33,8 +35,11 @@ export type AuthDeps = {
   logger: Logger;
   sms: SmsSender;
   mailer: Mailer;
-  /** The server-side secret mixed into every stored code and PIN hash (config.secrets.pepper). */
-  pepper: string;
+  /**
+   * The server-side secret mixed into every stored code and PIN hash (SECRET_PEPPER), and the previous
+   * one while a rotation lasts (decision 0035).
+   */
+  pepper: HashKeys;
   /** Phones (E.164) whose users are administrators (ADMIN_PHONES). */
   adminPhones: ReadonlySet<string>;
 };
@@ -50,6 +55,7 @@ export const authOperations = (deps: AuthDeps) => [
     input: s.requestOtpInput,
     output: s.requestOtpOutput,
     errors: ['UPSTREAM_UNAVAILABLE'],
+    rateLimitPhone: (input) => input.phone,
     handler: ({ input }) => requestOtp(deps, input.phone),
   }),
   defineOperation({
@@ -63,35 +69,8 @@ export const authOperations = (deps: AuthDeps) => [
     errors: ['UNAUTHENTICATED', 'VALIDATION_ERROR'],
     // The answer is a session: never kept for replay (API.md section 3); a used code is refused.
     storesAnswer: false,
-    handler: async ({ input, ip, userAgent }) => {
-      // One transaction: an unknown referral code on a first sign-in rolls the code's use back with
-      // the user it would have created, so the person can correct it and sign in with the same SMS.
-      const signedIn = await deps.db.transaction().execute(async (trx) => {
-        const check = await consumeOtp({ ...deps, db: trx }, input.phone, input.code);
-        if (!check.ok) return check;
-        const now = deps.clock.now();
-        const { user } = await findOrCreateUser(trx, input.phone, input.referralCode, now);
-        if (await recordSignInDevice(trx, user.id, userAgent, now)) {
-          await publishEvent(deps.jobs, trx, {
-            type: 'auth.new_device_sign_in',
-            userId: user.id,
-            signInId: newId(),
-            device: deviceLabel(userAgent),
-            ip,
-            occurredAt: now.toISOString(),
-          });
-        }
-        return { ok: true as const, user };
-      });
-      if (!signedIn.ok) {
-        throw new AppError('UNAUTHENTICATED', 'the code is wrong or expired', {
-          details: { attemptsLeft: signedIn.attemptsLeft },
-        });
-      }
-      const { user } = signedIn;
-      const tokens = await startSession(deps, user.id);
-      return { ...tokens, user: toUserView(user, deps.adminPhones) };
-    },
+    rateLimitPhone: (input) => input.phone,
+    handler: ({ input, ip, userAgent }) => signInWithCode(deps, input, ip, userAgent),
   }),
   defineOperation({
     name: 'refreshSession',
@@ -145,23 +124,7 @@ export const authOperations = (deps: AuthDeps) => [
     input: s.updateProfileInput,
     output: s.userView,
     errors: ['NOT_FOUND', 'CONFLICT'],
-    handler: async ({ caller, input }) => {
-      let user = await setProfileNames(deps.db, caller.userId, input, deps.clock.now());
-      if (user === undefined) throw notFound('user');
-      if (input.email !== undefined) {
-        const email = input.email.toLowerCase();
-        const set = await setEmail(deps, caller.userId, email);
-        user = set.user ?? user;
-        // Sent after the commit, like an SMS code; an address that cannot be reached is one the user
-        // fixes or sets again for a new code, and the profile change stands.
-        if (set.code !== null) {
-          await sendVerificationCode(deps.mailer, email, set.code).catch((error: unknown) =>
-            deps.logger.warn({ err: error }, 'the email verification code could not be sent'),
-          );
-        }
-      }
-      return toUserView(user, deps.adminPhones);
-    },
+    handler: ({ caller, input }) => updateProfile(deps, caller.userId, input),
   }),
   defineOperation({
     name: 'verifyEmail',
@@ -194,3 +157,63 @@ export const authOperations = (deps: AuthDeps) => [
     },
   }),
 ];
+
+/**
+ * verifyOtp: one transaction, so that an unknown referral code on a first sign-in rolls the code's use
+ * back with the user it would have created, and the person can correct it and sign in with the same SMS.
+ */
+async function signInWithCode(
+  deps: AuthDeps,
+  input: z.output<typeof s.verifyOtpInput>,
+  ip: string,
+  userAgent: string | undefined,
+): Promise<z.input<typeof s.verifyOtpOutput>> {
+  const signedIn = await deps.db.transaction().execute(async (trx) => {
+    const check = await consumeOtp({ ...deps, db: trx }, input.phone, input.code);
+    if (!check.ok) return check;
+    const now = deps.clock.now();
+    const { user } = await findOrCreateUser(trx, input.phone, input.referralCode, now);
+    if (await recordSignInDevice(trx, user.id, userAgent, now)) {
+      await publishEvent(deps.jobs, trx, {
+        type: 'auth.new_device_sign_in',
+        userId: user.id,
+        signInId: newId(),
+        device: deviceLabel(userAgent),
+        ip,
+        occurredAt: now.toISOString(),
+      });
+    }
+    return { ok: true as const, user };
+  });
+  if (!signedIn.ok) {
+    throw new AppError('UNAUTHENTICATED', 'the code is wrong or expired', {
+      details: { attemptsLeft: signedIn.attemptsLeft },
+    });
+  }
+  const { user } = signedIn;
+  const tokens = await startSession(deps, user.id);
+  return { ...tokens, user: toUserView(user, deps.adminPhones) };
+}
+
+/** updateProfile: the names, and a new email with its verification code sent after the commit. */
+async function updateProfile(
+  deps: AuthDeps,
+  userId: string,
+  input: z.output<typeof s.updateProfileInput>,
+): Promise<z.input<typeof s.userView>> {
+  let user = await setProfileNames(deps.db, userId, input, deps.clock.now());
+  if (user === undefined) throw notFound('user');
+  if (input.email !== undefined) {
+    const email = input.email.toLowerCase();
+    const set = await setEmail(deps, userId, email);
+    user = set.user ?? user;
+    // Sent after the commit, like an SMS code; an address that cannot be reached is one the user
+    // fixes or sets again for a new code, and the profile change stands.
+    if (set.code !== null) {
+      await sendVerificationCode(deps.mailer, email, set.code).catch((error: unknown) =>
+        deps.logger.warn({ err: error }, 'the email verification code could not be sent'),
+      );
+    }
+  }
+  return toUserView(user, deps.adminPhones);
+}

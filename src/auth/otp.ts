@@ -3,7 +3,8 @@ import type { Clock } from '../clock.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import type { SmsSender } from '../providers/sms/sms-gateway.ts';
-import { hmacSecret, newOtpCode, sameDigest } from './secrets.ts';
+import { type HashKeys, verifyHash, versionedHash } from '../shared/keyed-hash.ts';
+import { newOtpCode } from './secrets.ts';
 
 export const OTP_TTL_SECONDS = 5 * 60;
 export const OTP_RESEND_INTERVAL_SECONDS = 60;
@@ -15,9 +16,9 @@ export const OTP_ATTEMPTS_MAX = 5;
 export const OTP_REQUESTS_PER_DAY_MAX = 10;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-type OtpDeps = { db: Kysely<DB>; clock: Clock; pepper: string; sms: SmsSender };
+type OtpDeps = { db: Kysely<DB>; clock: Clock; pepper: HashKeys; sms: SmsSender };
 
-const otpHash = (pepper: string, phone: string, code: string) => hmacSecret(pepper, 'otp', phone, code);
+const otpHash = (pepper: HashKeys, phone: string, code: string) => versionedHash(pepper, 'otp', phone, code);
 
 /** Issues a fresh code for the phone and sends it by SMS; at most one per phone per 60 s. */
 export async function requestOtp(deps: OtpDeps, phone: string): Promise<{ expiresInSeconds: number }> {
@@ -111,7 +112,8 @@ export async function consumeOtp(deps: Omit<OtpDeps, 'sms'>, phone: string, code
     .returning(['code_hash', 'attempts'])
     .executeTakeFirst();
   if (row === undefined) return { ok: false, attemptsLeft: 0 };
-  if (sameDigest(row.code_hash, otpHash(deps.pepper, phone, code))) {
+  // A code lives 5 minutes: one made with the previous key is used up, never stored again.
+  if (verifyHash(deps.pepper, row.code_hash, 'otp', phone, code) !== 'mismatch') {
     // Used up, not deleted: the row still holds sent_at, so the 60 s resend window stays closed
     // after a sign-in too. Only one of two concurrent right attempts can use it.
     const consumed = await deps.db

@@ -6,8 +6,15 @@ import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { publishEvent } from '../events/domain-events.ts';
 import type { JobQueue } from '../jobs/queue.ts';
+import { type HashKeys, sameDigest, verifyHash, versionedHash } from '../shared/keyed-hash.ts';
+import {
+  ATTEMPTS_LOCK_SECONDS,
+  ATTEMPTS_MAX,
+  lockedError,
+  lockHolding,
+  wrongAttempt,
+} from './attempt-lock.ts';
 import { consumeOtp } from './otp.ts';
-import { hmacSecret, sameDigest } from './secrets.ts';
 
 // The transaction PIN. Five wrong in a row lock it for 30 minutes. The count lives on the user row,
 // so the lock survives restarts, and every check of a user's PIN is decided on that row as read
@@ -19,10 +26,11 @@ import { hmacSecret, sameDigest } from './secrets.ts';
 // can share: it is decided after the wrong guesses that took the lock before it, or, when one holds
 // the row now, in the transaction that waits for it; never on a read that missed them.
 
-export const PIN_ATTEMPTS_MAX = 5;
-export const PIN_LOCK_SECONDS = 30 * 60;
+export const PIN_ATTEMPTS_MAX = ATTEMPTS_MAX;
+export const PIN_LOCK_SECONDS = ATTEMPTS_LOCK_SECONDS;
 
-type Deps = { db: Kysely<DB>; clock: Clock; pepper: string; jobs?: JobQueue };
+/** `pepper`: SECRET_PEPPER, and the previous one while a rotation lasts (decision 0035). */
+type Deps = { db: Kysely<DB>; clock: Clock; pepper: HashKeys; jobs?: JobQueue };
 
 /**
  * Reads a user's PIN columns under a shared lock on the row, batched: the right PINs arriving
@@ -30,7 +38,8 @@ type Deps = { db: Kysely<DB>; clock: Clock; pepper: string; jobs?: JobQueue };
  */
 export type SharedPinReads = (userId: string) => Promise<PinState | undefined>;
 
-const pinHash = (pepper: string, userId: string, pin: string) => hmacSecret(pepper, 'pin', userId, pin);
+/** The hash a PIN is stored as, made with the current key; verified by verifyHash. */
+const pinHash = (pepper: HashKeys, userId: string, pin: string) => versionedHash(pepper, 'pin', userId, pin);
 
 export async function setTransactionPin(
   deps: Deps,
@@ -129,7 +138,11 @@ export function createSharedPinReads(db: Kysely<DB>, batching: Batching): Shared
   );
 }
 
-/** A right PIN with no failure to forget and no lock: accepted without writing anything. */
+/**
+ * A right PIN with no failure to forget and no lock, stored with the current key: accepted without
+ * writing anything. `hash` is the PIN's hash with the current key (pinHash); a PIN stored with another
+ * key is never plainly right, so the transaction verifies it and stores it again with the current one.
+ */
 const plainRight = (state: PinState | undefined, hash: string): boolean =>
   state !== undefined &&
   state.pin_hash !== null &&
@@ -168,34 +181,35 @@ export async function verifyTransactionPin(
       .forUpdate()
       .executeTakeFirstOrThrow();
     if (user.pin_hash === null) return { kind: 'not_set' };
-    if (user.pin_locked_until !== null && user.pin_locked_until > now)
-      return { kind: 'locked', until: user.pin_locked_until };
-    if (sameDigest(user.pin_hash, hash)) {
-      if (user.pin_failed_count !== 0 || user.pin_locked_until !== null) {
+    const lockedUntil = lockHolding(
+      { failedCount: user.pin_failed_count, lockedUntil: user.pin_locked_until },
+      now,
+    );
+    if (lockedUntil !== null) return { kind: 'locked', until: lockedUntil };
+    const verdict = verifyHash(deps.pepper, user.pin_hash, 'pin', userId, pin);
+    if (verdict !== 'mismatch') {
+      // Right: the count forgotten, and a hash made with a previous key (or none named) made again
+      // with the current one, under the row's lock, so that a rotation needs no other step.
+      if (verdict === 'stale' || user.pin_failed_count !== 0 || user.pin_locked_until !== null) {
         await trx
           .updateTable('users')
-          .set({ pin_failed_count: 0, pin_locked_until: null })
+          .set({
+            pin_failed_count: 0,
+            pin_locked_until: null,
+            ...(verdict === 'stale' ? { pin_hash: hash } : {}),
+          })
           .where('id', '=', userId)
           .execute();
       }
       return { kind: 'ok' };
     }
-    const failed = user.pin_failed_count + 1;
-    if (failed >= PIN_ATTEMPTS_MAX) {
-      const until = new Date(now.getTime() + PIN_LOCK_SECONDS * 1000);
-      await trx
-        .updateTable('users')
-        .set({ pin_failed_count: 0, pin_locked_until: until })
-        .where('id', '=', userId)
-        .execute();
-      return { kind: 'locked', until };
-    }
+    const { store, ...wrong } = wrongAttempt(user.pin_failed_count, now);
     await trx
       .updateTable('users')
-      .set({ pin_failed_count: failed, pin_locked_until: null })
+      .set({ pin_failed_count: store.failedCount, pin_locked_until: store.lockedUntil })
       .where('id', '=', userId)
       .execute();
-    return { kind: 'wrong', attemptsLeft: PIN_ATTEMPTS_MAX - failed };
+    return wrong;
   });
   // Raised after commit, so the failed attempt is counted.
   switch (outcome.kind) {
@@ -203,13 +217,8 @@ export async function verifyTransactionPin(
       return;
     case 'not_set':
       throw new AppError('PIN_NOT_SET', 'set a transaction PIN first');
-    case 'locked': {
-      const retryAfterSeconds = Math.max(1, Math.ceil((outcome.until.getTime() - now.getTime()) / 1000));
-      throw new AppError('PIN_LOCKED', 'too many wrong PINs; try again later', {
-        retryAfterSeconds,
-        details: { retryAfterSeconds },
-      });
-    }
+    case 'locked':
+      throw lockedError(outcome.until, now, 'too many wrong PINs; try again later');
     case 'wrong':
       throw new AppError('INVALID_PIN', 'the transaction PIN is wrong', {
         details: { attemptsLeft: outcome.attemptsLeft },

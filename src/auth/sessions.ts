@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { Batching } from '../db/batching.ts';
 import { statement } from '../db/prepared.ts';
@@ -6,7 +6,7 @@ import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Caller } from '../operation.ts';
-import { newToken, sha256Hex } from './secrets.ts';
+import { newToken, sha256Hex } from '../shared/keyed-hash.ts';
 import { rolesOf } from './users.ts';
 
 // Sessions: an opaque access token (15 minutes) and a refresh token (30 days), both stored only as
@@ -133,8 +133,9 @@ export async function callersOf(
     session_id: string;
     user_id: string;
     phone: string;
+    second_factor_until: Date | null;
   }>('auth.callers-by-token')`
-    select a.token_hash, s.id as session_id, u.id as user_id, u.phone
+    select a.token_hash, s.id as session_id, u.id as user_id, u.phone, s.second_factor_until
     from access_tokens a join sessions s on s.id = a.session_id join users u on u.id = s.user_id
     where a.token_hash = any(${tokenHashes}::text[]) and a.expires_at > ${deps.clock.now()}::timestamptz
       and s.revoked_at is null`.execute(deps.db);
@@ -146,6 +147,7 @@ export async function callersOf(
         sessionId: row.session_id,
         phone: row.phone,
         roles: rolesOf(row.phone, deps.adminPhones),
+        secondFactorUntil: row.second_factor_until,
       },
     ]),
   );
@@ -174,4 +176,31 @@ export async function purgeExpiredSessions(deps: Deps): Promise<void> {
   await deps.db.deleteFrom('refresh_tokens').where('expires_at', '<=', now).execute();
   // An expired session can never be refreshed again; its remaining tokens go with it (cascade).
   await deps.db.deleteFrom('sessions').where('expires_at', '<=', now).execute();
+}
+
+/**
+ * An operator ends sessions at once (API.md 17.4, decision 0040): one person's, or everyone's but
+ * the calling operator's own `sparedSessionId` (so the operator is not locked out mid-incident).
+ * Each session not revoked yet is marked revoked (it can no longer be refreshed) and its access
+ * tokens are deleted, in one statement: every request reads its token's row (callersOf, no cache in
+ * any process), so the next request with one is 401 on every process. Answers how many sessions
+ * were ended (one expired but not purged yet counts too: its last access token may still be alive).
+ */
+export async function revokeSessions(
+  db: Kysely<DB> | Transaction<DB>,
+  target: { userId: string } | { all: true; sparedSessionId: string },
+  now: Date,
+): Promise<number> {
+  const whose =
+    'userId' in target ? sql`user_id = ${target.userId}::uuid` : sql`id <> ${target.sparedSessionId}::uuid`;
+  const { rows } = await sql<{ revoked: string | number | bigint }>`
+    with ended as (
+      update sessions set revoked_at = ${now}::timestamptz, revoked_reason = 'revoked_by_operator'
+      where revoked_at is null and ${whose}
+      returning id
+    ), tokens as (
+      delete from access_tokens where session_id in (select id from ended)
+    )
+    select count(*) as revoked from ended`.execute(db);
+  return Number(rows[0]!.revoked);
 }

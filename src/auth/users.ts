@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Kysely, Selectable, Transaction } from 'kysely';
+import { statement } from '../db/prepared.ts';
 import type { DB, UsersTable } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
@@ -24,6 +25,8 @@ export type UserView = {
   roles: Role[];
   /** The price level whose markups the user pays (API.md section 16); null: the default prices. */
   priceLevel: string | null;
+  /** An operator froze the account: nothing can be paid from it (API.md 17.4). */
+  frozen: boolean;
 };
 
 export const rolesOf = (phone: string, adminPhones: ReadonlySet<string>): Role[] =>
@@ -43,6 +46,7 @@ export function toUserView(user: UserRow, adminPhones: ReadonlySet<string>): Use
     referralCode: user.referral_code,
     roles: rolesOf(user.phone, adminPhones),
     priceLevel: user.price_level,
+    frozen: user.frozen_at !== null,
   };
 }
 
@@ -348,4 +352,21 @@ export async function usersByPriceLevel(db: Kysely<DB>): Promise<Map<string | nu
     .groupBy('price_level')
     .execute();
   return new Map(rows.map((row) => [row.price_level, Number(row.users)]));
+}
+
+/**
+ * Which of these users an operator has frozen (API.md 17.4), read FOR SHARE in the caller's
+ * transaction: the purchases' and the transfers' debits call it once the wallets are locked. The
+ * shared lock is held to their commit, so a freeze (an UPDATE of the row) waits for the debits that
+ * read the row unfrozen to commit, and a debit that comes after the freeze's UPDATE waits for its
+ * commit and reads the row frozen: no debit decided on "not frozen" commits after a freeze. Shared
+ * locks do not conflict, so one user's purchases never wait for each other here.
+ */
+export async function frozenAmong(trx: Transaction<DB>, userIds: readonly string[]): Promise<Set<string>> {
+  if (userIds.length === 0) return new Set();
+  // Once per batch of purchases: prepared once per connection (the ids go in as one array).
+  const { rows } = await statement<{ id: string; frozen: boolean }>('auth.frozen-among')`
+          select id, frozen_at is not null as frozen from users
+          where id = any(${[...userIds]}::uuid[]) order by id for share`.execute(trx);
+  return new Set(rows.filter((row) => row.frozen).map((row) => row.id));
 }

@@ -1,12 +1,26 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../clock.ts';
+import type { DB } from '../db/schema.ts';
 import { type DomainModule, emptyModule } from '../module.ts';
+import type { VtuApi } from '../vtu/module.ts';
 import { bulkOrderOperations } from './ops.ts';
-import type { BulkOrderDeps } from './service.ts';
 
 // Bulk orders (API.md section 16): airtime or data for up to 100 numbers, checked, priced and
 // accepted together by the vtu module's api, each line then its own purchase. No jobs and no
 // reactions to events: the lines' outcomes are the purchases' own, read when the order is read.
 
-export type BulkOrdersModuleDeps = BulkOrderDeps;
+export type BulkOrdersModuleDeps = {
+  /** Where an order and its lines are stored (service.ts). */
+  db: Kysely<DB>;
+  /** When an order was placed. */
+  clock: Clock;
+  /**
+   * The purchases' api (the vtu module's): the buyer's Tier 1 and PIN checked once, the service not
+   * paused by an operator, each line's order and charge, the lines accepted together, and their
+   * purchases read when the order is read.
+   */
+  vtu: Pick<VtuApi, 'authorise' | 'requireOpen' | 'orderFor' | 'buyTogether' | 'purchasesOf' | 'chargeOf'>;
+};
 
 export function createBulkOrdersModule(deps: BulkOrdersModuleDeps): DomainModule {
   return { ...emptyModule, operations: bulkOrderOperations(deps) };

@@ -23,7 +23,7 @@ export const bulkOrderOperations = (deps: BulkOrderDeps) => [
     tags,
     input: s.previewBulkOrderInput,
     output: s.previewBulkOrderOutput,
-    errors: ['KYC_TIER_REQUIRED', 'UPSTREAM_UNAVAILABLE'],
+    errors: ['KYC_TIER_REQUIRED', 'UPSTREAM_UNAVAILABLE', 'SERVICE_PAUSED'],
     handler: ({ caller, input }) => previewBulkOrder(deps, caller.userId, input),
   }),
   defineOperation({
@@ -41,7 +41,9 @@ export const bulkOrderOperations = (deps: BulkOrderDeps) => [
       'INVALID_PIN',
       'PIN_LOCKED',
       'INSUFFICIENT_FUNDS',
+      'ACCOUNT_FROZEN',
       'UPSTREAM_UNAVAILABLE',
+      'SERVICE_PAUSED',
       ...lineRefusals,
     ],
     handler: ({ caller, input, withCommit }) => createBulkOrder(deps, withCommit, caller.userId, input),

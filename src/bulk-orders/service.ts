@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
-import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { BulkOrdersTable, DB } from '../db/schema.ts';
 import { type CommitWrite, type WithCommit, writeWithCommit } from '../db/unit-of-work.ts';
 import { AppError, type ErrorCode, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
+import { newestFirstPage } from '../paging.ts';
 import { localPhone } from '../shared/prefixes.ts';
-import type { VtuApi } from '../vtu/module.ts';
-import { chargeOf, type PurchaseOrder, type VtuTransactionView } from '../vtu/purchases.ts';
+import type { PurchaseOrder, VtuApi, VtuTransactionView } from '../vtu/module.ts';
 import type {
   BulkLine,
   BulkOrderView,
@@ -38,14 +38,19 @@ import type {
 export type BulkOrderDeps = {
   db: Kysely<DB>;
   clock: Clock;
-  vtu: Pick<VtuApi, 'authorise' | 'orderFor' | 'buyTogether' | 'purchasesOf'>;
+  vtu: Pick<VtuApi, 'authorise' | 'requireOpen' | 'orderFor' | 'buyTogether' | 'purchasesOf' | 'chargeOf'>;
 };
 
 /**
- * Refusals that are not a line's: the buyer's tier (every line's alike) and a provider's catalogue
- * out of reach (nobody's fault, and no answer about any line). They refuse the request itself.
+ * Refusals that are not a line's: the buyer's tier (every line's alike), a provider's catalogue
+ * out of reach (nobody's fault, and no answer about any line) and an operator's pause of the service
+ * (decision 0042). They refuse the request itself.
  */
-const notALinesRefusal: ReadonlySet<string> = new Set(['KYC_TIER_REQUIRED', 'UPSTREAM_UNAVAILABLE']);
+const notALinesRefusal: ReadonlySet<string> = new Set([
+  'KYC_TIER_REQUIRED',
+  'UPSTREAM_UNAVAILABLE',
+  'SERVICE_PAUSED',
+]);
 
 /** What a line's purchase would be refused with: a code of API.md section 2. */
 type LineRefusal = Refusal & { code: ErrorCode };
@@ -98,12 +103,14 @@ export async function previewBulkOrder(
   userId: string,
   request: PreviewBulkOrderRequest,
 ): Promise<BulkPreview> {
+  // A paused service refuses the order whole, as it would every line.
+  await deps.vtu.requireOpen(request.service);
   const checks = await checkLines(deps, userId, request.service, request.lines);
   let totalKobo = 0n;
   const lines = checks.map((check) => {
     if ('refusal' in check) return { phone: check.phone, ok: false, refusal: check.refusal };
-    totalKobo += chargeOf(check.order);
-    return { phone: check.phone, ok: true, amount: koboToNaira(chargeOf(check.order)) };
+    totalKobo += deps.vtu.chargeOf(check.order);
+    return { phone: check.phone, ok: true, amount: koboToNaira(deps.vtu.chargeOf(check.order)) };
   });
   return { lines, total: koboToNaira(totalKobo) };
 }
@@ -118,6 +125,8 @@ export async function createBulkOrder(
   userId: string,
   request: CreateBulkOrderRequest,
 ): Promise<BulkOrderView> {
+  // A paused service refuses the order whole, before the PIN, as each of its purchases would.
+  await deps.vtu.requireOpen(request.service);
   await deps.vtu.authorise(userId, request.pin);
   const checks = await checkLines(deps, userId, request.service, request.lines);
   const refused = checks.flatMap((check, index) =>
@@ -134,7 +143,7 @@ export async function createBulkOrder(
     );
   }
   const orders = checks.map((check) => (check as { order: PurchaseOrder }).order);
-  const totalKobo = orders.reduce((sum, order) => sum + chargeOf(order), 0n);
+  const totalKobo = orders.reduce((sum, order) => sum + deps.vtu.chargeOf(order), 0n);
   if (nairaToKobo(request.total) !== totalKobo) {
     throw new AppError('PRICE_CHANGED', `the lines cost ₦${koboToNaira(totalKobo)} together now`, {
       details: { amount: koboToNaira(totalKobo) },
@@ -245,18 +254,11 @@ export async function listBulkOrders(
   page: { limit: number; offset: number },
 ): Promise<{ items: BulkOrderView[]; limit: number; offset: number; total: number }> {
   const mine = deps.db.selectFrom('bulk_orders').where('user_id', '=', userId);
-  const rows = await mine
-    .selectAll()
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(page.limit)
-    .offset(page.offset)
-    .execute();
-  const counted = await mine.select(sql<string>`count(*)::text`.as('n')).executeTakeFirstOrThrow();
+  const { rows, total } = await newestFirstPage(mine, page);
   return {
     items: await viewsOf(deps, userId, rows.map(stored)),
     limit: page.limit,
     offset: page.offset,
-    total: Number(counted.n),
+    total,
   };
 }

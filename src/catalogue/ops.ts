@@ -5,6 +5,7 @@ import { AppError, type ErrorCode } from '../errors.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { defineOperation } from '../operation.ts';
 import type { DataPlanItem, Network } from '../providers/vtu/vtu-provider.ts';
+import { type AvailabilityDeps, availabilityOf } from './availability.ts';
 import type { Catalogue } from './catalogue.ts';
 import { type LookupDeps, lookUpCustomer } from './lookups.ts';
 import { applyMarkup, type Markup, markupAmong, readMarkups } from './pricing.ts';
@@ -41,6 +42,8 @@ export type CatalogueOpsDeps = LookupDeps & {
   db: Kysely<DB>;
   catalogue: Catalogue;
   priceLevelOf: (userId: string) => Promise<string | null>;
+  /** The pause in force of a service through a provider (pauses' api): a service's lists say it. */
+  pauseOf: AvailabilityDeps['pauseOf'];
 };
 
 /**
@@ -76,8 +79,18 @@ async function dataPlansOf(deps: CatalogueOpsDeps, network: Network) {
   return plans;
 }
 
-/** The catalogue operations, closed over the module's deps. */
+/**
+ * The catalogue operations, closed over the module's deps, in the contract's order: the data lists,
+ * the bills' lists, then the price quote and the customer look-ups.
+ */
 export const catalogueOperations = (deps: CatalogueOpsDeps) => [
+  ...dataListOperations(deps),
+  ...billListOperations(deps),
+  ...quoteAndLookupOperations(deps),
+];
+
+/** The networks, and the data plans of one at the caller's retail prices. */
+const dataListOperations = (deps: CatalogueOpsDeps) => [
   defineOperation({
     name: 'listAirtimeNetworks',
     method: 'GET',
@@ -87,7 +100,10 @@ export const catalogueOperations = (deps: CatalogueOpsDeps) => [
     input: s.listNetworksInput,
     output: s.listNetworksOutput,
     errors: catalogueErrors,
-    handler: async () => ({ items: await deps.catalogue.airtimeNetworks() }),
+    handler: async () => ({
+      items: await deps.catalogue.airtimeNetworks(),
+      ...(await availabilityOf(deps, 'airtime')),
+    }),
   }),
   defineOperation({
     name: 'listDataNetworks',
@@ -98,7 +114,10 @@ export const catalogueOperations = (deps: CatalogueOpsDeps) => [
     input: s.listNetworksInput,
     output: s.listNetworksOutput,
     errors: catalogueErrors,
-    handler: async () => ({ items: await deps.catalogue.dataNetworks() }),
+    handler: async () => ({
+      items: await deps.catalogue.dataNetworks(),
+      ...(await availabilityOf(deps, 'data')),
+    }),
   }),
   defineOperation({
     name: 'listDataPlanTypes',
@@ -114,7 +133,10 @@ export const catalogueOperations = (deps: CatalogueOpsDeps) => [
       for (const plan of await dataPlansOf(deps, input.network)) {
         counts.set(plan.planType, (counts.get(plan.planType) ?? 0) + 1);
       }
-      return { items: [...counts].map(([planType, plans]) => ({ planType, plans })) };
+      return {
+        items: [...counts].map(([planType, plans]) => ({ planType, plans })),
+        ...(await availabilityOf(deps, 'data')),
+      };
     },
   }),
   defineOperation({
@@ -128,6 +150,7 @@ export const catalogueOperations = (deps: CatalogueOpsDeps) => [
     errors: catalogueErrors,
     handler: async ({ caller, input }) => ({
       items: await retailDataPlans(deps, caller.userId, await dataPlansOf(deps, input.network)),
+      ...(await availabilityOf(deps, 'data')),
     }),
   }),
   defineOperation({
@@ -145,9 +168,16 @@ export const catalogueOperations = (deps: CatalogueOpsDeps) => [
         (p) => p.planType.toUpperCase() === wanted,
       );
       if (plans.length === 0) throw unknownItem(['query', 'planType'], 'plan type');
-      return { items: await retailDataPlans(deps, caller.userId, plans) };
+      return {
+        items: await retailDataPlans(deps, caller.userId, plans),
+        ...(await availabilityOf(deps, 'data')),
+      };
     },
   }),
+];
+
+/** Cable, electricity, betting, banks and exam pins. */
+const billListOperations = (deps: CatalogueOpsDeps) => [
   defineOperation({
     name: 'listCableProviders',
     method: 'GET',
@@ -157,7 +187,10 @@ export const catalogueOperations = (deps: CatalogueOpsDeps) => [
     input: s.listCableProvidersInput,
     output: s.listNamedOutput,
     errors: catalogueErrors,
-    handler: async () => ({ items: await deps.catalogue.cableProviders() }),
+    handler: async () => ({
+      items: await deps.catalogue.cableProviders(),
+      ...(await availabilityOf(deps, 'cable')),
+    }),
   }),
   defineOperation({
     name: 'listCablePlans',
@@ -179,6 +212,7 @@ export const catalogueOperations = (deps: CatalogueOpsDeps) => [
           name: plan.name,
           amount: koboToNaira(applyMarkup(markup, plan.wholesaleKobo).retailKobo),
         })),
+        ...(await availabilityOf(deps, 'cable')),
       };
     },
   }),
@@ -191,7 +225,10 @@ export const catalogueOperations = (deps: CatalogueOpsDeps) => [
     input: s.listNamedInput,
     output: s.listNamedOutput,
     errors: catalogueErrors,
-    handler: async () => ({ items: await deps.catalogue.discos() }),
+    handler: async () => ({
+      items: await deps.catalogue.discos(),
+      ...(await availabilityOf(deps, 'electricity')),
+    }),
   }),
   defineOperation({
     name: 'listBetCompanies',
@@ -202,7 +239,10 @@ export const catalogueOperations = (deps: CatalogueOpsDeps) => [
     input: s.listNamedInput,
     output: s.listNamedOutput,
     errors: catalogueErrors,
-    handler: async () => ({ items: await deps.catalogue.bettingCompanies() }),
+    handler: async () => ({
+      items: await deps.catalogue.bettingCompanies(),
+      ...(await availabilityOf(deps, 'betting')),
+    }),
   }),
   defineOperation({
     name: 'listBanks',
@@ -237,9 +277,14 @@ export const catalogueOperations = (deps: CatalogueOpsDeps) => [
           name: pin.name,
           amount: koboToNaira(applyMarkup(markup, pin.wholesaleKobo).retailKobo),
         })),
+        ...(await availabilityOf(deps, 'education')),
       };
     },
   }),
+];
+
+/** A wholesale amount's retail price, and the name on a smartcard, a meter or a betting account. */
+const quoteAndLookupOperations = (deps: CatalogueOpsDeps) => [
   defineOperation({
     name: 'quotePrice',
     method: 'POST',

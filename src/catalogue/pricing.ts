@@ -5,7 +5,7 @@ import type { VtuProviderName, VtuServiceName } from '../config.ts';
 import { statement } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
-import { koboToNaira } from '../money.ts';
+import { basisPointsMax, basisPointsToPercent, koboToNaira } from '../money.ts';
 
 // Retail = wholesale + markup (SPEC.md item 6). A markup is a flat amount plus a percentage of the
 // wholesale price, configured per service and optionally per provider; the provider's own row wins
@@ -20,9 +20,6 @@ import { koboToNaira } from '../money.ts';
 // level's own row for the provider, else its service-wide row, else the default markup as above. So
 // a level need only name the services it changes, and a user with no level (null) or on a level
 // with no row for a service pays the default.
-
-/** 100 % in basis points. */
-export const basisPointsMax = 10_000;
 
 export type Markup = {
   flatKobo: bigint;
@@ -101,57 +98,6 @@ export async function readMarkups(db: Kysely<DB>): Promise<MarkupRow[]> {
   return rows;
 }
 
-/** The markup that applies to a service sold through a provider to a user on a level (null: none). */
-export async function markupFor(
-  db: Kysely<DB>,
-  request: { service: VtuServiceName; provider: VtuProviderName; level: string | null },
-): Promise<Markup> {
-  const { level } = request;
-  const rows = await db
-    .selectFrom('vtu_markups')
-    .select(['level', 'service', 'provider', 'flat_kobo', 'percent_bp'])
-    .where('service', '=', request.service)
-    .where((eb) =>
-      level === null ? eb('level', 'is', null) : eb.or([eb('level', 'is', null), eb('level', '=', level)]),
-    )
-    .execute();
-  return markupAmong(rows, request.service, request.provider, level);
-}
-
-/**
- * What a wholesale price sells for to a user on a level (null or left out: the default prices):
- * `retailKobo` to the wallet, of which `markupKobo` is revenue (the purchases price with the markups
- * read in their batched checks, vtu/purchase-ops.ts).
- */
-export async function retailPrice(
-  db: Kysely<DB>,
-  request: {
-    service: VtuServiceName;
-    provider: VtuProviderName;
-    level?: string | null;
-    wholesaleKobo: bigint;
-  },
-): Promise<Price> {
-  return applyMarkup(
-    await markupFor(db, { ...request, level: request.level ?? null }),
-    request.wholesaleKobo,
-  );
-}
-
-/** The batch form, for a catalogue: one markup read for many prices, in the order given. */
-export async function retailPrices(
-  db: Kysely<DB>,
-  request: {
-    service: VtuServiceName;
-    provider: VtuProviderName;
-    level?: string | null;
-    wholesaleKobo: readonly bigint[];
-  },
-): Promise<Price[]> {
-  const markup = await markupFor(db, { ...request, level: request.level ?? null });
-  return request.wholesaleKobo.map((kobo) => applyMarkup(markup, kobo));
-}
-
 /**
  * Sets the markup of a service (provider null) or of one provider of it, for a level or the default
  * (level null). A field left out keeps its stored value (zero for a new row), so an administrator can
@@ -221,20 +167,4 @@ export async function setMarkup(
     percentBp: row.percent_bp,
     updatedAt: new Date(row.updated_at),
   };
-}
-
-const percentPattern = /^(\d{1,3})(?:\.(\d{1,2}))?$/;
-
-/** A percentage with at most two decimals as whole basis points (2.5 → 250), through its digits. */
-export function percentToBasisPoints(percent: number): number | null {
-  if (!Number.isFinite(percent) || percent < 0) return null;
-  const match = percentPattern.exec(String(percent));
-  if (match === null) return null;
-  const bp = Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
-  return bp <= basisPointsMax ? bp : null;
-}
-
-/** Basis points back to a percentage for the API edge (250 → 2.5): exact, since bp is whole. */
-export function basisPointsToPercent(bp: number): number {
-  return Number(`${Math.trunc(bp / 100)}.${String(bp % 100).padStart(2, '0')}`);
 }

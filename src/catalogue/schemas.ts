@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { vtuProviderNames, vtuServices } from '../config.ts';
+import { percentToBasisPoints } from '../money.ts';
 import { instantOutput, nairaInput, nairaOutput } from '../money-schemas.ts';
+import { availability } from '../pauses/schemas.ts';
 import { priceLevelPattern, reservedPriceLevel } from './price-levels.ts';
-import { percentToBasisPoints } from './pricing.ts';
 
 // Schemas of the catalogue, pricing and look-up operations. Prices leave as RETAIL naira (`amount`,
 // what buyData and subscribeCable expect back); wholesale prices never appear in a catalogue.
@@ -18,6 +19,8 @@ const catalogueId = z
   .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/i, 'a catalogue id such as dstv');
 
 const items = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item) });
+/** A service's list, with whether the service can be bought now (an operator's pause, decision 0042). */
+const serviceItems = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item), ...availability });
 
 const networkItem = z.object({ id: network, name: z.string() });
 const namedItem = z.object({ id: z.string(), name: z.string() });
@@ -40,23 +43,25 @@ export const cablePlan = z.object({
 });
 
 export const listNetworksInput = noInput;
-export const listNetworksOutput = items(networkItem);
+export const listNetworksOutput = serviceItems(networkItem);
 
 export const listDataPlanTypesInput = z.object({ network }).strict();
-export const listDataPlanTypesOutput = items(z.object({ planType: z.string(), plans: z.number().int() }));
+export const listDataPlanTypesOutput = serviceItems(
+  z.object({ planType: z.string(), plans: z.number().int() }),
+);
 
 export const listDataPlansInput = z.object({ network }).strict();
 export const listDataPlansForCategoryInput = z
   .object({ network, planType: z.string().trim().min(1).max(40) })
   .strict();
-export const listDataPlansOutput = items(dataPlan);
+export const listDataPlansOutput = serviceItems(dataPlan);
 
 export const listCableProvidersInput = noInput;
 export const listCablePlansInput = z.object({ identifier: catalogueId }).strict();
-export const listCablePlansOutput = items(cablePlan);
+export const listCablePlansOutput = serviceItems(cablePlan);
 
 export const listNamedInput = noInput;
-export const listNamedOutput = items(namedItem);
+export const listNamedOutput = serviceItems(namedItem);
 
 export const listBanksInput = noInput;
 export const listBanksOutput = items(
@@ -70,7 +75,7 @@ export const listBanksOutput = items(
 export const examIds = ['waec', 'waec-registration', 'neco', 'nabteb', 'jamb'] as const;
 
 export const listEducationPinsInput = z.object({ exam: z.enum(examIds) }).strict();
-export const listEducationPinsOutput = items(
+export const listEducationPinsOutput = serviceItems(
   z.object({
     variation: z.string().describe('The `variation` of buyEducationPin (jamb: utme, de)'),
     name: z.string(),
@@ -131,8 +136,11 @@ export const setMarkupInput = z
 export const markupOutput = z.object({
   level: z.string().nullable().describe('null: the default markup, paid by every user whose level has none'),
   service,
+  // OpenAPI 3.0 admits null in an enum only when the enum lists it, and zod's openapi-3.0 output
+  // renders `.nullable()` as `nullable: true` beside the enum without it: so the enum is given.
   provider: provider
     .nullable()
+    .meta({ enum: [...provider.options, null] })
     .describe('null: the markup of every provider of the service that has no markup of its own'),
   flat: nairaOutput('Flat markup added to every price'),
   percent: z.number(),

@@ -5,6 +5,7 @@ import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config.ts';
 import { type Batching, batchingOver } from './batching.ts';
+import { lockPgliteDir } from './pglite-lock.ts';
 import { preparedName } from './prepared.ts';
 import type { DB } from './schema.ts';
 
@@ -15,7 +16,16 @@ const INT8_OID = 20;
 const parseInt8 = (value: string): bigint => BigInt(value);
 
 export type DatabaseTarget =
-  | { kind: 'pglite'; dataDir: string | null } // null: in memory (tests)
+  | {
+      kind: 'pglite';
+      /** null: in memory (tests). */
+      dataDir: string | null;
+      /**
+       * A data directory dumped by PGlite's dumpDataDir to start from instead of an empty one: the
+       * tests start each database from one migrated template, which skips initdb and the migrations.
+       */
+      loadDataDir?: Blob;
+    }
   | {
       kind: 'postgres';
       url: string;
@@ -26,6 +36,18 @@ export type DatabaseTarget =
        * partition) into an error within it, which the app answers 503, instead of a request that hangs.
        */
       timeoutMs?: number;
+      /**
+       * Whether the statements prepared.ts marks run as named prepared statements (the default), or
+       * unnamed like the rest: behind a pooler in transaction mode without protocol-level prepared
+       * statements (PgBouncer before 1.21), a name prepared on one server connection is unknown on
+       * the next the pooler hands out (decision 0027).
+       */
+      preparedStatements?: boolean;
+      /**
+       * Whether a connection of its own holds a LISTEN session (pg-boss's workers, decision 0036):
+       * not behind a pooler in transaction mode, where the session is not the connection's. Default on.
+       */
+      listenNotify?: boolean;
     };
 
 export type Database = {
@@ -35,6 +57,8 @@ export type Database = {
   pglite: PGlite | undefined;
   /** Present on PostgreSQL: the connection string pg-boss opens its own pool with. */
   url: string | undefined;
+  /** Whether LISTEN/NOTIFY reaches pg-boss's workers here: PGlite in-process, PostgreSQL directly. */
+  listenNotify: boolean;
   /**
    * Resolves when the work already queued on the database has run; undefined where statements run
    * side by side (PostgreSQL). PGlite runs one at a time, so a batch waits for its turn before it is
@@ -59,12 +83,15 @@ export type DatabaseOptions = {
  * statements: Kysely hands it a text and its values, never a query config.
  */
 class PreparingClient extends pg.Client {
+  /** Whether marked statements are prepared by name; UnnamedClient below says no. */
+  protected readonly names: boolean = true;
   /** The names of the marked texts this connection has run: they are few and fixed, each hashed once. */
   readonly #preparedNames = new Map<string, string>();
 
   // biome-ignore lint/suspicious/noExplicitAny: node-postgres's query overloads, passed through as given
   override query(config: any, values?: any, callback?: any): any {
-    const name = typeof config === 'string' && Array.isArray(values) ? this.#nameOf(config) : undefined;
+    const name =
+      this.names && typeof config === 'string' && Array.isArray(values) ? this.#nameOf(config) : undefined;
     const result =
       name === undefined
         ? super.query(config, values, callback)
@@ -97,13 +124,21 @@ class PreparingClient extends pg.Client {
   }
 }
 
+/**
+ * The same client sending every statement unnamed (parsed and planned each run), for a pooler in
+ * transaction mode that cannot carry a named statement from one transaction to the next.
+ */
+class UnnamedClient extends PreparingClient {
+  protected override readonly names = false;
+}
+
 export async function openDatabase(target: DatabaseTarget, options: DatabaseOptions = {}): Promise<Database> {
   if (target.kind === 'postgres') {
     const pool = new pg.Pool({
       // Plans are cached by PostgreSQL's own rule (plan_cache_mode auto), which also serves the
       // foreign-key checks' statements run for every row written: forced to plan each run, those
       // checks alone took an eighth of the server's CPU under purchases (decision 0011).
-      Client: PreparingClient,
+      Client: target.preparedStatements === false ? UnnamedClient : PreparingClient,
       connectionString: target.url,
       max: target.poolMax,
       connectionTimeoutMillis: target.timeoutMs || 10_000,
@@ -133,17 +168,30 @@ export async function openDatabase(target: DatabaseTarget, options: DatabaseOpti
       db,
       pglite: undefined,
       url: target.url,
+      listenNotify: target.listenNotify !== false,
       turn: undefined,
       batching: batchingOver(undefined),
       close: () => db.destroy(),
     };
   }
   let dataDir: string | undefined;
+  // One process per PGlite directory (decision 0002): a second one is refused here, naming the first.
+  let unlock = () => {};
   if (target.dataDir !== null) {
+    unlock = lockPgliteDir(target.dataDir);
     dataDir = path.join(target.dataDir, 'pglite');
     fs.mkdirSync(dataDir, { recursive: true });
   }
-  const pglite = await PGlite.create(dataDir, { parsers: { [INT8_OID]: parseInt8 } });
+  let pglite: PGlite;
+  try {
+    pglite = await PGlite.create(dataDir, {
+      parsers: { [INT8_OID]: parseInt8 },
+      ...(target.loadDataDir !== undefined ? { loadDataDir: target.loadDataDir } : {}),
+    });
+  } catch (error) {
+    unlock();
+    throw error;
+  }
   const db = new Kysely<DB>({ dialect: new PGliteDialect({ pglite }) });
   // The lock PGlite's own query, exec and transaction take in turn: taken and given back at once,
   // it says that the transaction or statement running, and those queued on PGlite before it, have
@@ -155,10 +203,17 @@ export async function openDatabase(target: DatabaseTarget, options: DatabaseOpti
     db,
     pglite,
     url: undefined,
+    listenNotify: true,
     turn,
     batching: batchingOver(turn),
-    // Kysely's destroy closes the PGlite instance it was given.
-    close: () => db.destroy(),
+    // Kysely's destroy closes the PGlite instance it was given; the directory is free once it has.
+    close: async () => {
+      try {
+        await db.destroy();
+      } finally {
+        unlock();
+      }
+    },
   };
 }
 
@@ -172,6 +227,13 @@ export function configuredTarget(
   timeoutMs = config.database.timeoutMs,
 ): DatabaseTarget {
   return config.database.url !== undefined
-    ? { kind: 'postgres', url: config.database.url, poolMax, timeoutMs }
+    ? {
+        kind: 'postgres',
+        url: config.database.url,
+        poolMax,
+        timeoutMs,
+        preparedStatements: config.database.preparedStatements,
+        listenNotify: config.database.listenNotify,
+      }
     : { kind: 'pglite', dataDir: config.dataDir };
 }

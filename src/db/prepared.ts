@@ -5,8 +5,10 @@ import { type RawBuilder, sql } from 'kysely';
 // varies (lists go in as arrays). Named in the list below as prepared, they are prepared once per
 // connection on PostgreSQL (database.ts): from then on the server neither parses nor plans them
 // again and the client sends only their arguments. The mark is a comment, so PGlite runs them as
-// they are. A statement whose text varies with its arguments must not be prepared: each variant
-// would stay prepared on every connection.
+// they are, and so does PostgreSQL with DATABASE_PREPARED_STATEMENTS=0: behind a pooler in
+// transaction mode that cannot keep named statements (PgBouncer before 1.21, decision 0027). A
+// statement whose text varies with its arguments must not be prepared: each variant would stay
+// prepared on every connection.
 //
 // Nor may a statement that looks rows up in a table the purchases themselves grow by thousands a
 // minute (vtu_transactions, idempotency_keys). After five runs PostgreSQL may keep one plan for any
@@ -30,6 +32,7 @@ const statements = {
   'auth.callers-by-token': { prepared: true, why: 'tokens and sessions grow with people' },
   'auth.buyer-states': { prepared: true, why: 'users grow with people' },
   'auth.pin-states-shared': { prepared: true, why: 'users grow with people' },
+  'auth.frozen-among': { prepared: true, why: 'users grow with people' },
   'catalogue.markups': { prepared: true, why: 'markups are configuration' },
   'idempotency.take-keys': { prepared: true, why: 'an insert; its conflict check is the unique index' },
   'idempotency.complete-keys': { prepared: false, why: 'looks keys up in idempotency_keys' },

@@ -23,6 +23,12 @@ export type UsersTable = {
   name_verified_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   /** The price level whose markups the user pays (catalogue's vtu_markups.level); null: the default. */
   price_level: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Set while an operator has frozen the account (API.md 17.4): no money leaves it at its request. */
+  frozen_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** The operator's reason for the freeze (never shown to the person); set exactly with frozen_at. */
+  frozen_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The operator (a user id) who froze the account; set exactly with frozen_at. */
+  frozen_by: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 };
@@ -45,6 +51,34 @@ export type SessionsTable = {
   expires_at: Timestamp;
   revoked_at: Timestamp | null;
   revoked_reason: string | null;
+  /** Until when the session's admin second factor (TOTP) holds; null: never verified (decision 0039). */
+  second_factor_until: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+};
+
+/** An administrator's TOTP: the secret sealed under ADMIN_TOTP_KEY, the wrong codes counted (decision 0039). */
+export type AdminTotpTable = {
+  user_id: string;
+  secret_sealed: string;
+  confirmed_at: Timestamp | null;
+  failed_count: Generated<number>;
+  locked_until: Timestamp | null;
+  /** The RFC 6238 time step of the last code accepted: no code of it or before is accepted again. */
+  last_used_step: ColumnType<bigint | null, bigint | null | undefined, bigint | null>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+};
+
+/** Every admin operation, allowed or refused; append-only (a trigger refuses UPDATE, DELETE, TRUNCATE). */
+export type AuditLogTable = {
+  id: string;
+  created_at: Timestamp;
+  admin_id: string;
+  operation: string;
+  /** The input as validated or sent, credentials redacted; null when it was never read. */
+  input: ColumnType<unknown, string | null, never>;
+  /** `ok`, `replayed`, or the error code of the refusal. */
+  outcome: string;
+  ip: string;
 };
 
 export type AccessTokensTable = {
@@ -109,6 +143,13 @@ export type LedgerChecksTable = {
   accounts: number;
   entries: bigint;
   imbalances: number;
+};
+
+/** The figures /metrics serves, as the refresh job last read them: one row (src/figures/snapshot.ts). */
+export type OperatorFiguresTable = {
+  id: number;
+  refreshed_at: Timestamp;
+  figures: Json;
 };
 
 export type KycDocumentsTable = {
@@ -194,7 +235,7 @@ export type DedicatedAccountsTable = {
   created_at: Timestamp;
 };
 
-export type FundingTransfersTable = {
+export type FloatTopUpsTable = {
   id: string;
   reference: string;
   provider: string;
@@ -401,6 +442,36 @@ export type DisputesTable = {
   resolved_at: Timestamp | null;
 };
 
+export type AdjustmentsTable = {
+  id: string;
+  user_id: string;
+  direction: 'credit' | 'debit';
+  /** Kobo, more than zero. */
+  amount: bigint;
+  /** Why, in the words the person reads in their history. */
+  reason: string;
+  status: 'proposed' | 'approved' | 'rejected';
+  proposed_by: string;
+  /** When it was proposed. */
+  created_at: Timestamp;
+  /** The approver or the rejecter; never the proposer of an approved one (four eyes). */
+  decided_by: string | null;
+  decided_at: Timestamp | null;
+  reject_reason: string | null;
+};
+
+/** A pause in force of a service, or of a service through one provider (null: every provider); decision 0042. */
+export type ServicePausesTable = {
+  id: string;
+  service: string;
+  provider: string | null;
+  reason: string;
+  /** The administrator who paused it, or last changed its reason. */
+  paused_by: string;
+  paused_at: Timestamp;
+  updated_at: Timestamp;
+};
+
 export type BulkOrdersTable = {
   id: string;
   user_id: string;
@@ -418,11 +489,14 @@ export type DB = {
   sessions: SessionsTable;
   access_tokens: AccessTokensTable;
   refresh_tokens: RefreshTokensTable;
+  admin_totp: AdminTotpTable;
+  audit_log: AuditLogTable;
   idempotency_keys: IdempotencyKeysTable;
   ledger_accounts: LedgerAccountsTable;
   ledger_transactions: LedgerTransactionsTable;
   ledger_entries: LedgerEntriesTable;
   ledger_checks: LedgerChecksTable;
+  operator_figures: OperatorFiguresTable;
   kyc_documents: KycDocumentsTable;
   kyc_submissions: KycSubmissionsTable;
   kyc_liveness_checks: KycLivenessChecksTable;
@@ -431,7 +505,7 @@ export type DB = {
   ops_alerts: OpsAlertsTable;
   dedicated_accounts: DedicatedAccountsTable;
   dedicated_account_claims: { user_id: string; claimed_at: Timestamp };
-  funding_transfers: FundingTransfersTable;
+  float_top_ups: FloatTopUpsTable;
   reconcile_cursors: { name: string; position: Timestamp; updated_at: Timestamp };
   vtu_transactions: VtuTransactionsTable;
   vtu_markups: VtuMarkupsTable;
@@ -466,5 +540,7 @@ export type DB = {
   beneficiaries: BeneficiariesTable;
   schedules: SchedulesTable;
   disputes: DisputesTable;
+  adjustments: AdjustmentsTable;
   bulk_orders: BulkOrdersTable;
+  service_pauses: ServicePausesTable;
 };

@@ -1,6 +1,13 @@
+import type { Kysely } from 'kysely';
+import type { AuthApi } from '../auth/module.ts';
+import type { Clock } from '../clock.ts';
+import type { DB } from '../db/schema.ts';
+import type { JobQueue } from '../jobs/queue.ts';
 import { type DomainModule, emptyModule } from '../module.ts';
+import type { VtuApi } from '../vtu/module.ts';
+import type { MovesWallet } from '../wallet/module.ts';
 import { disputeOperations } from './ops.ts';
-import type { DisputeDeps } from './service.ts';
+import { disputePostings } from './postings.ts';
 
 // Disputes (API.md section 16): a person reports a problem with a transaction they own, an operator
 // resolves it with a refund (one posting, once) or a decline, and the person is told (the
@@ -8,8 +15,26 @@ import type { DisputeDeps } from './service.ts';
 // It asks the purchases about a disputed purchase through their api (purchaseRecord), never their
 // tables. No jobs, and nothing another domain calls.
 
-export type DisputesModuleDeps = DisputeDeps;
+export type DisputesModuleDeps = {
+  /** Where disputes are stored, and the ledger a refund is posted to (service.ts, postings.ts). */
+  db: Kysely<DB>;
+  /** When a dispute was reported or resolved, and whether a movement is still in its window. */
+  clock: Clock;
+  /** Enqueues the `disputes.resolved` event in the resolution's transaction. */
+  jobs: JobQueue;
+  /** How many days after a movement it may still be reported (DISPUTE_WINDOW_DAYS). */
+  windowDays: number;
+  /** What the purchases keep about one of a user's purchases (the vtu module's api). */
+  purchaseRecord: VtuApi['purchaseRecord'];
+  /** The phones of users by id (the auth module's api): whom an operator would call. */
+  phonesOf: AuthApi['phonesOf'];
+};
 
-export function createDisputesModule(deps: DisputesModuleDeps): DomainModule {
-  return { ...emptyModule, operations: disputeOperations(deps) };
+export function createDisputesModule(deps: DisputesModuleDeps): DomainModule & MovesWallet {
+  return {
+    ...emptyModule,
+    operations: disputeOperations(deps),
+    // An operator's refund of a disputed movement.
+    movementKinds: [{ kind: 'dispute_refund', reference: disputePostings.refund }],
+  };
 }

@@ -2,7 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import { userAccount } from '../ledger/accounts.ts';
 import { accountMovement } from '../ledger/history.ts';
-import type { PurchaseRecord } from '../vtu/purchase-records.ts';
+import type { PurchaseRecord } from '../vtu/module.ts';
 
 // The movement a person disputes, found by any reference they were shown: a purchase's own
 // (listMyVtuTransactions) or a wallet movement's (listTransactions). A wallet movement of a purchase

@@ -7,7 +7,6 @@ import { pageInput } from '../paging.ts';
 
 export const disputeReasons = ['token_not_received', 'wrong_recipient', 'charged_twice', 'other'] as const;
 export const disputeStatuses = ['open', 'refunded', 'declined'] as const;
-export type DisputeReason = (typeof disputeReasons)[number];
 export type DisputeStatus = (typeof disputeStatuses)[number];
 
 /** The longest message a person writes, and an operator's reason. */

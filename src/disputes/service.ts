@@ -6,6 +6,7 @@ import { AppError, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { koboToNaira } from '../money.ts';
+import { newestFirstPage, type Page } from '../paging.ts';
 import { findMovement, type PurchaseRecordOf } from './movements.ts';
 import type { AdminDisputeView, DisputeStatus, DisputeView, ReportProblemRequest } from './schemas.ts';
 
@@ -92,8 +93,6 @@ export async function reportProblem(
   });
 }
 
-type Page = { limit: number; offset: number };
-
 const disputesQuery = (db: Kysely<DB>) => db.selectFrom('disputes');
 type DisputesQuery = ReturnType<typeof disputesQuery>;
 
@@ -119,20 +118,8 @@ async function paged<T>(
   page: Page,
   view: (row: DisputeRow) => T | Promise<T>,
 ): Promise<{ items: T[]; limit: number; offset: number; total: number }> {
-  const rows = await query
-    .selectAll()
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(page.limit)
-    .offset(page.offset)
-    .execute();
-  const counted = await query.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
-  return {
-    items: await Promise.all(rows.map(view)),
-    limit: page.limit,
-    offset: page.offset,
-    total: Number(counted.n),
-  };
+  const { rows, total } = await newestFirstPage(query, page);
+  return { items: await Promise.all(rows.map(view)), limit: page.limit, offset: page.offset, total };
 }
 
 /**

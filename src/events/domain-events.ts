@@ -1,6 +1,8 @@
 import type { Kysely, Transaction } from 'kysely';
+import { z } from 'zod';
 import type { DB } from '../db/schema.ts';
-import type { JobDefinition, JobQueue } from '../jobs/queue.ts';
+import { defineJob } from '../jobs/job.ts';
+import { type JobDefinition, type JobQueue, jobDefinition } from '../jobs/queue.ts';
 
 // Domain events: facts one domain states and others react to (the referral bonus reacts to Tier 1
 // approval, notifications to KYC decisions, ...). They are internal only: the service emits no
@@ -10,189 +12,241 @@ import type { JobDefinition, JobQueue } from '../jobs/queue.ts';
 // commit (a batch of purchases settled together) share one job, so that a purchase does not cost a
 // job row of its own to insert, fetch, complete and purge.
 
-export type DomainEvent =
+const text = z.string();
+/** An amount in kobo as a decimal string (JSON has no bigint). */
+const kobo = z.string();
+/** When the fact became true, ISO 8601. */
+const occurredAt = z.string();
+/** What the buyer keeps, when it came with the answer: a prepaid meter's token and units, exam pins. */
+const delivered = {
+  token: text.exactOptional(),
+  units: text.exactOptional(),
+  pins: z.array(text).exactOptional(),
+};
+
+/** A bank deposit (a bank transfer into a user's dedicated account) was credited (once per charge reference). */
+const bankDepositCredited = z.object({
+  type: z.literal('funding.bank_deposit_credited'),
+  userId: text,
+  reference: text,
+  accountNumber: text,
+  amountKobo: kobo,
+  occurredAt,
+});
+/** A float top-up of a VTU provider settled (once per top-up reference). */
+const floatTopUpSettled = z.object({
+  type: z.literal('funding.float_top_up_settled'),
+  reference: text,
+  provider: text,
+  amountKobo: kobo,
+  occurredAt,
+});
+/** A float top-up of a VTU provider failed (or was reversed before it settled). */
+const floatTopUpFailed = z.object({
+  type: z.literal('funding.float_top_up_failed'),
+  reference: text,
+  provider: text,
+  amountKobo: kobo,
+  reason: text,
+  occurredAt,
+});
+
+/**
+ * The events, each a zod object: the type is read from them, and the domain-event job parses its
+ * payload with them (jobs/job.ts), so what a worker dispatches is what was published.
+ */
+const domainEventSchema = z.discriminatedUnion('type', [
   /** The transaction PIN was changed (not first set): security mail, always sent. */
-  | { type: 'auth.pin_changed'; userId: string; occurredAt: string }
+  z.object({ type: z.literal('auth.pin_changed'), userId: text, occurredAt }),
   /** A sign-in from a device (browser) this user had not signed in from before. */
-  | {
-      type: 'auth.new_device_sign_in';
-      userId: string;
-      signInId: string;
-      device: string;
-      ip: string;
-      occurredAt: string;
-    }
-  | { type: 'kyc.tier_approved'; userId: string; tier: number; occurredAt: string }
-  | { type: 'kyc.tier_rejected'; userId: string; tier: number; reason: string; occurredAt: string }
-  /** A top-up was credited to the wallet (once per reference); amountKobo is a decimal string. */
-  | {
-      type: 'funding.topup_credited';
-      userId: string;
-      reference: string;
-      amountKobo: string;
-      occurredAt: string;
-    }
-  /** A bank transfer into a user's dedicated account was credited (once per charge reference). */
-  | {
-      type: 'funding.transfer_credited';
-      userId: string;
-      reference: string;
-      accountNumber: string;
-      amountKobo: string;
-      occurredAt: string;
-    }
-  /** An outbound transfer topping up a VTU provider's float settled (once per transfer reference). */
-  | {
-      type: 'funding.transfer_settled';
-      reference: string;
-      provider: string;
-      amountKobo: string;
-      occurredAt: string;
-    }
-  /** An outbound transfer topping up a VTU provider's float failed (or was reversed before it settled). */
-  | {
-      type: 'funding.transfer_failed';
-      reference: string;
-      provider: string;
-      amountKobo: string;
-      reason: string;
-      occurredAt: string;
-    }
+  z.object({
+    type: z.literal('auth.new_device_sign_in'),
+    userId: text,
+    signInId: text,
+    device: text,
+    ip: text,
+    occurredAt,
+  }),
+  /** An operator froze the account (no money leaves it at the person's request): security mail. */
+  z.object({ type: z.literal('auth.account_frozen'), userId: text, occurredAt }),
+  /** An operator unfroze the account: security mail. */
+  z.object({ type: z.literal('auth.account_unfrozen'), userId: text, occurredAt }),
+  /** Another administrator removed this administrator's TOTP and ended their sessions: security mail. */
+  z.object({ type: z.literal('auth.second_factor_reset'), userId: text, occurredAt }),
+  z.object({ type: z.literal('kyc.tier_approved'), userId: text, tier: z.number(), occurredAt }),
+  z.object({
+    type: z.literal('kyc.tier_rejected'),
+    userId: text,
+    tier: z.number(),
+    reason: text,
+    occurredAt,
+  }),
+  /** A top-up was credited to the wallet (once per reference). */
+  z.object({
+    type: z.literal('funding.topup_credited'),
+    userId: text,
+    reference: text,
+    amountKobo: kobo,
+    occurredAt,
+  }),
+  bankDepositCredited,
+  floatTopUpSettled,
+  floatTopUpFailed,
   /** A purchase was delivered, or an airtime-to-cash sale credited (once per purchase). */
-  | {
-      type: 'vtu.purchase_succeeded';
-      userId: string;
-      transactionId: string;
-      reference: string;
-      service: string;
-      amountKobo: string;
-      /** Delivered in part: what went back to the wallet. */
-      refundedKobo?: string;
-      /** What the buyer keeps, when it came with the answer: a prepaid meter's token and units, exam pins. */
-      token?: string;
-      units?: string;
-      pins?: string[];
-      /** The token or pins did not come with the answer: vtu.delivery_arrived follows when they do. */
-      deliveryAwaited?: true;
-      occurredAt: string;
-    }
+  z.object({
+    type: z.literal('vtu.purchase_succeeded'),
+    userId: text,
+    transactionId: text,
+    reference: text,
+    service: text,
+    amountKobo: kobo,
+    /** Delivered in part: what went back to the wallet. */
+    refundedKobo: kobo.exactOptional(),
+    ...delivered,
+    /** The token or pins did not come with the answer: vtu.delivery_arrived follows when they do. */
+    deliveryAwaited: z.literal(true).exactOptional(),
+    occurredAt,
+  }),
   /**
    * The token or pins of a purchase that succeeded without them arrived on a later requery (once per
    * purchase). No money moves: the purchase was settled when it succeeded.
    */
-  | {
-      type: 'vtu.delivery_arrived';
-      userId: string;
-      transactionId: string;
-      reference: string;
-      service: string;
-      token?: string;
-      units?: string;
-      pins?: string[];
-      occurredAt: string;
-    }
+  z.object({
+    type: z.literal('vtu.delivery_arrived'),
+    userId: text,
+    transactionId: text,
+    reference: text,
+    service: text,
+    ...delivered,
+    occurredAt,
+  }),
   /** A purchase failed at the provider and its amount went back to the wallet (once per purchase). */
-  | {
-      type: 'vtu.purchase_failed';
-      userId: string;
-      transactionId: string;
-      reference: string;
-      service: string;
-      amountKobo: string;
-      reason: string;
-      occurredAt: string;
-    }
+  z.object({
+    type: z.literal('vtu.purchase_failed'),
+    userId: text,
+    transactionId: text,
+    reference: text,
+    service: text,
+    amountKobo: kobo,
+    reason: text,
+    occurredAt,
+  }),
   /** Another user's wallet transfer reached this user's wallet (once per transfer). */
-  | {
-      type: 'wallet.transfer_received';
-      userId: string;
-      transferId: string;
-      reference: string;
-      /** The sender as the recipient may see them (`Adaeze O.`). */
-      senderName: string;
-      amountKobo: string;
-      occurredAt: string;
-    }
+  z.object({
+    type: z.literal('wallet.transfer_received'),
+    userId: text,
+    transferId: text,
+    reference: text,
+    /** The sender as the recipient may see them (`Adaeze O.`). */
+    senderName: text,
+    amountKobo: kobo,
+    occurredAt,
+  }),
   /** A savings lock took amountKobo from the wallet (once per lock). */
-  | {
-      type: 'savings.lock_created';
-      userId: string;
-      lockId: string;
-      amountKobo: string;
-      days: number;
-      maturesAt: string;
-      occurredAt: string;
-    }
+  z.object({
+    type: z.literal('savings.lock_created'),
+    userId: text,
+    lockId: text,
+    amountKobo: kobo,
+    days: z.number(),
+    maturesAt: text,
+    occurredAt,
+  }),
   /** A lock reached maturity and its whole amount went back to the wallet (once per lock). */
-  | { type: 'savings.lock_matured'; userId: string; lockId: string; amountKobo: string; occurredAt: string }
+  z.object({
+    type: z.literal('savings.lock_matured'),
+    userId: text,
+    lockId: text,
+    amountKobo: kobo,
+    occurredAt,
+  }),
   /** A lock was broken early: refundedKobo to the wallet, penaltyKobo kept (once per lock). */
-  | {
-      type: 'savings.lock_broken';
-      userId: string;
-      lockId: string;
-      refundedKobo: string;
-      penaltyKobo: string;
-      occurredAt: string;
-    }
+  z.object({
+    type: z.literal('savings.lock_broken'),
+    userId: text,
+    lockId: text,
+    refundedKobo: kobo,
+    penaltyKobo: kobo,
+    occurredAt,
+  }),
   /** An operator resolved a dispute: a refund of refundedKobo to the wallet, or a decline ("0"), once. */
-  | {
-      type: 'disputes.resolved';
-      userId: string;
-      disputeId: string;
-      /** The disputed movement's reference. */
-      reference: string;
-      decision: 'refund' | 'decline';
-      refundedKobo: string;
-      /** The operator's words to the person. */
-      resolution: string;
-      occurredAt: string;
-    }
+  z.object({
+    type: z.literal('disputes.resolved'),
+    userId: text,
+    disputeId: text,
+    /** The disputed movement's reference. */
+    reference: text,
+    decision: z.enum(['refund', 'decline']),
+    refundedKobo: kobo,
+    /** The operator's words to the person. */
+    resolution: text,
+    occurredAt,
+  }),
+  /** Another operator approved an adjustment of the person's wallet: posted once (adjustments). */
+  z.object({
+    type: z.literal('adjustments.approved'),
+    userId: text,
+    adjustmentId: text,
+    direction: z.enum(['credit', 'debit']),
+    amountKobo: kobo,
+    /** The proposer's reason, which the person reads. */
+    reason: text,
+    occurredAt,
+  }),
   /** The daily check-in was claimed (once per user and Lagos day). */
-  | {
-      type: 'growth.checkin_claimed';
-      userId: string;
-      day: string;
-      streak: number;
-      rewardKobo: string;
-      occurredAt: string;
-    }
+  z.object({
+    type: z.literal('growth.checkin_claimed'),
+    userId: text,
+    day: text,
+    streak: z.number(),
+    rewardKobo: kobo,
+    occurredAt,
+  }),
   /** The user's savings ever locked reached a milestone threshold (once per user and threshold). */
-  | { type: 'growth.milestone_reached'; userId: string; thresholdKobo: string; occurredAt: string }
+  z.object({ type: z.literal('growth.milestone_reached'), userId: text, thresholdKobo: kobo, occurredAt }),
   /**
    * A scheduled run the wallet could not cover was skipped (once per schedule and due time);
    * `paused` when it was the last of SCHEDULE_SKIPS_MAX in a row and the schedule paused.
    */
-  | {
-      type: 'schedule.run_skipped';
-      userId: string;
-      scheduleId: string;
-      service: string;
-      dueAt: string;
-      amountKobo: string;
-      skipsInRow: number;
-      paused: boolean;
-      /** The schedule had no run after this one (a one-off, its last run, or past endsAt): it ended. */
-      ended?: boolean;
-      occurredAt: string;
-    }
+  z.object({
+    type: z.literal('schedule.run_skipped'),
+    userId: text,
+    scheduleId: text,
+    service: text,
+    dueAt: text,
+    amountKobo: kobo,
+    skipsInRow: z.number(),
+    paused: z.boolean(),
+    /** The schedule had no run after this one (a one-off, its last run, or past endsAt): it ended. */
+    ended: z.boolean().exactOptional(),
+    /**
+     * Why the run was not made when it was not the wallet (a frozen account): such a skip is not
+     * counted toward SCHEDULE_SKIPS_MAX, and the schedule goes on.
+     */
+    reason: text.exactOptional(),
+    occurredAt,
+  }),
   /** A schedule paused itself at a run (a price above the tolerance, a plan gone, ...): once per due time. */
-  | {
-      type: 'schedule.paused';
-      userId: string;
-      scheduleId: string;
-      service: string;
-      dueAt: string;
-      reason: string;
-      occurredAt: string;
-    }
+  z.object({
+    type: z.literal('schedule.paused'),
+    userId: text,
+    scheduleId: text,
+    service: text,
+    dueAt: text,
+    reason: text,
+    occurredAt,
+  }),
   /** An invitee's Tier 1 was approved and the referrer's locked bonus grew (once per invitee). */
-  | {
-      type: 'growth.referral_qualified';
-      userId: string;
-      inviteeId: string;
-      bonusKobo: string;
-      occurredAt: string;
-    };
+  z.object({
+    type: z.literal('growth.referral_qualified'),
+    userId: text,
+    inviteeId: text,
+    bonusKobo: kobo,
+    occurredAt,
+  }),
+]);
+
+export type DomainEvent = z.output<typeof domainEventSchema>;
 
 export type DomainEventType = DomainEvent['type'];
 export type EventOf<T extends DomainEventType> = Extract<DomainEvent, { type: T }>;
@@ -204,7 +258,37 @@ export type Subscriber<T extends DomainEventType> = (event: EventOf<T>) => Promi
  */
 export type BatchSubscriber = (events: DomainEvent[]) => Promise<void>;
 
-export const JOB_DOMAIN_EVENT = 'domain-event';
+/**
+ * The events renamed when "transfer" came to mean a wallet-to-wallet transfer only (decision 0038),
+ * under the names they had. A job enqueued before the deploy still carries the old name, and pg-boss
+ * keeps it until a worker takes it (a retried one for minutes): it is read as the event it now is,
+ * so the purchases waiting on a float top-up are still sent or refunded and the inbox still tells
+ * of a bank deposit. Only parsing reads them; nothing publishes them. Remove them in the release after
+ * the one that renamed them, when no job of the old names can be left.
+ */
+const renamedEventSchema = z.union([
+  bankDepositCredited
+    .extend({ type: z.literal('funding.transfer_credited') })
+    .transform((event) => ({ ...event, type: 'funding.bank_deposit_credited' as const })),
+  floatTopUpSettled
+    .extend({ type: z.literal('funding.transfer_settled') })
+    .transform((event) => ({ ...event, type: 'funding.float_top_up_settled' as const })),
+  floatTopUpFailed
+    .extend({ type: z.literal('funding.transfer_failed') })
+    .transform((event) => ({ ...event, type: 'funding.float_top_up_failed' as const })),
+]);
+
+/** An event as a job carries it: under its name, or under the name it had before decision 0038. */
+const storedEventSchema = z.union([domainEventSchema, renamedEventSchema]);
+
+/**
+ * The job that carries events to their subscribers: one event (publishEvent), or the events of one
+ * transaction (publishEvents).
+ */
+export const domainEventJob = defineJob(
+  'domain-event',
+  z.union([storedEventSchema, z.object({ events: z.array(storedEventSchema) })]),
+);
 
 export type EventBus = {
   subscribe<T extends DomainEventType>(type: T, subscriber: Subscriber<T>): void;
@@ -227,7 +311,7 @@ export type EventBus = {
 };
 
 /** The data of a domain-event job: one event (publishEvent), or the events of one transaction (publishEvents). */
-export type DomainEventJob = DomainEvent | { events: DomainEvent[] };
+export type DomainEventJob = z.output<typeof domainEventJob.payload>;
 
 /**
  * The job handler: every event of the job, each to its subscribers. One event whose subscriber fails
@@ -303,7 +387,7 @@ export async function publishEvent(
   trx: Transaction<DB> | Kysely<DB>,
   event: DomainEvent,
 ): Promise<void> {
-  await jobs.send(JOB_DOMAIN_EVENT, event, { db: trx });
+  await jobs.send(domainEventJob, event, { db: trx });
 }
 
 /** Enqueues the events of the caller's transaction as one job (none when there are none). */
@@ -314,7 +398,7 @@ export async function publishEvents(
 ): Promise<void> {
   if (events.length === 0) return;
   const data: DomainEventJob = { events };
-  await jobs.send(JOB_DOMAIN_EVENT, data, { db: trx });
+  await jobs.send(domainEventJob, data, { db: trx });
 }
 
 /**
@@ -322,16 +406,18 @@ export async function publishEvents(
  * also of a whole batch. Every top-up publishes one, every batch of settled purchases one: fetched 20
  * at a time, a burst costs a few queue queries rather than two per event.
  */
-export function domainEventJob(bus: EventBus): JobDefinition {
-  return {
-    name: JOB_DOMAIN_EVENT,
+export function domainEventDefinition(bus: EventBus): JobDefinition<typeof domainEventJob.payload> {
+  return jobDefinition(domainEventJob, {
     batchSize: 20,
     retryLimit: 10,
     retryDelaySeconds: 5,
     expireInSeconds: 300,
-    handler: (data) => dispatchEventJob(bus, data as DomainEventJob),
+    // Published in the money's transactions (a settlement's batch, a credit): a NOTIFY there would
+    // serialise their commits on PostgreSQL's notification lock (decision 0036).
+    wake: 'poll',
+    handler: (job) => dispatchEventJob(bus, job),
     // The events of every job fetched, dispatched together: a burst of settled purchases reaches the
     // inbox as one batch (one transaction) rather than one per job.
-    batchHandler: (data) => bus.dispatchJobs((data as DomainEventJob[]).map(eventsOf)),
-  };
+    batchHandler: (jobs) => bus.dispatchJobs(jobs.map(eventsOf)),
+  });
 }

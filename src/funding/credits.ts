@@ -2,7 +2,7 @@ import type { Transaction } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import { type Posting, type PostingRequest, post, postBatch } from '../ledger/postings.ts';
 
-// Crediting a wallet with money from outside (a checkout top-up, a bank transfer into a dedicated
+// Crediting a wallet with money from outside (a checkout top-up, a bank deposit into a dedicated
 // account) happens in two steps, so that one transaction can credit many wallets (a batch of
 // webhooks) and still take its ledger locks once, in the one global order (ledger/postings.ts):
 // each credit is decided first (its own rows locked and checked, the posting it needs named), then

@@ -2,12 +2,9 @@ import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Transaction } from 'kysely';
 import { z } from 'zod';
-import { findUserById } from '../auth/users.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError, notFound } from '../errors.ts';
 import { publishEvent } from '../events/domain-events.ts';
-import { requireKycTier } from '../kyc/guard.ts';
-import { approvedNinName } from '../kyc/service.ts';
 import { systemAccounts, userAccount } from '../ledger/accounts.ts';
 import { ReferenceConflictError } from '../ledger/postings.ts';
 import { PaymentProviderError } from '../providers/payments/payment-provider.ts';
@@ -15,8 +12,8 @@ import { type CreditDecision, type CreditOutcome, creditOnce } from './credits.t
 import { type FundingDeps, placeholderEmail } from './service.ts';
 
 // Dedicated virtual accounts (SPEC.md item 12, "Authentication" 4; providers.md 1.3): a permanent
-// bank account number per user at the payment provider; every bank transfer into it credits the
-// user's wallet. Only a user with approved Tier 2 gets one, and it is opened in the name on the NIN
+// bank account number per user at the payment provider; every bank deposit into it (a bank transfer
+// the person makes from their bank) credits the user's wallet. Only a user with approved Tier 2 gets one, and it is opened in the name on the NIN
 // record (the provider and the banks show it to whoever pays in); the profile's names are the
 // verified ones from that approval on and cannot change (auth/users.ts setProfileNames).
 //
@@ -31,14 +28,17 @@ import { type FundingDeps, placeholderEmail } from './service.ts';
 // receiving account number (or, failing that, customer code) is a dedicated account, credits that
 // account's user once per charge reference: the ledger reference `dva:<reference>` is unique forever.
 
-export type DedicatedAccountDeps = Pick<FundingDeps, 'db' | 'clock' | 'payments'> & {
+export type DedicatedAccountDeps = Pick<
+  FundingDeps,
+  'db' | 'clock' | 'payments' | 'findUserById' | 'requireKycTier' | 'approvedNinName'
+> & {
   /** The provider's bank slug (config PAYSTACK_PREFERRED_BANK). */
   preferredBank: string;
 };
 
 export type DedicatedAccountView = { accountNumber: string; accountName: string; bankName: string };
 
-/** The ledger reference of a transfer into a dedicated account. */
+/** The ledger reference of a bank deposit into a dedicated account. */
 export const dedicatedPostingReference = (reference: string): string => `dva:${reference}`;
 
 const upstreamUnavailable = (error: PaymentProviderError) =>
@@ -62,7 +62,7 @@ export async function requestDedicatedAccount(
   deps: DedicatedAccountDeps,
   userId: string,
 ): Promise<DedicatedAccountView> {
-  await requireKycTier(deps.db, userId, 2);
+  await deps.requireKycTier(userId, 2);
   const holder = await eligibleHolder(deps, userId);
   for (let step = 0, waitedMs = 0; ; step++) {
     const existing = await findAccount(deps, userId);
@@ -102,9 +102,9 @@ type Holder = {
 
 /** Approved Tier 2: the account is opened in the NIN name. */
 async function eligibleHolder(deps: DedicatedAccountDeps, userId: string): Promise<Holder> {
-  const user = await findUserById(deps.db, userId);
+  const user = await deps.findUserById(userId);
   if (user === undefined) throw notFound('user');
-  const ninName = await approvedNinName(deps.db, userId);
+  const ninName = await deps.approvedNinName(userId);
   if (ninName === null) {
     throw new AppError('KYC_TIER_REQUIRED', 'this needs KYC tier 2', { details: { requiredTier: 2 } });
   }
@@ -217,7 +217,7 @@ export type DedicatedPayment = {
   customerCode: string | null;
 };
 
-/** The dedicated-account fields of a charge's data; null when it is not a transfer into one. */
+/** The dedicated-account fields of a charge's data; null when it is not a bank deposit into one. */
 export function dedicatedPaymentOf(
   payment: { reference: string; paidKobo: bigint },
   data: unknown,
@@ -271,6 +271,8 @@ export async function decideDedicatedCredit(
     // ledger's unique reference makes the credit once whatever happens.
     posting: {
       reference: dedicatedPostingReference(payment.reference),
+      // The history's words for it, and part of the posting's content hash: a deposit credited before
+      // decision 0038 and heard again must meet its first posting, so this text stays.
       description: 'Bank transfer to your account',
       entries: [
         { account: systemAccounts.collectionsPool, amount: -payment.paidKobo },
@@ -286,7 +288,7 @@ export async function decideDedicatedCredit(
       }
       if (!posted.value.created) return 'already_credited';
       await publishEvent(deps.jobs, trx, {
-        type: 'funding.transfer_credited',
+        type: 'funding.bank_deposit_credited',
         userId,
         reference: payment.reference,
         accountNumber: receivingAccount,
@@ -334,8 +336,8 @@ export async function lockDedicatedAccounts(trx: Transaction<DB>, chargeData: un
     .execute();
 }
 
-/** Credits one verified payment into a dedicated account, once, in the caller's transaction. */
-export async function creditDedicatedTransfer(
+/** Credits one verified bank deposit into a dedicated account, once, in the caller's transaction. */
+export async function creditBankDeposit(
   deps: Pick<FundingDeps, 'clock' | 'jobs'>,
   trx: Transaction<DB>,
   payment: DedicatedPayment,

@@ -1,36 +1,75 @@
+import type { Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
+import type { AlertsModule } from '../alerts/module.ts';
+import type { AuthApi } from '../auth/module.ts';
+import type { Clock } from '../clock.ts';
 import type { Batching } from '../db/batching.ts';
+import type { DB } from '../db/schema.ts';
+import { type JobQueue, jobDefinition } from '../jobs/queue.ts';
+import type { KycModule } from '../kyc/module.ts';
 import type { DomainModule } from '../module.ts';
+import type { PaymentProvider } from '../providers/payments/payment-provider.ts';
+import type { MovesWallet } from '../wallet/module.ts';
+import { dedicatedPostingReference } from './dedicated-accounts.ts';
+import {
+  type FloatTopUp,
+  type FundingDestination,
+  floatTopUpStatus,
+  latestPendingFloatTopUpTo,
+  recordFloatTopUp,
+  sendFloatTopUp,
+} from './float-top-ups.ts';
 import { type PaymentInbox, paymentInbox } from './inbox-figures.ts';
 import { fundingOperations } from './ops.ts';
 import {
   dedicatedReconcileDefaults,
-  JOB_FUNDING_RECONCILE,
+  floatTopUpReconcileDefaults,
+  fundingReconcileJob,
   type ReconcileCounts,
   reconcile,
   reconcileDefaults,
-  transferReconcileDefaults,
 } from './reconcile.ts';
-import type { FundingDeps } from './service.ts';
+import { type FundingDeps, topupPostingReference } from './service.ts';
 import { createPaymentEventInbox, type StoredEvent, signaturesValid } from './webhook.ts';
-import { createPaymentEventDrainer, JOB_PAYMENT_WEBHOOK_SWEEP } from './webhook-processing.ts';
+import { createPaymentEventDrainer, paymentWebhookSweepJob } from './webhook-processing.ts';
 
 // Wallet funding (SPEC.md items 12 to 14): checkout top-ups, dedicated accounts, the payment
-// provider's webhooks, the wallet history, the outbound transfers that fund the providers' floats
-// (transfers.ts, called by vtu/float.ts), and the reconciliation that catches what webhooks missed.
+// provider's webhooks, the float top-ups that fund the VTU providers' floats (float-top-ups.ts,
+// called by vtu/float.ts), and the reconciliation that catches what webhooks missed.
 
-export type FundingModuleDeps = Omit<FundingDeps, 'checkoutReturnUrl'> & {
+export type FundingModuleDeps = {
+  /** Where intents, webhooks, dedicated accounts and float top-ups are stored, and the ledger credited. */
+  db: Kysely<DB>;
+  /** When an intent, a webhook or a float top-up was recorded, and how old a pending one is. */
+  clock: Clock;
+  /** Enqueues funding's events (a wallet credited, a float top-up's outcome) in the deciding transaction. */
+  jobs: JobQueue;
+  /** Where the reconciliation and the webhooks' processing log each run and what they could not do. */
   logger: Logger;
+  /** The payment provider: checkouts, their verification, dedicated accounts and float top-ups. */
+  payments: PaymentProvider;
   /** The database's batching: deliveries of the webhook arriving together are stored in one statement. */
   batching: Batching;
-  /** The service's own public base URL, known only after listen when PORT is 0: checkouts return to it. */
-  baseUrl: { readonly current: string };
+  /** The service's own public base URL: checkouts return to it. */
+  baseUrl: string;
   config: {
     /** The provider's bank slug for dedicated accounts (PAYSTACK_PREFERRED_BANK). */
     preferredBank: string;
     /** The secret the provider signs its webhooks with (Paystack's secret key). */
     webhookSecret: string;
   };
+  /**
+   * Alerts' api: the operations alert a payment that does not add up raises (a top-up paid another
+   * amount or currency, news of a float top-up that contradicts it or that we never sent), in the
+   * transaction that decides it.
+   */
+  raiseAlert: AlertsModule['api']['raiseAlert'];
+  /** Auth's api: the payer's row, whose email and phone the provider's customer is made with. */
+  findUserById: AuthApi['findUserById'];
+  /** Kyc's api: the Tier 2 gate of a dedicated account (403 KYC_TIER_REQUIRED). */
+  requireKycTier: KycModule['api']['requireKycTier'];
+  /** Kyc's api: the name on the NIN record of the user's Tier 2, the dedicated account's name. */
+  approvedNinName: KycModule['api']['approvedNinName'];
 };
 
 /** The payment provider's signed webhooks: checked, stored, acknowledged, then processed here. */
@@ -48,15 +87,38 @@ export type PaymentEvents = {
   drained(): Promise<void>;
 };
 
+export type { FloatTopUp, FundingDestination } from './float-top-ups.ts';
+
+/**
+ * The float top-ups of a VTU provider (float-top-ups.ts), as vtu's float asks
+ * them: the decision to start one is made in vtu's transaction, which serialises it per provider.
+ */
+export type ProviderFunding = {
+  /** The reference of the newest top-up of the provider still pending, if any. */
+  latestPendingFloatTopUpTo(db: Kysely<DB> | Transaction<DB>, provider: string): Promise<string | undefined>;
+  /** Writes a pending top-up in the caller's transaction, before the provider is asked; its reference. */
+  recordFloatTopUp(
+    db: Kysely<DB> | Transaction<DB>,
+    now: Date,
+    request: { destination: FundingDestination; amountKobo: bigint; reason: string },
+  ): Promise<string>;
+  /** Asks the payment provider to make a recorded top-up; the top-up as it stands after its answer. */
+  sendFloatTopUp(reference: string): Promise<FloatTopUp>;
+  /** The status of a recorded top-up. */
+  floatTopUpStatus(db: Kysely<DB> | Transaction<DB>, reference: string): Promise<FloatTopUp['status']>;
+};
+
 export type FundingApi = {
   paymentEvents: PaymentEvents;
+  /** The float top-ups vtu's float starts and waits for. */
+  providerFunding: ProviderFunding;
   /** One reconciliation run, as the five-minute job makes it (reconcile.ts). */
   reconcile(): Promise<ReconcileCounts>;
   /** The stored webhooks not processed yet, and the oldest's arrival (/metrics). */
   paymentInbox(): Promise<PaymentInbox>;
 };
 
-export type FundingModule = DomainModule & { api: FundingApi };
+export type FundingModule = DomainModule & MovesWallet & { api: FundingApi };
 
 /**
  * Stored payment events processed per transaction at most: large enough that a burst of deliveries
@@ -74,8 +136,12 @@ export function createFundingModule(deps: FundingModuleDeps): FundingModule {
     clock,
     jobs,
     payments,
+    raiseAlert: deps.raiseAlert,
+    findUserById: deps.findUserById,
+    requireKycTier: deps.requireKycTier,
+    approvedNinName: deps.approvedNinName,
     // The web client's return page, which asks verifyTopup: the redirect itself credits nothing.
-    checkoutReturnUrl: () => `${deps.baseUrl.current}/fund/return`,
+    checkoutReturnUrl: `${deps.baseUrl}/fund/return`,
   };
   const paymentEvents = createPaymentEvents(deps);
   const reconcileNow = async (): Promise<ReconcileCounts> =>
@@ -87,37 +153,35 @@ export function createFundingModule(deps: FundingModuleDeps): FundingModule {
           logger.warn({ err: error, reference }, 'reconciliation could not verify a top-up'),
       },
       {
-        ...transferReconcileDefaults,
+        ...floatTopUpReconcileDefaults,
         onError: (reference, error) =>
-          logger.warn({ err: error, reference }, 'reconciliation could not verify a transfer'),
+          logger.warn({ err: error, reference }, 'reconciliation could not verify a float top-up'),
       },
       {
         ...dedicatedReconcileDefaults,
         onError: (_scan, error) =>
-          logger.warn({ err: error }, 'reconciliation could not list transfers into dedicated accounts'),
+          logger.warn({ err: error }, 'reconciliation could not list bank deposits into dedicated accounts'),
       },
     );
 
   return {
     operations: fundingOperations({ ...fundingDeps, preferredBank: deps.config.preferredBank }),
     jobs: [
-      {
+      jobDefinition(paymentWebhookSweepJob, {
         // Stored payment webhooks not yet processed. The process that stored them drains them right
         // after commit; this sweep is the safety net for a crash or a failure there. In this process
         // it waits for a drain under way; another process's locked events are skipped, not waited for.
-        name: JOB_PAYMENT_WEBHOOK_SWEEP,
         cron: '* * * * *',
         retryLimit: 2,
         retryDelaySeconds: 10,
         expireInSeconds: 300,
         runOnClockAdvance: true,
         handler: () => paymentEvents.drainNow(),
-      },
-      {
-        // Missed webhooks (SPEC.md item 14): every pending top-up and funding transfer older than a
-        // minute is verified with the provider, and transfers into dedicated accounts since the last
-        // scan are listed. Safe to run twice at once: crediting is once per reference.
-        name: JOB_FUNDING_RECONCILE,
+      }),
+      jobDefinition(fundingReconcileJob, {
+        // Missed webhooks (SPEC.md item 14): every pending top-up and float top-up older than a
+        // minute is verified with the provider, and bank deposits into dedicated accounts since the
+        // last scan are listed. Safe to run twice at once: crediting is once per reference.
         cron: '*/5 * * * *',
         retryLimit: 2,
         retryDelaySeconds: 30,
@@ -128,10 +192,26 @@ export function createFundingModule(deps: FundingModuleDeps): FundingModule {
           if (counts.topups.checked + counts.transfers.checked + counts.dedicatedAccounts.credited > 0)
             logger.info({ counts }, 'reconciliation run');
         },
-      },
+      }),
     ],
     subscribers: [],
-    api: { paymentEvents, reconcile: reconcileNow, paymentInbox: () => paymentInbox(deps) },
+    // The wallet's credits from outside: a checkout top-up, a bank deposit into a dedicated account
+    // (`bank_transfer`: listTransactions' kind for it in the contract, decision 0038).
+    movementKinds: [
+      { kind: 'topup', reference: topupPostingReference },
+      { kind: 'bank_transfer', reference: dedicatedPostingReference },
+    ],
+    api: {
+      paymentEvents,
+      providerFunding: {
+        latestPendingFloatTopUpTo,
+        recordFloatTopUp,
+        sendFloatTopUp: (reference) => sendFloatTopUp(fundingDeps, reference),
+        floatTopUpStatus,
+      },
+      reconcile: reconcileNow,
+      paymentInbox: () => paymentInbox(deps),
+    },
   };
 }
 
@@ -143,7 +223,7 @@ function createPaymentEvents(deps: FundingModuleDeps): PaymentEvents {
   const { db, clock, jobs } = deps;
   const inbox = createPaymentEventInbox({ db, clock }, deps.batching, { batchMax: inboxBatchMax });
   const drainer = createPaymentEventDrainer(
-    { db, clock, jobs },
+    { db, clock, jobs, raiseAlert: deps.raiseAlert },
     { batchMax: paymentEventBatchMax, logger: deps.logger },
   );
   return {

@@ -1,7 +1,5 @@
-import { dateRangeOf } from '../date-filter.ts';
 import { defineOperation } from '../operation.ts';
 import { type DedicatedAccountDeps, requestDedicatedAccount } from './dedicated-accounts.ts';
-import { getWalletTransaction, listWalletTransactions } from './history.ts';
 import * as s from './schemas.ts';
 import { createTopupIntent, type FundingDeps, verifyTopup } from './service.ts';
 
@@ -42,34 +40,5 @@ export const fundingOperations = (deps: FundingDeps & Pick<DedicatedAccountDeps,
     output: s.dedicatedAccountOutput,
     errors: ['KYC_TIER_REQUIRED', 'NOT_FOUND', 'CONFLICT', 'UPSTREAM_UNAVAILABLE'],
     handler: ({ caller }) => requestDedicatedAccount(deps, caller.userId),
-  }),
-  defineOperation({
-    name: 'listTransactions',
-    method: 'GET',
-    auth: 'user',
-    summary:
-      'Your wallet history: every movement of the wallet (credits and debits), newest first, filtered by kind and date',
-    tags,
-    input: s.listTransactionsInput,
-    output: s.listTransactionsOutput,
-    errors: [],
-    handler: ({ caller, input }) =>
-      listWalletTransactions(
-        deps.db,
-        caller.userId,
-        { limit: input.limit, offset: input.offset },
-        { kind: input.kind, range: dateRangeOf(input) },
-      ),
-  }),
-  defineOperation({
-    name: 'getTransaction',
-    method: 'POST',
-    auth: 'user',
-    summary: 'One entry of your wallet history',
-    tags,
-    input: s.getTransactionInput,
-    output: s.walletTransaction,
-    errors: ['NOT_FOUND'],
-    handler: ({ caller, input }) => getWalletTransaction(deps.db, caller.userId, input.id),
   }),
 ];

@@ -1,15 +1,16 @@
 import assert from 'node:assert/strict';
+import { defineJob, noPayload } from '../jobs/job.ts';
 import { PaymentProviderError } from '../providers/payments/payment-provider.ts';
-import { creditDedicatedTransfer } from './dedicated-accounts.ts';
+import { creditBankDeposit } from './dedicated-accounts.ts';
+import { floatTopUpEnd, settleFloatTopUp } from './float-top-ups.ts';
 import { type FundingDeps, reconcileTopup } from './service.ts';
-import { settleTransfer, transferEnd } from './transfers.ts';
 
 // Reconciliation (SPEC.md item 14, Events rule 5): a top-up whose webhook never arrived is found by
 // asking the provider about every intent still pending, and credited once through the same path as
 // verifyTopup (reconcileTopup → creditTopup). Runs every five minutes as a job and on demand
 // (adminReconcile). Purchases will add their requery here, beside top-ups.
 
-export const JOB_FUNDING_RECONCILE = 'funding.reconcile';
+export const fundingReconcileJob = defineJob('funding.reconcile', noPayload);
 
 export type ReconcileTopupsOptions = {
   /** Intents younger than this are left alone: their user may still be at the checkout. */
@@ -52,12 +53,13 @@ export type TopupReconcileCounts = {
 /** Counts per kind of record, so that purchases can join top-ups without changing the shape. */
 export type ReconcileCounts = {
   topups: TopupReconcileCounts;
-  transfers: TransferReconcileCounts;
+  /** The float top-ups: `transfers` is adminReconcile's name for them in the contract (decision 0038). */
+  transfers: FloatTopUpReconcileCounts;
   dedicatedAccounts: DedicatedReconcileCounts;
 };
 
 export type DedicatedReconcileCounts = {
-  /** Successful transfers into dedicated accounts the provider listed. */
+  /** Successful bank deposits into dedicated accounts the provider listed. */
   scanned: number;
   /** Credited by this run: their webhook was lost. */
   credited: number;
@@ -86,16 +88,17 @@ export const dedicatedReconcileDefaults = {
   pagesMax: 20,
 } as const satisfies ReconcileDedicatedOptions;
 
+/** The scan's row in reconcile_cursors: a stored name, kept through decision 0038's rename. */
 export const dedicatedScanCursor = 'dedicated_account_transfers';
 
 /**
- * Transfers into dedicated accounts have no intent to re-verify, so a lost charge.success would
+ * Bank deposits into dedicated accounts have no intent to re-verify, so a lost charge.success would
  * leave the money uncredited forever. This lists the provider's successful dedicated_nuban
  * transactions since the last complete scan and credits each once (the same path as the webhook:
  * the ledger reference `dva:<reference>` makes a second credit impossible). The cursor moves only
  * after a complete scan, so a failed or cut-short run is repeated, never skipped.
  */
-export async function reconcileDedicatedTransfers(
+export async function reconcileBankDeposits(
   deps: FundingDeps,
   options: ReconcileDedicatedOptions,
 ): Promise<DedicatedReconcileCounts> {
@@ -137,7 +140,7 @@ export async function reconcileDedicatedTransfers(
           continue;
         }
         const outcome = await deps.db.transaction().execute((trx) =>
-          creditDedicatedTransfer(deps, trx, {
+          creditBankDeposit(deps, trx, {
             reference: transaction.reference,
             paidKobo: transaction.amountKobo,
             accountNumber: transaction.receiverAccountNumber,
@@ -175,8 +178,8 @@ export async function reconcileDedicatedTransfers(
   return counts;
 }
 
-export type TransferReconcileCounts = {
-  /** Pending funding transfers asked about. */
+export type FloatTopUpReconcileCounts = {
+  /** Pending float top-ups asked about. */
   checked: number;
   /** Found settled, failed or reversed by this run (a missed webhook recovered). */
   resolved: number;
@@ -188,38 +191,38 @@ export type TransferReconcileCounts = {
   errors: number;
 };
 
-export type ReconcileTransfersOptions = {
-  /** Transfers younger than this are left to their webhook. */
+export type ReconcileFloatTopUpsOptions = {
+  /** Top-ups younger than this are left to their webhook. */
   olderThanSeconds: number;
   batchMax: number;
   /**
-   * A transfer the provider still does not know this long after we recorded it never reached it
+   * A top-up whose transfer the provider still does not know this long after we recorded it never reached it
    * (the initiating call was lost before the provider saw it): closed as failed.
    */
   notFoundAfterSeconds: number;
   onError?: (reference: string, error: PaymentProviderError) => void;
 };
 
-export const transferReconcileDefaults = {
+export const floatTopUpReconcileDefaults = {
   olderThanSeconds: 60,
   batchMax: 100,
   notFoundAfterSeconds: 30 * 60,
-} as const satisfies ReconcileTransfersOptions;
+} as const satisfies ReconcileFloatTopUpsOptions;
 
 /**
- * Asks the provider about every funding transfer still pending, least recently asked first, and
- * moves it through the same state machine as its webhooks (transfers.ts), so a lost transfer.*
- * webhook changes nothing but the delay.
+ * Asks the provider about the transfer of every float top-up still pending, least recently asked
+ * first, and moves it through the same state machine as its webhooks (float-top-ups.ts), so a lost
+ * transfer.* webhook changes nothing but the delay.
  */
-export async function reconcileTransfers(
+export async function reconcileFloatTopUps(
   deps: FundingDeps,
-  options: ReconcileTransfersOptions,
-): Promise<TransferReconcileCounts> {
+  options: ReconcileFloatTopUpsOptions,
+): Promise<FloatTopUpReconcileCounts> {
   assert.ok(options.batchMax >= 1, 'batchMax is at least 1');
   assert.ok(options.notFoundAfterSeconds > options.olderThanSeconds, 'not found means older than pending');
   const now = deps.clock.now();
   const pending = await deps.db
-    .selectFrom('funding_transfers')
+    .selectFrom('float_top_ups')
     .select(['id', 'reference', 'created_at'])
     .where('status', '=', 'pending')
     .where('updated_at', '<=', new Date(now.getTime() - options.olderThanSeconds * 1000))
@@ -227,7 +230,7 @@ export async function reconcileTransfers(
     .orderBy('id', 'asc')
     .limit(options.batchMax)
     .execute();
-  const counts: TransferReconcileCounts = {
+  const counts: FloatTopUpReconcileCounts = {
     checked: 0,
     resolved: 0,
     notFound: 0,
@@ -238,11 +241,11 @@ export async function reconcileTransfers(
     counts.checked += 1;
     try {
       const transfer = await deps.payments.verifyTransfer(row.reference);
-      const end = transfer === null ? null : transferEnd(transfer.status);
+      const end = transfer === null ? null : floatTopUpEnd(transfer.status);
       const lostForGood =
         transfer === null && now.getTime() - row.created_at.getTime() >= options.notFoundAfterSeconds * 1000;
       if (end !== null) {
-        await settleTransfer(deps, {
+        await settleFloatTopUp(deps, {
           reference: row.reference,
           end,
           reason: transfer?.reason ?? null,
@@ -250,7 +253,7 @@ export async function reconcileTransfers(
         });
         counts.resolved += 1;
       } else if (lostForGood) {
-        await settleTransfer(deps, {
+        await settleFloatTopUp(deps, {
           reference: row.reference,
           end: 'failed',
           reason: 'the payment provider has no record of the transfer',
@@ -259,7 +262,7 @@ export async function reconcileTransfers(
       } else {
         counts.stillPending += 1;
         await deps.db
-          .updateTable('funding_transfers')
+          .updateTable('float_top_ups')
           .set({ updated_at: now })
           .where('id', '=', row.id)
           .where('status', '=', 'pending')
@@ -365,16 +368,16 @@ export async function reconcileTopups(
   return counts;
 }
 
-/** One reconciliation run of everything that can be reconciled: top-ups, funding transfers, dedicated accounts. */
+/** One reconciliation run of everything that can be reconciled: top-ups, float top-ups, bank deposits. */
 export async function reconcile(
   deps: FundingDeps,
   options: ReconcileTopupsOptions = reconcileDefaults,
-  transferOptions: ReconcileTransfersOptions = transferReconcileDefaults,
+  floatTopUpOptions: ReconcileFloatTopUpsOptions = floatTopUpReconcileDefaults,
   dedicatedOptions: ReconcileDedicatedOptions = dedicatedReconcileDefaults,
 ): Promise<ReconcileCounts> {
   return {
     topups: await reconcileTopups(deps, options),
-    transfers: await reconcileTransfers(deps, transferOptions),
-    dedicatedAccounts: await reconcileDedicatedTransfers(deps, dedicatedOptions),
+    transfers: await reconcileFloatTopUps(deps, floatTopUpOptions),
+    dedicatedAccounts: await reconcileBankDeposits(deps, dedicatedOptions),
   };
 }

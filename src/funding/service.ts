@@ -1,14 +1,15 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Selectable, Transaction } from 'kysely';
-import { raiseAlert } from '../alerts/alerts.ts';
-import { findUserById } from '../auth/users.ts';
+import type { AlertsModule } from '../alerts/module.ts';
+import type { AuthApi } from '../auth/module.ts';
 import type { Clock } from '../clock.ts';
 import type { DB, TopupIntentsTable } from '../db/schema.ts';
 import { AppError, notFound } from '../errors.ts';
 import { publishEvent } from '../events/domain-events.ts';
 import { newId } from '../ids.ts';
 import type { JobQueue } from '../jobs/queue.ts';
+import type { KycModule } from '../kyc/module.ts';
 import { systemAccounts, userAccount } from '../ledger/accounts.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { type PaymentProvider, PaymentProviderError } from '../providers/payments/payment-provider.ts';
@@ -27,11 +28,16 @@ export type FundingDeps = {
   clock: Clock;
   jobs: JobQueue;
   payments: PaymentProvider;
+  // From other modules' api (funding/module.ts says what each is for).
+  raiseAlert: AlertsModule['api']['raiseAlert'];
+  findUserById: AuthApi['findUserById'];
+  requireKycTier: KycModule['api']['requireKycTier'];
+  approvedNinName: KycModule['api']['approvedNinName'];
   /**
    * Where the checkout sends the payer back (the web client's return page, which asks verifyTopup:
    * the redirect itself never credits anything). Read when an intent is made.
    */
-  checkoutReturnUrl?: () => string;
+  checkoutReturnUrl?: string;
 };
 
 export type Intent = Selectable<TopupIntentsTable>;
@@ -72,7 +78,7 @@ export async function createTopupIntent(
   assert.ok(amountKobo >= topupKoboMin, 'a top-up is at least the minimum');
   assert.ok(amountKobo <= topupKoboMax, 'a top-up is at most the maximum');
 
-  const user = await findUserById(deps.db, userId);
+  const user = await deps.findUserById(userId);
   if (user === undefined) throw notFound('user');
   const reference = newTopupReference();
   // The provider first: an intent exists only for a reference the provider accepted, and nothing is
@@ -85,7 +91,7 @@ export async function createTopupIntent(
       amountKobo,
       email: user.email ?? placeholderEmail(userId),
       metadata: { userId },
-      ...(deps.checkoutReturnUrl === undefined ? {} : { callbackUrl: deps.checkoutReturnUrl() }),
+      ...(deps.checkoutReturnUrl === undefined ? {} : { callbackUrl: deps.checkoutReturnUrl }),
     });
   } catch (error) {
     if (error instanceof PaymentProviderError) throw upstreamUnavailable(error);
@@ -121,7 +127,7 @@ export async function createTopupIntent(
  * currency NGN, a positive amount.
  */
 export async function decideTopupCredit(
-  deps: Pick<FundingDeps, 'clock' | 'jobs'>,
+  deps: Pick<FundingDeps, 'clock' | 'jobs' | 'raiseAlert'>,
   trx: Transaction<DB>,
   payment: { reference: string; paidKobo: bigint; source: 'webhook' | 'verify' },
 ): Promise<CreditDecision> {
@@ -158,7 +164,7 @@ export async function decideTopupCredit(
         .where('id', '=', intent.id)
         .execute();
       if (payment.paidKobo !== intent.amount) {
-        await raiseAlert(
+        await deps.raiseAlert(
           trx,
           {
             kind: 'topup_amount_mismatch',
@@ -189,7 +195,7 @@ export async function decideTopupCredit(
 
 /** Credits one verified payment to its intent's wallet, at most once, in the caller's transaction. */
 export async function creditTopup(
-  deps: Pick<FundingDeps, 'clock' | 'jobs'>,
+  deps: Pick<FundingDeps, 'clock' | 'jobs' | 'raiseAlert'>,
   trx: Transaction<DB>,
   payment: { reference: string; paidKobo: bigint; source: 'webhook' | 'verify' },
 ): Promise<CreditOutcome> {
@@ -239,7 +245,7 @@ export async function reconcileTopup(
     if (verified.currency !== 'NGN' || verified.amountKobo <= 0n) {
       // Verification asks again and again (a user, every reconciliation run): one alert per
       // reference, kept once by the alerts' unique dedupe key, also when two runs race.
-      await raiseAlert(
+      await deps.raiseAlert(
         deps.db,
         {
           kind: 'topup_currency_mismatch',

@@ -1,12 +1,12 @@
 import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { raiseAlert } from '../alerts/alerts.ts';
 import type { DB } from '../db/schema.ts';
+import { defineJob, noPayload } from '../jobs/job.ts';
 import { isPending, type PendingCredit, writeCredits } from './credits.ts';
 import { decideDedicatedCredit, dedicatedPaymentOf, lockDedicatedAccounts } from './dedicated-accounts.ts';
+import { applyFloatTopUpOutcome, type FloatTopUpEnd } from './float-top-ups.ts';
 import { decideTopupCredit, type FundingDeps } from './service.ts';
-import { applyTransferOutcome, type TransferEnd } from './transfers.ts';
 import { holdsUnstorableText } from './webhook.ts';
 
 // The payment provider's signed webhooks, the acting half (SPEC.md "Events"). Every stored event
@@ -19,9 +19,9 @@ import { holdsUnstorableText } from './webhook.ts';
 // batch of events, so crediting keeps up with storing. A job every minute sweeps whatever a crashed
 // process left behind.
 
-export const JOB_PAYMENT_WEBHOOK_SWEEP = 'payments.webhook-sweep';
+export const paymentWebhookSweepJob = defineJob('payments.webhook-sweep', noPayload);
 
-type Deps = Pick<FundingDeps, 'db' | 'clock' | 'jobs'>;
+type Deps = Pick<FundingDeps, 'db' | 'clock' | 'jobs' | 'raiseAlert'>;
 
 /** charge.success data as it must be to credit: Paystack's fields, amounts in kobo. */
 const chargeSuccessData = z.object({
@@ -49,16 +49,18 @@ const transferData = z.object({
 });
 
 /**
- * A Map, not an object literal: an event named `constructor` or `__proto__` must find nothing, not
+ * The provider's transfer.* events, which speak of its transfers (its word, kept at its edge), are
+ * news of our float top-ups, the only transfers this service asks it for: here they become a
+ * top-up's end (decision 0038). A Map, not an object literal: an event named `constructor` or `__proto__` must find nothing, not
  * something inherited from Object.prototype.
  */
-const transferEvents: ReadonlyMap<string, TransferEnd> = new Map([
+const transferEvents: ReadonlyMap<string, FloatTopUpEnd> = new Map([
   ['transfer.success', 'success'],
   ['transfer.failed', 'failed'],
   ['transfer.reversed', 'reversed'],
 ]);
 
-const transferEndOf = (event: unknown): TransferEnd | undefined =>
+const transferEndOf = (event: unknown): FloatTopUpEnd | undefined =>
   typeof event === 'string' ? transferEvents.get(event) : undefined;
 
 export type EventOutcome =
@@ -68,6 +70,10 @@ export type EventOutcome =
   | 'ignored_event'
   | 'invalid_charge'
   | 'invalid_transfer'
+  /**
+   * What became of a transfer.* event: named after the provider's event, and stored in
+   * payment_events.outcome, so these stay as they were before decision 0038.
+   */
   | 'transfer_settled'
   | 'transfer_failed'
   | 'transfer_reversed'
@@ -110,7 +116,7 @@ export type BatchResult = {
 /**
  * Processes up to batchMax unprocessed events, oldest first, in one transaction. Events another
  * process is working on are skipped. Transfer events are processed one by one after it (they lock
- * their transfer before the ledger, the reverse of a batch of credits). When the batch fails, each
+ * their float top-up before the ledger, the reverse of a batch of credits). When the batch fails, each
  * of its events is tried on its own, so one bad event cannot hold back the others.
  */
 export async function processPendingPaymentEvents(
@@ -293,7 +299,7 @@ const quotedTextLengthMax = 200;
 async function onTransferEvent(
   deps: Deps,
   trx: Transaction<DB>,
-  event: { eventId: string; name: string; end: TransferEnd },
+  event: { eventId: string; name: string; end: FloatTopUpEnd },
   raw: unknown,
 ): Promise<EventOutcome> {
   const data = transferData.safeParse(raw);
@@ -301,7 +307,7 @@ async function onTransferEvent(
   const { reference, amount, reason, gateway_response } = data.data;
   // Paystack's `reason` is the narration we sent; why it failed is `gateway_response`.
   const why = gateway_response ?? reason ?? null;
-  const outcome = await applyTransferOutcome(deps, trx, {
+  const outcome = await applyFloatTopUpOutcome(deps, trx, {
     reference,
     end: event.end,
     reason: why,
@@ -311,7 +317,7 @@ async function onTransferEvent(
     // Every transfer this service makes is recorded before the provider hears of it, so signed news
     // of another one means the provider secret is used elsewhere too. Deliveries repeat, in other
     // bytes: one alert per reference and event kind.
-    await raiseAlert(
+    await deps.raiseAlert(
       trx,
       {
         kind: 'transfer_unknown_reference',

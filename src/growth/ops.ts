@@ -2,13 +2,13 @@ import { nairaToKobo } from '../money.ts';
 import { defineOperation } from '../operation.ts';
 import { type CheckinDeps, checkinStatus, claimCheckin, withdrawCheckin } from './checkin.ts';
 import { acknowledgeMilestone, pendingMilestones } from './milestones.ts';
-import { referralStatus } from './referral.ts';
+import { type ReferralDeps, referralStatus } from './referral.ts';
 import * as s from './schemas.ts';
 
 const tags = ['growth'];
 
 /** The growth operations, closed over the module's deps. */
-export const growthOperations = (deps: CheckinDeps) => [
+export const growthOperations = (deps: CheckinDeps & Pick<ReferralDeps, 'users'>) => [
   defineOperation({
     name: 'getCheckinStatus',
     method: 'GET',
@@ -74,6 +74,6 @@ export const growthOperations = (deps: CheckinDeps) => [
     input: s.emptyInput,
     output: s.referralStatus,
     errors: [],
-    handler: ({ caller }) => referralStatus(deps.db, caller.userId),
+    handler: ({ caller }) => referralStatus(deps, caller.userId),
   }),
 ];

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { findUserById, inviteesOf, referrerIdOf } from '../auth/users.ts';
+import type { AuthApi } from '../auth/module.ts';
 import type { Clock } from '../clock.ts';
 import type { DB } from '../db/schema.ts';
 import { publishEvents } from '../events/domain-events.ts';
@@ -15,7 +15,14 @@ import { koboToNaira } from '../money.ts';
 // never withdrawable: no operation moves it, the ledger refuses any posting that takes from a
 // bonus_locked account, and the database refuses a balance of one going down.
 
-export type ReferralDeps = { db: Kysely<DB>; clock: Clock; jobs: JobQueue; bonusKobo: bigint };
+export type ReferralDeps = {
+  db: Kysely<DB>;
+  clock: Clock;
+  jobs: JobQueue;
+  bonusKobo: bigint;
+  /** Auth's api (growth/module.ts says what for). */
+  users: Pick<AuthApi, 'findUserById' | 'inviteesOf' | 'referrerIdOf'>;
+};
 
 export type ReferralStatus = {
   referralCode: string;
@@ -29,7 +36,7 @@ export type ReferralStatus = {
  * whether this call granted it.
  */
 export async function qualifyInvitee(deps: ReferralDeps, inviteeId: string): Promise<boolean> {
-  const referrerId = await referrerIdOf(deps.db, inviteeId);
+  const referrerId = await deps.users.referrerIdOf(inviteeId);
   if (referrerId === undefined) return false;
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
@@ -69,9 +76,12 @@ export async function qualifyInvitee(deps: ReferralDeps, inviteeId: string): Pro
   });
 }
 
-export async function referralStatus(db: Kysely<DB>, userId: string): Promise<ReferralStatus> {
-  const user = await findUserById(db, userId);
-  const invitees = await inviteesOf(db, userId);
+export async function referralStatus(
+  { db, users }: Pick<ReferralDeps, 'db' | 'users'>,
+  userId: string,
+): Promise<ReferralStatus> {
+  const user = await users.findUserById(userId);
+  const invitees = await users.inviteesOf(userId);
   const qualified = new Set(
     invitees.length === 0
       ? []

@@ -18,6 +18,9 @@ export function statusOf(code: ErrorCode): number {
     case 'INVALID_PIN':
     case 'PIN_NOT_SET':
     case 'FORBIDDEN':
+    case 'LIMIT_EXCEEDED':
+    case 'ACCOUNT_FROZEN':
+    case 'SECOND_FACTOR_REQUIRED':
       return 403;
     case 'NOT_FOUND':
       return 404;
@@ -43,6 +46,7 @@ export function statusOf(code: ErrorCode): number {
     case 'UPSTREAM_UNAVAILABLE':
       return 502;
     case 'SERVICE_UNAVAILABLE':
+    case 'SERVICE_PAUSED':
       return 503;
   }
 }

@@ -1,20 +1,14 @@
-import {
-  createCipheriv,
-  createDecipheriv,
-  createHash,
-  createSecretKey,
-  hkdfSync,
-  randomBytes,
-  randomUUID,
-} from 'node:crypto';
+import { createHash, type KeyObject, randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../clock.ts';
 import { type Batching, fulfilled } from '../db/batching.ts';
 import { statement } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
-import type { WithCommit } from '../db/unit-of-work.ts';
-import type { JobDefinition } from '../jobs/queue.ts';
+import { type CommitWrite, type WithCommit, writeWithCommit } from '../db/unit-of-work.ts';
+import { defineJob, noPayload } from '../jobs/job.ts';
+import { type JobDefinition, jobDefinition } from '../jobs/queue.ts';
+import { open, seal, sealingKey } from '../shared/sealed-box.ts';
 
 // Idempotency keys (API.md section 3). A key is scoped to its caller and kept 24 hours. The stored
 // response can hold secrets (verifyOtp returns tokens), so it is encrypted at rest under a key
@@ -75,59 +69,23 @@ export function createIdempotencyStore(
   options: IdempotencyStoreOptions = {},
 ) {
   // A key object made once: a raw key given to every cipher is prepared again each time.
-  const aesKey = createSecretKey(
-    Buffer.from(hkdfSync('sha256', pepper, 'billrail', 'idempotency-response', 32)),
-  );
-
-  const seal = (plain: string): string => {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', aesKey, iv);
-    const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return Buffer.concat([iv, cipher.getAuthTag(), data]).toString('base64');
-  };
-  const open = (sealed: string): string => {
-    const raw = Buffer.from(sealed, 'base64');
-    const decipher = createDecipheriv('aes-256-gcm', aesKey, raw.subarray(0, 12));
-    decipher.setAuthTag(raw.subarray(12, 28));
-    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
-  };
-
-  const keyOf = (request: { scope: string; key: string }) => `${request.scope}\n${request.key}`;
-
-  /** Takes many fresh keys with one INSERT; true for each taken (false: the key exists already). */
-  type Taking = { request: IdempotencyRequest; now: Date; holder: string };
-  async function insertMany(items: Taking[]): Promise<boolean[]> {
-    // A key twice in one batch: the first takes it, the second finds it taken.
-    const unique = new Map<string, Taking>();
-    for (const item of items) if (!unique.has(keyOf(item.request))) unique.set(keyOf(item.request), item);
-    const fresh = [...unique.values()];
-    // Nearly every POST: one text whatever the batch, prepared once per connection.
-    const { rows: inserted } = await statement<{ scope: string; key: string }>('idempotency.take-keys')`
-      insert into idempotency_keys (scope, key, operation, request_hash, state, created_at, expires_at, holder)
-      select k.scope, k.key, k.operation, k.request_hash, 'in_progress', k.created_at, k.expires_at, k.holder
-      from unnest(${fresh.map((f) => f.request.scope)}::text[], ${fresh.map((f) => f.request.key)}::uuid[],
-        ${fresh.map((f) => f.request.operation)}::text[], ${fresh.map((f) => f.request.requestHash)}::text[],
-        ${fresh.map((f) => f.now)}::timestamptz[], ${fresh.map((f) => expiresAt(f.now))}::timestamptz[],
-        ${fresh.map((f) => f.holder)}::uuid[])
-        as k(scope, key, operation, request_hash, created_at, expires_at, holder)
-      on conflict (scope, key) do nothing
-      returning scope, key`.execute(db);
-    const taken = new Set(inserted.map(keyOf));
-    return items.map(({ request }) => taken.delete(keyOf(request)));
-  }
-
+  const aesKey = sealingKey(pepper, 'idempotency-response');
   // Nearly every POST takes a fresh key and stores its response: both are batched across requests.
-  const inserts = batching.batcher(async (items: Taking[]) => (await insertMany(items)).map(fulfilled), {
+  const inserts = batching.batcher(async (items: Taking[]) => (await insertMany(db, items)).map(fulfilled), {
     batchMax: 200,
   });
+  const keys: KeyTable = {
+    db,
+    aesKey,
+    tryInsert: (request, now, holder) => inserts.add({ request, now, holder }),
+  };
   /** A key's completion, its response sealed, ready to write (alone, or in a domain's transaction). */
   const sealed = (request: IdempotencyRequest, response: StoredResponse): KeyCompletion => ({
     scope: request.scope,
     key: request.key,
     status: response.status,
-    sealedBody: seal(response.body),
+    sealedBody: seal(aesKey, response.body),
   });
-
   const completions = batching.batcher(
     async (items: Array<{ request: IdempotencyRequest; response: StoredResponse }>) => {
       await writeCompletions(
@@ -138,76 +96,175 @@ export function createIdempotencyStore(
     },
     { batchMax: 200 },
   );
+  const retries = releaseRetries(db, options);
 
-  const tryInsert = (request: IdempotencyRequest, now: Date, holder: string): Promise<boolean> =>
-    inserts.add({ request, now, holder });
+  return {
+    sealed,
 
-  /** Takes the key for a request, or says why not. */
-  async function take(request: IdempotencyRequest, now: Date, holder: string): Promise<BeginResult> {
-    const hold: KeyHold = { scope: request.scope, key: request.key, holder };
-    if (await tryInsert(request, now, holder)) return { kind: 'started', hold };
-    const row = await db
-      .selectFrom('idempotency_keys')
-      .selectAll()
+    async begin(request: IdempotencyRequest, now: Date): Promise<BeginResult> {
+      const holder = randomUUID();
+      try {
+        return await take(keys, request, now, holder);
+      } catch (error) {
+        // The database went out of reach midway: a statement that took the key may have committed
+        // unheard of. This request ends here with a 503, so whatever it took is released.
+        if (isDatabaseUnavailable(error)) retries.later({ scope: request.scope, key: request.key, holder });
+        throw error;
+      }
+    },
+
+    async complete(request: IdempotencyRequest, response: StoredResponse): Promise<void> {
+      await completions.add({ request, response });
+    },
+
+    /**
+     * Completes the key with other writes that report the same answer (an admin operation's audit
+     * row), in one transaction of their own: the answer is kept exactly when they are written.
+     */
+    async completeWith(
+      request: IdempotencyRequest,
+      response: StoredResponse,
+      writes: CommitWrite[],
+    ): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        await writeCompletions(trx, [sealed(request, response)]);
+        await writeWithCommit(trx, writes);
+      });
+    },
+
+    /**
+     * A request that ends without an answer to keep (a 5xx, a 429, an answer never stored) gives
+     * its key back, and the client may retry with it. Out of reach, the release is sent again later
+     * (releaseRetries) rather than failing the request a second time.
+     */
+    async release(hold: KeyHold): Promise<void> {
+      try {
+        await deleteHolds(db, [hold]);
+      } catch (error) {
+        if (!isDatabaseUnavailable(error)) throw error;
+        retries.later(hold);
+      }
+    },
+
+    /** Stops sending releases again: the service is closing. */
+    close(): void {
+      retries.close();
+    },
+  };
+}
+
+const keyOf = (request: { scope: string; key: string }) => `${request.scope}\n${request.key}`;
+
+/** What take() works with: the table, the response key, and the batched insert of fresh keys. */
+type KeyTable = {
+  db: Kysely<DB>;
+  aesKey: KeyObject;
+  tryInsert: (request: IdempotencyRequest, now: Date, holder: string) => Promise<boolean>;
+};
+
+/** A fresh key to take, for insertMany. */
+type Taking = { request: IdempotencyRequest; now: Date; holder: string };
+
+/** Takes many fresh keys with one INSERT; true for each taken (false: the key exists already). */
+async function insertMany(db: Kysely<DB>, items: Taking[]): Promise<boolean[]> {
+  // A key twice in one batch: the first takes it, the second finds it taken.
+  const unique = new Map<string, Taking>();
+  for (const item of items) if (!unique.has(keyOf(item.request))) unique.set(keyOf(item.request), item);
+  const fresh = [...unique.values()];
+  // Nearly every POST: one text whatever the batch, prepared once per connection.
+  const { rows: inserted } = await statement<{ scope: string; key: string }>('idempotency.take-keys')`
+    insert into idempotency_keys (scope, key, operation, request_hash, state, created_at, expires_at, holder)
+    select k.scope, k.key, k.operation, k.request_hash, 'in_progress', k.created_at, k.expires_at, k.holder
+    from unnest(${fresh.map((f) => f.request.scope)}::text[], ${fresh.map((f) => f.request.key)}::uuid[],
+      ${fresh.map((f) => f.request.operation)}::text[], ${fresh.map((f) => f.request.requestHash)}::text[],
+      ${fresh.map((f) => f.now)}::timestamptz[], ${fresh.map((f) => expiresAt(f.now))}::timestamptz[],
+      ${fresh.map((f) => f.holder)}::uuid[])
+      as k(scope, key, operation, request_hash, created_at, expires_at, holder)
+    on conflict (scope, key) do nothing
+    returning scope, key`.execute(db);
+  const taken = new Set(inserted.map(keyOf));
+  return items.map(({ request }) => taken.delete(keyOf(request)));
+}
+
+/** Takes the key for a request, or says why not. */
+async function take(
+  keys: KeyTable,
+  request: IdempotencyRequest,
+  now: Date,
+  holder: string,
+): Promise<BeginResult> {
+  const { db, tryInsert } = keys;
+  const hold: KeyHold = { scope: request.scope, key: request.key, holder };
+  if (await tryInsert(request, now, holder)) return { kind: 'started', hold };
+  const row = await db
+    .selectFrom('idempotency_keys')
+    .selectAll()
+    .where('scope', '=', request.scope)
+    .where('key', '=', request.key)
+    .executeTakeFirst();
+  if (row === undefined) {
+    // Deleted between our insert and read (expired and purged, or released): try once more.
+    return (await tryInsert(request, now, holder)) ? { kind: 'started', hold } : { kind: 'in_progress' };
+  }
+  if (row.expires_at <= now) {
+    // An expired key is a new key. Only one concurrent request may take it over.
+    const taken = await db
+      .updateTable('idempotency_keys')
+      .set(freshState(request, now, holder))
       .where('scope', '=', request.scope)
       .where('key', '=', request.key)
+      .where('created_at', '=', row.created_at)
       .executeTakeFirst();
-    if (row === undefined) {
-      // Deleted between our insert and read (expired and purged, or released): try once more.
-      return (await tryInsert(request, now, holder)) ? { kind: 'started', hold } : { kind: 'in_progress' };
-    }
-    if (row.expires_at <= now) {
-      // An expired key is a new key. Only one concurrent request may take it over.
-      const taken = await db
-        .updateTable('idempotency_keys')
-        .set(freshState(request, now, holder))
-        .where('scope', '=', request.scope)
-        .where('key', '=', request.key)
-        .where('created_at', '=', row.created_at)
-        .executeTakeFirst();
-      return taken.numUpdatedRows === 1n ? { kind: 'started', hold } : { kind: 'in_progress' };
-    }
-    if (row.operation !== request.operation || row.request_hash !== request.requestHash)
-      return { kind: 'mismatch' };
-    if (row.state === 'done' && row.response_status !== null && row.response_body !== null) {
-      return { kind: 'replay', response: { status: row.response_status, body: open(row.response_body) } };
-    }
-    const staleBefore = new Date(now.getTime() - IDEMPOTENCY_STALE_SECONDS * 1000);
-    if (row.created_at < staleBefore) {
-      const taken = await db
-        .updateTable('idempotency_keys')
-        .set({ created_at: now, holder })
-        .where('scope', '=', request.scope)
-        .where('key', '=', request.key)
-        .where('state', '=', 'in_progress')
-        .where('created_at', '=', row.created_at)
-        .executeTakeFirst();
-      if (taken.numUpdatedRows === 1n) return { kind: 'started', hold };
-    }
-    return { kind: 'in_progress' };
+    return taken.numUpdatedRows === 1n ? { kind: 'started', hold } : { kind: 'in_progress' };
   }
-
-  /** Deletes holds that are still in progress under their own holder (a retry's hold stays). */
-  async function deleteHolds(holds: KeyHold[]): Promise<void> {
-    await db
-      .deleteFrom('idempotency_keys')
+  if (row.operation !== request.operation || row.request_hash !== request.requestHash)
+    return { kind: 'mismatch' };
+  if (row.state === 'done' && row.response_status !== null && row.response_body !== null) {
+    return {
+      kind: 'replay',
+      response: { status: row.response_status, body: open(keys.aesKey, row.response_body) },
+    };
+  }
+  const staleBefore = new Date(now.getTime() - IDEMPOTENCY_STALE_SECONDS * 1000);
+  if (row.created_at < staleBefore) {
+    const taken = await db
+      .updateTable('idempotency_keys')
+      .set({ created_at: now, holder })
+      .where('scope', '=', request.scope)
+      .where('key', '=', request.key)
       .where('state', '=', 'in_progress')
-      .where((eb) =>
-        eb.or(
-          holds.map((hold) =>
-            eb.and([eb('scope', '=', hold.scope), eb('key', '=', hold.key), eb('holder', '=', hold.holder)]),
-          ),
-        ),
-      )
-      .execute();
+      .where('created_at', '=', row.created_at)
+      .executeTakeFirst();
+    if (taken.numUpdatedRows === 1n) return { kind: 'started', hold };
   }
+  return { kind: 'in_progress' };
+}
 
-  // Holds whose release did not reach the database (an outage). Their requests are over, answered
-  // 503: left alone, each key would stay "in progress" for IDEMPOTENCY_STALE_SECONDS and refuse the
-  // client's retry with 409 all that time. So this process, which knows they run no more, sends the
-  // releases again every RELEASE_RETRY_MS until the database takes them. Per store, not module
-  // state. Given up after the stale horizon (by then any retry takes the key over anyway) or on
-  // close; a process that dies with some leaves them to that horizon, as it leaves the keys it ran.
+/** Deletes holds that are still in progress under their own holder (a retry's hold stays). */
+async function deleteHolds(db: Kysely<DB>, holds: KeyHold[]): Promise<void> {
+  await db
+    .deleteFrom('idempotency_keys')
+    .where('state', '=', 'in_progress')
+    .where((eb) =>
+      eb.or(
+        holds.map((hold) =>
+          eb.and([eb('scope', '=', hold.scope), eb('key', '=', hold.key), eb('holder', '=', hold.holder)]),
+        ),
+      ),
+    )
+    .execute();
+}
+
+// Holds whose release did not reach the database (an outage). Their requests are over, answered
+// 503: left alone, each key would stay "in progress" for IDEMPOTENCY_STALE_SECONDS and refuse the
+// client's retry with 409 all that time. So this process, which knows they run no more, sends the
+// releases again every RELEASE_RETRY_MS until the database takes them. Per store, not module
+// state. Given up after the stale horizon (by then any retry takes the key over anyway) or on
+// close; a process that dies with some leaves them to that horizon, as it leaves the keys it ran.
+function releaseRetries(
+  db: Kysely<DB>,
+  options: IdempotencyStoreOptions,
+): { later(hold: KeyHold): void; close(): void } {
   const unreleased = new Map<string, { hold: KeyHold; since: number }>();
   let retryTimer: NodeJS.Timeout | undefined;
   let closed = false;
@@ -223,7 +280,11 @@ export function createIdempotencyStore(
     for (const [id, entry] of unreleased) if (entry.since < horizon) unreleased.delete(id);
     const batch = [...unreleased].slice(0, RELEASE_RETRY_BATCH);
     try {
-      if (batch.length > 0) await deleteHolds(batch.map(([, entry]) => entry.hold));
+      if (batch.length > 0)
+        await deleteHolds(
+          db,
+          batch.map(([, entry]) => entry.hold),
+        );
       for (const [id] of batch) unreleased.delete(id);
     } catch (error) {
       // Still out of reach: the next round tries again. Any other failure is not this store's to
@@ -239,40 +300,8 @@ export function createIdempotencyStore(
   }
 
   return {
-    sealed,
-
-    async begin(request: IdempotencyRequest, now: Date): Promise<BeginResult> {
-      const holder = randomUUID();
-      try {
-        return await take(request, now, holder);
-      } catch (error) {
-        // The database went out of reach midway: a statement that took the key may have committed
-        // unheard of. This request ends here with a 503, so whatever it took is released.
-        if (isDatabaseUnavailable(error)) releaseLater({ scope: request.scope, key: request.key, holder });
-        throw error;
-      }
-    },
-
-    async complete(request: IdempotencyRequest, response: StoredResponse): Promise<void> {
-      await completions.add({ request, response });
-    },
-
-    /**
-     * A request that ends without an answer to keep (a 5xx, a 429, an answer never stored) gives
-     * its key back, and the client may retry with it. Out of reach, the release is sent again later
-     * (releaseLater) rather than failing the request a second time.
-     */
-    async release(hold: KeyHold): Promise<void> {
-      try {
-        await deleteHolds([hold]);
-      } catch (error) {
-        if (!isDatabaseUnavailable(error)) throw error;
-        releaseLater(hold);
-      }
-    },
-
-    /** Stops sending releases again: the service is closing. */
-    close(): void {
+    later: releaseLater,
+    close() {
       closed = true;
       clearTimeout(retryTimer);
       unreleased.clear();
@@ -329,22 +358,21 @@ export function completionWithCommit(
   };
 }
 
-export const JOB_IDEMPOTENCY_PURGE = 'maintenance.purge-expired';
+export const idempotencyPurgeJob = defineJob('maintenance.purge-expired', noPayload);
 
 /**
  * Idempotency keys are kept 24 h, then deleted. The router's table, so the router's job; the
  * composition root registers it beside the modules' jobs, since a worker-only process builds no app.
  */
-export function idempotencyPurgeJob(db: Kysely<DB>, clock: Clock): JobDefinition {
-  return {
-    name: JOB_IDEMPOTENCY_PURGE,
+export function idempotencyPurgeDefinition(db: Kysely<DB>, clock: Clock): JobDefinition<typeof noPayload> {
+  return jobDefinition(idempotencyPurgeJob, {
     cron: '*/15 * * * *',
     retryLimit: 3,
     retryDelaySeconds: 30,
     expireInSeconds: 300,
     runOnClockAdvance: true,
     handler: async () => void (await purgeExpiredIdempotencyKeys(db, clock.now())),
-  };
+  });
 }
 
 export async function purgeExpiredIdempotencyKeys(db: Kysely<DB>, now: Date): Promise<number> {

@@ -1,14 +1,18 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { AppError } from '../errors.ts';
 import type { ExchangeObserver } from '../providers/http-exchange.ts';
 import type { PurchaseMetrics } from '../vtu/purchase-metrics.ts';
+import { fromAppError, sendError } from './errors.ts';
 import { type MoneyReads, moneyGaugesRegistered, registerMoneyGauges } from './money-metrics.ts';
 
 // Prometheus metrics (docs/operations.md lists them and the alerts on them). Each context has its own
 // registry, so that several services in one test process do not collide. Two kinds:
 //  - counters and histograms of what this process did (HTTP requests, purchases it accepted or
 //    settled, its calls to providers): per process, summed across processes by Prometheus;
-//  - gauges read from the database at each scrape (money-metrics.ts): the same from any process.
+//  - gauges of the money, read from the figures' snapshot that a job refreshes every 30 s
+//    (money-metrics.ts): the same from any process.
 
 /** The registry and the ports the domains and adapters report through (built by the composition root). */
 export type ServiceMetrics = {
@@ -72,23 +76,48 @@ export function createServiceMetrics(): ServiceMetrics {
   };
 }
 
-/** The HTTP figures, the money gauges over `reads`, and GET /metrics serving the registry. */
-export function registerMetrics(app: FastifyInstance, metrics: ServiceMetrics, reads: MoneyReads): void {
-  const { registry } = metrics;
+/** Counts and times every request `app` answers, into the context's registry. */
+export function countRequests(app: FastifyInstance, metrics: ServiceMetrics): void {
   const { requests, duration } = metrics.http;
-  // Once per context: a second app over the same context (a test's) serves the same gauges.
-  if (!moneyGaugesRegistered(registry)) {
-    registerMoneyGauges(registry, reads, (error, figure) =>
-      app.log.warn({ err: error, figure }, 'a /metrics figure could not be read'),
-    );
-  }
   app.addHook('onResponse', async (request, reply) => {
     // Unknown paths share one label so that scanners cannot grow the label set without bound.
     const route = request.routeOptions.url ?? 'unmatched';
     requests.inc({ route, method: request.method, status: String(reply.statusCode) });
     duration.observe({ route, method: request.method }, reply.elapsedTime / 1000);
   });
-  app.get('/metrics', { schema: { hide: true }, config: { rateLimit: false } }, async (_request, reply) => {
+}
+
+/** Whether the request shows `Authorization: Bearer <token>`, compared in constant time. */
+function showsToken(authorization: string | undefined, token: string): boolean {
+  if (authorization === undefined) return false;
+  // Both sides hashed first: equal lengths for timingSafeEqual, and no length told by the timing.
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  return timingSafeEqual(digest(authorization), digest(`Bearer ${token}`));
+}
+
+/**
+ * GET /metrics serving the registry, with the money gauges over `reads` (API.md section 17.1). With
+ * `token` (METRICS_TOKEN) a scrape without `Authorization: Bearer <token>` is 401. Exempt from the
+ * rate limit: a scrape reads one row (the figures' snapshot), never a provider.
+ */
+export function serveMetrics(
+  app: FastifyInstance,
+  metrics: ServiceMetrics,
+  reads: MoneyReads,
+  token: string | undefined,
+): void {
+  const { registry } = metrics;
+  // Once per context: a second app over the same context (a test's) serves the same gauges.
+  if (!moneyGaugesRegistered(registry)) {
+    registerMoneyGauges(registry, reads, (error, figure) =>
+      app.log.warn({ err: error, figure }, 'a /metrics figure could not be read'),
+    );
+  }
+  app.get('/metrics', { schema: { hide: true }, config: { rateLimit: false } }, async (request, reply) => {
+    if (token !== undefined && !showsToken(request.headers.authorization, token)) {
+      reply.header('www-authenticate', 'Bearer realm="metrics"');
+      return sendError(reply, fromAppError(new AppError('UNAUTHENTICATED', 'a metrics token is required')));
+    }
     reply.type(registry.contentType);
     return registry.metrics();
   });

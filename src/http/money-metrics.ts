@@ -1,83 +1,74 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Clock } from '../clock.ts';
-import type { PaymentInbox } from '../funding/inbox-figures.ts';
-import type { QueueCounts } from '../jobs/queue.ts';
-import type { LedgerCheckRun } from '../ledger/check-runs.ts';
-import type { FloatBalance, ProcessingPurchases } from '../vtu/operator-figures.ts';
+import type { Figures, StoredFigures } from '../figures/snapshot.ts';
+import { withinDeadline } from '../shared/deadline.ts';
 
-// The money's gauges (docs/operations.md): read at each scrape through the owning modules' api (a
-// table is read only by its owner), never kept between scrapes. Each read is one indexed statement
-// (or one balance call per provider); a read shared by two gauges runs once per scrape. They come
-// from the database (or the providers), so every process serves the same values: aggregate them
-// with max(), not sum(), across processes.
+// The money's gauges (docs/operations.md), served from the figures' snapshot (src/figures/, decision
+// 0028): a job reads the providers' floats and the database's counts every 30 s and stores them in
+// one row; a scrape reads that row with one statement and nothing else, so that no scrape, however
+// frequent or whoever sends it, calls a provider or counts a table. Every process serves the same
+// values: aggregate them with max(), not sum(), across processes. billrail_figures_age_seconds says
+// how old they are, so that an alert sees the refresh stop.
 
-/** What the gauges read, each through the module that owns it (app.ts builds it from the context). */
+/** What the gauges read (app.ts builds it from the context). */
 export type MoneyReads = {
   clock: Clock;
-  floatBalances(): Promise<FloatBalance[]>;
-  processingPurchases(): Promise<ProcessingPurchases>;
-  paymentInbox(): Promise<PaymentInbox>;
-  queueCounts(): Promise<QueueCounts[]>;
-  lastLedgerCheck(): Promise<LedgerCheckRun | null>;
-  /** Whether the database answers (as /readyz asks it). */
-  ready(): Promise<boolean>;
+  /** The latest snapshot, null before the first refresh (the figures module's api). */
+  latestFigures(): Promise<StoredFigures | null>;
 };
 
 /**
- * The longest a scrape waits for one read. A provider that hangs (its float balance) or a database
- * that stopped answering must not hold /metrics past Prometheus's scrape timeout (10 s by default),
- * or the whole scrape is lost, the HTTP and provider error counters with it, exactly when they
- * matter; the read that ran out is told as failed.
+ * The longest a scrape waits for the snapshot. A database that stopped answering must not hold
+ * /metrics past Prometheus's scrape timeout (10 s by default), or the whole scrape is lost, the HTTP
+ * and provider error counters with it, exactly when they matter; the read is then told as failed.
  */
 const readDeadlineMs = 2_500;
 
-/** The read, or a failure once readDeadlineMs has passed without its answer. */
-function withinDeadline<T>(read: () => Promise<T>): () => Promise<T> {
-  return () => {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${readDeadlineMs} ms`)), readDeadlineMs);
-    });
-    return Promise.race([read(), deadline]).finally(() => clearTimeout(timer));
-  };
-}
-
-/** Told of a read that failed: its gauge is left out of that scrape, the rest are served. */
+/** Told when a scrape could not read the snapshot: every figure is left out (or NaN) for that scrape. */
 export type ReadFailed = (error: unknown, figure: string) => void;
 
-const inboxBacklogName = 'billrail_payment_inbox_backlog';
+export const figuresAgeName = 'billrail_figures_age_seconds';
 
 export function moneyGaugesRegistered(registry: Registry): boolean {
-  return registry.getSingleMetric(inboxBacklogName) !== undefined;
+  return registry.getSingleMetric(figuresAgeName) !== undefined;
 }
 
 /**
  * The read, run once for the calls made while it runs: a scrape starts every gauge's collect at once
- * (prom-client's Registry.metrics), so the gauges of one figure share one statement, and the next
- * scrape reads afresh.
+ * (prom-client's Registry.metrics), so all the gauges share one statement, and the next scrape reads
+ * afresh. A failure is told once per scrape.
  */
-function sharedPerScrape<T>(read: () => Promise<T>): () => Promise<T> {
-  const bounded = withinDeadline(read);
+function sharedPerScrape<T>(read: () => Promise<T>, failed: (error: unknown) => void): () => Promise<T> {
+  const bounded = () => withinDeadline(read, readDeadlineMs);
   let running: Promise<T> | undefined;
   return () => {
-    running ??= bounded().finally(() => {
-      running = undefined;
-    });
+    running ??= bounded()
+      .catch((error: unknown) => {
+        failed(error);
+        throw error;
+      })
+      .finally(() => {
+        running = undefined;
+      });
     return running;
   };
 }
 
+type Snapshot = () => Promise<StoredFigures | null>;
+
 /**
- * A gauge whose values are set at each scrape by `update`, after `reset` (a provider or queue gone
- * since the last scrape is not kept). A failed read leaves a labelled gauge empty for that scrape and
- * a gauge without labels NaN (prom-client serves such a gauge reset as 0, which an alert would read
- * as all clear: no purchase processing, no webhook waiting), and is told.
+ * A gauge set at each scrape from one figure of the snapshot, after `reset` (a provider or queue gone
+ * since the last refresh is not kept). A figure that is not there (its read failed at the refresh,
+ * the snapshot could not be read, or no refresh has run yet) leaves a labelled gauge empty and a
+ * gauge without labels NaN: prom-client serves such a gauge reset as 0, which an alert would read as
+ * all clear (no purchase processing, no webhook waiting).
  */
-function scrapedGauge<L extends string>(
+function figureGauge<L extends string, T>(
   registry: Registry,
   options: { name: string; help: string; labelNames?: readonly L[] },
-  update: (gauge: Gauge<L>) => Promise<void>,
-  failed: ReadFailed,
+  snapshot: Snapshot,
+  pick: (figures: Figures) => T | null,
+  set: (gauge: Gauge<L>, figure: T) => void,
 ): void {
   new Gauge<L>({
     name: options.name,
@@ -86,33 +77,42 @@ function scrapedGauge<L extends string>(
     registers: [registry],
     async collect() {
       this.reset();
-      try {
-        await update(this);
-      } catch (error) {
-        this.reset();
-        if ((options.labelNames ?? []).length === 0) (this as Gauge).set(Number.NaN);
-        failed(error, options.name);
-      }
+      const stored = await snapshot().catch(() => null);
+      const figure = stored === null ? null : pick(stored.figures);
+      if (figure !== null) set(this, figure);
+      else if ((options.labelNames ?? []).length === 0) (this as Gauge).set(Number.NaN);
     },
   });
 }
 
-export function registerMoneyGauges(registry: Registry, reads: MoneyReads, failed: ReadFailed): void {
-  const gauge = <L extends string>(
-    options: { name: string; help: string; labelNames?: readonly L[] },
-    update: (g: Gauge<L>) => Promise<void>,
-  ) => scrapedGauge(registry, options, update, failed);
+/** A gauge of one figure of the snapshot, as registerMoneyGauges makes them (figureGauge). */
+type FigureGauge = <L extends string, T>(
+  options: { name: string; help: string; labelNames?: readonly L[] },
+  pick: (figures: Figures) => T | null,
+  set: (g: Gauge<L>, figure: T) => void,
+) => void;
 
-  const floats = sharedPerScrape(reads.floatBalances);
+export function registerMoneyGauges(registry: Registry, reads: MoneyReads, failed: ReadFailed): void {
+  const snapshot = sharedPerScrape(reads.latestFigures, (error) => failed(error, 'operator_figures'));
+  const gauge: FigureGauge = (options, pick, set) => figureGauge(registry, options, snapshot, pick, set);
+  floatGauges(gauge);
+  purchaseAndInboxGauges(gauge, reads.clock);
+  queueAndLedgerGauges(gauge);
+  snapshotGauges(registry, snapshot, reads.clock);
+}
+
+/** The providers' floats and their floors. */
+function floatGauges(gauge: FigureGauge): void {
   gauge(
     {
       name: 'billrail_provider_float_balance_kobo',
-      help: "Each VTU provider's float as it reports it now (absent when it could not be read)",
+      help: "Each VTU provider's float as it reported it at the last refresh (absent when it could not be read)",
       labelNames: ['provider'],
     },
-    async (g) => {
-      for (const f of await floats())
-        if (f.balanceKobo !== null) g.set({ provider: f.provider }, Number(f.balanceKobo));
+    (f) => f.floats,
+    (g, floats) => {
+      for (const b of floats)
+        if (b.balanceKobo !== null) g.set({ provider: b.provider }, Number(b.balanceKobo));
     },
   );
   gauge(
@@ -121,49 +121,59 @@ export function registerMoneyGauges(registry: Registry, reads: MoneyReads, faile
       help: 'The float below which operators are warned (VTU_FLOAT_FLOOR)',
       labelNames: ['provider'],
     },
-    async (g) => {
-      for (const f of await floats()) g.set({ provider: f.provider }, Number(f.floorKobo));
+    (f) => f.floats,
+    (g, floats) => {
+      for (const b of floats) g.set({ provider: b.provider }, Number(b.floorKobo));
     },
   );
+}
 
-  const purchases = sharedPerScrape(reads.processingPurchases);
+/** The purchases still processing or stuck, and the payment webhooks waiting. */
+function purchaseAndInboxGauges(gauge: FigureGauge, clock: Clock): void {
   gauge(
     { name: 'billrail_vtu_purchases_processing', help: 'Purchases still processing (pending or unknown)' },
-    async (g) => g.set((await purchases()).processing),
+    (f) => f.purchases,
+    (g, purchases) => g.set(purchases.processing),
   );
   gauge(
     {
       name: 'billrail_vtu_purchases_stuck',
       help: 'Purchases processing for longer than the stuck-alert window (30 minutes after acceptance)',
     },
-    async (g) => g.set((await purchases()).stuck),
+    (f) => f.purchases,
+    (g, purchases) => g.set(purchases.stuck),
   );
 
-  const inbox = sharedPerScrape(reads.paymentInbox);
-  gauge({ name: inboxBacklogName, help: 'Stored payment webhooks not processed yet' }, async (g) =>
-    g.set((await inbox()).backlog),
+  gauge(
+    { name: 'billrail_payment_inbox_backlog', help: 'Stored payment webhooks not processed yet' },
+    (f) => f.inbox,
+    (g, inbox) => g.set(inbox.backlog),
   );
   gauge(
     {
       name: 'billrail_payment_inbox_oldest_age_seconds',
       help: 'How long the oldest unprocessed payment webhook has waited (0 when none waits)',
     },
-    async (g) => {
-      const { oldestReceivedAt } = await inbox();
-      const age =
-        oldestReceivedAt === null ? 0 : (reads.clock.now().getTime() - oldestReceivedAt.getTime()) / 1000;
+    (f) => f.inbox,
+    // Measured now from when it arrived, so that it keeps growing between refreshes.
+    (g, { oldestReceivedAt }) => {
+      const age = oldestReceivedAt === null ? 0 : (clock.now().getTime() - oldestReceivedAt.getTime()) / 1000;
       g.set(Math.max(0, age));
     },
   );
+}
 
+/** The job queues' counts and the latest ledger check. */
+function queueAndLedgerGauges(gauge: FigureGauge): void {
   gauge(
     {
       name: 'billrail_job_queue_jobs',
       help: 'Jobs per pg-boss queue and state (queued includes deferred; failed: retries spent, still retained), as its monitor last counted',
       labelNames: ['queue', 'state'],
     },
-    async (g) => {
-      for (const q of await withinDeadline(reads.queueCounts)()) {
+    (f) => f.queues,
+    (g, queues) => {
+      for (const q of queues) {
         for (const state of ['queued', 'deferred', 'active', 'failed'] as const) {
           g.set({ queue: q.name, state }, q[state]);
         }
@@ -171,21 +181,22 @@ export function registerMoneyGauges(registry: Registry, reads: MoneyReads, faile
     },
   );
 
-  const ledger = sharedPerScrape(reads.lastLedgerCheck);
+  // A ledger never checked leaves these at 0 (prom-client's reset value): its last run reads as
+  // long ago (the not-running alert fires), and not as an imbalance.
   gauge(
     {
       name: 'billrail_ledger_check_ok',
       help: 'The latest ledger check: 1 balanced, 0 imbalances found or never run (then its last run is 0)',
     },
-    async (g) => {
-      const run = await ledger();
+    (f) => f.ledgerCheck,
+    (g, { run }) => {
       if (run !== null) g.set(run.ok ? 1 : 0);
     },
   );
   gauge(
     { name: 'billrail_ledger_check_imbalances', help: 'Imbalances the latest ledger check found' },
-    async (g) => {
-      const run = await ledger();
+    (f) => f.ledgerCheck,
+    (g, { run }) => {
       if (run !== null) g.set(run.imbalances);
     },
   );
@@ -194,15 +205,45 @@ export function registerMoneyGauges(registry: Registry, reads: MoneyReads, faile
       name: 'billrail_ledger_check_last_run_timestamp_seconds',
       help: 'When the latest ledger check ran (Unix seconds; 0 before the first run)',
     },
-    async (g) => {
-      const run = await ledger();
+    (f) => f.ledgerCheck,
+    (g, { run }) => {
       if (run !== null) g.set(run.checkedAt.getTime() / 1000);
     },
   );
+}
 
-  gauge(
-    { name: 'billrail_ready', help: '1 when this process reaches its database (as /readyz), else 0' },
+/** How old the snapshot is, and whether this process could read it at all. */
+function snapshotGauges(registry: Registry, snapshot: Snapshot, clock: Clock): void {
+  new Gauge({
+    name: figuresAgeName,
+    help: 'Seconds since the figures above were read by the refresh job (every 30 s): +Inf before the first refresh, NaN when this process could not read them',
+    registers: [registry],
+    async collect() {
+      try {
+        const stored = await snapshot();
+        this.set(
+          stored === null
+            ? Number.POSITIVE_INFINITY
+            : Math.max(0, (clock.now().getTime() - stored.refreshedAt.getTime()) / 1000),
+        );
+      } catch {
+        this.set(Number.NaN);
+      }
+    },
+  });
+
+  new Gauge({
+    name: 'billrail_ready',
+    help: '1 when this process reaches its database (its read of the figures answered), else 0',
+    registers: [registry],
     // A database too slow to answer within the deadline is not ready either.
-    async (g) => g.set((await withinDeadline(reads.ready)().catch(() => false)) ? 1 : 0),
-  );
+    async collect() {
+      this.set(
+        await snapshot().then(
+          () => 1,
+          () => 0,
+        ),
+      );
+    },
+  });
 }

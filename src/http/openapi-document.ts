@@ -22,6 +22,8 @@ export const tagDescriptions: Readonly<Record<string, string>> = {
   notifications: 'The inbox, broadcasts and polls, and Web Push subscriptions',
   kyc: 'Identity verification: face liveness (Tier 1), NIN (Tier 2), bank account and ID document (Tier 3)',
   disputes: 'Problems reported on a money movement, and how they were resolved',
+  adjustments:
+    "Operators' corrections of a person's wallet, four eyes: proposed by one administrator, posted once another approves",
   schedules: 'Purchases approved once with the PIN and run at a date, or every day, week or month',
   'bulk-orders': 'Airtime or data for up to 100 numbers in one order, approved with one PIN',
   admin: 'For administrators: KYC reviews, alerts, broadcasts, markups, reconciliation and the ledger check',
@@ -58,7 +60,8 @@ const isObject = (value: unknown): value is JsonObject =>
 
 const rateLimitHeaders = {
   'X-RateLimit-Limit': {
-    description: 'Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE)',
+    description:
+      'Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise)',
     schema: { type: 'integer', minimum: 0 },
   },
   'X-RateLimit-Remaining': {

@@ -23,6 +23,8 @@ function routerErrorCodes(op: AnyOperation): ErrorCode[] {
     'SERVICE_UNAVAILABLE',
     ...(op.auth === 'public' ? [] : (['UNAUTHENTICATED'] as const)),
     ...(op.auth === 'admin' ? (['FORBIDDEN'] as const) : []),
+    // An admin session whose TOTP is not verified (ADMIN_SECOND_FACTOR=totp, API.md section 17.4).
+    ...(op.auth === 'admin' && op.skipsSecondFactor !== true ? (['SECOND_FACTOR_REQUIRED'] as const) : []),
     // Only a request with a body can be too large: Fastify reads no body for a GET.
     ...(op.method === 'POST'
       ? ([

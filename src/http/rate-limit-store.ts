@@ -10,7 +10,11 @@ import { dropOnTimeout } from '../redis.ts';
 // request through. The guards on money and sign-in (PIN tries, OTP tries and sends) are counted in
 // PostgreSQL and do not depend on it.
 
-// The plugin's own two stores, used as they are: its Redis script and its in-memory window.
+// The plugin's own two stores, used as they are: its Redis script and its in-memory window. They are
+// files of the package, not what its index exports, so package.json pins its exact version (no caret):
+// an upgrade is a deliberate change, made with test/http/rate-limit.test.ts and redis-outage.test.ts,
+// never a minor release moving or changing them under us. Rewriting them here instead would copy the
+// Redis script and the window arithmetic the plugin keeps right.
 const require = createRequire(import.meta.url);
 type StoreParts = { continueExceeding?: boolean; exponentialBackoff?: boolean };
 const RedisStore = require('@fastify/rate-limit/store/RedisStore.js') as new (

@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import type { AuditEntry } from '../audit/module.ts';
 import type { Clock } from '../clock.ts';
+import { type CommitWrite, type CommitWriter, writeWithCommit } from '../db/unit-of-work.ts';
 import { AppError } from '../errors.ts';
 import type { AnyOperation, Caller } from '../operation.ts';
 import { canonicalJson } from './canonical-json.ts';
@@ -21,12 +23,14 @@ import {
   errorResponseSchemas,
   operationErrorCodes,
 } from './operation-errors.ts';
+import type { PhoneRateLimit } from './phone-rate-limit.ts';
 
 // Turns each Operation into `/_serverFn/<name>`: bearer auth (onRequest, before the body is even
-// read), the Idempotency-Key check, zod validation of the query or `{data}` body, rate limiting,
-// the handler, the output schema (which strips anything internal) and the envelope. Each route
-// documents its error responses from the codes the operation declares, and checks every error its
-// handler raises against them (operation-errors.ts).
+// read), the Idempotency-Key check, rate limiting per caller, zod validation of the query or
+// `{data}` body, the limit per phone of the sign-in operations, the handler, the output schema
+// (which strips anything internal) and the envelope. Each route documents its error responses from
+// the codes the operation declares, and checks every error its handler raises against them
+// (operation-errors.ts).
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -35,6 +39,10 @@ declare module 'fastify' {
     caller: Caller | null;
     /** Hash of the operation and the body as sent, taken before validation transforms it. */
     requestHash: string;
+    /** Admin operations: who called (an admin, or a user refused for the role), for the audit row. */
+    auditActor: Caller | null;
+    /** Admin operations: the audit row is written (with the operation's commit, or on its own). */
+    audited: boolean;
   }
 }
 
@@ -47,13 +55,16 @@ function bearerToken(request: FastifyRequest): string | null {
   return match?.[1] ?? null;
 }
 
+const halfSurrogate = 'half of a surrogate pair (not Unicode text) is not allowed';
+
 /** Input nested deeper than this is refused before anything walks it recursively. */
 const INPUT_DEPTH_MAX = 32;
 
 /**
  * What no schema reliably catches, found without recursion: nesting deep enough to overflow the
- * recursive walks of hashing and validation (a 500), and NUL characters, which PostgreSQL refuses in
- * text and jsonb (a 500 too, from any string field a schema lets through).
+ * recursive walks of hashing and validation (a 500), NUL characters, which PostgreSQL refuses in
+ * text and jsonb, and half of a surrogate pair, which jsonb refuses (a 500 too, from any string
+ * field a schema lets through, once it reaches an event, a notification or the audit trail).
  */
 function unsafeInput(
   value: unknown,
@@ -64,6 +75,7 @@ function unsafeInput(
     if (typeof next.value === 'string') {
       if (next.value.includes('\u0000'))
         return { path: next.path, message: 'NUL characters are not allowed' };
+      if (!next.value.isWellFormed()) return { path: next.path, message: halfSurrogate };
       continue;
     }
     if (next.value === null || typeof next.value !== 'object') continue;
@@ -74,6 +86,7 @@ function unsafeInput(
     for (const [name, child] of Object.entries(next.value)) {
       const path = [...next.path, isArray ? Number(name) : name];
       if (name.includes('\u0000')) return { path, message: 'NUL characters are not allowed' };
+      if (!name.isWellFormed()) return { path, message: halfSurrogate };
       pending.push({ value: child, path });
     }
   }
@@ -91,6 +104,18 @@ export type RouterDeps = {
    * the declarations /openapi.json is built from.
    */
   strictErrorCodes: boolean;
+  /** The per-phone limit of the operations that declare `rateLimitPhone` (phone-rate-limit.ts). */
+  limitPerPhone: PhoneRateLimit;
+  /**
+   * The trail every admin operation's answer is written to (the audit module's api): an allowed
+   * POST's row with its commit, any other answer's on its own (API.md section 17.4).
+   */
+  audit: { writeWithCommit: CommitWriter<AuditEntry>; record: (entry: AuditEntry) => Promise<void> };
+  /**
+   * The administrators' second factor (ADMIN_SECOND_FACTOR): whether admin operations need the
+   * session verified by a TOTP, and whether an admin has confirmed one (auth's api), said on refusal.
+   */
+  secondFactor: { required: boolean; enrolled: (userId: string) => Promise<boolean> };
 };
 
 export function registerOperations(
@@ -99,14 +124,33 @@ export function registerOperations(
   deps: RouterDeps,
 ): void {
   const names = new Set<string>();
+  // One writer for every admin POST's commit, so that the writes of one transaction group by it.
+  const audited: AuditedCompletionWriter = async (trx, rows) => {
+    await writeWithCommit(
+      trx,
+      rows.map((row) => row.key),
+    );
+    await deps.audit.writeWithCommit(
+      trx,
+      rows.map((row) => row.entry),
+    );
+  };
   for (const op of operations) {
     if (names.has(op.name)) throw new Error(`operation ${op.name} is declared twice`);
     names.add(op.name);
-    registerOperation(app, op, deps);
+    registerOperation(app, op, deps, audited);
   }
 }
 
-function registerOperation(app: FastifyInstance, op: AnyOperation, deps: RouterDeps): void {
+/** An admin POST's write with its commit: the Idempotency-Key's answer and the audit row together. */
+type AuditedCompletionWriter = CommitWriter<{ key: CommitWrite; entry: AuditEntry }>;
+
+function registerOperation(
+  app: FastifyInstance,
+  op: AnyOperation,
+  deps: RouterDeps,
+  audited: AuditedCompletionWriter,
+): void {
   const { authenticate, strictErrorCodes } = deps;
   const isPost = op.method === 'POST';
   const success = z.object({ success: z.literal(true), data: op.output });
@@ -139,6 +183,8 @@ function registerOperation(app: FastifyInstance, op: AnyOperation, deps: RouterD
     attachValidation: false,
     onRequest: async (request, reply) => {
       request.caller = null;
+      request.auditActor = null;
+      request.audited = false;
       if (op.auth === 'public') return;
       const token = bearerToken(request);
       const caller = token === null ? null : await authenticate(token);
@@ -148,14 +194,15 @@ function registerOperation(app: FastifyInstance, op: AnyOperation, deps: RouterD
           toErrorResponse(new AppError('UNAUTHENTICATED', 'a valid bearer token is required'), request),
         );
       }
-      if (op.auth === 'admin' && !caller.roles.includes('admin')) {
-        return sendError(
-          reply,
-          toErrorResponse(new AppError('FORBIDDEN', 'this operation is for administrators'), request),
-        );
+      if (op.auth === 'admin') {
+        // From here on every answer is audited (onSend below), a refusal of the role included.
+        request.auditActor = caller;
+        const refusal = await adminRefusal(op, caller, deps);
+        if (refusal !== null) return sendError(reply, toErrorResponse(refusal, request));
       }
       request.caller = caller;
     },
+    ...(op.auth === 'admin' ? { onSend: auditOnSend(op, deps) } : {}),
     preValidation: async (request, reply) => {
       const key = request.headers['idempotency-key'];
       if (isPost && !idempotencyKey.safeParse(key).success) {
@@ -184,8 +231,121 @@ function registerOperation(app: FastifyInstance, op: AnyOperation, deps: RouterD
       const data = (request.body as { data?: unknown } | null | undefined)?.data;
       request.requestHash = requestHash(op.name, canonicalJson(data ?? null));
     },
-    handler: async (request, reply) => handle(deps, op, checkErrorCode, request, reply),
+    ...phoneLimitHook(op, deps.limitPerPhone),
+    handler: async (request, reply) => handle(deps, op, checkErrorCode, request, reply, audited),
   });
+}
+
+/**
+ * Why an admin operation is refused to this caller before its body is read: not an administrator
+ * (403 FORBIDDEN), or a session whose second factor is not verified (403 SECOND_FACTOR_REQUIRED,
+ * `details.enrolled` false when there is no confirmed TOTP to verify with yet). The second factor's
+ * own operations need the role only.
+ */
+async function adminRefusal(op: AnyOperation, caller: Caller, deps: RouterDeps): Promise<AppError | null> {
+  if (!caller.roles.includes('admin'))
+    return new AppError('FORBIDDEN', 'this operation is for administrators');
+  if (!deps.secondFactor.required || op.skipsSecondFactor === true) return null;
+  const until = caller.secondFactorUntil;
+  if (until != null && until > deps.clock.now()) return null;
+  const enrolled = await deps.secondFactor.enrolled(caller.userId);
+  return new AppError(
+    'SECOND_FACTOR_REQUIRED',
+    enrolled
+      ? 'verify the second factor first (adminVerifyTotp)'
+      : 'enrol a second factor first (adminEnrolTotp, then adminConfirmTotp)',
+    { details: { enrolled } },
+  );
+}
+
+/** The audit row of an admin operation's answer (audit/trail.ts redacts the input). */
+function auditEntry(
+  op: AnyOperation,
+  request: FastifyRequest,
+  outcome: string,
+  clock: Clock,
+): AuditEntry | null {
+  // Unset when an app-wide hook answered before the route's (a rate limit): nobody known to name.
+  const actor = request.auditActor;
+  if (actor == null) return null;
+  const input = op.method === 'POST' ? (request.body as { data?: unknown } | undefined)?.data : request.query;
+  return { at: clock.now(), adminId: actor.userId, operation: op.name, input, outcome, ip: request.ip };
+}
+
+/** The code of an error envelope as sent, for the audit row's outcome. */
+function errorCodeOf(payload: unknown): string | undefined {
+  if (typeof payload !== 'string') return undefined;
+  try {
+    const code = (JSON.parse(payload) as { error?: { code?: unknown } }).error?.code;
+    return typeof code === 'string' ? code : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The audit row of every admin answer not already written with the operation's commit: refusals
+ * (the role, the second factor, validation, the Idempotency-Key, the rate limit, the rules), GETs
+ * (reads of people's data), replays, and answers not stored. Written before the answer leaves: a
+ * read whose row cannot be written is not answered (the error replaces it). A failure's row that
+ * cannot be written is logged and the failure answered as it is.
+ */
+function auditOnSend(op: AnyOperation, deps: RouterDeps) {
+  return async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    if (request.audited === true) return payload;
+    request.audited = true;
+    const status = reply.statusCode;
+    const outcome =
+      status === 200
+        ? reply.getHeader('idempotent-replayed') === 'true'
+          ? 'replayed'
+          : 'ok'
+        : (errorCodeOf(payload) ?? `HTTP_${status}`);
+    const entry = auditEntry(op, request, outcome, deps.clock);
+    if (entry === null) return payload;
+    try {
+      await deps.audit.record(entry);
+    } catch (error) {
+      if (status < 400) throw error;
+      request.log.error({ err: error, operation: op.name, outcome }, 'an admin answer could not be audited');
+    }
+    return payload;
+  };
+}
+
+/**
+ * An admin POST's completion: its Idempotency-Key answer and its audit row are one write, committed
+ * by the operation's own transaction when it runs `inUnitOfWork(db, withCommit, ...)`.
+ */
+function auditedCompletion(
+  completion: RouterCompletion,
+  writer: AuditedCompletionWriter,
+  entry: () => AuditEntry | null,
+  request: FastifyRequest,
+): RouterCompletion {
+  return {
+    writeFor(result) {
+      const key = completion.writeFor(result);
+      const row = entry();
+      return row === null ? key : { writer: writer as CommitWriter<never>, row: { key, entry: row } };
+    },
+    committed() {
+      completion.committed();
+      request.audited = true;
+    },
+    committedBody: () => completion.committedBody(),
+  };
+}
+
+/** The preHandler of an operation limited per phone: it runs on the validated input. */
+function phoneLimitHook(op: AnyOperation, limitPerPhone: PhoneRateLimit) {
+  const phoneOf = op.rateLimitPhone;
+  if (phoneOf === undefined) return {};
+  return {
+    preHandler: limitPerPhone(op.name, (request) =>
+      phoneOf(op.method === 'POST' ? (request.body as { data: unknown }).data : request.query),
+    ),
+  };
 }
 
 type Outcome = { status: number; body: string; retryAfterSeconds: number | undefined };
@@ -232,11 +392,12 @@ function send(reply: FastifyReply, outcome: Outcome): FastifyReply {
 }
 
 async function handle(
-  { idempotency, clock }: RouterDeps,
+  { idempotency, clock, audit }: RouterDeps,
   op: AnyOperation,
   checkErrorCode: ErrorCodeCheck,
   request: FastifyRequest,
   reply: FastifyReply,
+  audited: AuditedCompletionWriter,
 ): Promise<FastifyReply> {
   if (op.method === 'GET') return send(reply, await run(op, checkErrorCode, request, request.query));
 
@@ -281,7 +442,11 @@ async function handle(
   const { hold } = begun;
   if (op.storesAnswer === false)
     return send(reply, await runUnstored(op, idempotency, checkErrorCode, request, hold));
-  const completion = completionWithCommit(idempotency, key, (result) => successBody(op, result));
+  const keyCompletion = completionWithCommit(idempotency, key, (result) => successBody(op, result));
+  const completion =
+    op.auth === 'admin'
+      ? auditedCompletion(keyCompletion, audited, () => auditEntry(op, request, 'ok', clock), request)
+      : keyCompletion;
   let outcome: Outcome;
   try {
     outcome = await run(op, checkErrorCode, request, body.data, completion);
@@ -298,7 +463,21 @@ async function handle(
     return send(reply, outcome);
   }
   try {
-    await idempotency.complete(key, { status: outcome.status, body: outcome.body });
+    const response = { status: outcome.status, body: outcome.body };
+    const entry = auditEntry(
+      op,
+      request,
+      outcome.status === 200 ? 'ok' : (errorCodeOf(outcome.body) ?? `HTTP_${outcome.status}`),
+      clock,
+    );
+    if (entry === null) await idempotency.complete(key, response);
+    else {
+      // The answer kept under the key and its audit row, in one transaction.
+      await idempotency.completeWith(key, response, [
+        { writer: audit.writeWithCommit as CommitWriter<never>, row: entry },
+      ]);
+      request.audited = true;
+    }
   } catch (error) {
     // The answer could not be stored (the database went out of reach): the client gets a 503 and
     // retries. A refusal changed nothing, so its key is given back to run again; a success keeps

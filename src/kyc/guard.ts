@@ -1,14 +1,15 @@
-import type { Kysely } from 'kysely';
-import { kycTierOf } from '../auth/users.ts';
-import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 
 /**
  * The tier gate for money operations: purchases need Tier 1, wallet transfers and dedicated
  * accounts Tier 2. Throws 403 KYC_TIER_REQUIRED with details.requiredTier.
  */
-export async function requireKycTier(db: Kysely<DB>, userId: string, requiredTier: 1 | 2 | 3): Promise<void> {
-  requireTier(await kycTierOf(db, userId), requiredTier);
+export async function requireKycTier(
+  kycTierOf: (userId: string) => Promise<number>,
+  userId: string,
+  requiredTier: 1 | 2 | 3,
+): Promise<void> {
+  requireTier(await kycTierOf(userId), requiredTier);
 }
 
 /** The gate itself, for a caller that has read the user's tier already. */

@@ -1,9 +1,9 @@
 import type { Kysely, Transaction } from 'kysely';
-import { hmacSecret, newToken, sha256Hex } from '../auth/secrets.ts';
 import type { Clock } from '../clock.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
+import { keyedHash, newToken, sha256Hex } from '../shared/keyed-hash.ts';
 
 // Tier 1 face checks belong to the person who started them (decision 0006, "Liveness checks").
 // getKycLivenessUrl starts one with a 256-bit one-time state (stored as its SHA-256); the provider's
@@ -78,7 +78,7 @@ export async function startLivenessCheck(
 }
 
 export const livenessTokenHash = (pepper: string, token: string): string =>
-  hmacSecret(pepper, 'liveness-token', 'kyc', token);
+  keyedHash(pepper, 'liveness-token', 'kyc', token);
 
 const stateRefused = (message: string) =>
   new AppError('VALIDATION_ERROR', message, {

@@ -19,8 +19,8 @@ const tags = ['kyc'];
 export type KycOperationsDeps = KycDeps & {
   /** Signs the service's own short-lived document URLs (local storage). */
   urlKey: Buffer;
-  /** The service's own public base URL; known only after listen when PORT is 0. */
-  baseUrl: { readonly current: string };
+  /** The service's own public base URL, which signed document URLs point at. */
+  baseUrl: string;
   config: {
     /** The KYC provider's liveness page (config.kyc.livenessUrl). */
     livenessUrl: string;
@@ -120,11 +120,7 @@ export const kycOperations = (deps: KycOperationsDeps) => [
     output: s.documentUrlOutput,
     errors: ['NOT_FOUND'],
     handler: ({ caller, input }) =>
-      documentUrl(
-        { ...deps, baseUrl: deps.baseUrl.current },
-        { userId: caller.userId, isAdmin: caller.roles.includes('admin') },
-        input.documentId,
-      ),
+      documentUrl(deps, { userId: caller.userId, isAdmin: caller.roles.includes('admin') }, input.documentId),
   }),
   defineOperation({
     name: 'adminListKycReviews',
@@ -136,7 +132,7 @@ export const kycOperations = (deps: KycOperationsDeps) => [
     output: s.listReviewsOutput,
     errors: [],
     handler: async ({ input }) => {
-      const page = await listReviews(deps.db, input);
+      const page = await listReviews(deps, input);
       return { ...page, limit: input.limit, offset: input.offset };
     },
   }),

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Selectable, Transaction } from 'kysely';
-import { hmacSecret } from '../auth/secrets.ts';
-import { findUserById, findUsersByIds, lockUser, setKycTier, setVerifiedName } from '../auth/users.ts';
+import type { AuthApi } from '../auth/module.ts';
 import type { Clock } from '../clock.ts';
 import type { DB, KycSubmissionsTable } from '../db/schema.ts';
 import { AppError, notFound } from '../errors.ts';
@@ -11,6 +10,7 @@ import type { JobQueue } from '../jobs/queue.ts';
 import { toE164 } from '../phone.ts';
 import { type KycProvider, KycProviderUnavailableError } from '../providers/kyc/kyc-provider.ts';
 import type { DocumentStore } from '../providers/storage/document-store.ts';
+import { type HashKeys, keyedHash } from '../shared/keyed-hash.ts';
 import { DOCUMENT_URL_TTL_SECONDS, signDocumentUrl } from './document-urls.ts';
 import { type DocumentMimeType, decodeDocument } from './documents.ts';
 import { assertCheckOpen, livenessTokenHash, SANDBOX_LIVENESS_TOKENS, useCheck } from './liveness-checks.ts';
@@ -38,9 +38,15 @@ export type KycDeps = {
   jobs: JobQueue;
   provider: KycProvider;
   store: DocumentStore;
-  pepper: string;
+  /** SECRET_PEPPER, and the previous one while a rotation lasts (decision 0035). */
+  pepper: HashKeys;
   /** The banks Tier 3 accepts (listBanks): the payment provider's list, cached. */
   banks: () => Promise<readonly { code: string }[]>;
+  /** Auth's users: the rows read, and the row lock, tier and verified names written in a decision's transaction. */
+  users: Pick<
+    AuthApi,
+    'findUserById' | 'findUsersByIds' | 'kycTierOf' | 'lockUser' | 'setKycTier' | 'setVerifiedName'
+  >;
 };
 
 type Submission = Selectable<KycSubmissionsTable>;
@@ -133,7 +139,7 @@ async function record(
 ): Promise<KycTierView> {
   try {
     const row = await deps.db.transaction().execute(async (trx) => {
-      await lockUser(trx, userId);
+      await deps.users.lockUser(trx, userId);
       await assertCanSubmit(trx, userId, tier);
       // Read under the lock, so that created_at orders a user's submissions as they were decided.
       const now = deps.clock.now();
@@ -155,14 +161,14 @@ async function record(
         })
         .returningAll()
         .executeTakeFirstOrThrow();
-      if (decision.status !== 'pending') await applyDecision(deps.jobs, trx, inserted, now);
+      if (decision.status !== 'pending') await applyDecision(deps, trx, inserted, now);
       return inserted;
     });
     return toView(row);
   } catch (error) {
     if (isUniqueViolation(error)) {
       // Another account's submission of the same NIN committed first (kyc_submissions_one_nin_idx).
-      if (decision.ninHash !== undefined && (await ninHeldElsewhere(deps.db, userId, decision.ninHash)))
+      if (decision.ninHash !== undefined && (await ninHeldElsewhere(deps.db, userId, [decision.ninHash])))
         throw ninTaken();
       throw conflict('submitted_concurrently', `tier ${tier} was submitted at the same time`);
     }
@@ -170,7 +176,12 @@ async function record(
   }
 }
 
-async function applyDecision(jobs: JobQueue, trx: Transaction<DB>, s: Submission, now: Date): Promise<void> {
+async function applyDecision(
+  deps: Pick<KycDeps, 'jobs' | 'users'>,
+  trx: Transaction<DB>,
+  s: Submission,
+  now: Date,
+): Promise<void> {
   const event: DomainEvent =
     s.status === 'approved'
       ? { type: 'kyc.tier_approved', userId: s.user_id, tier: s.tier, occurredAt: now.toISOString() }
@@ -181,8 +192,8 @@ async function applyDecision(jobs: JobQueue, trx: Transaction<DB>, s: Submission
           reason: s.reason ?? '',
           occurredAt: now.toISOString(),
         };
-  if (s.status === 'approved') await setKycTier(trx, s.user_id, s.tier, now);
-  await publishEvent(jobs, trx, event);
+  if (s.status === 'approved') await deps.users.setKycTier(trx, s.user_id, s.tier, now);
+  await publishEvent(deps.jobs, trx, event);
 }
 
 async function askProvider<T>(call: () => Promise<T>): Promise<T> {
@@ -196,16 +207,25 @@ async function askProvider<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-async function profileName(db: Kysely<DB>, userId: string) {
-  const user = await findUserById(db, userId);
+async function userOf(deps: Pick<KycDeps, 'users'>, userId: string) {
+  const user = await deps.users.findUserById(userId);
   if (user === undefined) throw notFound('user');
+  return user;
+}
+
+/**
+ * The profile's names, which Tier 2 and 3 compare with the provider's record. Asked for after the
+ * tier order (assertCanSubmit): a person who may not submit this tier yet is told which tier comes
+ * first, not to add a name for a submission that would still be refused.
+ */
+function profileName(user: Awaited<ReturnType<typeof userOf>>) {
   if (user.first_name === null || user.last_name === null) {
     throw conflict(
       'profile_name_missing',
       'add your first and last name to your profile first (updateProfile)',
     );
   }
-  return { user, firstName: user.first_name, lastName: user.last_name };
+  return { firstName: user.first_name, lastName: user.last_name };
 }
 
 /**
@@ -223,7 +243,7 @@ export async function submitTier1(
   await assertCanSubmit(deps.db, userId, 1);
   // A magic token serves everyone, so it is never kept as spent; with a state, the check is used.
   const magic = options.sandboxTokens && SANDBOX_LIVENESS_TOKENS.includes(livenessToken);
-  const tokenHash = magic ? null : livenessTokenHash(deps.pepper, livenessToken);
+  const tokenHash = magic ? null : livenessTokenHash(deps.pepper.current.secret, livenessToken);
   if (!magic || state !== undefined)
     await assertCheckOpen(deps.db, deps.clock.now(), userId, state, tokenHash);
   const result = await askProvider(() => deps.provider.verifyLiveness(livenessToken));
@@ -252,11 +272,11 @@ export async function submitTier1(
 }
 
 /** An NIN pending or approved on an account other than this one. */
-async function ninHeldElsewhere(db: Kysely<DB>, userId: string, ninHash: string): Promise<boolean> {
+async function ninHeldElsewhere(db: Kysely<DB>, userId: string, ninHashes: string[]): Promise<boolean> {
   const held = await db
     .selectFrom('kyc_submissions')
     .select('id')
-    .where('nin_hash', '=', ninHash)
+    .where('nin_hash', 'in', ninHashes)
     .where('status', 'in', ['pending', 'approved'])
     .where('user_id', '<>', userId)
     .limit(1)
@@ -282,17 +302,22 @@ export async function submitTier2(
   userId: string,
   input: { nin: string; phone: string },
 ): Promise<KycTierView> {
-  const { user, firstName, lastName } = await profileName(deps.db, userId);
+  const user = await userOf(deps, userId);
   if (input.phone !== user.phone) {
     throw new AppError('VALIDATION_ERROR', 'the phone must be the one this account signed in with', {
       details: { issues: [{ path: ['data', 'phone'], message: 'not the phone of this account' }] },
     });
   }
   await assertCanSubmit(deps.db, userId, 2);
+  const { firstName, lastName } = profileName(user);
   // The NIN itself is kept only as a keyed hash (kyc_submissions.nin_hash: one NIN, one account) and
   // its last 4 (in details).
-  const ninHash = hmacSecret(deps.pepper, 'nin', 'NG', input.nin);
-  if (await ninHeldElsewhere(deps.db, userId, ninHash)) throw ninTaken();
+  const ninHash = keyedHash(deps.pepper.current.secret, 'nin', 'NG', input.nin);
+  // While a rotation of the pepper lasts, a NIN verified before it is held under the previous key.
+  const ninHashes = [deps.pepper.current, deps.pepper.previous].flatMap((key) =>
+    key === undefined ? [] : [keyedHash(key.secret, 'nin', 'NG', input.nin)],
+  );
+  if (await ninHeldElsewhere(deps.db, userId, ninHashes)) throw ninTaken();
   const lookup = await askProvider(() => deps.provider.lookupNin({ nin: input.nin, firstName, lastName }));
   const details: Record<string, unknown> = { ninLast4: input.nin.slice(-4), phone: input.phone };
   const decide = (decision: Omit<Decision, 'details' | 'ninHash'>) =>
@@ -317,8 +342,8 @@ export async function submitTier2(
   }
   return record(deps, userId, 2, { status: 'approved', details, ninHash }, async (trx) => {
     // Under the user's lock: held since the first check, or by an account that committed meanwhile.
-    if (await ninHeldElsewhere(trx, userId, ninHash)) throw ninTaken();
-    await setVerifiedName(trx, userId, { firstName, lastName }, deps.clock.now());
+    if (await ninHeldElsewhere(trx, userId, ninHashes)) throw ninTaken();
+    await deps.users.setVerifiedName(trx, userId, { firstName, lastName }, deps.clock.now());
   });
 }
 
@@ -360,8 +385,8 @@ export async function submitTier3(deps: KycDeps, userId: string, input: Tier3Inp
       details: { issues: [{ path: ['data', 'bankCode'], message }] },
     });
   }
-  const { firstName, lastName } = await profileName(deps.db, userId);
   await assertCanSubmit(deps.db, userId, 3);
+  const { firstName, lastName } = profileName(await userOf(deps, userId));
   const lookup = await askProvider(() =>
     deps.provider.lookupBankAccount({
       bankCode: input.bankCode,
@@ -447,10 +472,10 @@ export type KycReview = {
 };
 
 export async function listReviews(
-  db: Kysely<DB>,
+  deps: Pick<KycDeps, 'db' | 'users'>,
   filter: { status: 'pending' | 'approved' | 'rejected'; limit: number; offset: number },
 ): Promise<{ items: KycReview[]; total: number }> {
-  const base = db.selectFrom('kyc_submissions').where('status', '=', filter.status);
+  const base = deps.db.selectFrom('kyc_submissions').where('status', '=', filter.status);
   const [rows, count] = await Promise.all([
     base
       .selectAll()
@@ -462,7 +487,7 @@ export async function listReviews(
       .execute(),
     base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
   ]);
-  const users = await findUsersByIds(db, [...new Set(rows.map((r) => r.user_id))]);
+  const users = await deps.users.findUsersByIds([...new Set(rows.map((r) => r.user_id))]);
   const items = rows.map((r) => {
     const user = users.get(r.user_id);
     return {
@@ -484,7 +509,7 @@ export async function listReviews(
 }
 
 export async function reviewSubmission(
-  deps: Pick<KycDeps, 'db' | 'clock' | 'jobs'>,
+  deps: Pick<KycDeps, 'db' | 'clock' | 'jobs' | 'users'>,
   adminId: string,
   input: { userId: string; tier: number; decision: 'approve' | 'reject'; reason?: string | undefined },
 ): Promise<KycTierView> {
@@ -531,7 +556,7 @@ export async function reviewSubmission(
       .where('id', '=', pending.id)
       .returningAll()
       .executeTakeFirstOrThrow();
-    await applyDecision(deps.jobs, trx, updated, now);
+    await applyDecision(deps, trx, updated, now);
     return updated;
   });
   return toView(decided);

@@ -18,6 +18,9 @@ export const systemAccounts = {
   airtimeCashPayouts: 'airtime_cash_payouts',
   // Dispute refunds (migration 2026-12-02T1100): below zero by what operators gave back.
   expenseDisputes: 'expense_disputes',
+  // Operators' corrections, four eyes (migration 2026-12-08T1100): below zero by what the credits
+  // gave more than the debits took back.
+  adjustments: 'adjustments',
 } as const;
 
 export const userAccount = (kind: UserAccountKind, userId: string): string => `${kind}:${userId}`;

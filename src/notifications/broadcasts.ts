@@ -3,7 +3,7 @@ import type { DB } from '../db/schema.ts';
 import { AppError, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { JobQueue } from '../jobs/queue.ts';
-import { JOB_BROADCAST_PUSH } from './job-names.ts';
+import { broadcastPushJob } from './jobs.ts';
 
 // Broadcasts and polls (API.md sections 10 and 11). A broadcast is one row for every user, shown
 // while its window is open and pushed to every subscribed device by batched jobs; its poll's votes are one row per user (the primary key refuses a second
@@ -77,7 +77,7 @@ export async function createBroadcast(
       })
       .execute();
     // The push fan-out's first page, when the broadcast opens (pushes.ts).
-    await jobs.send(JOB_BROADCAST_PUSH, { broadcastId: id, after: null }, { db: trx, startAfter: startsAt });
+    await jobs.send(broadcastPushJob, { broadcastId: id, after: null }, { db: trx, startAfter: startsAt });
     if (poll === undefined) return;
     await trx
       .insertInto('polls')

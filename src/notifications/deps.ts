@@ -27,4 +27,6 @@ export type NotificationsDeps = {
   ) => Promise<ReadonlyMap<string, string>>;
   /** push: who has a device, the devices, and sending to them. */
   push: PushApi;
+  /** auth: the ids of the users with these phones (E.164), those who exist: the administrators. */
+  findUserIdsByPhones: (phones: string[]) => Promise<string[]>;
 };

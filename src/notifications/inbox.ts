@@ -1,8 +1,8 @@
 import type { Kysely, Transaction } from 'kysely';
-import { findUserIdsByPhones } from '../auth/users.ts';
 import type { DB } from '../db/schema.ts';
 import { notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
+import type { NotificationsDeps } from './deps.ts';
 import type { NotificationMessage } from './messages.ts';
 
 // The in-app inbox (API.md section 10): one row per user and fact, newest first.
@@ -174,13 +174,16 @@ export async function markAllRead(db: Kysely<DB>, userId: string, now: Date): Pr
  * ADMIN_PHONES and who have signed in), once per alert and administrator.
  */
 export async function deliverAlertToAdmins(
-  db: Kysely<DB>,
-  adminPhones: ReadonlySet<string>,
+  {
+    db,
+    adminPhones,
+    findUserIdsByPhones,
+  }: Pick<NotificationsDeps, 'db' | 'adminPhones' | 'findUserIdsByPhones'>,
   alert: { id: string; kind: string; message: string },
   now: Date,
 ): Promise<number> {
   if (adminPhones.size === 0) return 0;
-  const admins = await findUserIdsByPhones(db, [...adminPhones]);
+  const admins = await findUserIdsByPhones([...adminPhones]);
   let delivered = 0;
   for (const userId of admins) {
     const put = await deliverToInbox(

@@ -1,8 +1,14 @@
+import type { Kysely } from 'kysely';
+import type { AuthApi } from '../auth/module.ts';
+import type { Clock } from '../clock.ts';
+import type { DB } from '../db/schema.ts';
+import { type JobQueue, jobDefinition } from '../jobs/queue.ts';
 import type { DomainModule } from '../module.ts';
-import type { NotificationsDeps } from './deps.ts';
+import type { Mailer } from '../providers/email/mailer.ts';
+import type { PushApi } from '../push/module.ts';
 import { emailNotification } from './email.ts';
 import { deliverAlertToAdmins } from './inbox.ts';
-import { JOB_BROADCAST_PUSH, JOB_NOTIFICATION_EMAIL, JOB_NOTIFICATION_PUSH } from './job-names.ts';
+import { broadcastPushJob, notificationEmailJob, notificationPushJob } from './jobs.ts';
 import { notificationOperations } from './ops.ts';
 import { pushBroadcastPage, pushNotification } from './pushes.ts';
 import { inboxSubscriptions } from './subscribers.ts';
@@ -11,7 +17,31 @@ import { inboxSubscriptions } from './subscribers.ts';
 // broadcasts and polls, the per-kind switches, and the delivery of entries and broadcasts by email
 // and push. The users' addresses are auth's and their devices push's: both come in through deps.
 
-export type NotificationsModuleDeps = NotificationsDeps;
+/**
+ * Everything notifications is given (createModules). Its files take the part they need
+ * (NotificationsDeps in deps.ts), which the compiler checks these satisfy.
+ */
+export type NotificationsModuleDeps = {
+  /** The database: this module's tables (the inbox, the switches, broadcasts and polls). */
+  db: Kysely<DB>;
+  /** The service clock: when an entry is read, a broadcast made or a vote cast; which broadcasts are open. */
+  clock: Clock;
+  /** The job queue the email and push of an entry, and a broadcast's pages, go through. */
+  jobs: JobQueue;
+  /** Transactional email: an inbox entry's email to the user's verified address. */
+  mailer: Mailer;
+  /** Operations alerts go to the inboxes of the users with these phones (E.164, ADMIN_PHONES). */
+  adminPhones: ReadonlySet<string>;
+  /**
+   * Auth's api: the verified email address of each of these users that has one, read on the handle
+   * given (the inbox decides whom to email in its own transaction).
+   */
+  verifiedEmailsOf: AuthApi['verifiedEmailsOf'];
+  /** Push's api: who has a device, the devices, and sending to them. */
+  push: PushApi;
+  /** Auth's api: the administrators' user ids, from ADMIN_PHONES, whose inboxes an alert goes to. */
+  findUserIdsByPhones: AuthApi['findUserIdsByPhones'];
+};
 
 export type NotificationsModule = DomainModule & {
   api: {
@@ -27,48 +57,41 @@ export function createNotificationsModule(deps: NotificationsModuleDeps): Notifi
   return {
     operations: notificationOperations(deps),
     jobs: [
-      {
+      jobDefinition(notificationEmailJob, {
         // The email of one inbox entry (email.ts), enqueued with the entry. Retried with backoff
         // while the mail server is down; sends nothing to an unverified address or a kind the user
         // switched off.
-        name: JOB_NOTIFICATION_EMAIL,
         batchSize: 20,
         retryLimit: 8,
         retryDelaySeconds: 30,
         expireInSeconds: 120,
-        handler: async (data) => {
-          const { notificationId } = data as { notificationId: string };
+        handler: async ({ notificationId }) => {
           await emailNotification(deps, notificationId);
         },
-      },
-      {
+      }),
+      jobDefinition(notificationPushJob, {
         // The push of one inbox entry to its user's devices (pushes.ts), enqueued with the entry.
-        name: JOB_NOTIFICATION_PUSH,
         batchSize: 20,
         retryLimit: 5,
         retryDelaySeconds: 30,
         expireInSeconds: 120,
-        handler: async (data) => {
-          const { notificationId } = data as { notificationId: string };
+        handler: async ({ notificationId }) => {
           await pushNotification(deps, notificationId);
         },
-      },
-      {
+      }),
+      jobDefinition(broadcastPushJob, {
         // One page of a broadcast's push fan-out (pushes.ts); each page enqueues the next.
-        name: JOB_BROADCAST_PUSH,
         retryLimit: 5,
         retryDelaySeconds: 30,
         expireInSeconds: 300,
-        handler: async (data) => {
-          const { broadcastId, after } = data as { broadcastId: string; after: string | null };
+        handler: async ({ broadcastId, after }) => {
           await pushBroadcastPage(deps, broadcastId, after);
         },
-      },
+      }),
     ],
     subscribers: inboxSubscriptions(deps),
     api: {
-      deliverAlertToAdmins: (alert) =>
-        deliverAlertToAdmins(deps.db, deps.adminPhones, alert, deps.clock.now()),
+      deliverAlertToAdmins: (alert) => deliverAlertToAdmins(deps, alert, deps.clock.now()),
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { NotificationsDeps } from './deps.ts';
-import { JOB_BROADCAST_PUSH } from './job-names.ts';
+import { broadcastPushJob } from './jobs.ts';
 import { settingsOf, settingsOfUsers, switchedOn } from './settings.ts';
 
 // What is pushed, and to whom, by jobs: one per inbox entry (to its user's devices, when the user
@@ -43,7 +43,7 @@ export async function pushBroadcastPage(deps: PushesDeps, broadcastId: string, a
   const page = await deps.push.devicePage(after, broadcastPageSize);
   if (page.length === broadcastPageSize) {
     await deps.jobs.send(
-      JOB_BROADCAST_PUSH,
+      broadcastPushJob,
       { broadcastId, after: page.at(-1)!.endpoint },
       { singletonKey: `${broadcastId}:${page.at(-1)!.endpoint}` },
     );

@@ -4,7 +4,7 @@ import type { DomainEvent, DomainEventType } from '../events/domain-events.ts';
 import { onBatch, type Subscription } from '../module.ts';
 import type { NotificationsDeps } from './deps.ts';
 import { deliverAllToInbox, type NewEntry } from './inbox.ts';
-import { JOB_NOTIFICATION_EMAIL, JOB_NOTIFICATION_PUSH } from './job-names.ts';
+import { notificationEmailJob, notificationPushJob } from './jobs.ts';
 import { messageFor } from './messages.ts';
 import { settingsOfUsers, switchedOn } from './settings.ts';
 
@@ -22,12 +22,15 @@ import { settingsOfUsers, switchedOn } from './settings.ts';
 const everyEventType = {
   'auth.pin_changed': true,
   'auth.new_device_sign_in': true,
+  'auth.account_frozen': true,
+  'auth.account_unfrozen': true,
+  'auth.second_factor_reset': true,
   'kyc.tier_approved': true,
   'kyc.tier_rejected': true,
   'funding.topup_credited': true,
-  'funding.transfer_credited': true,
-  'funding.transfer_settled': true,
-  'funding.transfer_failed': true,
+  'funding.bank_deposit_credited': true,
+  'funding.float_top_up_settled': true,
+  'funding.float_top_up_failed': true,
   'vtu.purchase_succeeded': true,
   'vtu.purchase_failed': true,
   'vtu.delivery_arrived': true,
@@ -36,6 +39,7 @@ const everyEventType = {
   'savings.lock_matured': true,
   'savings.lock_broken': true,
   'disputes.resolved': true,
+  'adjustments.approved': true,
   'growth.checkin_claimed': true,
   'growth.milestone_reached': true,
   'growth.referral_qualified': true,
@@ -67,8 +71,8 @@ async function deliverEvents(
   return deps.db.transaction().execute(async (trx) => {
     const entries = await deliverAllToInbox(trx, messages);
     const { emails, pushes } = await deliveryJobs(deps, trx, entries);
-    await deps.jobs.insert(JOB_NOTIFICATION_EMAIL, emails, { db: trx });
-    await deps.jobs.insert(JOB_NOTIFICATION_PUSH, pushes, { db: trx });
+    await deps.jobs.insert(notificationEmailJob, emails, { db: trx });
+    await deps.jobs.insert(notificationPushJob, pushes, { db: trx });
     return { entries: entries.length, emails: emails.length, pushes: pushes.length };
   });
 }

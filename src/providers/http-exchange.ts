@@ -1,4 +1,4 @@
-import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
+import { Agent, type Dispatcher, errors, request as undiciRequest } from 'undici';
 
 // The one JSON exchange every HTTP adapter makes with its party (exchangeJson): a single time budget
 // for the whole call (the body included: headers followed by a stall are no answer), no redirects,
@@ -36,6 +36,13 @@ const attemptsMax = 2;
 /** Connections kept to one origin at most, and how long an idle one stays open. */
 const outboundConnectionsMax = 64;
 const outboundKeepAliveMs = 10_000;
+/**
+ * The largest body a party's answer may have. The biggest answers are catalogues: the sandbox's are
+ * under 10 KB (the data vendor's plans, 8 KB, the largest), and a real SMM panel's services list, the
+ * longest a provider sends, is a few thousand entries of about 250 bytes (1 to 2 MB). 8 MiB is far
+ * above any of them, and bounds what a broken or hostile party can make a process hold in memory.
+ */
+export const responseBytesMax = 8 * 1024 * 1024;
 
 /**
  * The keep-alive connection pool (one per origin) of a context's calls to outside parties: context.ts
@@ -47,7 +54,11 @@ const outboundKeepAliveMs = 10_000;
  */
 export function createOutboundAgent(observer?: ExchangeObserver): Agent {
   return new OutboundAgent(
-    { keepAliveTimeout: outboundKeepAliveMs, connections: outboundConnectionsMax },
+    {
+      keepAliveTimeout: outboundKeepAliveMs,
+      connections: outboundConnectionsMax,
+      maxResponseSize: responseBytesMax,
+    },
     observer,
   );
 }
@@ -97,6 +108,10 @@ async function exchange(request: ExchangeRequest): Promise<ExchangeResult> {
       if (deadline.aborted) {
         return { kind: 'no_answer', reason: `did not answer within ${request.timeoutMs} ms` };
       }
+      // The same call would bring the same body again: no second attempt.
+      if (isOversized(error)) {
+        return { kind: 'no_answer', reason: `answered with a body over ${responseBytesMax} bytes` };
+      }
       if (again) continue;
       return {
         kind: 'no_answer',
@@ -116,8 +131,8 @@ async function exchange(request: ExchangeRequest): Promise<ExchangeResult> {
 export type JsonEndpoint = {
   /** Who is called (data, bills, social, paystack, dojah, sms): the metrics' `provider` label. */
   party: string;
-  /** Read on every call: the sandbox's address is known only once the server listens. */
-  baseUrl: () => string;
+  /** The party's address; calls go to it with their path appended. */
+  baseUrl: string;
   /** Sent with every call (the credentials), beside `accept: application/json`. */
   headers: Record<string, string>;
   /** Bounds each call as a whole, the body and the one retry of a read included. */
@@ -179,7 +194,8 @@ export type JsonReply =
   | { kind: 'answer'; status: number; body: unknown }
   /**
    * No usable answer, so the outcome of the call is unknown: no answer in time, a network error, a
-   * redirect, a 5xx, a 429, a 2xx whose body is not JSON. `reason` completes "the call …".
+   * redirect, a 5xx, a 429, a 2xx whose body is not JSON, a body over responseBytesMax (through the
+   * context's pool). `reason` completes "the call …".
    */
   | { kind: 'no_answer'; reason: string; status: number | null };
 
@@ -218,7 +234,7 @@ async function exchangeJsonOnce(endpoint: JsonEndpoint, call: JsonCall): Promise
     body = new URLSearchParams(call.body.form).toString();
   }
   const result = await exchange({
-    url: `${endpoint.baseUrl().replace(/\/+$/, '')}${call.path}`,
+    url: `${endpoint.baseUrl.replace(/\/+$/, '')}${call.path}`,
     method: call.method,
     headers,
     ...(body !== undefined ? { body } : {}),
@@ -245,6 +261,11 @@ async function exchangeJsonOnce(endpoint: JsonEndpoint, call: JsonCall): Promise
  */
 export function strangerAnswer(status: number, shape: string): string {
   return `answered ${status} without ${shape} (is the base URL right?)`;
+}
+
+/** undici's error for a body over the pool's maxResponseSize (responseBytesMax). */
+function isOversized(error: unknown): boolean {
+  return error instanceof errors.ResponseExceededMaxSizeError;
 }
 
 /** A network error with its cause, where the error carries one. */

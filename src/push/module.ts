@@ -1,16 +1,37 @@
 import type { Kysely, Transaction } from 'kysely';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
 import type { DB } from '../db/schema.ts';
 import type { DomainModule } from '../module.ts';
-import type { PushSubscriptionKeys } from '../providers/push/web-push-sender.ts';
+import type { Resolve } from '../outbound-addresses.ts';
+import type { PushSender, PushSubscriptionKeys } from '../providers/push/web-push-sender.ts';
 import { pushToDevices } from './delivery.ts';
-import { type PushDeps, pushOperations } from './ops.ts';
+import type { SandboxEndpoints } from './endpoint-policy.ts';
+import { pushOperations } from './ops.ts';
 import { type Device, subscriptionPage, subscriptionsOf, usersWithDevices } from './subscriptions.ts';
 
 // Web Push (SPEC.md "Notifications and push", API.md section 10): the users' subscriptions (this
 // module's one table, push_subscriptions), the endpoint policy, and sending a payload to devices.
 // What is pushed and to whom (inbox entries, broadcasts, the users' switches) is notifications'.
 
-export type PushModuleDeps = PushDeps;
+/**
+ * Everything push is given (createModules). The operations and the delivery take the part they need
+ * (PushDeps in ops.ts, PushDeliveryDeps in delivery.ts), which the compiler checks these satisfy.
+ */
+export type PushModuleDeps = {
+  /** The database: this module's one table, push_subscriptions. */
+  db: Kysely<DB>;
+  /** The service clock: when a subscription is saved. */
+  clock: Clock;
+  /** The Web Push sender (VAPID): the public key the browsers subscribe with, and the sending. */
+  push: PushSender;
+  /** Looks up a push service's host for the endpoint policy (the outbound-address check). */
+  resolveHost: Resolve;
+  /** The push services' hosts a subscription may name (PUSH_ALLOWED_HOSTS). */
+  config: Pick<Config['push'], 'allowedHosts'>;
+  /** What the endpoint policy lets through in the sandbox; undefined outside it. */
+  sandboxEndpoints: SandboxEndpoints | undefined;
+};
 
 export type PushApi = {
   /**

@@ -10,7 +10,7 @@ import type { SandboxClock } from '../clock.ts';
 export type SandboxClockDeps = {
   clock: SandboxClock;
   /** The service's route that runs its clock-driven jobs. */
-  clockJobsUrl: () => string;
+  clockJobsUrl: string;
   /** The sandbox's credential on that route (Sandbox.clockJobsToken). */
   clockJobsToken: string;
 };
@@ -43,7 +43,7 @@ async function moveClock(deps: SandboxClockDeps, request: FastifyRequest, reply:
 
 /** Asks the service to run what became due, and waits for it; a refusal or failure is a 500 here. */
 async function runDueJobs(deps: SandboxClockDeps): Promise<void> {
-  const response = await fetch(deps.clockJobsUrl(), {
+  const response = await fetch(deps.clockJobsUrl, {
     method: 'POST',
     // The new time goes with the call: a service process that follows a standalone sandbox's clock
     // sets it before it runs the jobs (src/http/sandbox-clock-route.ts reads the header).

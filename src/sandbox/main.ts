@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
+import { holdPort } from '../listen-port.ts';
 import { loadSandboxEnv, type SandboxEnv, SandboxEnvError } from './env.ts';
 import { buildStandaloneSandbox } from './server.ts';
 
@@ -37,12 +38,14 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 
-  const sandbox = buildStandaloneSandbox(env, logger);
+  // With PORT=0 the port is chosen before the sandbox is built, so its base URL is known to it.
+  const held = await holdPort(env);
+  const sandbox = buildStandaloneSandbox({ ...env, port: held.port }, logger);
   app = sandbox.app;
-  const address = await app.listen({ port: env.port, host: env.host });
-  if (env.publicBaseUrl === undefined) sandbox.baseUrl.current = address;
+  await held.release();
+  await app.listen({ port: held.port, host: env.host });
   logger.info(
-    { baseUrl: sandbox.baseUrl.current, serviceUrl: env.serviceUrl, vapid: env.vapidPublicKey !== undefined },
+    { baseUrl: sandbox.baseUrl, serviceUrl: env.serviceUrl, vapid: env.vapidPublicKey !== undefined },
     'billrail sandbox started',
   );
 }

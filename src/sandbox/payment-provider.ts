@@ -70,9 +70,9 @@ export type SandboxPaymentsOptions = {
   /** The provider's secret key: the API's bearer token and the webhook HMAC key. */
   signingSecret: string;
   /** The service's webhook endpoint (state.webhookUrlOverride takes precedence). */
-  webhookUrl: () => string;
+  webhookUrl: string;
   /** The service's public base URL, where the checkout page is served. */
-  publicBaseUrl: () => string;
+  publicBaseUrl: string;
   /**
    * Told of every transfer that settles, so the sandbox's VTU simulators can see money arrive in
    * their bank accounts, as a real provider's float grows when our transfer lands.

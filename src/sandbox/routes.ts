@@ -29,13 +29,14 @@ export type SandboxDeps = {
   paymentSigningSecret: string;
   /**
    * The sandbox's own public base URL, where its checkout page and push endpoints are: the service's
-   * when the sandbox is served in process (known only after listen when PORT is 0).
+   * when the sandbox is served in process, the standalone sandbox's own otherwise; either is known
+   * before the sandbox is built (choosePort, holdPort).
    */
-  publicBaseUrl: () => string;
+  publicBaseUrl: string;
   /** The service's payment webhook endpoint (state.payments.webhookUrlOverride takes precedence). */
-  paymentWebhookUrl: () => string;
+  paymentWebhookUrl: string;
   /** The service's route that runs its clock-driven jobs (src/http/sandbox-clock-route.ts). */
-  clockJobsUrl: () => string;
+  clockJobsUrl: string;
   /** Each VTU provider's bank account (config.vtu.<name>.funding): a transfer into it funds its simulator. */
   vtuFundingAccounts: Record<'data' | 'bills' | 'social', string>;
   /**

@@ -22,20 +22,21 @@ export type StandaloneSandbox = {
   app: FastifyInstance;
   state: SandboxState;
   clock: SandboxClock;
-  /** The sandbox's own base URL; set after listen when PORT is 0 and PUBLIC_BASE_URL is unset. */
-  baseUrl: { current: string };
+  /** The sandbox's own base URL: PUBLIC_BASE_URL, or the address it listens on (env.port is not 0). */
+  baseUrl: string;
 };
 
+/** `env.port` is the one the sandbox will listen on, chosen already when PORT is 0 (main.ts). */
 export function buildStandaloneSandbox(env: SandboxEnv, logger: Logger): StandaloneSandbox {
   const clock = createSandboxClock(systemClock);
   const state = createSandboxState();
-  const baseUrl = { current: env.publicBaseUrl ?? `http://${env.host}:${env.port}` };
+  const baseUrl = env.publicBaseUrl ?? `http://${env.host}:${env.port}`;
   const sandbox = createSandbox(state, {
     clock,
     paymentSigningSecret: env.paymentSigningSecret,
-    publicBaseUrl: () => baseUrl.current,
-    paymentWebhookUrl: () => `${env.serviceUrl}${servicePaymentWebhookPath}`,
-    clockJobsUrl: () => `${env.serviceUrl}${sandboxClockJobsPath}`,
+    publicBaseUrl: baseUrl,
+    paymentWebhookUrl: `${env.serviceUrl}${servicePaymentWebhookPath}`,
+    clockJobsUrl: `${env.serviceUrl}${sandboxClockJobsPath}`,
     vtuFundingAccounts: env.vtuFundingAccounts,
     pushApplicationServerKey: env.vapidPublicKey,
     clockJobsToken: env.clockJobsToken,

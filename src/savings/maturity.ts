@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { publishEvents } from '../events/domain-events.ts';
+import { defineJob, noPayload } from '../jobs/job.ts';
 import { postBatch } from '../ledger/postings.ts';
 import { maturedEvent, maturityPosting, type SavingsDeps } from './service.ts';
 
@@ -10,7 +11,7 @@ import { maturedEvent, maturityPosting, type SavingsDeps } from './service.ts';
 // this batch claimed then finds it matured (409), and a lock a break claimed first is skipped here
 // and, once broken, is no longer due.
 
-export const JOB_SAVINGS_MATURITY = 'savings.maturity';
+export const savingsMaturityJob = defineJob('savings.maturity', noPayload);
 
 /** Locks matured per transaction at most: a batch's postings and events stay a few hundred kilobytes. */
 export const maturityBatchMax = 1_000;

@@ -5,7 +5,7 @@ import type { DB, SavingsLocksTable } from '../db/schema.ts';
 import { inUnitOfWork, type WithCommit } from '../db/unit-of-work.ts';
 import { AppError, notFound } from '../errors.ts';
 import { type DomainEvent, publishEvents } from '../events/domain-events.ts';
-import type { reachMilestones } from '../growth/milestones.ts';
+import type { GrowthApi } from '../growth/module.ts';
 import { newId } from '../ids.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { systemAccounts, userAccount } from '../ledger/accounts.ts';
@@ -25,7 +25,7 @@ export type SavingsDeps = {
   jobs: JobQueue;
   config: Config['savings'];
   /** Growth's: records the savings milestones a lock reached, in the lock's transaction. */
-  reachMilestones: typeof reachMilestones;
+  reachMilestones: GrowthApi['reachMilestones'];
 };
 
 type LockRow = {

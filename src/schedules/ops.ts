@@ -1,5 +1,5 @@
 import { defineOperation } from '../operation.ts';
-import { purchaseErrors } from '../vtu/purchase-ops.ts';
+import { purchaseErrors } from '../vtu/schemas.ts';
 import * as s from './schemas.ts';
 import {
   cancelSchedule,
@@ -23,7 +23,8 @@ export const scheduleOperations = (deps: ScheduleDeps) => [
     input: s.createScheduleInput,
     output: s.schedule,
     errors: [
-      ...purchaseErrors.filter((code) => code !== 'INSUFFICIENT_FUNDS'),
+      // Approving debits nothing: a frozen account's runs are skipped when they come (runner.ts).
+      ...purchaseErrors.filter((code) => code !== 'INSUFFICIENT_FUNDS' && code !== 'ACCOUNT_FROZEN'),
       'NETWORK_MISMATCH',
       'PRICE_CHANGED',
       'BELOW_MINIMUM',

@@ -1,4 +1,4 @@
-import { purchaseReference } from '../vtu/purchases.ts';
+import type { VtuApi } from '../vtu/module.ts';
 import type { Frequency } from './schemas.ts';
 
 // When a schedule's runs are due, and the reference each run's purchase takes.
@@ -59,7 +59,7 @@ export function nextDueAfter(startAt: Date, every: Frequency, after: Date, now: 
 }
 
 /**
- * A run's purchase reference: VTpass's request_id form (purchases.ts), the Lagos minute the run was
+ * A run's purchase reference: VTpass's request_id form (vtu's purchaseReference), the Lagos minute the run was
  * first claimed, then a suffix that is the schedule's id and the run's due minute, so that it is
  * unique per schedule and due time and the same for every attempt at that run. The date part is the
  * claim's, not the due time's: VTpass refuses (085) a request_id dated more than a few minutes from
@@ -67,12 +67,17 @@ export function nextDueAfter(startAt: Date, every: Frequency, after: Date, now: 
  * runner that takes up a run another left keeps the reference (runner.ts), so the purchase is made
  * once; only a reference grown too old to be sent, whose purchase was never accepted, is replaced.
  */
-export function runReference(scheduleId: string, dueAt: Date, claimedAt: Date): string {
+export function runReference(
+  vtu: Pick<VtuApi, 'purchaseReference'>,
+  scheduleId: string,
+  dueAt: Date,
+  claimedAt: Date,
+): string {
   const dueMinute = Math.floor(dueAt.getTime() / 60_000)
     .toString(36)
     .padStart(6, '0');
   // 32 hex digits of the id and 6 of the due minute: the 38 letters and digits a suffix may have.
-  return purchaseReference(claimedAt, `${scheduleId.replaceAll('-', '')}${dueMinute}`);
+  return vtu.purchaseReference(claimedAt, `${scheduleId.replaceAll('-', '')}${dueMinute}`);
 }
 
 /** How long a claimed run's reference stays fresh enough to send (VTpass allows 5 minutes either way). */

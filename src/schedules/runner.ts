@@ -4,9 +4,9 @@ import type { DB } from '../db/schema.ts';
 import type { CommitWriter, WithCommit } from '../db/unit-of-work.ts';
 import { AppError } from '../errors.ts';
 import { type DomainEvent, publishEvents } from '../events/domain-events.ts';
+import { defineJob, noPayload } from '../jobs/job.ts';
 import { formatNaira, nairaToKobo } from '../money.ts';
-import type { PurchaseFields } from '../vtu/purchase-ops.ts';
-import { chargeOf, type PurchaseOrder, type VtuTransactionView } from '../vtu/purchases.ts';
+import type { PurchaseFields, PurchaseOrder, VtuTransactionView } from '../vtu/module.ts';
 import { nextDueAfter, referenceFresh, runReference } from './recurrence.ts';
 import type { Frequency, ScheduleService } from './schemas.ts';
 import type { ScheduleDeps, ScheduleRow } from './service.ts';
@@ -28,7 +28,7 @@ import type { ScheduleDeps, ScheduleRow } from './service.ts';
 // reference (and finds its purchase, if it was made), or, once that reference is too old for the
 // provider to take, under a new one, which is safe because the old one can no longer commit.
 
-export const JOB_SCHEDULES_RUN_DUE = 'schedules-run-due';
+export const schedulesRunDueJob = defineJob('schedules-run-due', noPayload);
 
 /** Schedules claimed, run side by side and finished together. */
 export const claimBatchMax = 100;
@@ -48,7 +48,12 @@ type Claimed = {
 
 type Outcome =
   | { kind: 'ran' }
-  | { kind: 'skipped'; amountKobo: bigint }
+  /**
+   * Not made this time. Without a reason, the wallet did not cover it (counted toward
+   * SCHEDULE_SKIPS_MAX); with one, something the person's wallet is not to blame for (a frozen
+   * account): not counted, and the schedule goes on to its next run.
+   */
+  | { kind: 'skipped'; amountKobo: bigint; reason?: string }
   | { kind: 'paused'; reason: string }
   /** Not decided (the provider's catalogue unreachable, the database): the claim lapses and it runs again. */
   | { kind: 'retry' };
@@ -107,7 +112,13 @@ async function claimDueRuns(deps: ScheduleDeps, now: Date): Promise<Claimed[]> {
           bought,
         };
       }
-      return { row, dueAt, reference: runReference(row.id, dueAt, now), claimedAt: now, bought: false };
+      return {
+        row,
+        dueAt,
+        reference: runReference(deps.vtu, row.id, dueAt, now),
+        claimedAt: now,
+        bought: false,
+      };
     });
     const column = <T>(pick: (run: Claimed) => T) => claimed.map(pick);
     await sql`
@@ -158,6 +169,12 @@ const orderOf = (row: ScheduleRow): Record<string, unknown> =>
     unknown
   >;
 
+/** What the person approved a run at (the stored order's amount, naira), in kobo. */
+const approvedKobo = (row: ScheduleRow): bigint => {
+  const { amount } = orderOf(row);
+  return typeof amount === 'number' ? nairaToKobo(amount) : 0n;
+};
+
 /**
  * The run's order as the buy operation would check and price it now. A plan or bouquet whose price
  * moved (409 PRICE_CHANGED with the price now) runs at the price now when it is within the schedule's
@@ -192,6 +209,8 @@ async function runClaimed(deps: ScheduleDeps, run: Claimed): Promise<Outcome> {
   if (run.bought) return { kind: 'ran' };
   let order: PurchaseOrder | undefined;
   try {
+    // An operator's pause of the service (or its provider) skips the run before it is priced.
+    await deps.vtu.requireOpen(run.row.service as ScheduleService);
     const now = await orderNow(deps, run);
     if ('paused' in now) return { kind: 'paused', reason: now.paused };
     order = now;
@@ -210,7 +229,25 @@ async function runClaimed(deps: ScheduleDeps, run: Claimed): Promise<Outcome> {
     switch (error.code) {
       case 'INSUFFICIENT_FUNDS':
         assert.ok(order !== undefined, 'only the debit refuses for funds');
-        return { kind: 'skipped', amountKobo: chargeOf(order) };
+        return { kind: 'skipped', amountKobo: deps.vtu.chargeOf(order) };
+      case 'ACCOUNT_FROZEN':
+        // An operator froze the account (decided under the wallet's lock, as any debit): this run is
+        // skipped, and the next ones run once it is unfrozen, without the person resuming anything.
+        assert.ok(order !== undefined, 'only the debit refuses a frozen account');
+        return {
+          kind: 'skipped',
+          amountKobo: deps.vtu.chargeOf(order),
+          reason: 'your account is frozen; contact support',
+        };
+      case 'SERVICE_PAUSED':
+        // An operator paused the service (decision 0042): this run is skipped with the operator's
+        // reason, not counted against the person, and the next run comes as due. Refused before its
+        // order was priced, it names the amount the person approved.
+        return {
+          kind: 'skipped',
+          amountKobo: order === undefined ? approvedKobo(run.row) : deps.vtu.chargeOf(order),
+          reason: error.message,
+        };
       case 'UPSTREAM_UNAVAILABLE':
       case 'RATE_LIMITED':
         return { kind: 'retry' };
@@ -275,8 +312,9 @@ function finishOf(
       event: null,
     };
   }
-  const skipsInRow = row.skips_in_row + 1;
-  const paused = skipsInRow >= deps.config.skipsMax;
+  // A skip with a reason is not the wallet's: it neither counts toward the pause nor resets the count.
+  const skipsInRow = outcome.reason === undefined ? row.skips_in_row + 1 : row.skips_in_row;
+  const paused = outcome.reason === undefined && skipsInRow >= deps.config.skipsMax;
   return {
     ...base,
     skipsInRow,
@@ -290,6 +328,7 @@ function finishOf(
       skipsInRow,
       paused,
       ended: ended && !paused,
+      ...(outcome.reason === undefined ? {} : { reason: outcome.reason }),
     },
   };
 }

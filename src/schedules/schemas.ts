@@ -2,12 +2,7 @@ import { z } from 'zod';
 import { pin } from '../auth/schemas.ts';
 import { instantOutput } from '../money-schemas.ts';
 import { pageInput } from '../paging.ts';
-import {
-  buyAirtimeInput,
-  buyDataInput,
-  buyElectricityInput,
-  subscribeCableInput,
-} from '../vtu/purchase-schemas.ts';
+import { buyAirtimeInput, buyDataInput, buyElectricityInput, subscribeCableInput } from '../vtu/schemas.ts';
 
 // Request and answer shapes of scheduled purchases (API.md section 16). A schedule's order is the buy
 // operation's own fields without the PIN, checked by that operation's own schema, so that a schedule
@@ -36,7 +31,6 @@ export const orderSchemas = {
   electricity: buyElectricityInput.omit({ pin: true }),
   cable: subscribeCableInput.omit({ pin: true }),
 } as const;
-export type ScheduledOrder = { [K in ScheduleService]: z.output<(typeof orderSchemas)[K]> };
 
 const instant = z.iso
   .datetime({ offset: true })

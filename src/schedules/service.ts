@@ -7,6 +7,7 @@ import { AppError, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { requireWithin } from '../limits.ts';
+import { newestFirstPage } from '../paging.ts';
 import type { VtuApi } from '../vtu/module.ts';
 import { nextDueAfter } from './recurrence.ts';
 import {
@@ -33,7 +34,10 @@ export type ScheduleDeps = {
   jobs: JobQueue;
   logger: Logger;
   /** The purchases: the PIN's approval, a run's checks and price, and the one purchase pipeline. */
-  vtu: Pick<VtuApi, 'authorise' | 'orderFor' | 'buyTogether'>;
+  vtu: Pick<
+    VtuApi,
+    'authorise' | 'requireOpen' | 'orderFor' | 'buyTogether' | 'chargeOf' | 'purchaseReference'
+  >;
   config: {
     /** Runs the wallet could not cover in a row that pause a schedule (SCHEDULE_SKIPS_MAX). */
     skipsMax: number;
@@ -148,15 +152,8 @@ export async function listSchedules(
 ): Promise<{ items: ScheduleView[]; limit: number; offset: number; total: number }> {
   let query = db.selectFrom('schedules').where('user_id', '=', userId);
   if (status !== undefined) query = query.where('status', '=', status);
-  const rows = await query
-    .selectAll()
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(page.limit)
-    .offset(page.offset)
-    .execute();
-  const { n } = await query.select(sql<string>`count(*)::text`.as('n')).executeTakeFirstOrThrow();
-  return { items: rows.map(toView), limit: page.limit, offset: page.offset, total: Number(n) };
+  const { rows, total } = await newestFirstPage(query, page);
+  return { items: rows.map(toView), limit: page.limit, offset: page.offset, total };
 }
 
 /**

@@ -35,6 +35,7 @@ export const transferOperations = (deps: TransferDeps) => [
       'BELOW_MINIMUM',
       'ABOVE_MAXIMUM',
       'INSUFFICIENT_FUNDS',
+      'ACCOUNT_FROZEN',
     ],
     handler: ({ caller, input, withCommit }) => transferToUser(deps, withCommit, caller.userId, input),
   }),

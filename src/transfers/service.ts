@@ -1,16 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
-import { type SharedPinReads, verifyTransactionPin } from '../auth/pin.ts';
-import { findUserById, findUserByPhone, findUsersByIds, publicName, type UserRow } from '../auth/users.ts';
+import type { AuthApi, UserRow } from '../auth/module.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { DB } from '../db/schema.ts';
 import { inUnitOfWork, type WithCommit } from '../db/unit-of-work.ts';
-import { AppError, notFound } from '../errors.ts';
+import { AppError, accountFrozen, notFound } from '../errors.ts';
 import { publishEvents } from '../events/domain-events.ts';
 import { newId } from '../ids.ts';
 import type { JobQueue } from '../jobs/queue.ts';
-import { requireTier } from '../kyc/guard.ts';
+import type { KycModule } from '../kyc/module.ts';
 import { lagosDayStart, lagosMinute } from '../lagos-time.ts';
 import { userAccount } from '../ledger/accounts.ts';
 import { InsufficientBalanceError, postBatch } from '../ledger/postings.ts';
@@ -31,9 +30,11 @@ export type TransferDeps = {
   db: Kysely<DB>;
   clock: Clock;
   jobs: JobQueue;
-  pepper: string;
-  sharedPinReads: SharedPinReads;
   config: Config['transfers'];
+  // From other modules' api (transfers/module.ts says what each is for).
+  users: Pick<AuthApi, 'findUserById' | 'findUserByPhone' | 'findUsersByIds' | 'publicName' | 'frozenAmong'>;
+  verifyTransactionPin: AuthApi['verifyTransactionPin'];
+  requireTier: KycModule['api']['requireTier'];
 };
 
 export type TransferView = {
@@ -47,23 +48,27 @@ export type TransferView = {
 export type TransferRequest = { phone: string; amount: number; pin: string; narration?: string | undefined };
 
 /** The recipient of a transfer: another user at Tier 1 or above; unknown phones are 404. */
-async function recipientFor(db: Kysely<DB>, sender: UserRow, phone: string): Promise<UserRow> {
+async function recipientFor(
+  deps: Pick<TransferDeps, 'users'>,
+  sender: UserRow,
+  phone: string,
+): Promise<UserRow> {
   if (phone === sender.phone) {
     const message = 'that is your own number';
     throw new AppError('VALIDATION_ERROR', message, {
       details: { issues: [{ path: ['data', 'phone'], message }] },
     });
   }
-  const recipient = await findUserByPhone(db, phone);
+  const recipient = await deps.users.findUserByPhone(phone);
   // Below Tier 1 a user cannot transact, so cannot be paid either; told apart from nobody it is not.
   if (recipient === undefined || recipient.kyc_tier < 1) throw notFound('recipient');
   return recipient;
 }
 
-async function senderOf(db: Kysely<DB>, userId: string): Promise<UserRow> {
-  const sender = await findUserById(db, userId);
+async function senderOf(deps: Pick<TransferDeps, 'users' | 'requireTier'>, userId: string): Promise<UserRow> {
+  const sender = await deps.users.findUserById(userId);
   if (sender === undefined) throw notFound('user');
-  requireTier(sender.kyc_tier, 2);
+  deps.requireTier(sender.kyc_tier, 2);
   return sender;
 }
 
@@ -72,13 +77,13 @@ async function senderOf(db: Kysely<DB>, userId: string): Promise<UserRow> {
  * verified it: a Tier 1 recipient's name is the one they typed, which a sender should not trust.
  */
 export async function lookupRecipient(
-  deps: Pick<TransferDeps, 'db'>,
+  deps: Pick<TransferDeps, 'users' | 'requireTier'>,
   userId: string,
   phone: string,
 ): Promise<{ name: string; nameVerified: boolean }> {
-  const sender = await senderOf(deps.db, userId);
-  const recipient = await recipientFor(deps.db, sender, phone);
-  return { name: publicName(recipient), nameVerified: recipient.name_verified_at !== null };
+  const sender = await senderOf(deps, userId);
+  const recipient = await recipientFor(deps, sender, phone);
+  return { name: deps.users.publicName(recipient), nameVerified: recipient.name_verified_at !== null };
 }
 
 /** Random bytes of a transfer's reference, as hex after the Lagos minute: 80 bits. */
@@ -94,9 +99,9 @@ export async function transferToUser(
   userId: string,
   request: TransferRequest,
 ): Promise<TransferView> {
-  const sender = await senderOf(deps.db, userId);
-  await verifyTransactionPin(deps, userId, request.pin, sender);
-  const recipient = await recipientFor(deps.db, sender, request.phone);
+  const sender = await senderOf(deps, userId);
+  await deps.verifyTransactionPin(userId, request.pin, sender);
+  const recipient = await recipientFor(deps, sender, request.phone);
   const { minKobo, maxKobo, dailyMaxKobo } = deps.config;
   requireWithin(request.amount, 'transfer', { min: koboToNaira(minKobo), max: koboToNaira(maxKobo) });
 
@@ -106,8 +111,8 @@ export async function transferToUser(
   const reference = `TRF${lagosMinute(now)}${randomBytes(referenceRandomBytes).toString('hex')}`;
   const narration = request.narration?.trim() || null;
   // Verified names never change, so what the posting and the notification say stays true.
-  const senderName = publicName(sender);
-  const recipientName = publicName(recipient);
+  const senderName = deps.users.publicName(sender);
+  const recipientName = deps.users.publicName(recipient);
   return inUnitOfWork(deps.db, withCommit, async (trx) => {
     const [posted] = await postBatch(
       trx,
@@ -125,7 +130,10 @@ export async function transferToUser(
       now,
       {
         referencesUnposted: true,
-        admission: withinDailyTotal(trx, sender.id, amountKobo, dailyMaxKobo, now),
+        admission: bothOf(
+          senderNotFrozen(deps, trx, sender.id),
+          withinDailyTotal(trx, sender.id, amountKobo, dailyMaxKobo, now),
+        ),
       },
     );
     if (posted!.status === 'rejected') {
@@ -177,7 +185,7 @@ export const walletTransferPostingReference = (reference: string) => `transfer:$
  * reference: their name as others see it today (publicName), for the wallet history.
  */
 export async function transferCounterparties(
-  db: Kysely<DB>,
+  deps: Pick<TransferDeps, 'db' | 'users'>,
   userId: string,
   postingReferences: readonly string[],
 ): Promise<Map<string, string>> {
@@ -185,20 +193,51 @@ export async function transferCounterparties(
     .filter((r) => r.startsWith(walletTransferPostingReference('')))
     .map((r) => r.slice(walletTransferPostingReference('').length));
   if (references.length === 0) return new Map();
-  const transfers = await db
+  const transfers = await deps.db
     .selectFrom('wallet_transfers')
     .select(['reference', 'sender_id', 'recipient_id'])
     .where('reference', 'in', references)
     .where((eb) => eb.or([eb('sender_id', '=', userId), eb('recipient_id', '=', userId)]))
     .execute();
   const otherOf = (t: (typeof transfers)[number]) => (t.sender_id === userId ? t.recipient_id : t.sender_id);
-  const users = await findUsersByIds(db, [...new Set(transfers.map(otherOf))]);
+  const others = await deps.users.findUsersByIds([...new Set(transfers.map(otherOf))]);
   const names = new Map<string, string>();
   for (const t of transfers) {
-    const other = users.get(otherOf(t));
-    if (other !== undefined) names.set(walletTransferPostingReference(t.reference), publicName(other));
+    const other = others.get(otherOf(t));
+    if (other !== undefined)
+      names.set(walletTransferPostingReference(t.reference), deps.users.publicName(other));
   }
   return names;
+}
+
+type Admission = { prepare(): Promise<void>; admit(): AppError | null };
+
+/** Two admissions of one posting: both prepared under the locks, the first's refusal first. */
+const bothOf = (first: Admission, second: Admission): Admission => ({
+  async prepare() {
+    await first.prepare();
+    await second.prepare();
+  },
+  admit: () => first.admit() ?? second.admit(),
+});
+
+/**
+ * A frozen sender sends nothing (API.md 17.4, decision 0040): 403 ACCOUNT_FROZEN, read once the
+ * sender's wallet is locked, with the sender's row held FOR SHARE to the commit (auth's frozenAmong),
+ * so no transfer decided on "not frozen" commits after a freeze. A frozen recipient is still paid.
+ */
+function senderNotFrozen(
+  deps: Pick<TransferDeps, 'users'>,
+  trx: Transaction<DB>,
+  senderId: string,
+): Admission {
+  let frozen = false;
+  return {
+    async prepare() {
+      frozen = (await deps.users.frozenAmong(trx, [senderId])).has(senderId);
+    },
+    admit: () => (frozen ? accountFrozen() : null),
+  };
 }
 
 /**

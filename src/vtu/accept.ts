@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
-import { type Batcher, type Batching, type BatchResults, fulfilled, rejected } from '../db/batching.ts';
+import { type BatcherOptions, type BatchResults, fulfilled, rejected } from '../db/batching.ts';
 import { statement } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 import { type WithCommit, writeWithCommit } from '../db/unit-of-work.ts';
@@ -11,7 +11,7 @@ import { systemAccounts, userAccount } from '../ledger/accounts.ts';
 import { decidePostings, InsufficientBalanceError, writePostings } from '../ledger/postings.ts';
 import { koboToNaira } from '../money.ts';
 import { admissionOf, type DebitRule } from './debit-rules.ts';
-import { type DispatchDeps, dispatchPurchase, JOB_VTU_DISPATCH } from './dispatch.ts';
+import { type DispatchDeps, dispatchPurchase, vtuDispatchJob } from './dispatch.ts';
 import {
   chargeOf,
   firstRequeryAt,
@@ -32,11 +32,11 @@ import type { SettlementDeps } from './settlement.ts';
 // failed here.
 //
 // The acceptances that arrive while a batch runs share the next batch's transaction (the group
-// commit, src/db/batching.ts): a hundred purchases cost one debit statement, one INSERT and one
-// job, not a hundred of each.
+// commit, batches.ts): a hundred purchases cost one debit statement, one INSERT and one job, not a
+// hundred of each.
 
-/** What the acceptance's transaction works with. */
-export type AcceptanceDeps = SettlementDeps & {
+/** What a batch of acceptPurchases (its transaction) runs with. */
+export type AcceptBatchDeps = SettlementDeps & {
   logger: Pick<Logger, 'warn'>;
   /** The purchase rules decided at debit time (debit-rules.ts). */
   debitRules: readonly DebitRule[];
@@ -60,24 +60,23 @@ export type AcceptRequest = {
 const acceptBatchMax = 100;
 
 /**
- * The batcher that runs acceptPurchases. A batch that threw may have committed (its COMMIT's answer
- * lost): running its purchases again blindly would debit and send them twice, so recovery asks what
- * was recorded (recoverAcceptances).
+ * The batches of acceptPurchases (batches.ts). A batch that threw may have committed (its COMMIT's
+ * answer lost): running its purchases again blindly would debit and send them twice, so recovery
+ * asks what was recorded (recoverAcceptances).
  */
-export function acceptPurchasesBatcher(
-  deps: AcceptanceDeps,
-  batching: Batching,
-): Batcher<AcceptRequest, VtuTransactionView> {
-  return batching.batcher((requests: AcceptRequest[]) => acceptPurchases(deps, requests), {
-    batchMax: acceptBatchMax,
-    recover: (requests) => recoverAcceptances(deps, requests),
-  });
-}
+export const acceptBatchOptions = (
+  deps: AcceptBatchDeps,
+): BatcherOptions<AcceptRequest, VtuTransactionView> => ({
+  batchMax: acceptBatchMax,
+  recover: (requests) => recoverAcceptances(deps, requests),
+});
 
-/** The accept stage: its batcher, and the dispatch stage it hands each accepted purchase to. */
-export type AcceptDeps = DispatchDeps & {
-  acceptPurchasesBatcher: Batcher<AcceptRequest, VtuTransactionView>;
-  /** The purchase rules decided at debit time, for the groups accepted outside the batcher. */
+/**
+ * What the accept stage (acceptPurchase, acceptPurchasesTogether) runs with: the dispatch stage it
+ * hands each accepted purchase to, whose batches hold acceptPurchases's too.
+ */
+export type AcceptStageDeps = DispatchDeps & {
+  /** The purchase rules decided at debit time, for the groups accepted outside the batches. */
   debitRules: readonly DebitRule[];
 };
 
@@ -87,7 +86,7 @@ export type AcceptDeps = DispatchDeps & {
  * transaction, and told once that transaction has committed. Answers the purchase, processing.
  */
 export async function acceptPurchase(
-  deps: AcceptDeps,
+  deps: AcceptStageDeps,
   userId: string,
   order: PurchaseOrder,
   withCommit?: WithCommit,
@@ -98,7 +97,7 @@ export async function acceptPurchase(
   try {
     // The purchase's id and reference are made once, before it joins a batch: should the batch run
     // again, it meets its own unique references instead of becoming a second purchase.
-    const accepted = await deps.acceptPurchasesBatcher.add({
+    const accepted = await deps.batches.join(acceptPurchases, {
       userId,
       order,
       id: newId(),
@@ -126,12 +125,12 @@ const sendAccepted = (deps: DispatchDeps, id: string): Promise<void> =>
 /**
  * Accepts a group of one buyer's purchases all or nothing (a bulk order's lines): one transaction
  * debits every one, records them, enqueues their dispatch job and writes `withCommit`'s answer for
- * the group's views, exactly as a batch of acceptPurchasesBatcher does, except that a purchase the
+ * the group's views, exactly as a batch of acceptPurchases does, except that a purchase the
  * wallet (or a debit rule) refuses refuses the group: the transaction rolls back, nothing is
  * debited, and the caller gets the refusal (INSUFFICIENT_FUNDS for the group's total). The debits
  * are decided on the wallet read under its lock (decidePostings), so two groups of one buyer that
  * each fit alone but not together are decided one after the other: one is accepted whole, the
- * other refused whole. The group skips the batcher: it is a batch already, and running it inside
+ * other refused whole. The group skips the batches: it is a batch already, and running it inside
  * another would let a line's refusal roll back strangers' purchases.
  *
  * `references` are given by a caller that derives them from what it runs (a schedule's run), so that
@@ -143,7 +142,7 @@ const sendAccepted = (deps: DispatchDeps, id: string): Promise<void> =>
  * as for every acceptance.
  */
 export async function acceptPurchasesTogether(
-  deps: AcceptDeps,
+  deps: AcceptStageDeps,
   userId: string,
   orders: PurchaseOrder[],
   withCommit?: WithCommit,
@@ -207,7 +206,7 @@ export async function acceptPurchasesTogether(
 }
 
 /** Whether the group's purchases were recorded (a transaction records all of them or none). */
-async function wereRecorded(deps: Pick<AcceptDeps, 'db'>, requests: AcceptRequest[]): Promise<boolean> {
+async function wereRecorded(deps: Pick<AcceptStageDeps, 'db'>, requests: AcceptRequest[]): Promise<boolean> {
   const found = await deps.db
     .selectFrom('vtu_transactions')
     .select('id')
@@ -238,7 +237,7 @@ async function handToDispatchJob(
 ): Promise<void> {
   deps.logger.warn({ err: error, id }, 'purchase dispatch after acceptance failed; handed to its job');
   try {
-    await deps.jobs.send(JOB_VTU_DISPATCH, { ids: [id] });
+    await deps.jobs.send(vtuDispatchJob, { ids: [id] });
   } catch (enqueueError) {
     deps.logger.error(
       { err: enqueueError, id },
@@ -248,14 +247,14 @@ async function handToDispatchJob(
 }
 
 /**
- * Accepts many purchases in one transaction (a batch of acceptPurchasesBatcher): the debits are
+ * Accepts many purchases in one transaction (a batch, batches.ts): the debits are
  * decided one by one in arrival order, as if each had its own transaction, so a wallet that covers
  * two of three purchases accepts the first two; then the accepted purchases are recorded by one
  * INSERT, their dispatch enqueued as one durable job, their Idempotency-Key answers written, and
  * their debits written by one statement.
  */
-async function acceptPurchases(
-  deps: AcceptanceDeps,
+export async function acceptPurchases(
+  deps: AcceptBatchDeps,
   requests: AcceptRequest[],
 ): Promise<BatchResults<VtuTransactionView>> {
   const now = deps.clock.now();
@@ -298,7 +297,7 @@ async function acceptPurchases(
  * Decides the purchases' debits (wallet into vtu_in_flight) under the buyers' wallet locks, in
  * order, with the debit rules: written later by writePostings, last in the transaction.
  */
-function decideDebits(deps: AcceptanceDeps, trx: Transaction<DB>, debitRows: PurchaseRow[], now: Date) {
+function decideDebits(deps: AcceptBatchDeps, trx: Transaction<DB>, debitRows: PurchaseRow[], now: Date) {
   return decidePostings(
     trx,
     debitRows.map((row) => ({
@@ -328,14 +327,14 @@ function decideDebits(deps: AcceptanceDeps, trx: Transaction<DB>, debitRows: Pur
 
 /** Records accepted purchases, processing, and enqueues their dispatch's safety net, in the transaction. */
 async function recordAccepted(
-  deps: Pick<AcceptanceDeps, 'jobs'>,
+  deps: Pick<AcceptBatchDeps, 'jobs'>,
   trx: Transaction<DB>,
   rows: PurchaseRow[],
   now: Date,
 ): Promise<void> {
   await recordPurchases(trx, rows, now);
   // The safety net after a crash: one job sends whatever of them was not sent by then.
-  await deps.jobs.insert(JOB_VTU_DISPATCH, [{ data: { ids: rows.map((row) => row.id) } }], { db: trx });
+  await deps.jobs.insert(vtuDispatchJob, [{ data: { ids: rows.map((row) => row.id) } }], { db: trx });
 }
 
 /**
@@ -347,7 +346,7 @@ async function recordAccepted(
  * 5xx, and its Idempotency-Key, completed by that commit, replays the one answer.
  */
 async function recoverAcceptances(
-  deps: AcceptanceDeps,
+  deps: AcceptBatchDeps,
   requests: AcceptRequest[],
 ): Promise<BatchResults<VtuTransactionView>> {
   const recorded = new Map(

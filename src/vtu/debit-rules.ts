@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { DB } from '../db/schema.ts';
-import type { AppError } from '../errors.ts';
+import { type AppError, accountFrozen } from '../errors.ts';
 
 // Purchase rules that need state at debit time: a daily limit, a velocity limit, anything that
 // depends on what the same user bought before. This file is the one place for them. A rule is
@@ -13,7 +13,7 @@ import type { AppError } from '../errors.ts';
 // statement for the whole batch, what the rule decides on for these buyers, and returns a check
 // that refuses a purchase with an AppError (a code of API.md section 2, declared in the purchase
 // operations' `errors`) or admits it and counts it, so that the next purchase of the same batch
-// sees it. Add it to the rules the vtu module is given (`debitRules`, which src/context.ts passes to
+// sees it. Add it to the rules the vtu module is given (`debitRules`, which src/modules.ts passes to
 // createVtuModule). test/vtu/debit-rules.test.ts is the template of its tests.
 
 /** What a rule sees of one purchase being accepted. */
@@ -56,3 +56,19 @@ export function admissionOf(
     },
   };
 }
+
+/**
+ * The rule the service always runs (decision 0040): a frozen account (API.md 17.4) pays for nothing,
+ * 403 ACCOUNT_FROZEN. `frozenAmong` is auth's, reading the buyers' rows FOR SHARE under the wallets'
+ * locks, so a freeze waits for the purchases that read the account unfrozen and is seen by every
+ * purchase decided after it.
+ */
+export const accountNotFrozen = (
+  frozenAmong: (trx: Transaction<DB>, userIds: readonly string[]) => Promise<Set<string>>,
+): DebitRule => ({
+  name: 'account-not-frozen',
+  async load(trx, buyerIds) {
+    const frozen = await frozenAmong(trx, buyerIds);
+    return (purchase) => (frozen.has(purchase.userId) ? accountFrozen() : null);
+  },
+});

@@ -1,15 +1,18 @@
 import type { Logger } from 'pino';
-import { type Batcher, type Batching, type BatchResults, fulfilled, rejected } from '../db/batching.ts';
+import { z } from 'zod';
+import { type BatcherOptions, type BatchResults, fulfilled, rejected } from '../db/batching.ts';
 import { statement } from '../db/prepared.ts';
+import { defineJob } from '../jobs/job.ts';
 import {
   type PurchaseOutcome,
   type PurchaseRequest,
   type VtuProvider,
   VtuRefusedLocally,
 } from '../providers/vtu/vtu-provider.ts';
+import type { PurchaseBatches } from './batches.ts';
 import { type FloatDecision, type FloatDeps, floatDecisions, purchasesWaitingFor } from './float.ts';
 import { firstRequeryAfterSeconds, firstRequeryAt, type VtuTransaction } from './purchases.ts';
-import type { PurchaseAnswer, SettlementDeps, SettleResult } from './settlement.ts';
+import { type SettlementDeps, type SettleResult, settlePurchases } from './settlement.ts';
 
 // Sending a purchase to its provider (the dispatch stage). The provider is called at most once per
 // purchase: dispatch claims the row (sent_at) in one conditional UPDATE before the call, so the
@@ -17,8 +20,11 @@ import type { PurchaseAnswer, SettlementDeps, SettleResult } from './settlement.
 // Whatever happens after the claim (an answer, a timeout, a crash) is settled by requery under the
 // same reference. The answer goes to the settlement stage (settlement.ts).
 
-/** The safety net of every acceptance (accept.ts): sends what the accepting process did not. */
-export const JOB_VTU_DISPATCH = 'vtu.dispatch';
+/**
+ * The safety net of every acceptance (accept.ts): sends what the accepting process did not, of the
+ * purchases one transaction accepted.
+ */
+export const vtuDispatchJob = defineJob('vtu.dispatch', z.object({ ids: z.array(z.uuid()).min(1) }));
 
 /** What a claim works with: the providers, and just-in-time funding of their floats (float.ts). */
 export type ClaimDeps = SettlementDeps & {
@@ -27,11 +33,11 @@ export type ClaimDeps = SettlementDeps & {
   float?: FloatDeps;
 };
 
-/** The dispatch stage: the group commit of its claims, of the settlements it hands answers to, and its bound. */
+/** The dispatch stage: the group commit of its claims and of the settlements it hands answers to, and its bound. */
 export type DispatchDeps = ClaimDeps & {
   logger: Pick<Logger, 'warn' | 'error'>;
-  claimPurchasesBatcher: Batcher<string, Claim>;
-  settlePurchasesBatcher: Batcher<PurchaseAnswer, SettleResult>;
+  /** The purchase path's batches (batches.ts): claimPurchases's and settlePurchases's among them. */
+  batches: PurchaseBatches;
   /** The purchases this process is sending right after accepting them (createInlineSends). */
   sends: InlineSends;
 };
@@ -44,13 +50,11 @@ const claimBatchMax = 100;
  */
 const claimConcurrency = 4;
 
-/** The batcher that runs claimPurchases: the purchases asked for while a claim runs share the next. */
-export function claimPurchasesBatcher(deps: ClaimDeps, batching: Batching): Batcher<string, Claim> {
-  return batching.batcher((ids: string[]) => claimPurchases(deps, ids), {
-    batchMax: claimBatchMax,
-    concurrency: claimConcurrency,
-  });
-}
+/** The batches of claimPurchases (batches.ts): the purchases asked for while a claim runs share the next. */
+export const claimBatchOptions: BatcherOptions<string, Claim> = {
+  batchMax: claimBatchMax,
+  concurrency: claimConcurrency,
+};
 
 // The purchases a process sends right after accepting them, bounded. Accepting faster than purchases
 // can be sent only lengthens every purchase's time in processing (on PGlite's one connection, each
@@ -164,7 +168,7 @@ export type Claim =
  * claims many purchases and one transaction settles many answers.
  */
 export async function dispatchPurchase(deps: DispatchDeps, id: string): Promise<DispatchResult> {
-  const claim = await deps.claimPurchasesBatcher.add(id);
+  const claim = await deps.batches.join(claimPurchases, id);
   if (typeof claim === 'string') return claim;
   let outcome: PurchaseOutcome;
   try {
@@ -181,16 +185,13 @@ export async function dispatchPurchase(deps: DispatchDeps, id: string): Promise<
   } finally {
     claim.release();
   }
-  return deps.settlePurchasesBatcher.add({ id, outcome });
+  return deps.batches.join(settlePurchases, { id, outcome });
 }
 
 /** Sends the purchases that waited for the float top-up with this reference, now that it settled. */
-export async function dispatchPurchasesWaitingFor(
-  deps: DispatchDeps,
-  transferReference: string,
-): Promise<void> {
+export async function dispatchPurchasesWaitingFor(deps: DispatchDeps, topUpReference: string): Promise<void> {
   // Together, so that one claim decides the float for all of them.
-  const waiting = await purchasesWaitingFor(deps, transferReference);
+  const waiting = await purchasesWaitingFor(deps, topUpReference);
   await Promise.all(waiting.map((id) => dispatchPurchase(deps, id)));
 }
 

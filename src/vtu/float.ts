@@ -1,28 +1,22 @@
 import { sql } from 'kysely';
-import {
-  type FundingDestination,
-  latestPendingTransferTo,
-  recordFundingTransfer,
-  sendFundingTransfer,
-  transferStatus,
-} from '../funding/transfers.ts';
-import type { PaymentProvider } from '../providers/payments/payment-provider.ts';
+import type { FundingDestination, ProviderFunding } from '../funding/module.ts';
 import type { VtuProvider } from '../providers/vtu/vtu-provider.ts';
 import { firstRequeryAt, type VtuTransaction } from './purchases.ts';
 import { countSettled, lockPurchase, type SettlementDeps, settleLocked } from './settlement.ts';
 
 // Just-in-time funding of the providers' floats (SPEC.md item 3, issue 5 item 8). Before a purchase
 // is sent, its provider's balance is read; when it would not cover the purchase (with what this
-// process is sending to it at the same moment), the collections pool tops it up by an outbound
-// transfer (a funding event, src/funding/transfers.ts) and the purchase waits, unsent. When the
-// transfer settles the waiting purchases are dispatched again; when it fails they were never sent,
-// so they fail and are refunded (operations are alerted by the transfer itself).
+// process is sending to it at the same moment), the collections pool tops it up by a float top-up
+// (funding's, src/funding/float-top-ups.ts) and the purchase waits, unsent. When the top-up
+// settles the waiting purchases are dispatched again; when it fails they were never sent, so they
+// fail and are refunded (operations are alerted by the top-up itself).
 
 export type FloatDeps = SettlementDeps & {
-  payments: PaymentProvider;
+  /** The float top-ups: funding's (its api). */
+  funding: ProviderFunding;
   /** Each provider's bank account (configuration). */
   destinations: Record<string, Omit<FundingDestination, 'provider'>>;
-  /** The least a top-up sends, so that a run of small purchases does not make a transfer each. */
+  /** The least a top-up sends, so that a run of small purchases does not make a top-up each. */
   topupMinKobo: bigint;
   /** What this context is sending to each provider right now (createFloatInFlight). */
   inFlight: FloatInFlight;
@@ -74,7 +68,7 @@ export async function floatDecisions(
   let planned = 0n;
   for (const purchase of purchases) {
     if (purchase.funding_reference !== null) {
-      const status = await transferStatus(deps.db, purchase.funding_reference);
+      const status = await deps.funding.floatTopUpStatus(deps.db, purchase.funding_reference);
       if (status === 'pending') {
         decisions.push('waiting');
         continue;
@@ -122,10 +116,10 @@ async function topUpFor(
       .forUpdate()
       .executeTakeFirstOrThrow();
     if (current.status !== 'processing' || current.sent_at !== null) return null;
-    const pending = await latestPendingTransferTo(trx, provider.name);
+    const pending = await deps.funding.latestPendingFloatTopUpTo(trx, provider.name);
     const reference =
       pending ??
-      (await recordFundingTransfer(trx, now, {
+      (await deps.funding.recordFloatTopUp(trx, now, {
         destination: { provider: provider.name, ...destination },
         amountKobo,
         reason: `Float top-up of ${provider.name}`,
@@ -144,9 +138,8 @@ async function topUpFor(
   });
   if (attached === null) return 'waiting';
   if (attached.created) {
-    const transfer = await sendFundingTransfer(deps, attached.reference);
-    if (transfer.status === 'failed')
-      return failWaiting(deps, purchase.id, 'the provider could not be funded');
+    const topUp = await deps.funding.sendFloatTopUp(attached.reference);
+    if (topUp.status === 'failed') return failWaiting(deps, purchase.id, 'the provider could not be funded');
   }
   return 'waiting';
 }
@@ -164,18 +157,18 @@ export async function failWaiting(deps: SettlementDeps, id: string, reason: stri
   return 'failed';
 }
 
-/** Fails and refunds the purchases that waited, unsent, for a top-up that failed (funding.transfer_failed). */
+/** Fails and refunds the purchases that waited, unsent, for a top-up that failed (funding.float_top_up_failed). */
 export async function failPurchasesWaitingFor(
   deps: SettlementDeps,
-  transferReference: string,
+  topUpReference: string,
   reason: string,
 ): Promise<void> {
-  for (const id of await purchasesWaitingFor(deps, transferReference)) {
+  for (const id of await purchasesWaitingFor(deps, topUpReference)) {
     await failWaiting(deps, id, `the provider could not be funded: ${reason}`);
   }
 }
 
-/** The purchases waiting, unsent, for a funding transfer. */
+/** The purchases waiting, unsent, for a float top-up. */
 export async function purchasesWaitingFor(
   deps: Pick<SettlementDeps, 'db'>,
   reference: string,

@@ -1,4 +1,3 @@
-import { raiseAlert } from '../alerts/alerts.ts';
 import { publishEvent } from '../events/domain-events.ts';
 import type { RequeryOutcome, VtuService } from '../providers/vtu/vtu-provider.ts';
 import { type DispatchDeps, providerOf } from './dispatch.ts';
@@ -100,7 +99,7 @@ export async function keepDelivery(
     const awaitedFor = now.getTime() - awaitedSince.getTime();
     if (awaitedFor < options.stuckAlertAfterSeconds * 1000) return { result: 'awaited', alerted: false };
     // One alert per purchase (its dedupe key), however many requeries find the token still missing.
-    const alerted = await raiseAlert(
+    const alerted = await deps.raiseAlert(
       trx,
       {
         kind: 'vtu_delivery_awaited',

@@ -1,20 +1,39 @@
+import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import type { AlertsModule } from '../alerts/module.ts';
+import type { AuthApi } from '../auth/module.ts';
+import type { CatalogueApi } from '../catalogue/module.ts';
+import type { Clock } from '../clock.ts';
+import type { Config, VtuProviderName } from '../config.ts';
 import type { Batching } from '../db/batching.ts';
+import type { DB } from '../db/schema.ts';
 import type { WithCommit } from '../db/unit-of-work.ts';
-import type { JobQueue } from '../jobs/queue.ts';
-import { requireTier } from '../kyc/guard.ts';
+import type { ProviderFunding } from '../funding/module.ts';
+import { type JobDefinition, type JobQueue, jobDefinition } from '../jobs/queue.ts';
+import type { KycModule } from '../kyc/module.ts';
+import { systemAccounts } from '../ledger/accounts.ts';
 import { type DomainModule, on } from '../module.ts';
-import type { PaymentProvider } from '../providers/payments/payment-provider.ts';
-import type { VtuService } from '../providers/vtu/vtu-provider.ts';
-import { type AcceptDeps, acceptPurchase, acceptPurchasesBatcher } from './accept.ts';
-import type { DebitRule } from './debit-rules.ts';
+import type { Resolve } from '../outbound-addresses.ts';
+import type { PausesApi } from '../pauses/module.ts';
+import type { VtuProvider, VtuService } from '../providers/vtu/vtu-provider.ts';
+import type { MovesWallet } from '../wallet/module.ts';
 import {
-  claimPurchasesBatcher,
+  type AcceptBatchDeps,
+  type AcceptStageDeps,
+  acceptBatchOptions,
+  acceptPurchase,
+  acceptPurchases,
+} from './accept.ts';
+import { createPurchaseBatches } from './batches.ts';
+import { accountNotFrozen, type DebitRule } from './debit-rules.ts';
+import {
+  claimBatchOptions,
+  claimPurchases,
   createInlineSends,
   type DispatchDeps,
   dispatchPurchase,
   dispatchPurchasesWaitingFor,
-  JOB_VTU_DISPATCH,
+  vtuDispatchJob,
 } from './dispatch.ts';
 import { createFloatInFlight, type FloatDeps, type FloatInFlight, failPurchasesWaitingFor } from './float.ts';
 import { requeryAwaitedDeliveries } from './late-delivery.ts';
@@ -24,9 +43,10 @@ import {
   type ProcessingPurchases,
   processingPurchases,
 } from './operator-figures.ts';
+import { operatorPurchaseOperations } from './operator-purchases.ts';
 import type { PurchaseMetrics } from './purchase-metrics.ts';
 import {
-  authorise,
+  authorisedMarkupOf,
   buyTogether,
   createPurchaseReads,
   type OrderedService,
@@ -34,51 +54,97 @@ import {
   type PurchaseOpsDeps,
   purchaseOperations,
   purchaseOrders,
+  requireRouteOpen,
 } from './purchase-ops.ts';
 import { findPurchaseRecord } from './purchase-records.ts';
-import { findPurchases, type PurchaseOrder, type VtuTransactionView } from './purchases.ts';
 import {
-  JOB_VTU_REQUERY,
+  chargeOf,
+  findPurchases,
+  type PurchaseOrder,
+  purchasePostings,
+  purchaseReference,
+  type VtuTransactionView,
+} from './purchases.ts';
+import {
   type RequeryCounts,
+  type RequeryOptions,
   requeryByReference,
   requeryDuePurchases,
   requeryOptionsOf,
+  vtuRequeryJob,
 } from './requery.ts';
 import { routedServiceOperations } from './routed-service-ops.ts';
-import { type SettlementDeps, settlePurchasesBatcher } from './settlement.ts';
+import { type SettlementDeps, settleBatchOptions, settlePurchases } from './settlement.ts';
 
 // VTU purchases (SPEC.md items 2-5, API.md sections 5 and 14): the six purchases, social orders and
 // airtime-to-cash, each through one path of stages, each stage one named function in its own file:
 //
 //   handler (purchase-ops.ts) → acceptPurchase (accept.ts) ─(commit)→ dispatchPurchase (dispatch.ts)
 //     → the provider's adapter → settlePurchases (settlement.ts)
-//   JOB_VTU_DISPATCH (the acceptance's safety net) → dispatchPurchase
-//   JOB_VTU_REQUERY (every minute) → requeryDuePurchases (requery.ts) → settlePurchases
+//   vtuDispatchJob (the acceptance's safety net) → dispatchPurchase
+//   vtuRequeryJob (every minute) → requeryDuePurchases (requery.ts) → settlePurchases
 //                                   → requeryAwaitedDeliveries (late-delivery.ts): tokens, pins to come
 //
 // The module owns what the stages share: the group commit of acceptances, claims and settlements
-// (one batcher each, named after the function it runs), the bound on purchases sent at once, what
+// (batches.ts: one batcher each, run by the function that takes the batch), the bound on purchases sent at once, what
 // is in flight to each provider (float.ts) and the purchases' batched reads. All of it is built once
 // here, so every batch runs over the same deps.
 
 /**
- * The purchase operations' deps (purchase-ops.ts) but the two the module builds for them, and what
- * the stages after the checks need besides.
+ * Everything the purchases use: the infrastructure, and what they take of other domains, each
+ * through that domain's api (auth, kyc, catalogue, alerts, funding). The stages' deps
+ * (PurchaseOpsDeps, SettlementDeps, ...) are picked from these by createVtuModule.
  */
-export type VtuModuleDeps = Omit<PurchaseOpsDeps, 'purchaseReads' | 'accepting'> & {
+export type VtuModuleDeps = {
+  /** The database: this module's table (vtu_transactions) and the ledger's postings. */
+  db: Kysely<DB>;
+  /** The service clock: a purchase's time, its reference's date, and when a requery is due. */
+  clock: Clock;
+  /**
+   * The routing, the floats, the bound on sends and each provider's settings (config.vtu), and
+   * airtime-to-cash's rates and window.
+   */
+  config: Pick<Config, 'vtu' | 'airtimeToCash'>;
   /** The database's batchers and loaders (the group commit). */
   batching: Batching;
+  /** The queue of the dispatch and requery jobs, and of the purchases' domain events. */
   jobs: JobQueue;
+  /** The stages' lines: a failed send, the requery runs, a batch's failure. */
   logger: Logger;
-  /** Tops up a provider's float by an outbound transfer (float.ts). */
-  payments: PaymentProvider;
-  /** The purchase rules decided at debit time (debit-rules.ts); none by default. */
+  /** The upstream VTU providers by configuration name (data, bills, social); routing is config.vtu.routes. */
+  providers: Record<VtuProviderName, VtuProvider>;
+  /** The outbound-address check of social links. */
+  resolveHost: Resolve;
+  /** The routed providers' catalogues (cached), the customers the look-ups just named, the markups (catalogue's api). */
+  catalogue: CatalogueApi;
+  /** The buyers' tier, PIN columns and price level, many in one read (auth's api). */
+  readBuyerStates: AuthApi['readBuyerStates'];
+  /** The PIN's check, decided on the buyer's row under its lock (auth's api). */
+  verifyTransactionPin: AuthApi['verifyTransactionPin'];
+  /** The tier gate on a tier already read: purchases need Tier 1 (kyc's api). */
+  requireTier: KycModule['api']['requireTier'];
+  /** Raises an operations alert in the caller's transaction (alerts' api). */
+  raiseAlert: AlertsModule['api']['raiseAlert'];
+  /** Tops up a provider's float by a float top-up (float.ts): funding's. */
+  funding: ProviderFunding;
+  /**
+   * The purchase rules decided at debit time (debit-rules.ts), none by default: the module always
+   * runs accountNotFrozen before them.
+   */
   debitRules: readonly DebitRule[];
+  /** Which of these buyers are frozen, read FOR SHARE in the acceptance's transaction (auth's api). */
+  frozenAmong: AuthApi['frozenAmong'];
   /** The purchases' figures for operators (/metrics): accepted and settled, by service and provider. */
   metrics: PurchaseMetrics;
+  /** 503 SERVICE_PAUSED while an operator has paused a service or its provider, before any debit (pauses' api). */
+  requireOpen: PausesApi['requireOpen'];
 };
 
 /** What other modules (and the composition root, and tests) may call of the purchases. */
+export type { PurchaseFields } from './purchase-ops.ts';
+export type { PurchaseRecord } from './purchase-records.ts';
+export type { PurchaseOrder, VtuTransactionView } from './purchases.ts';
+
 export type VtuApi = {
   /**
    * Requeries the purchases whose requery is due, and the successes whose token or pins are due to
@@ -89,6 +155,11 @@ export type VtuApi = {
   requeryReference(service: VtuService, reference: string): Promise<RequeryCounts | null>;
   /** Tier 1 and the PIN, as every purchase checks them first (a schedule's approval, a bulk order's). */
   authorise(userId: string, pin: string): Promise<void>;
+  /**
+   * 503 SERVICE_PAUSED while an operator has paused the service, or the provider it is routed to
+   * (a scheduled run is then skipped, a bulk order refused); buyTogether asks it again of each order.
+   */
+  requireOpen(service: OrderedService): Promise<void>;
   /**
    * A purchase's checks after the PIN (Tier 1 included) and its order, priced for this buyer, as
    * its operation makes it: a schedule's run, a bulk order's line. Refusals are the operation's.
@@ -123,6 +194,13 @@ export type VtuApi = {
    * it by this); undefined when it is not theirs. Takes the caller's transaction, if it is in one.
    */
   purchaseRecord: typeof findPurchaseRecord;
+  /** What an order costs the buyer, in kobo: its wholesale price and its markup. */
+  chargeOf: typeof chargeOf;
+  /**
+   * A purchase reference of the form every provider takes (purchases.ts), dated now, with a suffix
+   * of the caller's (a schedule's run derives it from the schedule and the due time).
+   */
+  purchaseReference: typeof purchaseReference;
   /** Resolves when this process's send of the purchase (if any) has ended. */
   sendEnded(id: string): Promise<void>;
   /** Purchases checked and waiting for a place to be sent, not debited yet. */
@@ -137,84 +215,63 @@ export type VtuApi = {
   processingPurchases(): Promise<ProcessingPurchases>;
 };
 
-export type VtuModule = DomainModule & { api: VtuApi };
+export type VtuModule = DomainModule & MovesWallet & { api: VtuApi };
 
 export function createVtuModule(deps: VtuModuleDeps): VtuModule {
   const { db, batching, clock, jobs, logger, config } = deps;
   const { vtu } = config;
-  const settlement: SettlementDeps = { db, clock, jobs, metrics: deps.metrics };
+  const settlement: SettlementDeps = { db, clock, jobs, raiseAlert: deps.raiseAlert, metrics: deps.metrics };
   const float: FloatDeps = {
     ...settlement,
-    payments: deps.payments,
+    funding: deps.funding,
     destinations: { data: vtu.data.funding, bills: vtu.bills.funding, social: vtu.social.funding },
     topupMinKobo: vtu.floatTopupMinKobo,
     inFlight: createFloatInFlight(),
   };
   const claims = { ...settlement, providers: deps.providers, float };
-  const dispatching: DispatchDeps = {
-    ...claims,
-    logger,
-    claimPurchasesBatcher: claimPurchasesBatcher(claims, batching),
-    settlePurchasesBatcher: settlePurchasesBatcher(settlement, batching),
-    sends: createInlineSends(vtu.sendsMax),
-  };
-  const accepting: AcceptDeps = {
-    ...dispatching,
-    acceptPurchasesBatcher: acceptPurchasesBatcher(
-      { ...settlement, logger, debitRules: deps.debitRules },
-      batching,
-    ),
-    debitRules: deps.debitRules,
-  };
-  const ops: PurchaseOpsDeps = { ...deps, purchaseReads: createPurchaseReads(db, batching), accepting };
+  // Each stage's batches, run by the function that takes the batch (batches.ts).
+  const batches = createPurchaseBatches(batching);
+  // A frozen account pays for nothing, whatever other rules run (decision 0040).
+  const debitRules = [accountNotFrozen(deps.frozenAmong), ...deps.debitRules];
+  const acceptance: AcceptBatchDeps = { ...settlement, logger, debitRules };
+  batches.define(acceptPurchases, acceptance, acceptBatchOptions(acceptance));
+  batches.define(claimPurchases, claims, claimBatchOptions);
+  batches.define(settlePurchases, settlement, settleBatchOptions);
+  const dispatching: DispatchDeps = { ...claims, logger, batches, sends: createInlineSends(vtu.sendsMax) };
+  const accepting: AcceptStageDeps = { ...dispatching, debitRules };
+  const ops: PurchaseOpsDeps = { ...deps, purchaseReads: createPurchaseReads(deps, batching), accepting };
   const requeryOptions = requeryOptionsOf(config);
 
   return {
-    operations: [...purchaseOperations(ops), ...routedServiceOperations(ops)],
-    jobs: [
-      {
-        // The purchases accepted by one transaction: the accepting process sends them right after
-        // commit; this job is the safety net after a crash, and takes a purchase whose dispatch
-        // failed there (accept.ts). At most one run sends each (dispatch claims the row), so the job
-        // nearly always finds them all sent.
-        name: JOB_VTU_DISPATCH,
-        batchSize: 20,
-        retryLimit: 5,
-        retryDelaySeconds: 10,
-        expireInSeconds: 120,
-        handler: async (data) => {
-          // { id } is the form of jobs enqueued before purchases were accepted in batches.
-          const { ids, id } = data as { ids?: string[]; id?: string };
-          await Promise.all((ids ?? [id!]).map((one) => dispatchPurchase(dispatching, one)));
-        },
-      },
-      {
-        // Purchases still processing (pending or unknown at the provider): requeried on their backoff
-        // schedule under the same reference; alerted, never refunded, when they stay unresolved.
-        name: JOB_VTU_REQUERY,
-        cron: '* * * * *',
-        retryLimit: 1,
-        retryDelaySeconds: 30,
-        expireInSeconds: 300,
-        runOnClockAdvance: true,
-        // Also the successes still awaiting their token or pins (late-delivery.ts), on the same
-        // schedule: they move no money, and are asked about until they come.
-        handler: async () => {
-          const counts = await requeryDuePurchases(dispatching, requeryOptions);
-          if (counts.checked > 0) logger.info({ counts }, 'purchase requery run');
-          const deliveries = await requeryAwaitedDeliveries(dispatching, requeryOptions);
-          if (deliveries.checked > 0) logger.info({ deliveries }, 'awaited deliveries requery run');
-        },
-      },
+    operations: [
+      ...purchaseOperations(ops),
+      ...routedServiceOperations(ops),
+      ...operatorPurchaseOperations({ db: deps.db }),
     ],
+    jobs: purchaseJobs(dispatching, requeryOptions, logger),
     // Purchases react to their provider's float top-up: sent once it settled, failed and refunded
     // when it failed (they were never sent). Each may run twice (the domain-event job): dispatch and
     // failWaiting act only on purchases still processing and unsent.
     subscribers: [
-      on('funding.transfer_settled', (event) => dispatchPurchasesWaitingFor(dispatching, event.reference)),
-      on('funding.transfer_failed', (event) =>
+      on('funding.float_top_up_settled', (event) =>
+        dispatchPurchasesWaitingFor(dispatching, event.reference),
+      ),
+      on('funding.float_top_up_failed', (event) =>
         failPurchasesWaitingFor(settlement, event.reference, event.reason),
       ),
+    ],
+    // A purchase's debit and refund; a settlement reaches the wallet for a sale's payout (from
+    // airtime_cash_payouts, settlement.ts) or for the part of a purchase not delivered. In this order:
+    // the first rule that matches wins.
+    movementKinds: [
+      { kind: 'purchase', reference: purchasePostings.debit },
+      { kind: 'refund', reference: purchasePostings.refund },
+      {
+        kind: 'airtime_cash',
+        reference: purchasePostings.settle,
+        alongside: systemAccounts.airtimeCashPayouts,
+      },
+      { kind: 'refund', reference: purchasePostings.settle },
     ],
     api: {
       async requeryDue(options = {}) {
@@ -225,11 +282,12 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
       requeryReference: (service, reference) =>
         requeryByReference(dispatching, service, reference, requeryOptions),
       async authorise(userId, pin) {
-        await authorise(ops, userId, pin);
+        await authorisedMarkupOf(ops, userId, pin);
       },
+      requireOpen: (service) => requireRouteOpen(ops, service),
       async orderFor(userId, service, fields) {
         const { buyer, markupOf } = await ops.purchaseReads(userId);
-        requireTier(buyer?.kyc_tier ?? 0, 1);
+        deps.requireTier(buyer?.kyc_tier ?? 0, 1);
         return purchaseOrders[service](ops, markupOf, fields);
       },
       buyTogether: (userId, orders, withCommit, references) =>
@@ -237,18 +295,63 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
       purchasesOf: (userId, ids) => findPurchases(ops, userId, ids),
       acceptPurchase: (userId, order, withCommit) => acceptPurchase(accepting, userId, order, withCommit),
       purchaseRecord: findPurchaseRecord,
+      chargeOf,
+      purchaseReference,
       // The sends' own functions (they use no `this`), so that a caller lands in dispatch.ts.
       sendEnded: dispatching.sends.ended,
       sendsWaiting: dispatching.sends.waiting,
       floatInFlight: float.inFlight,
       async drained() {
         await dispatching.sends.allEnded();
-        await accepting.acceptPurchasesBatcher.drained();
-        await dispatching.claimPurchasesBatcher.drained();
-        await dispatching.settlePurchasesBatcher.drained();
+        await batches.drained();
       },
       floatBalances: () => floatBalances(deps.providers, vtu.floatFloorKobo),
       processingPurchases: () => processingPurchases(settlement, requeryOptions.stuckAlertAfterSeconds),
     },
   };
+}
+
+/**
+ * The purchases' background jobs: the acceptance's safety net that sends what a crash left unsent,
+ * and the requery of the purchases still processing.
+ */
+function purchaseJobs(
+  dispatching: DispatchDeps,
+  requeryOptions: RequeryOptions,
+  logger: Logger,
+): readonly JobDefinition[] {
+  return [
+    // The purchases accepted by one transaction: the accepting process sends them right after
+    // commit; this job is the safety net after a crash, and takes a purchase whose dispatch failed
+    // there (accept.ts). At most one run sends each (dispatch claims the row), so the job nearly
+    // always finds them all sent.
+    jobDefinition(vtuDispatchJob, {
+      batchSize: 20,
+      retryLimit: 5,
+      retryDelaySeconds: 10,
+      expireInSeconds: 120,
+      // Enqueued in every acceptance's transaction: no NOTIFY on the purchase path (decision 0036).
+      wake: 'poll',
+      handler: async ({ ids }) => {
+        await Promise.all(ids.map((id) => dispatchPurchase(dispatching, id)));
+      },
+    }),
+    // Purchases still processing (pending or unknown at the provider): requeried on their backoff
+    // schedule under the same reference; alerted, never refunded, when they stay unresolved.
+    jobDefinition(vtuRequeryJob, {
+      cron: '* * * * *',
+      retryLimit: 1,
+      retryDelaySeconds: 30,
+      expireInSeconds: 300,
+      runOnClockAdvance: true,
+      // Also the successes still awaiting their token or pins (late-delivery.ts), on the same
+      // schedule: they move no money, and are asked about until they come.
+      handler: async () => {
+        const counts = await requeryDuePurchases(dispatching, requeryOptions);
+        if (counts.checked > 0) logger.info({ counts }, 'purchase requery run');
+        const deliveries = await requeryAwaitedDeliveries(dispatching, requeryOptions);
+        if (deliveries.checked > 0) logger.info({ deliveries }, 'awaited deliveries requery run');
+      },
+    }),
+  ];
 }

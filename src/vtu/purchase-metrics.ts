@@ -10,6 +10,3 @@ export type PurchaseMetrics = {
   /** One purchase of the service, routed to the provider (data, bills, social), reached the outcome. */
   purchaseCounted(purchase: { service: string; provider: string }, outcome: PurchaseMetricOutcome): void;
 };
-
-/** Counts nothing: for a module built without a metrics registry (a script, a test of one stage). */
-export const uncountedPurchases: PurchaseMetrics = { purchaseCounted: () => {} };

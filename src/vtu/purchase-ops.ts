@@ -1,20 +1,20 @@
 import type { Kysely } from 'kysely';
 import type { z } from 'zod';
-import { type BuyerState, readBuyerStates, type SharedPinReads, verifyTransactionPin } from '../auth/pin.ts';
-import type { Catalogue } from '../catalogue/catalogue.ts';
-import { applyMarkup, type Markup, markupAmong, readMarkups } from '../catalogue/pricing.ts';
+import type { AuthApi, BuyerState } from '../auth/module.ts';
+import type { CatalogueApi, Markup } from '../catalogue/module.ts';
 import type { Clock } from '../clock.ts';
 import type { Config, VtuProviderName, VtuServiceName } from '../config.ts';
 import { dateRangeOf } from '../date-filter.ts';
 import type { Batching } from '../db/batching.ts';
 import type { DB } from '../db/schema.ts';
 import type { WithCommit } from '../db/unit-of-work.ts';
-import { AppError, type ErrorCode } from '../errors.ts';
-import { requireTier } from '../kyc/guard.ts';
+import { AppError } from '../errors.ts';
+import type { KycModule } from '../kyc/module.ts';
 import { requireWithin } from '../limits.ts';
 import { formatNaira, koboToNaira, nairaToKobo } from '../money.ts';
-import { defineOperation } from '../operation.ts';
+import { defineOperation, type OperationArgs } from '../operation.ts';
 import type { Resolve } from '../outbound-addresses.ts';
+import type { PausesApi } from '../pauses/module.ts';
 import {
   type AmountRule,
   amountBreach,
@@ -27,9 +27,10 @@ import {
 import { cableProviderNames, discoName, withoutPrice } from '../shared/display-names.ts';
 import { networkNames } from '../shared/networks.ts';
 import { localPhone, networkOfPhone } from '../shared/prefixes.ts';
-import { type AcceptDeps, acceptPurchase, acceptPurchasesTogether } from './accept.ts';
-import * as s from './purchase-schemas.ts';
+import { type AcceptStageDeps, acceptPurchase, acceptPurchasesTogether } from './accept.ts';
 import { findPurchase, listPurchases, type PurchaseOrder } from './purchases.ts';
+import * as s from './schemas.ts';
+import { purchaseErrors } from './schemas.ts';
 
 // The six purchases and their reads (SPEC.md "Endpoints", API.md section 5). Every purchase runs the
 // same checks in the same order: schema (the router) → auth → Tier 1 → PIN (with lockout) →
@@ -38,33 +39,38 @@ import { findPurchase, listPurchases, type PurchaseOrder } from './purchases.ts'
 
 const tags = ['vtu'];
 
-/** What the purchase operations (and routed-service-ops.ts) close over, built by the vtu module. */
+/**
+ * What the purchase operations (and routed-service-ops.ts) close over, built by the vtu module from
+ * its deps (VtuModuleDeps, module.ts: the other domains' api among them).
+ */
 export type PurchaseOpsDeps = {
   db: Kysely<DB>;
   clock: Clock;
-  /** The server-side pepper PINs are hashed under (auth/pin.ts). */
-  pepper: string;
   config: Pick<Config, 'vtu' | 'airtimeToCash'>;
   /** The upstream VTU providers by configuration name (data, bills, social); routing is config.vtu.routes. */
   providers: Record<VtuProviderName, VtuProvider>;
-  /** The routed providers' catalogues (cached), and the customers the look-ups just named (catalogue's). */
-  catalogue: Catalogue;
-  /** A user's PIN columns under a shared row lock, batched (auth's). */
-  sharedPinReads: SharedPinReads;
+  /** The routed providers' catalogues (cached), the customers the look-ups just named, the markups. */
+  catalogue: CatalogueApi;
+  /** The PIN's check, decided on the buyer's row under its lock (auth's). */
+  verifyTransactionPin: AuthApi['verifyTransactionPin'];
+  /** The tier gate on a tier already read (kyc's). */
+  requireTier: KycModule['api']['requireTier'];
   /** The outbound-address check of social links. */
   resolveHost: Resolve;
   /** What every purchase reads before its debit (createPurchaseReads). */
   purchaseReads: PurchaseReads;
   /** The accept stage every checked purchase goes to. */
-  accepting: AcceptDeps;
+  accepting: AcceptStageDeps;
+  /** 503 SERVICE_PAUSED while an operator has paused the service or its provider (pauses' api). */
+  requireOpen: PausesApi['requireOpen'];
 };
 
 // What every purchase reads before its debit, its buyer's tier, PIN state and price level and the
 // markups, in one batched step: under load the purchases arriving together share one query for their
 // buyers and one for the markups (a table of a few dozen rows per price level: one per service, and
-// per provider), whatever their buyers' levels. The buyers are auth's rows, read through auth
-// (readBuyerStates), and the markups the catalogue's (readMarkups); the two queries run side by side,
-// and each buyer's markups are picked from the rows by their level (markupAmong). The buyer's PIN
+// per provider), whatever their buyers' levels. The buyers are auth's rows, read through auth's api
+// (readBuyerStates), and the markups the catalogue's (its api's readMarkups); the two queries run side
+// by side, and each buyer's markups are picked from the rows by their level (markupAmong). The buyer's PIN
 // state read here is taken without a lock, so it decides nothing: it only chooses how
 // verifyTransactionPin checks the PIN, on the user row read again under its lock (decision 0018).
 
@@ -81,17 +87,24 @@ export type PurchaseFacts = {
 /** What every purchase reads before its debit: its buyer's state and the markups. */
 export type PurchaseReads = (userId: string) => Promise<PurchaseFacts>;
 
+/** What the purchases' batched read reads through: auth's api and the catalogue's. */
+export type PurchaseReadsDeps = {
+  readBuyerStates: AuthApi['readBuyerStates'];
+  catalogue: Pick<CatalogueApi, 'readMarkups' | 'markupAmong'>;
+};
+
 /** One per module: the reads of the purchases that arrive together share one batch. */
-export function createPurchaseReads(db: Kysely<DB>, batching: Batching): PurchaseReads {
+export function createPurchaseReads(deps: PurchaseReadsDeps, batching: Batching): PurchaseReads {
+  const { readBuyerStates, catalogue } = deps;
   const load = batching.loader(
     async (ids: string[]) => {
-      const [byId, markups] = await Promise.all([readBuyerStates(db, ids), readMarkups(db)]);
+      const [byId, markups] = await Promise.all([readBuyerStates(ids), catalogue.readMarkups()]);
       return new Map(
         ids.map((id) => {
           const buyer = byId.get(id);
           const level = buyer?.price_level ?? null;
           const markupOf = (service: VtuServiceName, provider: VtuProviderName): Markup =>
-            markupAmong(markups, service, provider, level);
+            catalogue.markupAmong(markups, service, provider, level);
           return [id, { buyer, markupOf }];
         }),
       );
@@ -100,15 +113,6 @@ export function createPurchaseReads(db: Kysely<DB>, batching: Batching): Purchas
   );
   return async (userId) => (await load(userId))!;
 }
-
-/** What every purchase can be refused by: the tier and PIN in authorise, the debit in acceptPurchase. */
-export const purchaseErrors: readonly ErrorCode[] = [
-  'KYC_TIER_REQUIRED',
-  'PIN_NOT_SET',
-  'INVALID_PIN',
-  'PIN_LOCKED',
-  'INSUFFICIENT_FUNDS',
-];
 
 export const routed = (
   deps: Pick<PurchaseOpsDeps, 'config' | 'providers'>,
@@ -119,18 +123,29 @@ export const routed = (
 };
 
 /**
- * Tier 1 and the PIN, in that order, before anything about the purchase itself is looked at. Answers
- * the markups, read in the same step, for pricing the purchase. The PIN is decided on the buyer's
- * row read under its lock, not on the batched read (verifyTransactionPin, decision 0018).
+ * 503 SERVICE_PAUSED while the service, or the provider it is routed to, is paused (API.md section
+ * 17.4): asked first, before the PIN, so that a person is not asked for anything a pause refuses.
+ * buy() and buyTogether() ask again of the order itself, the last step before any debit.
  */
-export async function authorise(
+export const requireRouteOpen = (
+  deps: Pick<PurchaseOpsDeps, 'config' | 'requireOpen'>,
+  service: VtuService,
+): Promise<void> => deps.requireOpen(service, deps.config.vtu.routes[service]);
+
+/**
+ * The buyer's markups (read in the same step) for pricing the purchase, once Tier 1 and the PIN, in
+ * that order, have passed: before anything about the purchase itself is looked at. The PIN is
+ * decided on the buyer's row read under its lock, not on the batched read (verifyTransactionPin,
+ * decision 0018).
+ */
+export async function authorisedMarkupOf(
   deps: PurchaseOpsDeps,
   userId: string,
   pin: string,
 ): Promise<PurchaseFacts['markupOf']> {
   const { buyer, markupOf } = await deps.purchaseReads(userId);
-  requireTier(buyer?.kyc_tier ?? 0, 1);
-  await verifyTransactionPin(deps, userId, pin, buyer);
+  deps.requireTier(buyer?.kyc_tier ?? 0, 1);
+  await deps.verifyTransactionPin(userId, pin, buyer);
   return markupOf;
 }
 
@@ -196,12 +211,13 @@ export const upstream = (error: unknown): never => {
 };
 
 export function priced(
+  deps: Pick<PurchaseOpsDeps, 'catalogue'>,
   markupOf: PurchaseFacts['markupOf'],
   service: VtuService,
   provider: VtuProviderName,
   wholesaleKobo: bigint,
 ): { wholesaleKobo: bigint; markupKobo: bigint; retailKobo: bigint } {
-  const { retailKobo, markupKobo } = applyMarkup(markupOf(service, provider), wholesaleKobo);
+  const { retailKobo, markupKobo } = deps.catalogue.applyMarkup(markupOf(service, provider), wholesaleKobo);
   return { wholesaleKobo, markupKobo, retailKobo };
 }
 
@@ -246,12 +262,14 @@ async function catalogueName(
  * Accepts the purchase; its Idempotency-Key answer commits with it. A bill is named after its
  * customer when a look-up of the same number just found them (never a name the client sent).
  */
-export function buy(
-  deps: Pick<PurchaseOpsDeps, 'accepting' | 'catalogue'>,
+export async function buy(
+  deps: Pick<PurchaseOpsDeps, 'accepting' | 'catalogue' | 'requireOpen'>,
   userId: string,
   withCommit: WithCommit | undefined,
   order: PurchaseOrder,
 ) {
+  // A pause set while the order was checked: its own service and provider (routed()'s), before the debit.
+  await deps.requireOpen(order.service, order.provider as VtuProviderName);
   const customer = customerOf(order.request);
   const customerName = customer === null ? undefined : deps.catalogue.verifiedCustomers.nameOf(customer);
   return acceptPurchase(
@@ -267,13 +285,15 @@ export function buy(
  * named as buy() names it; the group's Idempotency-Key answer, or whatever `withCommit` writes for
  * the purchases, commits with their debits.
  */
-export function buyTogether(
-  deps: Pick<PurchaseOpsDeps, 'accepting' | 'catalogue'>,
+export async function buyTogether(
+  deps: Pick<PurchaseOpsDeps, 'accepting' | 'catalogue' | 'requireOpen'>,
   userId: string,
   orders: PurchaseOrder[],
   withCommit: WithCommit | undefined,
   references?: readonly string[],
 ) {
+  // Every order's service and provider open (a bulk order's lines, a scheduled run), before the debits.
+  for (const order of orders) await deps.requireOpen(order.service, order.provider as VtuProviderName);
   const named = orders.map((order) => {
     const customer = customerOf(order.request);
     const customerName = customer === null ? undefined : deps.catalogue.verifiedCustomers.nameOf(customer);
@@ -298,7 +318,7 @@ export type OrderedService = keyof PurchaseFields;
 /**
  * Each purchase's checks after Tier 1 and the PIN, and its order: the recipient, the amount's bounds,
  * the route and the price. The operations below and the vtu api (a schedule's run, a bulk order's
- * lines) build their orders here, so every purchase is checked and priced the one way.
+ * lines) build their orders with these, so every purchase is checked and priced the one way.
  */
 export const purchaseOrders: {
   [K in OrderedService]: (
@@ -307,159 +327,249 @@ export const purchaseOrders: {
     input: PurchaseFields[K],
   ) => Promise<PurchaseOrder>;
 } = {
-  async airtime(deps, markupOf, input) {
-    requireNetwork(input.phone, input.network);
-    requireWithin(input.amount, 'airtime', { min: s.airtimeNairaMin, max: s.airtimeNairaMax });
-    const face = nairaToKobo(input.amount);
-    const { name, provider } = routed(deps, 'airtime');
-    requireSold(provider.airtimeAmounts, face, 'airtime');
-    const price = priced(markupOf, 'airtime', name, face);
-    const phone = localPhone(input.phone);
-    return {
-      service: 'airtime',
-      provider: name,
-      network: input.network,
-      recipient: phone,
-      request: { service: 'airtime', network: input.network, phone, amountKobo: face },
-      ...price,
-      description: `${formatNaira(face)} ${networkNames[input.network]} airtime to ${phone}`,
-    };
-  },
-  async data(deps, markupOf, input) {
-    requireNetwork(input.phone, input.network);
-    // The cached catalogue: the price checked is the price the user was shown (at most 30 minutes old).
-    const { name } = routed(deps, 'data');
-    const plans = await deps.catalogue.dataPlans(input.network).catch(upstream);
-    const plan = chosenPlan(plans, input.plan_id, `${input.network} data`);
-    const price = priced(markupOf, 'data', name, plan.wholesaleKobo);
-    requireAmount(input.amount, price.retailKobo);
-    const phone = localPhone(input.phone);
-    return {
-      service: 'data',
-      provider: name,
-      network: input.network,
-      recipient: phone,
-      request: { service: 'data', network: input.network, planId: plan.planId, phone },
-      ...price,
-      description: descriptions.data(input.network, plan.name, phone),
-    };
-  },
-  async cable(deps, markupOf, input) {
-    const { name } = routed(deps, 'cable');
-    const plans = await deps.catalogue.cablePlans(input.identifier).catch(upstream);
-    const plan = chosenPlan(plans, input.plan_id, input.identifier);
-    const price = priced(markupOf, 'cable', name, plan.wholesaleKobo);
-    requireAmount(input.amount, price.retailKobo);
-    return {
-      service: 'cable',
-      provider: name,
-      network: null,
-      recipient: input.iuc,
-      request: {
-        service: 'cable',
-        provider: input.identifier,
-        iuc: input.iuc,
-        planId: plan.planId,
-        amountKobo: plan.wholesaleKobo,
-        phone: localPhone(input.phone),
-        subscriptionType: input.subscription_type,
-      },
-      ...price,
-      description: descriptions.cable(input.identifier, plan.name, input.iuc),
-    };
-  },
-  async electricity(deps, markupOf, input) {
-    requireWithin(input.amount, 'electricity purchase', { min: s.electricityNairaMin });
-    const { name } = routed(deps, 'electricity');
-    const disco = await catalogueName(deps.catalogue.discos(), input.plan);
-    const face = nairaToKobo(input.amount);
-    const price = priced(markupOf, 'electricity', name, face);
-    return {
-      service: 'electricity',
-      provider: name,
-      network: null,
-      recipient: input.meter,
-      request: {
-        service: 'electricity',
-        disco: input.plan,
-        meter: input.meter,
-        meterType: input.type,
-        amountKobo: face,
-        phone: localPhone(input.phone),
-      },
-      ...price,
-      description: `${formatNaira(face)} ${discoName(disco)} ${input.type} electricity for meter ${input.meter}`,
-    };
-  },
-  async betting(deps, markupOf, input) {
-    const { name } = routed(deps, 'betting');
-    const company = await catalogueName(deps.catalogue.bettingCompanies(), input.betting_company);
-    const face = nairaToKobo(input.amount);
-    const price = priced(markupOf, 'betting', name, face);
-    return {
-      service: 'betting',
-      provider: name,
-      network: null,
-      recipient: input.customer_id,
-      request: {
-        service: 'betting',
-        company: input.betting_company,
-        customerId: input.customer_id,
-        amountKobo: face,
-      },
-      ...price,
-      description: `${formatNaira(face)} to ${company} account ${input.customer_id}`,
-    };
-  },
-  async education(deps, markupOf, input) {
-    if (input.exam === 'jamb' && input.profile_id === undefined) {
-      throw new AppError('VALIDATION_ERROR', 'profile_id is required for jamb', {
-        details: { field: 'profile_id' },
-      });
-    }
-    // The cached list listEducationPins prices from, so the price listed is the price charged.
-    const { name } = routed(deps, 'education');
-    const items = await deps.catalogue.educationItems();
-    const item = items.find(
-      (i) => i.exam === input.exam && (input.variation === undefined || i.variation === input.variation),
-    );
-    if (item === undefined) {
-      throw new AppError('VALIDATION_ERROR', `no ${input.exam} pin ${input.variation ?? ''}`.trim(), {
-        details: { field: 'variation' },
-      });
-    }
-    // Each pin is priced as listEducationPins lists one (its markup, flat part included, per pin), so
-    // n pins cost exactly n × the price a person was shown.
-    const one = priced(markupOf, 'education', name, item.wholesaleKobo);
-    const pins = BigInt(input.quantity);
-    const price = {
-      wholesaleKobo: one.wholesaleKobo * pins,
-      markupKobo: one.markupKobo * pins,
-      retailKobo: one.retailKobo * pins,
-    };
-    requireAmount(input.amount, price.retailKobo);
-    const phone = localPhone(input.phone);
-    return {
-      service: 'education',
-      provider: name,
-      network: null,
-      recipient: input.profile_id ?? phone,
-      request: {
-        service: 'education',
-        exam: input.exam,
-        variation: item.variation,
-        quantity: input.quantity,
-        phone,
-        ...(input.profile_id === undefined ? {} : { profileId: input.profile_id }),
-      },
-      ...price,
-      description: `${input.quantity} × ${withoutPrice(item.name)}`,
-    };
-  },
+  airtime: airtimeOrder,
+  data: dataOrder,
+  cable: cableOrder,
+  electricity: electricityOrder,
+  betting: bettingOrder,
+  education: educationOrder,
 };
 
-/** The purchase operations, closed over the module's deps. */
+/** The airtime's order: the number's network, the face value's bounds (ours, then the routed provider's), its price. */
+export async function airtimeOrder(
+  deps: PurchaseOpsDeps,
+  markupOf: PurchaseFacts['markupOf'],
+  input: PurchaseFields['airtime'],
+): Promise<PurchaseOrder> {
+  requireNetwork(input.phone, input.network);
+  requireWithin(input.amount, 'airtime', { min: s.airtimeNairaMin, max: s.airtimeNairaMax });
+  const face = nairaToKobo(input.amount);
+  const { name, provider } = routed(deps, 'airtime');
+  requireSold(provider.airtimeAmounts, face, 'airtime');
+  const price = priced(deps, markupOf, 'airtime', name, face);
+  const phone = localPhone(input.phone);
+  return {
+    service: 'airtime',
+    provider: name,
+    network: input.network,
+    recipient: phone,
+    request: { service: 'airtime', network: input.network, phone, amountKobo: face },
+    ...price,
+    description: `${formatNaira(face)} ${networkNames[input.network]} airtime to ${phone}`,
+  };
+}
+
+/** The data bundle's order: the number's network, the plan from the routed provider's cached catalogue (the price checked is the price the user was shown, at most 30 minutes old). */
+export async function dataOrder(
+  deps: PurchaseOpsDeps,
+  markupOf: PurchaseFacts['markupOf'],
+  input: PurchaseFields['data'],
+): Promise<PurchaseOrder> {
+  requireNetwork(input.phone, input.network);
+  // The cached catalogue: the price checked is the price the user was shown (at most 30 minutes old).
+  const { name } = routed(deps, 'data');
+  const plans = await deps.catalogue.dataPlans(input.network).catch(upstream);
+  const plan = chosenPlan(plans, input.plan_id, `${input.network} data`);
+  const price = priced(deps, markupOf, 'data', name, plan.wholesaleKobo);
+  requireAmount(input.amount, price.retailKobo);
+  const phone = localPhone(input.phone);
+  return {
+    service: 'data',
+    provider: name,
+    network: input.network,
+    recipient: phone,
+    request: { service: 'data', network: input.network, planId: plan.planId, phone },
+    ...price,
+    description: descriptions.data(input.network, plan.name, phone),
+  };
+}
+
+/** The cable subscription's order: the plan from the routed provider's cached catalogue, at its price now. */
+export async function cableOrder(
+  deps: PurchaseOpsDeps,
+  markupOf: PurchaseFacts['markupOf'],
+  input: PurchaseFields['cable'],
+): Promise<PurchaseOrder> {
+  const { name } = routed(deps, 'cable');
+  const plans = await deps.catalogue.cablePlans(input.identifier).catch(upstream);
+  const plan = chosenPlan(plans, input.plan_id, input.identifier);
+  const price = priced(deps, markupOf, 'cable', name, plan.wholesaleKobo);
+  requireAmount(input.amount, price.retailKobo);
+  return {
+    service: 'cable',
+    provider: name,
+    network: null,
+    recipient: input.iuc,
+    request: {
+      service: 'cable',
+      provider: input.identifier,
+      iuc: input.iuc,
+      planId: plan.planId,
+      amountKobo: plan.wholesaleKobo,
+      phone: localPhone(input.phone),
+      subscriptionType: input.subscription_type,
+    },
+    ...price,
+    description: descriptions.cable(input.identifier, plan.name, input.iuc),
+  };
+}
+
+/** The electricity purchase's order: the amount's bound, the disco's name (for the description), its price. */
+export async function electricityOrder(
+  deps: PurchaseOpsDeps,
+  markupOf: PurchaseFacts['markupOf'],
+  input: PurchaseFields['electricity'],
+): Promise<PurchaseOrder> {
+  requireWithin(input.amount, 'electricity purchase', { min: s.electricityNairaMin });
+  const { name } = routed(deps, 'electricity');
+  const disco = await catalogueName(deps.catalogue.discos(), input.plan);
+  const face = nairaToKobo(input.amount);
+  const price = priced(deps, markupOf, 'electricity', name, face);
+  return {
+    service: 'electricity',
+    provider: name,
+    network: null,
+    recipient: input.meter,
+    request: {
+      service: 'electricity',
+      disco: input.plan,
+      meter: input.meter,
+      meterType: input.type,
+      amountKobo: face,
+      phone: localPhone(input.phone),
+    },
+    ...price,
+    description: `${formatNaira(face)} ${discoName(disco)} ${input.type} electricity for meter ${input.meter}`,
+  };
+}
+
+/** The betting wallet's funding order: the company's name (for the description), its price. */
+export async function bettingOrder(
+  deps: PurchaseOpsDeps,
+  markupOf: PurchaseFacts['markupOf'],
+  input: PurchaseFields['betting'],
+): Promise<PurchaseOrder> {
+  const { name } = routed(deps, 'betting');
+  const company = await catalogueName(deps.catalogue.bettingCompanies(), input.betting_company);
+  const face = nairaToKobo(input.amount);
+  const price = priced(deps, markupOf, 'betting', name, face);
+  return {
+    service: 'betting',
+    provider: name,
+    network: null,
+    recipient: input.customer_id,
+    request: {
+      service: 'betting',
+      company: input.betting_company,
+      customerId: input.customer_id,
+      amountKobo: face,
+    },
+    ...price,
+    description: `${formatNaira(face)} to ${company} account ${input.customer_id}`,
+  };
+}
+
+/** The exam pins' order: the pin from the cached list listEducationPins prices from, n pins at n × its price. */
+export async function educationOrder(
+  deps: PurchaseOpsDeps,
+  markupOf: PurchaseFacts['markupOf'],
+  input: PurchaseFields['education'],
+): Promise<PurchaseOrder> {
+  if (input.exam === 'jamb' && input.profile_id === undefined) {
+    throw new AppError('VALIDATION_ERROR', 'profile_id is required for jamb', {
+      details: { field: 'profile_id' },
+    });
+  }
+  // The cached list listEducationPins prices from, so the price listed is the price charged.
+  const { name } = routed(deps, 'education');
+  const items = await deps.catalogue.educationItems();
+  const item = items.find(
+    (i) => i.exam === input.exam && (input.variation === undefined || i.variation === input.variation),
+  );
+  if (item === undefined) {
+    throw new AppError('VALIDATION_ERROR', `no ${input.exam} pin ${input.variation ?? ''}`.trim(), {
+      details: { field: 'variation' },
+    });
+  }
+  // Each pin is priced as listEducationPins lists one (its markup, flat part included, per pin), so
+  // n pins cost exactly n × the price a person was shown.
+  const one = priced(deps, markupOf, 'education', name, item.wholesaleKobo);
+  const pins = BigInt(input.quantity);
+  const price = {
+    wholesaleKobo: one.wholesaleKobo * pins,
+    markupKobo: one.markupKobo * pins,
+    retailKobo: one.retailKobo * pins,
+  };
+  requireAmount(input.amount, price.retailKobo);
+  const phone = localPhone(input.phone);
+  return {
+    service: 'education',
+    provider: name,
+    network: null,
+    recipient: input.profile_id ?? phone,
+    request: {
+      service: 'education',
+      exam: input.exam,
+      variation: item.variation,
+      quantity: input.quantity,
+      phone,
+      ...(input.profile_id === undefined ? {} : { profileId: input.profile_id }),
+    },
+    ...price,
+    description: `${input.quantity} × ${withoutPrice(item.name)}`,
+  };
+}
+
+/** What a buy operation's handler is given: the caller, the checked input, the Idempotency-Key's answer. */
+type BuyArgs<I extends z.ZodType> = OperationArgs<z.output<I>, 'user'>;
+
+/**
+ * Every buy operation's steps: Tier 1 and the PIN (authorisedMarkupOf), the order its own function
+ * makes from the input (airtimeOrder, dataOrder, ...), then the order's acceptance (buy).
+ */
+async function authoriseAndBuy<Input extends { pin: string }>(
+  deps: PurchaseOpsDeps,
+  { caller, input, withCommit }: OperationArgs<Input, 'user'>,
+  service: OrderedService,
+  order: (deps: PurchaseOpsDeps, markupOf: PurchaseFacts['markupOf'], input: Input) => Promise<PurchaseOrder>,
+) {
+  await requireRouteOpen(deps, service);
+  const markupOf = await authorisedMarkupOf(deps, caller.userId, input.pin);
+  return buy(deps, caller.userId, withCommit, await order(deps, markupOf, input));
+}
+
+/** buyAirtime: Tier 1 and the PIN, the airtime's order (airtimeOrder), then its acceptance (buy). */
+export const buyAirtime = (deps: PurchaseOpsDeps, args: BuyArgs<typeof s.buyAirtimeInput>) =>
+  authoriseAndBuy(deps, args, 'airtime', airtimeOrder);
+
+/** buyData: Tier 1 and the PIN, the bundle's order (dataOrder), then its acceptance (buy). */
+export const buyData = (deps: PurchaseOpsDeps, args: BuyArgs<typeof s.buyDataInput>) =>
+  authoriseAndBuy(deps, args, 'data', dataOrder);
+
+/** subscribeCable: Tier 1 and the PIN, the subscription's order (cableOrder), then its acceptance (buy). */
+export const subscribeCable = (deps: PurchaseOpsDeps, args: BuyArgs<typeof s.subscribeCableInput>) =>
+  authoriseAndBuy(deps, args, 'cable', cableOrder);
+
+/** buyElectricity: Tier 1 and the PIN, the purchase's order (electricityOrder), then its acceptance (buy). */
+export const buyElectricity = (deps: PurchaseOpsDeps, args: BuyArgs<typeof s.buyElectricityInput>) =>
+  authoriseAndBuy(deps, args, 'electricity', electricityOrder);
+
+/** fundBet: Tier 1 and the PIN, the funding's order (bettingOrder), then its acceptance (buy). */
+export const fundBet = (deps: PurchaseOpsDeps, args: BuyArgs<typeof s.fundBetInput>) =>
+  authoriseAndBuy(deps, args, 'betting', bettingOrder);
+
+/** buyEducationPin: Tier 1 and the PIN, the pins' order (educationOrder), then its acceptance (buy). */
+export const buyEducationPin = (deps: PurchaseOpsDeps, args: BuyArgs<typeof s.buyEducationPinInput>) =>
+  authoriseAndBuy(deps, args, 'education', educationOrder);
+
+/** The purchase operations, closed over the module's deps: the six buys, then the buyer's reads. */
 export const purchaseOperations = (deps: PurchaseOpsDeps) => [
+  ...buyOperations(deps),
+  ...purchaseReadOperations(deps),
+];
+
+/** The six buys, each handled by its named function above. */
+const buyOperations = (deps: PurchaseOpsDeps) => [
   defineOperation({
     name: 'buyAirtime',
     method: 'POST',
@@ -469,10 +579,7 @@ export const purchaseOperations = (deps: PurchaseOpsDeps) => [
     input: s.buyAirtimeInput,
     output: s.vtuTransaction,
     errors: [...purchaseErrors, 'NETWORK_MISMATCH', 'BELOW_MINIMUM', 'ABOVE_MAXIMUM'],
-    handler: async ({ caller, input, withCommit }) => {
-      const markupOf = await authorise(deps, caller.userId, input.pin);
-      return buy(deps, caller.userId, withCommit, await purchaseOrders.airtime(deps, markupOf, input));
-    },
+    handler: (args) => buyAirtime(deps, args),
   }),
   defineOperation({
     name: 'buyData',
@@ -484,10 +591,7 @@ export const purchaseOperations = (deps: PurchaseOpsDeps) => [
     input: s.buyDataInput,
     output: s.vtuTransaction,
     errors: [...purchaseErrors, 'NETWORK_MISMATCH', 'PRICE_CHANGED', 'UPSTREAM_UNAVAILABLE'],
-    handler: async ({ caller, input, withCommit }) => {
-      const markupOf = await authorise(deps, caller.userId, input.pin);
-      return buy(deps, caller.userId, withCommit, await purchaseOrders.data(deps, markupOf, input));
-    },
+    handler: (args) => buyData(deps, args),
   }),
   defineOperation({
     name: 'subscribeCable',
@@ -498,10 +602,7 @@ export const purchaseOperations = (deps: PurchaseOpsDeps) => [
     input: s.subscribeCableInput,
     output: s.vtuTransaction,
     errors: [...purchaseErrors, 'PRICE_CHANGED', 'UPSTREAM_UNAVAILABLE'],
-    handler: async ({ caller, input, withCommit }) => {
-      const markupOf = await authorise(deps, caller.userId, input.pin);
-      return buy(deps, caller.userId, withCommit, await purchaseOrders.cable(deps, markupOf, input));
-    },
+    handler: (args) => subscribeCable(deps, args),
   }),
   defineOperation({
     name: 'buyElectricity',
@@ -512,10 +613,7 @@ export const purchaseOperations = (deps: PurchaseOpsDeps) => [
     input: s.buyElectricityInput,
     output: s.vtuTransaction,
     errors: [...purchaseErrors, 'BELOW_MINIMUM'],
-    handler: async ({ caller, input, withCommit }) => {
-      const markupOf = await authorise(deps, caller.userId, input.pin);
-      return buy(deps, caller.userId, withCommit, await purchaseOrders.electricity(deps, markupOf, input));
-    },
+    handler: (args) => buyElectricity(deps, args),
   }),
   defineOperation({
     name: 'fundBet',
@@ -526,10 +624,7 @@ export const purchaseOperations = (deps: PurchaseOpsDeps) => [
     input: s.fundBetInput,
     output: s.vtuTransaction,
     errors: purchaseErrors,
-    handler: async ({ caller, input, withCommit }) => {
-      const markupOf = await authorise(deps, caller.userId, input.pin);
-      return buy(deps, caller.userId, withCommit, await purchaseOrders.betting(deps, markupOf, input));
-    },
+    handler: (args) => fundBet(deps, args),
   }),
   defineOperation({
     name: 'buyEducationPin',
@@ -541,11 +636,12 @@ export const purchaseOperations = (deps: PurchaseOpsDeps) => [
     input: s.buyEducationPinInput,
     output: s.vtuTransaction,
     errors: [...purchaseErrors, 'PRICE_CHANGED', 'UPSTREAM_UNAVAILABLE'],
-    handler: async ({ caller, input, withCommit }) => {
-      const markupOf = await authorise(deps, caller.userId, input.pin);
-      return buy(deps, caller.userId, withCommit, await purchaseOrders.education(deps, markupOf, input));
-    },
+    handler: (args) => buyEducationPin(deps, args),
   }),
+];
+
+/** The buyer's own purchases: listed, and one by id. */
+const purchaseReadOperations = (deps: PurchaseOpsDeps) => [
   defineOperation({
     name: 'listMyVtuTransactions',
     method: 'GET',

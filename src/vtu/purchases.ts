@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { type Kysely, type Selectable, sql } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { DB, VtuTransactionsTable } from '../db/schema.ts';
 import { notFound } from '../errors.ts';
 import { type DateRange, lagosMinute } from '../lagos-time.ts';
 import { koboToNaira } from '../money.ts';
+import { newestFirstPage } from '../paging.ts';
 import type { PurchaseRequest, VtuService } from '../providers/vtu/vtu-provider.ts';
 
 // A purchase's record (vtu_transactions) and what every stage of its path knows of it: its order,
@@ -263,13 +264,6 @@ export async function listPurchases(
   if (filter.service !== undefined) query = query.where('service', '=', filter.service);
   if (filter.range?.from !== undefined) query = query.where('created_at', '>=', filter.range.from);
   if (filter.range?.before !== undefined) query = query.where('created_at', '<', filter.range.before);
-  const rows = await query
-    .selectAll()
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(page.limit)
-    .offset(page.offset)
-    .execute();
-  const counted = await query.select(sql<string>`count(*)::text`.as('n')).executeTakeFirstOrThrow();
-  return { items: rows.map(toView), limit: page.limit, offset: page.offset, total: Number(counted.n) };
+  const { rows, total } = await newestFirstPage(query, page);
+  return { items: rows.map(toView), limit: page.limit, offset: page.offset, total };
 }

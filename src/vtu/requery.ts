@@ -1,9 +1,9 @@
-import { raiseAlert } from '../alerts/alerts.ts';
 import type { Config } from '../config.ts';
+import { defineJob, noPayload } from '../jobs/job.ts';
 import type { RequeryOutcome, VtuService } from '../providers/vtu/vtu-provider.ts';
 import { type DispatchDeps, type DispatchResult, dispatchPurchase, providerOf } from './dispatch.ts';
 import type { VtuTransaction } from './purchases.ts';
-import { lockPurchase, type SettlementDeps } from './settlement.ts';
+import { lockPurchase, type SettlementDeps, settlePurchases } from './settlement.ts';
 
 // Finding out what became of a purchase whose outcome is still unknown (the requery stage): every
 // minute the purchases whose next requery is due are asked about, under their own reference, and
@@ -12,7 +12,7 @@ import { lockPurchase, type SettlementDeps } from './settlement.ts';
 // still unresolved after half an hour raises one operations alert; none is ever refunded blindly.
 
 /** Purchases still processing, requeried on their backoff schedule (a job every minute). */
-export const JOB_VTU_REQUERY = 'vtu.requery';
+export const vtuRequeryJob = defineJob('vtu.requery', noPayload);
 
 export type RequeryOptions = {
   batchMax: number;
@@ -119,7 +119,7 @@ async function requeryPurchases(
         outcome = { status: 'failed', reason: 'the provider has no record of the purchase' };
       }
       outcome = outsideConfirmWindow(purchase, outcome, now, options);
-      result = await deps.settlePurchasesBatcher.add({ id: purchase.id, outcome });
+      result = await deps.batches.join(settlePurchases, { id: purchase.id, outcome });
     }
     if (result === 'success') counts.succeeded += 1;
     else if (result === 'failed') counts.failed += 1;
@@ -178,7 +178,7 @@ async function alertStuck(deps: SettlementDeps, id: string, minutes: number): Pr
     if (purchase.status !== 'processing' || purchase.stuck_alerted_at !== null) return;
     const now = deps.clock.now();
     await trx.updateTable('vtu_transactions').set({ stuck_alerted_at: now }).where('id', '=', id).execute();
-    await raiseAlert(
+    await deps.raiseAlert(
       trx,
       {
         kind: 'vtu_purchase_stuck',

@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
-import { raiseAlert } from '../alerts/alerts.ts';
+import type { AlertsModule } from '../alerts/module.ts';
 import type { Clock } from '../clock.ts';
-import { type Batcher, type Batching, type BatchResults, fulfilled, rejected } from '../db/batching.ts';
+import { type BatcherOptions, type BatchResults, fulfilled, rejected } from '../db/batching.ts';
 import { statement } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 import { type DomainEvent, publishEvents } from '../events/domain-events.ts';
@@ -34,6 +34,8 @@ export type SettlementDeps = {
   db: Kysely<DB>;
   clock: Clock;
   jobs: JobQueue;
+  /** Raises an operations alert in the caller's transaction (alerts' api). */
+  raiseAlert: AlertsModule['api']['raiseAlert'];
   /** Told of each purchase accepted or settled, once its transaction committed; absent: nowhere (a stage's own test). */
   metrics?: PurchaseMetrics;
 };
@@ -41,15 +43,8 @@ export type SettlementDeps = {
 /** Answers settled per transaction at most: the purchases' row locks, and vtu_in_flight's, are held briefly. */
 const settleBatchMax = 100;
 
-/** The batcher that runs settlePurchases: the answers that arrive while a settlement runs share the next. */
-export function settlePurchasesBatcher(
-  deps: SettlementDeps,
-  batching: Batching,
-): Batcher<PurchaseAnswer, SettleResult> {
-  return batching.batcher((answers: PurchaseAnswer[]) => settlePurchases(deps, answers), {
-    batchMax: settleBatchMax,
-  });
-}
+/** The batches of settlePurchases (batches.ts): the answers that arrive while a settlement runs share the next. */
+export const settleBatchOptions: BatcherOptions<PurchaseAnswer, SettleResult> = { batchMax: settleBatchMax };
 
 /** Seconds before each requery of a purchase still pending or unknown; the last repeats. */
 export const requeryDelaysSeconds = [15, 30, 60, 120, 300, 600, 1800, 3600] as const;
@@ -69,7 +64,7 @@ export type PurchaseAnswer = { id: string; outcome: PurchaseOutcome | RequeryOut
 
 /**
  * The settle stage: applies answers about purchases, many in one transaction (a batch of
- * settlePurchasesBatcher, the group commit of src/db/batching.ts): the purchases are locked in id
+ * settlePurchases's batches, the group commit of batches.ts): the purchases are locked in id
  * order, their new states written by one UPDATE, their events enqueued by one INSERT and their
  * settlements and refunds posted together.
  */
@@ -381,7 +376,7 @@ async function alertOverConfirmed(
   receivedKobo: bigint,
   now: Date,
 ): Promise<void> {
-  await raiseAlert(
+  await deps.raiseAlert(
     trx,
     {
       kind: 'airtime_cash_over_confirmed',

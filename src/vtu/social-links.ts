@@ -13,9 +13,6 @@ export type LinkPolicy = { allowUnresolved: boolean; resolve?: Resolve };
 /** Names that are internal whatever DNS says of them. */
 const internalNames = /(^|\.)(localhost|local|internal|intranet|lan|home\.arpa)$/;
 
-/** The link's longest length: what the panels' forms take. */
-export const linkLengthMax = 2_000;
-
 const refuse = (message: string) =>
   new AppError('VALIDATION_ERROR', message, { details: { issues: [{ path: ['data', 'link'], message }] } });
 

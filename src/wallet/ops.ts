@@ -1,21 +1,14 @@
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
+import { dateRangeOf } from '../date-filter.ts';
 import type { DB } from '../db/schema.ts';
-import { userBalances } from '../ledger/accounts.ts';
-import { koboToNaira } from '../money.ts';
-import { nairaOutput } from '../money-schemas.ts';
 import { defineOperation } from '../operation.ts';
+import { walletBalances } from './balances.ts';
+import { getWalletTransaction, type HistoryDeps, listWalletTransactions } from './history.ts';
+import * as s from './schemas.ts';
 
-export const walletView = z.object({
-  balance: nairaOutput('Spendable balance'),
-  lockedSavings: nairaOutput('Held in savings locks until they mature or are broken'),
-  lockedBonus: nairaOutput('Referral bonus, locked for good'),
-  checkinAccrued: nairaOutput('Check-in rewards accrued, withdrawable from the minimum on'),
-  currency: z.literal('NGN'),
-});
-
-/** What the wallet's reads need: the balances are the ledger's. */
-export type WalletDeps = { db: Kysely<DB> };
+/** What the wallet's reads need: the balances are the ledger's, the history the ledger's and its kinds. */
+export type WalletDeps = { db: Kysely<DB>; history: HistoryDeps };
 
 /** The wallet operations, closed over the module's deps. */
 export const walletOperations = (deps: WalletDeps) => [
@@ -26,17 +19,39 @@ export const walletOperations = (deps: WalletDeps) => [
     summary: 'Balances of the caller (naira)',
     tags: ['wallet'],
     input: z.object({}).strict(),
-    output: walletView,
+    output: s.walletView,
     errors: [],
-    handler: async ({ caller }) => {
-      const b = await userBalances(deps.db, caller.userId);
-      return {
-        balance: koboToNaira(b.wallet),
-        lockedSavings: koboToNaira(b.savings),
-        lockedBonus: koboToNaira(b.bonus_locked),
-        checkinAccrued: koboToNaira(b.checkin_accrued),
-        currency: 'NGN' as const,
-      };
-    },
+    handler: ({ caller }) => walletBalances(deps.db, caller.userId),
+  }),
+  // The history is the contract's section 6, under its tag: the wallet serves it, the contract files
+  // it with funding.
+  defineOperation({
+    name: 'listTransactions',
+    method: 'GET',
+    auth: 'user',
+    summary:
+      'Your wallet history: every movement of the wallet (credits and debits), newest first, filtered by kind and date',
+    tags: ['funding'],
+    input: s.listTransactionsInput,
+    output: s.listTransactionsOutput,
+    errors: [],
+    handler: ({ caller, input }) =>
+      listWalletTransactions(
+        deps.history,
+        caller.userId,
+        { limit: input.limit, offset: input.offset },
+        { kind: input.kind, range: dateRangeOf(input) },
+      ),
+  }),
+  defineOperation({
+    name: 'getTransaction',
+    method: 'POST',
+    auth: 'user',
+    summary: 'One entry of your wallet history',
+    tags: ['funding'],
+    input: s.getTransactionInput,
+    output: s.walletTransaction,
+    errors: ['NOT_FOUND'],
+    handler: ({ caller, input }) => getWalletTransaction(deps.history, caller.userId, input.id),
   }),
 ];

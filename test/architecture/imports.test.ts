@@ -40,6 +40,16 @@ const tree: Record<string, string> = {
   'src/ledger/postings.ts': "import type { Price } from '../vtu/price.ts';\nexport type Cost = Price;\n",
   'src/vtu/price.ts':
     "import { http } from '../http/router.ts';\nexport type Price = bigint;\nexport const p = http;\n",
+  // A domain past another's door (a type-only import counts), beside one through it: module.ts for
+  // the types, schemas.ts for the shapes.
+  'src/wallet/spend.ts': "import type { Price } from '../vtu/price.ts';\nexport type Spend = Price;\n",
+  'src/wallet/door.ts':
+    "import type { VtuApi } from '../vtu/module.ts';\nimport { buyInput } from '../vtu/schemas.ts';\nexport const door = (api?: VtuApi) => [api, buyInput];\n",
+  // A domain calling another's factory itself, past the composition root.
+  'src/wallet/factory.ts':
+    "import { createVtuModule } from '../vtu/module.ts';\nexport const vtu = createVtuModule;\n",
+  'src/vtu/module.ts': 'export type VtuApi = { buy(): void };\nexport const createVtuModule = () => ({});\n',
+  'src/vtu/schemas.ts': 'export const buyInput = {};\n',
   // An adapter reaching for its simulator.
   'src/providers/sms.ts': "import { fake } from '../sandbox/sms.ts';\nexport const sms = fake;\n",
   // The simulator reaching into the service.
@@ -84,6 +94,8 @@ describe('the import rules (.dependency-cruiser.cjs)', () => {
       'domain-not-http: src/vtu/price.ts -> src/http/router.ts',
       'ledger-alone: src/ledger/postings.ts -> src/vtu/price.ts',
       'no-circular: src/wallet/row.ts -> src/wallet/view.ts',
+      'one-door-types: src/wallet/factory.ts -> src/vtu/module.ts',
+      'one-door: src/wallet/spend.ts -> src/vtu/price.ts',
       'providers-alone: src/providers/sms.ts -> src/sandbox/sms.ts',
       'resolvable: src/wallet/typo.ts -> ./missing.ts',
       'sandbox-apart-from-adapters: src/sandbox/bills.ts -> src/providers/sms.ts',

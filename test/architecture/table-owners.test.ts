@@ -43,6 +43,10 @@ const owners: Record<string, string> = {
   refresh_tokens: 'auth',
   known_devices: 'auth',
   email_verifications: 'auth',
+  // An administrator's second factor (TOTP), beside the sessions it verifies.
+  admin_totp: 'auth',
+  // The append-only record of every admin operation.
+  audit_log: 'audit',
   // The HTTP edge: a POST's Idempotency-Key and its stored answer.
   idempotency_keys: 'http',
   // Double-entry postings and balances.
@@ -50,6 +54,8 @@ const owners: Record<string, string> = {
   ledger_transactions: 'ledger',
   ledger_entries: 'ledger',
   ledger_checks: 'ledger',
+  // The figures /metrics serves, as the refresh job last read them (decision 0028).
+  operator_figures: 'figures',
   kyc_documents: 'kyc',
   kyc_submissions: 'kyc',
   kyc_liveness_checks: 'kyc',
@@ -57,7 +63,7 @@ const owners: Record<string, string> = {
   payment_events: 'funding',
   dedicated_accounts: 'funding',
   dedicated_account_claims: 'funding',
-  funding_transfers: 'funding',
+  float_top_ups: 'funding',
   reconcile_cursors: 'funding',
   ops_alerts: 'alerts',
   vtu_transactions: 'vtu',
@@ -77,7 +83,10 @@ const owners: Record<string, string> = {
   beneficiaries: 'beneficiaries',
   schedules: 'schedules',
   disputes: 'disputes',
+  adjustments: 'adjustments',
   bulk_orders: 'bulk-orders',
+  // Operators' pauses of a service or of a service through a provider (decision 0042).
+  service_pauses: 'pauses',
   // pg-boss's own tables (src/jobs/queue.ts puts them in the pgboss schema).
   'pgboss.bam': 'jobs',
   'pgboss.job': 'jobs',

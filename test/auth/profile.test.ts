@@ -38,6 +38,8 @@ describe('getMe and updateProfile', () => {
       // API.md section 10: getMe carries emailVerified.
       'emailVerified',
       'firstName',
+      // API.md section 17.4: whether an operator froze the account.
+      'frozen',
       'hasPin',
       'id',
       'kycTier',

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { SmsSender } from '../../src/providers/sms/sms-gateway.ts';
+import { createHttpSmsGateway, type SmsSender } from '../../src/providers/sms/sms-gateway.ts';
+import { SANDBOX_SMS_API_KEY } from '../../src/sandbox/state.ts';
 import {
   createWorld,
   failure,
@@ -237,13 +238,20 @@ describe('requestOtp', () => {
   it('answers 502 when the SMS gateway is unreachable and frees the slot for an immediate retry', async () => {
     const phone = uniquePhone();
     // The real gateway client, pointed at a port where nothing listens: a genuine network failure.
-    const serviceUrl = world.ctx.baseUrl.current;
-    world.ctx.baseUrl.current = 'http://127.0.0.1:9';
+    // Put on the client the auth module holds, as the counting wrapper above is.
+    const unreachable = createHttpSmsGateway({
+      baseUrl: 'http://127.0.0.1:9/__sandbox/sms-gateway',
+      apiKey: SANDBOX_SMS_API_KEY,
+      senderId: world.ctx.config.sms.senderId,
+      timeoutMs: world.ctx.config.sms.timeoutMs,
+    });
+    const counted = world.ctx.sms.send;
+    world.ctx.sms.send = unreachable.send;
     let response: Awaited<ReturnType<typeof post>>;
     try {
       response = await post(world, 'requestOtp', { phone });
     } finally {
-      world.ctx.baseUrl.current = serviceUrl;
+      world.ctx.sms.send = counted;
     }
     const error = failure(response);
     assert.equal(error.status, 502);

@@ -159,7 +159,8 @@ describe('authentication and secrets at rest', () => {
       .where('phone', '=', e164(phone))
       .executeTakeFirstOrThrow();
     assert.notEqual(row.code_hash, code);
-    assert.match(row.code_hash, /^[0-9a-f]{64}$/);
+    // The pepper's version, then the HMAC (decision 0035).
+    assert.match(row.code_hash, /^[0-9a-f]{8}\.[0-9a-f]{64}$/);
     assert.ok(!Object.values(row).some((value) => value === code), 'no column holds the clear code');
   });
 
@@ -173,7 +174,7 @@ describe('authentication and secrets at rest', () => {
       .executeTakeFirstOrThrow();
     assert.ok(row.pin_hash !== null);
     assert.notEqual(row.pin_hash, '2580');
-    assert.match(row.pin_hash, /^[0-9a-f]{64}$/);
+    assert.match(row.pin_hash, /^[0-9a-f]{8}\.[0-9a-f]{64}$/);
     assert.ok(!Object.values(row).some((value) => value === '2580'), 'no column holds the clear PIN');
   });
 

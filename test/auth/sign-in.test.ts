@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { consumeOtp } from '../../src/auth/otp.ts';
+import { hashKeys } from '../../src/shared/keyed-hash.ts';
 import {
   createWorld,
   failure,
@@ -90,6 +91,8 @@ describe('verifyOtp', () => {
       roles: ['user'],
       // API.md section 16: the default prices until an operator puts the user on a level.
       priceLevel: null,
+      // API.md section 17.4: not frozen until an operator freezes the account.
+      frozen: false,
     });
     assert.match(me.referralCode, /^[A-Z2-9]{8}$/);
     assert.deepEqual(session.user, me);
@@ -240,7 +243,11 @@ describe('verifyOtp', () => {
     // ten UPDATE/DELETE pairs on the pool at once, so only the DELETE's row count can pick one.
     const phone = uniquePhone();
     const code = await codeFor(phone);
-    const deps = { db: world.ctx.db, clock: world.ctx.clock, pepper: world.ctx.config.secrets.pepper };
+    const deps = {
+      db: world.ctx.db,
+      clock: world.ctx.clock,
+      pepper: hashKeys(world.ctx.config.secrets.pepper),
+    };
     const results = await Promise.all(Array.from({ length: 10 }, () => consumeOtp(deps, e164(phone), code)));
     assert.equal(results.filter((r) => r.ok).length, 1, JSON.stringify(results));
   });

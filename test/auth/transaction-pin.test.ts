@@ -4,6 +4,7 @@ import { createSharedPinReads, verifyTransactionPin } from '../../src/auth/pin.t
 import { systemClock } from '../../src/clock.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { AppError } from '../../src/errors.ts';
+import { hashKeys } from '../../src/shared/keyed-hash.ts';
 import { onPostgres } from '../helpers/database.ts';
 import {
   createWorld,
@@ -34,7 +35,7 @@ describe('transaction PIN', () => {
   const deps = () => ({
     db: world.ctx.db,
     clock: world.ctx.clock,
-    pepper: world.ctx.config.secrets.pepper,
+    pepper: hashKeys(world.ctx.config.secrets.pepper),
     sharedPinReads: world.ctx.modules.auth.api.sharedPinReads,
   });
 
@@ -175,7 +176,8 @@ describe('transaction PIN', () => {
       const b = await pinState(bob.userId);
       assert.ok(a.pin_hash !== null && b.pin_hash !== null);
       assert.notEqual(a.pin_hash, '1234');
-      assert.match(a.pin_hash, /^[0-9a-f]{64}$/);
+      // The current pepper's version, then the HMAC (decision 0035).
+      assert.match(a.pin_hash, /^[0-9a-f]{8}\.[0-9a-f]{64}$/);
       assert.notEqual(a.pin_hash, b.pin_hash);
     });
   });
@@ -284,7 +286,7 @@ describe('transaction PIN', () => {
         const using = {
           db: restarted.db,
           clock: systemClock,
-          pepper: world.ctx.config.secrets.pepper,
+          pepper: hashKeys(world.ctx.config.secrets.pepper),
           sharedPinReads: createSharedPinReads(restarted.db, restarted.batching),
         };
         const right = await check(me.userId, '1234', using);

@@ -146,6 +146,35 @@ describe('renderReport', () => {
     assert.equal(cell(report, 'PostgreSQL CPU ms/req (own db)', 'postgres', 'webhook'), '0.300 (db 0.200)');
   });
 
+  it('says what the pgbouncer row is only when the run has one, its PostgreSQL CPU counted as direct', () => {
+    assert.doesNotMatch(report, /PgBouncer/);
+    const pooled = renderReport(
+      input({
+        runs: [
+          ...input().runs,
+          {
+            database: 'pgbouncer',
+            startupMs: 1_000,
+            scenarios: [
+              scenario({ database: 'pgbouncer', scenario: 'buyAirtime', requestsPerSecond: 1_000 }),
+            ],
+            checks: [],
+          },
+        ],
+      }),
+    );
+    assert.match(
+      pooled,
+      /^- pgbouncer: buyAirtime alone, .*PgBouncer 1\.18 in transaction pooling.*DATABASE_PREPARED_STATEMENTS=0/m,
+    );
+    assert.equal(cell(pooled, 'anchor', 'pgbouncer', 'buyAirtime'), 'pgbench -N');
+    assert.equal(cell(pooled, '÷ anchor', 'pgbouncer', 'buyAirtime'), '0.50'); // 1,000 ÷ 2,000
+    assert.equal(
+      cell(pooled, 'PostgreSQL CPU ms/req (own db)', 'pgbouncer', 'buyAirtime'),
+      '0.300 (db 0.200)',
+    );
+  });
+
   it('says that on PGlite the database’s CPU is inside the service', () => {
     assert.equal(cell(report, 'PostgreSQL CPU ms/req (own db)', 'pglite', 'getWallet'), 'in service');
   });

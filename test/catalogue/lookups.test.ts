@@ -124,7 +124,7 @@ describe(`customer look-ups (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => 
     const port = await closedPort();
     providers.bills = createVtpassClient({
       name: 'bills',
-      baseUrl: () => `http://127.0.0.1:${port}`,
+      baseUrl: `http://127.0.0.1:${port}`,
       apiKey: SANDBOX_BILLS_API_KEY,
       publicKey: SANDBOX_BILLS_PUBLIC_KEY,
       secretKey: SANDBOX_BILLS_SECRET_KEY,

@@ -1,14 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import {
-  applyMarkup,
-  basisPointsToPercent,
-  percentToBasisPoints,
-  retailPrice,
-  retailPrices,
-} from '../../src/catalogue/pricing.ts';
-import { koboToNaira, nairaToKobo } from '../../src/money.ts';
+import { applyMarkup, markupAmong, readMarkups } from '../../src/catalogue/pricing.ts';
+import { basisPointsToPercent, koboToNaira, nairaToKobo, percentToBasisPoints } from '../../src/money.ts';
 import type { DataPlanItem } from '../../src/providers/vtu/vtu-provider.ts';
 import { onPostgres } from '../helpers/database.ts';
 import {
@@ -260,30 +254,29 @@ describe(`markups and quotes (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () =>
     );
   });
 
-  it('retailPrice and retailPrices, for the purchase flow, agree with the catalogue', BOUNDED, async () => {
-    const wholesaleKobo = mtnPlans[0]!.wholesaleKobo;
-    const price = await retailPrice(world.ctx.db, { service: 'data', provider: 'data', wholesaleKobo });
-    assert.equal(price.retailKobo, expectedRetail(wholesaleKobo, 5_000n, 250n));
-    assert.equal(price.markupKobo, price.retailKobo - wholesaleKobo);
-    assert.equal(koboToNaira(price.retailKobo), (await dataPlans())[0]!.amount);
-    const prices = await retailPrices(world.ctx.db, {
-      service: 'data',
-      provider: 'data',
-      wholesaleKobo: mtnPlans.map((p) => p.wholesaleKobo),
-    });
-    assert.deepEqual(
-      prices.map((p) => koboToNaira(p.retailKobo)),
-      (await dataPlans()).map((p) => p.amount),
-    );
-    // No row for a service: no markup.
-    assert.deepEqual(
-      await retailPrice(world.ctx.db, { service: 'social', provider: 'social', wholesaleKobo: 999n }),
-      {
+  it(
+    'the markup the purchase flow charges (readMarkups, markupAmong) agrees with the catalogue',
+    BOUNDED,
+    async () => {
+      // As vtu/purchase-ops.ts prices a purchase: every stored markup read once, the buyer's picked
+      // among them by level (a buyer on no level here), applied to the wholesale price.
+      const rows = await readMarkups(world.ctx.db);
+      const markup = markupAmong(rows, 'data', 'data', null);
+      const wholesaleKobo = mtnPlans[0]!.wholesaleKobo;
+      const price = applyMarkup(markup, wholesaleKobo);
+      assert.equal(price.retailKobo, expectedRetail(wholesaleKobo, 5_000n, 250n));
+      assert.equal(price.markupKobo, price.retailKobo - wholesaleKobo);
+      assert.deepEqual(
+        mtnPlans.map((p) => koboToNaira(applyMarkup(markup, p.wholesaleKobo).retailKobo)),
+        (await dataPlans()).map((p) => p.amount),
+      );
+      // No row for a service: no markup.
+      assert.deepEqual(applyMarkup(markupAmong(rows, 'social', 'social', null), 999n), {
         retailKobo: 999n,
         markupKobo: 0n,
-      },
-    );
-  });
+      });
+    },
+  );
 
   it('quotePrice validates its input', BOUNDED, async () => {
     const cases: Array<[Record<string, unknown>, string]> = [

@@ -90,6 +90,8 @@ describe(`prepared statements (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () =
         'auth.callers-by-token',
         'auth.buyer-states',
         'auth.pin-states-shared',
+        // The freeze, read under the wallet's lock by the debit rule every purchase runs (decision 0040).
+        'auth.frozen-among',
         'catalogue.markups',
         'idempotency.take-keys',
         'idempotency.complete-keys',

@@ -1,12 +1,18 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import { builtinModules } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config.ts';
+import { freePort } from '../helpers/free-port.ts';
 import {
+  type ComposeService,
   configDefault,
   configEnvNames,
   connectionsPerProcess,
@@ -17,6 +23,7 @@ import {
   npmScript,
   ROOT,
   readRepoFile,
+  runCaddy,
   sandboxSecrets,
 } from './support.ts';
 
@@ -26,20 +33,9 @@ import {
 // by the config parser, so its default runs), processes that disagree on a secret, a proxy route to
 // nowhere, more connections than PostgreSQL accepts, dev dependencies or root in the image.
 
-type Service = {
-  image?: string;
-  build?: unknown;
-  command?: string[];
-  environment?: Record<string, string>;
-  depends_on?: Record<string, { condition: string }>;
-  ports?: string[];
-  volumes?: string[];
-  restart?: string;
-  stop_grace_period?: string;
-  healthcheck?: { test?: string[]; disable?: boolean };
+const compose = parse(readRepoFile('compose.yaml'), { merge: true }) as {
+  services: Record<string, ComposeService>;
 };
-
-const compose = parse(readRepoFile('compose.yaml'), { merge: true }) as { services: Record<string, Service> };
 const services = compose.services;
 const caddyfile = readRepoFile('deploy/Caddyfile');
 
@@ -193,7 +189,7 @@ describe('compose.yaml: the settings', () => {
     );
     const opened = serviceProcesses.reduce((sum, name) => {
       const poolMax = Number(environmentOf(name).DATABASE_POOL_MAX ?? configDefault('DATABASE_POOL_MAX'));
-      return sum + connectionsPerProcess(poolMax);
+      return sum + connectionsPerProcess(poolMax, environmentOf(name));
     }, migrateConnections());
     // PostgreSQL keeps superuser_reserved_connections (3 by default) out of reach of the others.
     assert.ok(
@@ -226,14 +222,27 @@ function npmScriptOr(name: string, fallback: string): string[] {
   }
 }
 
-/** The `handle [matcher] { ... }` blocks of the Caddyfile, with their reverse_proxy lines. */
-function caddyRoutes(): Array<{ matcher: string; upstreams: string[]; options: string[] }> {
-  return [...caddyfile.matchAll(/^\thandle ?(\S*) \{\n([\s\S]*?)^\t\}/gm)].map((m) => {
+/** The `handle [matcher] { ... }` blocks of the Caddyfile in order, with their reverse_proxy or respond lines. */
+function caddyRoutes(
+  text = caddyfile,
+): Array<{ matcher: string; upstreams: string[]; options: string[]; respond: string | undefined }> {
+  return [...text.matchAll(/^\thandle ?(\S*) \{\n([\s\S]*?)^\t\}/gm)].map((m) => {
     const body = m[2]!;
     const upstreams = /reverse_proxy ([^{\n]+)/.exec(body)?.[1]?.trim().split(/\s+/) ?? [];
     const options = /reverse_proxy [^{\n]+\{\n([\s\S]*?)\n\t\t\}/.exec(body)?.[1]?.split('\n') ?? [];
-    return { matcher: m[1]!, upstreams, options: options.map((line) => line.trim()) };
+    const respond = /^\t\trespond (.+)$/m.exec(body)?.[1];
+    return { matcher: m[1]!, upstreams, options: options.map((line) => line.trim()), respond };
   });
+}
+
+/** The Caddyfile's named matchers (`@name path ...` or `@name { ... }`): each one's lines. */
+function caddyMatchers(): Record<string, string[]> {
+  const matchers: Record<string, string[]> = {};
+  for (const m of caddyfile.matchAll(/^\t(@\w+) (?:\{\n([\s\S]*?)^\t\}|(.+))$/gm)) {
+    const lines = m[2] !== undefined ? m[2].split('\n').map((line) => line.trim()) : [m[3]!.trim()];
+    matchers[m[1]!] = lines.filter((line) => line !== '');
+  }
+  return matchers;
 }
 
 describe('the proxy (deploy/Caddyfile)', () => {
@@ -246,12 +255,28 @@ describe('the proxy (deploy/Caddyfile)', () => {
     for (const name of apis) assert.equal(proxy.depends_on?.[name]?.condition, 'service_healthy', name);
   });
 
-  it('sends /__sandbox/* to the sandbox and the rest round-robin to the API processes that are ready', () => {
+  it('blocks /metrics and /__sandbox by default, forwarding /__sandbox/* on the opt-in compose gives it', () => {
     const routes = caddyRoutes();
-    assert.equal(routes.length, 2, 'two routes');
-    const sandboxRoute = routes.find((route) => route.matcher === '/__sandbox/*');
-    assert.deepEqual(sandboxRoute?.upstreams, [`sandbox:${environmentOf('sandbox').PORT}`]);
-    const rest = routes.find((route) => route.matcher === '');
+    assert.deepEqual(
+      routes.map((route) => route.matcher),
+      ['@sandbox', '@internal', ''],
+      'the opt-in first, then the block, then the rest (Caddy keeps named matchers in order)',
+    );
+    const matchers = caddyMatchers();
+    assert.deepEqual(matchers['@sandbox']?.sort(), [
+      'expression {env.BILLRAIL_SANDBOX_ROUTE} == "1"',
+      'path /__sandbox/*',
+    ]);
+    assert.deepEqual(routes[0]!.upstreams, [`sandbox:${environmentOf('sandbox').PORT}`]);
+    assert.deepEqual(matchers['@internal'], ['path /metrics /metrics/* /__sandbox /__sandbox/*']);
+    assert.equal(routes[1]!.respond, '404');
+    assert.deepEqual(routes[1]!.upstreams, []);
+    // compose.yaml is the sandbox's demo: its proxy opts in.
+    assert.equal(environmentOf('proxy').BILLRAIL_SANDBOX_ROUTE, '1');
+  });
+
+  it('sends the rest round-robin to the API processes that are ready', () => {
+    const rest = caddyRoutes().find((route) => route.matcher === '');
     assert.deepEqual(
       rest?.upstreams.sort(),
       apis.map((name) => `${name}:${environmentOf(name).PORT}`).sort(),
@@ -260,6 +285,58 @@ describe('the proxy (deploy/Caddyfile)', () => {
     assert.ok(rest?.options.includes('lb_policy round_robin'));
     assert.ok(rest?.options.includes('health_uri /readyz'));
     assert.match(readRepoFile('src/app.ts'), /app\.get\('\/readyz'/, 'the service answers /readyz');
+  });
+
+  const caddy = spawnSync('caddy', ['version']).status === 0;
+  it('answers so when Caddy runs it: /metrics and /__sandbox 404, the sandbox only on the opt-in', {
+    skip: !caddy && 'no caddy',
+  }, async (t) => {
+    // The file itself, its upstreams pointed at two local servers that say who answered.
+    const upstream = async (who: string) => {
+      const server = http.createServer((request, response) => response.end(`${who} ${request.url}`));
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+      return `127.0.0.1:${(server.address() as AddressInfo).port}`;
+    };
+    const sandbox = await upstream('sandbox');
+    const api = await upstream('api');
+    const port = await freePort();
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'billrail-caddy-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const local = path.join(dir, 'Caddyfile');
+    await writeFile(
+      local,
+      caddyfile
+        .replace(`:${proxyPort()} {`, `:${port} {`)
+        .replace(/reverse_proxy sandbox:\d+/, `reverse_proxy ${sandbox}`)
+        .replace(/reverse_proxy api-1:\d+ api-2:\d+ \{[\s\S]*?\n\t\t\}/, `reverse_proxy ${api}`),
+    );
+    const answers = async (env: Record<string, string>) => {
+      const caddy = await runCaddy(local, dir, env);
+      try {
+        const get = async (pathname: string) => {
+          const response = await fetch(`http://127.0.0.1:${port}${pathname}`);
+          return `${response.status} ${await response.text()}`;
+        };
+        return {
+          metrics: await get('/metrics'),
+          sandbox: await get('/__sandbox/sms'),
+          api: await get('/_serverFn/getMe'),
+        };
+      } finally {
+        await caddy.stop();
+      }
+    };
+    assert.deepEqual(await answers({}), {
+      metrics: '404 ',
+      sandbox: '404 ',
+      api: '200 api /_serverFn/getMe',
+    });
+    assert.deepEqual(await answers({ BILLRAIL_SANDBOX_ROUTE: '1' }), {
+      metrics: '404 ',
+      sandbox: '200 sandbox /__sandbox/sms',
+      api: '200 api /_serverFn/getMe',
+    });
   });
 });
 

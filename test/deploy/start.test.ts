@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -8,7 +8,7 @@ import { after, describe, it } from 'node:test';
 import { webBuildIsFresh, webDistDir } from '../../src/web-build.ts';
 import { createTestDatabase, onPostgres } from '../helpers/database.ts';
 import { freePort } from '../helpers/free-port.ts';
-import { npmScript, ROOT } from './support.ts';
+import { npmScript, runService } from './support.ts';
 
 // Where the web client is built: `npm start` builds a stale one in a child process (npm run build)
 // before it serves, so that the process serving money never holds a build; `npm run worker` and a
@@ -53,31 +53,16 @@ async function start(script: string): Promise<Started> {
 async function startWith(args: string[]): Promise<Started> {
   const port = await freePort();
   const env = { PATH: process.env.PATH ?? '', HOME: os.tmpdir(), NODE_ENV: 'test', PORT: String(port) };
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: { ...env, ...(await storage()) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const service = runService(args, { ...env, ...(await storage()) });
+  children.push(service.child);
+  await service.started;
   const logs = () =>
-    stdout
+    service
+      .stdout()
       .split('\n')
       .filter((line) => line.startsWith('{'))
       .map((line) => JSON.parse(line) as Record<string, unknown>);
-  await new Promise<void>((resolve, reject) => {
-    const check = () => {
-      if (!logs().some((entry) => entry.msg === 'billrail started')) return;
-      child.stdout!.off('data', check);
-      resolve();
-    };
-    child.stdout!.on('data', check);
-    void exited.then((code) => reject(new Error(`exited ${code} before it started: ${stderr}`)));
-  });
+  const { child, exited } = service;
   return { child, logs, exited, port };
 }
 

@@ -1,16 +1,20 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { loadConfig } from '../../src/config.ts';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+import { productionSecretNames, secretProblem } from '../../src/secret-rules.ts';
 import {
   configEnvNames,
   gracefulStopMs,
   heapFlagsOf,
   nodeOptionsOf,
   npmScript,
+  parseEnvFile,
+  ROOT,
   readRepoFile,
   sandboxSecrets,
 } from './support.ts';
@@ -48,17 +52,13 @@ function seconds(value: string): number {
   return Number(match[1]) * (match[2] === 'min' ? 60 : 1);
 }
 
-/** KEY=value lines, as systemd's EnvironmentFile reads the simple ones used here. */
-function parseEnvFile(text: string): Record<string, string> {
-  const entries = text
-    .split('\n')
-    .filter((line) => line.trim() !== '' && !line.startsWith('#'))
-    .map((line) => {
-      const match = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(line);
-      assert.ok(match, `"${line}" is NAME=value`);
-      return [match[1]!, match[2]!] as const;
-    });
-  return Object.fromEntries(entries);
+/** What `npm run secrets` prints, run as npm runs it (the pinned node on the script's file). */
+function freshSecrets(): Record<string, string> {
+  const [command, ...args] = npmScript('secrets').split(' ');
+  assert.equal(command, 'node');
+  const result = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8' });
+  assert.equal(result.status, 0, result.stderr);
+  return parseEnvFile(result.stdout);
 }
 
 describe('the systemd units', () => {
@@ -97,6 +97,22 @@ describe('the systemd units', () => {
       assert.equal(service.MemoryDenyWriteExecute, undefined, "V8's JIT needs writable code pages");
     });
   }
+
+  it("gives every process a metrics port of its own: the API its unit's, each worker its instance name", () => {
+    const metricsPortOf = (file: string) =>
+      /\bMETRICS_PORT=(\S+)/.exec(parseUnit(file).Service!.Environment!.join(' '))?.[1];
+    const apiPort = metricsPortOf(UNITS.api);
+    assert.match(apiPort ?? '', /^\d+$/, 'the API unit names its port');
+    assert.equal(loadConfig({ METRICS_PORT: apiPort }).http.metricsPort, Number(apiPort));
+    // billrail-worker@9101 listens on 9101: two instances can never share a port.
+    assert.equal(metricsPortOf(UNITS.worker), '%i', "a worker's port is its instance name");
+    const example = parseEnvFile(readRepoFile('deploy/billrail.env.example'));
+    // systemd lets EnvironmentFile= override Environment=: a port in the env file would be every
+    // process's, and all but the first would fail to bind.
+    assert.equal(example.METRICS_PORT, undefined, 'billrail.env.example must not set METRICS_PORT');
+    assert.notEqual(apiPort, example.PORT, '/metrics is not on the port the load balancer publishes');
+    assert.ok(example.METRICS_TOKEN !== undefined, 'the scrapes need a token in production');
+  });
 
   const systemdAnalyze = spawnSync('systemd-analyze', ['--version']).status === 0;
   const scratch: string[] = [];
@@ -140,12 +156,41 @@ describe('the systemd units', () => {
 describe('deploy/billrail.env.example', () => {
   const env = parseEnvFile(readRepoFile('deploy/billrail.env.example'));
 
-  it('is a production configuration the service accepts, outside the sandbox', () => {
+  it('is refused as it stands, naming a placeholder secret', () => {
     const names = configEnvNames();
     for (const key of Object.keys(env)) assert.ok(names.has(key), `${key} is a setting of src/config.ts`);
-    const config = loadConfig(env);
+    assert.throws(
+      () => loadConfig(env),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError, String(error));
+        assert.match(
+          error.message,
+          new RegExp(`^invalid (${productionSecretNames.join('|')}): .*example value`),
+        );
+        return true;
+      },
+    );
+  });
+
+  it("is a production configuration the service accepts once npm run secrets' output and real keys replace its placeholders", () => {
+    const printed = freshSecrets();
+    // What npm run secrets does not make (the providers' keys): stand-ins of the shape they issue.
+    const issued = Object.fromEntries(
+      productionSecretNames
+        .filter((name) => env[name] !== undefined && printed[name] === undefined)
+        .map((name) => [name, `${name.toLowerCase()}_${randomBytes(24).toString('hex')}`]),
+    );
+    assert.ok(Object.keys(issued).length >= 8, "the providers' keys are placeholders too");
+    // npm run secrets alone leaves them, and the example is still refused for them.
+    assert.throws(
+      () => loadConfig({ ...env, ...printed }),
+      /invalid PAYMENT_SIGNING_SECRET: .*example value.*provider's dashboard/,
+    );
+    const config = loadConfig({ ...env, ...printed, ...issued });
     assert.equal(config.env, 'production');
     assert.equal(config.sandbox, false);
+    assert.equal(config.database.url, env.DATABASE_URL, 'production runs on PostgreSQL');
+    assert.equal(config.database.migrateOnStart, false, 'npm run migrate runs once per deploy');
     assert.equal(config.storage.kind, 's3', 'documents on S3: several machines serve');
     const secrets = sandboxSecrets();
     assert.notEqual(config.secrets.paymentSigning, secrets.signing);
@@ -164,5 +209,31 @@ describe('deploy/billrail.env.example', () => {
           `${file} and the env file both set ${key}`,
         );
     }
+  });
+});
+
+describe('npm run secrets', () => {
+  it('prints a fresh set in env-file form, each value a setting that the production rules accept', () => {
+    const first = freshSecrets();
+    const names = configEnvNames();
+    assert.deepEqual(
+      Object.keys(first).sort(),
+      [
+        'ADMIN_TOTP_KEY',
+        'METRICS_TOKEN',
+        'SANDBOX_CLOCK_TOKEN',
+        'SECRET_PEPPER',
+        'VAPID_PRIVATE_KEY',
+        'VAPID_PUBLIC_KEY',
+      ].sort(),
+    );
+    for (const [name, value] of Object.entries(first)) {
+      assert.ok(names.has(name), `${name} is a setting of src/config.ts`);
+      if ((productionSecretNames as readonly string[]).includes(name))
+        assert.equal(secretProblem(value), undefined, `${name}=${value}`);
+    }
+    const second = freshSecrets();
+    for (const name of Object.keys(first))
+      assert.notEqual(second[name], first[name], `${name} is drawn afresh`);
   });
 });

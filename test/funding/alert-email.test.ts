@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { JOB_ALERT_EMAIL, raiseAlert } from '../../src/alerts/alerts.ts';
+import { alertEmailJob, raiseAlert } from '../../src/alerts/alerts.ts';
 import type { EmailMessage } from '../../src/providers/email/mailer.ts';
 import type { SandboxEmail } from '../../src/sandbox/state.ts';
 
@@ -135,7 +135,7 @@ describe(`alert email with OPS_EMAIL (${onPostgres() ? 'PostgreSQL' : 'PGlite'})
       assert.ok(email.text.includes(alert.id));
       const { rows } = await sql<{ n: string }>`
       select count(*)::text as n from pgboss.job
-      where name = ${JOB_ALERT_EMAIL} and data->>'alertId' in (
+      where name = ${alertEmailJob.name} and data->>'alertId' in (
         select id::text from ops_alerts where details->>'reference' = ${reference})
     `.execute(world.ctx.db);
       assert.equal(rows[0]?.n, '1', 'one email job');
@@ -164,7 +164,7 @@ describe(`alert email with OPS_EMAIL (${onPostgres() ? 'PostgreSQL' : 'PGlite'})
     assert.equal(stored.length, 0);
     const { rows } = await sql<{ n: string }>`
       select count(*)::text as n from pgboss.job j join ops_alerts a on a.id::text = j.data->>'alertId'
-      where j.name = ${JOB_ALERT_EMAIL} and a.message = ${marker}
+      where j.name = ${alertEmailJob.name} and a.message = ${marker}
     `.execute(world.ctx.db);
     assert.equal(rows[0]?.n, '0');
 
@@ -204,10 +204,10 @@ describe(`alert email without OPS_EMAIL (${onPostgres() ? 'PostgreSQL' : 'PGlite
 
     // Its email job was enqueued with it; drive it to completion here (no worker runs in this world).
     const { rows } = await sql<{ data: { alertId: string } }>`
-      select data from pgboss.job where name = ${JOB_ALERT_EMAIL} and data->>'alertId' = ${alert.id}
+      select data from pgboss.job where name = ${alertEmailJob.name} and data->>'alertId' = ${alert.id}
     `.execute(world.ctx.db);
     assert.equal(rows.length, 1, 'the email job was enqueued with the alert');
-    await world.ctx.jobs.runNow(JOB_ALERT_EMAIL, rows[0]!.data);
+    await world.ctx.jobs.runNow(alertEmailJob, rows[0]!.data);
     assert.deepEqual(world.ctx.sandbox!.state.emails, [], 'nothing was sent to anyone');
     assert.deepEqual(await mailbox(world, OPS_EMAIL), []);
     await assertLedgerOk(world);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { JOB_PAYMENT_WEBHOOK_SWEEP } from '../../src/funding/webhook-processing.ts';
+import { paymentWebhookSweepJob } from '../../src/funding/webhook-processing.ts';
 
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, type SignedIn, signIn, type World } from '../helpers/world.ts';
@@ -58,7 +58,7 @@ describe(`crediting once under concurrency (${onPostgres() ? 'PostgreSQL' : 'PGl
       assert.equal(await creditPostings(world, intent.reference), 1);
       assert.equal((await creditedEvents(world, intent.reference)).length, 1);
       // Running the job again (a retry after a crash) changes nothing.
-      await world.ctx.jobs.runNow(JOB_PAYMENT_WEBHOOK_SWEEP);
+      await world.ctx.jobs.runNow(paymentWebhookSweepJob);
       assert.equal(await walletKobo(world, user.userId), before + 500_000n);
     },
   );

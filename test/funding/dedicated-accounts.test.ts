@@ -4,9 +4,9 @@ import { sql } from 'kysely';
 import {
   dedicatedReconcileDefaults,
   dedicatedScanCursor,
-  reconcileDedicatedTransfers,
+  reconcileBankDeposits,
 } from '../../src/funding/reconcile.ts';
-import { JOB_PAYMENT_WEBHOOK_SWEEP } from '../../src/funding/webhook-processing.ts';
+import { paymentWebhookSweepJob } from '../../src/funding/webhook-processing.ts';
 import { PaymentProviderError } from '../../src/providers/payments/payment-provider.ts';
 
 import { onPostgres } from '../helpers/database.ts';
@@ -16,6 +16,7 @@ import { deliveryOf, sandboxPayments } from '../payments/helpers.ts';
 import {
   assertLedgerOk,
   BOUNDED,
+  fundingDeps,
   providerChargeSuccess,
   sendWebhook,
   setWebhookMode,
@@ -69,7 +70,7 @@ async function processedByReference(world: World, reference: string) {
     .where('reference', '=', reference)
     .execute();
   assert.ok(ids.length > 0, 'the charge was stored');
-  await world.ctx.jobs.runNow(JOB_PAYMENT_WEBHOOK_SWEEP);
+  await world.ctx.jobs.runNow(paymentWebhookSweepJob);
   const rows = await world.ctx.db
     .selectFrom('payment_events')
     .select(['id', 'outcome', 'processed_at'])
@@ -89,10 +90,10 @@ async function dvaPostings(world: World, reference: string): Promise<number> {
   return rows.length;
 }
 
-async function transferCreditedEvents(world: World, reference: string) {
+async function bankDepositCreditedEvents(world: World, reference: string) {
   const { rows } = await sql<{ data: { userId: string; amountKobo: string; accountNumber: string } }>`
     select data from pgboss.job
-    where name = 'domain-event' and data->>'type' = 'funding.transfer_credited' and data->>'reference' = ${reference}
+    where name = 'domain-event' and data->>'type' = 'funding.bank_deposit_credited' and data->>'reference' = ${reference}
   `.execute(world.ctx.db);
   return rows.map((r) => r.data);
 }
@@ -265,7 +266,7 @@ describe(`dedicated virtual accounts (${onPostgres() ? 'PostgreSQL' : 'PGlite'})
         );
         assert.equal(await walletKobo(world, user.userId), before + 250_000n);
         assert.equal(await dvaPostings(world, reference), 1);
-        const published = await transferCreditedEvents(world, reference);
+        const published = await bankDepositCreditedEvents(world, reference);
         assert.equal(published.length, 1);
         assert.equal(published[0]?.userId, user.userId);
         assert.equal(published[0]?.amountKobo, '250000');
@@ -285,7 +286,7 @@ describe(`dedicated virtual accounts (${onPostgres() ? 'PostgreSQL' : 'PGlite'})
         );
         assert.equal(await walletKobo(world, user.userId), before + 250_000n);
         assert.equal(await dvaPostings(world, reference), 1);
-        assert.equal((await transferCreditedEvents(world, reference)).length, 1);
+        assert.equal((await bankDepositCreditedEvents(world, reference)).length, 1);
       },
     );
 
@@ -293,14 +294,9 @@ describe(`dedicated virtual accounts (${onPostgres() ? 'PostgreSQL' : 'PGlite'})
       'a transfer whose webhook was lost is credited once by reconciliation; the late webhook changes nothing',
       BOUNDED,
       async () => {
-        const deps = {
-          db: world.ctx.db,
-          clock: world.ctx.clock,
-          jobs: world.ctx.jobs,
-          payments: world.ctx.payments,
-        };
+        const deps = fundingDeps(world);
         // Earlier tests' transfers are credited already: a first scan settles them and sets the cursor.
-        await reconcileDedicatedTransfers(deps, dedicatedReconcileDefaults);
+        await reconcileBankDeposits(deps, dedicatedReconcileDefaults);
         const before = await walletKobo(world, user.userId);
         await setWebhookMode(world, 'drop');
         let reference: string;
@@ -313,15 +309,15 @@ describe(`dedicated virtual accounts (${onPostgres() ? 'PostgreSQL' : 'PGlite'})
         assert.equal(await walletKobo(world, user.userId), before, 'no webhook, no credit yet');
 
         // Pages of one, so the scan must walk every page the window holds.
-        const counts = await reconcileDedicatedTransfers(deps, { ...dedicatedReconcileDefaults, perPage: 1 });
+        const counts = await reconcileBankDeposits(deps, { ...dedicatedReconcileDefaults, perPage: 1 });
         assert.equal(counts.credited, 1);
         assert.equal(counts.errors, 0);
         assert.equal(await walletKobo(world, user.userId), before + 123_456n);
         assert.equal(await dvaPostings(world, reference), 1);
-        assert.equal((await transferCreditedEvents(world, reference)).length, 1);
+        assert.equal((await bankDepositCreditedEvents(world, reference)).length, 1);
 
         // Run again at once: it is inside the overlap, seen again, and not credited again.
-        const again = await reconcileDedicatedTransfers(deps, dedicatedReconcileDefaults);
+        const again = await reconcileBankDeposits(deps, dedicatedReconcileDefaults);
         assert.equal(again.credited, 0);
         assert.ok(again.alreadyCredited >= 1);
 
@@ -346,7 +342,7 @@ describe(`dedicated virtual accounts (${onPostgres() ? 'PostgreSQL' : 'PGlite'})
             throw new PaymentProviderError('list transactions did not answer', { definite: false });
           },
         };
-        const deps = { db: world.ctx.db, clock: world.ctx.clock, jobs: world.ctx.jobs, payments: failing };
+        const deps = { ...fundingDeps(world), payments: failing };
         const cursor = () =>
           world.ctx.db
             .selectFrom('reconcile_cursors')
@@ -354,14 +350,11 @@ describe(`dedicated virtual accounts (${onPostgres() ? 'PostgreSQL' : 'PGlite'})
             .where('name', '=', dedicatedScanCursor)
             .executeTakeFirst();
         // A complete scan first, so that there is a cursor to keep.
-        await reconcileDedicatedTransfers(
-          { ...deps, payments: world.ctx.payments },
-          dedicatedReconcileDefaults,
-        );
+        await reconcileBankDeposits({ ...deps, payments: world.ctx.payments }, dedicatedReconcileDefaults);
         const before = await cursor();
         assert.ok(before !== undefined, 'a complete scan set the cursor');
         world.ctx.sandboxClock!.advance(3600);
-        const counts = await reconcileDedicatedTransfers(deps, dedicatedReconcileDefaults);
+        const counts = await reconcileBankDeposits(deps, dedicatedReconcileDefaults);
         assert.equal(counts.errors, 1);
         assert.deepEqual(await cursor(), before, 'the cursor did not move');
       },
@@ -395,7 +388,7 @@ describe(`dedicated virtual accounts (${onPostgres() ? 'PostgreSQL' : 'PGlite'})
         assert.equal(outcomes.filter((o) => o === 'already_credited').length, 10, JSON.stringify(outcomes));
         assert.equal(await walletKobo(world, user.userId), before + 123_456n);
         assert.equal(await dvaPostings(world, reference), 1);
-        assert.equal((await transferCreditedEvents(world, reference)).length, 1);
+        assert.equal((await bankDepositCreditedEvents(world, reference)).length, 1);
       },
     );
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
-import { JOB_PAYMENT_WEBHOOK_SWEEP } from '../../src/funding/webhook-processing.ts';
+import { paymentWebhookSweepJob } from '../../src/funding/webhook-processing.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, ok, post, type SignedIn, type World } from '../helpers/world.ts';
 import { userAtTier } from '../kyc/kyc-support.ts';
@@ -74,7 +74,7 @@ describe('bank transfers into a dedicated account, delivered many times to two p
         answers.map((a) => a.status),
         bodies.map(() => 200),
       );
-      await Promise.all([first, second].map((w) => w.ctx.jobs.runNow(JOB_PAYMENT_WEBHOOK_SWEEP)));
+      await Promise.all([first, second].map((w) => w.ctx.jobs.runNow(paymentWebhookSweepJob)));
 
       const events = await first.ctx.db
         .selectFrom('payment_events')

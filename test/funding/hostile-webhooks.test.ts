@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import type { FundingDeps } from '../../src/funding/service.ts';
-import { startProviderFunding, transferByReference } from '../../src/funding/transfers.ts';
+import { floatTopUpByReference, startFloatTopUp } from '../../src/funding/float-top-ups.ts';
 import { newId } from '../../src/ids.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, ok, post, type SignedIn, type World } from '../helpers/world.ts';
@@ -12,6 +11,7 @@ import {
   assertLedgerOk,
   BOUNDED,
   createIntent,
+  fundingDeps,
   type Intent,
   intentRow,
   processed,
@@ -45,13 +45,8 @@ describe(`hostile but validly signed webhooks (${onPostgres() ? 'PostgreSQL' : '
     const payments = sandboxPayments(world);
     payments.transferSettleDelayMs = 3_600_000;
     payments.balanceKobo = 1_000_000_000n;
-    const deps: FundingDeps = {
-      db: world.ctx.db,
-      clock: world.ctx.clock,
-      jobs: world.ctx.jobs,
-      payments: world.ctx.payments,
-    };
-    const transfer = await startProviderFunding(deps, {
+    const deps = fundingDeps(world);
+    const transfer = await startFloatTopUp(deps, {
       destination: {
         provider: 'bills',
         bankCode: '058',
@@ -128,7 +123,7 @@ describe(`hostile but validly signed webhooks (${onPostgres() ? 'PostgreSQL' : '
     assert.equal(await walletKobo(world, user.userId), before.wallet, 'no wallet was credited');
     assert.equal(await ledgerTransactions(), before.postings, 'nothing was posted');
     assert.equal((await intentRow(world, intent.reference))?.status, 'pending');
-    assert.equal((await transferByReference(world.ctx, transferReference)).status, 'pending');
+    assert.equal((await floatTopUpByReference(world.ctx, transferReference)).status, 'pending');
   }
 
   describe('a NUL escaped in the JSON: stored, 200, closed as malformed', () => {
@@ -201,7 +196,7 @@ describe(`hostile but validly signed webhooks (${onPostgres() ? 'PostgreSQL' : '
           .execute();
         const event = await processed(world, body);
         assert.equal(event.outcome, 'malformed');
-        assert.equal((await transferByReference(world.ctx, transferReference)).status, 'pending');
+        assert.equal((await floatTopUpByReference(world.ctx, transferReference)).status, 'pending');
       },
     );
   });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
-import { JOB_PAYMENT_WEBHOOK_SWEEP } from '../../src/funding/webhook-processing.ts';
+import { paymentWebhookSweepJob } from '../../src/funding/webhook-processing.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, post, type SignedIn, signIn, uniquePhone, type World } from '../helpers/world.ts';
 import { checkout } from '../payments/helpers.ts';
@@ -86,7 +86,7 @@ describe('ledger lock order under racing credits', {
         'adminReconcile answered an error',
       );
       await world.ctx.modules.funding.api.paymentEvents.drainNow();
-      await world.ctx.jobs.runNow(JOB_PAYMENT_WEBHOOK_SWEEP);
+      await world.ctx.jobs.runNow(paymentWebhookSweepJob);
       await post(world, 'adminReconcile', {}, { token: admin.accessToken });
 
       const all: Intent[] = [...byWebhook, ...byVerify, ...byReconcile];

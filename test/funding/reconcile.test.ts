@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { type ReconcileCounts, reconcileDefaults, reconcileTopups } from '../../src/funding/reconcile.ts';
 import type { FundingDeps } from '../../src/funding/service.ts';
-import { JOB_PAYMENT_WEBHOOK_SWEEP } from '../../src/funding/webhook-processing.ts';
+import { paymentWebhookSweepJob } from '../../src/funding/webhook-processing.ts';
 import { createPaystackClient } from '../../src/providers/payments/paystack-client.ts';
 
 import { onPostgres } from '../helpers/database.ts';
@@ -16,6 +16,7 @@ import {
   createIntent,
   creditedEvents,
   creditPostings,
+  fundingDeps,
   intentRow,
   payWithoutWebhook,
   processed,
@@ -50,12 +51,7 @@ describe(`reconciliation of top-ups (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`
   after(() => world.close());
   afterEach(() => assertLedgerOk(world));
 
-  const deps = (): FundingDeps => ({
-    db: world.ctx.db,
-    clock: world.ctx.clock,
-    jobs: world.ctx.jobs,
-    payments: world.ctx.payments,
-  });
+  const deps = (): FundingDeps => fundingDeps(world);
   /** Moves the clock past the one-minute grace without running the clock's jobs. */
   const passGrace = () => world.ctx.sandboxClock!.advance(reconcileDefaults.olderThanSeconds + 1);
 
@@ -151,7 +147,7 @@ describe(`reconciliation of top-ups (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`
 
       const port = await closedPort();
       const dead = createPaystackClient({
-        baseUrl: () => `http://127.0.0.1:${port}`,
+        baseUrl: `http://127.0.0.1:${port}`,
         secretKey: world.ctx.config.secrets.paymentSigning,
         timeoutMs: 5_000,
       });
@@ -255,7 +251,7 @@ describe(`reconciliation of top-ups (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`
       await delivery.settled;
       assert.equal(delivery.status, 'delivered');
       // The route processes after answering; the sweep job waits for that drain to end.
-      await world.ctx.jobs.runNow(JOB_PAYMENT_WEBHOOK_SWEEP);
+      await world.ctx.jobs.runNow(paymentWebhookSweepJob);
       assert.equal(await walletKobo(world, user.userId), TOPUP_KOBO);
       assert.equal((await intentRow(world, intent.reference))?.status, 'success');
       assert.equal(await creditPostings(world, intent.reference), 1);

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHash, createHmac } from 'node:crypto';
 import { sql } from 'kysely';
-import { JOB_PAYMENT_WEBHOOK_SWEEP } from '../../src/funding/webhook-processing.ts';
+import type { FundingDeps } from '../../src/funding/service.ts';
+import { paymentWebhookSweepJob } from '../../src/funding/webhook-processing.ts';
 import { userBalances } from '../../src/ledger/accounts.ts';
 import { checkLedger } from '../../src/ledger/check.ts';
 import { ok, post, type SignedIn, type World } from '../helpers/world.ts';
@@ -13,6 +14,18 @@ import { checkout, sandboxPayments } from '../payments/helpers.ts';
 // for (and then leaves alone) a run already under way in the route.
 
 export const webhookPath = '/api/public/payments/webhook/payment';
+
+/** Funding's deps as createModules gives them, for the tests that call funding's functions directly. */
+export const fundingDeps = (world: World): FundingDeps => ({
+  db: world.ctx.db,
+  clock: world.ctx.clock,
+  jobs: world.ctx.jobs,
+  payments: world.ctx.payments,
+  raiseAlert: world.ctx.modules.alerts.api.raiseAlert,
+  findUserById: world.ctx.modules.auth.api.findUserById,
+  requireKycTier: world.ctx.modules.kyc.api.requireKycTier,
+  approvedNinName: world.ctx.modules.kyc.api.approvedNinName,
+});
 export const BOUNDED = { timeout: 60_000 };
 
 export type Intent = { reference: string; checkoutUrl: string; amount: number; status: 'pending' };
@@ -93,7 +106,7 @@ export async function storedEvent(world: World, body: Buffer | string) {
 export async function processed(world: World, body: Buffer | string) {
   const event = await storedEvent(world, body);
   assert.ok(event !== undefined, 'the event was stored');
-  await world.ctx.jobs.runNow(JOB_PAYMENT_WEBHOOK_SWEEP);
+  await world.ctx.jobs.runNow(paymentWebhookSweepJob);
   const row = await storedEvent(world, body);
   assert.ok(row?.processed_at !== null && row?.processed_at !== undefined, 'the event was processed');
   return row;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { EventOf } from '../../src/events/domain-events.ts';
 
+import { createPaystackClient } from '../../src/providers/payments/paystack-client.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, failure, get, ok, post, signIn, uniquePhone, type World } from '../helpers/world.ts';
 import { checkout, deliveryOf, sandboxPayments } from '../payments/helpers.ts';
@@ -26,6 +27,26 @@ import {
 // sandbox payment provider: its checkout page, its signed charge.success webhooks and its verify API.
 
 type Credited = EventOf<'funding.topup_credited'>;
+
+/**
+ * Runs `act` with the payment client the funding module holds answering as the real client does when
+ * the provider cannot be reached: pointed at a port where nothing listens, a genuine network failure.
+ */
+async function withProviderUnreachable<T>(world: World, act: () => Promise<T>): Promise<T> {
+  const unreachable = createPaystackClient({
+    baseUrl: 'http://127.0.0.1:1/__sandbox/payments',
+    secretKey: world.ctx.config.secrets.paymentSigning,
+    timeoutMs: world.ctx.config.payments.timeoutMs,
+  });
+  const held = world.ctx.payments;
+  const reachable = { ...held };
+  Object.assign(held, unreachable);
+  try {
+    return await act();
+  } finally {
+    Object.assign(held, reachable);
+  }
+}
 
 describe(`top-ups through checkout (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
   let world: World;
@@ -116,14 +137,9 @@ describe(`top-ups through checkout (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`,
 
     it('answers 502 and stores nothing when the provider cannot be reached', BOUNDED, async () => {
       const user = await signIn(world);
-      const reachable = world.ctx.baseUrl.current;
-      world.ctx.baseUrl.current = 'http://127.0.0.1:1';
-      let answer: Awaited<ReturnType<typeof post>>;
-      try {
-        answer = await post(world, 'createTopupIntent', { amount: 500 }, { token: user.accessToken });
-      } finally {
-        world.ctx.baseUrl.current = reachable;
-      }
+      const answer = await withProviderUnreachable(world, () =>
+        post(world, 'createTopupIntent', { amount: 500 }, { token: user.accessToken }),
+      );
       const error = failure(answer);
       assert.deepEqual([error.status, error.code], [502, 'UPSTREAM_UNAVAILABLE']);
       const rows = await world.ctx.db
@@ -337,14 +353,7 @@ describe(`top-ups through checkout (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`,
       const user = await signIn(world);
       const intent = await createIntent(world, user, 100);
       await payWithoutWebhook(world, intent);
-      const reachable = world.ctx.baseUrl.current;
-      world.ctx.baseUrl.current = 'http://127.0.0.1:1';
-      let answer: Awaited<ReturnType<typeof verify>>;
-      try {
-        answer = await verify(world, user, intent.reference);
-      } finally {
-        world.ctx.baseUrl.current = reachable;
-      }
+      const answer = await withProviderUnreachable(world, () => verify(world, user, intent.reference));
       const error = failure(answer);
       assert.deepEqual([error.status, error.code], [502, 'UPSTREAM_UNAVAILABLE']);
       assert.equal((await intentRow(world, intent.reference))?.status, 'pending');

@@ -3,7 +3,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { storePaymentEvents } from '../../src/funding/webhook.ts';
 import {
   createPaymentEventDrainer,
-  JOB_PAYMENT_WEBHOOK_SWEEP,
+  paymentWebhookSweepJob,
   processPendingPaymentEvents,
 } from '../../src/funding/webhook-processing.ts';
 import type { JobQueue } from '../../src/jobs/queue.ts';
@@ -15,6 +15,7 @@ import {
   chargeSuccess,
   createIntent,
   creditPostings,
+  fundingDeps,
   intentRow,
   storedEvent,
   walletKobo,
@@ -36,7 +37,7 @@ describe(`processing stored payment events (${onPostgres() ? 'PostgreSQL' : 'PGl
   after(() => world.close());
   afterEach(() => assertLedgerOk(world));
 
-  const deps = (jobs: JobQueue = world.ctx.jobs) => ({ db: world.ctx.db, clock: world.ctx.clock, jobs });
+  const deps = (jobs: JobQueue = world.ctx.jobs) => ({ ...fundingDeps(world), jobs });
   let counter = 0;
   const unknownBody = () => chargeSuccess(`unknown-${process.pid}-${++counter}`, 10_000);
   const store = (bodies: string[]) =>
@@ -114,7 +115,7 @@ describe(`processing stored payment events (${onPostgres() ? 'PostgreSQL' : 'PGl
     assert.equal(await walletKobo(world, user.userId), before + 70_000n);
 
     // Once the fault is gone, the sweep job credits it, once.
-    await world.ctx.jobs.runNow(JOB_PAYMENT_WEBHOOK_SWEEP);
+    await world.ctx.jobs.runNow(paymentWebhookSweepJob);
     assert.equal((await storedEvent(world, poisonedBody))?.outcome, 'credited');
     assert.equal(await walletKobo(world, user.userId), before + 120_000n);
   });
@@ -141,11 +142,11 @@ describe(`processing stored payment events (${onPostgres() ? 'PostgreSQL' : 'PGl
       const body = chargeSuccess(intent.reference, 90_000);
       await store([body]);
       assert.equal((await storedEvent(world, body))?.processed_at, null);
-      await world.ctx.jobs.runNow(JOB_PAYMENT_WEBHOOK_SWEEP);
+      await world.ctx.jobs.runNow(paymentWebhookSweepJob);
       assert.equal((await storedEvent(world, body))?.outcome, 'credited');
       assert.equal(await walletKobo(world, user.userId), before + 90_000n);
       // The sweep again (a second process's, or the next minute's) changes nothing.
-      await world.ctx.jobs.runNow(JOB_PAYMENT_WEBHOOK_SWEEP);
+      await world.ctx.jobs.runNow(paymentWebhookSweepJob);
       assert.equal(await walletKobo(world, user.userId), before + 90_000n);
     },
   );

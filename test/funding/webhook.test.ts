@@ -299,7 +299,9 @@ describe(`payment webhook signature and acknowledgement (${onPostgres() ? 'Postg
 describe('payment webhook is not rate limited', () => {
   let world: World;
   before(async () => {
-    world = await createWorld({ env: { RATE_LIMIT_PER_MINUTE: '2' } });
+    world = await createWorld({
+      env: { RATE_LIMIT_PER_MINUTE: '2', RATE_LIMIT_ANONYMOUS_PER_MINUTE: '2' },
+    });
   });
   after(() => world.close());
 

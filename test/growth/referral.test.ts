@@ -97,6 +97,7 @@ describe(`referral (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       clock: world.ctx.clock,
       jobs: world.ctx.jobs,
       bonusKobo: world.ctx.config.growth.referralBonusKobo,
+      users: world.ctx.modules.auth.api,
     };
     const granted = await Promise.all(Array.from({ length: 10 }, () => qualifyInvitee(deps, invitee.userId)));
     assert.equal(granted.filter(Boolean).length, 0, 'the first dispatch granted it');

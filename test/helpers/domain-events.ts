@@ -1,12 +1,14 @@
 import { sql } from 'kysely';
+import type { z } from 'zod';
 import {
   type DomainEvent,
   type DomainEventJob,
   type DomainEventType,
   dispatchEventJob,
+  domainEventJob,
   type EventOf,
-  JOB_DOMAIN_EVENT,
 } from '../../src/events/domain-events.ts';
+import type { Job } from '../../src/jobs/job.ts';
 import type { World } from './world.ts';
 
 // Domain events as the tests see them: published (the jobs in the queue, whatever their state), and
@@ -21,7 +23,7 @@ export async function publishedEvents<T extends DomainEventType>(
   type: T,
 ): Promise<EventOf<T>[]> {
   const { rows } = await sql<{ data: DomainEventJob }>`
-    select data from pgboss.job where name = ${JOB_DOMAIN_EVENT} order by created_on, id`.execute(
+    select data from pgboss.job where name = ${domainEventJob.name} order by created_on, id`.execute(
     world.ctx.db,
   );
   return rows.flatMap((row) => eventsOf(row.data)).filter((e): e is EventOf<T> => e.type === type);
@@ -32,14 +34,16 @@ export async function runDomainEvents(world: World): Promise<DomainEvent[]> {
   const { boss } = world.ctx.jobs;
   const ran: DomainEvent[] = [];
   for (;;) {
-    const jobs = await boss.fetch<DomainEventJob>(JOB_DOMAIN_EVENT, { batchSize: 100 });
+    const jobs = await boss.fetch<unknown>(domainEventJob.name, { batchSize: 100 });
     if (jobs.length === 0) return ran;
     for (const job of jobs) {
-      await dispatchEventJob(world.ctx.events, job.data);
-      ran.push(...eventsOf(job.data));
+      // Parsed as the worker parses it: an event that does not match its schema fails the test here.
+      const data = domainEventJob.payload.parse(job.data);
+      await dispatchEventJob(world.ctx.events, data);
+      ran.push(...eventsOf(data));
     }
     await boss.complete(
-      JOB_DOMAIN_EVENT,
+      domainEventJob.name,
       jobs.map((job) => job.id),
     );
   }
@@ -50,19 +54,21 @@ export async function runDomainEvents(world: World): Promise<DomainEvent[]> {
  * completed when it succeeds, failed (pg-boss then retries it later, with backoff) when it throws.
  * Answers the data of the jobs that succeeded and of those that failed.
  */
-export async function runQueuedJobs(
+export async function runQueuedJobs<Payload extends object>(
   world: World,
-  name: string,
-): Promise<{ done: unknown[]; failed: Array<{ data: unknown; error: unknown }> }> {
+  declared: Job<z.ZodType<unknown, Payload>>,
+): Promise<{ done: Payload[]; failed: Array<{ data: Payload; error: unknown }> }> {
   const { boss } = world.ctx.jobs;
-  const done: unknown[] = [];
-  const failed: Array<{ data: unknown; error: unknown }> = [];
+  const { name } = declared;
+  const done: Payload[] = [];
+  const failed: Array<{ data: Payload; error: unknown }> = [];
   for (;;) {
-    const jobs = await boss.fetch<object>(name, { batchSize: 100 });
+    const jobs = await boss.fetch<Payload>(name, { batchSize: 100 });
     if (jobs.length === 0) return { done, failed };
     for (const job of jobs) {
       try {
-        await world.ctx.jobs.runNow(name, job.data);
+        // As the worker does, parsed by the job's schema (an unparsable payload throws here).
+        await world.ctx.jobs.runNow(declared, job.data);
         await boss.complete(name, job.id);
         done.push(job.data);
       } catch (error) {

@@ -10,9 +10,12 @@ import type { Clock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type Context, createContext } from '../../src/context.ts';
 import type { DatabaseTarget } from '../../src/db/database.ts';
+import { choosePort } from '../../src/listen-port.ts';
 import type { Resolve } from '../../src/outbound-addresses.ts';
 import type { DebitRule } from '../../src/vtu/debit-rules.ts';
+import { type AnswerCheck, checkAnswers } from './answer-check.ts';
 import { createTestDatabase } from './database.ts';
+import { poolerStart, throughPooler } from './pooler.ts';
 
 // A fresh world per test file: its own database, context and app, listening on a real port so that
 // the adapters reach the sandbox simulators over HTTP exactly as in production.
@@ -21,6 +24,8 @@ export type World = {
   ctx: Context;
   app: FastifyInstance;
   baseUrl: string;
+  /** Every answer checked against /openapi.json (answer-check.ts); close() fails on a mismatch. */
+  answers: AnswerCheck;
   close(): Promise<void>;
 };
 
@@ -67,26 +72,35 @@ export async function createWorld(options: WorldOptions = {}): Promise<World> {
   // Identity documents (and the sandbox's generated VAPID keys) of a test world live in a temporary
   // directory removed on close.
   const documentsDir = await mkdtemp(path.join(os.tmpdir(), 'billrail-documents-'));
-  const config = loadConfig({
-    NODE_ENV: 'test',
-    SANDBOX: '1',
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    RATE_LIMIT_PER_MINUTE: '100000',
-    PORT: '0',
-    DATA_DIR: documentsDir,
-    WORKER: '0',
-    ...(process.env.REDIS_URL && options.withoutRedis !== true ? { REDIS_URL: process.env.REDIS_URL } : {}),
-    ...options.env,
-  });
+  // The port is chosen first, so that the service is built with the address it answers at.
+  const port = await choosePort(
+    loadConfig({
+      NODE_ENV: 'test',
+      SANDBOX: '1',
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+      RATE_LIMIT_PER_MINUTE: '100000',
+      RATE_LIMIT_ANONYMOUS_PER_MINUTE: '100000',
+      RATE_LIMIT_PHONE_PER_MINUTE: '100000',
+      PORT: '0',
+      DATA_DIR: documentsDir,
+      WORKER: '0',
+      ...(process.env.REDIS_URL && options.withoutRedis !== true ? { REDIS_URL: process.env.REDIS_URL } : {}),
+      ...poolerStart(database.target),
+      ...options.env,
+    }),
+  );
+  const { config } = port;
+  // Through the pooler when TEST_DATABASE_POOLER_URL names one (pooler.ts), a test's proxy in front of it.
+  const served = throughPooler(database.target);
   const target =
-    database.target.kind === 'postgres'
+    served.kind === 'postgres'
       ? {
-          ...database.target,
-          poolMax: options.poolMax ?? database.target.poolMax,
-          url: (await options.databaseUrl?.(database.target.url)) ?? database.target.url,
+          ...served,
+          poolMax: options.poolMax ?? served.poolMax,
+          url: (await options.databaseUrl?.(served.url)) ?? served.url,
           ...(options.databaseTimeoutMs !== undefined ? { timeoutMs: options.databaseTimeoutMs } : {}),
         }
-      : database.target;
+      : served;
   const ctx = await createContext(config, {
     documentsDir,
     database: target,
@@ -98,17 +112,22 @@ export async function createWorld(options: WorldOptions = {}): Promise<World> {
     rateLimitNamespace: `billrail-test-${randomBytes(4).toString('hex')}:`,
   });
   const app = await buildApp(ctx);
-  const baseUrl = await app.listen({ port: 0, host: '127.0.0.1' });
-  ctx.baseUrl.current = baseUrl;
+  const answers = checkAnswers(app);
+  await app.ready();
+  await port.release();
+  const baseUrl = await app.listen({ port: config.http.port, host: '127.0.0.1' });
   return {
     ctx,
     app,
     baseUrl,
+    answers,
     async close() {
       await app.close();
       await ctx.close();
       await database.drop();
       await rm(documentsDir, { recursive: true, force: true });
+      // After the clean-up, so that a mismatch fails the test file and leaves nothing behind.
+      answers.assertNone();
     },
   };
 }

@@ -641,6 +641,11 @@ describe('HTTP contract', () => {
     const nul = await post(world, 'verifyOtp', { phone, code, referralCode: 'ab\u0000cd' });
     if (nul.status >= 500) failures.push(`verifyOtp referralCode with NUL → ${nul.status}`);
     else assert.equal(failure(nul).code, 'VALIDATION_ERROR');
+    // Half of a surrogate pair passes every schema, and jsonb (an event, the audit trail) refuses it.
+    const half = await post(world, 'verifyOtp', { phone, code, referralCode: 'ab\ud800cd' });
+    if (half.status >= 500)
+      failures.push(`verifyOtp referralCode with half a surrogate pair → ${half.status}`);
+    else assert.equal(failure(half).code, 'VALIDATION_ERROR');
 
     assert.deepEqual(failures, []);
     // The victim's session was never touched by any of it.

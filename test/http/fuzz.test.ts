@@ -2,11 +2,10 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { basisPointsToPercent } from '../../src/catalogue/pricing.ts';
 import { errorCodes } from '../../src/errors.ts';
-import { JOB_PAYMENT_WEBHOOK_SWEEP } from '../../src/funding/webhook-processing.ts';
+import { paymentWebhookSweepJob } from '../../src/funding/webhook-processing.ts';
 import { statusOf } from '../../src/http/errors.ts';
-import { koboToNaira } from '../../src/money.ts';
+import { basisPointsToPercent, koboToNaira } from '../../src/money.ts';
 import { assertLedgerOk, sendWebhook, walletKobo } from '../funding/support.ts';
 import { onPostgres } from '../helpers/database.ts';
 import {
@@ -132,8 +131,10 @@ describe(`fuzz: every documented operation and the webhook (${onPostgres() ? 'Po
         )
         // The buyer's own PIN would make a valid purchase; everything else about it is fuzzed.
         .filter((sent) => !JSON.stringify(sent.value ?? null).includes(PIN))
-        // A valid signOut would end the session the rest of the run uses.
-        .filter((sent) => op.name !== 'signOut' || JSON.stringify(sent.value) !== '{}');
+        // A valid signOut would end the session the rest of the run uses, and so would ending
+        // everyone's sessions (adminRevokeSessions {all: true} spares only the admin's).
+        .filter((sent) => op.name !== 'signOut' || JSON.stringify(sent.value) !== '{}')
+        .filter((sent) => op.name !== 'adminRevokeSessions' || JSON.stringify(sent.value) !== '{"all":true}');
       const token =
         op.auth === 'public' ? undefined : op.auth === 'admin' ? admin.accessToken : user.accessToken;
       await fc.assert(
@@ -212,7 +213,7 @@ describe(`fuzz: every documented operation and the webhook (${onPostgres() ? 'Po
     // Everything stored is processed, or closed as unusable: nothing is left for the sweep to retry
     // forever.
     await world.ctx.modules.funding.api.paymentEvents.drainNow();
-    await world.ctx.jobs.runNow(JOB_PAYMENT_WEBHOOK_SWEEP);
+    await world.ctx.jobs.runNow(paymentWebhookSweepJob);
     const open = await world.ctx.db
       .selectFrom('payment_events')
       .select(['event', 'reference', 'body'])

@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { canonicalJson } from '../../src/http/canonical-json.ts';
 import {
   IDEMPOTENCY_TTL_SECONDS,
-  JOB_IDEMPOTENCY_PURGE,
+  idempotencyPurgeJob,
   requestHash,
 } from '../../src/http/idempotency-store.ts';
 import {
@@ -434,7 +434,7 @@ describe('idempotency keys', () => {
     const all = [...expired, fresh];
     assert.deepEqual(await storedKeys(world, 'anonymous', all), [...all].sort());
 
-    await world.ctx.jobs.runNow(JOB_IDEMPOTENCY_PURGE);
+    await world.ctx.jobs.runNow(idempotencyPurgeJob);
     assert.deepEqual(await storedKeys(world, 'anonymous', all), [fresh]);
   });
 });

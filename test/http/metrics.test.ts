@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { JOB_LEDGER_CHECK } from '../../src/admin/module.ts';
+import { sql } from 'kysely';
+import { ledgerCheckJob } from '../../src/admin/module.ts';
 import { buildMetricsApp } from '../../src/app.ts';
-import { JOB_PAYMENT_WEBHOOK_SWEEP } from '../../src/funding/webhook-processing.ts';
+import { figuresRefreshJob } from '../../src/figures/module.ts';
+import { paymentWebhookSweepJob } from '../../src/funding/webhook-processing.ts';
 import { newId } from '../../src/ids.ts';
 import { createWorld, type World } from '../helpers/world.ts';
 import { advanceClock, bought, buyer, current, mtn } from '../vtu/purchase-support.ts';
@@ -11,10 +13,17 @@ import { countOf, type Sample, sampleValue, scrape } from './metrics-support.ts'
 // What operators watch (docs/operations.md) moves with the money: purchases by their sandbox outcome
 // (API.md section 8: last digit 1 fails, 2 is pending, others succeed), a provider's float set under
 // its floor, a webhook left unprocessed, a purchase processing past the stuck window, the ledger
-// check's run. Each figure is read from a live GET /metrics, as Prometheus reads it.
+// check's run. Each figure is read from a live GET /metrics, as Prometheus reads it, after the job
+// that refreshes the money's figures every 30 s has run (`refreshed`): a scrape alone reads the
+// figures' snapshot and never calls a provider.
 
 describe('GET /metrics: the money', () => {
   let world: World;
+  /** A scrape after the figures' refresh job, as Prometheus sees it within 30 s of a change. */
+  const refreshed = async (w: World): Promise<Sample[]> => {
+    await w.ctx.jobs.runNow(figuresRefreshJob);
+    return scrape(w);
+  };
   before(async () => {
     world = await createWorld();
   });
@@ -53,7 +62,10 @@ describe('GET /metrics: the money', () => {
       0,
       'the sandbox answered every call: the error series is there, at zero',
     );
-    assert.ok(countOf(bought3, 'billrail_vtu_purchases_processing') >= 1, 'the pending one is processing');
+    assert.ok(
+      countOf(await refreshed(world), 'billrail_vtu_purchases_processing') >= 1,
+      'the pending one is processing',
+    );
 
     // The requery on the sandbox clock finds the pending one delivered.
     await advanceClock(world, 61);
@@ -84,7 +96,7 @@ describe('GET /metrics: the money', () => {
       assert.equal(response.status, 200, await response.text());
     };
     await setBalance('data', 1_234);
-    const samples = await scrape(world);
+    const samples = await refreshed(world);
     const floor = sampleValue(samples, 'billrail_provider_float_floor_kobo', { provider: 'data' });
     assert.equal(floor, Number(world.ctx.config.vtu.floatFloorKobo));
     assert.equal(sampleValue(samples, 'billrail_provider_float_balance_kobo', { provider: 'data' }), 123_400);
@@ -94,7 +106,7 @@ describe('GET /metrics: the money', () => {
       assert.ok(balance !== undefined && balance >= floor!, `${provider} is above its floor`);
     }
     await setBalance('data', 1_000_000);
-    const restored = await scrape(world);
+    const restored = await refreshed(world);
     assert.equal(
       sampleValue(restored, 'billrail_provider_float_balance_kobo', { provider: 'data' }),
       100_000_000,
@@ -102,7 +114,7 @@ describe('GET /metrics: the money', () => {
   });
 
   it("shows the webhook inbox's backlog and the age of its oldest event, then empties", async () => {
-    const empty = await scrape(world);
+    const empty = await refreshed(world);
     assert.equal(sampleValue(empty, 'billrail_payment_inbox_backlog'), 0);
     assert.equal(sampleValue(empty, 'billrail_payment_inbox_oldest_age_seconds'), 0);
     // An event stored and not processed, as a process that crashed between its commit and its drain
@@ -122,13 +134,13 @@ describe('GET /metrics: the money', () => {
       .execute();
     // Two minutes pass without the sweep (the clock moves, no job runs).
     world.ctx.sandboxClock!.advance(120);
-    const waiting = await scrape(world);
+    const waiting = await refreshed(world);
     assert.equal(sampleValue(waiting, 'billrail_payment_inbox_backlog'), 1);
     const age = sampleValue(waiting, 'billrail_payment_inbox_oldest_age_seconds');
     assert.ok(age !== undefined && age >= 120 && age < 180, `the oldest waited two minutes (${age} s)`);
 
-    await world.ctx.jobs.runNow(JOB_PAYMENT_WEBHOOK_SWEEP);
-    const swept = await scrape(world);
+    await world.ctx.jobs.runNow(paymentWebhookSweepJob);
+    const swept = await refreshed(world);
     assert.equal(sampleValue(swept, 'billrail_payment_inbox_backlog'), 0);
     assert.equal(sampleValue(swept, 'billrail_payment_inbox_oldest_age_seconds'), 0);
   });
@@ -137,7 +149,7 @@ describe('GET /metrics: the money', () => {
     const user = await buyer(world, 1_000);
     const pending = await bought(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('2'), amount: 100 });
     assert.equal(pending.status, 'processing');
-    const fresh = await scrape(world);
+    const fresh = await refreshed(world);
     assert.equal(
       sampleValue(fresh, 'billrail_vtu_purchases_stuck'),
       0,
@@ -147,7 +159,7 @@ describe('GET /metrics: the money', () => {
 
     // 31 minutes pass without the requery (the clock moves, no job runs).
     world.ctx.sandboxClock!.advance(31 * 60);
-    const later = await scrape(world);
+    const later = await refreshed(world);
     assert.equal(sampleValue(later, 'billrail_vtu_purchases_stuck'), 1);
     assert.equal(sampleValue(later, 'billrail_vtu_purchases_processing'), 1);
 
@@ -159,20 +171,20 @@ describe('GET /metrics: the money', () => {
       .where('id', '=', pending.id)
       .executeTakeFirstOrThrow();
     assert.equal(record.status, 'success');
-    const settled = await scrape(world);
+    const settled = await refreshed(world);
     assert.equal(sampleValue(settled, 'billrail_vtu_purchases_stuck'), 0);
     assert.equal(sampleValue(settled, 'billrail_vtu_purchases_processing'), 0);
   });
 
   it("shows the ledger check's result and when it ran, once it has run as a job", async () => {
-    const never = await scrape(world);
+    const never = await refreshed(world);
     // Never run reads as long ago (the not-running alert fires), and not as an imbalance.
     assert.equal(sampleValue(never, 'billrail_ledger_check_last_run_timestamp_seconds'), 0);
     assert.equal(sampleValue(never, 'billrail_ledger_check_imbalances'), 0);
     const started = world.ctx.clock.now().getTime() / 1000;
-    await world.ctx.jobs.runNow(JOB_LEDGER_CHECK);
+    await world.ctx.jobs.runNow(ledgerCheckJob);
     const ended = world.ctx.clock.now().getTime() / 1000;
-    const checked = await scrape(world);
+    const checked = await refreshed(world);
     assert.equal(sampleValue(checked, 'billrail_ledger_check_ok'), 1);
     assert.equal(sampleValue(checked, 'billrail_ledger_check_imbalances'), 0);
     const ranAt = sampleValue(checked, 'billrail_ledger_check_last_run_timestamp_seconds');
@@ -183,16 +195,56 @@ describe('GET /metrics: the money', () => {
   });
 
   it('shows every job queue by state, and that the database answers', async () => {
-    const samples = await scrape(world);
+    const samples = await refreshed(world);
     for (const state of ['queued', 'deferred', 'active', 'failed']) {
       const value = sampleValue(samples, 'billrail_job_queue_jobs', { queue: 'vtu.requery', state });
       assert.ok(value !== undefined && value >= 0, `vtu.requery ${state}`);
     }
     assert.ok(
-      samples.some((s) => s.name === 'billrail_job_queue_jobs' && s.labels.queue === JOB_LEDGER_CHECK),
+      samples.some((s) => s.name === 'billrail_job_queue_jobs' && s.labels.queue === ledgerCheckJob.name),
       'the ledger check has its queue',
     );
     assert.equal(sampleValue(samples, 'billrail_ready'), 1);
+  });
+
+  it('calls no provider at a scrape: the refresh job asks each for its balance, once', async () => {
+    /** Balance calls made by this process, by provider (every call to a party is timed). */
+    const balanceCalls = (samples: Sample[]) =>
+      Object.fromEntries(
+        samples
+          .filter(
+            (s) =>
+              s.name === 'billrail_provider_request_duration_seconds_count' &&
+              s.labels.operation === 'balance',
+          )
+          .map((s) => [s.labels.provider, s.value]),
+      );
+    await world.ctx.jobs.runNow(figuresRefreshJob);
+    const before = balanceCalls(await scrape(world));
+    assert.deepEqual(Object.keys(before).sort(), ['bills', 'data', 'social']);
+    for (let i = 0; i < 20; i++) await scrape(world);
+    const scraped = balanceCalls(await scrape(world));
+    assert.deepEqual(scraped, before, '21 scrapes, no balance call');
+    await world.ctx.jobs.runNow(figuresRefreshJob);
+    const after = balanceCalls(await scrape(world));
+    for (const provider of Object.keys(before))
+      assert.equal(after[provider], before[provider]! + 1, `one refresh, one balance call to ${provider}`);
+    // Each refresh run here sent the half-minute's next; the queue (policy short) keeps one waiting.
+    const { rows } = await sql<{ waiting: number }>`
+      select count(*)::int as waiting from pgboss.job
+      where name = ${figuresRefreshJob.name} and state = 'created'`.execute(world.ctx.db);
+    assert.equal(rows[0]?.waiting, 1, 'one refresh waits, however many ran');
+  });
+
+  it('replaces a snapshot stamped ahead of the clock (a sandbox clock moved on, then restarted)', async () => {
+    const ahead = new Date(world.ctx.clock.now().getTime() + 30 * 86_400_000);
+    await world.ctx.db.updateTable('operator_figures').set({ refreshed_at: ahead }).execute();
+    await world.ctx.jobs.runNow(figuresRefreshJob);
+    const { refreshed_at } = await world.ctx.db
+      .selectFrom('operator_figures')
+      .select('refreshed_at')
+      .executeTakeFirstOrThrow();
+    assert.ok(refreshed_at.getTime() <= world.ctx.clock.now().getTime(), 'the refresh replaced it');
   });
 
   it("a worker-only process's own server (METRICS_PORT) serves the same registry and readiness", async () => {

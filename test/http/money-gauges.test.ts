@@ -1,23 +1,26 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Registry } from 'prom-client';
+import { type FigureReads, type Figures, readFigures } from '../../src/figures/snapshot.ts';
 import { type MoneyReads, registerMoneyGauges } from '../../src/http/money-metrics.ts';
 
-// The money gauges when what they read does not answer: a provider that hangs on its balance or a
-// database in a partition must not hold /metrics (Prometheus would lose the whole scrape, counters
-// and all), and a gauge that could not be read must not say 0, which an alert reads as all clear.
+// The money gauges over the figures' snapshot (decision 0028): the refresh stores a read that hangs
+// or fails as missing, and the gauge then says so (absent, or NaN: never 0, which an alert reads as
+// all clear); a scrape that cannot read the snapshot (a database in a partition) answers in time
+// with every figure missing and the process not ready; the snapshot's age is served, +Inf before
+// the first refresh, so that an alert sees the refresh stop.
 
 const never = <T>() => new Promise<T>(() => undefined);
+const now = new Date('2026-11-26T09:00:00Z');
+const clock = { now: () => now };
 
-function readsWith(overrides: Partial<MoneyReads>): MoneyReads {
+function readsWith(overrides: Partial<FigureReads>): FigureReads {
   return {
-    clock: { now: () => new Date('2026-11-26T09:00:00Z') },
     floatBalances: async () => [{ provider: 'data', balanceKobo: 5_000_000n, floorKobo: 1_000_000n }],
     processingPurchases: async () => ({ processing: 3, stuck: 1 }),
     paymentInbox: async () => ({ backlog: 2, oldestReceivedAt: new Date('2026-11-26T08:59:00Z') }),
     queueCounts: async () => [{ name: 'domain-event', queued: 4, deferred: 0, active: 1, failed: 0 }],
     lastLedgerCheck: async () => ({ checkedAt: new Date('2026-11-26T08:00:00Z'), ok: true, imbalances: 0 }),
-    ready: async () => true,
     ...overrides,
   };
 }
@@ -31,73 +34,99 @@ function seriesValue(text: string, series: string): string | undefined {
 /** prom-client writes NaN as `Nan`, which Prometheus's parser (Go's ParseFloat) reads as NaN. */
 const isNaNValue = (value: string | undefined) => value !== undefined && /^nan$/i.test(value);
 
-async function scrape(reads: MoneyReads): Promise<{ text: string; failed: string[] }> {
+/** The figures a refresh stores from these reads, and the figures it said it could not read. */
+async function refreshed(reads: FigureReads): Promise<{ figures: Figures; failed: string[] }> {
+  const failed: string[] = [];
+  const figures = await readFigures(reads, (_error, figure) => failed.push(figure), 50);
+  return { figures, failed };
+}
+
+async function scrape(
+  latestFigures: MoneyReads['latestFigures'],
+): Promise<{ text: string; failed: string[] }> {
   const registry = new Registry();
   const failed: string[] = [];
-  registerMoneyGauges(registry, reads, (_error, figure) => failed.push(figure));
+  registerMoneyGauges(registry, { clock, latestFigures }, (_error, figure) => failed.push(figure));
   return { text: await registry.metrics(), failed };
 }
 
+/** A scrape of the snapshot a refresh stored `ageSeconds` ago. */
+async function scrapeOf(figures: Figures, ageSeconds = 10) {
+  return scrape(async () => ({ refreshedAt: new Date(now.getTime() - ageSeconds * 1000), figures }));
+}
+
 describe('the money gauges', () => {
-  it('serve what the owning modules read', async () => {
-    const { text, failed } = await scrape(readsWith({}));
+  it('serve what the refresh read through the owning modules, and how old it is', async () => {
+    const { figures, failed } = await refreshed(readsWith({}));
     assert.deepEqual(failed, []);
+    const { text } = await scrapeOf(figures, 12);
     assert.equal(seriesValue(text, 'billrail_provider_float_balance_kobo{provider="data"}'), '5000000');
+    assert.equal(seriesValue(text, 'billrail_provider_float_floor_kobo{provider="data"}'), '1000000');
     assert.equal(seriesValue(text, 'billrail_vtu_purchases_processing'), '3');
+    assert.equal(seriesValue(text, 'billrail_vtu_purchases_stuck'), '1');
+    assert.equal(seriesValue(text, 'billrail_payment_inbox_backlog'), '2');
+    // Measured at the scrape from when the oldest arrived, not when the refresh ran.
     assert.equal(seriesValue(text, 'billrail_payment_inbox_oldest_age_seconds'), '60');
     assert.equal(seriesValue(text, 'billrail_job_queue_jobs{queue="domain-event",state="queued"}'), '4');
+    assert.equal(seriesValue(text, 'billrail_ledger_check_ok'), '1');
     assert.equal(seriesValue(text, 'billrail_ready'), '1');
+    assert.equal(seriesValue(text, 'billrail_figures_age_seconds'), '12');
   });
 
-  it('answer without the reads that hang, leaving those out or NaN, and tell which failed', async () => {
-    const { text, failed } = await scrape(
-      readsWith({
-        floatBalances: never,
-        processingPurchases: never,
-        queueCounts: never,
-        ready: never,
-      }),
+  it('store the reads that hang as missing, and serve them left out or NaN', async () => {
+    const { figures, failed } = await refreshed(
+      readsWith({ floatBalances: never, processingPurchases: never, queueCounts: never }),
     );
+    assert.deepEqual(failed.sort(), ['floats', 'purchases', 'queues']);
+    const { text } = await scrapeOf(figures);
     assert.equal(seriesValue(text, 'billrail_provider_float_balance_kobo{provider="data"}'), undefined);
-    assert.ok(
-      isNaNValue(seriesValue(text, 'billrail_vtu_purchases_processing')),
-      'billrail_vtu_purchases_processing',
-    );
-    assert.ok(isNaNValue(seriesValue(text, 'billrail_vtu_purchases_stuck')), 'billrail_vtu_purchases_stuck');
+    assert.equal(seriesValue(text, 'billrail_provider_float_floor_kobo{provider="data"}'), undefined);
+    assert.ok(isNaNValue(seriesValue(text, 'billrail_vtu_purchases_processing')), 'processing');
+    assert.ok(isNaNValue(seriesValue(text, 'billrail_vtu_purchases_stuck')), 'stuck');
     assert.equal(
       seriesValue(text, 'billrail_job_queue_jobs{queue="domain-event",state="queued"}'),
       undefined,
     );
-    // A database too slow to answer is not ready.
-    assert.equal(seriesValue(text, 'billrail_ready'), '0');
-    // What did answer is still served.
+    // What did answer is still served, and the snapshot itself was read.
     assert.equal(seriesValue(text, 'billrail_payment_inbox_backlog'), '2');
-    assert.deepEqual(
-      failed.sort(),
-      [
-        'billrail_job_queue_jobs',
-        'billrail_provider_float_balance_kobo',
-        'billrail_provider_float_floor_kobo',
-        'billrail_vtu_purchases_processing',
-        'billrail_vtu_purchases_stuck',
-      ].sort(),
-    );
+    assert.equal(seriesValue(text, 'billrail_ready'), '1');
   });
 
   it('say NaN, not 0, for a figure whose read failed', async () => {
     const down = async () => {
       throw new Error('Connection terminated unexpectedly');
     };
-    const { text } = await scrape(readsWith({ paymentInbox: down, lastLedgerCheck: down }));
-    assert.ok(
-      isNaNValue(seriesValue(text, 'billrail_payment_inbox_backlog')),
-      'billrail_payment_inbox_backlog',
-    );
-    assert.ok(
-      isNaNValue(seriesValue(text, 'billrail_payment_inbox_oldest_age_seconds')),
-      'billrail_payment_inbox_oldest_age_seconds',
-    );
-    assert.ok(isNaNValue(seriesValue(text, 'billrail_ledger_check_ok')), 'billrail_ledger_check_ok');
+    const { figures } = await refreshed(readsWith({ paymentInbox: down, lastLedgerCheck: down }));
+    const { text } = await scrapeOf(figures);
+    assert.ok(isNaNValue(seriesValue(text, 'billrail_payment_inbox_backlog')), 'backlog');
+    assert.ok(isNaNValue(seriesValue(text, 'billrail_payment_inbox_oldest_age_seconds')), 'oldest');
+    assert.ok(isNaNValue(seriesValue(text, 'billrail_ledger_check_ok')), 'ledger check');
     assert.equal(seriesValue(text, 'billrail_vtu_purchases_processing'), '3');
+  });
+
+  it('read a ledger never checked as 0, its last run long ago, not as failed', async () => {
+    const { figures, failed } = await refreshed(readsWith({ lastLedgerCheck: async () => null }));
+    assert.deepEqual(failed, []);
+    const { text } = await scrapeOf(figures);
+    assert.equal(seriesValue(text, 'billrail_ledger_check_last_run_timestamp_seconds'), '0');
+    assert.equal(seriesValue(text, 'billrail_ledger_check_imbalances'), '0');
+  });
+
+  it('answer in time when the snapshot cannot be read: every figure missing, not ready, age NaN', async () => {
+    const { text, failed } = await scrape(never);
+    assert.deepEqual(failed, ['operator_figures'], 'told once for the scrape');
+    assert.equal(seriesValue(text, 'billrail_ready'), '0');
+    assert.ok(isNaNValue(seriesValue(text, 'billrail_figures_age_seconds')), 'age');
+    assert.ok(isNaNValue(seriesValue(text, 'billrail_vtu_purchases_processing')), 'processing');
+    assert.ok(isNaNValue(seriesValue(text, 'billrail_ledger_check_ok')), 'ledger check');
+    assert.equal(seriesValue(text, 'billrail_provider_float_balance_kobo{provider="data"}'), undefined);
+  });
+
+  it('say +Inf for the age before the first refresh, so that an alert on the age fires', async () => {
+    const { text, failed } = await scrape(async () => null);
+    assert.deepEqual(failed, []);
+    assert.equal(seriesValue(text, 'billrail_figures_age_seconds'), '+Inf');
+    assert.equal(seriesValue(text, 'billrail_ready'), '1');
+    assert.ok(isNaNValue(seriesValue(text, 'billrail_payment_inbox_backlog')), 'backlog unknown');
   });
 });

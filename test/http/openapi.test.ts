@@ -170,9 +170,17 @@ describe('the OpenAPI document', () => {
 
     const airtime = op('buyAirtime');
     assert.ok(codesOf(airtime, '409').includes('INSUFFICIENT_FUNDS'));
-    assert.deepEqual(codesOf(airtime, '403').sort(), ['INVALID_PIN', 'KYC_TIER_REQUIRED', 'PIN_NOT_SET']);
+    // An operator's freeze (decision 0040) refuses a payment out as the PIN and the tier do.
+    assert.deepEqual(codesOf(airtime, '403').sort(), [
+      'ACCOUNT_FROZEN',
+      'INVALID_PIN',
+      'KYC_TIER_REQUIRED',
+      'PIN_NOT_SET',
+    ]);
     assert.deepEqual(codesOf(airtime, '423'), ['PIN_LOCKED']);
     assert.ok(codesOf(airtime, '422').includes('NETWORK_MISMATCH'));
+    // An operator's pause (decision 0042), beside the database's outage the router adds.
+    assert.ok(codesOf(airtime, '503').includes('SERVICE_PAUSED'));
 
     const data = op('buyData');
     assert.ok(codesOf(data, '409').includes('PRICE_CHANGED'));

@@ -3,6 +3,7 @@ import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import {
   createWorld,
+  failure,
   get,
   ok,
   post,
@@ -19,6 +20,8 @@ import {
 
 const skip = process.env.REDIS_URL ? false : 'needs Redis (REDIS_URL)';
 const LIMIT = 30;
+/** requestOtp's requests a minute per phone (RATE_LIMIT_PHONE_PER_MINUTE, decision 0029). */
+const PHONE_LIMIT = 3;
 /** Far above a Redis command's bound (1 s): an answer slower than this waited on Redis. */
 const promptMs = 5_000;
 
@@ -72,7 +75,13 @@ describe('Redis out of reach', { skip }, () => {
 
   before(async () => {
     relay = await startRelay(new URL(process.env.REDIS_URL!));
-    world = await createWorld({ env: { REDIS_URL: relay.url, RATE_LIMIT_PER_MINUTE: String(LIMIT) } });
+    world = await createWorld({
+      env: {
+        REDIS_URL: relay.url,
+        RATE_LIMIT_PER_MINUTE: String(LIMIT),
+        RATE_LIMIT_PHONE_PER_MINUTE: String(PHONE_LIMIT),
+      },
+    });
     user = await signIn(world);
   });
   after(async () => {
@@ -122,6 +131,27 @@ describe('Redis out of reach', { skip }, () => {
         statuses.push((await get(world, 'getMe', {}, { token: someone.accessToken })).status);
       assert.deepEqual(statuses.slice(0, LIMIT), Array(LIMIT).fill(200));
       assert.equal(statuses[LIMIT], 429, 'the call past the limit');
+    } finally {
+      relay.restore();
+    }
+  });
+
+  it('counts the per-phone limit in the process while Redis is out of reach', async () => {
+    const phone = uniquePhone();
+    relay.cut('refused');
+    try {
+      const answers = [];
+      for (let i = 0; i <= PHONE_LIMIT; i++) answers.push(await post(world, 'requestOtp', { phone }));
+      assert.equal(answers[0]!.status, 200);
+      // Within the 60 s resend window the database refuses, saying when; past the per-phone limit
+      // the refusal comes before the database, without those details.
+      for (const answer of answers.slice(1, PHONE_LIMIT)) {
+        assert.equal(typeof failure(answer).details?.retryAfterSeconds, 'number');
+      }
+      const past = answers[PHONE_LIMIT]!;
+      assert.equal(past.status, 429, 'the request past the per-phone limit');
+      assert.equal(failure(past).details, undefined);
+      assert.match(past.headers.get('retry-after') ?? '', /^\d+$/);
     } finally {
       relay.restore();
     }

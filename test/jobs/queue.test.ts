@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { JOB_IDEMPOTENCY_PURGE } from '../../src/http/idempotency-store.ts';
+import { alertEmailJob } from '../../src/alerts/alerts.ts';
+import { defineJob, noPayload } from '../../src/jobs/job.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, type World } from '../helpers/world.ts';
 
@@ -31,8 +33,9 @@ describe(`enqueueing inside a transaction (${onPostgres() ? 'PostgreSQL' : 'PGli
   after(() => world?.close(), HANG_GUARD);
 
   it('keeps the job when the transaction commits', HANG_GUARD, async () => {
+    const committed = randomUUID();
     const id = await world.ctx.db.transaction().execute(async (trx) => {
-      const sent = await world.ctx.jobs.send(JOB_IDEMPOTENCY_PURGE, { probe: 'commit' }, { db: trx });
+      const sent = await world.ctx.jobs.send(alertEmailJob, { alertId: committed }, { db: trx });
       assert.ok(sent !== null, 'send returned no id');
       // Visible to the transaction itself...
       const inside = await sql<{
@@ -46,14 +49,15 @@ describe(`enqueueing inside a transaction (${onPostgres() ? 'PostgreSQL' : 'PGli
       return sent;
     });
     const job = await jobById(world, id);
-    assert.deepEqual(job, { name: JOB_IDEMPOTENCY_PURGE, data: { probe: 'commit' } });
+    assert.deepEqual(job, { name: alertEmailJob.name, data: { alertId: committed } });
   });
 
   it('drops the job when the transaction rolls back', HANG_GUARD, async () => {
+    const rolledBack = randomUUID();
     let id: string | null = null;
     await assert.rejects(
       world.ctx.db.transaction().execute(async (trx) => {
-        id = await world.ctx.jobs.send(JOB_IDEMPOTENCY_PURGE, { probe: 'rollback' }, { db: trx });
+        id = await world.ctx.jobs.send(alertEmailJob, { alertId: rolledBack }, { db: trx });
         assert.ok(id !== null);
         const inside = await sql<{
           n: bigint;
@@ -67,18 +71,19 @@ describe(`enqueueing inside a transaction (${onPostgres() ? 'PostgreSQL' : 'PGli
     assert.equal(await jobById(world, id), undefined);
     // Nor under another id, and the database is usable afterwards: nothing waits on the transaction.
     const count = await sql<{ n: bigint }>`
-      select count(*) as n from pgboss.job where name = ${JOB_IDEMPOTENCY_PURGE} and data->>'probe' = 'rollback'
+      select count(*) as n from pgboss.job where name = ${alertEmailJob.name} and data->>'alertId' = ${rolledBack}
     `.execute(world.ctx.db);
     assert.equal(count.rows[0]?.n, 0n);
   });
 
   it('enqueues outside a transaction too', HANG_GUARD, async () => {
-    const id = await world.ctx.jobs.send(JOB_IDEMPOTENCY_PURGE, { probe: 'plain' });
+    const plain = randomUUID();
+    const id = await world.ctx.jobs.send(alertEmailJob, { alertId: plain });
     assert.ok(id !== null);
-    assert.deepEqual(await jobById(world, id), { name: JOB_IDEMPOTENCY_PURGE, data: { probe: 'plain' } });
+    assert.deepEqual(await jobById(world, id), { name: alertEmailJob.name, data: { alertId: plain } });
   });
 
   it('refuses a queue it does not know instead of creating one', HANG_GUARD, async () => {
-    await assert.rejects(world.ctx.jobs.send('no.such.queue', {}), /unknown job queue/);
+    await assert.rejects(world.ctx.jobs.send(defineJob('no.such.queue', noPayload), {}), /unknown job queue/);
   });
 });

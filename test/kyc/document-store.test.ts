@@ -184,7 +184,7 @@ describe('S3 document store', () => {
   let store: DocumentStore;
   before(async () => {
     fake = await startFakeS3(bucket);
-    store = createS3DocumentStore({
+    store = await createS3DocumentStore({
       bucket,
       region: 'us-east-1',
       endpoint: fake.endpoint,
@@ -217,7 +217,7 @@ describe('S3 document store', () => {
 
   it('returns null for a missing key (NoSuchKey), but fails on a missing bucket', async () => {
     assert.equal(await store.get(key()), null);
-    const elsewhere = createS3DocumentStore({
+    const elsewhere = await createS3DocumentStore({
       bucket: 'no-such-bucket',
       region: 'us-east-1',
       endpoint: fake.endpoint,

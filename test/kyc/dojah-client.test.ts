@@ -43,7 +43,7 @@ describe('Dojah KYC client against the sandbox provider', () => {
   let kyc: KycProvider;
   const sandboxUrl = () => `${world.baseUrl}/__sandbox/kyc`;
   const clientWith = (appId: string, secretKey: string) =>
-    createDojahKycProvider({ baseUrl: sandboxUrl, appId, secretKey, timeoutMs: 2000 });
+    createDojahKycProvider({ baseUrl: sandboxUrl(), appId, secretKey, timeoutMs: 2000 });
 
   before(async () => {
     world = await createWorld();
@@ -230,7 +230,7 @@ describe('Dojah KYC client against a misbehaving provider', () => {
   after(() => server.close());
 
   const client = (timeoutMs = 2000) =>
-    createDojahKycProvider({ baseUrl: () => baseUrl, appId: 'app-1', secretKey: 'sk-secret-1', timeoutMs });
+    createDojahKycProvider({ baseUrl, appId: 'app-1', secretKey: 'sk-secret-1', timeoutMs });
   /** Runs `call` and returns what the server received, asserting it received exactly one request. */
   async function onlyRequest<T>(
     call: () => Promise<T>,
@@ -348,7 +348,7 @@ describe('Dojah KYC client against a misbehaving provider', () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const unreachable = createDojahKycProvider({
-      baseUrl: () => `http://127.0.0.1:${port}`,
+      baseUrl: `http://127.0.0.1:${port}`,
       appId: 'app-1',
       secretKey: 'sk-secret-1',
       timeoutMs: 2000,

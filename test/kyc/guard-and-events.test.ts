@@ -7,9 +7,9 @@ import type { EventOf } from '../../src/events/domain-events.ts';
 
 type KycEvent = EventOf<'kyc.tier_approved' | 'kyc.tier_rejected'>;
 
-import { requireKycTier } from '../../src/kyc/guard.ts';
 import { submitTier2 as submitTier2Service } from '../../src/kyc/service.ts';
 import { createDojahKycProvider } from '../../src/providers/kyc/dojah-client.ts';
+import { hashKeys } from '../../src/shared/keyed-hash.ts';
 
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, ok, signIn, type World } from '../helpers/world.ts';
@@ -34,7 +34,7 @@ const BOUNDED = { timeout: 30_000 };
 
 async function guardError(world: World, userId: string, tier: 1 | 2 | 3): Promise<AppError | 'passed'> {
   try {
-    await requireKycTier(world.ctx.db, userId, tier);
+    await world.ctx.modules.kyc.api.requireKycTier(userId, tier);
     return 'passed';
   } catch (error) {
     assert.ok(error instanceof AppError, `expected an AppError, got ${String(error)}`);
@@ -187,14 +187,15 @@ describe(`KYC guard and events (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () 
         clock: world.ctx.clock,
         jobs: world.ctx.jobs,
         provider: createDojahKycProvider({
-          baseUrl: () => `http://127.0.0.1:${port}`,
+          baseUrl: `http://127.0.0.1:${port}`,
           appId: 'x',
           secretKey: 'y',
           timeoutMs: 200,
         }),
         store: world.ctx.kyc.documents,
-        pepper: world.ctx.config.secrets.pepper,
+        pepper: hashKeys(world.ctx.config.secrets.pepper),
         banks: () => world.ctx.modules.catalogue.api.banks(),
+        users: world.ctx.modules.auth.api,
       };
       const me = await world.ctx.db
         .selectFrom('users')

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import { JOB_DOMAIN_EVENT } from '../../src/events/domain-events.ts';
+import { domainEventJob } from '../../src/events/domain-events.ts';
 import { issuePaths } from '../auth/support.ts';
 import {
   type ApiResponse,
@@ -148,7 +148,7 @@ export type EventJob = { type: string; userId: string; tier: number; reason?: st
 export async function eventJobs(world: World, userId: string): Promise<EventJob[]> {
   const result = await sql<{ data: EventJob }>`
     select data from pgboss.job
-    where name = ${JOB_DOMAIN_EVENT} and data->>'userId' = ${userId}
+    where name = ${domainEventJob.name} and data->>'userId' = ${userId}
     order by data->>'occurredAt', created_on, id
   `.execute(world.ctx.db);
   return result.rows.map((r) => r.data);

@@ -68,7 +68,7 @@ describe('sandbox liveness page', {
   /** The provider's answer to a token the page showed: the service has used it up already. */
   const verifyAgain = (token: string) =>
     createDojahKycProvider({
-      baseUrl: () => `${world.baseUrl}/__sandbox/kyc`,
+      baseUrl: `${world.baseUrl}/__sandbox/kyc`,
       appId: SANDBOX_KYC_APP_ID,
       secretKey: SANDBOX_KYC_SECRET,
       timeoutMs: 2000,

@@ -38,6 +38,17 @@ describe(`KYC refusals name their reason (${onPostgres() ? 'PostgreSQL' : 'PGlit
     assert.equal(ok(await submitTier2(world, user)).status, 'approved');
   });
 
+  it('the tier order comes before the missing name: 422 KYC_PREVIOUS_TIER_REQUIRED, not 409', async () => {
+    const user = await kycUser(world, null);
+    const tier2 = expectError(await submitTier2(world, user), 422, 'KYC_PREVIOUS_TIER_REQUIRED');
+    assert.deepEqual(tier2.details, { requiredTier: 1 });
+    assert.equal(ok(await submitTier1(world, user)).status, 'approved');
+    const tier3 = expectError(await submitTier3(world, user), 422, 'KYC_PREVIOUS_TIER_REQUIRED');
+    assert.deepEqual(tier3.details, { requiredTier: 2 });
+    // In its turn, the name is what refuses Tier 2.
+    assert.equal(reasonOf(await submitTier2(world, user)), 'profile_name_missing');
+  });
+
   it('an NIN held by another account: nin_in_use', async () => {
     const nin = matchingNin();
     const first = await userAtTier(world, 1);

@@ -145,7 +145,11 @@ describe(`broadcasts and polls (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () 
     admin = await signInAgain(world, adminPhone);
     const poll = ok(await create({ title: 'Race', body: 'r', poll: { question: 'R?', options: ['a', 'b'] } }))
       .poll!;
-    const voters = await Promise.all(Array.from({ length: 50 }, () => signIn(world)));
+    // The voters sign in ten at a time: the race under test is the votes, and fifty sign-ins at once
+    // on a busy machine can outlast the sandbox SMS's timeout (a 502 the person would retry).
+    const voters: SignedIn[] = [];
+    for (let group = 0; group < 5; group += 1)
+      voters.push(...(await Promise.all(Array.from({ length: 10 }, () => signIn(world)))));
     const answers = await Promise.all(voters.map((v, i) => vote(v, poll.id, poll.options[i % 2]!.id)));
     assert.ok(answers.every((a) => a.status === 200));
     const same = await Promise.all(

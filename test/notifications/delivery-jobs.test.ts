@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { type DomainEvent, dispatchEventJob, JOB_DOMAIN_EVENT } from '../../src/events/domain-events.ts';
+import { type DomainEvent, dispatchEventJob, domainEventJob } from '../../src/events/domain-events.ts';
 import { newId } from '../../src/ids.ts';
 import { formatNaira } from '../../src/money.ts';
-import { JOB_NOTIFICATION_EMAIL, JOB_NOTIFICATION_PUSH } from '../../src/notifications/job-names.ts';
+import { notificationEmailJob, notificationPushJob } from '../../src/notifications/jobs.ts';
 import { saveSubscription } from '../../src/push/subscriptions.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { runDomainEvents } from '../helpers/domain-events.ts';
@@ -33,11 +33,11 @@ describe(`the inbox's delivery jobs (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`
   async function deliveryJobs(notificationIds: string[]): Promise<{ email: number; push: number }> {
     const { rows } = await sql<{ name: string }>`
       select name from pgboss.job
-      where name in (${JOB_NOTIFICATION_EMAIL}, ${JOB_NOTIFICATION_PUSH})
+      where name in (${notificationEmailJob.name}, ${notificationPushJob.name})
         and data->>'notificationId' = any(${notificationIds}::text[])`.execute(world.ctx.db);
     return {
-      email: rows.filter((r) => r.name === JOB_NOTIFICATION_EMAIL).length,
-      push: rows.filter((r) => r.name === JOB_NOTIFICATION_PUSH).length,
+      email: rows.filter((r) => r.name === notificationEmailJob.name).length,
+      push: rows.filter((r) => r.name === notificationPushJob.name).length,
     };
   }
 
@@ -147,7 +147,7 @@ describe(`the inbox's delivery jobs (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`
       occurredAt: at,
     });
     events.push({
-      type: 'funding.transfer_settled',
+      type: 'funding.float_top_up_settled',
       reference: 'trf_1',
       provider: 'bills',
       amountKobo: '1',
@@ -197,7 +197,7 @@ describe(`the inbox's delivery jobs (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`
         amountKobo: '10000',
         occurredAt: at,
       };
-      await world.ctx.jobs.send(JOB_DOMAIN_EVENT, { events: [event] });
+      await world.ctx.jobs.send(domainEventJob, { events: [event] });
     }
     await world.ctx.jobs.startWorkers();
     await until(async () => {

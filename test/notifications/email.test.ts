@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import type { UserView } from '../../src/auth/users.ts';
-import { JOB_NOTIFICATION_EMAIL } from '../../src/notifications/job-names.ts';
+import { notificationEmailJob } from '../../src/notifications/jobs.ts';
 import { e164 } from '../auth/support.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { runDomainEvents, runQueuedJobs } from '../helpers/domain-events.ts';
@@ -96,7 +96,7 @@ describe(`transactional email (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () =
     const user = await verifiedSaver('ada@example.test');
     await lock(world, user, 1_000);
     await runDomainEvents(world);
-    const { done, failed } = await runQueuedJobs(world, JOB_NOTIFICATION_EMAIL);
+    const { done, failed } = await runQueuedJobs(world, notificationEmailJob);
     assert.deepEqual([done.length > 0, failed.length], [true, 0]);
     const mail = to('ada@example.test').find((m) => m.subject === 'Savings locked');
     assert.ok(mail !== undefined, JSON.stringify(to('ada@example.test').map((m) => m.subject)));
@@ -151,7 +151,7 @@ describe(`transactional email (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () =
     const created = await lock(world, choosy, 500);
     ok(await post(world, 'breakSavingsLock', { lockId: created.id }, { token: choosy.accessToken }));
     await runDomainEvents(world);
-    await runQueuedJobs(world, JOB_NOTIFICATION_EMAIL);
+    await runQueuedJobs(world, notificationEmailJob);
     assert.deepEqual(
       to('bola@example.test').map((m) => m.subject),
       ['Your billrail verification code'],
@@ -169,12 +169,12 @@ describe(`transactional email (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () =
     await lock(world, user, 700);
     await runDomainEvents(world);
     refusing = true;
-    const during = await runQueuedJobs(world, JOB_NOTIFICATION_EMAIL);
+    const during = await runQueuedJobs(world, notificationEmailJob);
     refusing = false;
     assert.equal(during.failed.length, 1, 'the job fails, for pg-boss to retry');
     assert.equal(to('dayo@example.test').filter((m) => m.subject === 'Savings locked').length, 0);
     // The retry (pg-boss runs it again after its backoff; here at once).
-    await world.ctx.jobs.runNow(JOB_NOTIFICATION_EMAIL, during.failed[0]!.data);
+    await world.ctx.jobs.runNow(notificationEmailJob, during.failed[0]!.data);
     assert.equal(to('dayo@example.test').filter((m) => m.subject === 'Savings locked').length, 1);
   });
 
@@ -202,7 +202,16 @@ describe(`transactional email (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () =
     // Everything that can be switched off, off.
     const off = Object.fromEntries(
       Object.keys(settings.email)
-        .filter((k) => k !== 'pin_changed' && k !== 'new_device_sign_in')
+        .filter(
+          (k) =>
+            ![
+              'pin_changed',
+              'new_device_sign_in',
+              'account_frozen',
+              'account_unfrozen',
+              'second_factor_reset',
+            ].includes(k),
+        )
         .map((k) => [k, false]),
     );
     ok(await post(world, 'updateNotificationSettings', { email: off }, { token: user.accessToken }));
@@ -223,7 +232,7 @@ describe(`transactional email (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () =
       ok(await post(world, 'verifyOtp', { phone: user.phone, code: sms.code }, { headers: android }));
     }
     await runDomainEvents(world);
-    await runQueuedJobs(world, JOB_NOTIFICATION_EMAIL);
+    await runQueuedJobs(world, notificationEmailJob);
     const security = to('efe@example.test').filter((m) => !m.subject?.includes('verification'));
     assert.deepEqual(security.map((m) => m.subject).sort(), [
       'New sign-in to your account',

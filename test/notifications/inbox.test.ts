@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { JOB_ALERT_EMAIL, raiseAlert } from '../../src/alerts/alerts.ts';
+import { alertEmailJob, raiseAlert } from '../../src/alerts/alerts.ts';
 import { dispatchEventJob } from '../../src/events/domain-events.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { runDomainEvents } from '../helpers/domain-events.ts';
@@ -165,8 +165,8 @@ describe(`inbox (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       .select('id')
       .where('message', '=', 'purchase X still processing')
       .execute();
-    await world.ctx.jobs.runNow(JOB_ALERT_EMAIL, { alertId: alert!.id });
-    await world.ctx.jobs.runNow(JOB_ALERT_EMAIL, { alertId: alert!.id });
+    await world.ctx.jobs.runNow(alertEmailJob, { alertId: alert!.id });
+    await world.ctx.jobs.runNow(alertEmailJob, { alertId: alert!.id });
     const told = (await inbox(admin)).items.filter((n) => n.kind === 'ops_alert');
     assert.deepEqual(
       told.map((n) => [n.title, n.body, n.data.alertId]),

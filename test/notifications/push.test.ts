@@ -3,7 +3,7 @@ import type { lookup as dnsLookup } from 'node:dns';
 import { Agent } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { JOB_BROADCAST_PUSH, JOB_NOTIFICATION_PUSH } from '../../src/notifications/job-names.ts';
+import { broadcastPushJob, notificationPushJob } from '../../src/notifications/jobs.ts';
 import { checkPushEndpoint, isRefusedAddress } from '../../src/push/endpoint-policy.ts';
 import { pushAgent } from '../../src/push/push-agent.ts';
 import { saveSubscription } from '../../src/push/subscriptions.ts';
@@ -204,7 +204,7 @@ describe(`Web Push (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
     const othersDevice = await subscribe(other);
     await lock(world, user, 1_000);
     await runDomainEvents(world);
-    const run = runQueuedJobs(world, JOB_NOTIFICATION_PUSH);
+    const run = runQueuedJobs(world, notificationPushJob);
     // The phone's push arrives while the laptop's push service still has not answered.
     await until(
       () => pushesTo(phone).length === 1 && pushService.waiting() === 1,
@@ -251,7 +251,7 @@ describe(`Web Push (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
     await lock(world, user, 500);
     await runDomainEvents(world);
     pushService.release();
-    await runQueuedJobs(world, JOB_NOTIFICATION_PUSH);
+    await runQueuedJobs(world, notificationPushJob);
     assert.equal(pushesTo(phone).length, 1);
     // And deletePushSubscription removes only the caller's own.
     expectError(
@@ -293,7 +293,7 @@ describe(`Web Push (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
         { token: admin.accessToken },
       ),
     );
-    const { done, failed } = await runQueuedJobs(world, JOB_BROADCAST_PUSH);
+    const { done, failed } = await runQueuedJobs(world, broadcastPushJob);
     assert.deepEqual(
       [done.length, failed.length],
       [3, 0],

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import webpush from 'web-push';
-import { JOB_BROADCAST_PUSH, JOB_NOTIFICATION_PUSH } from '../../src/notifications/job-names.ts';
+import { broadcastPushJob, notificationPushJob } from '../../src/notifications/jobs.ts';
 import { sandboxVapidKeys } from '../../src/providers/push/web-push-sender.ts';
 import { checkPushEndpoint, outsideSandbox } from '../../src/push/endpoint-policy.ts';
 import { createPushModule } from '../../src/push/module.ts';
@@ -115,7 +115,7 @@ describe(`the sandbox push service (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`,
     const user = await buyer(world, 1_000);
     // Its KYC decision is notified before the browser subscribes: only the purchase is pushed here.
     await runDomainEvents(world);
-    await runQueuedJobs(world, JOB_NOTIFICATION_PUSH);
+    await runQueuedJobs(world, notificationPushJob);
     const subscription = await newSubscription();
     assert.match(subscription.endpoint, new RegExp(`^${world.baseUrl}/__sandbox/push/send/[\\w-]{22}$`));
     assert.equal(Buffer.from(subscription.keys.p256dh, 'base64url').length, 65);
@@ -131,7 +131,7 @@ describe(`the sandbox push service (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`,
     });
     assert.equal(purchase.status, 'success');
     await runDomainEvents(world);
-    const { failed } = await runQueuedJobs(world, JOB_NOTIFICATION_PUSH);
+    const { failed } = await runQueuedJobs(world, notificationPushJob);
     assert.deepEqual(failed, []);
 
     const { status, items } = await pushesAt(subscription.endpoint);
@@ -164,7 +164,7 @@ describe(`the sandbox push service (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`,
           { token: admin.accessToken },
         ),
       );
-      const { failed } = await runQueuedJobs(world, JOB_BROADCAST_PUSH);
+      const { failed } = await runQueuedJobs(world, broadcastPushJob);
       assert.deepEqual(failed, []);
     }
     for (const s of [a, b]) {
@@ -264,7 +264,7 @@ describe(`the sandbox push service (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`,
     // A notification for the user: pushed to each device; the two the push service refused are forgotten.
     ok(await post(world, 'claimCheckin', {}, { token: user.accessToken }));
     await runDomainEvents(world);
-    const { failed } = await runQueuedJobs(world, JOB_NOTIFICATION_PUSH);
+    const { failed } = await runQueuedJobs(world, notificationPushJob);
     assert.deepEqual(failed, []);
     assert.deepEqual(await savedEndpoints(user), [kept.endpoint]);
     assert.equal((await pushesAt(kept.endpoint)).items[0]?.payload?.kind, 'checkin_claimed');

@@ -16,7 +16,7 @@ export const paystackBaseUrl = (world: World) => `${world.baseUrl}/__sandbox/pay
 
 export function paystackClient(world: World, overrides: { secretKey?: string; timeoutMs?: number } = {}) {
   return createPaystackClient({
-    baseUrl: () => paystackBaseUrl(world),
+    baseUrl: paystackBaseUrl(world),
     secretKey: overrides.secretKey ?? world.ctx.config.secrets.paymentSigning,
     timeoutMs: overrides.timeoutMs ?? 5_000,
   });

@@ -130,7 +130,7 @@ describe('List Banks against a provider that pages wrongly', () => {
   let handler: Handler;
   const received: Received[] = [];
   const client = () =>
-    createPaystackClient({ baseUrl: () => server.baseUrl, secretKey: 'sk_test_secret_1', timeoutMs: 2_000 });
+    createPaystackClient({ baseUrl: server.baseUrl, secretKey: 'sk_test_secret_1', timeoutMs: 2_000 });
   const entry = (code: string, name: string) => ({
     id: Number(code),
     name,

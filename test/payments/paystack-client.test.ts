@@ -612,7 +612,7 @@ describe('Paystack client against the sandbox provider', () => {
 
     it('is read by the client as a definite refusal, and by verify as an unknown reference', async () => {
       const lost = (secretKey: string) =>
-        createPaystackClient({ baseUrl: () => `${paystackBaseUrl(world)}/v9`, secretKey, timeoutMs: 5_000 });
+        createPaystackClient({ baseUrl: `${paystackBaseUrl(world)}/v9`, secretKey, timeoutMs: 5_000 });
       const client = lost(world.ctx.config.secrets.paymentSigning);
       const balanceBefore = sandboxPayments(world).balanceKobo;
       await assertProviderError(client.balance(), {
@@ -670,7 +670,7 @@ describe('Paystack client against a misbehaving provider', () => {
   after(() => server.close());
 
   const client = (timeoutMs = 2_000) =>
-    createPaystackClient({ baseUrl: () => baseUrl, secretKey: 'sk_test_secret_1', timeoutMs });
+    createPaystackClient({ baseUrl, secretKey: 'sk_test_secret_1', timeoutMs });
   /** Answers with the handlers in turn, the last one for every request after. */
   const inTurn = (...handlers: Handler[]): Handler => {
     let next = 0;
@@ -1017,7 +1017,7 @@ describe('Paystack client against a misbehaving provider', () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const unreachable = createPaystackClient({
-      baseUrl: () => `http://127.0.0.1:${port}`,
+      baseUrl: `http://127.0.0.1:${port}`,
       secretKey: 'sk_test_secret_1',
       timeoutMs: 2_000,
     });

@@ -78,7 +78,7 @@ describe("Paystack wire format against Paystack's OpenAPI document", () => {
     proxy = await startRecordingProxy(paystackBaseUrl(world), exchanges);
     const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
     const secretKey = world.ctx.config.secrets.paymentSigning;
-    client = createPaystackClient({ baseUrl: () => proxyUrl, secretKey, timeoutMs: 5_000 });
+    client = createPaystackClient({ baseUrl: proxyUrl, secretKey, timeoutMs: 5_000 });
 
     // Checkout: initialize (with every optional field the client sends), verify unpaid, pay, verify paid.
     const paid = uniqueReference();
@@ -205,7 +205,7 @@ describe("Paystack wire format against Paystack's OpenAPI document", () => {
     await banksVia.arrayBuffer();
     // A wrong secret key: 401.
     const stranger = createPaystackClient({
-      baseUrl: () => proxyUrl,
+      baseUrl: proxyUrl,
       secretKey: 'sk_test_wrong',
       timeoutMs: 5_000,
     });

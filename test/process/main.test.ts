@@ -95,11 +95,14 @@ async function tempDir(): Promise<string> {
   return dir;
 }
 
-/** Where the service keeps its data: a temporary DATA_DIR, plus a fresh database on PostgreSQL. */
-async function storage(): Promise<Record<string, string>> {
+/**
+ * Where the service keeps its data: a temporary DATA_DIR, plus a fresh database on PostgreSQL
+ * (migrated, unless `empty`: the migrate script's own test starts from nothing).
+ */
+async function storage(options: { empty?: boolean } = {}): Promise<Record<string, string>> {
   const env: Record<string, string> = { DATA_DIR: await tempDir() };
   if (onPostgres()) {
-    const database: TestDatabase = await createTestDatabase();
+    const database: TestDatabase = await createTestDatabase(options);
     cleanups.push(() => database.drop());
     assert.equal(database.target.kind, 'postgres');
     if (database.target.kind === 'postgres') env.DATABASE_URL = database.target.url;
@@ -250,11 +253,33 @@ describe('the service process', () => {
     );
     assert.deepEqual(await stop(child), { code: 0, signal: null });
   });
+  it('serves /metrics on METRICS_PORT with its token, apart from the API port (API.md section 17.1)', async () => {
+    const token = randomUUID() + randomUUID();
+    const env = {
+      ...(await storage()),
+      PORT: String(await freePort()),
+      METRICS_PORT: String(await freePort()),
+      METRICS_TOKEN: token,
+    };
+    const child = await startService(env);
+    await waitHealthy(`http://127.0.0.1:${env.PORT}`, child);
+    const metricsUrl = `http://127.0.0.1:${env.METRICS_PORT}`;
+    const scraped = await fetch(`${metricsUrl}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(scraped.status, 200);
+    assert.match(await scraped.text(), /^billrail_figures_age_seconds /m);
+    assert.equal((await fetch(`${metricsUrl}/metrics`)).status, 401, 'not without the token');
+    assert.equal((await fetch(`${metricsUrl}/readyz`)).status, 200);
+    const onApiPort = await fetch(`http://127.0.0.1:${env.PORT}/metrics`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    assert.doesNotMatch(await onApiPort.text(), /billrail_figures_age_seconds/, 'nothing on the API port');
+    assert.deepEqual(await stop(child), { code: 0, signal: null });
+  });
 });
 
 describe('the migrate script', () => {
   it('applies the migrations, then reports it is up to date, exiting 0 each time', async () => {
-    const env = { NODE_ENV: 'test', ...(await storage()) };
+    const env = { NODE_ENV: 'test', ...(await storage({ empty: true })) };
     const first = run(MIGRATE, [], env);
     assert.deepEqual(await first.exited, { code: 0, signal: null }, first.stderr());
     assert.match(first.stdout(), /^migrations applied: .*foundation/m);

@@ -5,7 +5,8 @@ import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { createFollowingClock } from '../../src/clock.ts';
 import { openDatabase } from '../../src/db/database.ts';
-import { createJobQueue } from '../../src/jobs/queue.ts';
+import { defineJob, noPayload } from '../../src/jobs/job.ts';
+import { createJobQueue, jobDefinition } from '../../src/jobs/queue.ts';
 import { linkSandboxClock } from '../../src/providers/sandbox/clock-link.ts';
 import { until } from '../helpers/until.ts';
 
@@ -93,6 +94,8 @@ describe('following a standalone sandbox clock', () => {
   });
 });
 
+const probeJob = defineJob('test.probe', noPayload);
+
 describe('the job queue before a batch', () => {
   it('runs the beforeBatch hook before the jobs a worker fetched', async () => {
     const database = await openDatabase({ kind: 'pglite', dataDir: null });
@@ -106,18 +109,17 @@ describe('the job queue before a batch', () => {
     });
     try {
       await jobs.define([
-        {
-          name: 'test.probe',
+        jobDefinition(probeJob, {
           retryLimit: 0,
           retryDelaySeconds: 1,
           expireInSeconds: 60,
           handler: async () => {
             happened.push('job');
           },
-        },
+        }),
       ]);
       await jobs.startWorkers();
-      await jobs.send('test.probe', {});
+      await jobs.send(probeJob, {});
       await until(() => happened.includes('job'), 'the job ran');
       assert.deepEqual(happened.slice(happened.indexOf('job') - 1), ['refresh', 'job']);
     } finally {

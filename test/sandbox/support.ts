@@ -151,6 +151,8 @@ export async function deploy(
         VAPID_PRIVATE_KEY: keys.privateKey,
         WORKER: '1',
         RATE_LIMIT_PER_MINUTE: '100000',
+        RATE_LIMIT_ANONYMOUS_PER_MINUTE: '100000',
+        RATE_LIMIT_PHONE_PER_MINUTE: '100000',
         LOG_LEVEL: 'info',
         ...options.serviceEnv,
       },
@@ -185,6 +187,13 @@ export async function signInThrough(
 }
 
 /** Moves the sandbox clock (which runs what became due through SERVICE_URL before it answers). */
+/** The sandbox clock's time now. */
+export async function sandboxClock(sandbox: Reachable): Promise<Date> {
+  const response = await fetch(`${sandbox.baseUrl}/__sandbox/clock`);
+  const body = (await response.json()) as { data: { now: string } };
+  return new Date(body.data.now);
+}
+
 export async function moveClock(sandbox: Reachable, advanceSeconds: number): Promise<Date> {
   const response = await fetch(`${sandbox.baseUrl}/__sandbox/clock`, {
     method: 'POST',

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { newId } from '../../src/ids.ts';
 import { userBalances } from '../../src/ledger/accounts.ts';
 import { runReference } from '../../src/schedules/recurrence.ts';
-import { JOB_SCHEDULES_RUN_DUE, runCommit } from '../../src/schedules/runner.ts';
+import { runCommit, schedulesRunDueJob } from '../../src/schedules/runner.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, type World } from '../helpers/world.ts';
 import { buyer, fund, mtn } from '../vtu/purchase-support.ts';
@@ -58,7 +58,7 @@ describe(`schedule runner races (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, ()
     for (const w of worlds) w.ctx.sandboxClock!.advance(120);
 
     const runners = worlds.flatMap((w) => [w, w]);
-    await Promise.all(runners.map((w) => w.ctx.jobs.runNow(JOB_SCHEDULES_RUN_DUE)));
+    await Promise.all(runners.map((w) => w.ctx.jobs.runNow(schedulesRunDueJob)));
     for (const w of worlds) await w.ctx.modules.vtu.api.drained();
 
     for (const user of users) {
@@ -96,7 +96,12 @@ describe(`schedule runner races (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, ()
       });
       const now = world.ctx.clock.now();
       const claimedAt = new Date(now.getTime() - claimedSecondsAgo * 1000);
-      const reference = runReference(schedule.id, new Date(schedule.nextRunAt), claimedAt);
+      const reference = runReference(
+        world.ctx.modules.vtu.api,
+        schedule.id,
+        new Date(schedule.nextRunAt),
+        claimedAt,
+      );
       // What a runner that died leaves: its claim, lapsed, and (had it got that far) the purchase.
       await world.ctx.db
         .updateTable('schedules')
@@ -114,7 +119,7 @@ describe(`schedule runner races (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, ()
 
     async function runAgain(): Promise<void> {
       world.ctx.sandboxClock!.advance(5);
-      await world.ctx.jobs.runNow(JOB_SCHEDULES_RUN_DUE);
+      await world.ctx.jobs.runNow(schedulesRunDueJob);
       await world.ctx.modules.vtu.api.drained();
     }
 

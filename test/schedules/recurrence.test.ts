@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isVtpassRequestId } from '../../src/providers/vtu/vtpass-client.ts';
 import { nextDueAfter, occurrence, runReference } from '../../src/schedules/recurrence.ts';
+import { purchaseReference } from '../../src/vtu/purchases.ts';
 
 // When a schedule's runs fall due (Africa/Lagos wall clock, UTC+1 all year) and the reference a run's
 // purchase takes.
@@ -56,11 +57,15 @@ describe('a run reference', () => {
     const id = '0190f7a2-3b4c-7d5e-8f60-718293a4b5c6';
     const due = lagos('2027-01-31T08:00:00');
     const claimed = lagos('2027-02-02T10:41:30');
-    const reference = runReference(id, due, claimed);
+    const reference = runReference({ purchaseReference }, id, due, claimed);
     assert.ok(isVtpassRequestId(reference), reference);
     assert.equal(reference.slice(0, 12), '202702021041', 'dated the Lagos minute of the claim');
-    assert.equal(runReference(id, due, claimed), reference);
-    assert.notEqual(runReference(id, lagos('2027-02-28T08:00:00'), claimed), reference, 'another due time');
+    assert.equal(runReference({ purchaseReference }, id, due, claimed), reference);
+    assert.notEqual(
+      runReference({ purchaseReference }, id, lagos('2027-02-28T08:00:00'), claimed),
+      reference,
+      'another due time',
+    );
     assert.equal(reference.length, 50);
   });
 });

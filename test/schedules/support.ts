@@ -2,8 +2,11 @@ import assert from 'node:assert/strict';
 import { checkLedger } from '../../src/ledger/check.ts';
 import type { ScheduleView } from '../../src/schedules/schemas.ts';
 import type { VtuTransactionView } from '../../src/vtu/purchases.ts';
+import { advanceClock } from '../auth/support.ts';
+import { walletKobo } from '../funding/support.ts';
+import { runDomainEvents } from '../helpers/domain-events.ts';
 import { get, ok, post, type SignedIn, type World } from '../helpers/world.ts';
-import { PIN } from '../vtu/purchase-support.ts';
+import { mtn, PIN } from '../vtu/purchase-support.ts';
 
 // Shared by the schedule tests: the schedule calls, the session kept fresh across days of the sandbox
 // clock (an access token lives 15 minutes), and what a person would look at afterwards.
@@ -82,3 +85,46 @@ export async function assertLedgerOk(world: World): Promise<void> {
 /** An ISO instant `seconds` from the service's clock now. */
 export const fromNow = (world: World, seconds: number): string =>
   new Date(world.ctx.clock.now().getTime() + seconds * 1000).toISOString();
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * A daily airtime schedule whose first run (two minutes on) comes while `stopBuying` holds (an
+ * operator's freeze or pause): the run is skipped and the schedule stays active, the skip not
+ * counted toward pausing it, due again a day later; nothing is debited or recorded, and the person
+ * is told once. Answers the person signed in again past the run, the schedule and what they were
+ * told, whose reason the caller checks.
+ */
+export async function skippedDailyRun(
+  world: World,
+  user: SignedIn,
+  stopBuying: () => Promise<unknown>,
+): Promise<{
+  user: SignedIn;
+  schedule: ScheduleView;
+  told: Awaited<ReturnType<typeof notificationsOf>>[number];
+}> {
+  const made = await create(world, user, {
+    service: 'airtime',
+    order: { network: 'mtn', phone: mtn('5'), amount: 100 },
+    startAt: fromNow(world, 120),
+    every: 'day',
+  });
+  await stopBuying();
+  const before = await walletKobo(world, user.userId);
+  await advanceClock(world, 300);
+  const later = await refreshed(world, user);
+  const skipped = await scheduleOf(world, later, made.id);
+  assert.deepEqual(
+    [skipped.status, skipped.runs, skipped.skipsInRow],
+    ['active', 0, 0],
+    'still active, the skip not counted toward pausing it',
+  );
+  assert.equal(Date.parse(skipped.nextRunAt) - Date.parse(made.nextRunAt), DAY_MS, 'due again tomorrow');
+  assert.equal(await walletKobo(world, user.userId), before, 'nothing debited');
+  assert.equal((await purchasesOf(world, later)).length, 0, 'nothing recorded');
+  await runDomainEvents(world);
+  const told = (await notificationsOf(world, later)).filter((n) => n.kind === 'schedule_skipped');
+  assert.equal(told.length, 1, 'told once');
+  return { user: later, schedule: made, told: told[0]! };
+}

@@ -35,10 +35,10 @@ describe('airtime-to-cash client', () => {
   const client = (options: { timeoutMs?: number } = {}) =>
     createAirtimeCashClient({
       name: 'bills',
-      baseUrl: () => `${server.baseUrl}/portal/api/`,
+      baseUrl: `${server.baseUrl}/portal/api/`,
       apiKey: 'a2c-key-1',
       timeoutMs: options.timeoutMs ?? 2_000,
-      callbackUrl: () => callbackUrl,
+      callbackUrl,
     });
   /** Answers with the handlers in turn, the last one for every request after. */
   const inTurn = (...handlers: Handler[]): Handler => {

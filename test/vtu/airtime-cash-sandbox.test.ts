@@ -62,10 +62,10 @@ async function startProvider(): Promise<Provider> {
 const clientFor = (provider: Provider, options: { apiKey?: string } = {}): VtuProvider =>
   createAirtimeCashClient({
     name: 'bills',
-    baseUrl: () => `${provider.baseUrl}${sandboxAirtimeCashPath}`,
+    baseUrl: `${provider.baseUrl}${sandboxAirtimeCashPath}`,
     apiKey: options.apiKey ?? SANDBOX_AIRTIME_CASH_API_KEY,
     timeoutMs: 5_000,
-    callbackUrl: () => `${provider.baseUrl}${callbackPath}`,
+    callbackUrl: `${provider.baseUrl}${callbackPath}`,
   });
 
 let refs = 0;

@@ -66,6 +66,7 @@ describe('airtime to cash', () => {
       payout: 800,
       ratePercent: 80,
       sendTo: '08034417262',
+      available: true,
     });
     // 75 % of ₦333.33 is ₦249.9975: rounded down to the kobo.
     assert.deepEqual(ok(await quote('glo', 333.33)), {
@@ -73,6 +74,7 @@ describe('airtime to cash', () => {
       payout: 249.99,
       ratePercent: 75,
       sendTo: '08057731940',
+      available: true,
     });
     assert.equal(expectError(await quote('mtn', 99.99), 422, 'BELOW_MINIMUM').details?.limit, 100);
     assert.equal(expectError(await quote('mtn', 50_000.01), 422, 'ABOVE_MAXIMUM').details?.limit, 50_000);
@@ -169,7 +171,12 @@ describe('airtime to cash', () => {
     const user = await buyer(world, 0);
     const sale = await sold(user, mtn('1'));
     const [settled] = await settlePurchases(
-      { db: world.ctx.db, clock: world.ctx.clock, jobs: world.ctx.jobs },
+      {
+        db: world.ctx.db,
+        clock: world.ctx.clock,
+        jobs: world.ctx.jobs,
+        raiseAlert: world.ctx.modules.alerts.api.raiseAlert,
+      },
       [{ id: sale.id, outcome: { status: 'success', providerReference: sale.reference } }],
     );
     assert.deepEqual(settled, { status: 'fulfilled', value: 'processing' });
@@ -182,7 +189,12 @@ describe('airtime to cash', () => {
     const sale = await sold(user, mtn('1'));
     // One kobo of airtime at 80 % pays 0.8 kobo: rounded down, nothing to pay and no record of ₦0.
     const [settled] = await settlePurchases(
-      { db: world.ctx.db, clock: world.ctx.clock, jobs: world.ctx.jobs },
+      {
+        db: world.ctx.db,
+        clock: world.ctx.clock,
+        jobs: world.ctx.jobs,
+        raiseAlert: world.ctx.modules.alerts.api.raiseAlert,
+      },
       [{ id: sale.id, outcome: { status: 'success', providerReference: sale.reference, receivedKobo: 1n } }],
     );
     assert.deepEqual(settled, { status: 'fulfilled', value: 'failed' });

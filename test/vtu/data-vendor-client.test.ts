@@ -119,7 +119,7 @@ describe('data vendor client against a scripted vendor', () => {
   ): VtuProvider =>
     createDataVendorClient({
       name: 'data',
-      baseUrl: () => `${server.baseUrl}/`,
+      baseUrl: `${server.baseUrl}/`,
       token,
       timeoutMs: options.timeoutMs ?? 2_000,
       ...(options.networkIds !== undefined ? { networkIds: options.networkIds } : {}),
@@ -385,7 +385,7 @@ describe('data vendor client against a scripted vendor', () => {
     it('an unreachable vendor → unknown', async () => {
       const vendor = createDataVendorClient({
         name: 'data',
-        baseUrl: () => 'http://127.0.0.1:9',
+        baseUrl: 'http://127.0.0.1:9',
         token,
         timeoutMs: 2_000,
       });

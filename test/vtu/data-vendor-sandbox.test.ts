@@ -35,7 +35,7 @@ const vendorClient = (
 ): VtuProvider =>
   createDataVendorClient({
     name: 'data',
-    baseUrl: () => `${sandbox.baseUrl}/__sandbox/vtu/data`,
+    baseUrl: `${sandbox.baseUrl}/__sandbox/vtu/data`,
     token: options.token ?? SANDBOX_DATA_TOKEN,
     timeoutMs: options.timeoutMs ?? 2_000,
     ...(options.networkIds !== undefined ? { networkIds: options.networkIds } : {}),

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { checkLedger } from '../../src/ledger/check.ts';
-import { JOB_VTU_DISPATCH } from '../../src/vtu/dispatch.ts';
+import { vtuDispatchJob } from '../../src/vtu/dispatch.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { runQueuedJobs } from '../helpers/domain-events.ts';
 import { createWorld, ok, type World } from '../helpers/world.ts';
@@ -39,7 +39,7 @@ describe(`a dispatch that failed after acceptance (${onPostgres() ? 'PostgreSQL'
     (
       await sql<{ state: string }>`
         select state from pgboss.job
-        where name = ${JOB_VTU_DISPATCH} and data->'ids' @> to_jsonb(${id}::text)`.execute(world.ctx.db)
+        where name = ${vtuDispatchJob.name} and data->'ids' @> to_jsonb(${id}::text)`.execute(world.ctx.db)
     ).rows.map((row) => row.state);
 
   it('is handed to the dispatch job, which sends it once the fault is gone; the provider is called once', async () => {
@@ -73,7 +73,7 @@ describe(`a dispatch that failed after acceptance (${onPostgres() ? 'PostgreSQL'
 
       // The fault is gone; a worker runs the queued dispatch jobs.
       await sql`delete from test_refused_claims where recipient = ${phone}`.execute(world.ctx.db);
-      const { failed } = await runQueuedJobs(world, JOB_VTU_DISPATCH);
+      const { failed } = await runQueuedJobs(world, vtuDispatchJob);
       assert.deepEqual(failed, []);
       assert.equal((await current(world, user, accepted.id)).status, 'success', 'sent by the job');
       assert.deepEqual(sent, [accepted.reference], 'once, whichever job ran first');
@@ -92,14 +92,14 @@ describe(`a dispatch that failed after acceptance (${onPostgres() ? 'PostgreSQL'
     await world.ctx.modules.vtu.api.sendEnded(accepted.id);
 
     // Still refused: the jobs fail, and pg-boss keeps them for a retry.
-    const first = await runQueuedJobs(world, JOB_VTU_DISPATCH);
+    const first = await runQueuedJobs(world, vtuDispatchJob);
     assert.equal(first.failed.length, 2);
     assert.deepEqual(await dispatchJobsNaming(accepted.id), ['retry', 'retry']);
     assert.equal((await current(world, user, accepted.id)).status, 'processing');
 
     await sql`delete from test_refused_claims where recipient = ${phone}`.execute(world.ctx.db);
     // The retry, run now rather than after pg-boss's backoff: the handler a worker would run.
-    await world.ctx.jobs.runNow(JOB_VTU_DISPATCH, { ids: [accepted.id] });
+    await world.ctx.jobs.runNow(vtuDispatchJob, { ids: [accepted.id] });
     assert.equal((await current(world, user, accepted.id)).status, 'success');
   });
 });

@@ -11,7 +11,7 @@ import { sandboxPayments, startWebhookReceiver, type WebhookReceiver } from '../
 import { bought, buyCall, buyer, current, mtn } from './purchase-support.ts';
 
 // Just-in-time funding of a provider's float (issue 5 item 8): a provider whose balance at the
-// sandbox would not cover a purchase is topped up from the collections pool by an outbound transfer,
+// sandbox would not cover a purchase is topped up from the collections pool by a float top-up,
 // and the purchase waits for it, unsent. The sandbox provider's transfer webhooks are caught by a test
 // receiver and handed to the service byte for byte, and the domain events they cause are run here,
 // so each step happens when the test says.
@@ -66,9 +66,9 @@ async function deliverTransferEvent(h: Harness, reference: string, event: string
   for (const row of rows) await h.world.ctx.events.dispatch(row.data);
 }
 
-async function fundingTransfers(world: World) {
+async function floatTopUps(world: World) {
   return world.ctx.db
-    .selectFrom('funding_transfers')
+    .selectFrom('float_top_ups')
     .select(['reference', 'amount', 'status'])
     .where('provider', '=', 'bills')
     .orderBy('created_at')
@@ -85,11 +85,11 @@ describeFloat('just-in-time funding of a provider float', '0', (h) => {
     );
     await world.ctx.modules.vtu.api.drained();
     assert.equal((await current(world, user, accepted.id)).status, 'processing', 'waiting for the float');
-    const transfers = await fundingTransfers(world);
-    assert.equal(transfers.length, 1);
-    assert.equal(transfers[0]!.amount, 5_000_000n, 'the configured minimum top-up');
+    const topUps = await floatTopUps(world);
+    assert.equal(topUps.length, 1);
+    assert.equal(topUps[0]!.amount, 5_000_000n, 'the configured minimum top-up');
 
-    await deliverTransferEvent(h(), transfers[0]!.reference, 'transfer.success');
+    await deliverTransferEvent(h(), topUps[0]!.reference, 'transfer.success');
     assert.equal((await current(world, user, accepted.id)).status, 'success');
     assert.equal(await world.ctx.vtuProviders.bills.balance(), 10_000n + 5_000_000n - 50_000n);
   });
@@ -97,7 +97,7 @@ describeFloat('just-in-time funding of a provider float', '0', (h) => {
   it('a burst of purchases short of float shares one top-up', async () => {
     const { world } = h();
     await setBillsBalance(world, 0);
-    const before = (await fundingTransfers(world)).length;
+    const before = (await floatTopUps(world)).length;
     const user = await buyer(world, 10_000);
     const accepted = await Promise.all(
       Array.from({ length: 5 }, async () =>
@@ -105,9 +105,9 @@ describeFloat('just-in-time funding of a provider float', '0', (h) => {
       ),
     );
     await world.ctx.modules.vtu.api.drained();
-    const transfers = (await fundingTransfers(world)).slice(before);
-    assert.equal(transfers.length, 1, 'one top-up for the burst');
-    await deliverTransferEvent(h(), transfers[0]!.reference, 'transfer.success');
+    const topUps = (await floatTopUps(world)).slice(before);
+    assert.equal(topUps.length, 1, 'one top-up for the burst');
+    await deliverTransferEvent(h(), topUps[0]!.reference, 'transfer.success');
     for (const purchase of accepted)
       assert.equal((await current(world, user, purchase.id)).status, 'success');
   });
@@ -122,7 +122,7 @@ describeFloat('a float top-up that fails', '1', (h) => {
       await buyCall(world, user, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 500 }),
     );
     await world.ctx.modules.vtu.api.drained();
-    const [transfer] = await fundingTransfers(world);
+    const [transfer] = await floatTopUps(world);
     assert.ok(transfer !== undefined);
     await deliverTransferEvent(h(), transfer.reference, 'transfer.failed');
     const done = await current(world, user, accepted.id);
@@ -179,7 +179,7 @@ describe(`the amounts in flight belong to one context (${onPostgres() ? 'Postgre
     const user = await buyer(second, 5_000);
     const done = await bought(second, user, 'buyAirtime', { network: 'mtn', phone: mtn('5'), amount: 500 });
     assert.equal(done.status, 'success', 'sent without waiting for a float top-up');
-    assert.deepEqual(await fundingTransfers(second), [], 'no top-up in the second world');
+    assert.deepEqual(await floatTopUps(second), [], 'no top-up in the second world');
 
     assert.equal(
       first.ctx.modules.vtu.api.floatInFlight.amount('bills'),

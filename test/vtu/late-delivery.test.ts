@@ -3,7 +3,7 @@ import { Agent } from 'node:https';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { userBalances } from '../../src/ledger/accounts.ts';
 import { checkLedger } from '../../src/ledger/check.ts';
-import { JOB_NOTIFICATION_EMAIL, JOB_NOTIFICATION_PUSH } from '../../src/notifications/job-names.ts';
+import { notificationEmailJob, notificationPushJob } from '../../src/notifications/jobs.ts';
 import { saveSubscription } from '../../src/push/subscriptions.ts';
 import type { SandboxEmail } from '../../src/sandbox/state.ts';
 import { purchasePostings } from '../../src/vtu/purchases.ts';
@@ -65,8 +65,8 @@ describe(`tokens and pins that come after the success (${onPostgres() ? 'Postgre
   /** Runs what the worker would: the domain events, then the email and push jobs they enqueued. */
   async function deliverNotifications(): Promise<void> {
     await runDomainEvents(world);
-    const email = await runQueuedJobs(world, JOB_NOTIFICATION_EMAIL);
-    const push = await runQueuedJobs(world, JOB_NOTIFICATION_PUSH);
+    const email = await runQueuedJobs(world, notificationEmailJob);
+    const push = await runQueuedJobs(world, notificationPushJob);
     assert.deepEqual([...email.failed, ...push.failed], [], 'every delivery job succeeded');
   }
 

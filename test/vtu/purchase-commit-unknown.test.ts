@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { vtuDispatchJob } from '../../src/vtu/dispatch.ts';
 import { walletKobo } from '../funding/support.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { type PgProxy, startPgProxy } from '../helpers/pg-proxy.ts';
@@ -62,7 +63,7 @@ describe('a purchase batch whose COMMIT answer is lost', {
       const accepted = answers.map((answer) => ok(answer));
       await Promise.all(accepted.map(({ id }) => world.ctx.modules.vtu.api.sendEnded(id)));
       // The durable job of the batch runs too, as it would after a crash: it sends nothing again.
-      await world.ctx.jobs.runNow('vtu.dispatch', { ids: accepted.map(({ id }) => id) });
+      await world.ctx.jobs.runNow(vtuDispatchJob, { ids: accepted.map(({ id }) => id) });
 
       const rows = await world.ctx.db
         .selectFrom('vtu_transactions')

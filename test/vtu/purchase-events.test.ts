@@ -5,8 +5,8 @@ import {
   createEventBus,
   type DomainEvent,
   dispatchEventJob,
+  domainEventJob,
   type EventOf,
-  JOB_DOMAIN_EVENT,
 } from '../../src/events/domain-events.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { until } from '../helpers/until.ts';
@@ -78,14 +78,14 @@ describe(`VTU purchase events (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () =
 
 async function unfinishedEventJobs(world: World): Promise<number> {
   const result = await sql<{ n: string }>`
-    select count(*)::text as n from pgboss.job where name = ${JOB_DOMAIN_EVENT} and state in ('created', 'retry', 'active')
+    select count(*)::text as n from pgboss.job where name = ${domainEventJob.name} and state in ('created', 'retry', 'active')
   `.execute(world.ctx.db);
   return Number(result.rows[0]?.n);
 }
 
 describe('a job of several domain events', () => {
   const event = (reference: string): DomainEvent => ({
-    type: 'funding.transfer_settled',
+    type: 'funding.float_top_up_settled',
     reference,
     provider: 'bills',
     amountKobo: '100',
@@ -95,7 +95,7 @@ describe('a job of several domain events', () => {
   it('one event whose subscriber fails does not keep the others from theirs; the job fails, to be retried', async () => {
     const bus = createEventBus();
     const seen: string[] = [];
-    bus.subscribe('funding.transfer_settled', async (e) => {
+    bus.subscribe('funding.float_top_up_settled', async (e) => {
       if (e.reference === 'bad') throw new Error('subscriber down');
       seen.push(e.reference);
     });

@@ -7,6 +7,7 @@ import {
   VtuProviderError,
   VtuRefusedLocally,
 } from '../../src/providers/vtu/vtu-provider.ts';
+import { vtuDispatchJob } from '../../src/vtu/dispatch.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { until } from '../helpers/until.ts';
 import { createWorld, failure, get, ok, post, signIn, type World } from '../helpers/world.ts';
@@ -212,8 +213,8 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
         let finished = 0;
         const attempts = [
           world.ctx.modules.vtu.api.sendEnded(accepted.id),
-          world.ctx.jobs.runNow('vtu.dispatch', { id: accepted.id }),
-          world.ctx.jobs.runNow('vtu.dispatch', { id: accepted.id }),
+          world.ctx.jobs.runNow(vtuDispatchJob, { ids: [accepted.id] }),
+          world.ctx.jobs.runNow(vtuDispatchJob, { ids: [accepted.id] }),
         ].map((attempt) =>
           attempt.then(() => {
             finished += 1;

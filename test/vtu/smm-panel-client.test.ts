@@ -34,7 +34,7 @@ describe('SMM panel client', () => {
   const client = (options: { timeoutMs?: number; koboPerCurrencyUnit?: Record<string, bigint> } = {}) =>
     createSmmPanelClient({
       name: 'social',
-      baseUrl: () => `${server.baseUrl}/api/v2`,
+      baseUrl: `${server.baseUrl}/api/v2`,
       apiKey: 'panel-key-1',
       timeoutMs: options.timeoutMs ?? 2_000,
       ...(options.koboPerCurrencyUnit !== undefined
@@ -613,7 +613,7 @@ describe('SMM panel client', () => {
       const make = (koboPerCurrencyUnit: Record<string, bigint>) => () =>
         createSmmPanelClient({
           name: 'social',
-          baseUrl: () => 'http://x',
+          baseUrl: 'http://x',
           apiKey: 'k',
           timeoutMs: 1,
           koboPerCurrencyUnit,

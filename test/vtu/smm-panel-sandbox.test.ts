@@ -32,7 +32,7 @@ async function startPanel(): Promise<Panel> {
 const clientFor = (panel: Panel, options: { timeoutMs?: number; apiKey?: string } = {}): VtuProvider =>
   createSmmPanelClient({
     name: 'social',
-    baseUrl: () => `${panel.baseUrl}/__sandbox/vtu/social/api/v2`,
+    baseUrl: `${panel.baseUrl}/__sandbox/vtu/social/api/v2`,
     apiKey: options.apiKey ?? SANDBOX_SOCIAL_API_KEY,
     timeoutMs: options.timeoutMs ?? 5_000,
   });

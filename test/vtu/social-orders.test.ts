@@ -264,7 +264,7 @@ describe('social orders', () => {
     const accepted = ok(await order(user, likes, 100));
     await world.ctx.modules.vtu.api.sendEnded(accepted.id);
     const transfers = await world.ctx.db
-      .selectFrom('funding_transfers')
+      .selectFrom('float_top_ups')
       .select(['reference', 'amount'])
       .where('provider', '=', 'social')
       .execute();
@@ -274,7 +274,7 @@ describe('social orders', () => {
     // the waiting order, which completes.
     await until(async () => {
       const [transfer] = await world.ctx.db
-        .selectFrom('funding_transfers')
+        .selectFrom('float_top_ups')
         .select('status')
         .where('reference', '=', transfers[0]!.reference)
         .execute();

@@ -73,7 +73,7 @@ describe('VTpass client against a scripted provider', () => {
   const client = (timeoutMs = 2_000) =>
     createVtpassClient({
       name: 'bills',
-      baseUrl: () => `${baseUrl}/api/`,
+      baseUrl: `${baseUrl}/api/`,
       apiKey: 'api-key-1',
       publicKey: 'PK_public_1',
       secretKey: 'SK_secret_1',

@@ -38,7 +38,7 @@ function clientFor(
 ): VtuProvider {
   return createVtpassClient({
     name: 'bills',
-    baseUrl: () => `${sandbox.baseUrl}/__sandbox/vtu/bills/api`,
+    baseUrl: `${sandbox.baseUrl}/__sandbox/vtu/bills/api`,
     apiKey: overrides.apiKey ?? SANDBOX_BILLS_API_KEY,
     publicKey: overrides.publicKey ?? SANDBOX_BILLS_PUBLIC_KEY,
     secretKey: overrides.secretKey ?? SANDBOX_BILLS_SECRET_KEY,

@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
-import { startProviderFunding } from '../../src/funding/transfers.ts';
+import { startFloatTopUp } from '../../src/funding/float-top-ups.ts';
+import { fundingDeps } from '../funding/support.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, type World } from '../helpers/world.ts';
 import { sandboxPayments, startWebhookReceiver, type WebhookReceiver } from '../payments/helpers.ts';
 
 // The VTU providers as the service builds them (src/context.ts): each adapter reaches its sandbox
-// simulator over HTTP, routing follows SPEC.md item 3 unless configured, and a funding transfer to a
+// simulator over HTTP, routing follows SPEC.md item 3 unless configured, and a float top-up to a
 // provider's configured bank account shows up in that simulator's balance.
 
 describe(`VTU providers wired into the service (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
@@ -54,25 +55,22 @@ describe(`VTU providers wired into the service (${onPostgres() ? 'PostgreSQL' : 
     assert.ok((await world.ctx.vtuProviders.social.socialServices()).length > 0);
   });
 
-  it('a settled funding transfer to the bills account raises the bills simulator balance by that amount', async () => {
+  it('a settled float top-up to the bills account raises the bills simulator balance by that amount', async () => {
     const payments = sandboxPayments(world);
     payments.webhookUrlOverride = receiver.url;
     payments.transferSettleDelayMs = 0;
     const bills = world.ctx.vtuProviders.bills;
     const before = await bills.balance();
-    const transfer = await startProviderFunding(
-      { db: world.ctx.db, clock: world.ctx.clock, jobs: world.ctx.jobs, payments: world.ctx.payments },
-      {
-        destination: { provider: 'bills', ...world.ctx.config.vtu.bills.funding },
-        amountKobo: 2_500_000n,
-        reason: 'float',
-      },
-    );
+    const transfer = await startFloatTopUp(fundingDeps(world), {
+      destination: { provider: 'bills', ...world.ctx.config.vtu.bills.funding },
+      amountKobo: 2_500_000n,
+      reason: 'float',
+    });
     await receiver.waitFor((w) => w.event === 'transfer.success' && w.data.reference === transfer.reference);
     assert.equal((await bills.balance()) - before, 2_500_000n);
   });
 
-  it('a funding transfer settled, then reversed, leaves the bills simulator balance where it was', async () => {
+  it('a float top-up settled, then reversed, leaves the bills simulator balance where it was', async () => {
     // The sandbox bank reverses transfers into an account number ending in 2.
     const reversing = await createWorld({
       env: { BILLS_FUNDING_ACCOUNT: '058:9900000022:Sandbox Bills Aggregator' },
@@ -84,19 +82,11 @@ describe(`VTU providers wired into the service (${onPostgres() ? 'PostgreSQL' : 
       payments.transferReversalDelayMs = 0;
       const bills = reversing.ctx.vtuProviders.bills;
       const before = await bills.balance();
-      const transfer = await startProviderFunding(
-        {
-          db: reversing.ctx.db,
-          clock: reversing.ctx.clock,
-          jobs: reversing.ctx.jobs,
-          payments: reversing.ctx.payments,
-        },
-        {
-          destination: { provider: 'bills', ...reversing.ctx.config.vtu.bills.funding },
-          amountKobo: 1_500_000n,
-          reason: 'float',
-        },
-      );
+      const transfer = await startFloatTopUp(fundingDeps(reversing), {
+        destination: { provider: 'bills', ...reversing.ctx.config.vtu.bills.funding },
+        amountKobo: 1_500_000n,
+        reason: 'float',
+      });
       await receiver.waitFor(
         (w) => w.event === 'transfer.reversed' && w.data.reference === transfer.reference,
       );

@@ -60,6 +60,10 @@ describe('the web client: admin screens', { skip: skipWithoutChromium, timeout: 
       'Broadcasts',
       'Markups',
       'Reconcile and ledger check',
+      'Users',
+      'Adjustments',
+      'Pauses',
+      'Audit log',
     ];
     assert.equal(await nav.getByRole('link').count(), labels.length);
     for (const label of labels)

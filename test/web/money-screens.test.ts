@@ -90,8 +90,16 @@ describe('the web client: savings, rewards, transfers, inbox', {
     await page.getByRole('heading', { name: 'Money sent' }).waitFor(TIMEOUT);
     assert.equal(await walletKobo(world, friend.userId), 150_000n);
     assert.equal(await walletKobo(world, userId), 840_000n);
-    // A reload shows the receipt again, not an empty form that invites sending twice.
+    // A reload shows the receipt again, not an empty form that invites sending twice. The reloaded
+    // page refreshes its session (its access token lived in memory): leaving it before that answer
+    // arrives would lose the rotated refresh token, and the service takes the next use of the old one
+    // for a reuse and ends the session (web/src/api/session.ts), failing every screen after this one.
+    const refreshed = page.waitForResponse(
+      (response) => response.url().includes('/_serverFn/refreshSession') && response.ok(),
+      TIMEOUT,
+    );
     await page.reload();
+    await refreshed;
     await page.getByRole('heading', { name: 'Money sent' }).waitFor(TIMEOUT);
     await page.getByText('Chioma E.', { exact: false }).first().waitFor(TIMEOUT);
     assert.equal(await page.getByLabel('Their phone number').count(), 0);

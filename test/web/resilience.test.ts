@@ -156,6 +156,11 @@ describe('the web client when the network fails', { skip: skipWithoutChromium, t
   it('asks the browser for a push subscription through the service worker, and says when it cannot', async () => {
     await context.grantPermissions(['notifications'], { origin: world.baseUrl });
     await page.goto(`${world.baseUrl}/settings`);
+    // The switch is drawn while the phone's state is read, then again with it: click the settled one.
+    await page
+      .getByTestId('push-state')
+      .filter({ hasText: /^(Off|On):/ })
+      .waitFor(TIMEOUT);
     await page.getByRole('switch', { name: 'Push on this phone' }).click();
     // Headless Chromium has no push service to register with: the page must say so, not break.
     await page

@@ -60,7 +60,9 @@ describe('the web client served by the service', BUILD_TIMEOUT, () => {
   before(async () => {
     await ensureWebBuilt();
     // Few requests a minute: the client's files must not count against the caller's API budget.
-    world = await createWorld({ env: { RATE_LIMIT_PER_MINUTE: '5' } });
+    world = await createWorld({
+      env: { RATE_LIMIT_PER_MINUTE: '5', RATE_LIMIT_ANONYMOUS_PER_MINUTE: '5' },
+    });
   }, BUILD_TIMEOUT);
   after(() => world?.close());
 
@@ -90,7 +92,7 @@ describe('the web client served by the service', BUILD_TIMEOUT, () => {
     const urls = assetUrls(indexHtml);
     const script = urls.find((url) => url.endsWith('.js'));
     assert.ok(script !== undefined, indexHtml);
-    // More requests than RATE_LIMIT_PER_MINUTE allows the API.
+    // More requests than RATE_LIMIT_ANONYMOUS_PER_MINUTE allows an address on the API.
     for (const url of [...urls, script, script, script, script, script, script]) {
       const response = await fetch(`${world.baseUrl}${url}`);
       assert.equal(response.status, 200, url);

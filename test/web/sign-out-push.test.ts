@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Agent } from 'node:https';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { JOB_NOTIFICATION_PUSH } from '../../src/notifications/job-names.ts';
+import { notificationPushJob } from '../../src/notifications/jobs.ts';
 import { saveSubscription } from '../../src/push/subscriptions.ts';
 import { ensureWebBuilt } from '../../src/web-build.ts';
 import { runDomainEvents, runQueuedJobs } from '../helpers/domain-events.ts';
@@ -88,7 +88,7 @@ describe('the web client: signing out stops this device’s pushes', {
   async function lockAndDeliver(api: SignedIn): Promise<void> {
     await lock(world, api, 100);
     await runDomainEvents(world);
-    await runQueuedJobs(world, JOB_NOTIFICATION_PUSH);
+    await runQueuedJobs(world, notificationPushJob);
   }
 
   /**

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
-import { sha256Hex } from '../../src/auth/secrets.ts';
 import { signOut } from '../../src/auth/sessions.ts';
+import { sha256Hex } from '../../src/shared/keyed-hash.ts';
 import { e164 } from '../auth/support.ts';
 import { until } from '../helpers/until.ts';
 import { ok, post, readSms, signIn, type World } from '../helpers/world.ts';

@@ -3,14 +3,18 @@ import { localPhone } from '../../src/shared/prefixes.ts';
 
 // Naira, dates and phones as a Nigerian reader expects them: ₦1,500.00, 24 Nov 2026, 14:05, 0803….
 
-const naira = new Intl.NumberFormat('en-NG', { style: 'currency', currency: 'NGN' });
+const nairaFormat = new Intl.NumberFormat('en-NG', { style: 'currency', currency: 'NGN' });
 const dateTime = new Intl.DateTimeFormat('en-NG', {
   dateStyle: 'medium',
   timeStyle: 'short',
   timeZone: 'Africa/Lagos',
 });
 
-export const formatNaira = (amount: number): string => naira.format(amount);
+/**
+ * Naira as the API gives them, a number with at most 2 decimals, written ₦1,500.00. Named apart from
+ * the service's formatNaira (src/money.ts), which takes kobo as a bigint: one name, one meaning.
+ */
+export const formatNairaNumber = (naira: number): string => nairaFormat.format(naira);
 export const formatDateTime = (iso: string): string => dateTime.format(new Date(iso));
 
 /** A phone as people write it, 0803… (the service keeps +234…); anything else as given. */

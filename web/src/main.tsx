@@ -2,6 +2,7 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { createRouter, RouterProvider } from '@tanstack/react-router';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
+import { CallError } from './api/client.ts';
 import { session } from './api/session.ts';
 import { routeTree } from './routeTree.gen.ts';
 import './styles.css';
@@ -12,7 +13,14 @@ import { registerServiceWorker } from './service-worker-client.ts';
 const queryClient = new QueryClient({
   defaultOptions: {
     // Money screens read fresh; a lost connection shows the last answer (marked stale by the screen).
-    queries: { staleTime: 5_000, retry: 1, networkMode: 'offlineFirst' },
+    // A read the admin declined to give the second factor for is not asked again at once: the
+    // retry would only open the dialog they just closed (api/second-factor.ts).
+    queries: {
+      staleTime: 5_000,
+      retry: (failures, error) =>
+        failures < 1 && !(error instanceof CallError && error.code === 'SECOND_FACTOR_REQUIRED'),
+      networkMode: 'offlineFirst',
+    },
     mutations: { retry: false },
   },
 });

@@ -17,10 +17,18 @@ export async function currentPushState(): Promise<PushState> {
   if (!pushSupported()) return 'unsupported';
   if (Notification.permission === 'denied') return 'blocked';
   if (Notification.permission !== 'granted') return 'off';
-  // getRegistration, not ready: ready never settles where no service worker was registered.
-  const registration = await navigator.serviceWorker.getRegistration();
-  const subscription = await registration?.pushManager.getSubscription();
-  return subscription ? 'on' : 'off';
+  // getRegistration, not ready: ready never settles where no service worker was registered. A
+  // browser whose push machinery does not answer in time is shown off: the switch offers to try.
+  try {
+    const registration = await within(navigator.serviceWorker.getRegistration(), pushSubscribeMs);
+    const subscription = await within(
+      registration?.pushManager.getSubscription() ?? Promise.resolve(null),
+      pushSubscribeMs,
+    );
+    return subscription ? 'on' : 'off';
+  } catch {
+    return 'off';
+  }
 }
 
 function keyBytes(base64url: string): Uint8Array<ArrayBuffer> {
@@ -43,6 +51,38 @@ const base64url = (buffer: ArrayBuffer | null): string =>
         .replace(/=+$/, '');
 
 /**
+ * How long the browser's push machinery may take to answer (its service worker, its subscription,
+ * its push service). A browser that cannot reach its push service (no network to it, as in a
+ * headless browser) may never answer at all, and neither the switch nor the state may wait for ever.
+ */
+export const pushSubscribeMs = 10_000;
+
+/**
+ * What `work` resolves to, or a rejection once `ms` have passed. A value that arrives after that
+ * goes to `late` (a subscription made after the page said push stayed off is unsubscribed there).
+ */
+function within<T>(work: Promise<T>, ms: number, late: (value: T) => void = () => undefined): Promise<T> {
+  return new Promise((resolve, reject) => {
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      reject(new Error('the browser did not answer in time'));
+    }, ms);
+    work.then(
+      (value) => {
+        clearTimeout(timer);
+        if (timedOut) late(value);
+        else resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
  * Turns push on for this phone: asks the browser's permission, subscribes, and saves the
  * subscription at the service. Answers the state after, or `unreachable` when the browser's own push
  * service refused or could not be reached (nothing was saved). A refusal of the service throws.
@@ -52,16 +92,21 @@ export async function enablePush(): Promise<PushState | 'unreachable'> {
   const permission = await Notification.requestPermission();
   if (permission === 'denied') return 'blocked';
   if (permission !== 'granted') return 'off';
-  const registration = await navigator.serviceWorker.ready;
   const { publicKey } = await call('getPushPublicKey', {});
   let subscription: PushSubscription;
   try {
+    // One deadline over the browser's side: its service worker, the subscription it may hold, and a
+    // new one from its push service (nothing was saved at the service yet).
+    const deadline = Date.now() + pushSubscribeMs;
+    const left = () => Math.max(0, deadline - Date.now());
+    const { pushManager } = await within(navigator.serviceWorker.ready, left());
     subscription =
-      (await registration.pushManager.getSubscription()) ??
-      (await registration.pushManager.subscribe({
-        userVisibleOnly: true,
-        applicationServerKey: keyBytes(publicKey),
-      }));
+      (await within(pushManager.getSubscription(), left())) ??
+      (await within(
+        pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: keyBytes(publicKey) }),
+        left(),
+        (lateOne) => void lateOne.unsubscribe().catch(() => undefined),
+      ));
   } catch {
     return 'unreachable';
   }

@@ -1,4 +1,4 @@
-import { formatDateTime, formatNaira } from './format.ts';
+import { formatDateTime, formatNairaNumber } from './format.ts';
 
 // A receipt as files a person can keep or send: a PNG drawn on a canvas here (no library), a PDF made
 // with jsPDF, which is loaded only when one is asked for so that it stays out of the first load, and
@@ -23,7 +23,7 @@ export const receiptFileName = (receipt: ReceiptContent, extension: 'png' | 'pdf
   `billrail-receipt-${receipt.reference.replace(/[^A-Za-z0-9-]/g, '')}.${extension}`;
 
 const signed = (receipt: ReceiptContent) =>
-  `${receipt.direction === 'credit' ? '+' : receipt.direction === 'debit' ? '−' : ''}${formatNaira(receipt.amount)}`;
+  `${receipt.direction === 'credit' ? '+' : receipt.direction === 'debit' ? '−' : ''}${formatNairaNumber(receipt.amount)}`;
 
 /** Every line of the receipt, label first, the same in the PNG, the PDF and a shared text. */
 export function receiptRows(receipt: ReceiptContent): ReceiptLine[] {

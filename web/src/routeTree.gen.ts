@@ -10,6 +10,7 @@
 
 import { Route as rootRouteImport } from './routes/__root'
 import { Route as IndexRouteImport } from './routes/index'
+import { Route as AdminRouteRouteImport } from './routes/admin/route'
 import { Route as InboxRouteImport } from './routes/inbox'
 import { Route as ProfileRouteImport } from './routes/profile'
 import { Route as RewardsRouteImport } from './routes/rewards'
@@ -20,12 +21,16 @@ import { Route as SignInRouteImport } from './routes/sign-in'
 import { Route as TransferRouteImport } from './routes/transfer'
 import { Route as VerifyRouteImport } from './routes/verify'
 import { Route as AdminIndexRouteImport } from './routes/admin/index'
+import { Route as AdminAdjustmentsRouteImport } from './routes/admin/adjustments'
 import { Route as AdminAlertsRouteImport } from './routes/admin/alerts'
+import { Route as AdminAuditRouteImport } from './routes/admin/audit'
 import { Route as AdminBroadcastsRouteImport } from './routes/admin/broadcasts'
 import { Route as AdminDisputesRouteImport } from './routes/admin/disputes'
 import { Route as AdminKycRouteImport } from './routes/admin/kyc'
 import { Route as AdminLedgerRouteImport } from './routes/admin/ledger'
 import { Route as AdminMarkupsRouteImport } from './routes/admin/markups'
+import { Route as AdminPausesRouteImport } from './routes/admin/pauses'
+import { Route as AdminUsersRouteImport } from './routes/admin/users'
 import { Route as BulkIndexRouteImport } from './routes/bulk/index'
 import { Route as BulkIdRouteImport } from './routes/bulk/$id'
 import { Route as BulkNewRouteImport } from './routes/bulk/new'
@@ -49,6 +54,11 @@ import { Route as TransactionsEntryIdRouteImport } from './routes/transactions/e
 const IndexRoute = IndexRouteImport.update({
   id: '/',
   path: '/',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const AdminRouteRoute = AdminRouteRouteImport.update({
+  id: '/admin',
+  path: '/admin',
   getParentRoute: () => rootRouteImport,
 } as any)
 const InboxRoute = InboxRouteImport.update({
@@ -97,39 +107,59 @@ const VerifyRoute = VerifyRouteImport.update({
   getParentRoute: () => rootRouteImport,
 } as any)
 const AdminIndexRoute = AdminIndexRouteImport.update({
-  id: '/admin/',
-  path: '/admin/',
-  getParentRoute: () => rootRouteImport,
+  id: '/',
+  path: '/',
+  getParentRoute: () => AdminRouteRoute,
+} as any)
+const AdminAdjustmentsRoute = AdminAdjustmentsRouteImport.update({
+  id: '/adjustments',
+  path: '/adjustments',
+  getParentRoute: () => AdminRouteRoute,
 } as any)
 const AdminAlertsRoute = AdminAlertsRouteImport.update({
-  id: '/admin/alerts',
-  path: '/admin/alerts',
-  getParentRoute: () => rootRouteImport,
+  id: '/alerts',
+  path: '/alerts',
+  getParentRoute: () => AdminRouteRoute,
+} as any)
+const AdminAuditRoute = AdminAuditRouteImport.update({
+  id: '/audit',
+  path: '/audit',
+  getParentRoute: () => AdminRouteRoute,
 } as any)
 const AdminBroadcastsRoute = AdminBroadcastsRouteImport.update({
-  id: '/admin/broadcasts',
-  path: '/admin/broadcasts',
-  getParentRoute: () => rootRouteImport,
+  id: '/broadcasts',
+  path: '/broadcasts',
+  getParentRoute: () => AdminRouteRoute,
 } as any)
 const AdminDisputesRoute = AdminDisputesRouteImport.update({
-  id: '/admin/disputes',
-  path: '/admin/disputes',
-  getParentRoute: () => rootRouteImport,
+  id: '/disputes',
+  path: '/disputes',
+  getParentRoute: () => AdminRouteRoute,
 } as any)
 const AdminKycRoute = AdminKycRouteImport.update({
-  id: '/admin/kyc',
-  path: '/admin/kyc',
-  getParentRoute: () => rootRouteImport,
+  id: '/kyc',
+  path: '/kyc',
+  getParentRoute: () => AdminRouteRoute,
 } as any)
 const AdminLedgerRoute = AdminLedgerRouteImport.update({
-  id: '/admin/ledger',
-  path: '/admin/ledger',
-  getParentRoute: () => rootRouteImport,
+  id: '/ledger',
+  path: '/ledger',
+  getParentRoute: () => AdminRouteRoute,
 } as any)
 const AdminMarkupsRoute = AdminMarkupsRouteImport.update({
-  id: '/admin/markups',
-  path: '/admin/markups',
-  getParentRoute: () => rootRouteImport,
+  id: '/markups',
+  path: '/markups',
+  getParentRoute: () => AdminRouteRoute,
+} as any)
+const AdminPausesRoute = AdminPausesRouteImport.update({
+  id: '/pauses',
+  path: '/pauses',
+  getParentRoute: () => AdminRouteRoute,
+} as any)
+const AdminUsersRoute = AdminUsersRouteImport.update({
+  id: '/users',
+  path: '/users',
+  getParentRoute: () => AdminRouteRoute,
 } as any)
 const BulkIndexRoute = BulkIndexRouteImport.update({
   id: '/bulk/',
@@ -229,6 +259,7 @@ const TransactionsEntryIdRoute = TransactionsEntryIdRouteImport.update({
 
 export interface FileRoutesByFullPath {
   '/': typeof IndexRoute
+  '/admin': typeof AdminRouteRouteWithChildren
   '/inbox': typeof InboxRoute
   '/profile': typeof ProfileRoute
   '/rewards': typeof RewardsRoute
@@ -238,12 +269,16 @@ export interface FileRoutesByFullPath {
   '/sign-in': typeof SignInRoute
   '/transfer': typeof TransferRoute
   '/verify': typeof VerifyRoute
+  '/admin/adjustments': typeof AdminAdjustmentsRoute
   '/admin/alerts': typeof AdminAlertsRoute
+  '/admin/audit': typeof AdminAuditRoute
   '/admin/broadcasts': typeof AdminBroadcastsRoute
   '/admin/disputes': typeof AdminDisputesRoute
   '/admin/kyc': typeof AdminKycRoute
   '/admin/ledger': typeof AdminLedgerRoute
   '/admin/markups': typeof AdminMarkupsRoute
+  '/admin/pauses': typeof AdminPausesRoute
+  '/admin/users': typeof AdminUsersRoute
   '/bulk/$id': typeof BulkIdRoute
   '/bulk/new': typeof BulkNewRoute
   '/buy/airtime': typeof BuyAirtimeRoute
@@ -276,12 +311,16 @@ export interface FileRoutesByTo {
   '/sign-in': typeof SignInRoute
   '/transfer': typeof TransferRoute
   '/verify': typeof VerifyRoute
+  '/admin/adjustments': typeof AdminAdjustmentsRoute
   '/admin/alerts': typeof AdminAlertsRoute
+  '/admin/audit': typeof AdminAuditRoute
   '/admin/broadcasts': typeof AdminBroadcastsRoute
   '/admin/disputes': typeof AdminDisputesRoute
   '/admin/kyc': typeof AdminKycRoute
   '/admin/ledger': typeof AdminLedgerRoute
   '/admin/markups': typeof AdminMarkupsRoute
+  '/admin/pauses': typeof AdminPausesRoute
+  '/admin/users': typeof AdminUsersRoute
   '/bulk/$id': typeof BulkIdRoute
   '/bulk/new': typeof BulkNewRoute
   '/buy/airtime': typeof BuyAirtimeRoute
@@ -306,6 +345,7 @@ export interface FileRoutesByTo {
 export interface FileRoutesById {
   __root__: typeof rootRouteImport
   '/': typeof IndexRoute
+  '/admin': typeof AdminRouteRouteWithChildren
   '/inbox': typeof InboxRoute
   '/profile': typeof ProfileRoute
   '/rewards': typeof RewardsRoute
@@ -315,12 +355,16 @@ export interface FileRoutesById {
   '/sign-in': typeof SignInRoute
   '/transfer': typeof TransferRoute
   '/verify': typeof VerifyRoute
+  '/admin/adjustments': typeof AdminAdjustmentsRoute
   '/admin/alerts': typeof AdminAlertsRoute
+  '/admin/audit': typeof AdminAuditRoute
   '/admin/broadcasts': typeof AdminBroadcastsRoute
   '/admin/disputes': typeof AdminDisputesRoute
   '/admin/kyc': typeof AdminKycRoute
   '/admin/ledger': typeof AdminLedgerRoute
   '/admin/markups': typeof AdminMarkupsRoute
+  '/admin/pauses': typeof AdminPausesRoute
+  '/admin/users': typeof AdminUsersRoute
   '/bulk/$id': typeof BulkIdRoute
   '/bulk/new': typeof BulkNewRoute
   '/buy/airtime': typeof BuyAirtimeRoute
@@ -346,6 +390,7 @@ export interface FileRouteTypes {
   fileRoutesByFullPath: FileRoutesByFullPath
   fullPaths:
     | '/'
+    | '/admin'
     | '/inbox'
     | '/profile'
     | '/rewards'
@@ -355,12 +400,16 @@ export interface FileRouteTypes {
     | '/sign-in'
     | '/transfer'
     | '/verify'
+    | '/admin/adjustments'
     | '/admin/alerts'
+    | '/admin/audit'
     | '/admin/broadcasts'
     | '/admin/disputes'
     | '/admin/kyc'
     | '/admin/ledger'
     | '/admin/markups'
+    | '/admin/pauses'
+    | '/admin/users'
     | '/bulk/$id'
     | '/bulk/new'
     | '/buy/airtime'
@@ -393,12 +442,16 @@ export interface FileRouteTypes {
     | '/sign-in'
     | '/transfer'
     | '/verify'
+    | '/admin/adjustments'
     | '/admin/alerts'
+    | '/admin/audit'
     | '/admin/broadcasts'
     | '/admin/disputes'
     | '/admin/kyc'
     | '/admin/ledger'
     | '/admin/markups'
+    | '/admin/pauses'
+    | '/admin/users'
     | '/bulk/$id'
     | '/bulk/new'
     | '/buy/airtime'
@@ -422,6 +475,7 @@ export interface FileRouteTypes {
   id:
     | '__root__'
     | '/'
+    | '/admin'
     | '/inbox'
     | '/profile'
     | '/rewards'
@@ -431,12 +485,16 @@ export interface FileRouteTypes {
     | '/sign-in'
     | '/transfer'
     | '/verify'
+    | '/admin/adjustments'
     | '/admin/alerts'
+    | '/admin/audit'
     | '/admin/broadcasts'
     | '/admin/disputes'
     | '/admin/kyc'
     | '/admin/ledger'
     | '/admin/markups'
+    | '/admin/pauses'
+    | '/admin/users'
     | '/bulk/$id'
     | '/bulk/new'
     | '/buy/airtime'
@@ -461,6 +519,7 @@ export interface FileRouteTypes {
 }
 export interface RootRouteChildren {
   IndexRoute: typeof IndexRoute
+  AdminRouteRoute: typeof AdminRouteRouteWithChildren
   InboxRoute: typeof InboxRoute
   ProfileRoute: typeof ProfileRoute
   RewardsRoute: typeof RewardsRoute
@@ -470,12 +529,6 @@ export interface RootRouteChildren {
   SignInRoute: typeof SignInRoute
   TransferRoute: typeof TransferRoute
   VerifyRoute: typeof VerifyRoute
-  AdminAlertsRoute: typeof AdminAlertsRoute
-  AdminBroadcastsRoute: typeof AdminBroadcastsRoute
-  AdminDisputesRoute: typeof AdminDisputesRoute
-  AdminKycRoute: typeof AdminKycRoute
-  AdminLedgerRoute: typeof AdminLedgerRoute
-  AdminMarkupsRoute: typeof AdminMarkupsRoute
   BulkIdRoute: typeof BulkIdRoute
   BulkNewRoute: typeof BulkNewRoute
   BuyAirtimeRoute: typeof BuyAirtimeRoute
@@ -489,7 +542,6 @@ export interface RootRouteChildren {
   FundReturnRoute: typeof FundReturnRoute
   PinChangeRoute: typeof PinChangeRoute
   TransactionsIdRoute: typeof TransactionsIdRoute
-  AdminIndexRoute: typeof AdminIndexRoute
   BulkIndexRoute: typeof BulkIndexRoute
   BuyIndexRoute: typeof BuyIndexRoute
   FundIndexRoute: typeof FundIndexRoute
@@ -505,6 +557,13 @@ declare module '@tanstack/react-router' {
       path: '/'
       fullPath: '/'
       preLoaderRoute: typeof IndexRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/admin': {
+      id: '/admin'
+      path: '/admin'
+      fullPath: '/admin'
+      preLoaderRoute: typeof AdminRouteRouteImport
       parentRoute: typeof rootRouteImport
     }
     '/inbox': {
@@ -572,52 +631,80 @@ declare module '@tanstack/react-router' {
     }
     '/admin/': {
       id: '/admin/'
-      path: '/admin'
+      path: '/'
       fullPath: '/admin/'
       preLoaderRoute: typeof AdminIndexRouteImport
-      parentRoute: typeof rootRouteImport
+      parentRoute: typeof AdminRouteRoute
+    }
+    '/admin/adjustments': {
+      id: '/admin/adjustments'
+      path: '/adjustments'
+      fullPath: '/admin/adjustments'
+      preLoaderRoute: typeof AdminAdjustmentsRouteImport
+      parentRoute: typeof AdminRouteRoute
     }
     '/admin/alerts': {
       id: '/admin/alerts'
-      path: '/admin/alerts'
+      path: '/alerts'
       fullPath: '/admin/alerts'
       preLoaderRoute: typeof AdminAlertsRouteImport
-      parentRoute: typeof rootRouteImport
+      parentRoute: typeof AdminRouteRoute
+    }
+    '/admin/audit': {
+      id: '/admin/audit'
+      path: '/audit'
+      fullPath: '/admin/audit'
+      preLoaderRoute: typeof AdminAuditRouteImport
+      parentRoute: typeof AdminRouteRoute
     }
     '/admin/broadcasts': {
       id: '/admin/broadcasts'
-      path: '/admin/broadcasts'
+      path: '/broadcasts'
       fullPath: '/admin/broadcasts'
       preLoaderRoute: typeof AdminBroadcastsRouteImport
-      parentRoute: typeof rootRouteImport
+      parentRoute: typeof AdminRouteRoute
     }
     '/admin/disputes': {
       id: '/admin/disputes'
-      path: '/admin/disputes'
+      path: '/disputes'
       fullPath: '/admin/disputes'
       preLoaderRoute: typeof AdminDisputesRouteImport
-      parentRoute: typeof rootRouteImport
+      parentRoute: typeof AdminRouteRoute
     }
     '/admin/kyc': {
       id: '/admin/kyc'
-      path: '/admin/kyc'
+      path: '/kyc'
       fullPath: '/admin/kyc'
       preLoaderRoute: typeof AdminKycRouteImport
-      parentRoute: typeof rootRouteImport
+      parentRoute: typeof AdminRouteRoute
     }
     '/admin/ledger': {
       id: '/admin/ledger'
-      path: '/admin/ledger'
+      path: '/ledger'
       fullPath: '/admin/ledger'
       preLoaderRoute: typeof AdminLedgerRouteImport
-      parentRoute: typeof rootRouteImport
+      parentRoute: typeof AdminRouteRoute
     }
     '/admin/markups': {
       id: '/admin/markups'
-      path: '/admin/markups'
+      path: '/markups'
       fullPath: '/admin/markups'
       preLoaderRoute: typeof AdminMarkupsRouteImport
-      parentRoute: typeof rootRouteImport
+      parentRoute: typeof AdminRouteRoute
+    }
+    '/admin/pauses': {
+      id: '/admin/pauses'
+      path: '/pauses'
+      fullPath: '/admin/pauses'
+      preLoaderRoute: typeof AdminPausesRouteImport
+      parentRoute: typeof AdminRouteRoute
+    }
+    '/admin/users': {
+      id: '/admin/users'
+      path: '/users'
+      fullPath: '/admin/users'
+      preLoaderRoute: typeof AdminUsersRouteImport
+      parentRoute: typeof AdminRouteRoute
     }
     '/bulk/': {
       id: '/bulk/'
@@ -755,8 +842,41 @@ declare module '@tanstack/react-router' {
   }
 }
 
+interface AdminRouteRouteChildren {
+  AdminAdjustmentsRoute: typeof AdminAdjustmentsRoute
+  AdminAlertsRoute: typeof AdminAlertsRoute
+  AdminAuditRoute: typeof AdminAuditRoute
+  AdminBroadcastsRoute: typeof AdminBroadcastsRoute
+  AdminDisputesRoute: typeof AdminDisputesRoute
+  AdminKycRoute: typeof AdminKycRoute
+  AdminLedgerRoute: typeof AdminLedgerRoute
+  AdminMarkupsRoute: typeof AdminMarkupsRoute
+  AdminPausesRoute: typeof AdminPausesRoute
+  AdminUsersRoute: typeof AdminUsersRoute
+  AdminIndexRoute: typeof AdminIndexRoute
+}
+
+const AdminRouteRouteChildren: AdminRouteRouteChildren = {
+  AdminAdjustmentsRoute: AdminAdjustmentsRoute,
+  AdminAlertsRoute: AdminAlertsRoute,
+  AdminAuditRoute: AdminAuditRoute,
+  AdminBroadcastsRoute: AdminBroadcastsRoute,
+  AdminDisputesRoute: AdminDisputesRoute,
+  AdminKycRoute: AdminKycRoute,
+  AdminLedgerRoute: AdminLedgerRoute,
+  AdminMarkupsRoute: AdminMarkupsRoute,
+  AdminPausesRoute: AdminPausesRoute,
+  AdminUsersRoute: AdminUsersRoute,
+  AdminIndexRoute: AdminIndexRoute,
+}
+
+const AdminRouteRouteWithChildren = AdminRouteRoute._addFileChildren(
+  AdminRouteRouteChildren,
+)
+
 const rootRouteChildren: RootRouteChildren = {
   IndexRoute: IndexRoute,
+  AdminRouteRoute: AdminRouteRouteWithChildren,
   InboxRoute: InboxRoute,
   ProfileRoute: ProfileRoute,
   RewardsRoute: RewardsRoute,
@@ -766,12 +886,6 @@ const rootRouteChildren: RootRouteChildren = {
   SignInRoute: SignInRoute,
   TransferRoute: TransferRoute,
   VerifyRoute: VerifyRoute,
-  AdminAlertsRoute: AdminAlertsRoute,
-  AdminBroadcastsRoute: AdminBroadcastsRoute,
-  AdminDisputesRoute: AdminDisputesRoute,
-  AdminKycRoute: AdminKycRoute,
-  AdminLedgerRoute: AdminLedgerRoute,
-  AdminMarkupsRoute: AdminMarkupsRoute,
   BulkIdRoute: BulkIdRoute,
   BulkNewRoute: BulkNewRoute,
   BuyAirtimeRoute: BuyAirtimeRoute,
@@ -785,7 +899,6 @@ const rootRouteChildren: RootRouteChildren = {
   FundReturnRoute: FundReturnRoute,
   PinChangeRoute: PinChangeRoute,
   TransactionsIdRoute: TransactionsIdRoute,
-  AdminIndexRoute: AdminIndexRoute,
   BulkIndexRoute: BulkIndexRoute,
   BuyIndexRoute: BuyIndexRoute,
   FundIndexRoute: FundIndexRoute,

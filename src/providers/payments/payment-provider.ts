@@ -1,6 +1,8 @@
 // The payment provider (Paystack's REST API, shared/reference/providers.md section 1): money in
 // through checkout and dedicated virtual accounts, money out through transfers (just-in-time
-// funding of the VTU providers' floats). Amounts are integer kobo as bigint.
+// funding of the VTU providers' floats). Amounts are integer kobo as bigint. "Transfer" here is
+// Paystack's word (its Transfer API and transfer.* webhooks), kept as the wire protocol says it; the
+// domain calls the same money a float top-up and a payment in a bank deposit (decision 0038).
 //
 // Every failure says whether its outcome is definite. A definite failure (the provider answered
 // and refused: a 4xx with status:false) means nothing happened; an indefinite one (timeout,
@@ -41,16 +43,6 @@ export type TransferStatus =
   | 'blocked'
   | 'rejected'
   | 'received';
-
-/** Statuses after which a transfer will not change again ("never retry until conclusive"). */
-export const conclusiveTransferStatuses: ReadonlySet<TransferStatus> = new Set([
-  'success',
-  'reversed',
-  'failed',
-  'abandoned',
-  'blocked',
-  'rejected',
-]);
 
 export type Transfer = {
   reference: string;

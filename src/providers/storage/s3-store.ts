@@ -1,9 +1,11 @@
-import { GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { DocumentStore } from './document-store.ts';
 
 // Identity documents in S3 or an S3-compatible object store (MinIO, R2, ...), encrypted at rest and
 // read by clients only through short-lived presigned URLs.
+//
+// The SDK (about 22 MB of modules) is imported when a store is created, never by this file's own
+// imports: a process with local storage, the default, never loads it (test/kyc/s3-sdk-loading.test.ts).
 
 /** Keys are random hex, as in the local store, so both stores accept exactly the same keys. */
 const KEY_PATTERN = /^[a-f0-9]{32,64}$/;
@@ -24,11 +26,19 @@ export type S3DocumentStoreOptions = {
   secretAccessKey: string;
 };
 
-/** What every call to the store needs, made once by createS3DocumentStore. */
-type S3Connection = { client: S3Client; bucket: string };
+/** The SDK's two modules, imported by createS3DocumentStore. */
+type S3Sdk = typeof import('@aws-sdk/client-s3');
+type S3Presigner = typeof import('@aws-sdk/s3-request-presigner');
 
-export function createS3DocumentStore(options: S3DocumentStoreOptions): DocumentStore {
-  const client = new S3Client({
+/** What every call to the store needs, made once by createS3DocumentStore. */
+type S3Connection = { client: S3Client; bucket: string; sdk: S3Sdk; presigner: S3Presigner };
+
+export async function createS3DocumentStore(options: S3DocumentStoreOptions): Promise<DocumentStore> {
+  const [sdk, presigner] = await Promise.all([
+    import('@aws-sdk/client-s3'),
+    import('@aws-sdk/s3-request-presigner'),
+  ]);
+  const client = new sdk.S3Client({
     region: options.region,
     ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
     forcePathStyle: options.forcePathStyle,
@@ -40,7 +50,7 @@ export function createS3DocumentStore(options: S3DocumentStoreOptions): Document
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
   });
-  const connection: S3Connection = { client, bucket: options.bucket };
+  const connection: S3Connection = { client, bucket: options.bucket, sdk, presigner };
   return {
     kind: 's3',
     put: (key, bytes, mimeType) => put(connection, key, bytes, mimeType),
@@ -52,7 +62,7 @@ export function createS3DocumentStore(options: S3DocumentStoreOptions): Document
 async function put(connection: S3Connection, key: string, bytes: Buffer, mimeType: string): Promise<void> {
   checkKey(key);
   await connection.client.send(
-    new PutObjectCommand({
+    new connection.sdk.PutObjectCommand({
       Bucket: connection.bucket,
       Key: key,
       Body: bytes,
@@ -67,13 +77,13 @@ async function get(connection: S3Connection, key: string): Promise<Buffer | null
   checkKey(key);
   try {
     const response = await connection.client.send(
-      new GetObjectCommand({ Bucket: connection.bucket, Key: key }),
+      new connection.sdk.GetObjectCommand({ Bucket: connection.bucket, Key: key }),
     );
     if (response.Body === undefined) throw new Error(`S3 returned no body for a document (${key})`);
     const array = await response.Body.transformToByteArray();
     return Buffer.from(array.buffer, array.byteOffset, array.byteLength);
   } catch (error) {
-    if (error instanceof NoSuchKey) return null;
+    if (error instanceof connection.sdk.NoSuchKey) return null;
     throw error;
   }
 }
@@ -93,9 +103,13 @@ async function presignedUrl(
       `a presigned document URL lives 1 to ${PRESIGNED_URL_SECONDS_MAX} seconds, not ${expiresInSeconds}`,
     );
   }
-  return getSignedUrl(
+  return connection.presigner.getSignedUrl(
     connection.client,
-    new GetObjectCommand({ Bucket: connection.bucket, Key: key, ResponseCacheControl: 'private, no-store' }),
+    new connection.sdk.GetObjectCommand({
+      Bucket: connection.bucket,
+      Key: key,
+      ResponseCacheControl: 'private, no-store',
+    }),
     { expiresIn: expiresInSeconds },
   );
 }

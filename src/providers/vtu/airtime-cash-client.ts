@@ -78,8 +78,8 @@ import {
 /** The base URL is the API's, `https://vtuafrica.com.ng/portal/api`. */
 export type AirtimeCashClientOptions = VtuClientOptions & {
   apiKey: string;
-  /** Our callback endpoint, sent as webhookURL with every report and status query. Read on every call. */
-  callbackUrl: () => string;
+  /** Our callback endpoint, sent as webhookURL with every report and status query. */
+  callbackUrl: string;
 };
 
 /** The network names on the wire: the same words as ours. */
@@ -147,7 +147,7 @@ const referencePattern = /^[A-Za-z0-9_-]{1,64}$/;
 type AirtimeCashConnection = VtuConnection & {
   /** Travels in each query, not in a header. */
   apiKey: string;
-  callbackUrl: () => string;
+  callbackUrl: string;
 };
 
 type Path = 'merchant-verify/' | 'airtime-cash/';
@@ -330,7 +330,7 @@ async function report(connection: AirtimeCashConnection, request: PurchaseReques
     amount: String(request.amountKobo / 100n),
     sitephone: sitePhone,
     ref: request.reference,
-    webhookURL: connection.callbackUrl(),
+    webhookURL: connection.callbackUrl,
   };
   const answer = await send(connection, 'report', 'airtime-cash/', params, false);
   if (answer.kind === 'indefinite') return { status: 'unknown', reason: answer.reason };
@@ -371,7 +371,7 @@ async function requery(connection: AirtimeCashConnection, request: RequeryReques
     connection,
     'status query',
     'merchant-verify/',
-    { serviceName: 'Webhook', ref: request.reference, webhookURL: connection.callbackUrl() },
+    { serviceName: 'Webhook', ref: request.reference, webhookURL: connection.callbackUrl },
     true,
   );
   if (answer.kind === 'indefinite') return { status: 'unknown', reason: answer.reason };

@@ -21,7 +21,7 @@ export type PaymentsSimulator = {
   /** Every delayed step (transfer settlements, reversals, webhook retries) stops when the app closes. */
   timers: Timers;
   /** The service's public base URL, where the checkout page is served. */
-  publicBaseUrl: () => string;
+  publicBaseUrl: string;
   /** Told of every transfer that settles, and of every settled transfer that is reversed. */
   onTransferSettled: ((accountNumber: string, amountKobo: bigint) => void) | undefined;
   onTransferReversed: ((accountNumber: string, amountKobo: bigint) => void) | undefined;

@@ -77,7 +77,7 @@ function initializeTransaction(sim: PaymentsSimulator, request: FastifyRequest, 
     status: true,
     message: 'Authorization URL created',
     data: {
-      authorization_url: `${sim.publicBaseUrl()}/__sandbox/checkout/${encodeURIComponent(reference)}`,
+      authorization_url: `${sim.publicBaseUrl}/__sandbox/checkout/${encodeURIComponent(reference)}`,
       access_code: transaction.accessCode,
       reference,
     },

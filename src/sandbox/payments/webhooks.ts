@@ -60,7 +60,7 @@ export type WebhookSender = {
 export type WebhookSenderOptions = {
   state: SandboxPaymentsState;
   signingSecret: string;
-  webhookUrl: () => string;
+  webhookUrl: string;
   clock: Clock;
   timers: Timers;
 };
@@ -94,7 +94,7 @@ function send(
     id,
     event: event.event,
     reference: event.reference,
-    url: state.webhookUrlOverride ?? options.webhookUrl(),
+    url: state.webhookUrlOverride ?? options.webhookUrl,
     status: 'delivering',
     attempts: [],
     settled: new Promise<void>((resolve) => {

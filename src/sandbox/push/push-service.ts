@@ -55,7 +55,7 @@ export function createSandboxPushState(): SandboxPushState {
 export type SandboxPushDeps = {
   clock: Clock;
   /** The sandbox's own base URL (the service's, in process): the subscriptions' endpoints are under it. */
-  serviceBaseUrl: () => string;
+  serviceBaseUrl: string;
   /**
    * The service's VAPID public key (getPushPublicKey): what a subscription is made with by default;
    * undefined (a standalone sandbox not told it), the subscribing browser must name its key.
@@ -132,7 +132,7 @@ function subscribe(
     state.subscriptions.delete(state.subscriptions.keys().next().value!);
   }
   const id = randomBytes(16).toString('base64url');
-  const endpoint = `${deps.serviceBaseUrl()}${sendPath}${id}`;
+  const endpoint = `${deps.serviceBaseUrl}${sendPath}${id}`;
   const { ecdh, authSecret, p256dh, auth } = newPushKeys();
   state.subscriptions.set(id, {
     endpoint,
@@ -230,7 +230,7 @@ async function receivePush(
   // RFC 8030 section 5: 201 with the push message's resource, and the TTL the service keeps it for.
   return reply
     .code(201)
-    .header('location', `${deps.serviceBaseUrl()}${sandboxPushPath}/messages/${randomUUID()}`)
+    .header('location', `${deps.serviceBaseUrl}${sandboxPushPath}/messages/${randomUUID()}`)
     .header('ttl', String(ttl))
     .send();
 }

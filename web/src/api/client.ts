@@ -2,6 +2,7 @@ import createClient, { type Middleware } from 'openapi-fetch';
 import type { ApiError } from './errors.ts';
 import { getOperationNames } from './get-operations.gen.ts';
 import type { operations, paths } from './schema';
+import { enrolmentNeeded, secondFactor } from './second-factor.ts';
 import { session } from './session.ts';
 
 // The one way the client speaks to the service: openapi-fetch over the types generated from
@@ -131,23 +132,55 @@ export class CallError extends Error implements ApiError {
 /**
  * The service answered with a refusal (a 4xx) and kept that answer under the request's
  * Idempotency-Key: nothing was charged, so the next try of the intent needs a new key (the same key
- * with other input, a corrected PIN say, would be refused as reused). A lost connection, a 5xx, or a
- * request still in progress keep the key: the first attempt may have gone through.
+ * with other input, a corrected PIN say, would be refused as reused). So is a 503 SERVICE_PAUSED: an
+ * operator paused the service and nothing was debited (API.md section 17.4). A lost connection, any
+ * other 5xx, or a request still in progress keep the key: the first attempt may have gone through.
  */
 export const answeredRefusal = (error: unknown): boolean =>
   error instanceof CallError &&
-  error.status >= 400 &&
-  error.status < 500 &&
+  ((error.status >= 400 && error.status < 500) || error.code === 'SERVICE_PAUSED') &&
   !['IDEMPOTENCY_IN_PROGRESS', 'IDEMPOTENCY_KEY_REUSED', 'RATE_LIMITED'].includes(error.code);
+
+/** The operations that give an admin's session its second factor: never held back for it. */
+const secondFactorOperations: ReadonlySet<OperationName> = new Set<OperationName>([
+  'adminEnrolTotp',
+  'adminConfirmTotp',
+  'adminVerifyTotp',
+]);
+
+type CallOptions = { idempotencyKey?: string; signal?: AbortSignal };
 
 /**
  * Calls an operation. A POST carries an Idempotency-Key: pass the same one when retrying the same
  * intent (a purchase after a lost connection), so the service does it once.
+ *
+ * An admin call refused for want of the session's second factor (403 SECOND_FACTOR_REQUIRED, API.md
+ * section 17.4) waits while the admin area asks for the code (second-factor.ts), then goes again
+ * under a new key: the refusal did nothing, and the service may keep it under the first key.
  */
 export async function call<N extends OperationName>(
   name: N,
   input: Input<N>,
-  options: { idempotencyKey?: string; signal?: AbortSignal } = {},
+  options: CallOptions = {},
+): Promise<Output<N>> {
+  try {
+    return await send(name, input, options);
+  } catch (error) {
+    const held =
+      error instanceof CallError &&
+      error.code === 'SECOND_FACTOR_REQUIRED' &&
+      !secondFactorOperations.has(name) &&
+      options.signal?.aborted !== true;
+    if (!held || !(await secondFactor.ask({ enrolled: !enrolmentNeeded(error.details) }))) throw error;
+    const { idempotencyKey: _refused, ...again } = options;
+    return call(name, input, again);
+  }
+}
+
+async function send<N extends OperationName>(
+  name: N,
+  input: Input<N>,
+  options: CallOptions,
 ): Promise<Output<N>> {
   const path = `/_serverFn/${name}` as const;
   const isGet = getOperations.has(name);

@@ -1,3 +1,5 @@
+import { serviceNames } from '../../../src/shared/display-names.ts';
+
 // Every error code of API.md section 2 in words a person understands: no raw codes on screen.
 
 export type ApiError = {
@@ -18,6 +20,11 @@ const words: Record<string, string> = {
   PIN_NOT_SET: 'Set your transaction PIN first.',
   PIN_LOCKED: 'Your PIN is locked for 30 minutes after 5 wrong tries. Reset it with a code, or wait.',
   FORBIDDEN: 'You are not allowed to do that.',
+  LIMIT_EXCEEDED: 'That is over your daily limit. Try a smaller amount, or again tomorrow.',
+  ACCOUNT_FROZEN:
+    'Your account is frozen: no money can leave it for now, and nothing was charged. Contact billrail support to have it lifted.',
+  SECOND_FACTOR_REQUIRED:
+    'This needs the code from your authenticator app: open the screen again to enter it.',
   NOT_FOUND: 'We could not find that.',
   INSUFFICIENT_FUNDS: 'Your wallet balance is too low for this. Fund your wallet and try again.',
   PRICE_CHANGED: 'The price has just changed. Check the new price and try again.',
@@ -31,6 +38,7 @@ const words: Record<string, string> = {
   RATE_LIMITED: 'Too many attempts. Please wait a moment and try again.',
   UPSTREAM_UNAVAILABLE: 'The provider is not answering right now. Nothing was charged; try again shortly.',
   INTERNAL: 'Something went wrong on our side. Please try again.',
+  SERVICE_PAUSED: 'This service is paused for now. Nothing was charged; please try again later.',
   OFFLINE: 'You are offline. Check your connection and try again.',
 };
 
@@ -78,6 +86,13 @@ export function describeError(error: ApiError): string {
   }
   if (error.code === 'INVALID_PIN' && typeof details.attemptsLeft === 'number') {
     return `That PIN is not right. ${details.attemptsLeft} ${details.attemptsLeft === 1 ? 'try' : 'tries'} left before it locks.`;
+  }
+  if (error.code === 'LIMIT_EXCEEDED' && typeof details.remaining === 'number') {
+    return `That is over your daily limit: ${naira(details.remaining)} is left today.`;
+  }
+  if (error.code === 'SERVICE_PAUSED' && typeof details.service === 'string') {
+    const service = serviceNames[details.service] ?? 'This service';
+    return `${service} is paused for now. Nothing was charged; please try again later.`;
   }
   if (error.code === 'PRICE_CHANGED' && typeof details.amount === 'number') {
     return `The price is now ${naira(details.amount)}. Check it and try again.`;

@@ -3,11 +3,16 @@
 
 /** The operations the service answers on GET; every other operation is a POST. */
 export const getOperationNames = [
+  'adminGetUser',
   'adminLedgerCheck',
+  'adminListAdjustments',
   'adminListAlerts',
+  'adminListAuditLog',
   'adminListDisputes',
   'adminListKycReviews',
+  'adminListPauses',
   'adminListPriceLevels',
+  'adminListPurchases',
   'getCheckinStatus',
   'getKycLivenessUrl',
   'getKycStatus',

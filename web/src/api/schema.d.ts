@@ -162,6 +162,146 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/_serverFn/adminFreezeUser": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Freeze an account: nothing can be paid from it until it is unfrozen
+         * @description Freeze an account: nothing can be paid from it until it is unfrozen. The person can still sign in and see everything, and credits still land (top-ups, refunds, transfers in, adjustments), but every payment out at their request (purchases of every kind, social and bulk orders, scheduled runs, transfers) is 403 ACCOUNT_FROZEN before any debit. Decided under the wallet’s lock: no payment accepted after the freeze commits. The person is told that the account is frozen, never the reason. Freezing an account frozen already is 409 CONFLICT (details.frozenAt); an unknown userId is 404. Needs the bearer token of an administrator. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
+        post: operations["adminFreezeUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminUnfreezeUser": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unfreeze an account: payments out are accepted again
+         * @description Unfreeze an account: payments out are accepted again. Scheduled purchases run at their next times. The person is told. Unfreezing an account that is not frozen is 409 CONFLICT; an unknown userId is 404. Needs the bearer token of an administrator. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
+        post: operations["adminUnfreezeUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminRevokeSessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End sessions at once: one person’s ({userId}) or everyone’s ({all: true})
+         * @description End sessions at once: one person’s ({userId}) or everyone’s ({all: true}), on every process; everyone’s spares the calling operator’s own session, so that the operator is not locked out mid-incident (their other sessions end too). Their access tokens answer 401 from the next request and their refresh tokens are refused; each person signs in again. Answers how many sessions were ended (0 for a person with none left); an unknown userId is 404. Needs the bearer token of an administrator. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
+        post: operations["adminRevokeSessions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminEnrolTotp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enrol a TOTP second factor: a new secret, shown once
+         * @description Enrol a TOTP second factor: a new secret, shown once. A new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) and its otpauth:// URL, replacing one not yet confirmed. Once one is confirmed, 409 CONFLICT: the secret is never shown again. Needs the bearer token of an administrator. Send a fresh UUID as Idempotency-Key. Its answer carries credentials, so it is never kept for replay: the same key runs the operation again.
+         */
+        post: operations["adminEnrolTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminConfirmTotp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm the enrolled TOTP with its first code; the session is verified for 15 minutes
+         * @description Confirm the enrolled TOTP with its first code; the session is verified for 15 minutes. Confirms the enrolled secret with a code of it, and verifies the session as adminVerifyTotp does. A wrong code (or one already used) is 403 FORBIDDEN with details.attemptsLeft; five wrong in a row lock the second factor for 30 minutes (423 PIN_LOCKED). 409 CONFLICT before enrolment or once confirmed. Needs the bearer token of an administrator. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
+        post: operations["adminConfirmTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminVerifyTotp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify the session's second factor with a TOTP code, for 15 minutes
+         * @description Verify the session's second factor with a TOTP code, for 15 minutes. Until verifiedUntil, admin operations answer for this session; before, 403 SECOND_FACTOR_REQUIRED. A wrong code (or one already used) is 403 FORBIDDEN with details.attemptsLeft; five wrong in a row lock the second factor for 30 minutes (423 PIN_LOCKED). 409 CONFLICT before a second factor is confirmed. Needs the bearer token of an administrator. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
+        post: operations["adminVerifyTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminResetTotp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset another administrator's lost authenticator, and end their sessions
+         * @description Reset another administrator's lost authenticator, and end their sessions. Four eyes: removes the named administrator's TOTP enrolment (confirmed or not) and ends every session of theirs, so that they sign in again and, until they enrol again (adminEnrolTotp, then adminConfirmTotp), their admin operations answer 403 SECOND_FACTOR_REQUIRED with details.enrolled false. They are told (security mail). The reason is kept in the audit log: write how the administrator asking was confirmed. Resetting your own is 403 FORBIDDEN with details.reason four_eyes; an adminId that is not an administrator's, or one with no enrolment, is 404 NOT_FOUND. Needs the bearer token of an administrator. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
+        post: operations["adminResetTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_serverFn/getWallet": {
         parameters: {
             query?: never;
@@ -176,6 +316,46 @@ export type paths = {
         get: operations["getWallet"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/listTransactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your wallet history: every movement of the wallet (credits and debits), newest first, filtered by kind and date
+         * @description Your wallet history: every movement of the wallet (credits and debits), newest first, filtered by kind and date. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
+        get: operations["listTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/getTransaction": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One entry of your wallet history
+         * @description One entry of your wallet history. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
+        post: operations["getTransaction"];
         delete?: never;
         options?: never;
         head?: never;
@@ -396,46 +576,6 @@ export type paths = {
          * @description Your permanent bank account number for wallet funding by transfer (KYC tier 2); the same every time. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
          */
         post: operations["requestDedicatedAccount"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/listTransactions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Your wallet history: every movement of the wallet (credits and debits), newest first, filtered by kind and date
-         * @description Your wallet history: every movement of the wallet (credits and debits), newest first, filtered by kind and date. Needs the bearer token of a signed-in user. Its inputs are query parameters.
-         */
-        get: operations["listTransactions"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/_serverFn/getTransaction": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * One entry of your wallet history
-         * @description One entry of your wallet history. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
-         */
-        post: operations["getTransaction"];
         delete?: never;
         options?: never;
         head?: never;
@@ -996,6 +1136,26 @@ export type paths = {
          * @description Sell airtime shared from your line: nothing is debited; the wallet is credited the payout once the provider confirms the airtime arrived (failed after 30 minutes without it) Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
          */
         post: operations["sellAirtime"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminListPurchases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Everyone’s purchases, newest first, with their counts by provider, status and failure reason
+         * @description Everyone’s purchases, newest first, with their counts by provider, status and failure reason. Filtered by status, service, provider, person (`userId`) and when they were made (`from`/`to`: whole Africa/Lagos days when given as dates, or instants with their offset): reference, person, service, provider, amount, status, the reason the provider gave for a failure, and when it was made and settled. `counts` counts every purchase the filter matches, not only the page, by provider, status and failure reason, the largest first. Needs the bearer token of an administrator. Its inputs are query parameters.
+         */
+        get: operations["adminListPurchases"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1602,6 +1762,46 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/_serverFn/adminGetUser": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find a person by id or by phone: their account, its freeze, and what last moved their wallet
+         * @description Find a person by id or by phone: their account, its freeze, and what last moved their wallet. Give `userId` or `phone` (exactly one; the phone as people write it, 0803…, 234803… or +234803…, read as the sign-in reads it). The answer has their id, phone, names, KYC tier, roles, whether the account is frozen (since when, by whom and why: the reason is the operators’, never shown to the person), their balances, and the latest 50 movements of their wallet, newest first, as their own history gives them. Nobody with that id or phone is 404; neither or both fields is 400. Needs the bearer token of an administrator. Its inputs are query parameters.
+         */
+        get: operations["adminGetUser"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminListAuditLog": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit log of admin operations, newest first
+         * @description The audit log of admin operations, newest first: every admin operation answered, allowed or refused. Who, what (the input with PINs, codes and secrets redacted), the outcome (`ok`, `replayed` or the error code) and from where. `from`/`to` are whole Africa/Lagos days when given as dates. The log is append-only: the database refuses any change to it. Needs the bearer token of an administrator. Its inputs are query parameters.
+         */
+        get: operations["adminListAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_serverFn/reportProblem": {
         parameters: {
             query?: never;
@@ -1676,6 +1876,146 @@ export type paths = {
          * @description Resolve an open dispute: refund (one ledger posting to the wallet, at most what the transaction still took after earlier refunds, else 422 ABOVE_MAXIMUM with details.limit; amount left out refunds all of it) or decline. A resolved dispute, a purchase still processing, or nothing left to refund is 409 CONFLICT. The person is notified. Needs the bearer token of an administrator. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
          */
         post: operations["adminResolveDispute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminProposeAdjustment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Propose a correction of a person's wallet: a credit or a debit with its reason. Nothing moves until another administrator approves it (adminApproveAdjustment). An unknown userId is 404 NOT_FOUND
+         * @description Propose a correction of a person's wallet: a credit or a debit with its reason. Nothing moves until another administrator approves it (adminApproveAdjustment). An unknown userId is 404 NOT_FOUND. Needs the bearer token of an administrator. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
+        post: operations["adminProposeAdjustment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminApproveAdjustment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve another administrator's proposed adjustment: one ledger posting against the adjustments account, once; the person sees it in their history as kind adjustment, with the reason. The proposer (or the person adjusted) gets 403 FORBIDDEN with details.reason four_eyes; a debit the wallet does not cover is 409 INSUFFICIENT_FUNDS and the adjustment stays proposed; one already decided is 409 CONFLICT
+         * @description Approve another administrator's proposed adjustment: one ledger posting against the adjustments account, once; the person sees it in their history as kind adjustment, with the reason. The proposer (or the person adjusted) gets 403 FORBIDDEN with details.reason four_eyes; a debit the wallet does not cover is 409 INSUFFICIENT_FUNDS and the adjustment stays proposed; one already decided is 409 CONFLICT. Needs the bearer token of an administrator. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
+        post: operations["adminApproveAdjustment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminRejectAdjustment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a proposed adjustment, with the reason: nothing moves. Any administrator may, its proposer included (a withdrawal); one already decided is 409 CONFLICT
+         * @description Reject a proposed adjustment, with the reason: nothing moves. Any administrator may, its proposer included (a withdrawal); one already decided is 409 CONFLICT. Needs the bearer token of an administrator. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
+        post: operations["adminRejectAdjustment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminListAdjustments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Adjustments, newest proposal first (of one status when asked: proposed ones wait for a decision)
+         * @description Adjustments, newest proposal first (of one status when asked: proposed ones wait for a decision) Needs the bearer token of an administrator. Its inputs are query parameters.
+         */
+        get: operations["adminListAdjustments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminPauseService": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a service, or a service through one provider (purchases of it routed to another provider go on): its purchases, bulk orders and social orders answer 503 SERVICE_PAUSED before any debit, on every process within 5 s, scheduled runs are skipped with the reason, and the catalogue lists it as unavailable; purchases already accepted go on. Pausing what is paused already sets its reason
+         * @description Pause a service, or a service through one provider (purchases of it routed to another provider go on): its purchases, bulk orders and social orders answer 503 SERVICE_PAUSED before any debit, on every process within 5 s, scheduled runs are skipped with the reason, and the catalogue lists it as unavailable; purchases already accepted go on. Pausing what is paused already sets its reason. Needs the bearer token of an administrator. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
+        post: operations["adminPauseService"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminResumeService": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused service (through the provider, when the pause named one): purchases go on at once on this process, within 5 s on the others. A pause not in force (another provider, or none) is 404
+         * @description Resume a paused service (through the provider, when the pause named one): purchases go on at once on this process, within 5 s on the others. A pause not in force (another provider, or none) is 404. Needs the bearer token of an administrator. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
+        post: operations["adminResumeService"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminListPauses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every pause in force, as the database holds it now
+         * @description Every pause in force, as the database holds it now. Needs the bearer token of an administrator. Its inputs are query parameters.
+         */
+        get: operations["adminListPauses"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2061,6 +2401,36 @@ export type components = {
                 };
             };
         };
+        /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
+        Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED: {
+            /** @enum {boolean} */
+            success: false;
+            error: {
+                /** @enum {string} */
+                code: "FORBIDDEN" | "SECOND_FACTOR_REQUIRED";
+                message: string;
+                /** @description With INTERNAL: the id under which the server logged the error */
+                errorId?: string;
+                details?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        /** @description Locked: PIN_LOCKED */
+        Error_PIN_LOCKED: {
+            /** @enum {boolean} */
+            success: false;
+            error: {
+                /** @enum {string} */
+                code: "PIN_LOCKED";
+                message: string;
+                /** @description With INTERNAL: the id under which the server logged the error */
+                errorId?: string;
+                details?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
         /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, KYC_PREVIOUS_TIER_REQUIRED */
         Error_IDEMPOTENCY_KEY_REUSED_or_KYC_PREVIOUS_TIER_REQUIRED: {
             /** @enum {boolean} */
@@ -2106,13 +2476,13 @@ export type components = {
                 };
             };
         };
-        /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
-        Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET: {
+        /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, ACCOUNT_FROZEN */
+        Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_ACCOUNT_FROZEN: {
             /** @enum {boolean} */
             success: false;
             error: {
                 /** @enum {string} */
-                code: "KYC_TIER_REQUIRED" | "INVALID_PIN" | "PIN_NOT_SET";
+                code: "KYC_TIER_REQUIRED" | "INVALID_PIN" | "PIN_NOT_SET" | "ACCOUNT_FROZEN";
                 message: string;
                 /** @description With INTERNAL: the id under which the server logged the error */
                 errorId?: string;
@@ -2151,13 +2521,13 @@ export type components = {
                 };
             };
         };
-        /** @description Locked: PIN_LOCKED */
-        Error_PIN_LOCKED: {
+        /** @description Service Unavailable: SERVICE_UNAVAILABLE, SERVICE_PAUSED */
+        Error_SERVICE_UNAVAILABLE_or_SERVICE_PAUSED: {
             /** @enum {boolean} */
             success: false;
             error: {
                 /** @enum {string} */
-                code: "PIN_LOCKED";
+                code: "SERVICE_UNAVAILABLE" | "SERVICE_PAUSED";
                 message: string;
                 /** @description With INTERNAL: the id under which the server logged the error */
                 errorId?: string;
@@ -2226,6 +2596,21 @@ export type components = {
                 };
             };
         };
+        /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
+        Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET: {
+            /** @enum {boolean} */
+            success: false;
+            error: {
+                /** @enum {string} */
+                code: "KYC_TIER_REQUIRED" | "INVALID_PIN" | "PIN_NOT_SET";
+                message: string;
+                /** @description With INTERNAL: the id under which the server logged the error */
+                errorId?: string;
+                details?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
         /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, ABOVE_MAXIMUM */
         Error_IDEMPOTENCY_KEY_REUSED_or_ABOVE_MAXIMUM: {
             /** @enum {boolean} */
@@ -2233,6 +2618,21 @@ export type components = {
             error: {
                 /** @enum {string} */
                 code: "IDEMPOTENCY_KEY_REUSED" | "ABOVE_MAXIMUM";
+                message: string;
+                /** @description With INTERNAL: the id under which the server logged the error */
+                errorId?: string;
+                details?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        /** @description Conflict: INSUFFICIENT_FUNDS, IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+        Error_INSUFFICIENT_FUNDS_or_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT: {
+            /** @enum {boolean} */
+            success: false;
+            error: {
+                /** @enum {string} */
+                code: "INSUFFICIENT_FUNDS" | "IDEMPOTENCY_IN_PROGRESS" | "CONFLICT";
                 message: string;
                 /** @description With INTERNAL: the id under which the server logged the error */
                 errorId?: string;
@@ -2288,7 +2688,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -2355,7 +2755,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -2425,7 +2825,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -2455,6 +2855,8 @@ export interface operations {
                                 referralCode: string;
                                 roles: ("user" | "admin")[];
                                 priceLevel: string | null;
+                                /** @description An operator froze the account: everything can be seen and money still comes in, but every payment out (purchases, social and bulk orders, scheduled runs, transfers) is 403 ACCOUNT_FROZEN until it is unfrozen */
+                                frozen: boolean;
                             };
                         };
                     };
@@ -2508,7 +2910,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -2567,7 +2969,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -2635,7 +3037,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -2692,7 +3094,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -2771,7 +3173,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -2819,7 +3221,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -2845,6 +3247,8 @@ export interface operations {
                             referralCode: string;
                             roles: ("user" | "admin")[];
                             priceLevel: string | null;
+                            /** @description An operator froze the account: everything can be seen and money still comes in, but every payment out (purchases, social and bulk orders, scheduled runs, transfers) is 403 ACCOUNT_FROZEN until it is unfrozen */
+                            frozen: boolean;
                         };
                     };
                 };
@@ -2879,7 +3283,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -2941,7 +3345,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -2969,6 +3373,8 @@ export interface operations {
                             referralCode: string;
                             roles: ("user" | "admin")[];
                             priceLevel: string | null;
+                            /** @description An operator froze the account: everything can be seen and money still comes in, but every payment out (purchases, social and bulk orders, scheduled runs, transfers) is 403 ACCOUNT_FROZEN until it is unfrozen */
+                            frozen: boolean;
                         };
                     };
                 };
@@ -3042,7 +3448,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -3101,7 +3507,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -3129,6 +3535,8 @@ export interface operations {
                             referralCode: string;
                             roles: ("user" | "admin")[];
                             priceLevel: string | null;
+                            /** @description An operator froze the account: everything can be seen and money still comes in, but every payment out (purchases, social and bulk orders, scheduled runs, transfers) is 403 ACCOUNT_FROZEN until it is unfrozen */
+                            frozen: boolean;
                         };
                     };
                 };
@@ -3202,7 +3610,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -3262,7 +3670,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -3352,7 +3760,1144 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    adminFreezeUser: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** Format: uuid */
+                        userId: string;
+                        /** @description Why, for the operators (kept on the account and in the audit log); never shown to the person */
+                        reason: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** Format: uuid */
+                            userId: string;
+                            frozen: boolean;
+                            /**
+                             * Format: date-time
+                             * @description When the account was frozen; null when it is not
+                             */
+                            frozenAt: string | null;
+                            reason: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
+            403: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+            409: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    adminUnfreezeUser: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** Format: uuid */
+                        userId: string;
+                        /** @description Why, for the operators (kept in the audit log) */
+                        reason: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** Format: uuid */
+                            userId: string;
+                            frozen: boolean;
+                            /**
+                             * Format: date-time
+                             * @description When the account was frozen; null when it is not
+                             */
+                            frozenAt: string | null;
+                            reason: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
+            403: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+            409: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    adminRevokeSessions: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** Format: uuid */
+                        userId: string;
+                    } | {
+                        /** @enum {boolean} */
+                        all: true;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description How many sessions were ended */
+                            revoked: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
+            403: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    adminEnrolTotp: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: Record<string, never>;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description The TOTP secret, base32 (RFC 4648): shown once, never again */
+                            secret: string;
+                            /** @description otpauth://totp/... for an authenticator app (a QR code of it) */
+                            otpauthUrl: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    adminConfirmTotp: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        code: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @description Until when admin operations are open to this session
+                             */
+                            verifiedUntil: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN */
+            403: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+            409: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Locked: PIN_LOCKED */
+            423: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PIN_LOCKED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    adminVerifyTotp: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        code: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @description Until when admin operations are open to this session
+                             */
+                            verifiedUntil: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN */
+            403: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+            409: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Locked: PIN_LOCKED */
+            423: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PIN_LOCKED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    adminResetTotp: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /**
+                         * Format: uuid
+                         * @description The administrator whose authenticator is lost
+                         */
+                        adminId: string;
+                        /** @description Why, and how the administrator asking was confirmed (kept in the audit log) */
+                        reason: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** Format: uuid */
+                            adminId: string;
+                            /** @description How many of the administrator's sessions were ended */
+                            revoked: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
+            403: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -3400,7 +4945,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -3448,7 +4993,294 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    listTransactions: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                /** @description Only movements of this kind */
+                kind?: "topup" | "bank_transfer" | "transfer_in" | "transfer_out" | "purchase" | "refund" | "airtime_cash" | "savings_lock" | "savings_release" | "reward" | "dispute_refund" | "adjustment";
+                /** @description From this day or instant on. A date (2026-11-25) starts at the first moment of that day in Africa/Lagos; a full ISO 8601 instant with its offset is taken as given. */
+                from?: string;
+                /** @description Up to this day or instant, included. A date (2026-11-25) runs to the last moment of that day in Africa/Lagos, so from=D&to=D is the whole of day D; a full ISO 8601 instant with its offset is taken as given. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                id: string;
+                                reference: string;
+                                /**
+                                 * @description What moved the money: savings_release is a lock broken or matured; adjustment, an operator's correction (its reason in the description) or anything else
+                                 * @enum {string}
+                                 */
+                                kind: "topup" | "bank_transfer" | "transfer_in" | "transfer_out" | "purchase" | "refund" | "airtime_cash" | "savings_lock" | "savings_release" | "reward" | "dispute_refund" | "adjustment";
+                                description: string;
+                                /** @enum {string} */
+                                direction: "credit" | "debit";
+                                /** @description Amount moved (naira with at most 2 decimals) */
+                                amount: number;
+                                /** @description Wallet balance once this movement was posted (naira with at most 2 decimals) */
+                                balanceAfter: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description Transfers: the other person's name as others see it (surname masked: Adaeze O.) */
+                                counterparty?: string;
+                                /** @description Purchases, their refunds and airtime-to-cash sales: the id getMyVtuTransaction takes */
+                                purchaseId?: string;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    getTransaction: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        id: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            reference: string;
+                            /**
+                             * @description What moved the money: savings_release is a lock broken or matured; adjustment, an operator's correction (its reason in the description) or anything else
+                             * @enum {string}
+                             */
+                            kind: "topup" | "bank_transfer" | "transfer_in" | "transfer_out" | "purchase" | "refund" | "airtime_cash" | "savings_lock" | "savings_release" | "reward" | "dispute_refund" | "adjustment";
+                            description: string;
+                            /** @enum {string} */
+                            direction: "credit" | "debit";
+                            /** @description Amount moved (naira with at most 2 decimals) */
+                            amount: number;
+                            /** @description Wallet balance once this movement was posted (naira with at most 2 decimals) */
+                            balanceAfter: number;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description Transfers: the other person's name as others see it (surname masked: Adaeze O.) */
+                            counterparty?: string;
+                            /** @description Purchases, their refunds and airtime-to-cash sales: the id getMyVtuTransaction takes */
+                            purchaseId?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -3496,7 +5328,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -3538,7 +5370,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -3586,7 +5418,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -3633,7 +5465,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -3693,7 +5525,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -3776,7 +5608,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -3845,7 +5677,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -3939,7 +5771,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -4013,7 +5845,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -4107,7 +5939,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -4176,7 +6008,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -4267,7 +6099,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -4319,7 +6151,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -4379,19 +6211,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: FORBIDDEN */
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_FORBIDDEN"];
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
                 };
             };
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -4455,7 +6287,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -4502,7 +6334,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: FORBIDDEN */
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
             403: {
                 headers: {
                     /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
@@ -4510,7 +6342,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_FORBIDDEN"];
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
                 };
             };
             /** @description Not Found: NOT_FOUND */
@@ -4560,7 +6392,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -4620,7 +6452,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -4714,7 +6546,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -4782,7 +6614,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -4874,7 +6706,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -4940,7 +6772,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -5042,7 +6874,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -5087,293 +6919,6 @@ export interface operations {
             };
         };
     };
-    listTransactions: {
-        parameters: {
-            query?: {
-                limit?: number;
-                offset?: number;
-                /** @description Only movements of this kind */
-                kind?: "topup" | "bank_transfer" | "transfer_in" | "transfer_out" | "purchase" | "refund" | "airtime_cash" | "savings_lock" | "savings_release" | "reward" | "dispute_refund" | "adjustment";
-                /** @description From this day or instant on. A date (2026-11-25) starts at the first moment of that day in Africa/Lagos; a full ISO 8601 instant with its offset is taken as given. */
-                from?: string;
-                /** @description Up to this day or instant, included. A date (2026-11-25) runs to the last moment of that day in Africa/Lagos, so from=D&to=D is the whole of day D; a full ISO 8601 instant with its offset is taken as given. */
-                to?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window starts again */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            items: {
-                                id: string;
-                                reference: string;
-                                /**
-                                 * @description What moved the money: savings_release is a lock broken or matured; adjustment, anything else (a correction)
-                                 * @enum {string}
-                                 */
-                                kind: "topup" | "bank_transfer" | "transfer_in" | "transfer_out" | "purchase" | "refund" | "airtime_cash" | "savings_lock" | "savings_release" | "reward" | "dispute_refund" | "adjustment";
-                                description: string;
-                                /** @enum {string} */
-                                direction: "credit" | "debit";
-                                /** @description Amount moved (naira with at most 2 decimals) */
-                                amount: number;
-                                /** @description Wallet balance once this movement was posted (naira with at most 2 decimals) */
-                                balanceAfter: number;
-                                /** Format: date-time */
-                                createdAt: string;
-                                /** @description Transfers: the other person's name as others see it (surname masked: Adaeze O.) */
-                                counterparty?: string;
-                                /** @description Purchases, their refunds and airtime-to-cash sales: the id getMyVtuTransaction takes */
-                                purchaseId?: string;
-                            }[];
-                            limit: number;
-                            offset: number;
-                            total: number;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window starts again */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
-            503: {
-                headers: {
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
-                };
-            };
-        };
-    };
-    getTransaction: {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description A fresh UUID per logical request */
-                "idempotency-key": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    data: {
-                        id: string;
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window starts again */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            id: string;
-                            reference: string;
-                            /**
-                             * @description What moved the money: savings_release is a lock broken or matured; adjustment, anything else (a correction)
-                             * @enum {string}
-                             */
-                            kind: "topup" | "bank_transfer" | "transfer_in" | "transfer_out" | "purchase" | "refund" | "airtime_cash" | "savings_lock" | "savings_release" | "reward" | "dispute_refund" | "adjustment";
-                            description: string;
-                            /** @enum {string} */
-                            direction: "credit" | "debit";
-                            /** @description Amount moved (naira with at most 2 decimals) */
-                            amount: number;
-                            /** @description Wallet balance once this movement was posted (naira with at most 2 decimals) */
-                            balanceAfter: number;
-                            /** Format: date-time */
-                            createdAt: string;
-                            /** @description Transfers: the other person's name as others see it (surname masked: Adaeze O.) */
-                            counterparty?: string;
-                            /** @description Purchases, their refunds and airtime-to-cash sales: the id getMyVtuTransaction takes */
-                            purchaseId?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
-            400: {
-                headers: {
-                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
-                };
-            };
-            /** @description Unauthorized: UNAUTHENTICATED */
-            401: {
-                headers: {
-                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
-                };
-            };
-            /** @description Not Found: NOT_FOUND */
-            404: {
-                headers: {
-                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_NOT_FOUND"];
-                };
-            };
-            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
-            409: {
-                headers: {
-                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
-                };
-            };
-            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
-            413: {
-                headers: {
-                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
-                };
-            };
-            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
-            422: {
-                headers: {
-                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
-                };
-            };
-            /** @description Too Many Requests: RATE_LIMITED */
-            429: {
-                headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window starts again */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
-                };
-            };
-            /** @description Internal Server Error: INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_INTERNAL"];
-                };
-            };
-            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
-            503: {
-                headers: {
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
-                };
-            };
-        };
-    };
     adminListAlerts: {
         parameters: {
             query?: {
@@ -5389,7 +6934,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -5438,19 +6983,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: FORBIDDEN */
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_FORBIDDEN"];
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
                 };
             };
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -5498,7 +7043,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -5516,6 +7061,10 @@ export interface operations {
                                 id: "mtn" | "glo" | "airtel" | "9mobile";
                                 name: string;
                             }[];
+                            /** @description False while an operator has paused the service: buying it answers 503 SERVICE_PAUSED */
+                            available: boolean;
+                            /** @description Why the service is paused, while it is */
+                            pausedReason?: string;
                         };
                     };
                 };
@@ -5541,7 +7090,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -5598,7 +7147,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -5616,6 +7165,10 @@ export interface operations {
                                 id: "mtn" | "glo" | "airtel" | "9mobile";
                                 name: string;
                             }[];
+                            /** @description False while an operator has paused the service: buying it answers 503 SERVICE_PAUSED */
+                            available: boolean;
+                            /** @description Why the service is paused, while it is */
+                            pausedReason?: string;
                         };
                     };
                 };
@@ -5641,7 +7194,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -5700,7 +7253,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -5717,6 +7270,10 @@ export interface operations {
                                 planType: string;
                                 plans: number;
                             }[];
+                            /** @description False while an operator has paused the service: buying it answers 503 SERVICE_PAUSED */
+                            available: boolean;
+                            /** @description Why the service is paused, while it is */
+                            pausedReason?: string;
                         };
                     };
                 };
@@ -5742,7 +7299,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -5801,7 +7358,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -5824,6 +7381,10 @@ export interface operations {
                                 /** @description Retail price: what buyData charges, and what its amount must equal (naira with at most 2 decimals) */
                                 amount: number;
                             }[];
+                            /** @description False while an operator has paused the service: buying it answers 503 SERVICE_PAUSED */
+                            available: boolean;
+                            /** @description Why the service is paused, while it is */
+                            pausedReason?: string;
                         };
                     };
                 };
@@ -5849,7 +7410,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -5909,7 +7470,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -5932,6 +7493,10 @@ export interface operations {
                                 /** @description Retail price: what buyData charges, and what its amount must equal (naira with at most 2 decimals) */
                                 amount: number;
                             }[];
+                            /** @description False while an operator has paused the service: buying it answers 503 SERVICE_PAUSED */
+                            available: boolean;
+                            /** @description Why the service is paused, while it is */
+                            pausedReason?: string;
                         };
                     };
                 };
@@ -5957,7 +7522,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -6014,7 +7579,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -6031,6 +7596,10 @@ export interface operations {
                                 id: string;
                                 name: string;
                             }[];
+                            /** @description False while an operator has paused the service: buying it answers 503 SERVICE_PAUSED */
+                            available: boolean;
+                            /** @description Why the service is paused, while it is */
+                            pausedReason?: string;
                         };
                     };
                 };
@@ -6056,7 +7625,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -6115,7 +7684,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -6135,6 +7704,10 @@ export interface operations {
                                 /** @description Retail price: what subscribeCable charges (naira with at most 2 decimals) */
                                 amount: number;
                             }[];
+                            /** @description False while an operator has paused the service: buying it answers 503 SERVICE_PAUSED */
+                            available: boolean;
+                            /** @description Why the service is paused, while it is */
+                            pausedReason?: string;
                         };
                     };
                 };
@@ -6160,7 +7733,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -6217,7 +7790,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -6234,6 +7807,10 @@ export interface operations {
                                 id: string;
                                 name: string;
                             }[];
+                            /** @description False while an operator has paused the service: buying it answers 503 SERVICE_PAUSED */
+                            available: boolean;
+                            /** @description Why the service is paused, while it is */
+                            pausedReason?: string;
                         };
                     };
                 };
@@ -6259,7 +7836,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -6316,7 +7893,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -6333,6 +7910,10 @@ export interface operations {
                                 id: string;
                                 name: string;
                             }[];
+                            /** @description False while an operator has paused the service: buying it answers 503 SERVICE_PAUSED */
+                            available: boolean;
+                            /** @description Why the service is paused, while it is */
+                            pausedReason?: string;
                         };
                     };
                 };
@@ -6358,7 +7939,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -6415,7 +7996,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -6459,7 +8040,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -6518,7 +8099,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -6538,6 +8119,10 @@ export interface operations {
                                 /** @description Retail price of one pin (markup applied): buyEducationPin charges quantity × this amount; a purchase whose amount differs is 409 PRICE_CHANGED with the price in details.amount (naira with at most 2 decimals) */
                                 amount: number;
                             }[];
+                            /** @description False while an operator has paused the service: buying it answers 503 SERVICE_PAUSED */
+                            available: boolean;
+                            /** @description Why the service is paused, while it is */
+                            pausedReason?: string;
                         };
                     };
                 };
@@ -6563,7 +8148,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -6636,7 +8221,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -6723,7 +8308,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -6783,7 +8368,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -6877,7 +8462,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -6948,7 +8533,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -7042,7 +8627,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -7111,7 +8696,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -7205,7 +8790,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -7278,7 +8863,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -7356,7 +8941,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
+            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, ACCOUNT_FROZEN */
             403: {
                 headers: {
                     /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
@@ -7364,7 +8949,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET"];
+                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_ACCOUNT_FROZEN"];
                 };
             };
             /** @description Conflict: INSUFFICIENT_FUNDS, IDEMPOTENCY_IN_PROGRESS */
@@ -7416,7 +9001,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -7439,7 +9024,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
-            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE, SERVICE_PAUSED */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -7447,7 +9032,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE_or_SERVICE_PAUSED"];
                 };
             };
         };
@@ -7481,7 +9066,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -7559,7 +9144,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
+            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, ACCOUNT_FROZEN */
             403: {
                 headers: {
                     /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
@@ -7567,7 +9152,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET"];
+                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_ACCOUNT_FROZEN"];
                 };
             };
             /** @description Conflict: INSUFFICIENT_FUNDS, PRICE_CHANGED, IDEMPOTENCY_IN_PROGRESS */
@@ -7619,7 +9204,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -7651,7 +9236,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
                 };
             };
-            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE, SERVICE_PAUSED */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -7659,7 +9244,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE_or_SERVICE_PAUSED"];
                 };
             };
         };
@@ -7699,7 +9284,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -7777,7 +9362,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
+            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, ACCOUNT_FROZEN */
             403: {
                 headers: {
                     /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
@@ -7785,7 +9370,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET"];
+                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_ACCOUNT_FROZEN"];
                 };
             };
             /** @description Conflict: INSUFFICIENT_FUNDS, PRICE_CHANGED, IDEMPOTENCY_IN_PROGRESS */
@@ -7837,7 +9422,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -7869,7 +9454,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
                 };
             };
-            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE, SERVICE_PAUSED */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -7877,7 +9462,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE_or_SERVICE_PAUSED"];
                 };
             };
         };
@@ -7912,7 +9497,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -7990,7 +9575,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
+            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, ACCOUNT_FROZEN */
             403: {
                 headers: {
                     /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
@@ -7998,7 +9583,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET"];
+                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_ACCOUNT_FROZEN"];
                 };
             };
             /** @description Conflict: INSUFFICIENT_FUNDS, IDEMPOTENCY_IN_PROGRESS */
@@ -8050,7 +9635,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -8073,7 +9658,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
-            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE, SERVICE_PAUSED */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -8081,7 +9666,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE_or_SERVICE_PAUSED"];
                 };
             };
         };
@@ -8113,7 +9698,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -8191,7 +9776,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
+            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, ACCOUNT_FROZEN */
             403: {
                 headers: {
                     /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
@@ -8199,7 +9784,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET"];
+                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_ACCOUNT_FROZEN"];
                 };
             };
             /** @description Conflict: INSUFFICIENT_FUNDS, IDEMPOTENCY_IN_PROGRESS */
@@ -8251,7 +9836,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -8274,7 +9859,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
-            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE, SERVICE_PAUSED */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -8282,7 +9867,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE_or_SERVICE_PAUSED"];
                 };
             };
         };
@@ -8318,7 +9903,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -8396,7 +9981,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
+            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, ACCOUNT_FROZEN */
             403: {
                 headers: {
                     /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
@@ -8404,7 +9989,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET"];
+                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_ACCOUNT_FROZEN"];
                 };
             };
             /** @description Conflict: INSUFFICIENT_FUNDS, PRICE_CHANGED, IDEMPOTENCY_IN_PROGRESS */
@@ -8456,7 +10041,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -8488,7 +10073,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
                 };
             };
-            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE, SERVICE_PAUSED */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -8496,7 +10081,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE_or_SERVICE_PAUSED"];
                 };
             };
         };
@@ -8522,7 +10107,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -8602,7 +10187,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -8662,7 +10247,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -8787,7 +10372,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -8837,7 +10422,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -8859,6 +10444,10 @@ export interface operations {
                                 min: number;
                                 max: number;
                             }[];
+                            /** @description False while an operator has paused the service: buying it answers 503 SERVICE_PAUSED */
+                            available: boolean;
+                            /** @description Why the service is paused, while it is */
+                            pausedReason?: string;
                         };
                     };
                 };
@@ -8884,7 +10473,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -8957,7 +10546,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -9035,7 +10624,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
+            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, ACCOUNT_FROZEN */
             403: {
                 headers: {
                     /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
@@ -9043,7 +10632,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET"];
+                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_ACCOUNT_FROZEN"];
                 };
             };
             /** @description Conflict: INSUFFICIENT_FUNDS, PRICE_CHANGED, IDEMPOTENCY_IN_PROGRESS */
@@ -9095,7 +10684,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -9127,7 +10716,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
                 };
             };
-            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE, SERVICE_PAUSED */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -9135,7 +10724,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE_or_SERVICE_PAUSED"];
                 };
             };
         };
@@ -9156,7 +10745,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -9175,6 +10764,10 @@ export interface operations {
                             payout: number;
                             ratePercent: number;
                             sendTo: string;
+                            /** @description False while an operator has paused the service: buying it answers 503 SERVICE_PAUSED */
+                            available: boolean;
+                            /** @description Why the service is paused, while it is */
+                            pausedReason?: string;
                         };
                     };
                 };
@@ -9209,7 +10802,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -9282,7 +10875,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -9420,7 +11013,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -9450,6 +11043,151 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE, SERVICE_PAUSED */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE_or_SERVICE_PAUSED"];
+                };
+            };
+        };
+    };
+    adminListPurchases: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                status?: "processing" | "success" | "failed";
+                service?: "airtime" | "data" | "cable" | "electricity" | "betting" | "education" | "airtime_to_cash" | "social";
+                /** @description The provider that served it (VTU_ROUTES) */
+                provider?: "data" | "bills" | "social";
+                /** @description Only this person’s purchases */
+                userId?: string;
+                /** @description From this day or instant on. A date (2026-11-25) starts at the first moment of that day in Africa/Lagos; a full ISO 8601 instant with its offset is taken as given. */
+                from?: string;
+                /** @description Up to this day or instant, included. A date (2026-11-25) runs to the last moment of that day in Africa/Lagos, so from=D&to=D is the whole of day D; a full ISO 8601 instant with its offset is taken as given. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /** Format: uuid */
+                                id: string;
+                                reference: string;
+                                /** Format: uuid */
+                                userId: string;
+                                service: string;
+                                provider: string;
+                                network: string | null;
+                                recipient: string;
+                                /** @enum {string} */
+                                direction: "debit" | "credit";
+                                /** @description Amount charged (a sale of airtime: the payout) (naira with at most 2 decimals) */
+                                amount: number;
+                                /** @enum {string} */
+                                status: "processing" | "success" | "failed";
+                                /** @description A failed purchase: the reason its provider gave */
+                                failureReason: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it settled; null while processing
+                                 */
+                                completedAt: string | null;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            total: number;
+                            /** @description Every purchase the filter matches (not only this page), counted by provider, status and failure reason, the largest first: with status=failed, what the providers refuse and how often */
+                            counts: {
+                                provider: string;
+                                /** @enum {string} */
+                                status: "processing" | "success" | "failed";
+                                failureReason: string | null;
+                                count: number;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
                 };
             };
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
@@ -9490,7 +11228,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -9587,7 +11325,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -9639,7 +11377,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -9703,7 +11441,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -9763,7 +11501,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -9877,7 +11615,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -9936,7 +11674,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -10037,7 +11775,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -10100,7 +11838,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -10150,7 +11888,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
+            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, ACCOUNT_FROZEN */
             403: {
                 headers: {
                     /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
@@ -10158,7 +11896,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET"];
+                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_ACCOUNT_FROZEN"];
                 };
             };
             /** @description Not Found: NOT_FOUND */
@@ -10221,7 +11959,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -10271,7 +12009,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -10324,7 +12062,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -10396,7 +12134,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -10485,7 +12223,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -10545,7 +12283,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -10634,7 +12372,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -10682,7 +12420,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -10731,7 +12469,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -10788,7 +12526,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -10876,7 +12614,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -10933,7 +12671,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -11014,7 +12752,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -11062,7 +12800,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -11104,7 +12842,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -11164,7 +12902,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -11258,7 +12996,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -11306,7 +13044,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -11353,7 +13091,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -11404,7 +13142,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -11459,7 +13197,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -11519,7 +13257,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -11618,7 +13356,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -11675,7 +13413,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -11753,7 +13491,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -11804,7 +13542,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -11866,7 +13604,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -11928,7 +13666,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -12024,7 +13762,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -12072,7 +13810,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -12095,6 +13833,7 @@ export interface operations {
                                 lock_matured: boolean;
                                 lock_broken: boolean;
                                 dispute_resolved: boolean;
+                                wallet_adjusted: boolean;
                                 checkin_claimed: boolean;
                                 milestone_reached: boolean;
                                 referral_qualified: boolean;
@@ -12103,6 +13842,9 @@ export interface operations {
                                 ops_alert: boolean;
                                 pin_changed: boolean;
                                 new_device_sign_in: boolean;
+                                account_frozen: boolean;
+                                account_unfrozen: boolean;
+                                second_factor_reset: boolean;
                                 schedule_skipped: boolean;
                                 schedule_paused: boolean;
                                 broadcast: boolean;
@@ -12117,6 +13859,7 @@ export interface operations {
                                 lock_matured: boolean;
                                 lock_broken: boolean;
                                 dispute_resolved: boolean;
+                                wallet_adjusted: boolean;
                                 checkin_claimed: boolean;
                                 milestone_reached: boolean;
                                 referral_qualified: boolean;
@@ -12125,6 +13868,9 @@ export interface operations {
                                 ops_alert: boolean;
                                 pin_changed: boolean;
                                 new_device_sign_in: boolean;
+                                account_frozen: boolean;
+                                account_unfrozen: boolean;
+                                second_factor_reset: boolean;
                                 schedule_skipped: boolean;
                                 schedule_paused: boolean;
                                 broadcast: boolean;
@@ -12154,7 +13900,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -12214,6 +13960,7 @@ export interface operations {
                             lock_matured?: boolean;
                             lock_broken?: boolean;
                             dispute_resolved?: boolean;
+                            wallet_adjusted?: boolean;
                             checkin_claimed?: boolean;
                             milestone_reached?: boolean;
                             referral_qualified?: boolean;
@@ -12234,6 +13981,7 @@ export interface operations {
                             lock_matured?: boolean;
                             lock_broken?: boolean;
                             dispute_resolved?: boolean;
+                            wallet_adjusted?: boolean;
                             checkin_claimed?: boolean;
                             milestone_reached?: boolean;
                             referral_qualified?: boolean;
@@ -12242,6 +13990,9 @@ export interface operations {
                             ops_alert?: boolean;
                             pin_changed?: boolean;
                             new_device_sign_in?: boolean;
+                            account_frozen?: boolean;
+                            account_unfrozen?: boolean;
+                            second_factor_reset?: boolean;
                             schedule_skipped?: boolean;
                             schedule_paused?: boolean;
                             broadcast?: boolean;
@@ -12254,7 +14005,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -12279,6 +14030,7 @@ export interface operations {
                                 lock_matured: boolean;
                                 lock_broken: boolean;
                                 dispute_resolved: boolean;
+                                wallet_adjusted: boolean;
                                 checkin_claimed: boolean;
                                 milestone_reached: boolean;
                                 referral_qualified: boolean;
@@ -12287,6 +14039,9 @@ export interface operations {
                                 ops_alert: boolean;
                                 pin_changed: boolean;
                                 new_device_sign_in: boolean;
+                                account_frozen: boolean;
+                                account_unfrozen: boolean;
+                                second_factor_reset: boolean;
                                 schedule_skipped: boolean;
                                 schedule_paused: boolean;
                                 broadcast: boolean;
@@ -12301,6 +14056,7 @@ export interface operations {
                                 lock_matured: boolean;
                                 lock_broken: boolean;
                                 dispute_resolved: boolean;
+                                wallet_adjusted: boolean;
                                 checkin_claimed: boolean;
                                 milestone_reached: boolean;
                                 referral_qualified: boolean;
@@ -12309,6 +14065,9 @@ export interface operations {
                                 ops_alert: boolean;
                                 pin_changed: boolean;
                                 new_device_sign_in: boolean;
+                                account_frozen: boolean;
+                                account_unfrozen: boolean;
+                                second_factor_reset: boolean;
                                 schedule_skipped: boolean;
                                 schedule_paused: boolean;
                                 broadcast: boolean;
@@ -12375,7 +14134,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -12443,7 +14202,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -12503,7 +14262,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: FORBIDDEN */
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
             403: {
                 headers: {
                     /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
@@ -12511,7 +14270,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_FORBIDDEN"];
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
                 };
             };
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
@@ -12550,7 +14309,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -12598,7 +14357,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -12628,7 +14387,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -12689,7 +14448,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -12767,7 +14526,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -12826,7 +14585,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -12915,7 +14674,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -12963,7 +14722,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -13004,19 +14763,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: FORBIDDEN */
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_FORBIDDEN"];
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
                 };
             };
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -13073,7 +14832,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -13145,7 +14904,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: FORBIDDEN */
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
             403: {
                 headers: {
                     /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
@@ -13153,7 +14912,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_FORBIDDEN"];
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
                 };
             };
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
@@ -13192,7 +14951,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -13259,7 +15018,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -13314,7 +15073,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: FORBIDDEN */
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
             403: {
                 headers: {
                     /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
@@ -13322,7 +15081,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_FORBIDDEN"];
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
                 };
             };
             /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
@@ -13361,7 +15120,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -13423,7 +15182,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -13467,7 +15226,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: FORBIDDEN */
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
             403: {
                 headers: {
                     /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
@@ -13475,7 +15234,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_FORBIDDEN"];
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
                 };
             };
             /** @description Not Found: NOT_FOUND */
@@ -13525,7 +15284,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -13573,7 +15332,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -13627,19 +15386,323 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: FORBIDDEN */
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_FORBIDDEN"];
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
                 };
             };
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    adminGetUser: {
+        parameters: {
+            query?: {
+                /** @description The person’s id (on alerts, disputes, KYC reviews, audit entries) */
+                userId?: string;
+                /** @description The person’s phone as people write it: 0803…, 234803… or +234803… (in a query string, + is %2B) */
+                phone?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @description E.164 (+234…) */
+                            phone: string;
+                            firstName: string | null;
+                            lastName: string | null;
+                            email: string | null;
+                            /** @description The highest KYC tier approved (0: none) */
+                            kycTier: number;
+                            roles: ("user" | "admin")[];
+                            /** @description An operator froze the account: no payment out until it is unfrozen */
+                            frozen: boolean;
+                            /**
+                             * Format: date-time
+                             * @description When the account was frozen; null when it is not
+                             */
+                            frozenAt: string | null;
+                            /** @description The operator’s reason for the freeze (never shown to the person); null when not frozen */
+                            frozenReason: string | null;
+                            /**
+                             * Format: uuid
+                             * @description The operator who froze it; null when not frozen
+                             */
+                            frozenBy: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the person first signed in
+                             */
+                            createdAt: string;
+                            wallet: {
+                                /** @description Spendable balance (naira with at most 2 decimals) */
+                                balance: number;
+                                /** @description Held in savings locks until they mature or are broken (naira with at most 2 decimals) */
+                                lockedSavings: number;
+                                /** @description Referral bonus, locked for good (naira with at most 2 decimals) */
+                                lockedBonus: number;
+                                /** @description Check-in rewards accrued, withdrawable from the minimum on (naira with at most 2 decimals) */
+                                checkinAccrued: number;
+                                /** @enum {string} */
+                                currency: "NGN";
+                            };
+                            /** @description The latest 50 movements of the wallet, newest first, as the person’s own history (listTransactions) gives them */
+                            movements: {
+                                id: string;
+                                reference: string;
+                                /**
+                                 * @description What moved the money: savings_release is a lock broken or matured; adjustment, an operator's correction (its reason in the description) or anything else
+                                 * @enum {string}
+                                 */
+                                kind: "topup" | "bank_transfer" | "transfer_in" | "transfer_out" | "purchase" | "refund" | "airtime_cash" | "savings_lock" | "savings_release" | "reward" | "dispute_refund" | "adjustment";
+                                description: string;
+                                /** @enum {string} */
+                                direction: "credit" | "debit";
+                                /** @description Amount moved (naira with at most 2 decimals) */
+                                amount: number;
+                                /** @description Wallet balance once this movement was posted (naira with at most 2 decimals) */
+                                balanceAfter: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description Transfers: the other person's name as others see it (surname masked: Adaeze O.) */
+                                counterparty?: string;
+                                /** @description Purchases, their refunds and airtime-to-cash sales: the id getMyVtuTransaction takes */
+                                purchaseId?: string;
+                            }[];
+                            /** @description How many movements the wallet has in all */
+                            movementsTotal: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    adminListAuditLog: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                /** @description Only what this user did (or tried) as an administrator */
+                adminId?: string;
+                /** @description Only this operation (adminFreezeUser, ...) */
+                operation?: string;
+                /** @description From this day or instant on. A date (2026-11-25) starts at the first moment of that day in Africa/Lagos; a full ISO 8601 instant with its offset is taken as given. */
+                from?: string;
+                /** @description Up to this day or instant, included. A date (2026-11-25) runs to the last moment of that day in Africa/Lagos, so from=D&to=D is the whole of day D; a full ISO 8601 instant with its offset is taken as given. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /** Format: uuid */
+                                id: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the operation was answered
+                                 */
+                                at: string;
+                                /**
+                                 * Format: uuid
+                                 * @description Who called it: an administrator, or a user refused for lacking the role
+                                 */
+                                adminId: string;
+                                operation: string;
+                                /** @description The input as sent (PINs, codes, secrets, tokens and passwords redacted); null when never read */
+                                input: unknown;
+                                /** @description `ok`, `replayed` (an Idempotency-Key answered again), or the error code */
+                                outcome: string;
+                                ip: string;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -13703,7 +15766,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -13809,7 +15872,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -13863,7 +15926,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -13925,7 +15988,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -13977,7 +16040,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -14090,19 +16153,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: FORBIDDEN */
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_FORBIDDEN"];
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
                 };
             };
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -14168,7 +16231,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -14227,7 +16290,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: FORBIDDEN */
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
             403: {
                 headers: {
                     /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
@@ -14235,7 +16298,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_FORBIDDEN"];
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
                 };
             };
             /** @description Not Found: NOT_FOUND */
@@ -14285,7 +16348,1214 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    adminProposeAdjustment: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /**
+                         * Format: uuid
+                         * @description The person whose wallet is corrected
+                         */
+                        userId: string;
+                        /**
+                         * @description credit adds to the wallet, debit takes from it (never below zero)
+                         * @enum {string}
+                         */
+                        direction: "credit" | "debit";
+                        /** @description To move (naira with at most 2 decimals) */
+                        amount: number;
+                        /** @description Why (at most 500 characters): the person reads it in their wallet history once it is approved */
+                        reason: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            userId: string;
+                            /** @description The person's phone (E.164) */
+                            phone: string;
+                            /** @enum {string} */
+                            direction: "credit" | "debit";
+                            /** @description Moved, or to move (naira with at most 2 decimals) */
+                            amount: number;
+                            reason: string;
+                            /**
+                             * @description proposed until another operator approves it (posted) or an operator rejects it
+                             * @enum {string}
+                             */
+                            status: "proposed" | "approved" | "rejected";
+                            /** @description The proposing operator's user id */
+                            proposedBy: string;
+                            /** Format: date-time */
+                            proposedAt: string;
+                            /** @description The approving or rejecting operator's user id, once decided */
+                            decidedBy?: string;
+                            /**
+                             * Format: date-time
+                             * @description When it was approved or rejected
+                             */
+                            decidedAt?: string;
+                            /** @description The rejecting operator's reason, when rejected */
+                            rejectReason?: string;
+                            /** @description The posting's reference, when approved: the person's wallet history shows it */
+                            reference?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
+            403: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    adminApproveAdjustment: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** Format: uuid */
+                        id: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            userId: string;
+                            /** @description The person's phone (E.164) */
+                            phone: string;
+                            /** @enum {string} */
+                            direction: "credit" | "debit";
+                            /** @description Moved, or to move (naira with at most 2 decimals) */
+                            amount: number;
+                            reason: string;
+                            /**
+                             * @description proposed until another operator approves it (posted) or an operator rejects it
+                             * @enum {string}
+                             */
+                            status: "proposed" | "approved" | "rejected";
+                            /** @description The proposing operator's user id */
+                            proposedBy: string;
+                            /** Format: date-time */
+                            proposedAt: string;
+                            /** @description The approving or rejecting operator's user id, once decided */
+                            decidedBy?: string;
+                            /**
+                             * Format: date-time
+                             * @description When it was approved or rejected
+                             */
+                            decidedAt?: string;
+                            /** @description The rejecting operator's reason, when rejected */
+                            rejectReason?: string;
+                            /** @description The posting's reference, when approved: the person's wallet history shows it */
+                            reference?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
+            403: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: INSUFFICIENT_FUNDS, IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+            409: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INSUFFICIENT_FUNDS_or_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    adminRejectAdjustment: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** Format: uuid */
+                        id: string;
+                        /** @description Why it is not made (at most 500 characters), for the operators */
+                        reason: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            userId: string;
+                            /** @description The person's phone (E.164) */
+                            phone: string;
+                            /** @enum {string} */
+                            direction: "credit" | "debit";
+                            /** @description Moved, or to move (naira with at most 2 decimals) */
+                            amount: number;
+                            reason: string;
+                            /**
+                             * @description proposed until another operator approves it (posted) or an operator rejects it
+                             * @enum {string}
+                             */
+                            status: "proposed" | "approved" | "rejected";
+                            /** @description The proposing operator's user id */
+                            proposedBy: string;
+                            /** Format: date-time */
+                            proposedAt: string;
+                            /** @description The approving or rejecting operator's user id, once decided */
+                            decidedBy?: string;
+                            /**
+                             * Format: date-time
+                             * @description When it was approved or rejected
+                             */
+                            decidedAt?: string;
+                            /** @description The rejecting operator's reason, when rejected */
+                            rejectReason?: string;
+                            /** @description The posting's reference, when approved: the person's wallet history shows it */
+                            reference?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
+            403: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+            409: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    adminListAdjustments: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                status?: "proposed" | "approved" | "rejected";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description Newest proposal first */
+                            items: {
+                                id: string;
+                                userId: string;
+                                /** @description The person's phone (E.164) */
+                                phone: string;
+                                /** @enum {string} */
+                                direction: "credit" | "debit";
+                                /** @description Moved, or to move (naira with at most 2 decimals) */
+                                amount: number;
+                                reason: string;
+                                /**
+                                 * @description proposed until another operator approves it (posted) or an operator rejects it
+                                 * @enum {string}
+                                 */
+                                status: "proposed" | "approved" | "rejected";
+                                /** @description The proposing operator's user id */
+                                proposedBy: string;
+                                /** Format: date-time */
+                                proposedAt: string;
+                                /** @description The approving or rejecting operator's user id, once decided */
+                                decidedBy?: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it was approved or rejected
+                                 */
+                                decidedAt?: string;
+                                /** @description The rejecting operator's reason, when rejected */
+                                rejectReason?: string;
+                                /** @description The posting's reference, when approved: the person's wallet history shows it */
+                                reference?: string;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    adminPauseService: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Pausing what is paused already changes its reason */
+                    data: {
+                        /**
+                         * @description A routed service, by its name in VTU_ROUTES
+                         * @enum {string}
+                         */
+                        service: "airtime" | "data" | "cable" | "electricity" | "betting" | "education" | "airtime_to_cash" | "social";
+                        /**
+                         * @description Only purchases of the service routed to this provider are paused; absent: all of them
+                         * @enum {string}
+                         */
+                        provider?: "data" | "bills" | "social";
+                        /** @description Why, in words a person may be shown (the catalogue lists it beside the service) */
+                        reason: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {string} */
+                            service: "airtime" | "data" | "cable" | "electricity" | "betting" | "education" | "airtime_to_cash" | "social";
+                            /**
+                             * @description Absent: the service through every provider
+                             * @enum {string}
+                             */
+                            provider?: "data" | "bills" | "social";
+                            /** @description False for a provider's pause while the service is routed to another provider (VTU_ROUTES): it stops nothing until the service is routed there again */
+                            inEffect: boolean;
+                            reason: string;
+                            /** @description The administrator who paused it, or last changed its reason */
+                            pausedBy: string;
+                            /**
+                             * Format: date-time
+                             * @description Since when it is paused
+                             */
+                            pausedAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When its reason was last set
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
+            403: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    adminResumeService: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /**
+                         * @description A routed service, by its name in VTU_ROUTES
+                         * @enum {string}
+                         */
+                        service: "airtime" | "data" | "cable" | "electricity" | "betting" | "education" | "airtime_to_cash" | "social";
+                        /**
+                         * @description Only purchases of the service routed to this provider are paused; absent: all of them
+                         * @enum {string}
+                         */
+                        provider?: "data" | "bills" | "social";
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {string} */
+                            service: "airtime" | "data" | "cable" | "electricity" | "betting" | "education" | "airtime_to_cash" | "social";
+                            /**
+                             * @description Absent: the service through every provider
+                             * @enum {string}
+                             */
+                            provider?: "data" | "bills" | "social";
+                            /** @description False for a provider's pause while the service is routed to another provider (VTU_ROUTES): it stops nothing until the service is routed there again */
+                            inEffect: boolean;
+                            reason: string;
+                            /** @description The administrator who paused it, or last changed its reason */
+                            pausedBy: string;
+                            /**
+                             * Format: date-time
+                             * @description Since when it is paused
+                             */
+                            pausedAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When its reason was last set
+                             */
+                            updatedAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When it was resumed
+                             */
+                            resumedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
+            403: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    adminListPauses: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description Every pause in force, by service, the service-wide one first */
+                            items: {
+                                /** @enum {string} */
+                                service: "airtime" | "data" | "cable" | "electricity" | "betting" | "education" | "airtime_to_cash" | "social";
+                                /**
+                                 * @description Absent: the service through every provider
+                                 * @enum {string}
+                                 */
+                                provider?: "data" | "bills" | "social";
+                                /** @description False for a provider's pause while the service is routed to another provider (VTU_ROUTES): it stops nothing until the service is routed there again */
+                                inEffect: boolean;
+                                reason: string;
+                                /** @description The administrator who paused it, or last changed its reason */
+                                pausedBy: string;
+                                /**
+                                 * Format: date-time
+                                 * @description Since when it is paused
+                                 */
+                                pausedAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When its reason was last set
+                                 */
+                                updatedAt: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -14484,7 +17754,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -14615,7 +17885,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -14647,7 +17917,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
                 };
             };
-            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE, SERVICE_PAUSED */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -14655,7 +17925,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE_or_SERVICE_PAUSED"];
                 };
             };
         };
@@ -14676,7 +17946,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -14750,7 +18020,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -14810,7 +18080,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -14928,7 +18198,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -14988,7 +18258,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -15106,7 +18376,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -15166,7 +18436,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -15284,7 +18554,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -15353,7 +18623,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -15458,7 +18728,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -15490,7 +18760,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
                 };
             };
-            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE, SERVICE_PAUSED */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -15498,7 +18768,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE_or_SERVICE_PAUSED"];
                 };
             };
         };
@@ -15539,7 +18809,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -15617,7 +18887,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET */
+            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, ACCOUNT_FROZEN */
             403: {
                 headers: {
                     /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
@@ -15625,7 +18895,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET"];
+                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_ACCOUNT_FROZEN"];
                 };
             };
             /** @description Conflict: INSUFFICIENT_FUNDS, PRICE_CHANGED, IDEMPOTENCY_IN_PROGRESS */
@@ -15677,7 +18947,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -15709,7 +18979,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
                 };
             };
-            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE, SERVICE_PAUSED */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -15717,7 +18987,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE_or_SERVICE_PAUSED"];
                 };
             };
         };
@@ -15746,7 +19016,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -15871,7 +19141,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -15922,7 +19192,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;
@@ -16003,7 +19273,7 @@ export interface operations {
             /** @description Too Many Requests: RATE_LIMITED */
             429: {
                 headers: {
-                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE) */
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
                     "X-RateLimit-Remaining"?: number;

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { formatNaira, parseNaira } from '../format.ts';
+import { formatNairaNumber, parseNaira } from '../format.ts';
 import { Field } from './ui.tsx';
 
 // An amount in naira typed by a person, checked against the service's limits as it is typed, so a
@@ -26,9 +26,9 @@ export function useNairaAmount(limits: { min: number; max?: number }, initial?: 
       : value === null
         ? 'Type an amount such as 2,000'
         : value < limits.min
-          ? `The minimum is ${formatNaira(limits.min)}`
+          ? `The minimum is ${formatNairaNumber(limits.min)}`
           : limits.max !== undefined && value > limits.max
-            ? `The maximum is ${formatNaira(limits.max)}`
+            ? `The maximum is ${formatNairaNumber(limits.max)}`
             : undefined;
   return { text, setText, value, valid: value !== null && error === undefined, error, limits };
 }
@@ -42,7 +42,9 @@ export function AmountField({ amount }: { amount: NairaAmount }) {
       onChange={amount.setText}
       inputMode="decimal"
       hint={
-        max === undefined ? `At least ${formatNaira(min)}` : `From ${formatNaira(min)} to ${formatNaira(max)}`
+        max === undefined
+          ? `At least ${formatNairaNumber(min)}`
+          : `From ${formatNairaNumber(min)} to ${formatNairaNumber(max)}`
       }
       error={amount.error}
     />

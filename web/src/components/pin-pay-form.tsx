@@ -2,16 +2,18 @@ import { Link, useLocation } from '@tanstack/react-router';
 import { type ReactNode, useState } from 'react';
 import type { OperationName } from '../api/client.ts';
 import { useWallet } from '../api/queries.ts';
-import { formatNaira } from '../format.ts';
+import { formatNairaNumber } from '../format.ts';
 import { forgotPinPath } from '../paths.ts';
 import type { Payment } from '../payments/use-payment.ts';
+import { FrozenNotice, useFrozen } from './frozen-notice.tsx';
 import { PinPad } from './pin-pad.tsx';
 import { Button, ErrorNote } from './ui.tsx';
 
 // The end of every payment, under the screen's own summary: the wallet balance, the PIN asked last
 // (on its pad, with the lockout explained), the error of the last try, Pay, and the way back.
-// When the balance does not cover the price, "Fund wallet" is offered instead of the PIN; when the
-// answer to Pay was lost, the person is told the payment may have gone through, never to pay again.
+// When the balance does not cover the price, "Fund wallet" is offered instead of the PIN, and when the
+// account is frozen, what to do about it; when the answer to Pay was lost, the person is told the
+// payment may have gone through, never to pay again.
 
 export function PinPayForm<N extends OperationName>(props: {
   payment: Payment<N>;
@@ -30,6 +32,8 @@ export function PinPayForm<N extends OperationName>(props: {
   const here = useLocation({ select: (location) => location.href });
   const balance = wallet.data?.balance;
   const short = props.price !== undefined && balance !== undefined && props.price > balance;
+  // Money going out of a frozen account would be refused (ACCOUNT_FROZEN): say so instead of the PIN.
+  const frozen = useFrozen() && 'price' in props;
 
   if (payment.lost) {
     return (
@@ -56,15 +60,23 @@ export function PinPayForm<N extends OperationName>(props: {
     >
       {balance !== undefined ? (
         <p className="text-gray-700" data-testid="wallet-balance">
-          Wallet balance: <span className="font-semibold whitespace-nowrap">{formatNaira(balance)}</span>
+          Wallet balance:{' '}
+          <span className="font-semibold whitespace-nowrap">{formatNairaNumber(balance)}</span>
         </p>
       ) : null}
-      {short ? (
+      {frozen ? (
+        <>
+          <FrozenNotice />
+          <ErrorNote error={payment.error} />
+        </>
+      ) : short ? (
         <div className="flex flex-col gap-3 rounded-lg bg-amber-100 p-3 text-amber-900" role="status">
           <p>
             Your balance does not cover this. Add at least{' '}
-            <span className="font-semibold whitespace-nowrap">{formatNaira(props.price! - balance!)}</span> to
-            pay.
+            <span className="font-semibold whitespace-nowrap">
+              {formatNairaNumber(props.price! - balance!)}
+            </span>{' '}
+            to pay.
           </p>
           <Link
             to="/fund"

@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import { formatNaira } from '../format.ts';
+import { formatNairaNumber } from '../format.ts';
 
 // The summary every payment shows before its PIN: what is being bought and for whom, then the fee
 // and what the wallet will be charged. A price still being fetched reads "…" rather than a guess.
@@ -14,7 +14,7 @@ export function PriceSummary(props: {
   total: number | undefined;
   totalLabel?: string;
 }) {
-  const money = (n: number | undefined) => (n === undefined ? '…' : formatNaira(n));
+  const money = (n: number | undefined) => (n === undefined ? '…' : formatNairaNumber(n));
   return (
     <dl className="grid grid-cols-[auto_1fr] gap-x-4 gap-y-2 rounded-xl bg-brand-light p-4">
       {props.rows.map((row) => (

@@ -1,4 +1,4 @@
-import { formatNaira } from '../format.ts';
+import { formatNairaNumber } from '../format.ts';
 
 // Amounts one tap away, as the money apps offer them: the amount field stays for any other.
 
@@ -21,7 +21,7 @@ export function QuickAmounts(props: {
             props.chosen === amount ? 'border-brand bg-brand text-white' : 'border-gray-400 text-gray-900'
           }`}
         >
-          {formatNaira(amount).replace(/\.00$/, '')}
+          {formatNairaNumber(amount).replace(/\.00$/, '')}
         </button>
       ))}
     </fieldset>

@@ -1,6 +1,6 @@
 import { Download, FileText, Share2 } from 'lucide-react';
 import { useState } from 'react';
-import { formatNaira } from '../format.ts';
+import { formatNairaNumber } from '../format.ts';
 import {
   download,
   type ReceiptContent,
@@ -75,7 +75,7 @@ export function Receipt({ receipt, reportable = false }: { receipt: ReceiptConte
         <p className="text-gray-700">{receipt.title}</p>
         <p className="whitespace-nowrap text-2xl font-bold" data-testid="receipt-amount">
           {receipt.direction === 'credit' ? '+' : receipt.direction === 'debit' ? '−' : ''}
-          {formatNaira(receipt.amount)}
+          {formatNairaNumber(receipt.amount)}
         </p>
         <dl className="grid grid-cols-[auto_minmax(0,1fr)] gap-x-4 gap-y-2">
           {receiptRows(receipt).map((row) => (

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { type CallError, call, type Output } from '../api/client.ts';
 import { describeError } from '../api/errors.ts';
-import { formatDateTime, formatNaira } from '../format.ts';
+import { formatDateTime, formatNairaNumber } from '../format.ts';
 import { Select } from './select.tsx';
 import { Button, ErrorNote, LongField } from './ui.tsx';
 
@@ -33,7 +33,7 @@ export function DisputeOutcome({ dispute }: { dispute: Dispute }) {
   }[dispute.status];
   const headline = {
     open: 'Problem reported: we are looking into it',
-    refunded: `Problem resolved: ${formatNaira(dispute.refunded ?? 0)} refunded to your wallet`,
+    refunded: `Problem resolved: ${formatNairaNumber(dispute.refunded ?? 0)} refunded to your wallet`,
     declined: 'Problem reviewed: no refund',
   }[dispute.status];
   return (

@@ -17,7 +17,7 @@ import {
 } from 'lucide-react';
 import { useMemo } from 'react';
 import { call, type Output } from '../api/client.ts';
-import { formatDateTime, formatNaira } from '../format.ts';
+import { formatDateTime, formatNairaNumber } from '../format.ts';
 
 // One row of a history, the same on the History screen and on home: what moved the money (an icon
 // and a word), what it was, who the other person was, the amount (never wrapping) and, for a purchase,
@@ -148,7 +148,7 @@ export function usePurchaseStatuses(
 
 /** +₦1,000.00 for money in, −₦150.00 for money out. */
 export const signedNaira = (direction: 'credit' | 'debit', amount: number): string =>
-  `${direction === 'credit' ? '+' : '−'}${formatNaira(amount)}`;
+  `${direction === 'credit' ? '+' : '−'}${formatNairaNumber(amount)}`;
 
 export function KindIcon({ kind }: { kind: MovementKind }) {
   const Icon = kindIcons[kind];

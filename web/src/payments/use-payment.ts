@@ -44,8 +44,11 @@ export type Payment<N extends OperationName> = {
   retry: () => void;
 };
 
+/** No answer to go by: the payment may have gone through. A pause is an answer: nothing was debited. */
 const lostAnswer = (error: CallError) =>
-  error.code === 'OFFLINE' || error.status >= 500 || error.code === 'IDEMPOTENCY_IN_PROGRESS';
+  error.code === 'OFFLINE' ||
+  (error.status >= 500 && error.code !== 'SERVICE_PAUSED') ||
+  error.code === 'IDEMPOTENCY_IN_PROGRESS';
 
 export function usePayment<N extends OperationName>(
   operation: N,
@@ -75,6 +78,8 @@ export function usePayment<N extends OperationName>(
         setKey(crypto.randomUUID());
         if (error.code === 'INSUFFICIENT_FUNDS')
           void queries.invalidateQueries({ queryKey: queryKeys.wallet });
+        // Frozen since the screen read the person: read again, so the screens say so from now on.
+        if (error.code === 'ACCOUNT_FROZEN') void queries.invalidateQueries({ queryKey: queryKeys.me });
       } else if (lostAnswer(error)) setLostSince((since) => since ?? new Date());
     },
   });

@@ -20,9 +20,10 @@ type Poll = NonNullable<Broadcast['poll']>;
 /** Where a notification leads, from its kind and data (src/notifications/messages.ts). */
 type Destination =
   | { to: '/transactions/$id'; params: { id: string } }
-  | { to: '/transactions'; search: { kind: 'topup' | 'bank_transfer' | 'transfer_in' } }
+  | { to: '/transactions'; search: { kind: 'topup' | 'bank_transfer' | 'transfer_in' | 'adjustment' } }
   | {
       to:
+        | '/'
         | '/transactions'
         | '/savings'
         | '/rewards'
@@ -42,10 +43,19 @@ function destinationOf(n: Notification): Destination | null {
     // Money in: the history, showing that kind of movement.
     case 'topup_credited':
       return { to: '/transactions', search: { kind: 'topup' } };
+    // A bank deposit: `transfer_credited` and `bank_transfer` are the contract's names for it, which
+    // the service's rename to "bank deposit" left as they were (decision 0038).
     case 'transfer_credited':
       return { to: '/transactions', search: { kind: 'bank_transfer' } };
     case 'wallet_transfer_received':
       return { to: '/transactions', search: { kind: 'transfer_in' } };
+    // An operator's correction, with its reason in the history.
+    case 'wallet_adjusted':
+      return { to: '/transactions', search: { kind: 'adjustment' } };
+    // A freeze or its end: home, which says whether payments are refused and what to do.
+    case 'account_frozen':
+    case 'account_unfrozen':
+      return { to: '/' };
     // A reported problem's outcome: the history, where its refund (if any) shows.
     case 'dispute_resolved':
       return { to: '/transactions' };
@@ -63,6 +73,7 @@ function destinationOf(n: Notification): Destination | null {
     // A PIN changed or a sign-in elsewhere: Settings, where the person can sign out or change the PIN.
     case 'pin_changed':
     case 'new_device_sign_in':
+    case 'second_factor_reset':
       return { to: '/settings' };
     case 'ops_alert':
       return { to: '/admin/alerts' };

@@ -4,10 +4,11 @@ import { type ReactNode, useEffect, useState } from 'react';
 import type { Output } from '../api/client.ts';
 import { useMe, useWallet } from '../api/queries.ts';
 import { requireSignIn } from '../auth-guard.ts';
+import { FrozenNotice } from '../components/frozen-notice.tsx';
 import { RecentTransactions } from '../components/recent-transactions.tsx';
 import { BillTiles } from '../components/tiles.tsx';
 import { ErrorNote, Screen, Waiting } from '../components/ui.tsx';
-import { formatDateTime, formatNaira } from '../format.ts';
+import { formatDateTime, formatNairaNumber } from '../format.ts';
 import { keep, kept } from '../offline-cache.ts';
 
 // Home: the balances (hidden on request, remembered on this phone), Fund and Send, a tile for every
@@ -41,10 +42,11 @@ function Home() {
   }, [me.data, navigate]);
   const last = wallet.data ? null : kept<Wallet>('wallet');
   const shown = wallet.data ?? last?.value;
-  const amount = (naira: number) => (hidden ? <HiddenAmount /> : formatNaira(naira));
+  const amount = (naira: number) => (hidden ? <HiddenAmount /> : formatNairaNumber(naira));
 
   return (
     <Screen title="Your wallet">
+      <FrozenNotice />
       {wallet.isPending && !shown ? <Waiting label="Loading your balance" /> : null}
       {last && wallet.isError ? (
         <p role="status" className="rounded-lg bg-amber-100 p-3 text-amber-900">

@@ -6,7 +6,7 @@ import { type CallError, call } from '../api/client.ts';
 import { queryKeys } from '../api/queries.ts';
 import { requireSignIn } from '../auth-guard.ts';
 import { Button, ErrorNote, Screen, Waiting } from '../components/ui.tsx';
-import { formatDateTime, formatNaira } from '../format.ts';
+import { formatDateTime, formatNairaNumber } from '../format.ts';
 
 // Growth (API.md section 9): the daily check-in and its streak, savings milestones, and the
 // referral code with a link to share, each said in words with its money formatted.
@@ -36,7 +36,7 @@ function CheckIn() {
   const withdraw = useMutation({
     mutationFn: () => call('withdrawCheckin', {}),
     onSuccess: async ({ withdrawn }) => {
-      setMoved(`${formatNaira(withdrawn)} moved to your wallet.`);
+      setMoved(`${formatNairaNumber(withdrawn)} moved to your wallet.`);
       await Promise.all([
         queries.invalidateQueries({ queryKey: ['checkin'] }),
         queries.invalidateQueries({ queryKey: queryKeys.wallet }),
@@ -57,14 +57,14 @@ function CheckIn() {
           </p>
           <p>
             Check in once a day to earn{' '}
-            <span className="whitespace-nowrap">{formatNaira(status.reward)}</span>. Rewards so far:{' '}
-            <strong className="whitespace-nowrap">{formatNaira(status.accrued)}</strong>.
+            <span className="whitespace-nowrap">{formatNairaNumber(status.reward)}</span>. Rewards so far:{' '}
+            <strong className="whitespace-nowrap">{formatNairaNumber(status.accrued)}</strong>.
           </p>
           {status.claimedToday ? (
             <p>Checked in today. Come back from {formatDateTime(status.nextClaimAt)}.</p>
           ) : (
             <Button busy={claim.isPending} onClick={() => claim.mutate()}>
-              Check in for {formatNaira(status.reward)}
+              Check in for {formatNairaNumber(status.reward)}
             </Button>
           )}
           <Button
@@ -110,8 +110,8 @@ function Milestones() {
             <li key={m.threshold} className="flex flex-col gap-2 rounded-xl border border-brand bg-white p-3">
               <p>
                 Well done! You have locked{' '}
-                <strong className="whitespace-nowrap">{formatNaira(m.threshold)}</strong> in savings in all
-                (reached {formatDateTime(m.reachedAt)}).
+                <strong className="whitespace-nowrap">{formatNairaNumber(m.threshold)}</strong> in savings in
+                all (reached {formatDateTime(m.reachedAt)}).
               </p>
               <Button variant="secondary" onClick={() => ack.mutate(m.threshold)}>
                 Got it
@@ -139,7 +139,8 @@ function Referral() {
         withdrawn.
       </p>
       <p>
-        Locked bonus so far: <strong className="whitespace-nowrap">{formatNaira(status.lockedBonus)}</strong>
+        Locked bonus so far:{' '}
+        <strong className="whitespace-nowrap">{formatNairaNumber(status.lockedBonus)}</strong>
       </p>
       <Button
         variant="secondary"

@@ -5,7 +5,7 @@ import { useState } from 'react';
 import { type CallError, call, type Output } from '../api/client.ts';
 import { requireSignIn } from '../auth-guard.ts';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../components/ui.tsx';
-import { formatDateTime, formatNaira, parseNaira } from '../format.ts';
+import { formatDateTime, formatNairaNumber, parseNaira } from '../format.ts';
 import { type Payment, usePayment } from '../payments/use-payment.ts';
 
 // Savings locks (API.md section 9). Locking and breaking are each confirmed on screen first (the
@@ -78,7 +78,7 @@ function Savings() {
     onDone: async (made) => {
       setAmountText('');
       setDone(
-        `${formatNaira(made.amount)} is locked for ${made.days} days. It comes back to your wallet on ${formatDateTime(made.maturesAt)}.`,
+        `${formatNairaNumber(made.amount)} is locked for ${made.days} days. It comes back to your wallet on ${formatDateTime(made.maturesAt)}.`,
       );
       lock.close();
       await refreshLocks();
@@ -131,15 +131,16 @@ function Savings() {
           <fieldset className="flex flex-col gap-3 rounded-lg bg-brand-light p-3 text-gray-900">
             <legend className="sr-only">Confirm the lock</legend>
             <p data-testid="lock-preview">
-              Lock <strong className="whitespace-nowrap">{formatNaira(amount)}</strong> for {days} days? It
-              comes back to your wallet on <strong>{formatDateTime(maturesAt)}</strong>. Breaking it before
-              then keeps <span className="whitespace-nowrap">{formatNaira(penaltyOf(amount, percent))}</span>.
+              Lock <strong className="whitespace-nowrap">{formatNairaNumber(amount)}</strong> for {days} days?
+              It comes back to your wallet on <strong>{formatDateTime(maturesAt)}</strong>. Breaking it before
+              then keeps{' '}
+              <span className="whitespace-nowrap">{formatNairaNumber(penaltyOf(amount, percent))}</span>.
             </p>
             <ErrorNote error={lock.lost ? null : lock.error} />
             <LostAnswer payment={lock} what="the lock" />
             {lock.lost ? null : (
               <Button busy={lock.busy} onClick={() => lock.pay({ amount, days })}>
-                Lock {formatNaira(amount)}
+                Lock {formatNairaNumber(amount)}
               </Button>
             )}
             <Button variant="secondary" onClick={lock.close}>
@@ -187,7 +188,7 @@ function LockRow({
     onDone: async ({ refunded, penalty }) => {
       breaking.close();
       await onBroken(
-        `Lock broken: ${formatNaira(refunded)} is back in your wallet; ${formatNaira(penalty)} was kept as the penalty.`,
+        `Lock broken: ${formatNairaNumber(refunded)} is back in your wallet; ${formatNairaNumber(penalty)} was kept as the penalty.`,
       );
     },
   });
@@ -208,7 +209,7 @@ function LockRow({
             <LockOpen aria-hidden="true" size={18} className="text-gray-700" />
           )}
           <span>
-            <span className="whitespace-nowrap">{formatNaira(lock.amount)}</span> for {lock.days} days
+            <span className="whitespace-nowrap">{formatNairaNumber(lock.amount)}</span> for {lock.days} days
           </span>
         </span>
         <span className="rounded-full border border-gray-400 px-2 text-sm whitespace-nowrap">
@@ -220,13 +221,13 @@ function LockRow({
       ) : null}
       {lock.status === 'matured' ? (
         <p className="text-sm">
-          Matured on {ended}: all {formatNaira(lock.amount)} came back to your wallet.
+          Matured on {ended}: all {formatNairaNumber(lock.amount)} came back to your wallet.
         </p>
       ) : null}
       {lock.status === 'broken' ? (
         <p className="text-sm">
-          Broken early on {ended}: {formatNaira(lock.amount - lock.penalty)} came back to your wallet and{' '}
-          {formatNaira(lock.penalty)} was kept as the penalty.
+          Broken early on {ended}: {formatNairaNumber(lock.amount - lock.penalty)} came back to your wallet
+          and {formatNairaNumber(lock.penalty)} was kept as the penalty.
         </p>
       ) : null}
       {lock.status === 'active' && !breaking.confirming ? (
@@ -238,8 +239,8 @@ function LockRow({
         <fieldset className="flex flex-col gap-2">
           <legend className="sr-only">Confirm breaking the lock</legend>
           <p>
-            Breaking now keeps a {percent}% penalty of <strong>{formatNaira(penalty)}</strong>; you get{' '}
-            <strong>{formatNaira(lock.amount - penalty)}</strong> back.
+            Breaking now keeps a {percent}% penalty of <strong>{formatNairaNumber(penalty)}</strong>; you get{' '}
+            <strong>{formatNairaNumber(lock.amount - penalty)}</strong> back.
           </p>
           <ErrorNote error={breaking.lost ? null : breaking.error} />
           <LostAnswer payment={breaking} what="the break" />

@@ -5,7 +5,7 @@ import { type CallError, call, type Output } from '../api/client.ts';
 import { requireSignIn } from '../auth-guard.ts';
 import { schedulesKey } from '../components/repeat-purchase.tsx';
 import { Button, ErrorNote, Screen, Waiting } from '../components/ui.tsx';
-import { formatDateTime, formatNaira, shownPhone } from '../format.ts';
+import { formatDateTime, formatNairaNumber, shownPhone } from '../format.ts';
 
 // Scheduled purchases: what repeats, when it runs next, how many runs so far and why one paused, with
 // pause, resume and cancel. New ones are made from the buy screens ("Repeat this purchase").
@@ -30,7 +30,7 @@ const statusNames: Record<Schedule['status'], string> = {
 function describe(schedule: Schedule): string {
   const order = schedule.order as { amount?: number; phone?: string; meter?: string; iuc?: string };
   const to = order.meter ?? order.iuc ?? (order.phone === undefined ? '' : shownPhone(order.phone));
-  const amount = typeof order.amount === 'number' ? formatNaira(order.amount) : '';
+  const amount = typeof order.amount === 'number' ? formatNairaNumber(order.amount) : '';
   return [amount, to === '' ? '' : `to ${to}`].filter(Boolean).join(' ');
 }
 

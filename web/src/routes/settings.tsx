@@ -48,8 +48,10 @@ const groups: ReadonlyArray<{
     Icon: Wallet,
     kinds: [
       { kind: 'topup_credited', label: 'Wallet funded' },
+      // A bank deposit, under the contract's kind (decision 0038); the person made a bank transfer.
       { kind: 'transfer_credited', label: 'Bank transfer received' },
       { kind: 'wallet_transfer_received', label: 'Money received from someone' },
+      { kind: 'wallet_adjusted', label: 'Wallet corrected by support' },
     ],
   },
   {
@@ -58,7 +60,7 @@ const groups: ReadonlyArray<{
     kinds: [
       { kind: 'purchase_succeeded', label: 'Purchase delivered' },
       { kind: 'purchase_failed', label: 'Purchase failed and refunded' },
-      { kind: 'schedule_skipped', label: 'Scheduled purchase skipped (wallet too low)' },
+      { kind: 'schedule_skipped', label: 'Scheduled purchase skipped' },
       { kind: 'schedule_paused', label: 'Scheduled purchase paused' },
       { kind: 'dispute_resolved', label: 'A problem you reported was resolved' },
     ],

@@ -11,7 +11,7 @@ import { PriceSummary } from '../components/price-summary.tsx';
 import { Receipt, type ReceiptContent } from '../components/receipt.tsx';
 import { TierGate } from '../components/tier-gate.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../components/ui.tsx';
-import { formatNaira, parseNaira } from '../format.ts';
+import { formatNairaNumber, parseNaira } from '../format.ts';
 import { type Prefill, validatePrefill } from '../payments/prefill.ts';
 import { usePayment } from '../payments/use-payment.ts';
 
@@ -120,7 +120,7 @@ function Transfer() {
           price={amount}
           onPay={(pin) => payment.pay({ phone, amount, pin, ...(note === '' ? {} : { narration: note }) })}
         >
-          Send {formatNaira(amount)}
+          Send {formatNairaNumber(amount)}
         </PinPayForm>
       </Screen>
     );

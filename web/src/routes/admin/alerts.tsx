@@ -3,7 +3,8 @@ import { createFileRoute, Link } from '@tanstack/react-router';
 import { useState } from 'react';
 import { type CallError, call } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
-import { Button, ErrorNote, Screen, Waiting } from '../../components/ui.tsx';
+import { Pager } from '../../components/pager.tsx';
+import { ErrorNote, Screen, Waiting } from '../../components/ui.tsx';
 import { formatDateTime } from '../../format.ts';
 
 // Admin: the operations alerts (API.md section 11), newest first: a charge that paid another amount
@@ -18,8 +19,9 @@ const kindWords: Record<string, string> = {
   topup_currency_mismatch: 'A top-up paid in another currency',
   provider_funding_failed: 'Sending money to a provider failed',
   provider_funding_reversed: 'Money sent to a provider came back',
-  transfer_conflicting_event: 'A transfer event contradicts our records',
-  transfer_amount_mismatch: 'A transfer was for a different amount',
+  // These kinds keep the provider's word: they name its transfer.* news of a float top-up (decision 0038).
+  transfer_conflicting_event: "A float top-up's transfer event contradicts our records",
+  transfer_amount_mismatch: "A float top-up's transfer was for a different amount",
   vtu_purchase_stuck: 'A purchase is stuck',
   vtu_delivery_awaited: 'A token or pins have not arrived',
   transfer_unknown_reference: 'A transfer we never sent',
@@ -78,24 +80,7 @@ function Alerts() {
           </li>
         ))}
       </ul>
-      {total > PAGE ? (
-        <div className="flex gap-2">
-          <Button
-            variant="secondary"
-            disabled={offset === 0 || alerts.isFetching}
-            onClick={() => setOffset(Math.max(0, offset - PAGE))}
-          >
-            Newer
-          </Button>
-          <Button
-            variant="secondary"
-            disabled={offset + PAGE >= total || alerts.isFetching}
-            onClick={() => setOffset(offset + PAGE)}
-          >
-            Older
-          </Button>
-        </div>
-      ) : null}
+      <Pager offset={offset} pageSize={PAGE} total={total} busy={alerts.isFetching} onOffset={setOffset} />
     </Screen>
   );
 }

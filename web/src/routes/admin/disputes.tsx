@@ -3,9 +3,10 @@ import { createFileRoute } from '@tanstack/react-router';
 import { useState } from 'react';
 import { type CallError, call, type Output } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
+import { Pager } from '../../components/pager.tsx';
 import { Select } from '../../components/select.tsx';
 import { Button, ErrorNote, Field, LongField, Screen, Waiting } from '../../components/ui.tsx';
-import { formatDateTime, formatNaira, parseNaira } from '../../format.ts';
+import { formatDateTime, formatNairaNumber, parseNaira } from '../../format.ts';
 
 // Admin: the problems people reported (API.md section 16), open ones first by default, each with its
 // transaction and, for a purchase, what was sent to the provider and what came back (the requery's
@@ -48,7 +49,7 @@ function TransactionFacts({ d }: { d: AdminDispute }) {
     <dl className="grid grid-cols-[auto_minmax(0,1fr)] gap-x-3 gap-y-1 text-sm">
       <Row label="Reference" value={t.reference} />
       <Row label="What" value={t.description} />
-      <Row label="Charged" value={formatNaira(t.charged)} />
+      <Row label="Charged" value={formatNairaNumber(t.charged)} />
       <Row label="When" value={formatDateTime(t.createdAt)} />
       {p ? (
         <>
@@ -59,7 +60,7 @@ function TransactionFacts({ d }: { d: AdminDispute }) {
           <Row label="Pins" value={p.pins?.join(', ')} />
           <Row
             label="Refunded by the purchase"
-            value={p.refunded === undefined ? undefined : formatNaira(p.refunded)}
+            value={p.refunded === undefined ? undefined : formatNairaNumber(p.refunded)}
           />
         </>
       ) : null}
@@ -108,7 +109,7 @@ function Decide({ d }: { d: AdminDispute }) {
       <p className="text-sm" data-testid="refundable">
         {refundable === null
           ? 'The purchase is still processing: requery it before refunding.'
-          : `Refundable: ${formatNaira(refundable)}`}
+          : `Refundable: ${formatNairaNumber(refundable)}`}
       </p>
       <Field
         label="Amount to refund (naira)"
@@ -182,31 +183,14 @@ function Disputes() {
               <Decide d={d} />
             ) : (
               <p className="text-sm">
-                {d.status === 'refunded' ? `Refunded ${formatNaira(d.refunded ?? 0)}` : 'Declined'}:{' '}
+                {d.status === 'refunded' ? `Refunded ${formatNairaNumber(d.refunded ?? 0)}` : 'Declined'}:{' '}
                 {d.resolution}
               </p>
             )}
           </li>
         ))}
       </ul>
-      {page && page.total > PAGE ? (
-        <div className="flex justify-between">
-          <Button
-            variant="secondary"
-            disabled={offset === 0}
-            onClick={() => setOffset(Math.max(0, offset - PAGE))}
-          >
-            Newer
-          </Button>
-          <Button
-            variant="secondary"
-            disabled={offset + PAGE >= page.total}
-            onClick={() => setOffset(offset + PAGE)}
-          >
-            Older
-          </Button>
-        </div>
-      ) : null}
+      <Pager offset={offset} pageSize={PAGE} total={page?.total ?? 0} onOffset={setOffset} />
     </Screen>
   );
 }

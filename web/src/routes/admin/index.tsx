@@ -4,7 +4,7 @@ import { useMe } from '../../api/queries.ts';
 import { requireSignIn } from '../../auth-guard.ts';
 import { ErrorNote, Screen, Waiting } from '../../components/ui.tsx';
 
-// Admin: the operations screens (API.md section 11), one link each. Only for people with the admin
+// Admin: the operations screens (API.md sections 11 and 17.4), one link each. Only for people with the admin
 // role; the service refuses everyone else whatever this screen shows.
 
 const screens = [
@@ -18,6 +18,14 @@ const screens = [
     label: 'Reconcile and ledger check',
     note: 'Settle what is pending; check the books',
   },
+  { to: '/admin/users', label: 'Users', note: 'Freeze or unfreeze an account; sign its sessions out' },
+  {
+    to: '/admin/adjustments',
+    label: 'Adjustments',
+    note: 'Correct a wallet: one admin proposes, another approves',
+  },
+  { to: '/admin/pauses', label: 'Pauses', note: 'Pause a service or a provider; resume it' },
+  { to: '/admin/audit', label: 'Audit log', note: 'Every admin operation, allowed or refused' },
 ] as const;
 
 function AdminHome() {

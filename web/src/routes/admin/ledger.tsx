@@ -3,17 +3,18 @@ import { createFileRoute, Link } from '@tanstack/react-router';
 import { type CallError, call, type Output } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
 import { Button, ErrorNote, Screen } from '../../components/ui.tsx';
-import { formatNaira } from '../../format.ts';
+import { formatNairaNumber } from '../../format.ts';
 
 // Admin: reconcile now and check the ledger (API.md section 11). Reconciling re-verifies pending
-// top-ups and transfers with the payment provider and requeries purchases still processing, as the
+// top-ups and float top-ups with the payment provider and requeries purchases still processing, as the
 // five-minute job does; the ledger check verifies every balance against its entries and that all
 // entries sum to zero. Both answers are shown in plain words, counts first.
 
 type Reconciled = Output<'adminReconcile'>;
 type LedgerCheck = Output<'adminLedgerCheck'>;
 
-const koboText = (kobo: string | undefined) => (kobo === undefined ? '?' : formatNaira(Number(kobo) / 100));
+const koboText = (kobo: string | undefined) =>
+  kobo === undefined ? '?' : formatNairaNumber(Number(kobo) / 100);
 
 /** One imbalance the ledger check found, in words. */
 function imbalanceWords(i: Record<string, string>): string {
@@ -55,8 +56,9 @@ const parts: Array<{
     ],
   },
   {
+    // `transfers` is the contract's name for the float top-ups' counts (decision 0038).
     key: 'transfers',
-    title: 'Transfers to providers',
+    title: 'Float top-ups of providers',
     counts: [
       ['checked', 'checked'],
       ['resolved', 'settled'],
@@ -67,7 +69,7 @@ const parts: Array<{
   },
   {
     key: 'dedicatedAccounts',
-    title: 'Bank transfers into customer accounts',
+    title: 'Bank deposits into customer accounts',
     counts: [
       ['scanned', 'looked at'],
       ['credited', 'credited now'],
@@ -170,7 +172,7 @@ function Ledger() {
           Reconcile now
         </h2>
         <p>
-          Asks the payment provider about every pending top-up and transfer, credits bank transfers whose
+          Asks the payment provider about every pending top-up and float top-up, credits bank deposits whose
           notice was lost, and asks the providers about every purchase still processing. The same runs by
           itself every five minutes.
         </p>

@@ -5,7 +5,7 @@ import { type CallError, call, type Input, type Output } from '../../api/client.
 import { requireSignIn } from '../../auth-guard.ts';
 import { Select } from '../../components/select.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
-import { formatDateTime, formatNaira, parseNaira } from '../../format.ts';
+import { formatDateTime, formatNairaNumber, parseNaira } from '../../format.ts';
 
 // Admin: the markup of each VTU service (API.md section 11): a flat amount in naira plus a percentage
 // of the wholesale price, for every provider of the service or for one provider (whose own markup
@@ -51,7 +51,9 @@ function parsePercent(text: string): number | null {
 }
 
 const describe = (flat: number, percent: number) =>
-  flat === 0 && percent === 0 ? 'no markup' : `${formatNaira(flat)} plus ${percent}% of the wholesale price`;
+  flat === 0 && percent === 0
+    ? 'no markup'
+    : `${formatNairaNumber(flat)} plus ${percent}% of the wholesale price`;
 
 const levelName = (level: string | null) => (level === null ? 'the default prices' : `the ${level} level`);
 
@@ -224,7 +226,7 @@ function Markups() {
           inputMode="decimal"
           hint={
             current?.own
-              ? `Now ${formatNaira(current.own.flat)}. Leave empty to keep it.`
+              ? `Now ${formatNairaNumber(current.own.flat)}. Leave empty to keep it.`
               : 'Leave empty for ₦0.'
           }
           error={flat === null ? 'Type an amount such as 20 or 12.50' : undefined}

@@ -4,7 +4,7 @@ import { call } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
 import { PriceSummary } from '../../components/price-summary.tsx';
 import { ErrorNote, Screen, Waiting } from '../../components/ui.tsx';
-import { formatNaira } from '../../format.ts';
+import { formatNairaNumber } from '../../format.ts';
 import { processingPollMs } from '../../payments/poll.ts';
 import { bulkStatusWords, LineStatusList } from './-lines.tsx';
 
@@ -32,8 +32,8 @@ function BulkOrderScreen() {
           <PriceSummary
             rows={[
               { label: 'Lines', value: String(o.lines.length) },
-              { label: 'Charged', value: formatNaira(o.charged) },
-              { label: 'Refunded', value: formatNaira(o.refunded) },
+              { label: 'Charged', value: formatNairaNumber(o.charged) },
+              { label: 'Refunded', value: formatNairaNumber(o.refunded) },
             ]}
             total={Math.round((o.charged - o.refunded) * 100) / 100}
             totalLabel="You paid"

@@ -3,7 +3,7 @@ import { createFileRoute, Link } from '@tanstack/react-router';
 import { call } from '../../api/client.ts';
 import { requireSignIn } from '../../auth-guard.ts';
 import { ErrorNote, Screen, Waiting } from '../../components/ui.tsx';
-import { formatDateTime, formatNaira } from '../../format.ts';
+import { formatDateTime, formatNairaNumber } from '../../format.ts';
 import { bulkStatusWords } from './-lines.tsx';
 
 // A person's bulk orders, newest first, each with how its lines stand; one opens its lines.
@@ -33,7 +33,7 @@ function BulkOrders() {
               className="flex flex-col rounded-lg border border-gray-300 p-3 text-gray-900"
             >
               <span className="font-semibold">
-                {order.lines.length} {order.service} lines · {formatNaira(order.total)}
+                {order.lines.length} {order.service} lines · {formatNairaNumber(order.total)}
               </span>
               <span className="text-sm text-gray-700">
                 {bulkStatusWords[order.status]} · {order.counts.success} delivered, {order.counts.failed}{' '}

@@ -9,9 +9,9 @@ import { PriceSummary } from '../../components/price-summary.tsx';
 import { Select } from '../../components/select.tsx';
 import { TierGate } from '../../components/tier-gate.tsx';
 import { Button, ErrorNote, Screen } from '../../components/ui.tsx';
-import { formatNaira } from '../../format.ts';
+import { formatNairaNumber } from '../../format.ts';
+import { type Network, readLines } from '../../payments/pasted-lines.ts';
 import { usePayment } from '../../payments/use-payment.ts';
-import { type Network, readLines } from './-lines.tsx';
 
 // A bulk order (API.md section 16): lines pasted (or added one at a time) for up to 100 numbers,
 // airtime with an amount each or one data plan for all, then the preview: the lines the service would
@@ -121,7 +121,7 @@ function NewBulkOrder() {
                 payment.pay({ service, lines: preview.input, total: preview.answer.total, pin })
               }
             >
-              Pay {formatNaira(preview.answer.total)}
+              Pay {formatNairaNumber(preview.answer.total)}
             </PinPayForm>
           ) : (
             <Button onClick={payment.open}>Continue to pay</Button>
@@ -173,7 +173,7 @@ function NewBulkOrder() {
                 placeholder={plans.isPending ? 'Loading plans…' : 'Choose a plan'}
                 options={(plans.data?.items ?? []).map((p) => ({
                   value: p.plan_id,
-                  label: `${p.name} · ${formatNaira(p.amount)}`,
+                  label: `${p.name} · ${formatNairaNumber(p.amount)}`,
                 }))}
               />
             </>

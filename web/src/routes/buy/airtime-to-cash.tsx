@@ -9,9 +9,10 @@ import type { NetworkChoice } from '../../components/network-picker.tsx';
 import { PhoneNetworkFields, usePhoneLine } from '../../components/phone-network-fields.tsx';
 import { PinPayForm } from '../../components/pin-pay-form.tsx';
 import { PriceSummary } from '../../components/price-summary.tsx';
+import { ServiceGate } from '../../components/service-gate.tsx';
 import { TierGate } from '../../components/tier-gate.tsx';
 import { Button, ErrorNote, Field, Screen } from '../../components/ui.tsx';
-import { formatNaira, parseNaira } from '../../format.ts';
+import { formatNairaNumber, parseNaira } from '../../format.ts';
 import { validatePrefill } from '../../payments/prefill.ts';
 import { usePurchase } from '../../payments/use-payment.ts';
 
@@ -27,8 +28,8 @@ const maximum = 50_000;
 function amountProblem(text: string, amount: number | null): string | undefined {
   if (text === '') return undefined;
   if (amount === null) return 'Type an amount such as 1,000';
-  if (amount < minimum) return `The minimum is ${formatNaira(minimum)}`;
-  if (amount > maximum) return `The maximum is ${formatNaira(maximum)}`;
+  if (amount < minimum) return `The minimum is ${formatNairaNumber(minimum)}`;
+  if (amount > maximum) return `The maximum is ${formatNairaNumber(maximum)}`;
   return undefined;
 }
 
@@ -60,7 +61,7 @@ function AirtimeToCash() {
       <Screen title="Confirm airtime to cash">
         <PriceSummary
           rows={[
-            { label: 'You share', value: `${formatNaira(amount)} ${networkNames[network]} airtime` },
+            { label: 'You share', value: `${formatNairaNumber(amount)} ${networkNames[network]} airtime` },
             { label: 'From your line', value: phone },
             { label: 'To', value: <span data-testid="send-to">{terms?.sendTo ?? '…'}</span> },
             { label: 'Rate', value: terms ? `${terms.ratePercent}%` : '…' },
@@ -80,7 +81,7 @@ function AirtimeToCash() {
             if (terms !== undefined) payment.pay({ network, phone, amount: terms.amount, pin });
           }}
         >
-          Sell for {terms ? formatNaira(terms.payout) : ''}
+          Sell for {terms ? formatNairaNumber(terms.payout) : ''}
         </PinPayForm>
       </Screen>
     );
@@ -88,29 +89,31 @@ function AirtimeToCash() {
 
   return (
     <Screen title="Airtime to cash">
-      <TierGate need={1} what="Selling airtime">
-        <form
-          className="flex flex-col gap-4"
-          onSubmit={(event) => {
-            event.preventDefault();
-            if (ready && network !== null && amount !== null)
-              payment.open({ recipient: phone, network, amount });
-          }}
-        >
-          <PhoneNetworkFields label="Your phone number" line={line} hint={lineHint(line.choice)} />
-          <Field
-            label="Airtime to sell (₦)"
-            value={amountText}
-            onChange={setAmountText}
-            inputMode="decimal"
-            hint={`From ${formatNaira(minimum)} to ${formatNaira(maximum)}`}
-            error={amountError}
-          />
-          <Button type="submit" disabled={!ready}>
-            Continue
-          </Button>
-        </form>
-      </TierGate>
+      <ServiceGate service="airtime_to_cash">
+        <TierGate need={1} what="Selling airtime">
+          <form
+            className="flex flex-col gap-4"
+            onSubmit={(event) => {
+              event.preventDefault();
+              if (ready && network !== null && amount !== null)
+                payment.open({ recipient: phone, network, amount });
+            }}
+          >
+            <PhoneNetworkFields label="Your phone number" line={line} hint={lineHint(line.choice)} />
+            <Field
+              label="Airtime to sell (₦)"
+              value={amountText}
+              onChange={setAmountText}
+              inputMode="decimal"
+              hint={`From ${formatNairaNumber(minimum)} to ${formatNairaNumber(maximum)}`}
+              error={amountError}
+            />
+            <Button type="submit" disabled={!ready}>
+              Continue
+            </Button>
+          </form>
+        </TierGate>
+      </ServiceGate>
     </Screen>
   );
 }

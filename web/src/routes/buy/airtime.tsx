@@ -10,9 +10,10 @@ import { PinPayForm } from '../../components/pin-pay-form.tsx';
 import { PriceSummary } from '../../components/price-summary.tsx';
 import { QuickAmounts } from '../../components/quick-amounts.tsx';
 import { RepeatSwitch, ScheduleForm, useRepeat } from '../../components/repeat-purchase.tsx';
+import { ServiceGate } from '../../components/service-gate.tsx';
 import { TierGate } from '../../components/tier-gate.tsx';
 import { Button, Field, Screen } from '../../components/ui.tsx';
-import { formatNaira, parseNaira } from '../../format.ts';
+import { formatNairaNumber, parseNaira } from '../../format.ts';
 import { validatePrefill } from '../../payments/prefill.ts';
 import { usePurchase } from '../../payments/use-payment.ts';
 
@@ -43,7 +44,7 @@ function BuyAirtime() {
         <PriceSummary
           rows={[
             { label: 'To', value: `${phone} (${networkNames[network]})` },
-            { label: 'Airtime', value: formatNaira(amount) },
+            { label: 'Airtime', value: formatNairaNumber(amount) },
           ]}
           fee={quote.data?.markup}
           total={quote.data?.retail}
@@ -63,7 +64,7 @@ function BuyAirtime() {
             price={quote.data?.retail}
             onPay={(pin) => payment.pay({ network, phone, amount, pin })}
           >
-            Pay {quote.data ? formatNaira(quote.data.retail) : ''}
+            Pay {quote.data ? formatNairaNumber(quote.data.retail) : ''}
           </PinPayForm>
         )}
       </Screen>
@@ -72,30 +73,32 @@ function BuyAirtime() {
 
   return (
     <Screen title="Buy airtime">
-      <TierGate need={1} what="Buying airtime">
-        <Beneficiaries service="airtime" onPick={line.pick} />
-        <form
-          className="flex flex-col gap-4"
-          onSubmit={(event) => {
-            event.preventDefault();
-            if (network !== null && amount !== null) payment.open({ recipient: phone, network, amount });
-          }}
-        >
-          <PhoneNetworkFields line={line} />
-          <Field
-            label="Amount (₦)"
-            value={amountText}
-            onChange={setAmountText}
-            inputMode="decimal"
-            hint="From ₦50 to ₦50,000"
-            error={amountText !== '' && amount === null ? 'Type an amount such as 500' : undefined}
-          />
-          <QuickAmounts amounts={quickAmounts} chosen={amount} onChoose={(n) => setAmountText(String(n))} />
-          <Button type="submit" disabled={network === null || amount === null}>
-            Continue
-          </Button>
-        </form>
-      </TierGate>
+      <ServiceGate service="airtime">
+        <TierGate need={1} what="Buying airtime">
+          <Beneficiaries service="airtime" onPick={line.pick} />
+          <form
+            className="flex flex-col gap-4"
+            onSubmit={(event) => {
+              event.preventDefault();
+              if (network !== null && amount !== null) payment.open({ recipient: phone, network, amount });
+            }}
+          >
+            <PhoneNetworkFields line={line} />
+            <Field
+              label="Amount (₦)"
+              value={amountText}
+              onChange={setAmountText}
+              inputMode="decimal"
+              hint="From ₦50 to ₦50,000"
+              error={amountText !== '' && amount === null ? 'Type an amount such as 500' : undefined}
+            />
+            <QuickAmounts amounts={quickAmounts} chosen={amount} onChoose={(n) => setAmountText(String(n))} />
+            <Button type="submit" disabled={network === null || amount === null}>
+              Continue
+            </Button>
+          </form>
+        </TierGate>
+      </ServiceGate>
     </Screen>
   );
 }

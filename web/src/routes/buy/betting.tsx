@@ -8,9 +8,10 @@ import { Beneficiaries, SaveAs, useSaveAs } from '../../components/beneficiaries
 import { PinPayForm } from '../../components/pin-pay-form.tsx';
 import { PriceSummary } from '../../components/price-summary.tsx';
 import { ProviderPicker } from '../../components/provider-picker.tsx';
+import { ServiceGate } from '../../components/service-gate.tsx';
 import { TierGate } from '../../components/tier-gate.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
-import { formatNaira } from '../../format.ts';
+import { formatNairaNumber } from '../../format.ts';
 import { validatePrefill } from '../../payments/prefill.ts';
 import { useCustomerCheck } from '../../payments/use-customer-check.ts';
 import { usePurchase } from '../../payments/use-payment.ts';
@@ -54,7 +55,7 @@ function FundBet() {
             { label: 'Company', value: companyName },
             { label: 'Customer ID', value: customerId.trim() },
             { label: 'Name', value: <span data-testid="customer">{customer.name}</span> },
-            { label: 'Top-up', value: formatNaira(amount) },
+            { label: 'Top-up', value: formatNairaNumber(amount) },
           ]}
           fee={quote.data?.markup}
           total={quote.data?.retail}
@@ -68,7 +69,7 @@ function FundBet() {
             payment.pay({ betting_company: company, customer_id: customerId.trim(), amount, pin })
           }
         >
-          Pay {quote.data ? formatNaira(quote.data.retail) : ''}
+          Pay {quote.data ? formatNairaNumber(quote.data.retail) : ''}
         </PinPayForm>
       </Screen>
     );
@@ -76,59 +77,61 @@ function FundBet() {
 
   return (
     <Screen title="Fund a betting wallet">
-      <TierGate need={1} what="Funding a betting wallet">
-        <Beneficiaries
-          service="betting"
-          onPick={({ recipient, details }) => {
-            setCustomerId(recipient);
-            if (details?.company) setCompany(details.company);
-          }}
-          describe={({ details }) => nameOf(details?.company)}
-        />
-        <form
-          className="flex flex-col gap-4"
-          onSubmit={(event) => {
-            event.preventDefault();
-            if (ready)
-              lookup.check({ betting_company: company, customer_id: customerId.trim() }, () =>
-                payment.open({
-                  recipient: customerId.trim(),
-                  provider: company,
-                  ...(amount === null ? {} : { amount }),
-                }),
-              );
-          }}
-        >
-          {companies.isPending ? <Waiting label="Loading the companies" /> : null}
-          <ProviderPicker
-            legend="Betting company"
-            name="company"
-            options={companies.data?.items ?? []}
-            value={company}
-            onChange={setCompany}
+      <ServiceGate service="betting">
+        <TierGate need={1} what="Funding a betting wallet">
+          <Beneficiaries
+            service="betting"
+            onPick={({ recipient, details }) => {
+              setCustomerId(recipient);
+              if (details?.company) setCompany(details.company);
+            }}
+            describe={({ details }) => nameOf(details?.company)}
           />
-          <Field
-            label="Customer ID"
-            value={customerId}
-            onChange={setCustomerId}
-            autoComplete="off"
-            hint="Your user ID on the betting site"
-            error={customerId !== '' && !idValid ? 'A customer ID is 4 to 30 letters or digits' : undefined}
-          />
-          <AmountField amount={typed} />
-          <ErrorNote
-            error={lookup.error ?? (companies.error as CallError | null)}
-            message={
-              lookup.notFound
-                ? `${companyName} has no customer ID ${customerId.trim()}. Check it on the betting site.`
-                : undefined
-            }
-          />
-          <Button type="submit" busy={lookup.busy} disabled={!ready}>
-            Continue
-          </Button>
-        </form>
-      </TierGate>
+          <form
+            className="flex flex-col gap-4"
+            onSubmit={(event) => {
+              event.preventDefault();
+              if (ready)
+                lookup.check({ betting_company: company, customer_id: customerId.trim() }, () =>
+                  payment.open({
+                    recipient: customerId.trim(),
+                    provider: company,
+                    ...(amount === null ? {} : { amount }),
+                  }),
+                );
+            }}
+          >
+            {companies.isPending ? <Waiting label="Loading the companies" /> : null}
+            <ProviderPicker
+              legend="Betting company"
+              name="company"
+              options={companies.data?.items ?? []}
+              value={company}
+              onChange={setCompany}
+            />
+            <Field
+              label="Customer ID"
+              value={customerId}
+              onChange={setCustomerId}
+              autoComplete="off"
+              hint="Your user ID on the betting site"
+              error={customerId !== '' && !idValid ? 'A customer ID is 4 to 30 letters or digits' : undefined}
+            />
+            <AmountField amount={typed} />
+            <ErrorNote
+              error={lookup.error ?? (companies.error as CallError | null)}
+              message={
+                lookup.notFound
+                  ? `${companyName} has no customer ID ${customerId.trim()}. Check it on the betting site.`
+                  : undefined
+              }
+            />
+            <Button type="submit" busy={lookup.busy} disabled={!ready}>
+              Continue
+            </Button>
+          </form>
+        </TierGate>
+      </ServiceGate>
     </Screen>
   );
 }

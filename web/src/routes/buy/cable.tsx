@@ -11,9 +11,10 @@ import { PriceSummary } from '../../components/price-summary.tsx';
 import { ProviderPicker } from '../../components/provider-picker.tsx';
 import { RepeatSwitch, ScheduleForm, useRepeat } from '../../components/repeat-purchase.tsx';
 import { Select } from '../../components/select.tsx';
+import { ServiceGate } from '../../components/service-gate.tsx';
 import { TierGate } from '../../components/tier-gate.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
-import { formatNaira } from '../../format.ts';
+import { formatNairaNumber } from '../../format.ts';
 import { validatePrefill } from '../../payments/prefill.ts';
 import { useServicePrice } from '../../payments/service-price.ts';
 import { useCustomerCheck } from '../../payments/use-customer-check.ts';
@@ -126,7 +127,7 @@ function BuyCable() {
               })
             }
           >
-            Pay {price === undefined ? '' : formatNaira(price)}
+            Pay {price === undefined ? '' : formatNairaNumber(price)}
           </PinPayForm>
         )}
       </Screen>
@@ -135,118 +136,122 @@ function BuyCable() {
 
   return (
     <Screen title="Pay for cable TV">
-      <TierGate need={1} what="Paying for cable TV">
-        <Beneficiaries
-          service="cable"
-          onPick={({ recipient, details }) => {
-            setIuc(recipient);
-            if (details?.provider !== undefined && isProvider(details.provider))
-              setProvider(details.provider);
-          }}
-          describe={({ details }) =>
-            details?.provider !== undefined && isProvider(details.provider)
-              ? cableProviderNames[details.provider]
-              : undefined
-          }
-        />
-        <form
-          className="flex flex-col gap-4"
-          onSubmit={(event) => {
-            event.preventDefault();
-            if (!ready) return;
-            if (customer === undefined) lookup.check({ identifier: provider, iuc: iuc.trim() });
-            else if (plan !== undefined)
-              payment.open({ recipient: iuc.trim(), provider, plan: plan.plan_id, type: subscription });
-          }}
-        >
-          <ProviderPicker
-            legend="Provider"
-            name="provider"
-            options={providers}
-            value={provider}
-            onChange={(id) => {
-              setProvider(id);
-              setPlanId('');
+      <ServiceGate service="cable">
+        <TierGate need={1} what="Paying for cable TV">
+          <Beneficiaries
+            service="cable"
+            onPick={({ recipient, details }) => {
+              setIuc(recipient);
+              if (details?.provider !== undefined && isProvider(details.provider))
+                setProvider(details.provider);
             }}
-          />
-          <Field
-            label="Smartcard / IUC number"
-            value={iuc}
-            onChange={setIuc}
-            inputMode="numeric"
-            autoComplete="off"
-            hint="On the decoder's sticker, or press the info button on the remote"
-            error={iuc !== '' && !smartcardValid ? 'A smartcard number is 6 to 20 digits' : undefined}
-          />
-          <ContactPhoneField contact={contact} hint="The provider texts the receipt here" />
-          {customer !== undefined ? (
-            <div className="flex flex-col gap-3 rounded-xl bg-gray-100 p-4">
-              <p>
-                Card holder: <strong data-testid="card-holder">{customer.name}</strong>
-              </p>
-              {plans.isPending ? <Waiting label="Loading the bouquets" /> : null}
-              {current !== undefined ? (
-                <fieldset className="flex flex-col gap-2">
-                  <legend className="mb-1">
-                    Current bouquet:{' '}
-                    <strong data-testid="current-bouquet">{withoutPrice(current.name)}</strong>
-                  </legend>
-                  <label className="flex items-center gap-2">
-                    <input
-                      type="radio"
-                      name="subscription"
-                      checked={subscription === 'renew'}
-                      onChange={() => setSubscription('renew')}
-                    />
-                    <span>
-                      Renew current bouquet,{' '}
-                      <span className="font-semibold whitespace-nowrap">{formatNaira(current.amount)}</span>
-                    </span>
-                  </label>
-                  <label className="flex items-center gap-2">
-                    <input
-                      type="radio"
-                      name="subscription"
-                      checked={subscription === 'change'}
-                      onChange={() => setSubscription('change')}
-                    />
-                    Change bouquet
-                  </label>
-                </fieldset>
-              ) : plans.data ? (
-                <p>{unrenewable(customer.details.Current_Bouquet)}</p>
-              ) : null}
-              {!renewing && plans.data ? (
-                <Select
-                  label="Bouquet"
-                  value={planId}
-                  onChange={setPlanId}
-                  placeholder="Choose a bouquet"
-                  options={plans.data.items.map((p) => ({
-                    value: p.plan_id,
-                    label: `${withoutPrice(p.name)} · ${formatNaira(p.amount)}`,
-                  }))}
-                />
-              ) : null}
-            </div>
-          ) : null}
-          <ErrorNote
-            error={lookup.error ?? (plans.error as CallError | null)}
-            message={
-              lookup.notFound
-                ? `${providerName} has no smartcard ${iuc.trim()}. Check the number and the provider.`
+            describe={({ details }) =>
+              details?.provider !== undefined && isProvider(details.provider)
+                ? cableProviderNames[details.provider]
                 : undefined
             }
           />
-          <Button
-            type="submit"
-            busy={lookup.busy}
-            disabled={!ready || (customer !== undefined && plan === undefined)}
+          <form
+            className="flex flex-col gap-4"
+            onSubmit={(event) => {
+              event.preventDefault();
+              if (!ready) return;
+              if (customer === undefined) lookup.check({ identifier: provider, iuc: iuc.trim() });
+              else if (plan !== undefined)
+                payment.open({ recipient: iuc.trim(), provider, plan: plan.plan_id, type: subscription });
+            }}
           >
-            {customer === undefined ? 'Check smartcard' : 'Continue'}
-          </Button>
-        </form>
-      </TierGate>
+            <ProviderPicker
+              legend="Provider"
+              name="provider"
+              options={providers}
+              value={provider}
+              onChange={(id) => {
+                setProvider(id);
+                setPlanId('');
+              }}
+            />
+            <Field
+              label="Smartcard / IUC number"
+              value={iuc}
+              onChange={setIuc}
+              inputMode="numeric"
+              autoComplete="off"
+              hint="On the decoder's sticker, or press the info button on the remote"
+              error={iuc !== '' && !smartcardValid ? 'A smartcard number is 6 to 20 digits' : undefined}
+            />
+            <ContactPhoneField contact={contact} hint="The provider texts the receipt here" />
+            {customer !== undefined ? (
+              <div className="flex flex-col gap-3 rounded-xl bg-gray-100 p-4">
+                <p>
+                  Card holder: <strong data-testid="card-holder">{customer.name}</strong>
+                </p>
+                {plans.isPending ? <Waiting label="Loading the bouquets" /> : null}
+                {current !== undefined ? (
+                  <fieldset className="flex flex-col gap-2">
+                    <legend className="mb-1">
+                      Current bouquet:{' '}
+                      <strong data-testid="current-bouquet">{withoutPrice(current.name)}</strong>
+                    </legend>
+                    <label className="flex items-center gap-2">
+                      <input
+                        type="radio"
+                        name="subscription"
+                        checked={subscription === 'renew'}
+                        onChange={() => setSubscription('renew')}
+                      />
+                      <span>
+                        Renew current bouquet,{' '}
+                        <span className="font-semibold whitespace-nowrap">
+                          {formatNairaNumber(current.amount)}
+                        </span>
+                      </span>
+                    </label>
+                    <label className="flex items-center gap-2">
+                      <input
+                        type="radio"
+                        name="subscription"
+                        checked={subscription === 'change'}
+                        onChange={() => setSubscription('change')}
+                      />
+                      Change bouquet
+                    </label>
+                  </fieldset>
+                ) : plans.data ? (
+                  <p>{unrenewable(customer.details.Current_Bouquet)}</p>
+                ) : null}
+                {!renewing && plans.data ? (
+                  <Select
+                    label="Bouquet"
+                    value={planId}
+                    onChange={setPlanId}
+                    placeholder="Choose a bouquet"
+                    options={plans.data.items.map((p) => ({
+                      value: p.plan_id,
+                      label: `${withoutPrice(p.name)} · ${formatNairaNumber(p.amount)}`,
+                    }))}
+                  />
+                ) : null}
+              </div>
+            ) : null}
+            <ErrorNote
+              error={lookup.error ?? (plans.error as CallError | null)}
+              message={
+                lookup.notFound
+                  ? `${providerName} has no smartcard ${iuc.trim()}. Check the number and the provider.`
+                  : undefined
+              }
+            />
+            <Button
+              type="submit"
+              busy={lookup.busy}
+              disabled={!ready || (customer !== undefined && plan === undefined)}
+            >
+              {customer === undefined ? 'Check smartcard' : 'Continue'}
+            </Button>
+          </form>
+        </TierGate>
+      </ServiceGate>
     </Screen>
   );
 }

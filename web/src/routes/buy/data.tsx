@@ -10,9 +10,10 @@ import { PhoneNetworkFields, usePhoneLine } from '../../components/phone-network
 import { PinPayForm } from '../../components/pin-pay-form.tsx';
 import { PriceSummary } from '../../components/price-summary.tsx';
 import { RepeatSwitch, ScheduleForm, useRepeat } from '../../components/repeat-purchase.tsx';
+import { ServiceGate } from '../../components/service-gate.tsx';
 import { TierGate } from '../../components/tier-gate.tsx';
 import { Button, ErrorNote, Screen, Waiting } from '../../components/ui.tsx';
-import { formatNaira } from '../../format.ts';
+import { formatNairaNumber } from '../../format.ts';
 import {
   type DataPlan,
   groupPlans,
@@ -76,7 +77,7 @@ function BuyData() {
             price={plan.amount}
             onPay={(pin) => payment.pay({ network, phone, plan_id: plan.plan_id, amount: plan.amount, pin })}
           >
-            Pay {formatNaira(plan.amount)}
+            Pay {formatNairaNumber(plan.amount)}
           </PinPayForm>
         )}
       </Screen>
@@ -85,31 +86,33 @@ function BuyData() {
 
   return (
     <Screen title="Buy data">
-      <TierGate need={1} what="Buying data">
-        <Beneficiaries service="data" onPick={line.pick} />
-        <form
-          className="flex flex-col gap-4"
-          onSubmit={(event) => {
-            event.preventDefault();
-            if (plan !== undefined)
-              payment.open({
-                recipient: phone,
-                ...(network === null ? {} : { network }),
-                plan: plan.plan_id,
-              });
-          }}
-        >
-          <PhoneNetworkFields line={line} />
-          {plans.isPending && network !== null ? <Waiting label="Loading the plans" /> : null}
-          <ErrorNote error={plans.error as CallError | null} />
-          {plans.data ? (
-            <PlanPicker plans={plans.data.items} chosen={plan} onChoose={(p) => setPlanId(p.plan_id)} />
-          ) : null}
-          <Button type="submit" disabled={plan === undefined || toE164(phone) === null}>
-            Continue
-          </Button>
-        </form>
-      </TierGate>
+      <ServiceGate service="data">
+        <TierGate need={1} what="Buying data">
+          <Beneficiaries service="data" onPick={line.pick} />
+          <form
+            className="flex flex-col gap-4"
+            onSubmit={(event) => {
+              event.preventDefault();
+              if (plan !== undefined)
+                payment.open({
+                  recipient: phone,
+                  ...(network === null ? {} : { network }),
+                  plan: plan.plan_id,
+                });
+            }}
+          >
+            <PhoneNetworkFields line={line} />
+            {plans.isPending && network !== null ? <Waiting label="Loading the plans" /> : null}
+            <ErrorNote error={plans.error as CallError | null} />
+            {plans.data ? (
+              <PlanPicker plans={plans.data.items} chosen={plan} onChoose={(p) => setPlanId(p.plan_id)} />
+            ) : null}
+            <Button type="submit" disabled={plan === undefined || toE164(phone) === null}>
+              Continue
+            </Button>
+          </form>
+        </TierGate>
+      </ServiceGate>
     </Screen>
   );
 }
@@ -164,7 +167,7 @@ function PlanPicker(props: {
             />
             <span className="text-lg font-semibold">{planTitle(p)}</span>
             {p.validity ? <span className="text-sm text-gray-700">{p.validity}</span> : null}
-            <span className="whitespace-nowrap">{formatNaira(p.amount)}</span>
+            <span className="whitespace-nowrap">{formatNairaNumber(p.amount)}</span>
           </label>
         ))}
       </fieldset>

@@ -10,9 +10,10 @@ import { ContactPhoneField, useContactPhone } from '../../components/contact-pho
 import { PinPayForm } from '../../components/pin-pay-form.tsx';
 import { PriceSummary } from '../../components/price-summary.tsx';
 import { ProviderPicker } from '../../components/provider-picker.tsx';
+import { ServiceGate } from '../../components/service-gate.tsx';
 import { TierGate } from '../../components/tier-gate.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
-import { formatNaira } from '../../format.ts';
+import { formatNairaNumber } from '../../format.ts';
 import { validatePrefill } from '../../payments/prefill.ts';
 import { useServicePrice } from '../../payments/service-price.ts';
 import { usePurchase } from '../../payments/use-payment.ts';
@@ -86,7 +87,7 @@ function BuyExamPins() {
               label: 'How many',
               value: (
                 <>
-                  {quantity} × <span className="whitespace-nowrap">{formatNaira(pin.amount)}</span>
+                  {quantity} × <span className="whitespace-nowrap">{formatNairaNumber(pin.amount)}</span>
                 </>
               ),
             },
@@ -112,7 +113,7 @@ function BuyExamPins() {
             })
           }
         >
-          Pay {price === undefined ? '' : formatNaira(price)}
+          Pay {price === undefined ? '' : formatNairaNumber(price)}
         </PinPayForm>
       </Screen>
     );
@@ -120,98 +121,101 @@ function BuyExamPins() {
 
   return (
     <Screen title="Buy exam pins">
-      <TierGate need={1} what="Buying exam pins">
-        <Beneficiaries
-          service="education"
-          onPick={({ recipient, details }) => {
-            // A recent JAMB purchase's recipient is its profile ID, not a phone.
-            if (toE164(recipient) === null) {
-              setExam('jamb');
-              setProfileId(recipient);
-              return;
-            }
-            contact.setPhone(recipient);
-            const picked = examOf(details?.exam);
-            if (picked !== null && picked !== exam) {
-              setExam(picked);
-              setVariation('');
-            }
-            if (details?.profileId) setProfileId(details.profileId);
-          }}
-          describe={({ details }) => exams.find((e) => e.id === details?.exam)?.name}
-        />
-        <form
-          className="flex flex-col gap-4"
-          onSubmit={(event) => {
-            event.preventDefault();
-            if (ready)
-              payment.open({
-                ...(exam === null ? {} : { provider: exam }),
-                plan: variation,
-                recipient: jamb ? profileId.trim() : contact.phone,
-              });
-          }}
-        >
-          <ProviderPicker
-            legend="Exam"
-            name="exam"
-            options={exams}
-            value={exam ?? ''}
-            onChange={(id) => {
-              setExam(examOf(id));
-              setVariation('');
+      <ServiceGate service="education">
+        <TierGate need={1} what="Buying exam pins">
+          <Beneficiaries
+            service="education"
+            onPick={({ recipient, details }) => {
+              // A recent JAMB purchase's recipient is its profile ID, not a phone.
+              if (toE164(recipient) === null) {
+                setExam('jamb');
+                setProfileId(recipient);
+                return;
+              }
+              contact.setPhone(recipient);
+              const picked = examOf(details?.exam);
+              if (picked !== null && picked !== exam) {
+                setExam(picked);
+                setVariation('');
+              }
+              if (details?.profileId) setProfileId(details.profileId);
             }}
+            describe={({ details }) => exams.find((e) => e.id === details?.exam)?.name}
           />
-          {pins.isFetching ? <Waiting label="Getting the prices" /> : null}
-          {items.length > 0 ? (
-            <fieldset className="flex flex-col gap-2">
-              <legend className="mb-1 font-medium">Pin</legend>
-              {items.map((p) => (
-                <label key={p.variation} className="flex items-center gap-2">
-                  <input
-                    type="radio"
-                    name="variation"
-                    checked={pin?.variation === p.variation}
-                    onChange={() => setVariation(p.variation)}
-                  />
-                  <span>
-                    {withoutPrice(p.name)},{' '}
-                    <span className="font-semibold whitespace-nowrap">{formatNaira(p.amount)}</span> each
-                  </span>
-                </label>
-              ))}
-            </fieldset>
-          ) : null}
-          <Field
-            label="How many"
-            value={quantityText}
-            onChange={setQuantityText}
-            inputMode="numeric"
-            maxLength={2}
-            hint={jamb ? 'JAMB sells one PIN per profile' : 'From 1 to 10'}
-            error={
-              quantityText !== '' && !quantityValid ? `Type a number from 1 to ${maxQuantity}` : undefined
-            }
-          />
-          {jamb ? (
+          <form
+            className="flex flex-col gap-4"
+            onSubmit={(event) => {
+              event.preventDefault();
+              if (ready)
+                payment.open({
+                  ...(exam === null ? {} : { provider: exam }),
+                  plan: variation,
+                  recipient: jamb ? profileId.trim() : contact.phone,
+                });
+            }}
+          >
+            <ProviderPicker
+              legend="Exam"
+              name="exam"
+              options={exams}
+              value={exam ?? ''}
+              onChange={(id) => {
+                setExam(examOf(id));
+                setVariation('');
+              }}
+            />
+            {pins.isFetching ? <Waiting label="Getting the prices" /> : null}
+            {items.length > 0 ? (
+              <fieldset className="flex flex-col gap-2">
+                <legend className="mb-1 font-medium">Pin</legend>
+                {items.map((p) => (
+                  <label key={p.variation} className="flex items-center gap-2">
+                    <input
+                      type="radio"
+                      name="variation"
+                      checked={pin?.variation === p.variation}
+                      onChange={() => setVariation(p.variation)}
+                    />
+                    <span>
+                      {withoutPrice(p.name)},{' '}
+                      <span className="font-semibold whitespace-nowrap">{formatNairaNumber(p.amount)}</span>{' '}
+                      each
+                    </span>
+                  </label>
+                ))}
+              </fieldset>
+            ) : null}
             <Field
-              label="JAMB profile ID"
-              value={profileId}
-              onChange={setProfileId}
-              autoComplete="off"
-              hint="The profile code JAMB texted you"
+              label="How many"
+              value={quantityText}
+              onChange={setQuantityText}
+              inputMode="numeric"
+              maxLength={2}
+              hint={jamb ? 'JAMB sells one PIN per profile' : 'From 1 to 10'}
               error={
-                profileId !== '' && !profileValid ? 'A profile ID is 4 to 30 letters or digits' : undefined
+                quantityText !== '' && !quantityValid ? `Type a number from 1 to ${maxQuantity}` : undefined
               }
             />
-          ) : null}
-          <ContactPhoneField contact={contact} hint="The pins are texted here too" />
-          <ErrorNote error={pins.error as CallError | null} />
-          <Button type="submit" disabled={!ready}>
-            Continue
-          </Button>
-        </form>
-      </TierGate>
+            {jamb ? (
+              <Field
+                label="JAMB profile ID"
+                value={profileId}
+                onChange={setProfileId}
+                autoComplete="off"
+                hint="The profile code JAMB texted you"
+                error={
+                  profileId !== '' && !profileValid ? 'A profile ID is 4 to 30 letters or digits' : undefined
+                }
+              />
+            ) : null}
+            <ContactPhoneField contact={contact} hint="The pins are texted here too" />
+            <ErrorNote error={pins.error as CallError | null} />
+            <Button type="submit" disabled={!ready}>
+              Continue
+            </Button>
+          </form>
+        </TierGate>
+      </ServiceGate>
     </Screen>
   );
 }

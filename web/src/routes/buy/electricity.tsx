@@ -12,9 +12,10 @@ import { PriceSummary } from '../../components/price-summary.tsx';
 import { ProviderPicker } from '../../components/provider-picker.tsx';
 import { QuickAmounts } from '../../components/quick-amounts.tsx';
 import { RepeatSwitch, ScheduleForm, useRepeat } from '../../components/repeat-purchase.tsx';
+import { ServiceGate } from '../../components/service-gate.tsx';
 import { TierGate } from '../../components/tier-gate.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
-import { formatNaira } from '../../format.ts';
+import { formatNairaNumber } from '../../format.ts';
 import { validatePrefill } from '../../payments/prefill.ts';
 import { useCustomerCheck } from '../../payments/use-customer-check.ts';
 import { usePurchase } from '../../payments/use-payment.ts';
@@ -74,7 +75,7 @@ function BuyElectricity() {
             { label: 'Meter', value: `${meter.trim()} (${meterTypes[type]})` },
             { label: 'Name', value: <span data-testid="customer">{customer.name}</span> },
             ...(address ? [{ label: 'Address', value: address }] : []),
-            { label: 'Electricity', value: formatNaira(amount) },
+            { label: 'Electricity', value: formatNairaNumber(amount) },
           ]}
           fee={quote.data?.markup}
           total={quote.data?.retail}
@@ -100,7 +101,7 @@ function BuyElectricity() {
               payment.pay({ plan: disco, meter: meter.trim(), type, amount, phone: contact.phone, pin })
             }
           >
-            Pay {quote.data ? formatNaira(quote.data.retail) : ''}
+            Pay {quote.data ? formatNairaNumber(quote.data.retail) : ''}
           </PinPayForm>
         )}
       </Screen>
@@ -109,76 +110,78 @@ function BuyElectricity() {
 
   return (
     <Screen title="Buy electricity">
-      <TierGate need={1} what="Buying electricity">
-        <Beneficiaries
-          service="electricity"
-          onPick={({ recipient, details }) => {
-            setMeter(recipient);
-            if (details?.disco) setDisco(details.disco);
-            if (isMeterType(details?.type)) setType(details.type);
-          }}
-          describe={({ details }) =>
-            details?.disco && isMeterType(details.type)
-              ? `${nameOf(details.disco) ?? ''} ${meterTypes[details.type].toLowerCase()}`.trim()
-              : undefined
-          }
-        />
-        <form
-          className="flex flex-col gap-4"
-          onSubmit={(event) => {
-            event.preventDefault();
-            if (ready)
-              lookup.check({ meter: meter.trim(), plan: disco, type }, () =>
-                payment.open({
-                  recipient: meter.trim(),
-                  provider: disco,
-                  type,
-                  ...(amount === null ? {} : { amount }),
-                }),
-              );
-          }}
-        >
-          {discos.isPending ? <Waiting label="Loading the DisCos" /> : null}
-          <ProviderPicker legend="DisCo" name="disco" options={options} value={disco} onChange={setDisco} />
-          <fieldset className="grid grid-cols-2 gap-2">
-            <legend className="mb-1 font-medium">Meter type</legend>
-            {(Object.keys(meterTypes) as MeterType[]).map((t) => (
-              <label
-                key={t}
-                className={`flex items-center gap-2 rounded-lg border px-3 py-2 ${
-                  type === t ? 'border-brand bg-brand-light font-semibold' : 'border-gray-300'
-                }`}
-              >
-                <input type="radio" name="meter-type" checked={type === t} onChange={() => setType(t)} />
-                {meterTypes[t]}
-              </label>
-            ))}
-          </fieldset>
-          <Field
-            label="Meter number"
-            value={meter}
-            onChange={setMeter}
-            inputMode="numeric"
-            autoComplete="off"
-            hint="On the meter or your last receipt"
-            error={meter !== '' && !meterValid ? 'A meter number is 6 to 20 digits' : undefined}
-          />
-          <AmountField amount={typed} />
-          <QuickAmounts amounts={quickAmounts} chosen={amount} onChoose={(n) => typed.setText(String(n))} />
-          <ContactPhoneField contact={contact} hint="The DisCo texts the receipt here" />
-          <ErrorNote
-            error={lookup.error ?? (discos.error as CallError | null)}
-            message={
-              lookup.notFound
-                ? `${discoShown} has no ${meterTypes[type].toLowerCase()} meter ${meter.trim()}. Check the number and the meter type.`
+      <ServiceGate service="electricity">
+        <TierGate need={1} what="Buying electricity">
+          <Beneficiaries
+            service="electricity"
+            onPick={({ recipient, details }) => {
+              setMeter(recipient);
+              if (details?.disco) setDisco(details.disco);
+              if (isMeterType(details?.type)) setType(details.type);
+            }}
+            describe={({ details }) =>
+              details?.disco && isMeterType(details.type)
+                ? `${nameOf(details.disco) ?? ''} ${meterTypes[details.type].toLowerCase()}`.trim()
                 : undefined
             }
           />
-          <Button type="submit" busy={lookup.busy} disabled={!ready}>
-            Continue
-          </Button>
-        </form>
-      </TierGate>
+          <form
+            className="flex flex-col gap-4"
+            onSubmit={(event) => {
+              event.preventDefault();
+              if (ready)
+                lookup.check({ meter: meter.trim(), plan: disco, type }, () =>
+                  payment.open({
+                    recipient: meter.trim(),
+                    provider: disco,
+                    type,
+                    ...(amount === null ? {} : { amount }),
+                  }),
+                );
+            }}
+          >
+            {discos.isPending ? <Waiting label="Loading the DisCos" /> : null}
+            <ProviderPicker legend="DisCo" name="disco" options={options} value={disco} onChange={setDisco} />
+            <fieldset className="grid grid-cols-2 gap-2">
+              <legend className="mb-1 font-medium">Meter type</legend>
+              {(Object.keys(meterTypes) as MeterType[]).map((t) => (
+                <label
+                  key={t}
+                  className={`flex items-center gap-2 rounded-lg border px-3 py-2 ${
+                    type === t ? 'border-brand bg-brand-light font-semibold' : 'border-gray-300'
+                  }`}
+                >
+                  <input type="radio" name="meter-type" checked={type === t} onChange={() => setType(t)} />
+                  {meterTypes[t]}
+                </label>
+              ))}
+            </fieldset>
+            <Field
+              label="Meter number"
+              value={meter}
+              onChange={setMeter}
+              inputMode="numeric"
+              autoComplete="off"
+              hint="On the meter or your last receipt"
+              error={meter !== '' && !meterValid ? 'A meter number is 6 to 20 digits' : undefined}
+            />
+            <AmountField amount={typed} />
+            <QuickAmounts amounts={quickAmounts} chosen={amount} onChoose={(n) => typed.setText(String(n))} />
+            <ContactPhoneField contact={contact} hint="The DisCo texts the receipt here" />
+            <ErrorNote
+              error={lookup.error ?? (discos.error as CallError | null)}
+              message={
+                lookup.notFound
+                  ? `${discoShown} has no ${meterTypes[type].toLowerCase()} meter ${meter.trim()}. Check the number and the meter type.`
+                  : undefined
+              }
+            />
+            <Button type="submit" busy={lookup.busy} disabled={!ready}>
+              Continue
+            </Button>
+          </form>
+        </TierGate>
+      </ServiceGate>
     </Screen>
   );
 }

@@ -6,9 +6,10 @@ import { requireSignIn } from '../../auth-guard.ts';
 import { PinPayForm } from '../../components/pin-pay-form.tsx';
 import { PriceSummary } from '../../components/price-summary.tsx';
 import { Select } from '../../components/select.tsx';
+import { ServiceGate } from '../../components/service-gate.tsx';
 import { TierGate } from '../../components/tier-gate.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../../components/ui.tsx';
-import { formatNaira } from '../../format.ts';
+import { formatNairaNumber } from '../../format.ts';
 import { useServicePrice } from '../../payments/service-price.ts';
 import { usePurchase } from '../../payments/use-payment.ts';
 
@@ -63,7 +64,7 @@ function BuySocial() {
             { label: 'How many', value: count.format(quantity) },
             {
               label: 'Rate',
-              value: <span className="whitespace-nowrap">{formatNaira(service.rate)} per 1,000</span>,
+              value: <span className="whitespace-nowrap">{formatNairaNumber(service.rate)} per 1,000</span>,
             },
           ]}
           total={price}
@@ -76,7 +77,7 @@ function BuySocial() {
             payment.pay({ serviceId: service.id, link: link.trim(), quantity, amount: price!, pin })
           }
         >
-          Pay {price === undefined ? '' : formatNaira(price)}
+          Pay {price === undefined ? '' : formatNairaNumber(price)}
         </PinPayForm>
       </Screen>
     );
@@ -84,52 +85,54 @@ function BuySocial() {
 
   return (
     <Screen title="Social boosts">
-      <TierGate need={1} what="Buying social boosts">
-        <form
-          className="flex flex-col gap-4"
-          onSubmit={(event) => {
-            event.preventDefault();
-            if (ready) payment.open();
-          }}
-        >
-          {services.isPending ? <Waiting label="Loading the services" /> : null}
-          <Select
-            label="Service"
-            value={serviceId}
-            onChange={setServiceId}
-            placeholder="Choose a service"
-            options={(services.data?.items ?? []).map((s) => ({
-              value: s.id,
-              label: `${s.name} · ${formatNaira(s.rate)} per 1,000`,
-            }))}
-          />
-          <Field
-            label="Link"
-            value={link}
-            onChange={setLink}
-            type="url"
-            autoComplete="url"
-            hint="The public post or profile, starting https://"
-            error={link !== '' && !linkValid ? 'Paste a link that starts with https://' : undefined}
-          />
-          <Field
-            label="How many"
-            value={quantityText}
-            onChange={setQuantityText}
-            inputMode="numeric"
-            hint={
-              service
-                ? `From ${count.format(service.min)} to ${count.format(service.max)}`
-                : 'Choose a service first'
-            }
-            error={quantityError}
-          />
-          <ErrorNote error={services.error as CallError | null} />
-          <Button type="submit" disabled={!ready}>
-            Continue
-          </Button>
-        </form>
-      </TierGate>
+      <ServiceGate service="social">
+        <TierGate need={1} what="Buying social boosts">
+          <form
+            className="flex flex-col gap-4"
+            onSubmit={(event) => {
+              event.preventDefault();
+              if (ready) payment.open();
+            }}
+          >
+            {services.isPending ? <Waiting label="Loading the services" /> : null}
+            <Select
+              label="Service"
+              value={serviceId}
+              onChange={setServiceId}
+              placeholder="Choose a service"
+              options={(services.data?.items ?? []).map((s) => ({
+                value: s.id,
+                label: `${s.name} · ${formatNairaNumber(s.rate)} per 1,000`,
+              }))}
+            />
+            <Field
+              label="Link"
+              value={link}
+              onChange={setLink}
+              type="url"
+              autoComplete="url"
+              hint="The public post or profile, starting https://"
+              error={link !== '' && !linkValid ? 'Paste a link that starts with https://' : undefined}
+            />
+            <Field
+              label="How many"
+              value={quantityText}
+              onChange={setQuantityText}
+              inputMode="numeric"
+              hint={
+                service
+                  ? `From ${count.format(service.min)} to ${count.format(service.max)}`
+                  : 'Choose a service first'
+              }
+              error={quantityError}
+            />
+            <ErrorNote error={services.error as CallError | null} />
+            <Button type="submit" disabled={!ready}>
+              Continue
+            </Button>
+          </form>
+        </TierGate>
+      </ServiceGate>
     </Screen>
   );
 }

@@ -6,7 +6,7 @@ import { requireSignIn } from '../../auth-guard.ts';
 import { TierUnlocks } from '../../components/kyc-tiers.tsx';
 import { QuickAmounts } from '../../components/quick-amounts.tsx';
 import { Button, ErrorNote, Field, Screen } from '../../components/ui.tsx';
-import { formatNaira, parseNaira } from '../../format.ts';
+import { formatNairaNumber, parseNaira } from '../../format.ts';
 import { DedicatedAccount } from './-dedicated-account.tsx';
 
 // Fund the wallet: by bank transfer to the person's own account number (Tier 2), or an amount paid
@@ -82,7 +82,7 @@ function Fund() {
         />
         <ErrorNote error={error} />
         <Button type="submit" busy={busy} disabled={amount === null}>
-          {amount === null ? 'Continue to payment' : `Pay ${formatNaira(amount)}`}
+          {amount === null ? 'Continue to payment' : `Pay ${formatNairaNumber(amount)}`}
         </Button>
       </form>
     </Screen>

@@ -9,7 +9,7 @@ import { DeliveredCodes, groupInFours } from '../../components/delivered-codes.t
 import { Receipt, type ReceiptContent, type ReceiptLine } from '../../components/receipt.tsx';
 import { statusWords } from '../../components/transaction-row.tsx';
 import { ErrorNote, Screen, Waiting } from '../../components/ui.tsx';
-import { formatNaira } from '../../format.ts';
+import { formatNairaNumber } from '../../format.ts';
 import { deliveryAwaited, purchasePollMs } from '../../payments/poll.ts';
 import { buyAgainSearch, buyPaths } from '../../payments/prefill.ts';
 
@@ -48,7 +48,7 @@ function receiptOf(t: Purchase): ReceiptContent {
   }
   if (t.token !== undefined) lines.push({ label: 'Token', value: groupInFours(t.token) });
   if (t.units !== undefined) lines.push({ label: 'Units', value: t.units });
-  if (t.refunded !== undefined) lines.push({ label: 'Refunded', value: formatNaira(t.refunded) });
+  if (t.refunded !== undefined) lines.push({ label: 'Refunded', value: formatNairaNumber(t.refunded) });
   return {
     title: serviceNames[t.service] ?? t.service,
     amount: t.amount,
@@ -78,7 +78,7 @@ function StatusNote({ t }: { t: Purchase }) {
         ? ': waiting for the provider. Most finish within a few minutes; we will notify you when it is done.'
         : ''}
       {t.status === 'failed' && t.direction === 'debit'
-        ? `: ${formatNaira(t.amount)} is back in your wallet`
+        ? `: ${formatNairaNumber(t.amount)} is back in your wallet`
         : ''}
       {deliveryAwaited(t)
         ? `. Your ${t.service === 'education' ? 'PINs are' : 'token is'} on the way: it shows here, in your inbox and by email as soon as the provider releases it.`

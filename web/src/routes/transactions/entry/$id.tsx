@@ -6,7 +6,7 @@ import { requireSignIn } from '../../../auth-guard.ts';
 import { Receipt, type ReceiptContent } from '../../../components/receipt.tsx';
 import { KindIcon, kindLabels, type WalletEntry } from '../../../components/transaction-row.tsx';
 import { ErrorNote, Screen, Waiting } from '../../../components/ui.tsx';
-import { formatNaira } from '../../../format.ts';
+import { formatNairaNumber } from '../../../format.ts';
 
 // One movement of the wallet (getTransaction): a top-up, a transfer, a savings lock, a reward...
 // with its receipt. A purchase's own screen has more (its status, token, Buy again): linked from here.
@@ -51,7 +51,7 @@ function Entry() {
           <Receipt receipt={entryReceipt(entry)} reportable />
           <p>
             Your balance after it:{' '}
-            <span className="whitespace-nowrap font-semibold">{formatNaira(entry.balanceAfter)}</span>
+            <span className="whitespace-nowrap font-semibold">{formatNairaNumber(entry.balanceAfter)}</span>
           </p>
           {entry.purchaseId ? (
             <Link to="/transactions/$id" params={{ id: entry.purchaseId }} className="text-brand underline">

@@ -5,14 +5,23 @@ import type { DateRange } from '../lagos-time.ts';
 import { userAccount } from '../ledger/accounts.ts';
 import { type HistoryEntry, historyEntry, walletHistory } from '../ledger/history.ts';
 import { koboToNaira } from '../money.ts';
-import { transferCounterparties } from '../transfers/service.ts';
-import { movementKindOf, purchaseKinds } from './movement-kinds.ts';
+import { type KindOf, purchaseKinds } from './movement-kinds.ts';
 import type { MovementKind } from './schemas.ts';
 
 // The wallet history (listTransactions, getTransaction; API.md section 6): every entry of the
-// user's wallet account, newest first, with its kind (movement-kinds.ts). Apart from the top-ups
-// (service.ts) because it reads every domain's references: whatever imports the top-ups (the
-// webhook, the float's transfers) does not import the other domains through it.
+// user's wallet account, newest first, with its kind (movement-kinds.ts) and, for a transfer, the
+// other person, asked of the transfers in one call per page.
+
+/** What the history reads: the ledger, the kinds, and the other person of the user's transfers. */
+export type HistoryDeps = {
+  db: Kysely<DB>;
+  kindOf: KindOf;
+  /** The other person's public name, by posting reference, of those postings that are the user's transfers. */
+  counterpartiesOf: (
+    userId: string,
+    postingReferences: readonly string[],
+  ) => Promise<ReadonlyMap<string, string>>;
+};
 
 export type WalletTransactionView = {
   id: string;
@@ -56,17 +65,16 @@ const optional = <K extends string, V>(key: K, value: V | undefined) =>
 export type WalletHistoryFilter = { kind?: MovementKind | undefined; range?: DateRange };
 
 export async function listWalletTransactions(
-  db: Kysely<DB>,
+  deps: HistoryDeps,
   userId: string,
   page: { limit: number; offset: number },
   filter: WalletHistoryFilter = {},
 ): Promise<{ items: WalletTransactionView[]; limit: number; offset: number; total: number }> {
-  const { items, total } = await walletHistory(db, userAccount('wallet', userId), page, {
-    kindOf: movementKindOf,
+  const { items, total } = await walletHistory(deps.db, userAccount('wallet', userId), page, {
+    kindOf: deps.kindOf,
     ...filter,
   });
-  const counterparties = await transferCounterparties(
-    db,
+  const counterparties = await deps.counterpartiesOf(
     userId,
     items.map((e) => e.reference),
   );
@@ -82,15 +90,15 @@ export async function listWalletTransactions(
 const entryIdMax = 9_223_372_036_854_775_807n;
 
 export async function getWalletTransaction(
-  db: Kysely<DB>,
+  deps: HistoryDeps,
   userId: string,
   id: string,
 ): Promise<WalletTransactionView> {
   const entryId = BigInt(id);
   const entry =
     entryId <= entryIdMax
-      ? await historyEntry(db, userAccount('wallet', userId), entryId, { kindOf: movementKindOf })
+      ? await historyEntry(deps.db, userAccount('wallet', userId), entryId, { kindOf: deps.kindOf })
       : undefined;
   if (entry === undefined) throw notFound('transaction');
-  return toView(entry, await transferCounterparties(db, userId, [entry.reference]));
+  return toView(entry, await deps.counterpartiesOf(userId, [entry.reference]));
 }

@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { JOB_ALERT_EMAIL } from '../../src/alerts/alerts.ts';
-import { reconcileTransfers, transferReconcileDefaults } from '../../src/funding/reconcile.ts';
-import type { FundingDeps } from '../../src/funding/service.ts';
+import { alertEmailJob } from '../../src/alerts/alerts.ts';
 import {
   type FundingDestination,
-  startProviderFunding,
-  transferByReference,
-  transferPostingReference,
-  transferReversalPostingReference,
-} from '../../src/funding/transfers.ts';
+  floatTopUpByReference,
+  floatTopUpPostingReference,
+  floatTopUpReversalPostingReference,
+  startFloatTopUp,
+} from '../../src/funding/float-top-ups.ts';
+import { floatTopUpReconcileDefaults, reconcileFloatTopUps } from '../../src/funding/reconcile.ts';
+import type { FundingDeps } from '../../src/funding/service.ts';
 import { storePaymentEvents } from '../../src/funding/webhook.ts';
 import { processPaymentEvent } from '../../src/funding/webhook-processing.ts';
 import { balancesOf, providerFloatAccount, systemAccounts } from '../../src/ledger/accounts.ts';
@@ -18,11 +18,11 @@ import { createPaystackClient } from '../../src/providers/payments/paystack-clie
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, type World } from '../helpers/world.ts';
 import { sandboxPayments, startWebhookReceiver, type WebhookReceiver } from '../payments/helpers.ts';
-import { assertLedgerOk, BOUNDED, processed, secretOf, sendWebhook, sign } from './support.ts';
+import { assertLedgerOk, BOUNDED, fundingDeps, processed, secretOf, sendWebhook, sign } from './support.ts';
 
-// Funding events of outbound transfers (SPEC.md "States and transitions", "Events"; issue 4 item 5):
-// the collections pool tops up a VTU provider's float by a transfer, and transfer.success,
-// transfer.failed and transfer.reversed move it, in any order and any number of times. The sandbox
+// Float top-ups (SPEC.md "States and transitions", "Events"; issue 4 item 5): the collections pool
+// tops up a VTU provider's float by one of the payment provider's transfers, and its transfer.success,
+// transfer.failed and transfer.reversed move the top-up, in any order and any number of times. The sandbox
 // provider's webhooks are caught by a test receiver and handed to the service's endpoint byte for
 // byte, so a test decides when each one arrives; its processing is awaited by running its job.
 
@@ -40,7 +40,7 @@ function destination(last: '0' | '1' | '2', provider = 'bills'): FundingDestinat
   };
 }
 
-describe(`funding transfers and their webhooks (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
+describe(`float top-ups and their transfer webhooks (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
   let world: World;
   let receiver: WebhookReceiver;
 
@@ -62,12 +62,7 @@ describe(`funding transfers and their webhooks (${onPostgres() ? 'PostgreSQL' : 
     await world.close();
   });
 
-  const deps = (): FundingDeps => ({
-    db: world.ctx.db,
-    clock: world.ctx.clock,
-    jobs: world.ctx.jobs,
-    payments: world.ctx.payments,
-  });
+  const deps = (): FundingDeps => fundingDeps(world);
 
   /** Waits for the sandbox's webhook about a reference, hands it to the service, and processes it. */
   async function deliver(reference: string, event: string) {
@@ -95,8 +90,8 @@ describe(`funding transfers and their webhooks (${onPostgres() ? 'PostgreSQL' : 
       .selectFrom('ledger_transactions')
       .select('reference')
       .where('reference', 'in', [
-        transferPostingReference(reference),
-        transferReversalPostingReference(reference),
+        floatTopUpPostingReference(reference),
+        floatTopUpReversalPostingReference(reference),
       ])
       .execute();
   }
@@ -128,10 +123,10 @@ describe(`funding transfers and their webhooks (${onPostgres() ? 'PostgreSQL' : 
     };
   }
 
-  /** A transfer the sandbox accepted but will not settle during the test. */
-  async function pendingTransfer(provider = 'bills') {
+  /** A top-up whose transfer the sandbox accepted but will not settle during the test. */
+  async function pendingTopUp(provider = 'bills') {
     sandboxPayments(world).transferSettleDelayMs = 3_600_000;
-    const transfer = await startProviderFunding(deps(), {
+    const transfer = await startFloatTopUp(deps(), {
       destination: destination('0', provider),
       amountKobo: AMOUNT_KOBO,
       reason: 'float top-up',
@@ -146,7 +141,7 @@ describe(`funding transfers and their webhooks (${onPostgres() ? 'PostgreSQL' : 
     async () => {
       const provider = 'data';
       const before = await pool(provider);
-      const started = await startProviderFunding(deps(), {
+      const started = await startFloatTopUp(deps(), {
         destination: destination('0', provider),
         amountKobo: AMOUNT_KOBO,
         reason: 'float top-up',
@@ -155,13 +150,13 @@ describe(`funding transfers and their webhooks (${onPostgres() ? 'PostgreSQL' : 
       assert.match(started.transfer_code ?? '', /^TRF_/);
 
       assert.equal(await deliver(started.reference, 'transfer.success'), 'transfer_settled');
-      const settled = await transferByReference(world.ctx, started.reference);
+      const settled = await floatTopUpByReference(world.ctx, started.reference);
       assert.equal(settled.status, 'success');
       assert.ok(settled.settled_at !== null && settled.closed_at === null);
       const afterSettle = await pool(provider);
       assert.equal(afterSettle.pool - before.pool, AMOUNT_KOBO, 'the pool paid it');
       assert.equal(afterSettle.float - before.float, -AMOUNT_KOBO, 'the float holds it');
-      assert.deepEqual(await domainEvents(started.reference), ['funding.transfer_settled']);
+      assert.deepEqual(await domainEvents(started.reference), ['funding.float_top_up_settled']);
 
       // The same event again, with other bytes (a re-serialisation): nothing moves.
       assert.equal(
@@ -180,19 +175,19 @@ describe(`funding transfers and their webhooks (${onPostgres() ? 'PostgreSQL' : 
     async () => {
       const provider = 'bills';
       const before = await pool(provider);
-      const started = await startProviderFunding(deps(), {
+      const started = await startFloatTopUp(deps(), {
         destination: destination('1', provider),
         amountKobo: AMOUNT_KOBO,
         reason: 'float top-up',
       });
       assert.equal(await deliver(started.reference, 'transfer.failed'), 'transfer_failed');
-      const failed = await transferByReference(world.ctx, started.reference);
+      const failed = await floatTopUpByReference(world.ctx, started.reference);
       assert.equal(failed.status, 'failed');
       assert.match(failed.failure_reason ?? '', /could not be credited/);
       assert.deepEqual(await pool(provider), before);
       assert.deepEqual(await postingsOf(started.reference), []);
       assert.deepEqual(await alertsFor(started.reference), ['provider_funding_failed']);
-      assert.deepEqual(await domainEvents(started.reference), ['funding.transfer_failed']);
+      assert.deepEqual(await domainEvents(started.reference), ['funding.float_top_up_failed']);
       const { rows } = await sql<{ n: number }>`
       select count(*)::int as n from pgboss.job j join ops_alerts a on a.id::text = j.data->>'alertId'
       where j.name = 'ops.alert-email' and a.details->>'reference' = ${started.reference}
@@ -207,24 +202,24 @@ describe(`funding transfers and their webhooks (${onPostgres() ? 'PostgreSQL' : 
     async () => {
       const provider = 'social';
       const before = await pool(provider);
-      const started = await startProviderFunding(deps(), {
+      const started = await startFloatTopUp(deps(), {
         destination: destination('2', provider),
         amountKobo: AMOUNT_KOBO,
         reason: 'float top-up',
       });
       assert.equal(await deliver(started.reference, 'transfer.success'), 'transfer_settled');
       assert.equal(await deliver(started.reference, 'transfer.reversed'), 'transfer_reversed');
-      const reversed = await transferByReference(world.ctx, started.reference);
+      const reversed = await floatTopUpByReference(world.ctx, started.reference);
       assert.equal(reversed.status, 'reversed');
       assert.ok(reversed.settled_at !== null, 'it had settled');
       assert.deepEqual(await pool(provider), before, 'back where it started');
       assert.deepEqual((await postingsOf(started.reference)).map((p) => p.reference).sort(), [
-        transferPostingReference(started.reference),
-        transferReversalPostingReference(started.reference),
+        floatTopUpPostingReference(started.reference),
+        floatTopUpReversalPostingReference(started.reference),
       ]);
       assert.deepEqual(await alertsFor(started.reference), ['provider_funding_reversed']);
-      // A purchase had its float when the transfer settled; the late reversal is for operations only.
-      assert.deepEqual(await domainEvents(started.reference), ['funding.transfer_settled']);
+      // A purchase had its float when the top-up settled; the late reversal is for operations only.
+      assert.deepEqual(await domainEvents(started.reference), ['funding.float_top_up_settled']);
     },
   );
 
@@ -233,7 +228,7 @@ describe(`funding transfers and their webhooks (${onPostgres() ? 'PostgreSQL' : 
     BOUNDED,
     async () => {
       const provider = 'bills';
-      const transfer = await pendingTransfer(provider);
+      const transfer = await pendingTopUp(provider);
       const before = await pool(provider);
       assert.equal(await sendTransferEvent('transfer.reversed', transfer.reference), 'transfer_reversed');
       assert.equal(await sendTransferEvent('transfer.success', transfer.reference), 'transfer_unchanged');
@@ -241,12 +236,12 @@ describe(`funding transfers and their webhooks (${onPostgres() ? 'PostgreSQL' : 
         await sendTransferEvent('transfer.reversed', transfer.reference, { id: 7 }),
         'transfer_unchanged',
       );
-      assert.equal((await transferByReference(world.ctx, transfer.reference)).status, 'reversed');
+      assert.equal((await floatTopUpByReference(world.ctx, transfer.reference)).status, 'reversed');
       assert.deepEqual(await pool(provider), before);
       assert.deepEqual(await postingsOf(transfer.reference), []);
       assert.deepEqual(await alertsFor(transfer.reference), ['provider_funding_reversed']);
       // The float never arrived, so a purchase waiting on it must not go ahead.
-      assert.deepEqual(await domainEvents(transfer.reference), ['funding.transfer_failed']);
+      assert.deepEqual(await domainEvents(transfer.reference), ['funding.float_top_up_failed']);
     },
   );
 
@@ -254,35 +249,38 @@ describe(`funding transfers and their webhooks (${onPostgres() ? 'PostgreSQL' : 
     'contradictions are alerted and change nothing: success after failed, failed after success',
     BOUNDED,
     async () => {
-      const failedFirst = await pendingTransfer();
+      const failedFirst = await pendingTopUp();
       assert.equal(
         await sendTransferEvent('transfer.failed', failedFirst.reference, { gateway_response: 'Declined' }),
         'transfer_failed',
       );
       assert.equal(await sendTransferEvent('transfer.success', failedFirst.reference), 'transfer_conflict');
-      assert.equal((await transferByReference(world.ctx, failedFirst.reference)).status, 'failed');
-      assert.equal((await transferByReference(world.ctx, failedFirst.reference)).failure_reason, 'Declined');
+      assert.equal((await floatTopUpByReference(world.ctx, failedFirst.reference)).status, 'failed');
+      assert.equal(
+        (await floatTopUpByReference(world.ctx, failedFirst.reference)).failure_reason,
+        'Declined',
+      );
       assert.deepEqual(await postingsOf(failedFirst.reference), []);
       assert.deepEqual(await alertsFor(failedFirst.reference), [
         'provider_funding_failed',
         'transfer_conflicting_event',
       ]);
 
-      const succeededFirst = await pendingTransfer();
+      const succeededFirst = await pendingTopUp();
       assert.equal(await sendTransferEvent('transfer.success', succeededFirst.reference), 'transfer_settled');
       assert.equal(await sendTransferEvent('transfer.failed', succeededFirst.reference), 'transfer_conflict');
-      assert.equal((await transferByReference(world.ctx, succeededFirst.reference)).status, 'success');
+      assert.equal((await floatTopUpByReference(world.ctx, succeededFirst.reference)).status, 'success');
       assert.equal((await postingsOf(succeededFirst.reference)).length, 1);
     },
   );
 
   it('an event for another amount than was sent is alerted and not acted on', BOUNDED, async () => {
-    const transfer = await pendingTransfer();
+    const transfer = await pendingTopUp();
     const outcome = await sendTransferEvent('transfer.success', transfer.reference, {
       amount: Number(AMOUNT_KOBO) + 1,
     });
     assert.equal(outcome, 'transfer_conflict');
-    assert.equal((await transferByReference(world.ctx, transfer.reference)).status, 'pending');
+    assert.equal((await floatTopUpByReference(world.ctx, transfer.reference)).status, 'pending');
     assert.deepEqual(await postingsOf(transfer.reference), []);
     assert.deepEqual(await alertsFor(transfer.reference), ['transfer_amount_mismatch']);
   });
@@ -321,7 +319,7 @@ describe(`funding transfers and their webhooks (${onPostgres() ? 'PostgreSQL' : 
     async function emailJobs(reference: string) {
       const { rows } = await sql<{ n: string }>`
         select count(*)::text as n from pgboss.job j join ops_alerts a on a.id::text = j.data->>'alertId'
-        where j.name = ${JOB_ALERT_EMAIL} and a.details->>'reference' = ${reference}
+        where j.name = ${alertEmailJob.name} and a.details->>'reference' = ${reference}
       `.execute(world.ctx.db);
       return Number(rows[0]?.n);
     }
@@ -388,7 +386,7 @@ describe(`funding transfers and their webhooks (${onPostgres() ? 'PostgreSQL' : 
     );
 
     it('a known reference raises no such alert', BOUNDED, async () => {
-      const transfer = await pendingTransfer();
+      const transfer = await pendingTopUp();
       assert.equal(await sendTransferEvent('transfer.success', transfer.reference), 'transfer_settled');
       assert.deepEqual(await unknownAlerts(transfer.reference), []);
       assert.deepEqual(await alertsFor(transfer.reference), []);
@@ -400,7 +398,7 @@ describe(`funding transfers and their webhooks (${onPostgres() ? 'PostgreSQL' : 
     BOUNDED,
     async () => {
       const provider = 'bills';
-      const transfer = await pendingTransfer(provider);
+      const transfer = await pendingTopUp(provider);
       const before = await pool(provider);
       const bodies = Array.from({ length: 40 }, (_, i) =>
         JSON.stringify({
@@ -411,15 +409,15 @@ describe(`funding transfers and their webhooks (${onPostgres() ? 'PostgreSQL' : 
       const answers = await Promise.all(bodies.map((body) => sendWebhook(world, body)));
       assert.ok(answers.every((a) => a.status === 200));
       await Promise.all(bodies.map((body) => processed(world, body)));
-      assert.equal((await transferByReference(world.ctx, transfer.reference)).status, 'reversed');
+      assert.equal((await floatTopUpByReference(world.ctx, transfer.reference)).status, 'reversed');
       assert.deepEqual(await pool(provider), before, 'whatever the order, nothing net left the pool');
       const postings = (await postingsOf(transfer.reference)).length;
       assert.ok(postings === 0 || postings === 2, `settled and reversed, or neither (got ${postings})`);
     },
   );
 
-  it('a refused recipient fails the funding at once, without a transfer', BOUNDED, async () => {
-    const refused = await startProviderFunding(deps(), {
+  it('a refused recipient fails the top-up at once, without a transfer', BOUNDED, async () => {
+    const refused = await startFloatTopUp(deps(), {
       destination: { ...destination('0'), bankCode: '999' },
       amountKobo: AMOUNT_KOBO,
       reason: 'float top-up',
@@ -430,15 +428,15 @@ describe(`funding transfers and their webhooks (${onPostgres() ? 'PostgreSQL' : 
     assert.deepEqual(await alertsFor(refused.reference), ['provider_funding_failed']);
   });
 
-  describe('reconciliation of transfers whose webhooks were lost', () => {
-    const passGrace = () => world.ctx.sandboxClock!.advance(transferReconcileDefaults.olderThanSeconds + 1);
+  describe('reconciliation of top-ups whose webhooks were lost', () => {
+    const passGrace = () => world.ctx.sandboxClock!.advance(floatTopUpReconcileDefaults.olderThanSeconds + 1);
 
-    it('a settled transfer whose webhook was dropped is found settled, once', BOUNDED, async () => {
+    it("a top-up whose settled transfer's webhook was dropped is found settled, once", BOUNDED, async () => {
       const provider = 'data';
       const before = await pool(provider);
       sandboxPayments(world).webhookMode = 'drop';
       sandboxPayments(world).transferSettleDelayMs = 3_600_000;
-      const transfer = await startProviderFunding(deps(), {
+      const transfer = await startFloatTopUp(deps(), {
         destination: destination('0', provider),
         amountKobo: AMOUNT_KOBO,
         reason: 'float top-up',
@@ -448,12 +446,12 @@ describe(`funding transfers and their webhooks (${onPostgres() ? 'PostgreSQL' : 
       atSandbox.status = 'success';
       atSandbox.transferredAt = world.ctx.clock.now();
 
-      const early = await reconcileTransfers(deps(), transferReconcileDefaults);
+      const early = await reconcileFloatTopUps(deps(), floatTopUpReconcileDefaults);
       assert.equal(early.resolved, 0, 'a minute for its webhook first');
       passGrace();
-      const counts = await reconcileTransfers(deps(), transferReconcileDefaults);
+      const counts = await reconcileFloatTopUps(deps(), floatTopUpReconcileDefaults);
       assert.ok(counts.resolved >= 1);
-      assert.equal((await transferByReference(world.ctx, transfer.reference)).status, 'success');
+      assert.equal((await floatTopUpByReference(world.ctx, transfer.reference)).status, 'success');
       assert.equal((await pool(provider)).float - before.float, -AMOUNT_KOBO);
       // The late webhook changes nothing.
       assert.equal(await sendTransferEvent('transfer.success', transfer.reference), 'transfer_unchanged');
@@ -461,27 +459,27 @@ describe(`funding transfers and their webhooks (${onPostgres() ? 'PostgreSQL' : 
     });
 
     it(
-      'a transfer the provider never received stays pending, then fails after the not-found window',
+      'a top-up whose transfer the provider never received stays pending, then fails after the not-found window',
       BOUNDED,
       async () => {
         // The initiating call never reaches the provider (a closed port): outcome unknown, pending.
         const unreachable = createPaystackClient({
-          baseUrl: () => 'http://127.0.0.1:9',
+          baseUrl: 'http://127.0.0.1:9',
           secretKey: secretOf(world),
           timeoutMs: 2_000,
         });
-        const lost = await startProviderFunding(
+        const lost = await startFloatTopUp(
           { ...deps(), payments: { ...world.ctx.payments, initiateTransfer: unreachable.initiateTransfer } },
           { destination: destination('0'), amountKobo: AMOUNT_KOBO, reason: 'float top-up' },
         );
         assert.equal(lost.status, 'pending', 'an unanswered initiate is not a failure');
         passGrace();
-        await reconcileTransfers(deps(), transferReconcileDefaults);
-        assert.equal((await transferByReference(world.ctx, lost.reference)).status, 'pending');
-        world.ctx.sandboxClock!.advance(transferReconcileDefaults.notFoundAfterSeconds);
-        const counts = await reconcileTransfers(deps(), transferReconcileDefaults);
+        await reconcileFloatTopUps(deps(), floatTopUpReconcileDefaults);
+        assert.equal((await floatTopUpByReference(world.ctx, lost.reference)).status, 'pending');
+        world.ctx.sandboxClock!.advance(floatTopUpReconcileDefaults.notFoundAfterSeconds);
+        const counts = await reconcileFloatTopUps(deps(), floatTopUpReconcileDefaults);
         assert.ok(counts.notFound >= 1);
-        const closed = await transferByReference(world.ctx, lost.reference);
+        const closed = await floatTopUpByReference(world.ctx, lost.reference);
         assert.equal(closed.status, 'failed');
         assert.match(closed.failure_reason ?? '', /no record/);
         assert.deepEqual(await alertsFor(lost.reference), ['provider_funding_failed']);

@@ -1,12 +1,30 @@
 import { z } from 'zod';
 import { pin } from '../auth/schemas.ts';
 import { examIds } from '../catalogue/schemas.ts';
+import { vtuProviderNames, vtuServices } from '../config.ts';
 import { dateRangeFields, requireOrderedRange } from '../date-filter.ts';
+import type { ErrorCode } from '../errors.ts';
 import { instantOutput, nairaInput, nairaOutput } from '../money-schemas.ts';
 import { pageInput } from '../paging.ts';
+import { availability } from '../pauses/schemas.ts';
 import { nigerianPhone } from '../phone.ts';
 
 // Request and answer shapes of the six purchases and their reads (API.md section 5).
+
+/**
+ * What every purchase can be refused by: the tier and PIN in authorisedMarkupOf, the debit in
+ * acceptPurchase, with a frozen account (the debit rule accountNotFrozen), and an operator's pause
+ * of its service or provider (asked before the PIN and again before the debit).
+ */
+export const purchaseErrors: readonly ErrorCode[] = [
+  'KYC_TIER_REQUIRED',
+  'PIN_NOT_SET',
+  'INVALID_PIN',
+  'PIN_LOCKED',
+  'INSUFFICIENT_FUNDS',
+  'ACCOUNT_FROZEN',
+  'SERVICE_PAUSED',
+];
 
 /** What a purchase charges: its price, or the face value asked for plus any markup. */
 const naira = nairaInput('Amount charged to the wallet');
@@ -84,7 +102,7 @@ export const socialService = z.object({
   min: z.number().int(),
   max: z.number().int(),
 });
-export const listSocialServicesOutput = z.object({ items: z.array(socialService) });
+export const listSocialServicesOutput = z.object({ items: z.array(socialService), ...availability });
 
 export const buySocialServiceInput = z
   .object({
@@ -112,6 +130,7 @@ export const quoteAirtimeToCashOutput = z.object({
   payout: nairaOutput('What the wallet is credited once the airtime arrives'),
   ratePercent: z.number(),
   sendTo: z.string(),
+  ...availability,
 });
 export const sellAirtimeInput = z
   .object({
@@ -180,3 +199,51 @@ export const listMyVtuTransactionsOutput = z.object({
 });
 
 export const getMyVtuTransactionInput = z.object({ id: z.uuid() }).strict();
+
+/** The operators' list of everyone's purchases (adminListPurchases, issue 40), filtered as an incident asks. */
+export const adminListPurchasesInput = z
+  .object({
+    ...pageInput,
+    status: z.enum(['processing', 'success', 'failed']).optional(),
+    service: z.enum(vtuServices).optional(),
+    provider: z.enum(vtuProviderNames).optional().describe('The provider that served it (VTU_ROUTES)'),
+    userId: z.uuid().optional().describe('Only this person’s purchases'),
+    ...dateRangeFields,
+  })
+  .strict()
+  .superRefine(requireOrderedRange);
+
+export const operatorPurchaseView = z.object({
+  id: z.uuid(),
+  reference: z.string(),
+  userId: z.uuid(),
+  service: z.string(),
+  provider: z.string(),
+  network: z.string().nullable(),
+  recipient: z.string(),
+  direction: z.enum(['debit', 'credit']),
+  amount: nairaOutput('Amount charged (a sale of airtime: the payout)'),
+  status: z.enum(['processing', 'success', 'failed']),
+  failureReason: z.string().nullable().describe('A failed purchase: the reason its provider gave'),
+  createdAt: instantOutput(),
+  completedAt: instantOutput('When it settled; null while processing').nullable(),
+});
+
+export const adminListPurchasesOutput = z.object({
+  items: z.array(operatorPurchaseView),
+  limit: z.number().int(),
+  offset: z.number().int(),
+  total: z.number().int(),
+  counts: z
+    .array(
+      z.object({
+        provider: z.string(),
+        status: z.enum(['processing', 'success', 'failed']),
+        failureReason: z.string().nullable(),
+        count: z.number().int(),
+      }),
+    )
+    .describe(
+      'Every purchase the filter matches (not only this page), counted by provider, status and failure reason, the largest first: with status=failed, what the providers refuse and how often',
+    ),
+});

@@ -1,8 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { JOB_PAYMENT_WEBHOOK_SWEEP } from '../../src/funding/webhook-processing.ts';
+import { paymentWebhookSweepJob } from '../../src/funding/webhook-processing.ts';
 import { matureDueLocks } from '../../src/savings/maturity.ts';
 import type { VtuTransactionView } from '../../src/vtu/purchases.ts';
+import type { WalletTransactionView } from '../../src/wallet/history.ts';
+import {
+  assertLedgerOk,
+  BOUNDED,
+  chargeSuccess,
+  createIntent,
+  processed,
+  sendWebhook,
+} from '../funding/support.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { until } from '../helpers/until.ts';
 import {
@@ -17,25 +26,13 @@ import {
 } from '../helpers/world.ts';
 import { member, transferCall } from '../transfers/support.ts';
 import { bought, buyCall, buyer, current, mtn } from '../vtu/purchase-support.ts';
-import { assertLedgerOk, BOUNDED, chargeSuccess, createIntent, processed, sendWebhook } from './support.ts';
 
 // One wallet history of every movement (API.md section 6, issue 26): each entry says what kind of
 // movement it is, the other person of a transfer and the purchase of a purchase or refund; the list
 // filters by kind and by date, where a date is a whole Africa/Lagos day (API.md section 5), in the
 // wallet history and the purchase history alike.
 
-type Item = {
-  id: string;
-  reference: string;
-  kind: string;
-  description: string;
-  direction: 'credit' | 'debit';
-  amount: number;
-  balanceAfter: number;
-  createdAt: string;
-  counterparty?: string;
-  purchaseId?: string;
-};
+type Item = WalletTransactionView;
 type Page<T = Item> = { items: T[]; limit: number; offset: number; total: number };
 
 const DAY = 86_400;
@@ -77,7 +74,7 @@ describe(`wallet history: the kind of every movement (${database})`, () => {
       body: JSON.stringify({ accountNumber: account.accountNumber, amount: 2_000 }),
     });
     assert.equal(paid.status, 200);
-    await world.ctx.jobs.runNow(JOB_PAYMENT_WEBHOOK_SWEEP);
+    await world.ctx.jobs.runNow(paymentWebhookSweepJob);
     await until(
       async () => (await history(world, alice)).items.some((i) => i.reference.startsWith('dva:')),
       'the bank transfer is credited',

@@ -2,10 +2,16 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { systemAccounts, userAccount } from '../../src/ledger/accounts.ts';
 import { post as postLedger } from '../../src/ledger/postings.ts';
-
+import {
+  assertLedgerOk,
+  BOUNDED,
+  chargeSuccess,
+  createIntent,
+  processed,
+  sendWebhook,
+} from '../funding/support.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, failure, get, ok, post, type SignedIn, signIn, type World } from '../helpers/world.ts';
-import { assertLedgerOk, BOUNDED, chargeSuccess, createIntent, processed, sendWebhook } from './support.ts';
 
 // The wallet history (API.md sections 5 and 6): the caller's wallet entries from the ledger, newest
 // first, limit/offset paging, one entry by id; another user's entry is 404.
