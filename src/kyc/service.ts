@@ -278,6 +278,8 @@ async function ninHeldElsewhere(db: Kysely<DB>, userId: string, ninHashes: strin
     .select('id')
     .where('nin_hash', 'in', ninHashes)
     .where('status', 'in', ['pending', 'approved'])
+    // A closed account's submissions are kept but hold their NIN no longer (account-closure.ts).
+    .where('identity_released_at', 'is', null)
     .where('user_id', '<>', userId)
     .limit(1)
     .executeTakeFirst();

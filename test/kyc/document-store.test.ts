@@ -96,6 +96,18 @@ describe('local document store', () => {
     assert.equal(await store.presignedUrl(k, 600), null);
   });
 
+  it('deletes a document for good, and deleting one already gone is no error', async () => {
+    const directory = path.join(root, 'deleted');
+    const store = createLocalDocumentStore(directory);
+    const k = key();
+    await store.put(k, binaryDocument(), 'image/png');
+    await store.delete(k);
+    assert.equal(await store.get(k), null);
+    assert.deepEqual(readdirSync(directory), []);
+    await store.delete(k);
+    await assert.rejects(store.delete('../x'), RangeError);
+  });
+
   it('refuses every key that is not 32 to 64 lowercase hex characters, touching no file', async () => {
     const directory = path.join(root, 'jail', 'kyc-documents');
     const store = createLocalDocumentStore(directory);
@@ -160,6 +172,12 @@ async function startFakeS3(bucket: string) {
           ...(cacheControl !== null ? { 'cache-control': cacheControl } : {}),
         });
         return response.end(object.body);
+      }
+      if (request.method === 'DELETE') {
+        // S3 answers 204 whether or not the key existed.
+        objects.delete(objectKey);
+        response.writeHead(204);
+        return response.end();
       }
       return sendError(405, 'MethodNotAllowed', 'The specified method is not allowed');
     });
@@ -253,6 +271,15 @@ describe('S3 document store', () => {
     for (const seconds of [601, 3600, 0, -1, 1.5, Number.NaN]) {
       await assert.rejects(store.presignedUrl(k, seconds), RangeError, String(seconds));
     }
+  });
+
+  it('deletes an object with DeleteObject, and deleting one already gone is no error', async () => {
+    const k = key();
+    await store.put(k, binaryDocument(), 'image/png');
+    await store.delete(k);
+    assert.equal(await store.get(k), null);
+    assert.equal(fake.requests.at(-2)?.method, 'DELETE');
+    await store.delete(k);
   });
 
   it('refuses every key that is not 32 to 64 lowercase hex characters, sending nothing', async () => {

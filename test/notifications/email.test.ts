@@ -210,6 +210,8 @@ describe(`transactional email (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () =
               'account_frozen',
               'account_unfrozen',
               'second_factor_reset',
+              'account_closing',
+              'account_closure_cancelled',
             ].includes(k),
         )
         .map((k) => [k, false]),

@@ -13,4 +13,6 @@ export type DocumentStore = {
    * itself behind its own signed URL.
    */
   presignedUrl(key: string, expiresInSeconds: number): Promise<string | null>;
+  /** Deletes the object for good (a closed account's records past retention); none there is no error. */
+  delete(key: string): Promise<void>;
 };

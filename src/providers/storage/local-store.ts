@@ -65,5 +65,14 @@ export function createLocalDocumentStore(directory: string): DocumentStore {
       checkKey(key);
       return null;
     },
+
+    async delete(key) {
+      checkKey(key);
+      try {
+        await unlink(path.join(root, key));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
+    },
   };
 }

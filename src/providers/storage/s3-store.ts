@@ -56,7 +56,16 @@ export async function createS3DocumentStore(options: S3DocumentStoreOptions): Pr
     put: (key, bytes, mimeType) => put(connection, key, bytes, mimeType),
     get: (key) => get(connection, key),
     presignedUrl: (key, expiresInSeconds) => presignedUrl(connection, key, expiresInSeconds),
+    delete: (key) => deleteObject(connection, key),
   };
+}
+
+/** S3's DeleteObject answers 204 whether or not the key existed: deleting twice is no error. */
+async function deleteObject(connection: S3Connection, key: string): Promise<void> {
+  checkKey(key);
+  await connection.client.send(
+    new connection.sdk.DeleteObjectCommand({ Bucket: connection.bucket, Key: key }),
+  );
 }
 
 async function put(connection: S3Connection, key: string, bytes: Buffer, mimeType: string): Promise<void> {
