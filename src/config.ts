@@ -368,6 +368,11 @@ const envSchema = z.object({
   PAUSES_REFRESH_MS: z.coerce.number().int().min(100).max(4000).default(2000),
   // Disputes (API.md section 16): how many days after a movement its owner may still report it.
   DISPUTE_WINDOW_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  // Closing an account (API.md 17.3, decision 0047): the days a request waits before it takes effect
+  // (cancellable meanwhile), and the years a closed account's records are kept (the AML record rule:
+  // five at the least) before its KYC documents and submissions are erased.
+  ACCOUNT_DELETION_GRACE_DAYS: z.coerce.number().int().min(1).max(90).default(7),
+  RETENTION_YEARS: z.coerce.number().int().min(5).max(30).default(5),
   CHECKIN_REWARD: kobo(10),
   CHECKIN_WITHDRAW_MINIMUM: kobo(100),
   REFERRAL_BONUS: kobo(200),
@@ -473,6 +478,8 @@ function toConfig(e: EnvValues) {
     pauses: { refreshMs: e.PAUSES_REFRESH_MS },
     /** Disputes (API.md section 16): the days after a movement in which it may be reported. */
     disputes: { windowDays: e.DISPUTE_WINDOW_DAYS },
+    /** Closing an account: the grace period in days, and the years its records are kept after. */
+    accountClosure: { graceDays: e.ACCOUNT_DELETION_GRACE_DAYS, retentionYears: e.RETENTION_YEARS },
     /** Growth rewards (API.md section 9), kobo. */
     growth: {
       checkinRewardKobo: e.CHECKIN_REWARD,

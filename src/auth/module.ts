@@ -11,6 +11,7 @@ import type { Mailer } from '../providers/email/mailer.ts';
 import type { SmsSender } from '../providers/sms/sms-gateway.ts';
 import type { HashKeys } from '../shared/keyed-hash.ts';
 import { sealingKey } from '../shared/sealed-box.ts';
+import { closeUser } from './account-closure.ts';
 import { operatorOperations } from './operator-ops.ts';
 import { authOperations } from './ops.ts';
 import {
@@ -145,6 +146,11 @@ export type AuthModule = DomainModule & {
      * transaction once their wallets are locked: a debit decided on it cannot commit after a freeze.
      */
     frozenAmong: typeof frozenAmong;
+    /**
+     * Closes the account in the caller's transaction (decision 0047): its sessions and devices gone,
+     * its phone, names and email a pseudonym, so that it can never be signed in to again.
+     */
+    closeUser: typeof closeUser;
   };
 };
 
@@ -203,6 +209,7 @@ export function createAuthModule(deps: AuthModuleDeps): AuthModule {
       verifyTransactionPin: (userId, pin, seen) => verifyTransactionPin(pinDeps, userId, pin, seen),
       readBuyerStates: (userIds) => readBuyerStates(deps.db, userIds),
       frozenAmong,
+      closeUser,
     },
   };
 }

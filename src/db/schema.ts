@@ -29,6 +29,8 @@ export type UsersTable = {
   frozen_reason: ColumnType<string | null, string | null | undefined, string | null>;
   /** The operator (a user id) who froze the account; set exactly with frozen_at. */
   frozen_by: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Set when the account closed (decision 0047): its phone, names and email are then a pseudonym. */
+  closed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 };
@@ -174,8 +176,10 @@ export type KycSubmissionsTable = {
   created_at: Timestamp;
   decided_at: Timestamp | null;
   decided_by: string | null;
-  /** Tier 2: the keyed hash of the NIN; unique among pending and approved submissions. */
+  /** Tier 2: the keyed hash of the NIN; unique among pending and approved submissions that hold it. */
   nin_hash: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Set when the account closed: the submission is kept (AML) but holds its NIN no longer (decision 0047). */
+  identity_released_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 };
 
 /** A Tier 1 face check started by getKycLivenessUrl: its one-time state and, once used, its token. */
@@ -483,6 +487,28 @@ export type BulkOrdersTable = {
   created_at: Timestamp;
 };
 
+/** A person's request to close their account (API.md 17.3, decision 0047): pending through the grace period. */
+export type AccountClosuresTable = {
+  id: string;
+  user_id: string;
+  status: 'pending' | 'cancelled' | 'closed';
+  requested_at: Timestamp;
+  /** When it takes effect: requested_at + ACCOUNT_DELETION_GRACE_DAYS. */
+  effective_at: Timestamp;
+  cancelled_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** Who cancelled it: the person, or the service at the effective time (a reason applied again). */
+  cancelled_by: ColumnType<
+    'person' | 'service' | null,
+    'person' | 'service' | null | undefined,
+    'person' | 'service' | null
+  >;
+  /** The reasons that applied at the effective time, when the service cancelled it. */
+  cancel_reasons: ColumnType<unknown, string | null | undefined, string | null>;
+  closed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** When the KYC records were erased, RETENTION_YEARS after closed_at. */
+  erased_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+};
+
 export type DB = {
   users: UsersTable;
   otp_codes: OtpCodesTable;
@@ -543,4 +569,5 @@ export type DB = {
   adjustments: AdjustmentsTable;
   bulk_orders: BulkOrdersTable;
   service_pauses: ServicePausesTable;
+  account_closures: AccountClosuresTable;
 };

@@ -193,6 +193,26 @@ const domainEventSchema = z.discriminatedUnion('type', [
     reason: text,
     occurredAt,
   }),
+  /** The person asked to close their account: it closes at effectiveAt unless cancelled (decision 0047). */
+  z.object({
+    type: z.literal('account_closure.requested'),
+    userId: text,
+    requestId: text,
+    effectiveAt: text,
+    occurredAt,
+  }),
+  /**
+   * A request to close the account was cancelled: by the person, or by the service at the effective
+   * time because `reasons` (requestAccountDeletion's) applied again, and the account stays open.
+   */
+  z.object({
+    type: z.literal('account_closure.cancelled'),
+    userId: text,
+    requestId: text,
+    by: z.enum(['person', 'service']),
+    reasons: z.array(text),
+    occurredAt,
+  }),
   /** The daily check-in was claimed (once per user and Lagos day). */
   z.object({
     type: z.literal('growth.checkin_claimed'),

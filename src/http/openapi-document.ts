@@ -11,7 +11,7 @@ import type { AnyOperation, OperationAuth } from '../operation.ts';
  */
 export const tagDescriptions: Readonly<Record<string, string>> = {
   accounts:
-    'Sign-in with a code sent by SMS, sessions, the profile and its email, the transaction PIN, and notification settings',
+    'Sign-in with a code sent by SMS, sessions, the profile and its email, the transaction PIN, notification settings, and closing the account',
   wallet: "The wallet's balances",
   funding: 'Adding money to the wallet (checkout, dedicated virtual accounts) and the wallet history',
   vtu: 'Airtime, data, cable, electricity, betting, exam pins, social services and airtime-to-cash: catalogues, prices, purchases and their history',

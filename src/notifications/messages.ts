@@ -32,6 +32,8 @@ export type NotificationKind =
   | 'second_factor_reset'
   | 'schedule_skipped'
   | 'schedule_paused'
+  | 'account_closing'
+  | 'account_closure_cancelled'
   /** A broadcast published to everyone (pushed; it is read in listBroadcasts, not the inbox). */
   | 'broadcast';
 
@@ -59,6 +61,8 @@ export const notificationKinds: readonly NotificationKind[] = [
   'second_factor_reset',
   'schedule_skipped',
   'schedule_paused',
+  'account_closing',
+  'account_closure_cancelled',
   'broadcast',
 ];
 
@@ -69,6 +73,9 @@ export const securityKinds: readonly NotificationKind[] = [
   'account_frozen',
   'account_unfrozen',
   'second_factor_reset',
+  // Closing the account, requested or cancelled: whoever holds the PIN could ask it (decision 0047).
+  'account_closing',
+  'account_closure_cancelled',
 ];
 
 export type NotificationMessage = {
@@ -164,11 +171,50 @@ const messages: { [T in DomainEventType]: (event: EventOf<T>) => NotificationMes
   'growth.referral_qualified': growthReferralQualified,
   'schedule.run_skipped': scheduleRunSkipped,
   'schedule.paused': schedulePaused,
+  'account_closure.requested': accountClosureRequested,
+  'account_closure.cancelled': accountClosureCancelled,
   'kyc.tier_approved': kycTierApproved,
   'kyc.tier_rejected': kycTierRejected,
   'funding.float_top_up_settled': untold,
   'funding.float_top_up_failed': untold,
 };
+
+/** What the person does about each reason that stops an account closing (requestAccountDeletion's). */
+const closureReasonWords: Record<string, string> = {
+  balance_not_zero: 'your wallet still has money in it (spend it or send it to someone)',
+  held_balance: 'you have a held balance (verify the next tier so that it moves into your wallet)',
+  purchases_processing: 'a purchase is still processing (wait for it to complete)',
+  open_dispute: 'a problem you reported is still open (wait for it to be resolved)',
+  active_savings: 'a savings lock is still active (wait for it to mature, or break it)',
+  active_schedules: 'you have scheduled purchases (cancel them)',
+};
+
+function accountClosureRequested(event: EventOf<'account_closure.requested'>): NotificationMessage {
+  const day = lagosDay.format(new Date(event.effectiveAt));
+  return {
+    userId: event.userId,
+    kind: 'account_closing',
+    title: 'Your account will close',
+    body: `You asked to close your billrail account. It closes on ${day}; until then you can use it as before, and cancel the closing in Settings. If this was not you, cancel it and change your PIN at once.`,
+    data: { effectiveAt: event.effectiveAt },
+    source: `account-closing:${event.requestId}`,
+  };
+}
+
+function accountClosureCancelled(event: EventOf<'account_closure.cancelled'>): NotificationMessage {
+  const why = event.reasons.map((reason) => closureReasonWords[reason] ?? reason).join('; ');
+  return {
+    userId: event.userId,
+    kind: 'account_closure_cancelled',
+    title: 'Your account was not closed',
+    body:
+      event.by === 'person'
+        ? 'You cancelled the closing of your billrail account: it stays open.'
+        : `Your billrail account was not closed, because ${why}. It stays open; ask again once that is done.`,
+    data: { by: event.by, reasons: event.reasons },
+    source: `account-closure-cancelled:${event.requestId}`,
+  };
+}
 
 /** Events no user is told about (float top-ups of the providers). */
 function untold(): null {

@@ -40,6 +40,8 @@ const everyEventType = {
   'savings.lock_broken': true,
   'disputes.resolved': true,
   'adjustments.approved': true,
+  'account_closure.requested': true,
+  'account_closure.cancelled': true,
   'growth.checkin_claimed': true,
   'growth.milestone_reached': true,
   'growth.referral_qualified': true,

@@ -87,6 +87,8 @@ const owners: Record<string, string> = {
   bulk_orders: 'bulk-orders',
   // Operators' pauses of a service or of a service through a provider (decision 0042).
   service_pauses: 'pauses',
+  // Requests to close an account, their grace period and the end of retention (decision 0047).
+  account_closures: 'account-closure',
   // pg-boss's own tables (src/jobs/queue.ts puts them in the pgboss schema).
   'pgboss.bam': 'jobs',
   'pgboss.job': 'jobs',
