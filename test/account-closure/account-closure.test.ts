@@ -132,6 +132,19 @@ describe(`closing an account (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () =>
     );
   });
 
+  it('needs a signed-in person: no token is 401 for each operation', async () => {
+    for (const [method, operation] of [
+      ['POST', 'requestAccountDeletion'],
+      ['POST', 'cancelAccountDeletion'],
+      ['GET', 'getAccountDeletion'],
+    ] as const) {
+      const input = operation === 'requestAccountDeletion' ? { pin: PIN } : {};
+      const answer =
+        method === 'GET' ? await get(world, operation, input) : await post(world, operation, input);
+      assert.deepEqual([answer.status, failure(answer).code], [401, 'UNAUTHENTICATED'], operation);
+    }
+  });
+
   it('checks the transaction PIN first: PIN_NOT_SET, INVALID_PIN with the attempts left, then PIN_LOCKED', async () => {
     const noPin = await signIn(world);
     const notSet = failure(await requestDeletion(world, noPin));
