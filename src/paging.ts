@@ -10,6 +10,9 @@ export const pageInput = {
 /** Which page of a list: how many rows, after how many. */
 export type Page = { limit: number; offset: number };
 
+/** Every row of a list at once: a person's own records in their data export (API.md 17.3). */
+export const everyRow: Page = { limit: 1_000_000_000, offset: 0 };
+
 /**
  * One page of the rows a query selects, newest first (created_at, then id: ids are UUIDv7, so rows
  * made in the same instant keep one order and none repeats or goes missing between pages), and how

@@ -9,6 +9,7 @@ import type { MovesWallet } from '../wallet/module.ts';
 import { checkinPostings } from './checkin.ts';
 import { reachMilestones } from './milestones.ts';
 import { growthOperations } from './ops.ts';
+import { type RewardsPersonalData, rewardsOf } from './personal-data.ts';
 import { qualifyInvitee } from './referral.ts';
 
 // Growth (SPEC.md item 7, API.md section 9): the daily check-in and its rewards, the savings
@@ -37,6 +38,8 @@ export type GrowthModuleDeps = {
 export type GrowthApi = {
   /** Records the savings milestones a lock reached, in the lock's transaction (milestones.ts). */
   reachMilestones: typeof reachMilestones;
+  /** The person's check-ins, milestones and referrals (their data export). */
+  personalDataOf(userId: string): Promise<RewardsPersonalData>;
 };
 
 export type GrowthModule = DomainModule & MovesWallet & { api: GrowthApi };
@@ -56,6 +59,6 @@ export function createGrowthModule(deps: GrowthModuleDeps): GrowthModule {
     ],
     // The check-in rewards withdrawn to the wallet (a claim accrues apart from it).
     movementKinds: [{ kind: 'reward', reference: checkinPostings.withdrawal }],
-    api: { reachMilestones },
+    api: { reachMilestones, personalDataOf: (userId) => rewardsOf(deps, userId) },
   };
 }
