@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
+import type { AlertsModule } from '../alerts/module.ts';
 import type { AuthApi } from '../auth/module.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -46,6 +47,8 @@ export type AccountClosureModuleDeps = {
   forgetDevicesOf: (trx: Transaction<DB>, userId: string) => Promise<number>;
   /** Kyc's api: the person's submissions let go of their NIN, in the closing transaction. */
   releaseIdentityOf: (trx: Transaction<DB>, userId: string, now: Date) => Promise<void>;
+  /** Alerts' api: an operator is told of money that reached a closed account (closed-credits.ts). */
+  raiseAlert: AlertsModule['api']['raiseAlert'];
   /** Kyc's api: erases the person's documents and submissions once retention has passed. */
   eraseKycRecordsOf: (userId: string) => Promise<{ documents: number; submissions: number }>;
 };

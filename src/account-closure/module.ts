@@ -1,5 +1,6 @@
 import { jobDefinition } from '../jobs/queue.ts';
 import type { DomainModule } from '../module.ts';
+import { closedCreditSubscriptions } from './closed-credits.ts';
 import { accountClosingJob, closeDueAccounts } from './closing.ts';
 import type { AccountClosureModuleDeps } from './deps.ts';
 import { accountClosureOperations } from './ops.ts';
@@ -43,6 +44,7 @@ export function createAccountClosureModule(deps: AccountClosureModuleDeps): Doma
         },
       }),
     ],
-    subscribers: [],
+    // Money that still reaches a closed account is an operator's to return (closed-credits.ts).
+    subscribers: closedCreditSubscriptions(deps),
   };
 }

@@ -44,7 +44,12 @@ export type AlertKind =
    * A validly signed transfer.* event for a reference this service never sent: someone else holds
    * the provider secret (SPEC.md "Events"). One per reference and event kind.
    */
-  | 'transfer_unknown_reference';
+  | 'transfer_unknown_reference'
+  /**
+   * Money reached a closed account (a bank transfer into its dedicated account, a checkout paid after
+   * it closed): it cannot be refused, and an operator returns it (decision 0047).
+   */
+  | 'credit_to_closed_account';
 
 /**
  * Stores an alert and enqueues its email, in the caller's transaction. With a `dedupeKey`, the alert

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { publishEvent } from '../../src/events/domain-events.ts';
 import { userBalances } from '../../src/ledger/accounts.ts';
 import { checkLedger } from '../../src/ledger/check.ts';
 import { e164 } from '../auth/support.ts';
@@ -356,6 +357,34 @@ describe(`closing an account (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () =>
       assert.equal(await documentCount(world, person.userId), 1, 'the ID document is kept');
       const check = await checkLedger(world.ctx.db);
       assert.ok(check.ok, `ledger check: ${JSON.stringify(check.imbalances)}`);
+    });
+
+    it('tells an operator, once, of money that still reaches the closed account', async () => {
+      // A bank transfer into the dedicated account the provider still keeps open: never refused.
+      const deposit = {
+        type: 'funding.bank_deposit_credited' as const,
+        userId: person.userId,
+        reference: `dep_${person.userId}`,
+        accountNumber: '9900000099',
+        amountKobo: '500000',
+        occurredAt: world.ctx.clock.now().toISOString(),
+      };
+      await publishEvent(world.ctx.jobs, world.ctx.db, deposit);
+      await publishEvent(world.ctx.jobs, world.ctx.db, deposit);
+      await runDomainEvents(world);
+      const alerts = await world.ctx.db
+        .selectFrom('ops_alerts')
+        .select(['kind', 'details'])
+        .where('kind', '=', 'credit_to_closed_account')
+        .execute();
+      assert.equal(alerts.length, 1, 'one alert for the one credit');
+      assert.deepEqual(
+        [
+          (alerts[0]!.details as { userId: string }).userId,
+          (alerts[0]!.details as { amountKobo: string }).amountKobo,
+        ],
+        [person.userId, '500000'],
+      );
     });
 
     it('frees the phone and the NIN: the same phone signs in as a new person, who verifies the same NIN', async () => {
