@@ -7,6 +7,7 @@ import type { DomainModule } from '../module.ts';
 import type { KycProvider } from '../providers/kyc/kyc-provider.ts';
 import type { DocumentStore } from '../providers/storage/document-store.ts';
 import type { HashKeys } from '../shared/keyed-hash.ts';
+import { eraseRecordsOf, releaseIdentityOf } from './account-closure.ts';
 import { requireKycTier, requireTier } from './guard.ts';
 import type { PersonName } from './names.ts';
 import { kycOperations } from './ops.ts';
@@ -63,6 +64,10 @@ export type KycModule = DomainModule & {
     approvedNinName: (userId: string) => Promise<PersonName | null>;
     /** The gate itself, for a caller that has read the user's tier already (403 KYC_TIER_REQUIRED). */
     requireTier: typeof requireTier;
+    /** A closed account's submissions let go of their NIN, in the closing transaction (kept, not erased). */
+    releaseIdentityOf: typeof releaseIdentityOf;
+    /** Erases a closed account's documents (bytes and rows), submissions and face checks past retention. */
+    eraseRecordsOf: (userId: string) => Promise<{ documents: number; submissions: number }>;
   };
 };
 
@@ -75,6 +80,8 @@ export function createKycModule(deps: KycModuleDeps): KycModule {
       requireKycTier: (userId, requiredTier) => requireKycTier(deps.users.kycTierOf, userId, requiredTier),
       approvedNinName: (userId) => approvedNinName(deps.db, userId),
       requireTier,
+      releaseIdentityOf,
+      eraseRecordsOf: (userId) => eraseRecordsOf(deps, userId),
     },
   };
 }

@@ -37,6 +37,7 @@ import {
 } from './dispatch.ts';
 import { createFloatInFlight, type FloatDeps, type FloatInFlight, failPurchasesWaitingFor } from './float.ts';
 import { requeryAwaitedDeliveries } from './late-delivery.ts';
+import { processingPurchasesOf } from './open-purchases.ts';
 import {
   type FloatBalance,
   floatBalances,
@@ -213,6 +214,8 @@ export type VtuApi = {
   floatBalances(): Promise<FloatBalance[]>;
   /** Purchases still processing, and those past the stuck-alert window (/metrics). */
   processingPurchases(): Promise<ProcessingPurchases>;
+  /** How many of one person's purchases are still processing, on the handle given (a closing account's). */
+  processingPurchasesOf: typeof processingPurchasesOf;
 };
 
 export type VtuModule = DomainModule & MovesWallet & { api: VtuApi };
@@ -307,6 +310,7 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
       },
       floatBalances: () => floatBalances(deps.providers, vtu.floatFloorKobo),
       processingPurchases: () => processingPurchases(settlement, requeryOptions.stuckAlertAfterSeconds),
+      processingPurchasesOf,
     },
   };
 }
