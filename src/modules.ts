@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import { createAccountClosureModule } from './account-closure/module.ts';
 import { createAdjustmentsModule } from './adjustments/module.ts';
 import { createAdminModule } from './admin/module.ts';
 import { createAlertsModule } from './alerts/module.ts';
@@ -99,6 +100,28 @@ export function createModules(infra: Infrastructure) {
   const { auth, kyc, alerts, catalogue, notifications, push, pauses } = shared;
   const { funding, vtu, savings, growth } = money;
   const { admin, transfers, disputes, adjustments, wallet } = overMoney;
+  // Closing an account (API.md 17.3, decision 0047): its reasons, the closing and the erasure past
+  // retention, each through the api of the domain whose state it is.
+  const accountClosure = createAccountClosureModule({
+    db: infra.db,
+    clock: infra.clock,
+    jobs: infra.jobs,
+    logger: infra.logger,
+    config: infra.config.accountClosure,
+    verifyTransactionPin: auth.api.verifyTransactionPin,
+    closeUser: auth.api.closeUser,
+    processingPurchasesOf: vtu.api.processingPurchasesOf,
+    openDisputesOf: disputes.api.openDisputesOf,
+    activeLocksOf: savings.api.activeLocksOf,
+    openSchedulesOf: schedules.api.openSchedulesOf,
+    deleteSchedulesOf: schedules.api.deleteSchedulesOf,
+    deleteBeneficiariesOf: beneficiaries.api.deleteBeneficiariesOf,
+    forgetDevicesOf: push.api.forgetDevicesOf,
+    forgetInboxOf: notifications.api.forgetInboxOf,
+    releaseIdentityOf: kyc.api.releaseIdentityOf,
+    eraseKycRecordsOf: kyc.api.eraseRecordsOf,
+    raiseAlert: alerts.api.raiseAlert,
+  });
   // In the order of the contract's operations (API.md, /openapi.json), not the order of building.
   return {
     auth,
@@ -122,6 +145,7 @@ export function createModules(infra: Infrastructure) {
     pauses,
     schedules,
     bulkOrders,
+    accountClosure,
   } satisfies Record<string, DomainModule>;
 }
 

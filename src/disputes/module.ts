@@ -6,6 +6,7 @@ import type { JobQueue } from '../jobs/queue.ts';
 import { type DomainModule, emptyModule } from '../module.ts';
 import type { VtuApi } from '../vtu/module.ts';
 import type { MovesWallet } from '../wallet/module.ts';
+import { openDisputesOf } from './account-closure.ts';
 import { disputeOperations } from './ops.ts';
 import { disputePostings } from './postings.ts';
 
@@ -13,7 +14,7 @@ import { disputePostings } from './postings.ts';
 // resolves it with a refund (one posting, once) or a decline, and the person is told (the
 // `disputes.resolved` event, which the notifications module turns into the inbox, email and push).
 // It asks the purchases about a disputed purchase through their api (purchaseRecord), never their
-// tables. No jobs, and nothing another domain calls.
+// tables. No jobs; a closing account asks about the person's open disputes through the api.
 
 export type DisputesModuleDeps = {
   /** Where disputes are stored, and the ledger a refund is posted to (service.ts, postings.ts). */
@@ -30,11 +31,19 @@ export type DisputesModuleDeps = {
   phonesOf: AuthApi['phonesOf'];
 };
 
-export function createDisputesModule(deps: DisputesModuleDeps): DomainModule & MovesWallet {
+export type DisputesApi = {
+  /** How many of the person's disputes are open, on the handle given (a closing account's reasons). */
+  openDisputesOf: typeof openDisputesOf;
+};
+
+export function createDisputesModule(
+  deps: DisputesModuleDeps,
+): DomainModule & MovesWallet & { api: DisputesApi } {
   return {
     ...emptyModule,
     operations: disputeOperations(deps),
     // An operator's refund of a disputed movement.
     movementKinds: [{ kind: 'dispute_refund', reference: disputePostings.refund }],
+    api: { openDisputesOf },
   };
 }

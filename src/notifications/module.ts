@@ -6,6 +6,7 @@ import { type JobQueue, jobDefinition } from '../jobs/queue.ts';
 import type { DomainModule } from '../module.ts';
 import type { Mailer } from '../providers/email/mailer.ts';
 import type { PushApi } from '../push/module.ts';
+import { forgetInboxOf } from './account-closure.ts';
 import { emailNotification } from './email.ts';
 import { deliverAlertToAdmins } from './inbox.ts';
 import { broadcastPushJob, notificationEmailJob, notificationPushJob } from './jobs.ts';
@@ -50,6 +51,8 @@ export type NotificationsModule = DomainModule & {
      * ADMIN_PHONES and who have signed in), once per alert and administrator; answers how many new.
      */
     deliverAlertToAdmins(alert: { id: string; kind: string; message: string }): Promise<number>;
+    /** Deletes the person's inbox and switches, in the closing account's transaction (decision 0047). */
+    forgetInboxOf: typeof forgetInboxOf;
   };
 };
 
@@ -92,6 +95,7 @@ export function createNotificationsModule(deps: NotificationsModuleDeps): Notifi
     subscribers: inboxSubscriptions(deps),
     api: {
       deliverAlertToAdmins: (alert) => deliverAlertToAdmins(deps, alert, deps.clock.now()),
+      forgetInboxOf,
     },
   };
 }

@@ -5,6 +5,7 @@ import type { DB } from '../db/schema.ts';
 import type { DomainModule } from '../module.ts';
 import type { Resolve } from '../outbound-addresses.ts';
 import type { PushSender, PushSubscriptionKeys } from '../providers/push/web-push-sender.ts';
+import { forgetDevicesOf } from './account-closure.ts';
 import { pushToDevices } from './delivery.ts';
 import type { SandboxEndpoints } from './endpoint-policy.ts';
 import { pushOperations } from './ops.ts';
@@ -48,6 +49,8 @@ export type PushApi = {
     devices: readonly PushSubscriptionKeys[],
     payload: string,
   ): Promise<{ delivered: number; gone: number }>;
+  /** Deletes every device of the person, in the closing account's transaction. */
+  forgetDevicesOf: typeof forgetDevicesOf;
 };
 
 export type PushModule = DomainModule & { api: PushApi };
@@ -62,6 +65,7 @@ export function createPushModule(deps: PushModuleDeps): PushModule {
       devicesOf: (userId) => subscriptionsOf(deps.db, userId),
       devicePage: (after, limit) => subscriptionPage(deps.db, after, limit),
       pushTo: (devices, payload) => pushToDevices(deps, devices, payload),
+      forgetDevicesOf,
     },
   };
 }

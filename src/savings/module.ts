@@ -7,6 +7,7 @@ import type { GrowthApi } from '../growth/module.ts';
 import { type JobQueue, jobDefinition } from '../jobs/queue.ts';
 import type { DomainModule } from '../module.ts';
 import type { MovesWallet } from '../wallet/module.ts';
+import { activeLocksOf } from './account-closure.ts';
 import { matureDueLocks, savingsMaturityJob } from './maturity.ts';
 import { savingsOperations } from './ops.ts';
 import { savingsPostings } from './service.ts';
@@ -32,7 +33,14 @@ export type SavingsModuleDeps = {
   reachMilestones: GrowthApi['reachMilestones'];
 };
 
-export function createSavingsModule(deps: SavingsModuleDeps): DomainModule & MovesWallet {
+export type SavingsApi = {
+  /** How many of the person's locks are active, on the handle given (a closing account's reasons). */
+  activeLocksOf: typeof activeLocksOf;
+};
+
+export function createSavingsModule(
+  deps: SavingsModuleDeps,
+): DomainModule & MovesWallet & { api: SavingsApi } {
   return {
     operations: savingsOperations(deps),
     jobs: [
@@ -58,5 +66,6 @@ export function createSavingsModule(deps: SavingsModuleDeps): DomainModule & Mov
       { kind: 'savings_release', reference: savingsPostings.break },
       { kind: 'savings_release', reference: savingsPostings.mature },
     ],
+    api: { activeLocksOf },
   };
 }

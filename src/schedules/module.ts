@@ -5,6 +5,7 @@ import type { DB } from '../db/schema.ts';
 import { type JobQueue, jobDefinition } from '../jobs/queue.ts';
 import { type DomainModule, emptyModule } from '../module.ts';
 import type { VtuApi } from '../vtu/module.ts';
+import { deleteSchedulesOf, openSchedulesOf } from './account-closure.ts';
 import { scheduleOperations } from './ops.ts';
 import { runDueSchedules, schedulesRunDueJob } from './runner.ts';
 
@@ -41,7 +42,14 @@ export type SchedulesModuleDeps = {
   };
 };
 
-export function createSchedulesModule(deps: SchedulesModuleDeps): DomainModule {
+export type SchedulesApi = {
+  /** How many of the person's schedules are open (active or paused), on the handle given (a closing account's). */
+  openSchedulesOf: typeof openSchedulesOf;
+  /** Deletes every schedule of the person, in the closing account's transaction. */
+  deleteSchedulesOf: typeof deleteSchedulesOf;
+};
+
+export function createSchedulesModule(deps: SchedulesModuleDeps): DomainModule & { api: SchedulesApi } {
   return {
     ...emptyModule,
     operations: scheduleOperations(deps),
@@ -60,5 +68,6 @@ export function createSchedulesModule(deps: SchedulesModuleDeps): DomainModule {
         },
       }),
     ],
+    api: { openSchedulesOf, deleteSchedulesOf },
   };
 }
