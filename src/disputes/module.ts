@@ -4,17 +4,21 @@ import type { Clock } from '../clock.ts';
 import type { DB } from '../db/schema.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { type DomainModule, emptyModule } from '../module.ts';
+import { everyRow } from '../paging.ts';
 import type { VtuApi } from '../vtu/module.ts';
 import type { MovesWallet } from '../wallet/module.ts';
 import { openDisputesOf } from './account-closure.ts';
 import { disputeOperations } from './ops.ts';
 import { disputePostings } from './postings.ts';
+import type { DisputeView } from './schemas.ts';
+import { listMyDisputes } from './service.ts';
 
 // Disputes (API.md section 16): a person reports a problem with a transaction they own, an operator
 // resolves it with a refund (one posting, once) or a decline, and the person is told (the
 // `disputes.resolved` event, which the notifications module turns into the inbox, email and push).
 // It asks the purchases about a disputed purchase through their api (purchaseRecord), never their
-// tables. No jobs; a closing account asks about the person's open disputes through the api.
+// tables. No jobs; a closing account asks about the person's open disputes, and the data export
+// reads them all, through the api.
 
 export type DisputesModuleDeps = {
   /** Where disputes are stored, and the ledger a refund is posted to (service.ts, postings.ts). */
@@ -32,6 +36,8 @@ export type DisputesModuleDeps = {
 };
 
 export type DisputesApi = {
+  /** Every problem the person reported and its outcome, newest first (their data export). */
+  personalDataOf(userId: string): Promise<DisputeView[]>;
   /** How many of the person's disputes are open, on the handle given (a closing account's reasons). */
   openDisputesOf: typeof openDisputesOf;
 };
@@ -44,6 +50,9 @@ export function createDisputesModule(
     operations: disputeOperations(deps),
     // An operator's refund of a disputed movement.
     movementKinds: [{ kind: 'dispute_refund', reference: disputePostings.refund }],
-    api: { openDisputesOf },
+    api: {
+      personalDataOf: async (userId) => (await listMyDisputes(deps, userId, {}, everyRow)).items,
+      openDisputesOf,
+    },
   };
 }

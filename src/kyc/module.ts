@@ -11,6 +11,7 @@ import { eraseRecordsOf, releaseIdentityOf } from './account-closure.ts';
 import { requireKycTier, requireTier } from './guard.ts';
 import type { PersonName } from './names.ts';
 import { kycOperations } from './ops.ts';
+import { type KycPersonalData, kycPersonalDataOf } from './personal-data.ts';
 import { approvedNinName } from './service.ts';
 
 // Identity checks (API.md section 8): the three tiers, their documents and the admins' reviews. An
@@ -64,6 +65,8 @@ export type KycModule = DomainModule & {
     approvedNinName: (userId: string) => Promise<PersonName | null>;
     /** The gate itself, for a caller that has read the user's tier already (403 KYC_TIER_REQUIRED). */
     requireTier: typeof requireTier;
+    /** Each tier's status and every submission, with its document described but not its bytes (data export). */
+    personalDataOf: (userId: string) => Promise<KycPersonalData>;
     /** A closed account's submissions let go of their NIN, in the closing transaction (kept, not erased). */
     releaseIdentityOf: typeof releaseIdentityOf;
     /** Erases a closed account's documents (bytes and rows), submissions and face checks past retention. */
@@ -80,6 +83,7 @@ export function createKycModule(deps: KycModuleDeps): KycModule {
       requireKycTier: (userId, requiredTier) => requireKycTier(deps.users.kycTierOf, userId, requiredTier),
       approvedNinName: (userId) => approvedNinName(deps.db, userId),
       requireTier,
+      personalDataOf: (userId) => kycPersonalDataOf(deps.db, userId),
       releaseIdentityOf,
       eraseRecordsOf: (userId) => eraseRecordsOf(deps, userId),
     },

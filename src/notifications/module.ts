@@ -4,14 +4,16 @@ import type { Clock } from '../clock.ts';
 import type { DB } from '../db/schema.ts';
 import { type JobQueue, jobDefinition } from '../jobs/queue.ts';
 import type { DomainModule } from '../module.ts';
+import { everyRow } from '../paging.ts';
 import type { Mailer } from '../providers/email/mailer.ts';
 import type { PushApi } from '../push/module.ts';
 import { forgetInboxOf } from './account-closure.ts';
 import { emailNotification } from './email.ts';
-import { deliverAlertToAdmins } from './inbox.ts';
+import { deliverAlertToAdmins, listInbox, type NotificationView } from './inbox.ts';
 import { broadcastPushJob, notificationEmailJob, notificationPushJob } from './jobs.ts';
 import { notificationOperations } from './ops.ts';
 import { pushBroadcastPage, pushNotification } from './pushes.ts';
+import { type NotificationSettings, settingsOf } from './settings.ts';
 import { inboxSubscriptions } from './subscribers.ts';
 
 // Notifications (SPEC.md item 9, API.md sections 10 and 11): the inbox (every domain event, once),
@@ -51,6 +53,8 @@ export type NotificationsModule = DomainModule & {
      * ADMIN_PHONES and who have signed in), once per alert and administrator; answers how many new.
      */
     deliverAlertToAdmins(alert: { id: string; kind: string; message: string }): Promise<number>;
+    /** The person's whole inbox, newest first, and their email and push switches (their data export). */
+    personalDataOf(userId: string): Promise<{ inbox: NotificationView[]; settings: NotificationSettings }>;
     /** Deletes the person's inbox and switches, in the closing account's transaction (decision 0047). */
     forgetInboxOf: typeof forgetInboxOf;
   };
@@ -95,6 +99,13 @@ export function createNotificationsModule(deps: NotificationsModuleDeps): Notifi
     subscribers: inboxSubscriptions(deps),
     api: {
       deliverAlertToAdmins: (alert) => deliverAlertToAdmins(deps, alert, deps.clock.now()),
+      personalDataOf: async (userId) => {
+        const [{ items }, settings] = await Promise.all([
+          listInbox(deps.db, userId, everyRow),
+          settingsOf(deps.db, userId),
+        ]);
+        return { inbox: items, settings };
+      },
       forgetInboxOf,
     },
   };

@@ -9,6 +9,7 @@ import { forgetDevicesOf } from './account-closure.ts';
 import { pushToDevices } from './delivery.ts';
 import type { SandboxEndpoints } from './endpoint-policy.ts';
 import { pushOperations } from './ops.ts';
+import { type PushDevice, pushDevicesOf } from './personal-data.ts';
 import { type Device, subscriptionPage, subscriptionsOf, usersWithDevices } from './subscriptions.ts';
 
 // Web Push (SPEC.md "Notifications and push", API.md section 10): the users' subscriptions (this
@@ -49,6 +50,8 @@ export type PushApi = {
     devices: readonly PushSubscriptionKeys[],
     payload: string,
   ): Promise<{ delivered: number; gone: number }>;
+  /** The person's devices by push service and dates, without their endpoints' secrets (their data export). */
+  personalDataOf(userId: string): Promise<PushDevice[]>;
   /** Deletes every device of the person, in the closing account's transaction. */
   forgetDevicesOf: typeof forgetDevicesOf;
 };
@@ -65,6 +68,7 @@ export function createPushModule(deps: PushModuleDeps): PushModule {
       devicesOf: (userId) => subscriptionsOf(deps.db, userId),
       devicePage: (after, limit) => subscriptionPage(deps.db, after, limit),
       pushTo: (devices, payload) => pushToDevices(deps, devices, payload),
+      personalDataOf: (userId) => pushDevicesOf(deps.db, userId),
       forgetDevicesOf,
     },
   };

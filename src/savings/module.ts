@@ -6,11 +6,12 @@ import type { DB } from '../db/schema.ts';
 import type { GrowthApi } from '../growth/module.ts';
 import { type JobQueue, jobDefinition } from '../jobs/queue.ts';
 import type { DomainModule } from '../module.ts';
+import { everyRow } from '../paging.ts';
 import type { MovesWallet } from '../wallet/module.ts';
 import { activeLocksOf } from './account-closure.ts';
 import { matureDueLocks, savingsMaturityJob } from './maturity.ts';
 import { savingsOperations } from './ops.ts';
-import { savingsPostings } from './service.ts';
+import { listLocks, type SavingsLockView, savingsPostings } from './service.ts';
 
 // Savings locks (SPEC.md item 7): create, list and break, and the maturity job.
 
@@ -34,6 +35,8 @@ export type SavingsModuleDeps = {
 };
 
 export type SavingsApi = {
+  /** Every lock of the person, newest first, as listSavingsLocks gives them (their data export). */
+  personalDataOf(userId: string): Promise<SavingsLockView[]>;
   /** How many of the person's locks are active, on the handle given (a closing account's reasons). */
   activeLocksOf: typeof activeLocksOf;
 };
@@ -66,6 +69,9 @@ export function createSavingsModule(
       { kind: 'savings_release', reference: savingsPostings.break },
       { kind: 'savings_release', reference: savingsPostings.mature },
     ],
-    api: { activeLocksOf },
+    api: {
+      personalDataOf: async (userId) => (await listLocks(deps.db, userId, everyRow)).items,
+      activeLocksOf,
+    },
   };
 }

@@ -4,10 +4,13 @@ import type { Clock } from '../clock.ts';
 import type { DB } from '../db/schema.ts';
 import { type JobQueue, jobDefinition } from '../jobs/queue.ts';
 import { type DomainModule, emptyModule } from '../module.ts';
+import { everyRow } from '../paging.ts';
 import type { VtuApi } from '../vtu/module.ts';
 import { deleteSchedulesOf, openSchedulesOf } from './account-closure.ts';
 import { scheduleOperations } from './ops.ts';
 import { runDueSchedules, schedulesRunDueJob } from './runner.ts';
+import type { ScheduleView } from './schemas.ts';
+import { listSchedules } from './service.ts';
 
 // Scheduled purchases (API.md section 16): created, listed, paused, resumed and cancelled by their
 // owner (service.ts), and run by one job every minute (runner.ts) through the vtu module's api, so a
@@ -43,6 +46,8 @@ export type SchedulesModuleDeps = {
 };
 
 export type SchedulesApi = {
+  /** Every schedule of the person, whatever its status, newest first (their data export). */
+  personalDataOf(userId: string): Promise<ScheduleView[]>;
   /** How many of the person's schedules are open (active or paused), on the handle given (a closing account's). */
   openSchedulesOf: typeof openSchedulesOf;
   /** Deletes every schedule of the person, in the closing account's transaction. */
@@ -68,6 +73,10 @@ export function createSchedulesModule(deps: SchedulesModuleDeps): DomainModule &
         },
       }),
     ],
-    api: { openSchedulesOf, deleteSchedulesOf },
+    api: {
+      personalDataOf: async (userId) => (await listSchedules(deps.db, userId, undefined, everyRow)).items,
+      openSchedulesOf,
+      deleteSchedulesOf,
+    },
   };
 }
