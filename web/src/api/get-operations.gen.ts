@@ -13,6 +13,7 @@ export const getOperationNames = [
   'adminListPauses',
   'adminListPriceLevels',
   'adminListPurchases',
+  'getAccountDeletion',
   'getCheckinStatus',
   'getKycLivenessUrl',
   'getKycStatus',

@@ -2202,6 +2202,66 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/_serverFn/requestAccountDeletion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask to close your account, with your transaction PIN: it closes after ACCOUNT_DELETION_GRACE_DAYS (effectiveAt), and until then it works as before and cancelAccountDeletion stops it. Refused with 409 CONFLICT and details.reasons listing every one of balance_not_zero, held_balance, purchases_processing, open_dispute, active_savings, active_schedules that applies. Asking again while one is pending answers its effectiveAt. When it closes, sessions, devices, beneficiaries and schedules are deleted, the phone, names and email replaced by a pseudonym (the phone and NIN are free for a new account), and the ledger, transactions and KYC records kept for RETENTION_YEARS (docs/privacy.md)
+         * @description Ask to close your account, with your transaction PIN: it closes after ACCOUNT_DELETION_GRACE_DAYS (effectiveAt), and until then it works as before and cancelAccountDeletion stops it. Refused with 409 CONFLICT and details.reasons listing every one of balance_not_zero, held_balance, purchases_processing, open_dispute, active_savings, active_schedules that applies. Asking again while one is pending answers its effectiveAt. When it closes, sessions, devices, beneficiaries and schedules are deleted, the phone, names and email replaced by a pseudonym (the phone and NIN are free for a new account), and the ledger, transactions and KYC records kept for RETENTION_YEARS (docs/privacy.md) Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
+        post: operations["requestAccountDeletion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/cancelAccountDeletion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel the closing of your account before its effectiveAt: it stays open. 409 CONFLICT when no closing is pending, or its time has come
+         * @description Cancel the closing of your account before its effectiveAt: it stays open. 409 CONFLICT when no closing is pending, or its time has come. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
+        post: operations["cancelAccountDeletion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/getAccountDeletion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether your account is waiting to close (and when), and the reasons that would stop it closing now: what Settings shows before asking for the PIN
+         * @description Whether your account is waiting to close (and when), and the reasons that would stop it closing now: what Settings shows before asking for the PIN. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
+        get: operations["getAccountDeletion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -2648,6 +2708,21 @@ export type components = {
             error: {
                 /** @enum {string} */
                 code: "PRICE_CHANGED" | "IDEMPOTENCY_IN_PROGRESS";
+                message: string;
+                /** @description With INTERNAL: the id under which the server logged the error */
+                errorId?: string;
+                details?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        /** @description Forbidden: INVALID_PIN, PIN_NOT_SET */
+        Error_INVALID_PIN_or_PIN_NOT_SET: {
+            /** @enum {boolean} */
+            success: false;
+            error: {
+                /** @enum {string} */
+                code: "INVALID_PIN" | "PIN_NOT_SET";
                 message: string;
                 /** @description With INTERNAL: the id under which the server logged the error */
                 errorId?: string;
@@ -13847,6 +13922,8 @@ export interface operations {
                                 second_factor_reset: boolean;
                                 schedule_skipped: boolean;
                                 schedule_paused: boolean;
+                                account_closing: boolean;
+                                account_closure_cancelled: boolean;
                                 broadcast: boolean;
                             };
                             push: {
@@ -13873,6 +13950,8 @@ export interface operations {
                                 second_factor_reset: boolean;
                                 schedule_skipped: boolean;
                                 schedule_paused: boolean;
+                                account_closing: boolean;
+                                account_closure_cancelled: boolean;
                                 broadcast: boolean;
                             };
                         };
@@ -13995,6 +14074,8 @@ export interface operations {
                             second_factor_reset?: boolean;
                             schedule_skipped?: boolean;
                             schedule_paused?: boolean;
+                            account_closing?: boolean;
+                            account_closure_cancelled?: boolean;
                             broadcast?: boolean;
                         };
                     };
@@ -14044,6 +14125,8 @@ export interface operations {
                                 second_factor_reset: boolean;
                                 schedule_skipped: boolean;
                                 schedule_paused: boolean;
+                                account_closing: boolean;
+                                account_closure_cancelled: boolean;
                                 broadcast: boolean;
                             };
                             push: {
@@ -14070,6 +14153,8 @@ export interface operations {
                                 second_factor_reset: boolean;
                                 schedule_skipped: boolean;
                                 schedule_paused: boolean;
+                                account_closing: boolean;
+                                account_closure_cancelled: boolean;
                                 broadcast: boolean;
                             };
                         };
@@ -19248,6 +19333,408 @@ export interface operations {
                             limit: number;
                             offset: number;
                             total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    requestAccountDeletion: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        pin: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @description When the account closes (ACCOUNT_DELETION_GRACE_DAYS after the request); cancelAccountDeletion stops it until then
+                             */
+                            effectiveAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: INVALID_PIN, PIN_NOT_SET */
+            403: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INVALID_PIN_or_PIN_NOT_SET"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+            409: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Locked: PIN_LOCKED */
+            423: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PIN_LOCKED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    cancelAccountDeletion: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: Record<string, never>;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @description When the closing was cancelled: the account stays open
+                             */
+                            cancelledAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+            409: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    getAccountDeletion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description The request in its grace period, if any */
+                            pending: {
+                                /** Format: date-time */
+                                requestedAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the account closes
+                                 */
+                                effectiveAt: string;
+                            } | null;
+                            /** @description What would stop the account closing now (requestAccountDeletion refuses with them; at the effective time they cancel a pending request) */
+                            reasons: ("balance_not_zero" | "held_balance" | "purchases_processing" | "open_dispute" | "active_savings" | "active_schedules")[];
                         };
                     };
                 };
