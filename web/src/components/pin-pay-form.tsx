@@ -1,12 +1,11 @@
-import { Link, useLocation } from '@tanstack/react-router';
+import { Link } from '@tanstack/react-router';
 import { type ReactNode, useState } from 'react';
 import type { OperationName } from '../api/client.ts';
 import { useWallet } from '../api/queries.ts';
 import { formatNairaNumber } from '../format.ts';
-import { forgotPinPath } from '../paths.ts';
 import type { Payment } from '../payments/use-payment.ts';
 import { FrozenNotice, useFrozen } from './frozen-notice.tsx';
-import { PinPad } from './pin-pad.tsx';
+import { PinStep, pinComplete } from './pin-step.tsx';
 import { Button, ErrorNote } from './ui.tsx';
 
 // The end of every payment, under the screen's own summary: the wallet balance, the PIN asked last
@@ -29,7 +28,6 @@ export function PinPayForm<N extends OperationName>(props: {
   const { payment } = props;
   const [pin, setPin] = useState('');
   const wallet = useWallet();
-  const here = useLocation({ select: (location) => location.href });
   const balance = wallet.data?.balance;
   const short = props.price !== undefined && balance !== undefined && props.price > balance;
   // Money going out of a frozen account would be refused (ACCOUNT_FROZEN): say so instead of the PIN.
@@ -87,23 +85,13 @@ export function PinPayForm<N extends OperationName>(props: {
         </div>
       ) : (
         <>
-          <PinPad label="Transaction PIN" pin={pin} onPin={setPin} />
-          <p className="flex items-center justify-between gap-2 text-sm text-gray-700">
-            <span>After 5 wrong tries your PIN locks for 30 minutes.</span>
-            <Link
-              to={forgotPinPath}
-              search={{ next: here }}
-              className="font-semibold whitespace-nowrap text-brand underline"
-            >
-              Forgot PIN?
-            </Link>
-          </p>
+          <PinStep pin={pin} onPin={setPin} />
           <ErrorNote error={payment.error} />
           <Button
             type="submit"
             busy={payment.busy}
             disabled={
-              !/^\d{4}$/.test(pin) || props.ready === false || ('price' in props && props.price === undefined)
+              !pinComplete(pin) || props.ready === false || ('price' in props && props.price === undefined)
             }
           >
             {props.children}

@@ -56,6 +56,10 @@ function destinationOf(n: Notification): Destination | null {
     case 'account_frozen':
     case 'account_unfrozen':
       return { to: '/' };
+    // The account closing, or not after all: Settings, where the closing is cancelled.
+    case 'account_closing':
+    case 'account_closure_cancelled':
+      return { to: '/settings' };
     // A reported problem's outcome: the history, where its refund (if any) shows.
     case 'dispute_resolved':
       return { to: '/transactions' };

@@ -15,6 +15,7 @@ import { type CallError, call, type Input, type Output } from '../api/client.ts'
 import { useMe } from '../api/queries.ts';
 import { session } from '../api/session.ts';
 import { requireSignIn } from '../auth-guard.ts';
+import { AccountClosure } from '../components/account-closure.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../components/ui.tsx';
 import {
   currentPushState,
@@ -27,8 +28,8 @@ import {
 
 // Settings (API.md section 10): the email address and its 6-digit code, which messages come by email
 // and by push (security messages cannot be turned off, so they are not offered), push notifications
-// on this device, and signing out (this device's push subscription is deleted first, then the
-// session ends at the service too).
+// on this device, closing the account (section 17.3), and signing out (this device's push
+// subscription is deleted first, then the session ends at the service too).
 
 type Me = Output<'getMe'>;
 type Switches = Output<'getNotificationSettings'>;
@@ -431,6 +432,7 @@ function Settings() {
       {me.data ? <EmailSection me={me.data} /> : null}
       <PushSwitch />
       {me.data ? <NotificationSwitches me={me.data} /> : null}
+      <AccountClosure />
       <ErrorNote error={error} />
       <Button
         variant="secondary"
