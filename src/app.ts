@@ -10,6 +10,7 @@ import { AppError } from './errors.ts';
 import { registerAirtimeCashCallbackRoute } from './http/airtime-cash-callback-route.ts';
 import { answerClientError } from './http/client-errors.ts';
 import { registerCors } from './http/cors.ts';
+import { registerDataExportRoute } from './http/data-export-route.ts';
 import { registerDocumentRoute } from './http/document-route.ts';
 import { sendError, toErrorResponse } from './http/errors.ts';
 import { createIdempotencyStore } from './http/idempotency-store.ts';
@@ -169,6 +170,7 @@ function registerRoutes(app: FastifyInstance, ctx: Context): void {
     store: ctx.kyc.documents,
     urlKey: ctx.kyc.urlKey,
   });
+  registerDataExportRoute(app, ctx.modules.dataExport.api);
   registerPaymentWebhookRoute(app, { paymentEvents: ctx.modules.funding.api.paymentEvents });
   registerAirtimeCashCallbackRoute(app, ctx.modules.vtu.api);
   ctx.sandbox?.registerRoutes(app);

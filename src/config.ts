@@ -63,6 +63,16 @@ const nairaSetting = z.coerce
 function kobo(defaultNaira: number) {
   return nairaSetting.default(defaultNaira).transform(nairaToKobo);
 }
+/**
+ * A CBN tier limit (API.md 17.2): naira read into kobo, or `none` for no limit (null), the CBN figure
+ * when unset.
+ */
+function tierLimit(defaultNaira: number | 'none') {
+  return z
+    .union([z.literal('none'), nairaSetting])
+    .default(defaultNaira)
+    .transform((value) => (value === 'none' ? null : nairaToKobo(value)));
+}
 /** A whole-naira setting (already bounded by its schema) in kobo. */
 function wholeNairaToKobo(naira: number): bigint {
   return BigInt(naira) * 100n;
@@ -360,6 +370,16 @@ const envSchema = z.object({
   // per Lagos day.
   TRANSFER_MAX: kobo(500_000),
   TRANSFER_DAILY_MAX: kobo(1_000_000),
+  // CBN tiered KYC limits (API.md 17.2, circular BPS/DIR/GEN/CIR/04/007): per tier, what may leave a
+  // person per Lagos day and the most their wallet holds, naira or `none`.
+  LIMIT_TIER0_DAILY: tierLimit(50_000),
+  LIMIT_TIER0_BALANCE: tierLimit(300_000),
+  LIMIT_TIER1_DAILY: tierLimit(50_000),
+  LIMIT_TIER1_BALANCE: tierLimit(300_000),
+  LIMIT_TIER2_DAILY: tierLimit(200_000),
+  LIMIT_TIER2_BALANCE: tierLimit(500_000),
+  LIMIT_TIER3_DAILY: tierLimit(5_000_000),
+  LIMIT_TIER3_BALANCE: tierLimit('none'),
   // Scheduled purchases (API.md section 16): runs the wallet could not cover in a row that pause a
   // schedule.
   SCHEDULE_SKIPS_MAX: z.coerce.number().int().min(1).max(100).default(3),
@@ -472,6 +492,15 @@ function toConfig(e: EnvValues) {
     airtimeToCash: { rateBp: e.AIRTIME_TO_CASH_RATES, windowMinutes: e.AIRTIME_TO_CASH_WINDOW_MINUTES },
     /** Wallet-to-wallet transfers, kobo. */
     transfers: { minKobo: transferMinKobo, maxKobo: e.TRANSFER_MAX, dailyMaxKobo: e.TRANSFER_DAILY_MAX },
+    /** CBN tier limits, kobo, by tier 0..3: null is no limit. */
+    limits: {
+      tiers: [
+        { dailyKobo: e.LIMIT_TIER0_DAILY, balanceKobo: e.LIMIT_TIER0_BALANCE },
+        { dailyKobo: e.LIMIT_TIER1_DAILY, balanceKobo: e.LIMIT_TIER1_BALANCE },
+        { dailyKobo: e.LIMIT_TIER2_DAILY, balanceKobo: e.LIMIT_TIER2_BALANCE },
+        { dailyKobo: e.LIMIT_TIER3_DAILY, balanceKobo: e.LIMIT_TIER3_BALANCE },
+      ],
+    },
     /** Scheduled purchases: skips in a row that pause a schedule. */
     schedules: { skipsMax: e.SCHEDULE_SKIPS_MAX },
     /** Operators' pauses: the most a process's copy of them may age before it reads them again, ms. */

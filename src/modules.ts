@@ -11,6 +11,7 @@ import { createBulkOrdersModule } from './bulk-orders/module.ts';
 import { createCatalogueModule } from './catalogue/module.ts';
 import type { Clock } from './clock.ts';
 import type { Config, VtuProviderName } from './config.ts';
+import { createDataExportModule } from './data-export/module.ts';
 import type { Database } from './db/database.ts';
 import type { DB } from './db/schema.ts';
 import { createDisputesModule } from './disputes/module.ts';
@@ -21,6 +22,7 @@ import { createGrowthModule } from './growth/module.ts';
 import type { ServiceMetrics } from './http/metrics.ts';
 import type { JobQueue } from './jobs/queue.ts';
 import { createKycModule } from './kyc/module.ts';
+import { createLimitsModule } from './limits/module.ts';
 import type { DomainModule } from './module.ts';
 import { createNotificationsModule } from './notifications/module.ts';
 import type { Resolve } from './outbound-addresses.ts';
@@ -37,6 +39,7 @@ import { createPushModule } from './push/module.ts';
 import { createSavingsModule } from './savings/module.ts';
 import { createSchedulesModule } from './schedules/module.ts';
 import { hashKeys } from './shared/keyed-hash.ts';
+import { signedUrlKey } from './shared/signed-urls.ts';
 import { createTransfersModule } from './transfers/module.ts';
 import type { DebitRule } from './vtu/debit-rules.ts';
 import { createVtuModule } from './vtu/module.ts';
@@ -97,9 +100,32 @@ export function createModules(infra: Infrastructure) {
   const { beneficiaries, figures, schedules, bulkOrders } = createModulesBuiltLast(infra, money, overMoney);
   // The append-only trail of the admin operations: the router writes it, its module lists it.
   const audit = createAuditModule({ db: infra.db });
-  const { auth, kyc, alerts, catalogue, notifications, push, pauses } = shared;
+  const { auth, kyc, alerts, catalogue, notifications, push, pauses, limits } = shared;
   const { funding, vtu, savings, growth } = money;
   const { admin, transfers, disputes, adjustments, wallet } = overMoney;
+  // A person's copy of their data (API.md 17.3): every domain's part, read through its api.
+  const dataExport = createDataExportModule({
+    db: infra.db,
+    clock: infra.clock,
+    jobs: infra.jobs,
+    baseUrl: infra.baseUrl,
+    urlKey: signedUrlKey(infra.config.secrets.pepper, 'data-export-url'),
+    lockUser: auth.api.lockUser,
+    sources: {
+      findUserById: auth.api.findUserById,
+      kycOf: kyc.api.personalDataOf,
+      walletOf: wallet.api.walletOf,
+      purchasesOf: vtu.api.personalDataOf,
+      savingsOf: savings.api.personalDataOf,
+      rewardsOf: growth.api.personalDataOf,
+      notificationsOf: notifications.api.personalDataOf,
+      beneficiariesOf: beneficiaries.api.personalDataOf,
+      schedulesOf: schedules.api.personalDataOf,
+      bulkOrdersOf: bulkOrders.api.personalDataOf,
+      disputesOf: disputes.api.personalDataOf,
+      pushDevicesOf: push.api.personalDataOf,
+    },
+  });
   // Closing an account (API.md 17.3, decision 0047): its reasons, the closing and the erasure past
   // retention, each through the api of the domain whose state it is.
   const accountClosure = createAccountClosureModule({
@@ -126,6 +152,7 @@ export function createModules(infra: Infrastructure) {
   return {
     auth,
     wallet,
+    limits,
     kyc,
     funding,
     alerts,
@@ -145,6 +172,7 @@ export function createModules(infra: Infrastructure) {
     pauses,
     schedules,
     bulkOrders,
+    dataExport,
     accountClosure,
   } satisfies Record<string, DomainModule>;
 }
@@ -231,7 +259,17 @@ function createSharedModules(infra: Infrastructure) {
     opsEmail: config.opsEmail,
     deliverToAdmins: notifications.api.deliverAlertToAdmins,
   });
-  return { auth, catalogue, kyc, push, notifications, alerts, pauses };
+  // The CBN tier limits: every debit is judged by them and every credit from outside split at them.
+  const limits = createLimitsModule({
+    db,
+    clock,
+    jobs,
+    logger,
+    config: config.limits,
+    tiersAmong: auth.api.tiersAmong,
+    verifyTransactionPin: auth.api.verifyTransactionPin,
+  });
+  return { auth, catalogue, kyc, push, notifications, alerts, pauses, limits };
 }
 
 /** The money coming in and going out to the providers, and the savings with the rewards they reach. */
@@ -253,6 +291,7 @@ function createMoneyModules(infra: Infrastructure, shared: SharedModules) {
     findUserById: auth.api.findUserById,
     requireKycTier: kyc.api.requireKycTier,
     approvedNinName: kyc.api.approvedNinName,
+    limits: shared.limits.api,
   });
   // The purchases take their buyers' reads and PIN check from auth, the tier gate from kyc, their
   // prices from the catalogue, and raise their alerts through alerts.
@@ -273,6 +312,7 @@ function createMoneyModules(infra: Infrastructure, shared: SharedModules) {
     resolveHost: infra.resolveHost,
     debitRules: infra.debitRules,
     frozenAmong: auth.api.frozenAmong,
+    limits: shared.limits.api,
     metrics: infra.metrics.purchases,
     // A paused service or provider is refused before any debit (decision 0042).
     requireOpen: shared.pauses.api.requireOpen,
@@ -306,6 +346,7 @@ function createModulesOverMoney(infra: Infrastructure, shared: SharedModules, mo
     users: auth.api,
     verifyTransactionPin: auth.api.verifyTransactionPin,
     requireTier: kyc.api.requireTier,
+    limits: shared.limits.api,
   });
   // A disputed purchase is asked of the purchases' api; the outcome reaches the person through
   // the notifications module's subscription to its event.
@@ -324,6 +365,7 @@ function createModulesOverMoney(infra: Infrastructure, shared: SharedModules, mo
     jobs,
     findUserById: auth.api.findUserById,
     phonesOf: auth.api.phonesOf,
+    limits: shared.limits.api,
   });
   // After every module that moves a wallet's money: the history's kinds are theirs, tried in this order.
   const wallet = createWalletModule({

@@ -60,8 +60,13 @@ export async function approveAdjustment(
     if (row.user_id === adminId)
       throw fourEyes('another operator must approve an adjustment of your own wallet');
 
-    // A credit moves money from the adjustments account to the wallet, a debit back.
+    // A credit moves money from the adjustments account to the wallet (the part over the person's
+    // maximum balance to their held balance), a debit back.
     const toWallet = row.direction === 'credit' ? row.amount : -row.amount;
+    const credits =
+      row.direction === 'credit'
+        ? await deps.limits.splitCredits(trx, [{ userId: row.user_id, amountKobo: row.amount }])
+        : [];
     const [posted] = await postBatch(
       trx,
       [
@@ -70,7 +75,9 @@ export async function approveAdjustment(
           description: `Adjustment: ${row.reason}`,
           entries: [
             { account: systemAccounts.adjustments, amount: -toWallet },
-            { account: userAccount('wallet', row.user_id), amount: toWallet },
+            ...(credits.length === 0
+              ? [{ account: userAccount('wallet', row.user_id), amount: toWallet }]
+              : credits.flatMap(deps.limits.creditEntries)),
           ],
           metadata: { adjustmentId: row.id },
         },
@@ -87,6 +94,7 @@ export async function approveAdjustment(
       }
       throw posted!.reason;
     }
+    await deps.limits.announceHeld(trx, credits, now);
 
     const approved = await trx
       .updateTable('adjustments')

@@ -3,6 +3,7 @@ import type { AuthApi } from '../auth/module.ts';
 import type { Clock } from '../clock.ts';
 import type { DB } from '../db/schema.ts';
 import type { JobQueue } from '../jobs/queue.ts';
+import type { LimitsApi } from '../limits/module.ts';
 import { type DomainModule, emptyModule } from '../module.ts';
 import type { MovesWallet } from '../wallet/module.ts';
 import { adjustmentOperations } from './ops.ts';
@@ -24,6 +25,11 @@ export type AdjustmentsModuleDeps = {
   findUserById: AuthApi['findUserById'];
   /** The phones of users by id (auth's api): whom the operators are correcting. */
   phonesOf: AuthApi['phonesOf'];
+  /**
+   * Limits' api: a credit is never refused for the person's maximum balance; the part over it is
+   * held and the person told (API.md 17.2).
+   */
+  limits: Pick<LimitsApi, 'splitCredits' | 'creditEntries' | 'announceHeld'>;
 };
 
 export function createAdjustmentsModule(deps: AdjustmentsModuleDeps): DomainModule & MovesWallet {

@@ -5,6 +5,7 @@ import { inUnitOfWork, type WithCommit } from '../db/unit-of-work.ts';
 import { notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { JobQueue } from '../jobs/queue.ts';
+import type { LimitsApi } from '../limits/module.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { newestFirstPage, type Page } from '../paging.ts';
 import { adjustmentPostings } from './postings.ts';
@@ -22,6 +23,8 @@ export type AdjustmentDeps = {
   findUserById: (userId: string) => Promise<object | undefined>;
   /** The phones of users by id (auth's api): whom the operators are correcting. */
   phonesOf: (db: Kysely<DB>, ids: readonly string[]) => Promise<Map<string, string>>;
+  /** A credit split at the person's maximum balance, the part over it held (limits' api). */
+  limits: Pick<LimitsApi, 'splitCredits' | 'creditEntries' | 'announceHeld'>;
 };
 
 export type AdjustmentRow = Selectable<AdjustmentsTable>;

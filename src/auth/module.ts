@@ -43,6 +43,7 @@ import {
   setKycTier,
   setPriceLevel,
   setVerifiedName,
+  tiersAmong,
   type UserRow,
   usersByPriceLevel,
   verifiedEmailsOf,
@@ -146,6 +147,8 @@ export type AuthModule = DomainModule & {
      * transaction once their wallets are locked: a debit decided on it cannot commit after a freeze.
      */
     frozenAmong: typeof frozenAmong;
+    /** Each user's approved KYC tier, in the caller's transaction: what the limits judge by (API.md 17.2). */
+    tiersAmong: typeof tiersAmong;
     /**
      * Closes the account in the caller's transaction (decision 0047): its sessions and devices gone,
      * its phone, names and email a pseudonym, so that it can never be signed in to again.
@@ -209,6 +212,7 @@ export function createAuthModule(deps: AuthModuleDeps): AuthModule {
       verifyTransactionPin: (userId, pin, seen) => verifyTransactionPin(pinDeps, userId, pin, seen),
       readBuyerStates: (userIds) => readBuyerStates(deps.db, userIds),
       frozenAmong,
+      tiersAmong,
       closeUser,
     },
   };

@@ -370,3 +370,18 @@ export async function frozenAmong(trx: Transaction<DB>, userIds: readonly string
           where id = any(${[...userIds]}::uuid[]) order by id for share`.execute(trx);
   return new Set(rows.filter((row) => row.frozen).map((row) => row.id));
 }
+
+/**
+ * The approved KYC tier of each of these users (0 for an id not found), read in the caller's
+ * transaction: the limits judge a debit or a credit on it under the person's wallet lock (API.md
+ * 17.2). A tier only rises, so a read that misses a rise committed meanwhile is the stricter one.
+ */
+export async function tiersAmong(
+  db: Kysely<DB> | Transaction<DB>,
+  userIds: readonly string[],
+): Promise<Map<string, number>> {
+  if (userIds.length === 0) return new Map();
+  const { rows } = await statement<{ id: string; kyc_tier: number }>('auth.tiers-among')`
+    select id, kyc_tier from users where id = any(${[...userIds]}::uuid[])`.execute(db);
+  return new Map(rows.map((row) => [row.id, row.kyc_tier]));
+}

@@ -42,6 +42,7 @@ export const bulkOrderOperations = (deps: BulkOrderDeps) => [
       'PIN_LOCKED',
       'INSUFFICIENT_FUNDS',
       'ACCOUNT_FROZEN',
+      'LIMIT_EXCEEDED',
       'UPSTREAM_UNAVAILABLE',
       'SERVICE_PAUSED',
       ...lineRefusals,

@@ -487,6 +487,17 @@ export type BulkOrdersTable = {
   created_at: Timestamp;
 };
 
+export type AccountLimitsTable = {
+  user_id: string;
+  /** The Lagos day `debited` counts (a date column: read and written as 'YYYY-MM-DD'). */
+  debit_day: ColumnType<string, string, string>;
+  debited: Generated<bigint>;
+  personal_limit: bigint | null;
+  pending_limit: bigint | null;
+  pending_from: ColumnType<string | null, string | null | undefined, string | null>;
+  updated_at: ColumnType<Date, Date, Date>;
+};
+
 /** A person's request to close their account (API.md 17.3, decision 0047): pending through the grace period. */
 export type AccountClosuresTable = {
   id: string;
@@ -507,6 +518,18 @@ export type AccountClosuresTable = {
   closed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   /** When the KYC records were erased, RETENTION_YEARS after closed_at. */
   erased_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+};
+
+/** A person's copy of their data (API.md 17.3): the file while `ready`, emptied when it expires. */
+export type DataExportsTable = {
+  id: string;
+  user_id: string;
+  status: 'preparing' | 'ready' | 'expired';
+  /** The file (UTF-8 JSON) while ready; bytes rather than jsonb, so it is served as it was written. */
+  content: ColumnType<Uint8Array | null, Uint8Array | null | undefined, Uint8Array | null>;
+  created_at: Timestamp;
+  ready_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  expires_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 };
 
 export type DB = {
@@ -568,6 +591,8 @@ export type DB = {
   disputes: DisputesTable;
   adjustments: AdjustmentsTable;
   bulk_orders: BulkOrdersTable;
+  data_exports: DataExportsTable;
+  account_limits: AccountLimitsTable;
   service_pauses: ServicePausesTable;
   account_closures: AccountClosuresTable;
 };

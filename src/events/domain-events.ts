@@ -193,6 +193,16 @@ const domainEventSchema = z.discriminatedUnion('type', [
     reason: text,
     occurredAt,
   }),
+  /** Part of a credit went to the person's held balance: over their tier's maximum (limits). */
+  z.object({ type: z.literal('limits.balance_held'), userId: text, heldKobo: kobo, occurredAt }),
+  /** Part or all of a held balance moved into the wallet: the tier rose or the balance fell (limits). */
+  z.object({
+    type: z.literal('limits.held_released'),
+    userId: text,
+    releasedKobo: kobo,
+    stillHeldKobo: kobo,
+    occurredAt,
+  }),
   /** The person asked to close their account: it closes at effectiveAt unless cancelled (decision 0047). */
   z.object({
     type: z.literal('account_closure.requested'),
@@ -262,6 +272,14 @@ const domainEventSchema = z.discriminatedUnion('type', [
     userId: text,
     inviteeId: text,
     bonusKobo: kobo,
+    occurredAt,
+  }),
+  /** A copy of the person's data is ready to download until expiresAt (data-export; once per export). */
+  z.object({
+    type: z.literal('data_export.ready'),
+    userId: text,
+    exportId: text,
+    expiresAt: text,
     occurredAt,
   }),
 ]);

@@ -1,17 +1,26 @@
 import type { Transaction } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import { type Posting, type PostingRequest, post, postBatch } from '../ledger/postings.ts';
+import type { LimitsApi } from '../limits/module.ts';
 
 // Crediting a wallet with money from outside (a checkout top-up, a bank deposit into a dedicated
 // account) happens in two steps, so that one transaction can credit many wallets (a batch of
 // webhooks) and still take its ledger locks once, in the one global order (ledger/postings.ts):
 // each credit is decided first (its own rows locked and checked, the posting it needs named), then
 // the postings of all of them are written together, then each credit finishes with what was written.
+//
+// A credit is never refused for the person's maximum balance (API.md 17.2): the money has moved at
+// the provider. Just before the postings are written, the wallets are locked and each credit split
+// at its person's maximum (limits' api): the part over it goes to their held balance, and they are
+// told.
 
 export type CreditOutcome = 'credited' | 'already_credited' | 'unknown_reference';
 
 /** A credit decided inside a transaction whose posting is not written yet. */
 export type PendingCredit = {
+  /** Who is credited how much: the posting's entry for their wallet is this credit's, split at their maximum. */
+  credit: { userId: string; amountKobo: bigint };
+  /** The posting, whose entries hold everything but the person's wallet entry. */
   posting: PostingRequest;
   /** Finishes the credit in the same transaction, given its posting as written (or refused). */
   finish(posted: PromiseSettledResult<Posting>): Promise<CreditOutcome>;
@@ -29,32 +38,49 @@ export const isPending = <Done extends string>(decision: Done | PendingCredit): 
  * go through one postBatch, which locks every wallet before the collections pool.
  */
 export async function writeCredits(
+  limits: CreditLimits,
   trx: Transaction<DB>,
   credits: PendingCredit[],
   now: Date,
 ): Promise<CreditOutcome[]> {
   if (credits.length === 0) return [];
+  const splits = await limits.splitCredits(
+    trx,
+    credits.map((c) => c.credit),
+  );
+  const postings = credits.map(({ posting }, i) => ({
+    ...posting,
+    entries: [...posting.entries, ...limits.creditEntries(splits[i]!)],
+  }));
   const posted =
-    credits.length === 1
-      ? [await settled(post(trx, credits[0]!.posting, now))]
-      : await postBatch(
-          trx,
-          credits.map((credit) => credit.posting),
-          now,
-        );
+    postings.length === 1
+      ? [await settled(post(trx, postings[0]!, now))]
+      : await postBatch(trx, postings, now);
+  await limits.announceHeld(
+    trx,
+    splits.filter(
+      (_, i) =>
+        posted[i]!.status === 'fulfilled' && (posted[i] as PromiseFulfilledResult<Posting>).value.created,
+    ),
+    now,
+  );
   const outcomes: CreditOutcome[] = [];
   for (const [i, credit] of credits.entries()) outcomes.push(await credit.finish(posted[i]!));
   return outcomes;
 }
 
+/** What the credits take of the limits' api: the split at the maximum balance, and the word to the person. */
+export type CreditLimits = Pick<LimitsApi, 'splitCredits' | 'creditEntries' | 'announceHeld'>;
+
 /** Decides and writes one credit in the caller's transaction. */
 export async function creditOnce(
+  limits: CreditLimits,
   trx: Transaction<DB>,
   decision: CreditDecision,
   now: Date,
 ): Promise<CreditOutcome> {
   if (!isPending(decision)) return decision;
-  const [outcome] = await writeCredits(trx, [decision], now);
+  const [outcome] = await writeCredits(limits, trx, [decision], now);
   return outcome!;
 }
 

@@ -269,6 +269,7 @@ export async function decideDedicatedCredit(
   return {
     // The account's lock makes a concurrent credit of the reference wait, then find it posted; the
     // ledger's unique reference makes the credit once whatever happens.
+    credit: { userId, amountKobo: payment.paidKobo },
     posting: {
       reference: dedicatedPostingReference(payment.reference),
       // The history's words for it, and part of the posting's content hash: a deposit credited before
@@ -276,7 +277,7 @@ export async function decideDedicatedCredit(
       description: 'Bank transfer to your account',
       entries: [
         { account: systemAccounts.collectionsPool, amount: -payment.paidKobo },
-        { account: userAccount('wallet', userId), amount: payment.paidKobo },
+        // The wallet's entry, or the wallet's and the held balance's: writeCredits splits it.
       ],
       metadata: { chargeReference: payment.reference, accountNumber: receivingAccount },
     },
@@ -338,9 +339,9 @@ export async function lockDedicatedAccounts(trx: Transaction<DB>, chargeData: un
 
 /** Credits one verified bank deposit into a dedicated account, once, in the caller's transaction. */
 export async function creditBankDeposit(
-  deps: Pick<FundingDeps, 'clock' | 'jobs'>,
+  deps: Pick<FundingDeps, 'clock' | 'jobs' | 'limits'>,
   trx: Transaction<DB>,
   payment: DedicatedPayment,
 ): Promise<CreditOutcome> {
-  return creditOnce(trx, await decideDedicatedCredit(deps, trx, payment), deps.clock.now());
+  return creditOnce(deps.limits, trx, await decideDedicatedCredit(deps, trx, payment), deps.clock.now());
 }

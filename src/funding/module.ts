@@ -10,6 +10,7 @@ import type { KycModule } from '../kyc/module.ts';
 import type { DomainModule } from '../module.ts';
 import type { PaymentProvider } from '../providers/payments/payment-provider.ts';
 import type { MovesWallet } from '../wallet/module.ts';
+import type { CreditLimits } from './credits.ts';
 import { dedicatedPostingReference } from './dedicated-accounts.ts';
 import {
   type FloatTopUp,
@@ -70,6 +71,11 @@ export type FundingModuleDeps = {
   requireKycTier: KycModule['api']['requireKycTier'];
   /** Kyc's api: the name on the NIN record of the user's Tier 2, the dedicated account's name. */
   approvedNinName: KycModule['api']['approvedNinName'];
+  /**
+   * Limits' api: every credit is split at the person's maximum balance under their wallet's lock, the
+   * part over it held and the person told (API.md 17.2); never refused.
+   */
+  limits: CreditLimits;
 };
 
 /** The payment provider's signed webhooks: checked, stored, acknowledged, then processed here. */
@@ -140,6 +146,7 @@ export function createFundingModule(deps: FundingModuleDeps): FundingModule {
     findUserById: deps.findUserById,
     requireKycTier: deps.requireKycTier,
     approvedNinName: deps.approvedNinName,
+    limits: deps.limits,
     // The web client's return page, which asks verifyTopup: the redirect itself credits nothing.
     checkoutReturnUrl: `${deps.baseUrl}/fund/return`,
   };
@@ -223,7 +230,7 @@ function createPaymentEvents(deps: FundingModuleDeps): PaymentEvents {
   const { db, clock, jobs } = deps;
   const inbox = createPaymentEventInbox({ db, clock }, deps.batching, { batchMax: inboxBatchMax });
   const drainer = createPaymentEventDrainer(
-    { db, clock, jobs, raiseAlert: deps.raiseAlert },
+    { db, clock, jobs, raiseAlert: deps.raiseAlert, limits: deps.limits },
     { batchMax: paymentEventBatchMax, logger: deps.logger },
   );
   return {

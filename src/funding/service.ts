@@ -13,7 +13,7 @@ import type { KycModule } from '../kyc/module.ts';
 import { systemAccounts, userAccount } from '../ledger/accounts.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { type PaymentProvider, PaymentProviderError } from '../providers/payments/payment-provider.ts';
-import { type CreditDecision, type CreditOutcome, creditOnce } from './credits.ts';
+import { type CreditDecision, type CreditLimits, type CreditOutcome, creditOnce } from './credits.ts';
 import { topupNairaMax, topupNairaMin } from './schemas.ts';
 
 // Wallet funding through checkout (SPEC.md items 12 and 14). A top-up intent is created only once
@@ -33,6 +33,7 @@ export type FundingDeps = {
   findUserById: AuthApi['findUserById'];
   requireKycTier: KycModule['api']['requireKycTier'];
   approvedNinName: KycModule['api']['approvedNinName'];
+  limits: CreditLimits;
   /**
    * Where the checkout sends the payer back (the web client's return page, which asks verifyTopup:
    * the redirect itself never credits anything). Read when an intent is made.
@@ -144,12 +145,13 @@ export async function decideTopupCredit(
   // Read under the lock, so that credits order as they committed.
   const now = deps.clock.now();
   return {
+    credit: { userId: intent.user_id, amountKobo: payment.paidKobo },
     posting: {
       reference: topupPostingReference(intent.reference),
       description: 'Wallet top-up',
       entries: [
         { account: systemAccounts.collectionsPool, amount: -payment.paidKobo },
-        { account: userAccount('wallet', intent.user_id), amount: payment.paidKobo },
+        // The wallet's entry, or the wallet's and the held balance's: writeCredits splits it.
       ],
       metadata: { topupReference: intent.reference, source: payment.source },
     },
@@ -195,11 +197,11 @@ export async function decideTopupCredit(
 
 /** Credits one verified payment to its intent's wallet, at most once, in the caller's transaction. */
 export async function creditTopup(
-  deps: Pick<FundingDeps, 'clock' | 'jobs' | 'raiseAlert'>,
+  deps: Pick<FundingDeps, 'clock' | 'jobs' | 'raiseAlert' | 'limits'>,
   trx: Transaction<DB>,
   payment: { reference: string; paidKobo: bigint; source: 'webhook' | 'verify' },
 ): Promise<CreditOutcome> {
-  return creditOnce(trx, await decideTopupCredit(deps, trx, payment), deps.clock.now());
+  return creditOnce(deps.limits, trx, await decideTopupCredit(deps, trx, payment), deps.clock.now());
 }
 
 const pendingStatuses = new Set(['abandoned', 'ongoing', 'pending', 'processing', 'queued']);

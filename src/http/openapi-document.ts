@@ -13,6 +13,7 @@ export const tagDescriptions: Readonly<Record<string, string>> = {
   accounts:
     'Sign-in with a code sent by SMS, sessions, the profile and its email, the transaction PIN, notification settings, and closing the account',
   wallet: "The wallet's balances",
+  limits: "CBN tier limits: the daily debit limit, the maximum balance and what is held over it, the person's own limit",
   funding: 'Adding money to the wallet (checkout, dedicated virtual accounts) and the wallet history',
   vtu: 'Airtime, data, cable, electricity, betting, exam pins, social services and airtime-to-cash: catalogues, prices, purchases and their history',
   beneficiaries: 'Saved recipients, to buy for them again',
@@ -26,6 +27,7 @@ export const tagDescriptions: Readonly<Record<string, string>> = {
     "Operators' corrections of a person's wallet, four eyes: proposed by one administrator, posted once another approves",
   schedules: 'Purchases approved once with the PIN and run at a date, or every day, week or month',
   'bulk-orders': 'Airtime or data for up to 100 numbers in one order, approved with one PIN',
+  'data-export': 'A copy of your data (Nigeria Data Protection Act 2023): one JSON file, kept 7 days',
   admin: 'For administrators: KYC reviews, alerts, broadcasts, markups, reconciliation and the ledger check',
 };
 

@@ -1,10 +1,20 @@
 import type { Kysely, Transaction } from 'kysely';
+import { statement } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 
 // Account codes. User accounts are `<kind>:<userId>`; system accounts have fixed codes, opened by
 // the migrations, the per-provider float accounts (`provider_float:<provider>`) among them.
 
-export const userAccountKinds = ['wallet', 'savings', 'bonus_locked', 'checkin_accrued'] as const;
+// `wallet_held` is the part of credits over the tier's maximum balance (API.md 17.2, decision 0045):
+// the person's, not spendable, moved into the wallet by the limits module. Its code sorts after
+// `wallet:<id>` ('_' > ':'), so the one lock order takes a person's wallet before their held balance.
+export const userAccountKinds = [
+  'wallet',
+  'savings',
+  'bonus_locked',
+  'checkin_accrued',
+  'wallet_held',
+] as const;
 export type UserAccountKind = (typeof userAccountKinds)[number];
 
 export const systemAccounts = {
@@ -37,7 +47,7 @@ export const providerFloatAccount = (provider: string): string => `provider_floa
 
 type Handle = Kysely<DB> | Transaction<DB>;
 
-/** Opens the four accounts every user has. Safe to call twice. */
+/** Opens the accounts every user has. Safe to call twice. */
 export async function openUserAccounts(db: Handle, userId: string, now: Date): Promise<void> {
   await db
     .insertInto('ledger_accounts')
@@ -79,7 +89,7 @@ export async function lockedUserBalance(trx: Transaction<DB>, code: string): Pro
   return row?.balance ?? 0n;
 }
 
-/** The user's four balances in kobo; accounts not yet opened read as zero. */
+/** The user's balances in kobo; accounts not yet opened read as zero. */
 export async function userBalances(db: Handle, userId: string): Promise<Record<UserAccountKind, bigint>> {
   const balances = await balancesOf(
     db,
@@ -91,5 +101,24 @@ export async function userBalances(db: Handle, userId: string): Promise<Record<U
     savings: read('savings'),
     bonus_locked: read('bonus_locked'),
     checkin_accrued: read('checkin_accrued'),
+    wallet_held: read('wallet_held'),
   };
+}
+
+/**
+ * Locks these user accounts until the caller's transaction ends, in the one lock order (by code),
+ * and reads their balances: one statement. For a movement whose amounts are decided on the balances
+ * (a credit split at the maximum balance): lock first, decide, then post, whose own locks on the same
+ * rows are then already held. Lock only user accounts, and only before the posting.
+ */
+export async function lockUserAccounts(
+  trx: Transaction<DB>,
+  codes: readonly string[],
+): Promise<Map<string, bigint>> {
+  if (codes.length === 0) return new Map();
+  const { rows } = await statement<{ code: string; balance: bigint }>('ledger.lock-user-accounts')`
+    select code, balance from ledger_accounts
+    where code = any(${[...new Set(codes)]}::text[]) and kind = 'user'
+    order by code collate "C" for update`.execute(trx);
+  return new Map(rows.map((row) => [row.code, row.balance]));
 }

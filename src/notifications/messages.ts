@@ -19,6 +19,8 @@ export type NotificationKind =
   | 'lock_broken'
   | 'dispute_resolved'
   | 'wallet_adjusted'
+  | 'balance_held'
+  | 'held_released'
   | 'checkin_claimed'
   | 'milestone_reached'
   | 'referral_qualified'
@@ -34,6 +36,7 @@ export type NotificationKind =
   | 'schedule_paused'
   | 'account_closing'
   | 'account_closure_cancelled'
+  | 'data_export_ready'
   /** A broadcast published to everyone (pushed; it is read in listBroadcasts, not the inbox). */
   | 'broadcast';
 
@@ -48,6 +51,8 @@ export const notificationKinds: readonly NotificationKind[] = [
   'lock_broken',
   'dispute_resolved',
   'wallet_adjusted',
+  'balance_held',
+  'held_released',
   'checkin_claimed',
   'milestone_reached',
   'referral_qualified',
@@ -63,6 +68,7 @@ export const notificationKinds: readonly NotificationKind[] = [
   'schedule_paused',
   'account_closing',
   'account_closure_cancelled',
+  'data_export_ready',
   'broadcast',
 ];
 
@@ -166,6 +172,8 @@ const messages: { [T in DomainEventType]: (event: EventOf<T>) => NotificationMes
   'savings.lock_broken': savingsLockBroken,
   'disputes.resolved': disputesResolved,
   'adjustments.approved': adjustmentsApproved,
+  'limits.balance_held': limitsBalanceHeld,
+  'limits.held_released': limitsHeldReleased,
   'growth.checkin_claimed': growthCheckinClaimed,
   'growth.milestone_reached': growthMilestoneReached,
   'growth.referral_qualified': growthReferralQualified,
@@ -173,6 +181,7 @@ const messages: { [T in DomainEventType]: (event: EventOf<T>) => NotificationMes
   'schedule.paused': schedulePaused,
   'account_closure.requested': accountClosureRequested,
   'account_closure.cancelled': accountClosureCancelled,
+  'data_export.ready': dataExportReady,
   'kyc.tier_approved': kycTierApproved,
   'kyc.tier_rejected': kycTierRejected,
   'funding.float_top_up_settled': untold,
@@ -469,6 +478,31 @@ function adjustmentsApproved(event: EventOf<'adjustments.approved'>): Notificati
   };
 }
 
+function limitsBalanceHeld(event: EventOf<'limits.balance_held'>): NotificationMessage {
+  const amount = kobo(event.heldKobo);
+  return {
+    userId: event.userId,
+    kind: 'balance_held',
+    title: 'Money held: over your maximum balance',
+    body: `${amount} is held because your wallet would pass your tier's maximum balance. It moves into your wallet by itself when you verify the next tier or your balance falls.`,
+    data: { amount },
+    source: `balance-held:${event.userId}:${event.occurredAt}`,
+  };
+}
+
+function limitsHeldReleased(event: EventOf<'limits.held_released'>): NotificationMessage {
+  const amount = kobo(event.releasedKobo);
+  const still = BigInt(event.stillHeldKobo) > 0n ? ` ${kobo(event.stillHeldKobo)} is still held.` : '';
+  return {
+    userId: event.userId,
+    kind: 'held_released',
+    title: 'Held money released',
+    body: `${amount} of your held balance is now in your wallet.${still}`,
+    data: { amount },
+    source: `held-released:${event.userId}:${event.occurredAt}`,
+  };
+}
+
 function growthCheckinClaimed(event: EventOf<'growth.checkin_claimed'>): NotificationMessage {
   return {
     userId: event.userId,
@@ -561,5 +595,16 @@ function kycTierRejected(event: EventOf<'kyc.tier_rejected'>): NotificationMessa
     data: { tier: event.tier, reason: event.reason },
     // A tier can be rejected, resubmitted and rejected again: each decision is its own fact.
     source: `kyc-rejected:${event.tier}:${event.occurredAt}`,
+  };
+}
+
+function dataExportReady(event: EventOf<'data_export.ready'>): NotificationMessage {
+  return {
+    userId: event.userId,
+    kind: 'data_export_ready',
+    title: 'Your data is ready to download',
+    body: `The copy of your data you asked for is ready. Download it from Settings before ${lagosDay.format(new Date(event.expiresAt))}, when it is deleted.`,
+    data: { exportId: event.exportId, expiresAt: event.expiresAt },
+    source: `data-export:${event.exportId}`,
   };
 }

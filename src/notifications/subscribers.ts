@@ -40,6 +40,8 @@ const everyEventType = {
   'savings.lock_broken': true,
   'disputes.resolved': true,
   'adjustments.approved': true,
+  'limits.balance_held': true,
+  'limits.held_released': true,
   'account_closure.requested': true,
   'account_closure.cancelled': true,
   'growth.checkin_claimed': true,
@@ -47,6 +49,7 @@ const everyEventType = {
   'growth.referral_qualified': true,
   'schedule.run_skipped': true,
   'schedule.paused': true,
+  'data_export.ready': true,
 } satisfies Record<DomainEventType, true>;
 
 /** The inbox's subscription: every event type, a job's events at once. */

@@ -23,8 +23,11 @@ export const scheduleOperations = (deps: ScheduleDeps) => [
     input: s.createScheduleInput,
     output: s.schedule,
     errors: [
-      // Approving debits nothing: a frozen account's runs are skipped when they come (runner.ts).
-      ...purchaseErrors.filter((code) => code !== 'INSUFFICIENT_FUNDS' && code !== 'ACCOUNT_FROZEN'),
+      // Approving debits nothing: a frozen account's runs, and those over the daily limit, are skipped
+      // when they come (runner.ts).
+      ...purchaseErrors.filter(
+        (code) => code !== 'INSUFFICIENT_FUNDS' && code !== 'ACCOUNT_FROZEN' && code !== 'LIMIT_EXCEEDED',
+      ),
       'NETWORK_MISMATCH',
       'PRICE_CHANGED',
       'BELOW_MINIMUM',

@@ -239,6 +239,11 @@ async function runClaimed(deps: ScheduleDeps, run: Claimed): Promise<Outcome> {
           amountKobo: deps.vtu.chargeOf(order),
           reason: 'your account is frozen; contact support',
         };
+      case 'LIMIT_EXCEEDED':
+        // The day's debit limit (API.md 17.2, judged under the wallet's lock): this run is skipped
+        // with what remains today, and the next runs come as due, on their own days.
+        assert.ok(order !== undefined, 'only the debit judges the daily limit');
+        return { kind: 'skipped', amountKobo: deps.vtu.chargeOf(order), reason: error.message };
       case 'SERVICE_PAUSED':
         // An operator paused the service (decision 0042): this run is skipped with the operator's
         // reason, not counted against the person, and the next run comes as due. Refused before its

@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import type { DB } from '../db/schema.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import type { KycModule } from '../kyc/module.ts';
+import type { LimitsApi } from '../limits/module.ts';
 import type { DomainModule } from '../module.ts';
 import type { MovesWallet } from '../wallet/module.ts';
 import { transferOperations } from './ops.ts';
@@ -35,6 +36,11 @@ export type TransfersModuleDeps = {
   verifyTransactionPin: AuthApi['verifyTransactionPin'];
   /** Kyc's api: the sender's Tier 2 gate, on the tier read with the sender's row. */
   requireTier: KycModule['api']['requireTier'];
+  /**
+   * Limits' api (API.md 17.2): the sender's daily debit limit, judged under the posting's lock, and
+   * the recipient's maximum balance, whose excess is held and the recipient told.
+   */
+  limits: Pick<LimitsApi, 'splitCredits' | 'creditEntries' | 'announceHeld' | 'dailyDebitAdmission'>;
 };
 
 export type TransfersApi = {

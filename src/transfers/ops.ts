@@ -36,6 +36,7 @@ export const transferOperations = (deps: TransferDeps) => [
       'ABOVE_MAXIMUM',
       'INSUFFICIENT_FUNDS',
       'ACCOUNT_FROZEN',
+      'LIMIT_EXCEEDED',
     ],
     handler: ({ caller, input, withCommit }) => transferToUser(deps, withCommit, caller.userId, input),
   }),

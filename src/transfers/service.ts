@@ -13,6 +13,7 @@ import type { KycModule } from '../kyc/module.ts';
 import { lagosDayStart, lagosMinute } from '../lagos-time.ts';
 import { userAccount } from '../ledger/accounts.ts';
 import { InsufficientBalanceError, postBatch } from '../ledger/postings.ts';
+import type { LimitsApi } from '../limits/module.ts';
 import { requireWithin } from '../limits.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 
@@ -35,6 +36,7 @@ export type TransferDeps = {
   users: Pick<AuthApi, 'findUserById' | 'findUserByPhone' | 'findUsersByIds' | 'publicName' | 'frozenAmong'>;
   verifyTransactionPin: AuthApi['verifyTransactionPin'];
   requireTier: KycModule['api']['requireTier'];
+  limits: Pick<LimitsApi, 'splitCredits' | 'creditEntries' | 'announceHeld' | 'dailyDebitAdmission'>;
 };
 
 export type TransferView = {
@@ -114,6 +116,11 @@ export async function transferToUser(
   const senderName = deps.users.publicName(sender);
   const recipientName = deps.users.publicName(recipient);
   return inUnitOfWork(deps.db, withCommit, async (trx) => {
+    // The recipient's maximum balance: what would pass it is held, never refused (API.md 17.2).
+    // Both wallets locked here, in the one order, before the split is read from them.
+    const [credit] = await deps.limits.splitCredits(trx, [{ userId: recipient.id, amountKobo }], [sender.id]);
+    // The CBN daily debit limit of the sender, judged under the same lock.
+    const dailyDebit = deps.limits.dailyDebitAdmission(trx, { userId: sender.id, amountKobo }, now);
     const [posted] = await postBatch(
       trx,
       [
@@ -122,7 +129,7 @@ export async function transferToUser(
           description: `Transfer from ${senderName} to ${recipientName}${narration === null ? '' : `: ${narration}`}`,
           entries: [
             { account: userAccount('wallet', sender.id), amount: -amountKobo },
-            { account: userAccount('wallet', recipient.id), amount: amountKobo },
+            ...deps.limits.creditEntries(credit!),
           ],
           metadata: { transferId: id },
         },
@@ -130,9 +137,10 @@ export async function transferToUser(
       now,
       {
         referencesUnposted: true,
-        admission: bothOf(
+        admission: allOf(
           senderNotFrozen(deps, trx, sender.id),
           withinDailyTotal(trx, sender.id, amountKobo, dailyMaxKobo, now),
+          dailyDebit,
         ),
       },
     );
@@ -144,6 +152,8 @@ export async function transferToUser(
       }
       throw posted!.reason;
     }
+    await dailyDebit.save();
+    await deps.limits.announceHeld(trx, [credit!], now);
     await trx
       .insertInto('wallet_transfers')
       .values({
@@ -210,15 +220,20 @@ export async function transferCounterparties(
   return names;
 }
 
-type Admission = { prepare(): Promise<void>; admit(): AppError | null };
+type Admission = { prepare(): Promise<void>; admit(): Error | null };
 
-/** Two admissions of one posting: both prepared under the locks, the first's refusal first. */
-const bothOf = (first: Admission, second: Admission): Admission => ({
+/** Admissions of one posting: all prepared under the locks, one after the other; the first refusal answers. */
+const allOf = (...admissions: Admission[]): Admission => ({
   async prepare() {
-    await first.prepare();
-    await second.prepare();
+    for (const admission of admissions) await admission.prepare();
   },
-  admit: () => first.admit() ?? second.admit(),
+  admit: () => {
+    for (const admission of admissions) {
+      const refusal = admission.admit();
+      if (refusal !== null) return refusal;
+    }
+    return null;
+  },
 });
 
 /**

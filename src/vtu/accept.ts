@@ -297,8 +297,20 @@ export async function acceptPurchases(
  * Decides the purchases' debits (wallet into vtu_in_flight) under the buyers' wallet locks, in
  * order, with the debit rules: written later by writePostings, last in the transaction.
  */
-function decideDebits(deps: AcceptBatchDeps, trx: Transaction<DB>, debitRows: PurchaseRow[], now: Date) {
-  return decidePostings(
+async function decideDebits(
+  deps: AcceptBatchDeps,
+  trx: Transaction<DB>,
+  debitRows: PurchaseRow[],
+  now: Date,
+) {
+  // The purchase rules that need state at debit time (debit-rules.ts), decided with the debits.
+  const admission = admissionOf(
+    deps.debitRules,
+    trx,
+    debitRows.map((row) => ({ userId: row.user_id, service: row.service, amountKobo: row.amount })),
+    now,
+  );
+  const decided = await decidePostings(
     trx,
     debitRows.map((row) => ({
       reference: purchasePostings.debit(row.reference),
@@ -314,15 +326,13 @@ function decideDebits(deps: AcceptBatchDeps, trx: Transaction<DB>, debitRows: Pu
       // Each reference was made at random for this purchase. Were it posted by an earlier run of
       // the batch that committed, recording the purchase again fails first (its id is taken).
       referencesUnposted: true,
-      // The purchase rules that need state at debit time (debit-rules.ts), decided with the debits.
-      admission: admissionOf(
-        deps.debitRules,
-        trx,
-        debitRows.map((row) => ({ userId: row.user_id, service: row.service, amountKobo: row.amount })),
-        now,
-      ),
+      admission,
     },
   );
+  // What the rules counted (the day's debits, API.md 17.2), for the purchases accepted: written
+  // before the debits, still under the wallets' locks. A group refused whole rolls it back with them.
+  await admission?.save(decided.accepted);
+  return decided;
 }
 
 /** Records accepted purchases, processing, and enqueues their dispatch's safety net, in the transaction. */

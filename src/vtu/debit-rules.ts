@@ -26,6 +26,19 @@ export type DebitRule = {
   name: string;
   /** Reads the rule's state for the batch's buyers, under their wallet locks. */
   load(trx: Transaction<DB>, buyerIds: string[], now: Date): Promise<DebitCheck>;
+  /**
+   * A rule that keeps its own state (a day's sum) writes what it counted of the purchases finally
+   * accepted, in the same transaction, still under the wallet locks, before the debits are written.
+   */
+  save?(trx: Transaction<DB>, accepted: DebitCandidate[], now: Date): Promise<void>;
+};
+
+/** The admission of a batch (decidePostings' `admission`), and the write of what its rules counted. */
+export type DebitAdmission = {
+  prepare(): Promise<void>;
+  admit(index: number): AppError | null;
+  /** Saves, for every rule that keeps state, the candidates decidePostings accepted (`accepted[i]`). */
+  save(accepted: readonly boolean[]): Promise<void>;
 };
 
 /**
@@ -37,7 +50,7 @@ export function admissionOf(
   trx: Transaction<DB>,
   candidates: DebitCandidate[],
   now: Date,
-): { prepare(): Promise<void>; admit(index: number): AppError | null } | undefined {
+): DebitAdmission | undefined {
   if (rules.length === 0) return undefined;
   let checks: DebitCheck[] = [];
   return {
@@ -53,6 +66,10 @@ export function admissionOf(
         if (refusal !== null) return refusal;
       }
       return null;
+    },
+    async save(accepted) {
+      const admitted = candidates.filter((_, i) => accepted[i] === true);
+      for (const rule of rules) if (rule.save !== undefined) await rule.save(trx, admitted, now);
     },
   };
 }

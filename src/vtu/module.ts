@@ -12,8 +12,10 @@ import type { ProviderFunding } from '../funding/module.ts';
 import { type JobDefinition, type JobQueue, jobDefinition } from '../jobs/queue.ts';
 import type { KycModule } from '../kyc/module.ts';
 import { systemAccounts } from '../ledger/accounts.ts';
+import type { LimitsApi } from '../limits/module.ts';
 import { type DomainModule, on } from '../module.ts';
 import type { Resolve } from '../outbound-addresses.ts';
+import { everyRow } from '../paging.ts';
 import type { PausesApi } from '../pauses/module.ts';
 import type { VtuProvider, VtuService } from '../providers/vtu/vtu-provider.ts';
 import type { MovesWallet } from '../wallet/module.ts';
@@ -61,6 +63,7 @@ import { findPurchaseRecord } from './purchase-records.ts';
 import {
   chargeOf,
   findPurchases,
+  listPurchases,
   type PurchaseOrder,
   purchasePostings,
   purchaseReference,
@@ -135,6 +138,8 @@ export type VtuModuleDeps = {
   debitRules: readonly DebitRule[];
   /** Which of these buyers are frozen, read FOR SHARE in the acceptance's transaction (auth's api). */
   frozenAmong: AuthApi['frozenAmong'];
+  /** The CBN daily debit limit as a purchase rule, and the room a refund gives back (limits' api). */
+  limits: Pick<LimitsApi, 'dailyDebitRule' | 'giveBackRoom'>;
   /** The purchases' figures for operators (/metrics): accepted and settled, by service and provider. */
   metrics: PurchaseMetrics;
   /** 503 SERVICE_PAUSED while an operator has paused a service or its provider, before any debit (pauses' api). */
@@ -142,6 +147,7 @@ export type VtuModuleDeps = {
 };
 
 /** What other modules (and the composition root, and tests) may call of the purchases. */
+export type { DebitRule } from './debit-rules.ts';
 export type { PurchaseFields } from './purchase-ops.ts';
 export type { PurchaseRecord } from './purchase-records.ts';
 export type { PurchaseOrder, VtuTransactionView } from './purchases.ts';
@@ -188,6 +194,8 @@ export type VtuApi = {
   ): Promise<VtuTransactionView[]>;
   /** The buyer's purchases among the ids, in the order asked; ids that are not theirs are left out. */
   purchasesOf(userId: string, ids: readonly string[]): Promise<VtuTransactionView[]>;
+  /** Every purchase of the person, newest first, as listMyVtuTransactions gives them (their data export). */
+  personalDataOf(userId: string): Promise<VtuTransactionView[]>;
   /** Accepts a checked purchase, as the operations do after their checks (tests of the accept stage). */
   acceptPurchase(userId: string, order: PurchaseOrder, withCommit?: WithCommit): Promise<VtuTransactionView>;
   /**
@@ -223,7 +231,14 @@ export type VtuModule = DomainModule & MovesWallet & { api: VtuApi };
 export function createVtuModule(deps: VtuModuleDeps): VtuModule {
   const { db, batching, clock, jobs, logger, config } = deps;
   const { vtu } = config;
-  const settlement: SettlementDeps = { db, clock, jobs, raiseAlert: deps.raiseAlert, metrics: deps.metrics };
+  const settlement: SettlementDeps = {
+    db,
+    clock,
+    jobs,
+    raiseAlert: deps.raiseAlert,
+    metrics: deps.metrics,
+    giveBackRoom: deps.limits.giveBackRoom,
+  };
   const float: FloatDeps = {
     ...settlement,
     funding: deps.funding,
@@ -234,8 +249,9 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
   const claims = { ...settlement, providers: deps.providers, float };
   // Each stage's batches, run by the function that takes the batch (batches.ts).
   const batches = createPurchaseBatches(batching);
-  // A frozen account pays for nothing, whatever other rules run (decision 0040).
-  const debitRules = [accountNotFrozen(deps.frozenAmong), ...deps.debitRules];
+  // A frozen account pays for nothing, and nothing passes the CBN daily limit, whatever other rules
+  // run (decisions 0040 and 0044).
+  const debitRules = [accountNotFrozen(deps.frozenAmong), deps.limits.dailyDebitRule, ...deps.debitRules];
   const acceptance: AcceptBatchDeps = { ...settlement, logger, debitRules };
   batches.define(acceptPurchases, acceptance, acceptBatchOptions(acceptance));
   batches.define(claimPurchases, claims, claimBatchOptions);
@@ -296,6 +312,7 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
       buyTogether: (userId, orders, withCommit, references) =>
         buyTogether(ops, userId, orders, withCommit, references),
       purchasesOf: (userId, ids) => findPurchases(ops, userId, ids),
+      personalDataOf: async (userId) => (await listPurchases(ops, userId, {}, everyRow)).items,
       acceptPurchase: (userId, order, withCommit) => acceptPurchase(accepting, userId, order, withCommit),
       purchaseRecord: findPurchaseRecord,
       chargeOf,

@@ -13,7 +13,8 @@ import { nigerianPhone } from '../phone.ts';
 
 /**
  * What every purchase can be refused by: the tier and PIN in authorisedMarkupOf, the debit in
- * acceptPurchase, with a frozen account (the debit rule accountNotFrozen), and an operator's pause
+ * acceptPurchase, with a frozen account (the debit rule accountNotFrozen) and the CBN daily debit
+ * limit (limits' dailyDebitRule, API.md 17.2), and an operator's pause
  * of its service or provider (asked before the PIN and again before the debit).
  */
 export const purchaseErrors: readonly ErrorCode[] = [
@@ -23,6 +24,7 @@ export const purchaseErrors: readonly ErrorCode[] = [
   'PIN_LOCKED',
   'INSUFFICIENT_FUNDS',
   'ACCOUNT_FROZEN',
+  'LIMIT_EXCEEDED',
   'SERVICE_PAUSED',
 ];
 

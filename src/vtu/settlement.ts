@@ -8,6 +8,7 @@ import { type DomainEvent, publishEvents } from '../events/domain-events.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { providerFloatAccount, systemAccounts, userAccount } from '../ledger/accounts.ts';
 import { type PostingRequest, postBatch } from '../ledger/postings.ts';
+import type { LimitsApi } from '../limits/module.ts';
 import { formatNaira, koboToNaira } from '../money.ts';
 import type { Delivery, PurchaseOutcome, RequeryOutcome } from '../providers/vtu/vtu-provider.ts';
 import type { PurchaseMetrics } from './purchase-metrics.ts';
@@ -38,6 +39,8 @@ export type SettlementDeps = {
   raiseAlert: AlertsModule['api']['raiseAlert'];
   /** Told of each purchase accepted or settled, once its transaction committed; absent: nowhere (a stage's own test). */
   metrics?: PurchaseMetrics;
+  /** A refund gives its room back to the buyer's daily debit limit (limits' api), under the refund's locks. */
+  giveBackRoom: LimitsApi['giveBackRoom'];
 };
 
 /** Answers settled per transaction at most: the purchases' row locks, and vtu_in_flight's, are held briefly. */
@@ -119,6 +122,9 @@ export async function settleLocked(
   const events: DomainEvent[] = [];
   const postings: PostingRequest[] = [];
   const overConfirmed: Array<{ sale: VtuTransaction; receivedKobo: bigint }> = [];
+  const refunds: Array<{ userId: string; amountKobo: bigint; acceptedAt: Date }> = [];
+  const refunded = (purchase: VtuTransaction, amountKobo: bigint) =>
+    refunds.push({ userId: purchase.user_id, amountKobo, acceptedAt: new Date(purchase.created_at) });
   const results = answers.map(({ id, outcome }): PromiseSettledResult<SettleResult> => {
     const current = changed.get(id) ?? locked.get(id);
     if (current === undefined) return rejected(new Error(`no purchase ${id}`));
@@ -143,13 +149,17 @@ export async function settleLocked(
         ...(next.delivery_awaited_at === null ? {} : { deliveryAwaited: true }),
       });
       postings.push(deliveredPosting(next));
+      if (next.direction === 'debit' && next.refunded > 0n) refunded(next, next.refunded);
       const received = outcome.status === 'success' ? outcome.receivedKobo : undefined;
       if (next.direction === 'credit' && received !== undefined && received > next.wholesale) {
         overConfirmed.push({ sale: next, receivedKobo: received });
       }
     } else {
       events.push({ type: 'vtu.purchase_failed', ...event, reason: next.failure_reason ?? '' });
-      if (next.direction === 'debit') postings.push(refundPosting(next));
+      if (next.direction === 'debit') {
+        postings.push(refundPosting(next));
+        refunded(next, next.amount);
+      }
     }
     return fulfilled(next.status);
   });
@@ -165,6 +175,8 @@ export async function settleLocked(
   for (const posted of await postBatch(trx, postings, now, { referencesUnposted: true })) {
     if (posted.status === 'rejected') throw posted.reason;
   }
+  // After the refunds' postings, which locked the buyers' wallets: the limits' rows come after them.
+  await deps.giveBackRoom(trx, refunds, now);
   return results;
 }
 

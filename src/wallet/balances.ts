@@ -18,6 +18,7 @@ export async function walletBalances(db: Kysely<DB>, userId: string): Promise<Wa
     lockedSavings: koboToNaira(b.savings),
     lockedBonus: koboToNaira(b.bonus_locked),
     checkinAccrued: koboToNaira(b.checkin_accrued),
+    heldBalance: koboToNaira(b.wallet_held),
     currency: 'NGN',
   };
 }

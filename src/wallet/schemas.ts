@@ -8,6 +8,9 @@ export const walletView = z.object({
   lockedSavings: nairaOutput('Held in savings locks until they mature or are broken'),
   lockedBonus: nairaOutput('Referral bonus, locked for good'),
   checkinAccrued: nairaOutput('Check-in rewards accrued, withdrawable from the minimum on'),
+  heldBalance: nairaOutput(
+    "Credits over the tier's maximum balance (API.md 17.2): not spendable, moved into the balance by itself when the tier rises or the balance falls far enough",
+  ),
   currency: z.literal('NGN'),
 });
 

@@ -85,6 +85,7 @@ const owners: Record<string, string> = {
   disputes: 'disputes',
   adjustments: 'adjustments',
   bulk_orders: 'bulk-orders',
+  data_exports: 'data-export',
   // Operators' pauses of a service or of a service through a provider (decision 0042).
   service_pauses: 'pauses',
   // Requests to close an account, their grace period and the end of retention (decision 0047).

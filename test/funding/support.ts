@@ -25,6 +25,7 @@ export const fundingDeps = (world: World): FundingDeps => ({
   findUserById: world.ctx.modules.auth.api.findUserById,
   requireKycTier: world.ctx.modules.kyc.api.requireKycTier,
   approvedNinName: world.ctx.modules.kyc.api.approvedNinName,
+  limits: world.ctx.modules.limits.api,
 });
 export const BOUNDED = { timeout: 60_000 };
 

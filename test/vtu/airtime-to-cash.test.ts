@@ -176,6 +176,7 @@ describe('airtime to cash', () => {
         clock: world.ctx.clock,
         jobs: world.ctx.jobs,
         raiseAlert: world.ctx.modules.alerts.api.raiseAlert,
+        giveBackRoom: world.ctx.modules.limits.api.giveBackRoom,
       },
       [{ id: sale.id, outcome: { status: 'success', providerReference: sale.reference } }],
     );
@@ -194,6 +195,7 @@ describe('airtime to cash', () => {
         clock: world.ctx.clock,
         jobs: world.ctx.jobs,
         raiseAlert: world.ctx.modules.alerts.api.raiseAlert,
+        giveBackRoom: world.ctx.modules.limits.api.giveBackRoom,
       },
       [{ id: sale.id, outcome: { status: 'success', providerReference: sale.reference, receivedKobo: 1n } }],
     );

@@ -362,6 +362,46 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/_serverFn/getAccountLimits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's CBN tier limits: the daily debit limit (the tighter of the tier's and their own), what left the wallet today (Africa/Lagos) and what remains, the maximum balance and what is held over it, when the day resets, and the next tier's limits
+         * @description The caller's CBN tier limits: the daily debit limit (the tighter of the tier's and their own), what left the wallet today (Africa/Lagos) and what remains, the maximum balance and what is held over it, when the day resets, and the next tier's limits. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
+        get: operations["getAccountLimits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/setPersonalDailyLimit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set your own daily debit limit (null removes it), with the PIN: lower than the one in force takes effect at once; higher, or none, from the next Africa/Lagos day
+         * @description Set your own daily debit limit (null removes it), with the PIN: lower than the one in force takes effect at once; higher, or none, from the next Africa/Lagos day. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
+        post: operations["setPersonalDailyLimit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_serverFn/getKycLivenessUrl": {
         parameters: {
             query?: never;
@@ -2202,6 +2242,46 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/_serverFn/requestDataExport": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a copy of your data (Nigeria Data Protection Act 2023): one JSON file, built in the background, kept 7 days; you are notified when it is ready (getDataExport then gives its URL). Once a day: another request within 24 hours is 409 CONFLICT with details.nextAllowedAt
+         * @description Ask for a copy of your data (Nigeria Data Protection Act 2023): one JSON file, built in the background, kept 7 days; you are notified when it is ready (getDataExport then gives its URL). Once a day: another request within 24 hours is 409 CONFLICT with details.nextAllowedAt. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
+        post: operations["requestDataExport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/getDataExport": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One of your data exports: preparing, ready (with a download URL signed for at most 10 minutes, and when the file is deleted) or expired (deleted after 7 days). Another person's id is 404
+         * @description One of your data exports: preparing, ready (with a download URL signed for at most 10 minutes, and when the file is deleted) or expired (deleted after 7 days). Another person's id is 404. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
+        get: operations["getDataExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_serverFn/requestAccountDeletion": {
         parameters: {
             query?: never;
@@ -2491,6 +2571,21 @@ export type components = {
                 };
             };
         };
+        /** @description Forbidden: INVALID_PIN, PIN_NOT_SET */
+        Error_INVALID_PIN_or_PIN_NOT_SET: {
+            /** @enum {boolean} */
+            success: false;
+            error: {
+                /** @enum {string} */
+                code: "INVALID_PIN" | "PIN_NOT_SET";
+                message: string;
+                /** @description With INTERNAL: the id under which the server logged the error */
+                errorId?: string;
+                details?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
         /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED, KYC_PREVIOUS_TIER_REQUIRED */
         Error_IDEMPOTENCY_KEY_REUSED_or_KYC_PREVIOUS_TIER_REQUIRED: {
             /** @enum {boolean} */
@@ -2536,13 +2631,13 @@ export type components = {
                 };
             };
         };
-        /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, ACCOUNT_FROZEN */
-        Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_ACCOUNT_FROZEN: {
+        /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, LIMIT_EXCEEDED, ACCOUNT_FROZEN */
+        Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_LIMIT_EXCEEDED_or_ACCOUNT_FROZEN: {
             /** @enum {boolean} */
             success: false;
             error: {
                 /** @enum {string} */
-                code: "KYC_TIER_REQUIRED" | "INVALID_PIN" | "PIN_NOT_SET" | "ACCOUNT_FROZEN";
+                code: "KYC_TIER_REQUIRED" | "INVALID_PIN" | "PIN_NOT_SET" | "LIMIT_EXCEEDED" | "ACCOUNT_FROZEN";
                 message: string;
                 /** @description With INTERNAL: the id under which the server logged the error */
                 errorId?: string;
@@ -2708,21 +2803,6 @@ export type components = {
             error: {
                 /** @enum {string} */
                 code: "PRICE_CHANGED" | "IDEMPOTENCY_IN_PROGRESS";
-                message: string;
-                /** @description With INTERNAL: the id under which the server logged the error */
-                errorId?: string;
-                details?: {
-                    [key: string]: unknown;
-                };
-            };
-        };
-        /** @description Forbidden: INVALID_PIN, PIN_NOT_SET */
-        Error_INVALID_PIN_or_PIN_NOT_SET: {
-            /** @enum {boolean} */
-            success: false;
-            error: {
-                /** @enum {string} */
-                code: "INVALID_PIN" | "PIN_NOT_SET";
                 message: string;
                 /** @description With INTERNAL: the id under which the server logged the error */
                 errorId?: string;
@@ -5041,6 +5121,8 @@ export interface operations {
                             lockedBonus: number;
                             /** @description Check-in rewards accrued, withdrawable from the minimum on (naira with at most 2 decimals) */
                             checkinAccrued: number;
+                            /** @description Credits over the tier's maximum balance (API.md 17.2): not spendable, moved into the balance by itself when the tier rises or the balance falls far enough (naira with at most 2 decimals) */
+                            heldBalance: number;
                             /** @enum {string} */
                             currency: "NGN";
                         };
@@ -5350,6 +5432,326 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    getAccountLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            tier: number;
+                            /** @description Today's daily debit limit: the tighter of the tier's and the person's own (naira with at most 2 decimals) */
+                            dailyDebitLimit: number | null;
+                            /** @description What left the wallet today (Africa/Lagos), refunds given back (naira with at most 2 decimals) */
+                            dailyDebitUsed: number;
+                            /** @description What may still leave the wallet today (naira with at most 2 decimals) */
+                            dailyDebitRemaining: number | null;
+                            /** @description The tier's maximum balance; null is none (naira with at most 2 decimals) */
+                            maxBalance: number | null;
+                            /** @description Credits over the maximum balance, held until the tier rises or the balance falls (naira with at most 2 decimals) */
+                            heldBalance: number;
+                            /**
+                             * Format: date-time
+                             * @description The next Africa/Lagos midnight, when the day starts again
+                             */
+                            dayResetsAt: string;
+                            /** @description The person's own daily limit in force today; null is none (naira with at most 2 decimals) */
+                            personalDailyLimit: number | null;
+                            /** @description A raise (or removal) of the personal limit, waiting for the next Lagos day */
+                            pendingPersonalDailyLimit?: {
+                                /** @description The personal daily limit from `from` on; null lifts it (naira with at most 2 decimals) */
+                                amount: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it takes effect: the start of an Africa/Lagos day
+                                 */
+                                from: string;
+                            };
+                            /** @description The next tier whose limits are higher, and its limits; absent at the top */
+                            nextTier?: {
+                                tier: number;
+                                /** @description That tier's daily debit limit; null is none (naira with at most 2 decimals) */
+                                dailyDebitLimit: number | null;
+                                /** @description That tier's maximum balance; null is none (naira with at most 2 decimals) */
+                                maxBalance: number | null;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    setPersonalDailyLimit: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** @description Your own daily debit limit; null removes it (naira with at most 2 decimals) */
+                        amount: number | null;
+                        pin: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            tier: number;
+                            /** @description Today's daily debit limit: the tighter of the tier's and the person's own (naira with at most 2 decimals) */
+                            dailyDebitLimit: number | null;
+                            /** @description What left the wallet today (Africa/Lagos), refunds given back (naira with at most 2 decimals) */
+                            dailyDebitUsed: number;
+                            /** @description What may still leave the wallet today (naira with at most 2 decimals) */
+                            dailyDebitRemaining: number | null;
+                            /** @description The tier's maximum balance; null is none (naira with at most 2 decimals) */
+                            maxBalance: number | null;
+                            /** @description Credits over the maximum balance, held until the tier rises or the balance falls (naira with at most 2 decimals) */
+                            heldBalance: number;
+                            /**
+                             * Format: date-time
+                             * @description The next Africa/Lagos midnight, when the day starts again
+                             */
+                            dayResetsAt: string;
+                            /** @description The person's own daily limit in force today; null is none (naira with at most 2 decimals) */
+                            personalDailyLimit: number | null;
+                            /** @description A raise (or removal) of the personal limit, waiting for the next Lagos day */
+                            pendingPersonalDailyLimit?: {
+                                /** @description The personal daily limit from `from` on; null lifts it (naira with at most 2 decimals) */
+                                amount: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it takes effect: the start of an Africa/Lagos day
+                                 */
+                                from: string;
+                            };
+                            /** @description The next tier whose limits are higher, and its limits; absent at the top */
+                            nextTier?: {
+                                tier: number;
+                                /** @description That tier's daily debit limit; null is none (naira with at most 2 decimals) */
+                                dailyDebitLimit: number | null;
+                                /** @description That tier's maximum balance; null is none (naira with at most 2 decimals) */
+                                maxBalance: number | null;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: INVALID_PIN, PIN_NOT_SET */
+            403: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INVALID_PIN_or_PIN_NOT_SET"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Locked: PIN_LOCKED */
+            423: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PIN_LOCKED"];
                 };
             };
             /** @description Too Many Requests: RATE_LIMITED */
@@ -9016,7 +9418,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, ACCOUNT_FROZEN */
+            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, LIMIT_EXCEEDED, ACCOUNT_FROZEN */
             403: {
                 headers: {
                     /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
@@ -9024,7 +9426,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_ACCOUNT_FROZEN"];
+                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_LIMIT_EXCEEDED_or_ACCOUNT_FROZEN"];
                 };
             };
             /** @description Conflict: INSUFFICIENT_FUNDS, IDEMPOTENCY_IN_PROGRESS */
@@ -9219,7 +9621,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, ACCOUNT_FROZEN */
+            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, LIMIT_EXCEEDED, ACCOUNT_FROZEN */
             403: {
                 headers: {
                     /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
@@ -9227,7 +9629,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_ACCOUNT_FROZEN"];
+                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_LIMIT_EXCEEDED_or_ACCOUNT_FROZEN"];
                 };
             };
             /** @description Conflict: INSUFFICIENT_FUNDS, PRICE_CHANGED, IDEMPOTENCY_IN_PROGRESS */
@@ -9437,7 +9839,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, ACCOUNT_FROZEN */
+            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, LIMIT_EXCEEDED, ACCOUNT_FROZEN */
             403: {
                 headers: {
                     /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
@@ -9445,7 +9847,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_ACCOUNT_FROZEN"];
+                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_LIMIT_EXCEEDED_or_ACCOUNT_FROZEN"];
                 };
             };
             /** @description Conflict: INSUFFICIENT_FUNDS, PRICE_CHANGED, IDEMPOTENCY_IN_PROGRESS */
@@ -9650,7 +10052,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, ACCOUNT_FROZEN */
+            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, LIMIT_EXCEEDED, ACCOUNT_FROZEN */
             403: {
                 headers: {
                     /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
@@ -9658,7 +10060,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_ACCOUNT_FROZEN"];
+                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_LIMIT_EXCEEDED_or_ACCOUNT_FROZEN"];
                 };
             };
             /** @description Conflict: INSUFFICIENT_FUNDS, IDEMPOTENCY_IN_PROGRESS */
@@ -9851,7 +10253,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, ACCOUNT_FROZEN */
+            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, LIMIT_EXCEEDED, ACCOUNT_FROZEN */
             403: {
                 headers: {
                     /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
@@ -9859,7 +10261,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_ACCOUNT_FROZEN"];
+                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_LIMIT_EXCEEDED_or_ACCOUNT_FROZEN"];
                 };
             };
             /** @description Conflict: INSUFFICIENT_FUNDS, IDEMPOTENCY_IN_PROGRESS */
@@ -10056,7 +10458,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, ACCOUNT_FROZEN */
+            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, LIMIT_EXCEEDED, ACCOUNT_FROZEN */
             403: {
                 headers: {
                     /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
@@ -10064,7 +10466,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_ACCOUNT_FROZEN"];
+                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_LIMIT_EXCEEDED_or_ACCOUNT_FROZEN"];
                 };
             };
             /** @description Conflict: INSUFFICIENT_FUNDS, PRICE_CHANGED, IDEMPOTENCY_IN_PROGRESS */
@@ -10699,7 +11101,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, ACCOUNT_FROZEN */
+            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, LIMIT_EXCEEDED, ACCOUNT_FROZEN */
             403: {
                 headers: {
                     /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
@@ -10707,7 +11109,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_ACCOUNT_FROZEN"];
+                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_LIMIT_EXCEEDED_or_ACCOUNT_FROZEN"];
                 };
             };
             /** @description Conflict: INSUFFICIENT_FUNDS, PRICE_CHANGED, IDEMPOTENCY_IN_PROGRESS */
@@ -11963,7 +12365,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, ACCOUNT_FROZEN */
+            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, LIMIT_EXCEEDED, ACCOUNT_FROZEN */
             403: {
                 headers: {
                     /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
@@ -11971,7 +12373,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_ACCOUNT_FROZEN"];
+                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_LIMIT_EXCEEDED_or_ACCOUNT_FROZEN"];
                 };
             };
             /** @description Not Found: NOT_FOUND */
@@ -13909,6 +14311,8 @@ export interface operations {
                                 lock_broken: boolean;
                                 dispute_resolved: boolean;
                                 wallet_adjusted: boolean;
+                                balance_held: boolean;
+                                held_released: boolean;
                                 checkin_claimed: boolean;
                                 milestone_reached: boolean;
                                 referral_qualified: boolean;
@@ -13924,6 +14328,7 @@ export interface operations {
                                 schedule_paused: boolean;
                                 account_closing: boolean;
                                 account_closure_cancelled: boolean;
+                                data_export_ready: boolean;
                                 broadcast: boolean;
                             };
                             push: {
@@ -13937,6 +14342,8 @@ export interface operations {
                                 lock_broken: boolean;
                                 dispute_resolved: boolean;
                                 wallet_adjusted: boolean;
+                                balance_held: boolean;
+                                held_released: boolean;
                                 checkin_claimed: boolean;
                                 milestone_reached: boolean;
                                 referral_qualified: boolean;
@@ -13952,6 +14359,7 @@ export interface operations {
                                 schedule_paused: boolean;
                                 account_closing: boolean;
                                 account_closure_cancelled: boolean;
+                                data_export_ready: boolean;
                                 broadcast: boolean;
                             };
                         };
@@ -14040,6 +14448,8 @@ export interface operations {
                             lock_broken?: boolean;
                             dispute_resolved?: boolean;
                             wallet_adjusted?: boolean;
+                            balance_held?: boolean;
+                            held_released?: boolean;
                             checkin_claimed?: boolean;
                             milestone_reached?: boolean;
                             referral_qualified?: boolean;
@@ -14048,6 +14458,7 @@ export interface operations {
                             ops_alert?: boolean;
                             schedule_skipped?: boolean;
                             schedule_paused?: boolean;
+                            data_export_ready?: boolean;
                             broadcast?: boolean;
                         };
                         push?: {
@@ -14061,6 +14472,8 @@ export interface operations {
                             lock_broken?: boolean;
                             dispute_resolved?: boolean;
                             wallet_adjusted?: boolean;
+                            balance_held?: boolean;
+                            held_released?: boolean;
                             checkin_claimed?: boolean;
                             milestone_reached?: boolean;
                             referral_qualified?: boolean;
@@ -14076,6 +14489,7 @@ export interface operations {
                             schedule_paused?: boolean;
                             account_closing?: boolean;
                             account_closure_cancelled?: boolean;
+                            data_export_ready?: boolean;
                             broadcast?: boolean;
                         };
                     };
@@ -14112,6 +14526,8 @@ export interface operations {
                                 lock_broken: boolean;
                                 dispute_resolved: boolean;
                                 wallet_adjusted: boolean;
+                                balance_held: boolean;
+                                held_released: boolean;
                                 checkin_claimed: boolean;
                                 milestone_reached: boolean;
                                 referral_qualified: boolean;
@@ -14127,6 +14543,7 @@ export interface operations {
                                 schedule_paused: boolean;
                                 account_closing: boolean;
                                 account_closure_cancelled: boolean;
+                                data_export_ready: boolean;
                                 broadcast: boolean;
                             };
                             push: {
@@ -14140,6 +14557,8 @@ export interface operations {
                                 lock_broken: boolean;
                                 dispute_resolved: boolean;
                                 wallet_adjusted: boolean;
+                                balance_held: boolean;
+                                held_released: boolean;
                                 checkin_claimed: boolean;
                                 milestone_reached: boolean;
                                 referral_qualified: boolean;
@@ -14155,6 +14574,7 @@ export interface operations {
                                 schedule_paused: boolean;
                                 account_closing: boolean;
                                 account_closure_cancelled: boolean;
+                                data_export_ready: boolean;
                                 broadcast: boolean;
                             };
                         };
@@ -15587,6 +16007,8 @@ export interface operations {
                                 lockedBonus: number;
                                 /** @description Check-in rewards accrued, withdrawable from the minimum on (naira with at most 2 decimals) */
                                 checkinAccrued: number;
+                                /** @description Credits over the tier's maximum balance (API.md 17.2): not spendable, moved into the balance by itself when the tier rises or the balance falls far enough (naira with at most 2 decimals) */
+                                heldBalance: number;
                                 /** @enum {string} */
                                 currency: "NGN";
                             };
@@ -18972,7 +19394,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
                 };
             };
-            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, ACCOUNT_FROZEN */
+            /** @description Forbidden: KYC_TIER_REQUIRED, INVALID_PIN, PIN_NOT_SET, LIMIT_EXCEEDED, ACCOUNT_FROZEN */
             403: {
                 headers: {
                     /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
@@ -18980,7 +19402,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_ACCOUNT_FROZEN"];
+                    "application/json": components["schemas"]["Error_KYC_TIER_REQUIRED_or_INVALID_PIN_or_PIN_NOT_SET_or_LIMIT_EXCEEDED_or_ACCOUNT_FROZEN"];
                 };
             };
             /** @description Conflict: INSUFFICIENT_FUNDS, PRICE_CHANGED, IDEMPOTENCY_IN_PROGRESS */
@@ -19353,6 +19775,257 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    requestDataExport: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: Record<string, never>;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description The export, to ask getDataExport about */
+                            id: string;
+                            /**
+                             * @description A job is building the file; the person is notified when it is ready
+                             * @enum {string}
+                             */
+                            status: "preparing";
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+            409: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    getDataExport: {
+        parameters: {
+            query: {
+                id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            id: string;
+                            /**
+                             * @description preparing until the file is built; ready while it is kept (7 days); expired once deleted
+                             * @enum {string}
+                             */
+                            status: "preparing" | "ready" | "expired";
+                            /** @description When ready: where to download the file (one JSON document), signed, for at most 10 minutes; ask again for a fresh one */
+                            url?: string;
+                            /**
+                             * Format: date-time
+                             * @description When ready: when the file is deleted
+                             */
+                            expiresAt?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
                 };
             };
             /** @description Too Many Requests: RATE_LIMITED */
