@@ -122,3 +122,20 @@ export async function lockUserAccounts(
     order by code collate "C" for update`.execute(trx);
   return new Map(rows.map((row) => [row.code, row.balance]));
 }
+
+/**
+ * The people whose held balance (the part of credits over their maximum, API.md 17.2) is above
+ * zero, at most `max` of them: what the limits' release sweep looks at. Read through the partial
+ * index of migration 2026-12-09T0900, whose predicate this repeats word for word.
+ */
+export async function peopleWithHeldBalance(db: Handle, max: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('ledger_accounts')
+    .select('user_id')
+    .where('code', 'like', 'wallet_held:%')
+    .where('balance', '>', 0n)
+    .orderBy('code')
+    .limit(max)
+    .execute();
+  return rows.flatMap((row) => (row.user_id === null ? [] : [row.user_id]));
+}

@@ -134,17 +134,3 @@ export async function releaseHeld(deps: HeldBalanceDeps, userId: string, now: Da
     return moved;
   });
 }
-
-/** The people with something held, for the sweep (the partial index of migration 2026-12-09T0900). */
-export async function peopleWithHeld(db: Kysely<DB>, max: number): Promise<string[]> {
-  const rows = await db
-    .selectFrom('ledger_accounts')
-    .select('user_id')
-    // The index's own predicate, word for word, so the planner uses it.
-    .where('code', 'like', 'wallet_held:%')
-    .where('balance', '>', 0n)
-    .orderBy('code')
-    .limit(max)
-    .execute();
-  return rows.flatMap((row) => (row.user_id === null ? [] : [row.user_id]));
-}

@@ -6,17 +6,11 @@ import type { Config } from '../config.ts';
 import type { DB } from '../db/schema.ts';
 import { defineJob, noPayload } from '../jobs/job.ts';
 import { type JobQueue, jobDefinition } from '../jobs/queue.ts';
+import { peopleWithHeldBalance } from '../ledger/accounts.ts';
 import { type DomainModule, on } from '../module.ts';
 import type { DebitRule } from '../vtu/module.ts';
 import { dailyDebitAdmission, dailyDebitRule, giveBackRoom } from './daily-debits.ts';
-import {
-  announceHeld,
-  type CreditSplit,
-  creditEntries,
-  peopleWithHeld,
-  releaseHeld,
-  splitCredits,
-} from './held-balance.ts';
+import { announceHeld, type CreditSplit, creditEntries, releaseHeld, splitCredits } from './held-balance.ts';
 import { limitsOperations } from './ops.ts';
 
 export type { CreditSplit };
@@ -107,7 +101,7 @@ export function createLimitsModule(deps: LimitsModuleDeps): DomainModule & { api
         runOnClockAdvance: true,
         handler: async () => {
           let moved = 0n;
-          for (const userId of await peopleWithHeld(deps.db, sweepMax)) moved += await release(userId);
+          for (const userId of await peopleWithHeldBalance(deps.db, sweepMax)) moved += await release(userId);
           if (moved > 0n) deps.logger.info({ movedKobo: moved.toString() }, 'held balances released');
         },
       }),

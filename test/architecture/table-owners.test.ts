@@ -86,6 +86,8 @@ const owners: Record<string, string> = {
   adjustments: 'adjustments',
   bulk_orders: 'bulk-orders',
   data_exports: 'data-export',
+  // Each person's day of debits and own daily limit (CBN tier limits, decision 0044).
+  account_limits: 'limits',
   // Operators' pauses of a service or of a service through a provider (decision 0042).
   service_pauses: 'pauses',
   // Requests to close an account, their grace period and the end of retention (decision 0047).
