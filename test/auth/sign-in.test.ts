@@ -103,6 +103,7 @@ describe('verifyOtp', () => {
       lockedSavings: 0,
       lockedBonus: 0,
       checkinAccrued: 0,
+      heldBalance: 0,
       currency: 'NGN',
     });
   });

@@ -21,6 +21,7 @@ type WalletView = {
   lockedSavings: number;
   lockedBonus: number;
   checkinAccrued: number;
+  heldBalance: number;
   currency: string;
 };
 
@@ -80,6 +81,7 @@ describe('adminLedgerCheck and getWallet over HTTP', () => {
       lockedSavings: 0,
       lockedBonus: 0,
       checkinAccrued: 0,
+      heldBalance: 0,
       currency: 'NGN',
     });
     const entriesBefore = (await ledgerCheck(admin.accessToken)).entries;
@@ -102,6 +104,7 @@ describe('adminLedgerCheck and getWallet over HTTP', () => {
       lockedSavings: 0,
       lockedBonus: 0,
       checkinAccrued: 0,
+      heldBalance: 0,
       currency: 'NGN',
     });
 
