@@ -22,6 +22,21 @@ export const SETUP_CONCURRENCY = 10;
 export const CONNECTIONS = 50;
 
 /**
+ * The CBN tier limits (API.md 17.2, decision 0044) every service and context of the bench runs with:
+ * Tier 1's daily limit and maximum balance raised to ₦100,000,000. With the CBN defaults a Tier-1 buyer funded with
+ * ₦1,000,000 (buyAirtime, createBulkOrder, purchase-cpu) would have ₦700,000 of it held over the
+ * ₦300,000 maximum, and be refused LIMIT_EXCEEDED after ₦50,000 of purchases in a day, so the checks
+ * that the wallets hold what was funded less what was bought would fail or measure refusals.
+ * Figures, not `none`: every debit still reads, judges and counts the day's sum under the wallet's
+ * lock, and every credit is judged against the maximum, so the limits' cost stays in what is measured.
+ * The other tiers keep the CBN figures, which no scenario's amounts reach.
+ */
+export const BENCH_LIMITS: Readonly<Record<string, string>> = {
+  LIMIT_TIER1_DAILY: '100000000',
+  LIMIT_TIER1_BALANCE: '100000000',
+};
+
+/**
  * BENCH_DURATION, when set: the seconds every load lasts instead of its own, so that a quick check
  * of the bench itself (with BENCH_SCENARIOS) need not take the full bench's minutes.
  */
@@ -95,13 +110,14 @@ export async function benchContext(
   return createContext(benchConfig(env, worker), overrides);
 }
 
-/** The configuration of a bench context: the sandbox on, the job workers only if `worker`. */
+/** The configuration of a bench context: the sandbox on, the bench's limits, the job workers only if `worker`. */
 export function benchConfig(env: Record<string, string>, worker = false): Config {
   return loadConfig({
     NODE_ENV: 'development',
     SANDBOX: '1',
     WORKER: worker ? '1' : '0',
     LOG_LEVEL: 'warn',
+    ...BENCH_LIMITS,
     ...env,
   });
 }

@@ -9,6 +9,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { bulkOrderScenario } from './bulk-orders.ts';
 import {
+  BENCH_LIMITS,
   CONNECTIONS,
   mapConcurrent,
   nextPhone,
@@ -123,6 +124,8 @@ async function startService(env: Record<string, string>, probeDir: string): Prom
       WORKER: '1',
       MEMORY_PROBE_DIR: probeDir,
       MEMORY_PROBE_SNAPSHOTS: process.env.PROBE_SNAPSHOTS === '1' ? '1' : '0',
+      // buyAirtime's Tier-1 buyers hold ₦1,000,000: see BENCH_LIMITS.
+      ...BENCH_LIMITS,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
