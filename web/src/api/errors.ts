@@ -88,7 +88,14 @@ export function describeError(error: ApiError): string {
     return `That PIN is not right. ${details.attemptsLeft} ${details.attemptsLeft === 1 ? 'try' : 'tries'} left before it locks.`;
   }
   if (error.code === 'LIMIT_EXCEEDED' && typeof details.remaining === 'number') {
-    return `That is over your daily limit: ${naira(details.remaining)} is left today.`;
+    const of = typeof details.limitAmount === 'number' ? ` of ${naira(details.limitAmount)}` : '';
+    const left =
+      details.remaining > 0
+        ? `That is over your daily limit${of}: ${naira(details.remaining)} is left today.`
+        : `You have used all of your daily limit${of} today.`;
+    return typeof details.upgradeTier === 'number'
+      ? `${left} Nothing was charged. Tier ${details.upgradeTier} verification raises the limit.`
+      : `${left} Nothing was charged.`;
   }
   if (error.code === 'SERVICE_PAUSED' && typeof details.service === 'string') {
     const service = serviceNames[details.service] ?? 'This service';

@@ -7,6 +7,11 @@ import { call } from './client.ts';
 export const queryKeys = {
   me: ['me'],
   wallet: ['wallet'],
+  /**
+   * Under the wallet's key: whatever moves the wallet (a payment, a funding, a release of held money)
+   * re-reads the wallet, and so the day's limits with it.
+   */
+  limits: ['wallet', 'limits'],
   kyc: ['kyc'],
 } as const;
 
@@ -15,3 +20,11 @@ export const useMe = () => useQuery({ queryKey: queryKeys.me, queryFn: () => cal
 
 /** The wallet's balances, in naira. */
 export const useWallet = () => useQuery({ queryKey: queryKeys.wallet, queryFn: () => call('getWallet', {}) });
+
+/** The tier's limits, what is used of the day's, the held balance and the next tier (API.md 17.2). */
+export const useLimits = (options: { enabled?: boolean } = {}) =>
+  useQuery({
+    queryKey: queryKeys.limits,
+    queryFn: () => call('getAccountLimits', {}),
+    enabled: options.enabled ?? true,
+  });

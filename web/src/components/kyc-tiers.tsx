@@ -6,8 +6,9 @@ import { describeTierReason } from './kyc-refusals.tsx';
 
 // What each verification tier asks for and lets a person do, as the service enforces it: purchases
 // need Tier 1 (SPEC.md item 4), sending money and the dedicated account Tier 2 (SPEC.md item 13,
-// API.md sections 6 and 14, whose default transfer limits are quoted), and Tier 3 adds nothing the
-// service gates today: it puts a bank account and an ID on record, reviewed by a person.
+// API.md sections 6 and 14, whose default transfer limit is quoted), and Tier 3 puts a bank account and
+// an ID on record, reviewed by a person. Each tier also raises the CBN's daily limit and maximum balance
+// (API.md 17.2), whose figures are configured: Settings shows them, not this ladder.
 
 type KycStatus = Output<'getKycStatus'>;
 type TierView = KycStatus['tiers'][number];
@@ -25,14 +26,18 @@ export const tiers: Readonly<Record<Tier, { name: string; needs: string; unlocks
     name: 'Your NIN',
     needs: 'Your 11-digit NIN, registered with the phone number you use here',
     unlocks: [
-      'Send money to other billrail users: up to ₦500,000 a transfer and ₦1,000,000 a day',
+      'Send money to other billrail users: up to ₦500,000 a transfer',
       'Your own account number, to fund your wallet by bank transfer from any bank',
+      'A higher daily limit and maximum balance (see Limits in Settings)',
     ],
   },
   3: {
     name: 'Bank account and ID',
     needs: 'A bank account in your name and a photo or PDF of your ID',
-    unlocks: ['Your bank account and ID on record, checked by our team'],
+    unlocks: [
+      'Your bank account and ID on record, checked by our team',
+      'The highest daily limit, and no maximum balance',
+    ],
   },
 };
 

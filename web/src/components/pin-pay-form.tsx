@@ -1,17 +1,20 @@
 import { Link } from '@tanstack/react-router';
 import { type ReactNode, useState } from 'react';
 import type { OperationName } from '../api/client.ts';
-import { useWallet } from '../api/queries.ts';
+import { useLimits, useWallet } from '../api/queries.ts';
 import { formatNairaNumber } from '../format.ts';
+import { overDailyLimit, overLimitOfRefusal } from '../payments/limits.ts';
 import type { Payment } from '../payments/use-payment.ts';
 import { FrozenNotice, useFrozen } from './frozen-notice.tsx';
+import { LimitNote } from './limit-note.tsx';
 import { PinStep, pinComplete } from './pin-step.tsx';
 import { Button, ErrorNote } from './ui.tsx';
 
 // The end of every payment, under the screen's own summary: the wallet balance, the PIN asked last
 // (on its pad, with the lockout explained), the error of the last try, Pay, and the way back.
-// When the balance does not cover the price, "Fund wallet" is offered instead of the PIN, and when the
-// account is frozen, what to do about it; when the answer to Pay was lost, the person is told the
+// Instead of the PIN: when the account is frozen, what to do about it; when the price is over what
+// the day's limit leaves (API.md 17.2), what is left and what would lift it; when the balance does
+// not cover the price, "Fund wallet". When the answer to Pay was lost, the person is told the
 // payment may have gone through, never to pay again.
 
 export function PinPayForm<N extends OperationName>(props: {
@@ -28,10 +31,18 @@ export function PinPayForm<N extends OperationName>(props: {
   const { payment } = props;
   const [pin, setPin] = useState('');
   const wallet = useWallet();
+  const paying = 'price' in props;
+  // Read only where money leaves: unread (offline, failing), the PIN is asked and the service judges.
+  const limits = useLimits({ enabled: paying });
   const balance = wallet.data?.balance;
   const short = props.price !== undefined && balance !== undefined && props.price > balance;
   // Money going out of a frozen account would be refused (ACCOUNT_FROZEN): say so instead of the PIN.
-  const frozen = useFrozen() && 'price' in props;
+  const frozen = useFrozen() && paying;
+  // Over the day's limit whatever the balance: funding would not help, so this is said first. Once the
+  // service has refused it so (the limits may have moved since they were read), its answer is shown.
+  const overLimit =
+    props.price !== undefined && limits.data !== undefined ? overDailyLimit(limits.data, props.price) : null;
+  const refusedOverLimit = overLimitOfRefusal(payment.error, limits.data);
 
   if (payment.lost) {
     return (
@@ -67,6 +78,10 @@ export function PinPayForm<N extends OperationName>(props: {
           <FrozenNotice />
           <ErrorNote error={payment.error} />
         </>
+      ) : refusedOverLimit !== null ? (
+        <LimitNote over={refusedOverLimit} refused />
+      ) : overLimit !== null ? (
+        <LimitNote over={overLimit} />
       ) : short ? (
         <div className="flex flex-col gap-3 rounded-lg bg-amber-100 p-3 text-amber-900" role="status">
           <p>

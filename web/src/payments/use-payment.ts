@@ -76,7 +76,8 @@ export function usePayment<N extends OperationName>(
     onError: (error) => {
       if (answeredRefusal(error)) {
         setKey(crypto.randomUUID());
-        if (error.code === 'INSUFFICIENT_FUNDS')
+        // The wallet (and with it the day's limits, under its key) moved since the screen read it.
+        if (error.code === 'INSUFFICIENT_FUNDS' || error.code === 'LIMIT_EXCEEDED')
           void queries.invalidateQueries({ queryKey: queryKeys.wallet });
         // Frozen since the screen read the person: read again, so the screens say so from now on.
         if (error.code === 'ACCOUNT_FROZEN') void queries.invalidateQueries({ queryKey: queryKeys.me });

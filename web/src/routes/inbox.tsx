@@ -52,11 +52,16 @@ function destinationOf(n: Notification): Destination | null {
     // An operator's correction, with its reason in the history.
     case 'wallet_adjusted':
       return { to: '/transactions', search: { kind: 'adjustment' } };
-    // A freeze or its end: home, which says whether payments are refused and what to do.
+    // A freeze or its end: home, which says whether payments are refused and what to do. Money held
+    // over the tier's maximum, or released: home, which shows what is held and what releases it.
     case 'account_frozen':
     case 'account_unfrozen':
+    case 'balance_held':
+    case 'held_released':
       return { to: '/' };
-    // The account closing, or not after all: Settings, where the closing is cancelled.
+    // A copy of the person's data ready, or their account closing (or not): Settings, where the copy
+    // is downloaded and the closing cancelled.
+    case 'data_export_ready':
     case 'account_closing':
     case 'account_closure_cancelled':
       return { to: '/settings' };

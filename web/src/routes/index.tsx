@@ -5,14 +5,16 @@ import type { Output } from '../api/client.ts';
 import { useMe, useWallet } from '../api/queries.ts';
 import { requireSignIn } from '../auth-guard.ts';
 import { FrozenNotice } from '../components/frozen-notice.tsx';
+import { HeldBalance } from '../components/held-balance.tsx';
 import { RecentTransactions } from '../components/recent-transactions.tsx';
 import { BillTiles } from '../components/tiles.tsx';
 import { ErrorNote, Screen, Waiting } from '../components/ui.tsx';
 import { formatDateTime, formatNairaNumber } from '../format.ts';
 import { keep, kept } from '../offline-cache.ts';
 
-// Home: the balances (hidden on request, remembered on this phone), Fund and Send, a tile for every
-// bill, and the way to the rest. Offline, the last balance seen, marked with its time.
+// Home: the balances (hidden on request, remembered on this phone), money held over the tier's maximum
+// and what releases it, Fund and Send, a tile for every bill, and the way to the rest. Offline, the
+// last balance seen, marked with its time.
 
 type Wallet = Output<'getWallet'>;
 
@@ -100,6 +102,8 @@ function Home() {
             </div>
           </div>
           <LockedBonusExplained />
+          {/* Hidden with the balances; a balance kept from before API.md 17.2 has none. */}
+          {hidden || !shown.heldBalance ? null : <HeldBalance heldBalance={shown.heldBalance} />}
         </>
       ) : null}
       <BillTiles />

@@ -3,6 +3,7 @@ import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
 import {
   BadgeCheck,
   BellRing,
+  Download,
   type LucideIcon,
   Megaphone,
   PiggyBank,
@@ -16,6 +17,8 @@ import { useMe } from '../api/queries.ts';
 import { session } from '../api/session.ts';
 import { requireSignIn } from '../auth-guard.ts';
 import { AccountClosure } from '../components/account-closure.tsx';
+import { AccountLimits } from '../components/account-limits.tsx';
+import { DataExport } from '../components/data-export.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../components/ui.tsx';
 import {
   currentPushState,
@@ -26,10 +29,11 @@ import {
   signOutStepMs,
 } from '../push.ts';
 
-// Settings (API.md section 10): the email address and its 6-digit code, which messages come by email
-// and by push (security messages cannot be turned off, so they are not offered), push notifications
-// on this device, closing the account (section 17.3), and signing out (this device's push
-// subscription is deleted first, then the session ends at the service too).
+// Settings (API.md section 10): the account's limits and the person's own (section 17.2), the email
+// address and its 6-digit code, which messages come by email and by push (security messages cannot be
+// turned off, so they are not offered), push notifications on this device, a copy of their data and
+// closing the account (section 17.3), and signing out (this device's push subscription is deleted
+// first, then the session ends at the service too).
 
 type Me = Output<'getMe'>;
 type Switches = Output<'getNotificationSettings'>;
@@ -53,6 +57,8 @@ const groups: ReadonlyArray<{
       { kind: 'transfer_credited', label: 'Bank transfer received' },
       { kind: 'wallet_transfer_received', label: 'Money received from someone' },
       { kind: 'wallet_adjusted', label: 'Wallet corrected by support' },
+      { kind: 'balance_held', label: 'Money held over your maximum balance' },
+      { kind: 'held_released', label: 'Held money moved into your balance' },
     ],
   },
   {
@@ -85,6 +91,11 @@ const groups: ReadonlyArray<{
       { kind: 'kyc_approved', label: 'Verification approved' },
       { kind: 'kyc_rejected', label: 'Verification not approved' },
     ],
+  },
+  {
+    title: 'Your data',
+    Icon: Download,
+    kinds: [{ kind: 'data_export_ready', label: 'A copy of your data is ready' }],
   },
   { title: 'News', Icon: Megaphone, kinds: [{ kind: 'broadcast', label: 'News and polls' }] },
   {
@@ -429,9 +440,11 @@ function Settings() {
       <Link to="/pin/change" className="rounded-xl border border-gray-300 p-3 font-semibold text-brand">
         Change PIN
       </Link>
+      <AccountLimits />
       {me.data ? <EmailSection me={me.data} /> : null}
       <PushSwitch />
       {me.data ? <NotificationSwitches me={me.data} /> : null}
+      <DataExport />
       <AccountClosure />
       <ErrorNote error={error} />
       <Button

@@ -1,17 +1,19 @@
 import { createFileRoute, Link } from '@tanstack/react-router';
 import { useState } from 'react';
 import { type CallError, call } from '../../api/client.ts';
-import { useMe } from '../../api/queries.ts';
+import { useLimits, useMe, useWallet } from '../../api/queries.ts';
 import { requireSignIn } from '../../auth-guard.ts';
 import { TierUnlocks } from '../../components/kyc-tiers.tsx';
 import { QuickAmounts } from '../../components/quick-amounts.tsx';
 import { Button, ErrorNote, Field, Screen } from '../../components/ui.tsx';
 import { formatNairaNumber, parseNaira } from '../../format.ts';
+import { describeFundingHeld } from '../../payments/limits.ts';
 import { DedicatedAccount } from './-dedicated-account.tsx';
 
 // Fund the wallet: by bank transfer to the person's own account number (Tier 2), or an amount paid
 // at the payment provider's checkout. Coming back from the checkout proves nothing: the return page
-// asks the service, which credits only on the provider's word.
+// asks the service, which credits only on the provider's word. An amount that would pass the tier's
+// maximum balance is said before paying: the part over it is held (API.md 17.2).
 
 const quickAmounts = [1_000, 2_000, 5_000, 10_000] as const;
 
@@ -43,6 +45,12 @@ function Fund() {
   const amount = parseNaira(amountText);
   const me = useMe();
   const tier = me.data?.kycTier;
+  const limits = useLimits();
+  const wallet = useWallet();
+  const held =
+    amount === null || limits.data === undefined || wallet.data === undefined
+      ? null
+      : describeFundingHeld(limits.data, wallet.data.balance, amount);
   return (
     <Screen title="Fund your wallet">
       {tier === undefined ? null : tier >= 2 ? <DedicatedAccount /> : <AccountNumberLocked />}
@@ -80,6 +88,11 @@ function Fund() {
           hint="From ₦100 to ₦1,000,000"
           error={amountText !== '' && amount === null ? 'Type an amount such as 5000' : undefined}
         />
+        {held !== null ? (
+          <p role="status" className="rounded-lg bg-amber-100 p-3 text-amber-900" data-testid="funding-held">
+            {held}
+          </p>
+        ) : null}
         <ErrorNote error={error} />
         <Button type="submit" busy={busy} disabled={amount === null}>
           {amount === null ? 'Continue to payment' : `Pay ${formatNairaNumber(amount)}`}
