@@ -23,10 +23,11 @@ export const CONNECTIONS = 50;
 
 /**
  * The CBN tier limits (API.md 17.2, decision 0044) every service and context of the bench runs with:
- * Tier 1's daily limit and maximum balance raised to ₦100,000,000. With the CBN defaults a Tier-1 buyer funded with
- * ₦1,000,000 (buyAirtime, createBulkOrder, purchase-cpu) would have ₦700,000 of it held over the
- * ₦300,000 maximum, and be refused LIMIT_EXCEEDED after ₦50,000 of purchases in a day, so the checks
- * that the wallets hold what was funded less what was bought would fail or measure refusals.
+ * Tier 1's daily limit and maximum balance raised to ₦100,000,000. With the CBN defaults a Tier-1
+ * buyer funded with ₦1,000,000 (buyAirtime, createBulkOrder, purchase-cpu) would have ₦700,000 of it
+ * held over the ₦300,000 maximum, and be refused LIMIT_EXCEEDED after ₦50,000 of purchases in a day,
+ * so the checks that the wallets hold what was funded less what was bought would fail or measure
+ * refusals.
  * Figures, not `none`: every debit still reads, judges and counts the day's sum under the wallet's
  * lock, and every credit is judged against the maximum, so the limits' cost stays in what is measured.
  * The other tiers keep the CBN figures, which no scenario's amounts reach.
