@@ -167,9 +167,22 @@ export const dailyDebitRule = (deps: DailyLimitDeps) => ({
     const rows = await limitRowsOf(trx, buyerIds);
     const tiers = await deps.tiersAmong(trx, buyerIds);
     const uses = new Map(buyerIds.map((id) => [id, dayUseOf(rows.get(id), tiers.get(id) ?? 0, today)]));
-    return (purchase: { userId: string; amountKobo: bigint }): AppError | null => {
+    // What each group (an order refused whole) found used at its first line: its lines are judged
+    // together, so a refusal says what remained before the order and which tier would take it all.
+    const usedBeforeGroup = new Map<string, bigint>();
+    return (purchase: { userId: string; amountKobo: bigint; group?: string }): AppError | null => {
       const use = uses.get(purchase.userId)!;
-      const refusal = judgeDebit(deps.limits, use, purchase.amountKobo);
+      let before = use.usedKobo;
+      if (purchase.group !== undefined) {
+        before = usedBeforeGroup.get(purchase.group) ?? use.usedKobo;
+        usedBeforeGroup.set(purchase.group, before);
+      }
+      const ofGroupSoFar = use.usedKobo - before;
+      const refusal = judgeDebit(
+        deps.limits,
+        { ...use, usedKobo: before },
+        ofGroupSoFar + purchase.amountKobo,
+      );
       if (refusal === null) use.usedKobo += purchase.amountKobo;
       return refusal;
     };

@@ -8,7 +8,6 @@ import { defineJob, noPayload } from '../jobs/job.ts';
 import { type JobQueue, jobDefinition } from '../jobs/queue.ts';
 import { peopleWithHeldBalance } from '../ledger/accounts.ts';
 import { type DomainModule, on } from '../module.ts';
-import type { DebitRule } from '../vtu/module.ts';
 import { dailyDebitAdmission, dailyDebitRule, giveBackRoom } from './daily-debits.ts';
 import { announceHeld, type CreditSplit, creditEntries, releaseHeld, splitCredits } from './held-balance.ts';
 import { limitsOperations } from './ops.ts';
@@ -41,8 +40,11 @@ export type LimitsModuleDeps = {
 type Debit = { userId: string; amountKobo: bigint };
 
 export type LimitsApi = {
-  /** The daily debit limit as a purchase rule: every purchase, bulk order and scheduled run. */
-  dailyDebitRule: DebitRule;
+  /**
+   * The daily debit limit as a purchase rule (vtu's DebitRule, by its shape: this module imports no
+   * purchase code): every purchase, bulk order and scheduled run.
+   */
+  dailyDebitRule: ReturnType<typeof dailyDebitRule>;
   /**
    * The daily debit limit as the admission of one posting that takes `debit` out of a person (a
    * transfer): prepared under the posting's wallet lock, `save` once the posting is accepted.

@@ -173,7 +173,7 @@ export async function acceptPurchasesTogether(
     const views = rows.map((row) => toView(acceptedRow(row)));
     try {
       await deps.db.transaction().execute(async (trx) => {
-        const decided = await decideDebits(deps, trx, rows, now);
+        const decided = await decideDebits(deps, trx, rows, now, requests[0]!.id);
         const refused = decided.decisions.find((decision) => decision instanceof Error);
         if (refused !== undefined) {
           if (!(refused instanceof InsufficientBalanceError)) throw refused;
@@ -302,12 +302,19 @@ async function decideDebits(
   trx: Transaction<DB>,
   debitRows: PurchaseRow[],
   now: Date,
+  /** The group's name when the rows are accepted or refused whole (acceptPurchasesTogether). */
+  group?: string,
 ) {
   // The purchase rules that need state at debit time (debit-rules.ts), decided with the debits.
   const admission = admissionOf(
     deps.debitRules,
     trx,
-    debitRows.map((row) => ({ userId: row.user_id, service: row.service, amountKobo: row.amount })),
+    debitRows.map((row) => ({
+      userId: row.user_id,
+      service: row.service,
+      amountKobo: row.amount,
+      ...(group === undefined ? {} : { group }),
+    })),
     now,
   );
   const decided = await decidePostings(

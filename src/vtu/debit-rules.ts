@@ -17,7 +17,16 @@ import { type AppError, accountFrozen } from '../errors.ts';
 // createVtuModule). test/vtu/debit-rules.test.ts is the template of its tests.
 
 /** What a rule sees of one purchase being accepted. */
-export type DebitCandidate = { userId: string; service: string; amountKobo: bigint };
+export type DebitCandidate = {
+  userId: string;
+  service: string;
+  amountKobo: bigint;
+  /**
+   * Set on the lines of one order accepted or refused whole (a bulk order, a scheduled run's group):
+   * a rule that sums may judge the order's lines together and answer for the whole order.
+   */
+  group?: string;
+};
 
 /** Decides one purchase, in arrival order: an AppError refuses it; null admits it (and counts it). */
 export type DebitCheck = (purchase: DebitCandidate) => AppError | null;

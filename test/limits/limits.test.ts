@@ -3,11 +3,13 @@ import { after, before, describe, it } from 'node:test';
 import { nextLagosMidnight } from '../../src/lagos-time.ts';
 import { lockUserAccounts, userAccount, userBalances } from '../../src/ledger/accounts.ts';
 import { heldReleaseSweepJob } from '../../src/limits/module.ts';
+import { order as bulkOrder } from '../bulk-orders/support.ts';
 import { assertLedgerOk, chargeSuccess, createIntent, processed, sendWebhook } from '../funding/support.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { publishedEvents, runDomainEvents } from '../helpers/domain-events.ts';
 import { createWorld, get, ok, post, type SignedIn, signInAgain, type World } from '../helpers/world.ts';
 import { expectError, submitTier2, userAtTier } from '../kyc/kyc-support.ts';
+import { skippedDailyRun } from '../schedules/support.ts';
 import { transferCall } from '../transfers/support.ts';
 import { advanceClock, buyCall, fund, mtn, PIN } from '../vtu/purchase-support.ts';
 
@@ -112,6 +114,26 @@ describe(`account limits (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
     await world.ctx.modules.vtu.api.sendEnded((failed as { id: string }).id);
     assert.equal((await limitsOf(world, user)).dailyDebitUsed, 0);
     ok(await airtime(world, user, 50_000));
+  });
+
+  it('refuses a bulk order over the day whole, and a scheduled run over it is skipped with the reason', async () => {
+    const user = await person(world, 1, 100_000);
+    ok(await airtime(world, user, 45_000));
+    const lines = (count: number) =>
+      Array.from({ length: count }, () => ({ network: 'mtn', phone: mtn('5'), amount: 200 }));
+    const refused = await bulkOrder(world, user, { lines: lines(30), total: 6_000 });
+    assert.equal(expectError(refused, 403, 'LIMIT_EXCEEDED').details?.remaining, 5_000);
+    assert.equal((await walletOf(world, user)).balance, 55_000, 'no line of it debited');
+    ok(await bulkOrder(world, user, { lines: lines(20), total: 4_000 }));
+    assert.equal((await limitsOf(world, user)).dailyDebitUsed, 49_000);
+
+    // A scheduled run over the day: the person's own limit set to nothing today (no purchase on
+    // record, which the helper checks), the run is skipped with the reason and comes again tomorrow.
+    const scheduler = await person(world, 1, 10_000);
+    const { told } = await skippedDailyRun(world, scheduler, () =>
+      post(world, 'setPersonalDailyLimit', { amount: 0, pin: PIN }, { token: scheduler.accessToken }),
+    );
+    assert.match(told.body, /left today of your own daily limit/);
   });
 
   it('counts transfers out, beside the purchases, for the sender only', async () => {
