@@ -8,6 +8,7 @@ import { type PgProxy, startPgProxy } from '../../test/helpers/pg-proxy.ts';
 import { type Check, nextPhone } from '../common.ts';
 import { startBalancer } from './balancer.ts';
 import {
+  actualEnds,
   adminLedgerCheck,
   finalPurchases,
   ledgerCheckCli,
@@ -21,6 +22,7 @@ import {
 } from './checks.ts';
 import { type Session, sandboxPost, signIn, soakClient } from './client.ts';
 import { type FaultReport, runFaults } from './faults.ts';
+import { limitsCheck, serviceLagosDay, soakLimitsText } from './limits.ts';
 import { takeSnapshot } from './metrics.ts';
 import { newModel } from './model.ts';
 import { checkinRewardKobo, createPoll, driveMoneyMoves } from './money-moves.ts';
@@ -142,6 +144,7 @@ async function finalChecks(
   pollId: string,
   burstCaller: Session,
   quiet: Quiet,
+  firstDay: string,
 ): Promise<Check[]> {
   const purchases = await finalPurchases(soak);
   await readScheduleOutcomes(soak);
@@ -157,6 +160,7 @@ async function finalChecks(
     await refundsSqlCheck(url),
     await topupsCheck(soak),
     ...(await schedulesAndPollCheck(soak, pollId)),
+    await limitsCheck(soak, actualEnds(purchases), firstDay),
     {
       name: 'no purchase is processing past the requery horizon',
       ok: quiet.processingLeft === 0,
@@ -219,6 +223,7 @@ async function main(): Promise<number> {
     topology.kind === 'standalone'
       ? '2 API processes (WORKER=0), 2 workers, the standalone sandbox; webhooks through a balancer'
       : 'ONE API process with its workers and the sandbox in process (no src/sandbox/main.ts yet): kills skipped';
+  facts.topology += `; ${soakLimitsText}`;
   const apiUrls = topology.apis.map((a) => a.spec.baseUrl as string);
   const soak: Soak = {
     client: soakClient(apiUrls, topology.sandboxUrl),
@@ -235,6 +240,7 @@ async function main(): Promise<number> {
     await startTopology(topology);
     const prepared = await prepare(soak, adminPhone);
     facts.metricsBefore = await takeSnapshot('before', topology.metricsTargets);
+    const firstDay = await serviceLagosDay(soak);
     process.stdout.write(`soak: ${settings.people} people ready; driving for ${settings.seconds} s\n`);
     facts.faults = await drive(soak, topology, proxy, url, prepared);
     process.stdout.write('soak: driving over; bringing the run to rest\n');
@@ -246,6 +252,7 @@ async function main(): Promise<number> {
       prepared.poll.id,
       prepared.burstCaller,
       facts.quiet,
+      firstDay,
     );
     facts.metricsAfter = await takeSnapshot('after', topology.metricsTargets);
   } catch (error) {

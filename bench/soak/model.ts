@@ -28,6 +28,8 @@ export type Person = {
   baseKobo: bigint;
   lockedKobo: bigint;
   checkinKobo: bigint;
+  /** Transfers to other people the service accepted, in kobo: what the daily debit limit counts of baseKobo. */
+  transferredOutKobo: bigint;
   topups: number;
 };
 

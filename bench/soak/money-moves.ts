@@ -49,6 +49,7 @@ const transfer: Step = async (soak, person) => {
     (status) => {
       if (status !== 200) return;
       person.baseKobo -= koboOf(naira);
+      person.transferredOutKobo += koboOf(naira);
       to.baseKobo += koboOf(naira);
     },
   );

@@ -30,7 +30,15 @@ async function person(soak: Soak, index: number, run: number): Promise<Person> {
   const nin = ninOf(index, run);
   await must(call(soak.client, 'submitKycTier2', { nin, phone: session.phone }, as), 'submitKycTier2');
   await must(call(soak.client, 'setTransactionPin', { pin: soak.pin }, as), 'setTransactionPin');
-  const someone: Person = { session, nin, baseKobo: 0n, lockedKobo: 0n, checkinKobo: 0n, topups: 0 };
+  const someone: Person = {
+    session,
+    nin,
+    baseKobo: 0n,
+    lockedKobo: 0n,
+    checkinKobo: 0n,
+    transferredOutKobo: 0n,
+    topups: 0,
+  };
   await webhookTopup(soak, someone, FIRST_TOPUP_NAIRA);
   return someone;
 }

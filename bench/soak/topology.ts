@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import webPush from 'web-push';
 import { freePort } from '../../test/helpers/free-port.ts';
+import { SOAK_LIMITS } from './limits.ts';
 import type { MetricsTarget } from './metrics.ts';
 import { type ServiceProcess, type ServiceSpec, serviceProcess } from './processes.ts';
 
@@ -57,6 +58,8 @@ function serviceEnv(input: TopologyInput, extra: Record<string, string>): Record
     REDIS_URL: input.redisUrl,
     ADMIN_PHONES: input.adminPhone,
     RATE_LIMIT_PER_MINUTE: String(input.rateLimitPerMinute),
+    // The CBN limits above what the soak's Tier-2 people move (limits.ts).
+    ...SOAK_LIMITS,
     ...extra,
   };
 }

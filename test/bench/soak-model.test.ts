@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Session } from '../../bench/soak/client.ts';
+import { debitedKobo, SOAK_LIMITS } from '../../bench/soak/limits.ts';
 import {
   expectedBalanceKobo,
   koboOf,
@@ -27,6 +28,7 @@ const person = (userId: string, baseKobo: bigint): Person => ({
   baseKobo,
   lockedKobo: 0n,
   checkinKobo: 0n,
+  transferredOutKobo: 0n,
   topups: 0,
 });
 
@@ -109,5 +111,54 @@ describe('the soak model', () => {
     assert.equal(expectedBalanceKobo(model, buyer, new Map()), 10_000n - 400n - 300n);
     model.schedules[0]!.skipped = true;
     assert.equal(expectedBalanceKobo(model, buyer, new Map()), 10_000n - 300n);
+  });
+
+  it('reckons what left a person today as the daily debit limit counts it: kept purchases and runs, and transfers sent', () => {
+    const model = newModel();
+    const buyer = { ...person('u1', 100_000n), transferredOutKobo: 2_500n };
+    model.people.push(buyer, person('u2', 0n));
+    const purchase = (id: string, userId: string, expected: 'success' | 'failed' | null) => ({
+      userId,
+      id,
+      reference: undefined,
+      service: 'airtime',
+      recipient: '08031234565',
+      chargedKobo: 1_000n,
+      expected,
+      via: 'bulk' as const,
+      acceptedAt: 0,
+    });
+    model.purchases.push(
+      purchase('a', 'u1', 'success'),
+      purchase('b', 'u1', 'failed'),
+      purchase('c', 'u1', null),
+      purchase('d', 'u1', null),
+      purchase('e', 'u2', 'success'),
+    );
+    model.schedules.push(
+      { userId: 'u1', id: 's1', recipient: '08031234563', chargedKobo: 700n, expected: 'failed' },
+      { userId: 'u1', id: 's2', recipient: '08031234567', chargedKobo: 300n, expected: 'success' },
+      {
+        userId: 'u1',
+        id: 's3',
+        recipient: '08031234568',
+        chargedKobo: 200n,
+        expected: 'success',
+        skipped: true,
+      },
+    );
+    const ended = new Map([
+      ['c', 'failed'],
+      ['d', 'success'],
+    ]);
+    // a, d and the second schedule's run stay debited; a failed one's refund gave its room back;
+    // the skipped run debited nothing; the transfers sent count.
+    assert.equal(debitedKobo(model, buyer, ended), 1_000n + 1_000n + 300n + 2_500n);
+  });
+
+  it('runs the service under limits that still judge (figures, not none) for Tier 1 and Tier 2 alike', () => {
+    assert.equal(SOAK_LIMITS.LIMIT_TIER2_DAILY, SOAK_LIMITS.LIMIT_TIER1_DAILY);
+    assert.equal(SOAK_LIMITS.LIMIT_TIER2_BALANCE, SOAK_LIMITS.LIMIT_TIER1_BALANCE);
+    for (const figure of Object.values(SOAK_LIMITS)) assert.match(figure, /^\d+$/);
   });
 });
