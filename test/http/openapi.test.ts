@@ -170,11 +170,13 @@ describe('the OpenAPI document', () => {
 
     const airtime = op('buyAirtime');
     assert.ok(codesOf(airtime, '409').includes('INSUFFICIENT_FUNDS'));
-    // An operator's freeze (decision 0040) refuses a payment out as the PIN and the tier do.
+    // An operator's freeze (decision 0040) and the CBN daily limit (0044) refuse a payment out as the
+    // PIN and the tier do.
     assert.deepEqual(codesOf(airtime, '403').sort(), [
       'ACCOUNT_FROZEN',
       'INVALID_PIN',
       'KYC_TIER_REQUIRED',
+      'LIMIT_EXCEEDED',
       'PIN_NOT_SET',
     ]);
     assert.deepEqual(codesOf(airtime, '423'), ['PIN_LOCKED']);
