@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { vtuProviderNames } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/database.ts';
-import { systemAccounts } from '../../src/ledger/accounts.ts';
+import { systemAccounts, userAccountKinds } from '../../src/ledger/accounts.ts';
 import { checkLedger, type LedgerCheck } from '../../src/ledger/check.ts';
 import { post } from '../../src/ledger/postings.ts';
 import { createTestDatabase, onPostgres } from '../helpers/database.ts';
@@ -70,7 +70,7 @@ describe('checkLedger', () => {
     }
     assert.deepEqual(await checkLedger(ledger.db), {
       ok: true,
-      accounts: SYSTEM_ACCOUNT_COUNT + 4 * users.length,
+      accounts: SYSTEM_ACCOUNT_COUNT + userAccountKinds.length * users.length,
       entries,
       imbalances: [],
     });
@@ -240,7 +240,7 @@ describe('npm run ledger:check', () => {
     assert.equal(tampered.code, 1);
     assert.deepEqual(JSON.parse(tampered.stdout), {
       ok: false,
-      accounts: SYSTEM_ACCOUNT_COUNT + 4,
+      accounts: SYSTEM_ACCOUNT_COUNT + userAccountKinds.length,
       entries: 2,
       imbalances: [{ kind: 'account', account: wallet(userId), balance: '1501', entriesSum: '1500' }],
     });
