@@ -92,6 +92,10 @@ describe(`prepared statements (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () =
         'auth.pin-states-shared',
         // The freeze, read under the wallet's lock by the debit rule every purchase runs (decision 0040).
         'auth.frozen-among',
+        // The CBN daily limit's reads and its write of the day's sum, under the same lock (decision 0044).
+        'auth.tiers-among',
+        'limits.rows-of',
+        'limits.count-debits',
         'catalogue.markups',
         'idempotency.take-keys',
         'idempotency.complete-keys',
