@@ -13,7 +13,8 @@ export const tagDescriptions: Readonly<Record<string, string>> = {
   accounts:
     'Sign-in with a code sent by SMS, sessions, the profile and its email, the transaction PIN, notification settings, and closing the account',
   wallet: "The wallet's balances",
-  limits: "CBN tier limits: the daily debit limit, the maximum balance and what is held over it, the person's own limit",
+  limits:
+    "CBN tier limits: the daily debit limit, the maximum balance and what is held over it, the person's own limit",
   funding: 'Adding money to the wallet (checkout, dedicated virtual accounts) and the wallet history',
   vtu: 'Airtime, data, cable, electricity, betting, exam pins, social services and airtime-to-cash: catalogues, prices, purchases and their history',
   beneficiaries: 'Saved recipients, to buy for them again',
