@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { DB } from '../db/schema.ts';
 import { AppError, notFound } from '../errors.ts';
 import { publishEvent } from '../events/domain-events.ts';
-import { systemAccounts, userAccount } from '../ledger/accounts.ts';
+import { systemAccounts } from '../ledger/accounts.ts';
 import { ReferenceConflictError } from '../ledger/postings.ts';
 import { PaymentProviderError } from '../providers/payments/payment-provider.ts';
 import { type CreditDecision, type CreditOutcome, creditOnce } from './credits.ts';

@@ -10,7 +10,7 @@ import { publishEvent } from '../events/domain-events.ts';
 import { newId } from '../ids.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import type { KycModule } from '../kyc/module.ts';
-import { systemAccounts, userAccount } from '../ledger/accounts.ts';
+import { systemAccounts } from '../ledger/accounts.ts';
 import { koboToNaira, nairaToKobo } from '../money.ts';
 import { type PaymentProvider, PaymentProviderError } from '../providers/payments/payment-provider.ts';
 import { type CreditDecision, type CreditLimits, type CreditOutcome, creditOnce } from './credits.ts';
