@@ -41,6 +41,9 @@ export async function pushToDevices(
   };
   await Promise.all(Array.from({ length: Math.min(pushesAtOnce, subscriptions.length) }, worker));
   if (failures.length > 0)
-    throw new AggregateError(failures, `${failures.length} of ${subscriptions.length} pushes failed`);
+    throw new AggregateError(
+      failures,
+      `${failures.length} of ${subscriptions.length} pushes failed, the first: ${String(failures[0])}`,
+    );
   return { delivered, gone };
 }
