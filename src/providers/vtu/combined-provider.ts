@@ -1,12 +1,22 @@
-import { notOffered, type VtuProvider, type VtuService } from './vtu-provider.ts';
+import {
+  notOffered,
+  type ProviderOrder,
+  type ProviderOrderListRequest,
+  type VtuProvider,
+  type VtuService,
+} from './vtu-provider.ts';
 
 // One routed party made of several adapters: the bills party sells airtime, electricity, cable,
 // betting and exam pins through VTpass and airtime-to-cash through a reseller's airtime-to-cash API
 // (SPEC.md item 3 routes all of them to the second provider; VTpass has no airtime-to-cash). Each
 // call goes to the adapter that offers its service; the party's float is the first adapter's.
 
+/** An adapter that lists its own orders. */
+type ListingProvider = VtuProvider & Required<Pick<VtuProvider, 'listOrders'>>;
+
 export function combineProviders(name: string, primary: VtuProvider, ...others: VtuProvider[]): VtuProvider {
   const all = [primary, ...others];
+  const listing = all.filter((adapter): adapter is ListingProvider => adapter.listOrders !== undefined);
   const offering = (service: VtuService): VtuProvider =>
     all.find((adapter) => adapter.services.has(service)) ?? notOffered(name, service);
   return {
@@ -26,5 +36,18 @@ export function combineProviders(name: string, primary: VtuProvider, ...others: 
     purchase: async (request) => offering(request.service).purchase(request),
     requery: async (request) => offering(request.service).requery(request),
     balance: async () => primary.balance(),
+    // A list only when every adapter keeps one: the orders of some adapters alone would read, to
+    // the reconciliation, as the whole party's, and every order of the others as missing there.
+    ...(listing.length === all.length ? { listOrders: async (request) => listAll(listing, request) } : {}),
   };
+}
+
+/** The orders of every adapter, one list after another (any that cannot be read throws). */
+async function listAll(
+  adapters: ListingProvider[],
+  request: ProviderOrderListRequest,
+): Promise<ProviderOrder[]> {
+  const lists = [];
+  for (const adapter of adapters) lists.push(await adapter.listOrders(request));
+  return lists.flat();
 }

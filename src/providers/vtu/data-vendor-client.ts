@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { isNairaAmount, nairaToKobo } from '../../money.ts';
 import { clipMessage, exchangeJson, issuePaths, strangerAnswer } from '../http-exchange.ts';
@@ -10,6 +11,8 @@ import {
   type Network,
   type NetworkItem,
   notOffered,
+  type ProviderOrder,
+  type ProviderOrderListRequest,
   type PurchaseOutcome,
   type PurchaseRequest,
   type RequeryOutcome,
@@ -50,6 +53,12 @@ import {
 // create_date we can read past its send time, is `unknown`, never not_found. `Ported_number: true` is
 // always sent, because the service checks the prefix itself and a ported number is still the user's.
 //
+// The same lists give the daily reconciliation every order of a period (listOrders): both lists are
+// read newest first until a whole page is older than the period, each order read as a requery of it
+// would be. Unlike a requery, which answers `unknown` and tries again later, the listing throws on a
+// page or an order it cannot read: the reconciliation then fails and says why, never compares a
+// short list. A create_date without a time zone cannot be placed in a period, so it throws too.
+//
 // Retries: a GET is repeated once after a network error or a 5xx, inside the call's time budget. A
 // POST is never repeated here; the caller requeries instead.
 
@@ -85,9 +94,10 @@ const planKeys: Readonly<Record<Network, string>> = {
 const networksInOrder: readonly Network[] = ['mtn', 'glo', 'airtel', '9mobile'];
 
 /**
- * Requery by reference reads at most this many pages of the order list (20 orders each), newest
- * first: a backstop against a list that never ends. The read normally stops sooner, at the orders
- * created before the purchase was sent (readPastSend). The list holds only our own orders of one
+ * Requery by reference, and the listing of a period's orders, read at most this many pages of an
+ * order list (20 orders each), newest first: a backstop against a list that never ends. A requery
+ * normally stops sooner, at the orders created before the purchase was sent (readPastSend); a
+ * listing at the first page wholly before its period. The list holds only our own orders of one
  * kind, so 250 pages is hours of a busy day; 10 pages left a purchase that never reached the vendor
  * unknown for ever once 200 newer orders came after it.
  */
@@ -206,6 +216,7 @@ export function createDataVendorClient(options: DataVendorClientOptions): VtuPro
     dataPlans: (network) => listDataPlans(connection, network),
     purchase: (request) => purchase(connection, request),
     requery: (request) => requery(connection, request),
+    listOrders: (request) => listOrders(connection, request),
     balance: async () => (await account(connection, 'balance')).user.wallet_balance,
   };
 }
@@ -441,19 +452,11 @@ async function requeryByIdent(
   const what = `${kind.label} order list`;
   let query = '';
   for (let page = 1; page <= listPagesMax; page++) {
-    const answer = await send(connection, { what, method: 'GET', path: `${kind.path}${query}` });
-    if (answer.kind !== 'ok') {
-      const why = answer.kind === 'indefinite' ? answer.reason : `${what} answered ${answer.kind}`;
-      return { status: 'unknown', reason: `${provider}: ${why}` };
-    }
-    const list = orderListSchema.safeParse(answer.body);
-    if (!list.success) {
-      return { status: 'unknown', reason: `${provider}: ${what} answered with an unexpected body` };
-    }
-    const orders = Array.isArray(list.data) ? list.data : list.data.results;
+    const read = await readListPage(connection, kind, query);
+    if (read.kind === 'unreadable') return { status: 'unknown', reason: `${provider}: ${read.reason}` };
+    const { orders, next } = read;
     const found = orders.find((order) => isRecord(order) && order.ident === reference);
     if (found !== undefined) return outcomeOf(connection, what, reference, found, kind);
-    const next = Array.isArray(list.data) ? null : (list.data.next ?? null);
     if (next === null || readPastSend(orders, sentAt)) return { status: 'not_found' };
     // Only the query of `next` is used: the vendor builds it from the Host header it saw, and our
     // token goes to no address but the configured one.
@@ -466,6 +469,108 @@ async function requeryByIdent(
   return {
     status: 'unknown',
     reason: `${provider}: ${reference} is not in the newest ${listPagesMax} pages of the ${what}`,
+  };
+}
+
+/** A page of an order list; `next` is the vendor's link to the next page, null on the last. */
+type ListPage =
+  | { kind: 'page'; orders: unknown[]; next: string | null }
+  | { kind: 'unreadable'; reason: string };
+
+/** One page of an order list, `query` its query string ('' for the first). */
+async function readListPage(connection: DataVendorConnection, kind: Kind, query: string): Promise<ListPage> {
+  const what = `${kind.label} order list`;
+  const answer = await send(connection, { what, method: 'GET', path: `${kind.path}${query}` });
+  if (answer.kind !== 'ok') {
+    const reason = answer.kind === 'indefinite' ? answer.reason : `${what} answered ${answer.kind}`;
+    return { kind: 'unreadable', reason };
+  }
+  const list = orderListSchema.safeParse(answer.body);
+  if (!list.success) return { kind: 'unreadable', reason: `${what} answered with an unexpected body` };
+  if (Array.isArray(list.data)) return { kind: 'page', orders: list.data, next: null };
+  return { kind: 'page', orders: list.data.results, next: list.data.next ?? null };
+}
+
+/**
+ * Every order of both lists created in [from, to] (VtuProvider.listOrders). Each list is read newest
+ * first until a whole page is older than `from`; any page, or any order, that cannot be read throws,
+ * because a short list taken for the whole one would hide the orders a reconciliation looks for.
+ */
+async function listOrders(
+  connection: DataVendorConnection,
+  request: ProviderOrderListRequest,
+): Promise<ProviderOrder[]> {
+  const { from, to } = request;
+  assert.ok(from.getTime() <= to.getTime(), `the window ends (${to.toISOString()}) before it starts`);
+  const data = await listOrdersOf(connection, dataKind, from, to);
+  const airtime = await listOrdersOf(connection, topupKind, from, to);
+  return [...data, ...airtime];
+}
+
+async function listOrdersOf(
+  connection: DataVendorConnection,
+  kind: Kind,
+  from: Date,
+  to: Date,
+): Promise<ProviderOrder[]> {
+  const { provider } = connection;
+  const what = `${kind.label} order list`;
+  // By the vendor's id: an order placed while we read pushes the older ones a place down, so the
+  // next page may repeat the last one of this page. Nothing is skipped that way, only seen twice.
+  const inWindow = new Map<string, ProviderOrder>();
+  let query = '';
+  for (let page = 1; page <= listPagesMax; page++) {
+    const read = await readListPage(connection, kind, query);
+    if (read.kind === 'unreadable') throw new VtuProviderError(provider, read.reason);
+    const orders = read.orders.map((item) => listedOrder(connection, kind, item));
+    for (const order of orders) {
+      if (order.createdAt >= from && order.createdAt <= to) inWindow.set(order.providerReference, order);
+    }
+    // Newest first: once a whole page is older than the window, every later page is older still.
+    const pastWindow = orders.length > 0 && orders.every((order) => order.createdAt < from);
+    if (read.next === null || pastWindow) return [...inWindow.values()];
+    // Only the query of `next` is used, as in requeryByIdent: our token goes to the configured address.
+    const nextQuery = queryOf(read.next);
+    if (nextQuery === null || nextQuery === query) {
+      throw new VtuProviderError(provider, `${what} gave a next page we cannot follow`);
+    }
+    query = nextQuery;
+  }
+  throw new VtuProviderError(
+    provider,
+    `${what} still had orders newer than ${from.toISOString()} after ${listPagesMax} pages`,
+  );
+}
+
+/** An item of an order list as a ProviderOrder; throws when it lacks what a reconciliation needs. */
+function listedOrder(connection: DataVendorConnection, kind: Kind, item: unknown): ProviderOrder {
+  const { provider } = connection;
+  const what = `${kind.label} order list`;
+  const parsed = orderSchema.safeParse(item);
+  if (!parsed.success) {
+    throw new VtuProviderError(
+      provider,
+      `${what} holds an order we cannot read (at ${issuePaths(parsed.error)})`,
+    );
+  }
+  const order = parsed.data;
+  if (order.id == null) throw new VtuProviderError(provider, `${what} holds an order without an id`);
+  const createdAt = createdAtOf(item);
+  if (createdAt === null) {
+    throw new VtuProviderError(
+      provider,
+      `${what}: order ${order.id} has no create_date with a time zone we can read`,
+    );
+  }
+  const reference = order.ident != null && order.ident !== '' ? order.ident : null;
+  const outcome = outcomeOf(connection, what, reference ?? '', item, kind);
+  return {
+    reference,
+    providerReference: order.id,
+    service: kind === dataKind ? 'data' : 'airtime',
+    outcome,
+    chargedKobo: outcome.status === 'failed' ? 0n : chargedKobo(order, kind),
+    createdAt,
   };
 }
 
@@ -628,11 +733,17 @@ function readPastSend(orders: unknown[], sentAt: Date | undefined): boolean {
   if (sentAt === undefined) return false;
   const before = sentAt.getTime() - listClockSkewSeconds * 1000;
   return orders.some((order) => {
-    if (!isRecord(order) || typeof order.create_date !== 'string') return false;
-    if (!zonedTimestamp.test(order.create_date)) return false;
-    const created = Date.parse(order.create_date);
-    return Number.isFinite(created) && created < before;
+    const created = createdAtOf(order);
+    return created !== null && created.getTime() < before;
   });
+}
+
+/** When the vendor created an order, or null when its create_date is missing, unreadable or naive. */
+function createdAtOf(order: unknown): Date | null {
+  if (!isRecord(order) || typeof order.create_date !== 'string') return null;
+  if (!zonedTimestamp.test(order.create_date)) return null;
+  const created = Date.parse(order.create_date);
+  return Number.isFinite(created) ? new Date(created) : null;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

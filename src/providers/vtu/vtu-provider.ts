@@ -241,6 +241,34 @@ export type VtuProvider = {
   requery(request: RequeryRequest): Promise<RequeryOutcome>;
   /** Our float at the provider, in kobo. */
   balance(): Promise<bigint>;
+  /**
+   * Every order the provider created in [from, to] (both ends included, by its own clock), for the
+   * daily reconciliation (API.md 17.5). Only a provider whose API lists its orders has it: the data
+   * vendor does; VTpass and the SMM panel have no order list, leave it undefined, and are reconciled
+   * by requerying each purchase we know instead. Throws VtuProviderError when any part of the list
+   * cannot be read: a short list reported as complete would hide the very orders a reconciliation
+   * is for.
+   */
+  listOrders?(request: ProviderOrderListRequest): Promise<ProviderOrder[]>;
+};
+
+export type ProviderOrderListRequest = { from: Date; to: Date };
+
+/** One order in a provider's own list, as a requery of it would read it. */
+export type ProviderOrder = {
+  /** Our reference, as the order carries it; null for an order placed without one. */
+  reference: string | null;
+  /** The provider's id for the order. */
+  providerReference: string;
+  service: VtuService;
+  outcome: RequeryOutcome;
+  /**
+   * What the order says it cost us (kobo), or null when it does not say exactly. 0 for a failed
+   * order: a provider refunds what it failed to deliver.
+   */
+  chargedKobo: bigint | null;
+  /** When the provider created it, by its clock. */
+  createdAt: Date;
 };
 
 export class VtuProviderError extends Error {

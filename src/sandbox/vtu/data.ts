@@ -14,7 +14,9 @@ export { createSandboxDataState, fundSandboxData, SANDBOX_DATA_TOKEN } from './d
 // `${server}/__sandbox/vtu/data`. It is a Django REST framework app in real life, and answers like
 // one: `Authorization: Token <key>` (401 {"detail": "Invalid token."} otherwise), field errors as
 // {"<field>": ["..."]}, business refusals as {"error": ["..."]}, 404 {"detail": "Not found."}, lists
-// paginated as {count, next, previous, results} (20 a page, newest first, ?page=N).
+// paginated as {count, next, previous, results} (20 a page, newest first, ?page=N). The lists hold
+// every order taken, the unanswered ones (digit 4) too, each with its ident, create_date (ISO, as the
+// vendor's script writes it) and price: what a reconciliation reads (VtuProvider.listOrders).
 //
 // Sandbox rules (shared/API.md section 8), by the LAST digit of the recipient's number:
 //   1      → the order fails at once: Status "failed", nothing charged;
