@@ -36,6 +36,7 @@ import type { DocumentStore } from './providers/storage/document-store.ts';
 import type { VtuProvider } from './providers/vtu/vtu-provider.ts';
 import type { SandboxEndpoints } from './push/endpoint-policy.ts';
 import { createPushModule } from './push/module.ts';
+import { createReconciliationModule } from './reconciliation/module.ts';
 import { createSavingsModule } from './savings/module.ts';
 import { createSchedulesModule } from './schedules/module.ts';
 import { hashKeys } from './shared/keyed-hash.ts';
@@ -102,7 +103,7 @@ export function createModules(infra: Infrastructure) {
   const audit = createAuditModule({ db: infra.db });
   const { auth, kyc, alerts, catalogue, notifications, push, pauses, limits } = shared;
   const { funding, vtu, savings, growth } = money;
-  const { admin, transfers, disputes, adjustments, wallet } = overMoney;
+  const { admin, transfers, disputes, adjustments, wallet, reconciliation } = overMoney;
   // A person's copy of their data (API.md 17.3): every domain's part, read through its api.
   const dataExport = createDataExportModule({
     db: infra.db,
@@ -170,6 +171,7 @@ export function createModules(infra: Infrastructure) {
     disputes,
     adjustments,
     pauses,
+    reconciliation,
     schedules,
     bulkOrders,
     dataExport,
@@ -399,7 +401,20 @@ function createModulesOverMoney(infra: Infrastructure, shared: SharedModules, mo
     rolesOf: auth.api.rolesOf,
     walletOf: wallet.api.walletOf,
   });
-  return { admin, transfers, disputes, adjustments, wallet };
+  // Reconciliation with the providers' own records (API.md 17.5): our side through funding's and
+  // vtu's apis, theirs through the same adapters the money moves by.
+  const reconciliation = createReconciliationModule({
+    db,
+    clock,
+    jobs,
+    logger,
+    payments: infra.payments,
+    providers: infra.vtuProviders,
+    funding: funding.api,
+    vtu: vtu.api,
+    raiseAlert: shared.alerts.api.raiseAlert,
+  });
+  return { admin, transfers, disputes, adjustments, wallet, reconciliation };
 }
 
 /**

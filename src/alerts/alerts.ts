@@ -49,7 +49,12 @@ export type AlertKind =
    * Money reached a closed account (a bank transfer into its dedicated account, a checkout paid after
    * it closed): it cannot be refused, and an operator returns it (decision 0047).
    */
-  | 'credit_to_closed_account';
+  | 'credit_to_closed_account'
+  /**
+   * The morning's reconciliation of a source found records that do not agree with the provider's
+   * (API.md 17.5): one per source and day, naming the counts of each bucket.
+   */
+  | 'reconciliation_mismatch';
 
 /**
  * Stores an alert and enqueues its email, in the caller's transaction. With a `dedupeKey`, the alert

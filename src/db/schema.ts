@@ -464,6 +464,53 @@ export type AdjustmentsTable = {
   reject_reason: string | null;
 };
 
+export type ReconciliationSource = 'payments' | 'data' | 'bills' | 'social';
+export type ReconciliationBucket =
+  | 'matched'
+  | 'missingHere'
+  | 'missingThere'
+  | 'amountMismatch'
+  | 'statusMismatch';
+
+/** One comparison of a source's records of a period with ours (decision 0049). */
+export type ReconciliationRunsTable = {
+  id: string;
+  source: ReconciliationSource;
+  period_from: Timestamp;
+  period_to: Timestamp;
+  status: 'running' | 'done' | 'failed';
+  /** The operator who asked; null for the morning's run. */
+  requested_by: string | null;
+  /** `<source>:<Lagos day>` for the morning's run: one per source and day. */
+  daily_key: string | null;
+  /** False where the provider has no list of its own (VTpass, the SMM panel): missingHere cannot be seen. */
+  provider_list: Generated<boolean>;
+  matched: Generated<number>;
+  missing_here: Generated<number>;
+  missing_there: Generated<number>;
+  amount_mismatch: Generated<number>;
+  status_mismatch: Generated<number>;
+  error: string | null;
+  created_at: Timestamp;
+  finished_at: Timestamp | null;
+};
+
+export type ReconciliationItemsTable = {
+  id: string;
+  run_id: string;
+  bucket: ReconciliationBucket;
+  reference: string;
+  /** Our record as the run read it; null when we have none. */
+  ours: Json | null;
+  /** The provider's record as the run read it; null when it has none. */
+  theirs: Json | null;
+  resolution_action: 'credit' | 'requery' | 'ignore' | null;
+  resolution_reason: string | null;
+  resolution_outcome: string | null;
+  resolved_by: string | null;
+  resolved_at: Timestamp | null;
+};
+
 /** A pause in force of a service, or of a service through one provider (null: every provider); decision 0042. */
 export type ServicePausesTable = {
   id: string;
@@ -595,4 +642,6 @@ export type DB = {
   account_limits: AccountLimitsTable;
   service_pauses: ServicePausesTable;
   account_closures: AccountClosuresTable;
+  reconciliation_runs: ReconciliationRunsTable;
+  reconciliation_items: ReconciliationItemsTable;
 };

@@ -8,9 +8,9 @@ import type { DB } from '../db/schema.ts';
 import { type JobQueue, jobDefinition } from '../jobs/queue.ts';
 import type { KycModule } from '../kyc/module.ts';
 import type { DomainModule } from '../module.ts';
-import type { PaymentProvider } from '../providers/payments/payment-provider.ts';
+import type { PaymentProvider, VerifiedTransaction } from '../providers/payments/payment-provider.ts';
 import type { MovesWallet } from '../wallet/module.ts';
-import type { CreditLimits } from './credits.ts';
+import type { CreditLimits, CreditOutcome } from './credits.ts';
 import { dedicatedPostingReference } from './dedicated-accounts.ts';
 import {
   type FloatTopUp,
@@ -22,6 +22,13 @@ import {
 } from './float-top-ups.ts';
 import { type PaymentInbox, paymentInbox } from './inbox-figures.ts';
 import { fundingOperations } from './ops.ts';
+import {
+  creditVerifiedPayment,
+  type PaymentRecord,
+  paymentRecordsBetween,
+  paymentRecordsOf,
+  type UncreditablePayment,
+} from './payment-records.ts';
 import {
   dedicatedReconcileDefaults,
   floatTopUpReconcileDefaults,
@@ -122,7 +129,21 @@ export type FundingApi = {
   reconcile(): Promise<ReconcileCounts>;
   /** The stored webhooks not processed yet, and the oldest's arrival (/metrics). */
   paymentInbox(): Promise<PaymentInbox>;
+  /** Reconciliation (API.md 17.5): the top-ups asked for and bank deposits credited in [from, to). */
+  paymentRecordsBetween(from: Date, to: Date): Promise<PaymentRecord[]>;
+  /** Reconciliation: our payments with these provider references, whenever made. */
+  paymentRecordsOf(references: readonly string[]): Promise<Map<string, PaymentRecord>>;
+  /**
+   * Reconciliation's credit of a payment the provider took and we never credited: once, through the
+   * top-up's or the bank deposit's own path; `finish` runs in its transaction with the outcome.
+   */
+  creditVerifiedPayment<T>(
+    verified: VerifiedTransaction,
+    finish: (trx: Transaction<DB>, outcome: CreditOutcome | UncreditablePayment) => Promise<T>,
+  ): Promise<T>;
 };
+
+export type { PaymentRecord, UncreditablePayment };
 
 export type FundingModule = DomainModule & MovesWallet & { api: FundingApi };
 
@@ -218,6 +239,9 @@ export function createFundingModule(deps: FundingModuleDeps): FundingModule {
       },
       reconcile: reconcileNow,
       paymentInbox: () => paymentInbox(deps),
+      paymentRecordsBetween: (from, to) => paymentRecordsBetween(db, from, to),
+      paymentRecordsOf: (references) => paymentRecordsOf(db, references),
+      creditVerifiedPayment: (verified, finish) => creditVerifiedPayment(fundingDeps, verified, finish),
     },
   };
 }

@@ -78,6 +78,7 @@ import {
   vtuRequeryJob,
 } from './requery.ts';
 import { routedServiceOperations } from './routed-service-ops.ts';
+import { purchasesByReference, purchasesSentBetween, type SentPurchase } from './sent-purchases.ts';
 import { type SettlementDeps, settleBatchOptions, settlePurchases } from './settlement.ts';
 
 // VTU purchases (SPEC.md items 2-5, API.md sections 5 and 14): the six purchases, social orders and
@@ -151,6 +152,7 @@ export type { DebitRule } from './debit-rules.ts';
 export type { PurchaseFields } from './purchase-ops.ts';
 export type { PurchaseRecord } from './purchase-records.ts';
 export type { PurchaseOrder, VtuTransactionView } from './purchases.ts';
+export type { SentPurchase } from './sent-purchases.ts';
 
 export type VtuApi = {
   /**
@@ -224,6 +226,10 @@ export type VtuApi = {
   processingPurchases(): Promise<ProcessingPurchases>;
   /** How many of one person's purchases are still processing, on the handle given (a closing account's). */
   processingPurchasesOf: typeof processingPurchasesOf;
+  /** Reconciliation (API.md 17.5): the purchases routed to a provider (data, bills, social) in [from, to). */
+  purchasesSentBetween(provider: string, from: Date, to: Date): Promise<SentPurchase[]>;
+  /** Reconciliation: the purchases with these references, whenever made. */
+  purchasesByReference(references: readonly string[]): Promise<Map<string, SentPurchase>>;
 };
 
 export type VtuModule = DomainModule & MovesWallet & { api: VtuApi };
@@ -298,6 +304,8 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
         await requeryAwaitedDeliveries(dispatching, { ...requeryOptions, ...options });
         return counts;
       },
+      purchasesSentBetween: (provider, from, to) => purchasesSentBetween(db, provider, from, to),
+      purchasesByReference: (references) => purchasesByReference(db, references),
       requeryReference: (service, reference) =>
         requeryByReference(dispatching, service, reference, requeryOptions),
       async authorise(userId, pin) {

@@ -90,6 +90,9 @@ const owners: Record<string, string> = {
   account_limits: 'limits',
   // Operators' pauses of a service or of a service through a provider (decision 0042).
   service_pauses: 'pauses',
+  // Reconciliation runs with the providers' records and their items (decision 0049).
+  reconciliation_runs: 'reconciliation',
+  reconciliation_items: 'reconciliation',
   // Requests to close an account, their grace period and the end of retention (decision 0047).
   account_closures: 'account-closure',
   // pg-boss's own tables (src/jobs/queue.ts puts them in the pgboss schema).
