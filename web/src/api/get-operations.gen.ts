@@ -3,6 +3,7 @@
 
 /** The operations the service answers on GET; every other operation is a POST. */
 export const getOperationNames = [
+  'adminGetReconciliation',
   'adminGetUser',
   'adminLedgerCheck',
   'adminListAdjustments',
@@ -13,6 +14,7 @@ export const getOperationNames = [
   'adminListPauses',
   'adminListPriceLevels',
   'adminListPurchases',
+  'adminListReconciliations',
   'getAccountDeletion',
   'getAccountLimits',
   'getCheckinStatus',

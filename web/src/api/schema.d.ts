@@ -2062,6 +2062,86 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/_serverFn/adminRunReconciliation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Compare one source's own records of a period with ours, as a job: answers at once with status running; adminGetReconciliation shows the counts and items once done. A date-only from/to is a whole Lagos day; at most 31 days
+         * @description Compare one source's own records of a period with ours, as a job: answers at once with status running; adminGetReconciliation shows the counts and items once done. A date-only from/to is a whole Lagos day; at most 31 days. Needs the bearer token of an administrator. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
+        post: operations["adminRunReconciliation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminGetReconciliation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One run: its counts and its items, the worst buckets first (statusMismatch, amountMismatch, missingHere, missingThere, matched), each with our record and theirs side by side and its resolution
+         * @description One run: its counts and its items, the worst buckets first (statusMismatch, amountMismatch, missingHere, missingThere, matched), each with our record and theirs side by side and its resolution. Needs the bearer token of an administrator. Its inputs are query parameters.
+         */
+        get: operations["adminGetReconciliation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminListReconciliations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Reconciliation runs, newest first (of one source when asked), with their counts
+         * @description Reconciliation runs, newest first (of one source when asked), with their counts. Needs the bearer token of an administrator. Its inputs are query parameters.
+         */
+        get: operations["adminListReconciliations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_serverFn/adminResolveReconciliationItem": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolve one item, once, with the reason: credit (a payment the provider took and we never credited, through the verified top-up's once-only path), requery (ask the VTU provider again), ignore. One already resolved, or an action that does not fit it, is 409 CONFLICT with details.reason
+         * @description Resolve one item, once, with the reason: credit (a payment the provider took and we never credited, through the verified top-up's once-only path), requery (ask the VTU provider again), ignore. One already resolved, or an action that does not fit it, is 409 CONFLICT with details.reason. Needs the bearer token of an administrator. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
+        post: operations["adminResolveReconciliationItem"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_serverFn/createSchedule": {
         parameters: {
             query?: never;
@@ -18083,6 +18163,782 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    adminRunReconciliation: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /**
+                         * @description payments: the payment provider's transaction list against our top-ups and bank deposits; data, bills, social: every purchase routed to that provider requeried (and the data vendor's own order list)
+                         * @enum {string}
+                         */
+                        source: "payments" | "data" | "bills" | "social";
+                        /** @description From this day or instant on. A date (2026-11-25) starts at the first moment of that day in Africa/Lagos; a full ISO 8601 instant with its offset is taken as given. */
+                        from: string;
+                        /** @description Up to this day or instant, included. A date (2026-11-25) runs to the last moment of that day in Africa/Lagos, so from=D&to=D is the whole of day D; a full ISO 8601 instant with its offset is taken as given. */
+                        to: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {string} */
+                            source: "payments" | "data" | "bills" | "social";
+                            /**
+                             * Format: date-time
+                             * @description The period compared starts here (included)
+                             */
+                            from: string;
+                            /**
+                             * Format: date-time
+                             * @description … and ends here (excluded)
+                             */
+                            to: string;
+                            /** @enum {string} */
+                            status: "running" | "done" | "failed";
+                            counts: {
+                                matched: number;
+                                /** @description The provider has it, we do not (or never credited it) */
+                                missingHere: number;
+                                /** @description We have it, the provider does not */
+                                missingThere: number;
+                                amountMismatch: number;
+                                /** @description The worst: we refunded what the provider delivered, or charged for what it failed */
+                                statusMismatch: number;
+                            };
+                            /** @description False where the provider keeps no list we can read (VTpass, the SMM panel): only purchases known here were compared, so missingHere cannot be seen */
+                            providerList: boolean;
+                            /**
+                             * Format: uuid
+                             * @description The operator who asked; absent for the morning's run
+                             */
+                            requestedBy?: string;
+                            /** @description Why a failed run failed (a provider that could not be read) */
+                            error?: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            finishedAt?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
+            403: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    adminGetReconciliation: {
+        parameters: {
+            query: {
+                id: string;
+                /** @description Only the items of this bucket */
+                bucket?: "matched" | "missingHere" | "missingThere" | "amountMismatch" | "statusMismatch";
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {string} */
+                            source: "payments" | "data" | "bills" | "social";
+                            /**
+                             * Format: date-time
+                             * @description The period compared starts here (included)
+                             */
+                            from: string;
+                            /**
+                             * Format: date-time
+                             * @description … and ends here (excluded)
+                             */
+                            to: string;
+                            /** @enum {string} */
+                            status: "running" | "done" | "failed";
+                            counts: {
+                                matched: number;
+                                /** @description The provider has it, we do not (or never credited it) */
+                                missingHere: number;
+                                /** @description We have it, the provider does not */
+                                missingThere: number;
+                                amountMismatch: number;
+                                /** @description The worst: we refunded what the provider delivered, or charged for what it failed */
+                                statusMismatch: number;
+                            };
+                            /** @description False where the provider keeps no list we can read (VTpass, the SMM panel): only purchases known here were compared, so missingHere cannot be seen */
+                            providerList: boolean;
+                            /**
+                             * Format: uuid
+                             * @description The operator who asked; absent for the morning's run
+                             */
+                            requestedBy?: string;
+                            /** @description Why a failed run failed (a provider that could not be read) */
+                            error?: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            finishedAt?: string;
+                            /** @description The worst buckets first, then by reference */
+                            items: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                bucket: "matched" | "missingHere" | "missingThere" | "amountMismatch" | "statusMismatch";
+                                /** @description Our reference (the provider's, for a payment) */
+                                reference: string;
+                                /** @description Absent when we have no record */
+                                ours?: {
+                                    /** @description success, failed, pending, processing, abandoned, reversed, … */
+                                    status: string;
+                                    /** @description Absent when this side did not say */
+                                    amount?: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description When it was made
+                                     */
+                                    at?: string;
+                                    /** Format: uuid */
+                                    userId?: string;
+                                    /** @description Ours: topup, bank_deposit or the purchase service; theirs: the payment channel or order kind */
+                                    kind?: string;
+                                    providerReference?: string;
+                                    note?: string;
+                                };
+                                /** @description Absent when the provider has none */
+                                theirs?: {
+                                    /** @description success, failed, pending, processing, abandoned, reversed, … */
+                                    status: string;
+                                    /** @description Absent when this side did not say */
+                                    amount?: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description When it was made
+                                     */
+                                    at?: string;
+                                    /** Format: uuid */
+                                    userId?: string;
+                                    /** @description Ours: topup, bank_deposit or the purchase service; theirs: the payment channel or order kind */
+                                    kind?: string;
+                                    providerReference?: string;
+                                    note?: string;
+                                };
+                                resolution?: {
+                                    /** @enum {string} */
+                                    action: "credit" | "requery" | "ignore";
+                                    reason: string;
+                                    /** @description What the action did: credited, already_credited, the requery answer, ignored */
+                                    outcome: string;
+                                    /** Format: uuid */
+                                    by: string;
+                                    /** Format: date-time */
+                                    at: string;
+                                };
+                            }[];
+                            /** @description How many items (of the bucket asked) the run has in all */
+                            itemCount: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    adminListReconciliations: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                source?: "payments" | "data" | "bills" | "social";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description Newest first */
+                            items: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                source: "payments" | "data" | "bills" | "social";
+                                /**
+                                 * Format: date-time
+                                 * @description The period compared starts here (included)
+                                 */
+                                from: string;
+                                /**
+                                 * Format: date-time
+                                 * @description … and ends here (excluded)
+                                 */
+                                to: string;
+                                /** @enum {string} */
+                                status: "running" | "done" | "failed";
+                                counts: {
+                                    matched: number;
+                                    /** @description The provider has it, we do not (or never credited it) */
+                                    missingHere: number;
+                                    /** @description We have it, the provider does not */
+                                    missingThere: number;
+                                    amountMismatch: number;
+                                    /** @description The worst: we refunded what the provider delivered, or charged for what it failed */
+                                    statusMismatch: number;
+                                };
+                                /** @description False where the provider keeps no list we can read (VTpass, the SMM panel): only purchases known here were compared, so missingHere cannot be seen */
+                                providerList: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The operator who asked; absent for the morning's run
+                                 */
+                                requestedBy?: string;
+                                /** @description Why a failed run failed (a provider that could not be read) */
+                                error?: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                finishedAt?: string;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    adminResolveReconciliationItem: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /**
+                         * Format: uuid
+                         * @description The item's id
+                         */
+                        id: string;
+                        /**
+                         * @description credit: credit a payment the provider took and we did not (once, as a verified top-up); requery: ask the VTU provider again (a purchase still processing is settled by the answer, as the requery job would); ignore: record the reason, change nothing
+                         * @enum {string}
+                         */
+                        action: "credit" | "requery" | "ignore";
+                        /** @description Why, for the audit trail (at most 500 characters) */
+                        reason: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {string} */
+                            bucket: "matched" | "missingHere" | "missingThere" | "amountMismatch" | "statusMismatch";
+                            /** @description Our reference (the provider's, for a payment) */
+                            reference: string;
+                            /** @description Absent when we have no record */
+                            ours?: {
+                                /** @description success, failed, pending, processing, abandoned, reversed, … */
+                                status: string;
+                                /** @description Absent when this side did not say */
+                                amount?: number;
+                                /**
+                                 * Format: date-time
+                                 * @description When it was made
+                                 */
+                                at?: string;
+                                /** Format: uuid */
+                                userId?: string;
+                                /** @description Ours: topup, bank_deposit or the purchase service; theirs: the payment channel or order kind */
+                                kind?: string;
+                                providerReference?: string;
+                                note?: string;
+                            };
+                            /** @description Absent when the provider has none */
+                            theirs?: {
+                                /** @description success, failed, pending, processing, abandoned, reversed, … */
+                                status: string;
+                                /** @description Absent when this side did not say */
+                                amount?: number;
+                                /**
+                                 * Format: date-time
+                                 * @description When it was made
+                                 */
+                                at?: string;
+                                /** Format: uuid */
+                                userId?: string;
+                                /** @description Ours: topup, bank_deposit or the purchase service; theirs: the payment channel or order kind */
+                                kind?: string;
+                                providerReference?: string;
+                                note?: string;
+                            };
+                            resolution?: {
+                                /** @enum {string} */
+                                action: "credit" | "requery" | "ignore";
+                                reason: string;
+                                /** @description What the action did: credited, already_credited, the requery answer, ignored */
+                                outcome: string;
+                                /** Format: uuid */
+                                by: string;
+                                /** Format: date-time */
+                                at: string;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
+            403: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+            409: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS_or_CONFLICT"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Bad Gateway: UPSTREAM_UNAVAILABLE */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UPSTREAM_UNAVAILABLE"];
                 };
             };
             /** @description Service Unavailable: SERVICE_UNAVAILABLE */
