@@ -25,6 +25,10 @@ import { sameSecret } from './secrets.ts';
 //   authorization_url is the page /__sandbox/checkout/<reference>. Pay makes it "success" (channel
 //   card, paid_at = the sandbox clock) and sends charge.success; Decline makes it "failed" and sends
 //   nothing (Paystack sends webhooks for successful charges only). Either outcome is final.
+// - GET /transaction lists every transaction (checkouts whatever their outcome, money into dedicated
+//   accounts, payments whose webhook was dropped), newest first, by status, channel and creation
+//   time: `from`/`to` date-times, or dates alone for the start and the end of that day UTC. GET
+//   /transaction/:id fetches one by its numeric id.
 // - A transaction reference may hold only letters, digits, "-", "." and "=" (Paystack's rule); a
 //   reused one is refused (400 "Duplicate Transaction Reference").
 // - Customers: one per email (case-insensitive); POST /customer again with the same email returns it,

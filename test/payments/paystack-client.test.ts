@@ -71,6 +71,7 @@ describe('Paystack client against the sandbox provider', () => {
   describe('checkout transactions', () => {
     it('initializes a transaction whose checkout is the sandbox page, then verifies it as abandoned', async () => {
       const reference = uniqueReference();
+      const before = world.ctx.clock.now();
       const started = await client.initializeTransaction({
         reference,
         amountKobo: 150_050n,
@@ -85,7 +86,10 @@ describe('Paystack client against the sandbox provider', () => {
       const verified = await client.verifyTransaction(reference);
       assert.ok(verified);
       assert.match(verified.customerCode ?? '', /^CUS_[a-z0-9]{15}$/);
+      assert.ok(Number.isSafeInteger(verified.id) && verified.id > 0);
+      assert.ok(verified.createdAt >= before && verified.createdAt <= world.ctx.clock.now());
       assert.deepEqual(verified, {
+        id: verified.id,
         reference,
         status: 'abandoned',
         amountKobo: 150_050n,
@@ -96,6 +100,8 @@ describe('Paystack client against the sandbox provider', () => {
         customerCode: verified.customerCode,
         gatewayResponse: 'The transaction was not completed',
         receiverAccountNumber: null,
+        createdAt: verified.createdAt,
+        metadata: { userId: 'u-1' },
       });
     });
 
@@ -693,9 +699,11 @@ describe('Paystack client against a misbehaving provider', () => {
       amount: 150_000,
       currency: 'NGN',
       paid_at: '2025-01-02T03:04:05.000Z',
+      created_at: '2025-01-02T03:00:00.000Z',
       channel: 'card',
       gateway_response: 'Successful',
       customer: { email: 'a@example.com', customer_code: 'CUS_abc' },
+      metadata: { userId: 'u-1', custom_fields: [] },
       ...overrides,
     },
   });
@@ -712,6 +720,17 @@ describe('Paystack client against a misbehaving provider', () => {
     },
   });
   const verifyOk = json(200, transaction());
+  /** One page of List Transactions holding the transaction of `transaction()`. */
+  const listOk = json(200, {
+    status: true,
+    message: 'Transactions retrieved',
+    data: [transaction().data],
+    meta: { total: 101, total_volume: 150_000, skipped: 50, perPage: 50, page: 2, pageCount: 3 },
+  });
+  const day = {
+    from: new Date('2026-11-28T00:00:00.000Z'),
+    to: new Date('2026-11-28T23:59:59.999Z'),
+  };
   const transferRequest = {
     reference: 'jit_0000000000000001',
     amountKobo: 40_000n,
@@ -761,6 +780,7 @@ describe('Paystack client against a misbehaving provider', () => {
 
     handler = verifyOk;
     assert.deepEqual(await client().verifyTransaction('ref-1'), {
+      id: 1,
       reference: 'ref-1',
       status: 'success',
       amountKobo: 150_000n,
@@ -771,6 +791,8 @@ describe('Paystack client against a misbehaving provider', () => {
       customerCode: 'CUS_abc',
       gatewayResponse: 'Successful',
       receiverAccountNumber: null,
+      createdAt: new Date('2025-01-02T03:00:00.000Z'),
+      metadata: { userId: 'u-1' },
     });
     request = expectAuth();
     assert.equal(request.method, 'GET');
@@ -940,6 +962,104 @@ describe('Paystack client against a misbehaving provider', () => {
       message: /reference is empty/,
     });
     assert.equal(received.length, 0, 'nothing was sent');
+  });
+
+  it('lists with a status and a channel only when asked for them', async () => {
+    handler = listOk;
+    const page = await client().listTransactions({ ...day, page: 2, perPage: 50 });
+    assert.equal(page.pageCount, 3);
+    assert.deepEqual(
+      page.transactions.map((t) => [t.id, t.reference, t.amountKobo]),
+      [[1, 'ref-1', 150_000n]],
+    );
+    const query = () => {
+      const url = new URL(received.at(-1)!.url, 'http://provider.invalid');
+      assert.equal(url.pathname, '/transaction');
+      return Object.fromEntries(url.searchParams);
+    };
+    const dayQuery = { from: '2026-11-28T00:00:00.000Z', to: '2026-11-28T23:59:59.999Z' };
+    assert.deepEqual(query(), { ...dayQuery, page: '2', per_page: '50' });
+    await client().listTransactions({
+      ...day,
+      status: 'success',
+      channel: 'dedicated_nuban',
+      page: 1,
+      perPage: 100,
+    });
+    assert.deepEqual(query(), {
+      ...dayQuery,
+      status: 'success',
+      channel: 'dedicated_nuban',
+      page: '1',
+      per_page: '100',
+    });
+  });
+
+  it('fetches a transaction by its numeric id: null when unknown, refused locally when no id', async () => {
+    handler = json(200, transaction({ id: 4_099_260_516 }));
+    const fetched = await client().fetchTransaction(4_099_260_516);
+    assert.equal(fetched?.id, 4_099_260_516);
+    assert.equal(fetched?.reference, 'ref-1');
+    assert.equal(received.at(-1)?.method, 'GET');
+    assert.equal(received.at(-1)?.url, '/transaction/4099260516');
+    handler = json(200, transaction({ id: 7 }));
+    await assertProviderError(client().fetchTransaction(8), {
+      definite: false,
+      message: /answered for a different transaction/,
+    });
+    handler = json(404, { status: false, message: 'Transaction not found' });
+    assert.equal(await client().fetchTransaction(8), null);
+    received.length = 0;
+    for (const id of [0, -1, 1.5, Number.NaN, Number.MAX_SAFE_INTEGER + 1]) {
+      await assertProviderError(client().fetchTransaction(id), {
+        definite: true,
+        message: /refused locally: .* is not a transaction id/,
+      });
+    }
+    assert.equal(received.length, 0, 'nothing was sent');
+  });
+
+  // Paystack keeps what initialize was sent: an object, or its JSON text; verify answers "" for none.
+  const metadataForms: Array<[label: string, metadata: unknown, read: Record<string, string>]> = [
+    [
+      'an object (string values only)',
+      { userId: 'u-1', attempt: 2, nested: { a: 'b' }, custom_fields: [] },
+      { userId: 'u-1' },
+    ],
+    ['"" (none)', '', {}],
+    ['null', null, {}],
+    ['absent', undefined, {}],
+    ['the JSON text of an object', '{"userId":"u-2","note":"x","n":3}', { userId: 'u-2', note: 'x' }],
+    ['text that is not JSON', 'userId=u-3', {}],
+    ['the JSON text of a list', '["u-3"]', {}],
+    ['a number', 7, {}],
+  ];
+  for (const [label, metadata, read] of metadataForms) {
+    it(`reads metadata given as ${label}`, async () => {
+      handler = json(200, transaction({ metadata }));
+      assert.deepEqual((await client().verifyTransaction('ref-1'))?.metadata, read);
+    });
+  }
+
+  it('reads "" as no payment time, and either spelling of the creation time', async () => {
+    handler = json(
+      200,
+      transaction({
+        status: 'abandoned',
+        paid_at: '',
+        paidAt: '',
+        created_at: undefined,
+        createdAt: '2025-01-02T03:00:00.000Z',
+      }),
+    );
+    const unpaid = await client().verifyTransaction('ref-1');
+    assert.equal(unpaid?.paidAt, null);
+    assert.deepEqual(unpaid?.createdAt, new Date('2025-01-02T03:00:00.000Z'));
+    handler = json(200, transaction({ created_at: undefined }));
+    await assertProviderError(client().verifyTransaction('ref-1'), {
+      definite: false,
+      message: /unexpected body \(at data\.created_at\)/,
+    });
   });
 
   it('answers null on a 404 with status:false for verify, transfer verify and resolve', async () => {
@@ -1128,6 +1248,8 @@ describe('Paystack client against a misbehaving provider', () => {
   describe('retries', () => {
     const getCalls: Array<[string, (c: PaymentProvider) => Promise<unknown>, Handler]> = [
       ['verify transaction', (c) => c.verifyTransaction('ref-1'), verifyOk],
+      ['fetch transaction', (c) => c.fetchTransaction(1), verifyOk],
+      ['list transactions', (c) => c.listTransactions({ ...day, page: 2, perPage: 50 }), listOk],
       ['verify transfer', (c) => c.verifyTransfer('jit_0000000000000001'), json(200, transfer())],
       [
         'resolve',

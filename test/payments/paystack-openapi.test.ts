@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { type PaymentProvider, PaymentProviderError } from '../../src/providers/payments/payment-provider.ts';
+import {
+  type PaymentProvider,
+  PaymentProviderError,
+  type VerifiedTransaction,
+} from '../../src/providers/payments/payment-provider.ts';
 import { createPaystackClient } from '../../src/providers/payments/paystack-client.ts';
 import type { SandboxTransaction } from '../../src/sandbox/payments/state.ts';
 import { createWorld, type World } from '../helpers/world.ts';
@@ -48,6 +52,7 @@ const expectedCoverage: Record<string, string[]> = {
   'POST /transaction/initialize': ['TransactionInitializeResponse', 'TransactionInitializeBadRequestModel'],
   'GET /transaction/verify/{reference}': ['VerifyResponse', 'Error'],
   'GET /transaction': ['TransactionListResponse'],
+  'GET /transaction/{id}': ['TransactionFetchResponse', 'Error'],
   'POST /customer': ['CustomerCreateResponse'],
   'POST /dedicated_account': ['DedicatedNubanCreateResponse'],
   'GET /bank/resolve': ['VerificationResolveAccountNumberResponse', 'Error'],
@@ -66,6 +71,14 @@ describe("Paystack wire format against Paystack's OpenAPI document", () => {
   let client: PaymentProvider;
   const exchanges: Exchange[] = [];
   const chargeWebhooks: ReceivedWebhook[] = [];
+  /** Each kind of transaction (`status/channel`) as the client read it by fetch and by verify. */
+  const readBoth: Array<{
+    kind: string;
+    fetched: VerifiedTransaction | null;
+    verified: VerifiedTransaction | null;
+  }> = [];
+  /** What the unfiltered list (the daily reconciliation's call) gave, as `status/channel`. */
+  let listedUnfiltered: string[] = [];
 
   before(async () => {
     spec = loadSpec();
@@ -163,6 +176,24 @@ describe("Paystack wire format against Paystack's OpenAPI document", () => {
     await listVia({});
     for (const status of Object.keys(sandboxStatuses)) await listVia({ status });
     for (const channel of Object.keys(sandboxChannels)) await listVia({ channel, per_page: '2' });
+    // The daily reconciliation's call: no status, no channel. Then each kind fetched by its id (Fetch's
+    // schema is stricter than verify's), and an id Paystack never gave (404).
+    const everything = await client.listTransactions({
+      from: new Date(Date.now() - 3_600_000),
+      to: new Date(Date.now() + 3_600_000),
+      page: 1,
+      perPage: 50,
+    });
+    listedUnfiltered = everything.transactions.map((t) => `${t.status}/${t.channel}`);
+    const oneOfEachKind = new Map(everything.transactions.map((t) => [`${t.status}/${t.channel}`, t]));
+    for (const [kind, t] of oneOfEachKind) {
+      readBoth.push({
+        kind,
+        fetched: await client.fetchTransaction(t.id),
+        verified: await client.verifyTransaction(t.reference),
+      });
+    }
+    assert.equal(await client.fetchTransaction(999_999_999), null);
     chargeWebhooks.push(
       ...(await receiver.waitFor(
         (w) => w.event === 'charge.success' && [paid, inbound.reference].includes(w.data.reference),
@@ -370,6 +401,62 @@ describe("Paystack wire format against Paystack's OpenAPI document", () => {
       listed.filter((t) => t.status === 'abandoned').map((t) => JSON.stringify(t.metadata)),
     );
     assert.deepEqual([...metadata].sort(), ['null', '{"userId":"u-3"}']);
+  });
+
+  it('lists every status and channel when asked for none, as the daily reconciliation asks', () => {
+    assert.deepEqual([...new Set(listedUnfiltered)].sort(), listedKinds);
+    const unfiltered = exchanges.filter(
+      (e) => e.path === '/transaction' && e.query.from !== undefined && e.query.status === undefined,
+    );
+    assert.equal(unfiltered.length, 1);
+    assert.deepEqual(Object.keys(unfiltered[0]!.query).sort(), ['from', 'page', 'per_page', 'to']);
+  });
+
+  it('fetches each kind by id as TransactionFetchResponse wants, read as verify reads it', () => {
+    assert.deepEqual(readBoth.map((r) => r.kind).sort(), listedKinds);
+    for (const { kind, fetched, verified } of readBoth) {
+      assert.ok(fetched, kind);
+      assert.deepEqual(fetched, verified, kind);
+    }
+    const fetches = exchanges.filter((e) => /^\/transaction\/\d+$/.test(e.path));
+    assert.deepEqual(fetches.map((e) => e.status).sort(), [200, 200, 200, 200, 404]);
+    // What Fetch's schema insists on, which verify's answer does not have: a paid_at string before
+    // payment, metadata with custom_fields, and an authorization with every field.
+    const schema = spec.responseValidator('GET', '/transaction/{id}', 200)!.validate;
+    const unpaid = fetches.find((e) => (e.responseBody as Loose).data?.status === 'abandoned')!.responseBody;
+    assert.ok(schema(unpaid), describeErrors(schema.errors));
+    const breakages: Array<[string, (body: Loose) => void]> = [
+      [
+        'paid_at null',
+        (b) => {
+          b.data.paid_at = null;
+        },
+      ],
+      [
+        'metadata as an empty string',
+        (b) => {
+          b.data.metadata = '';
+        },
+      ],
+      ['metadata without custom_fields', (b) => delete b.data.metadata.custom_fields],
+      [
+        'authorization empty',
+        (b) => {
+          b.data.authorization = {};
+        },
+      ],
+      [
+        'customer phone null',
+        (b) => {
+          b.data.customer.phone = null;
+        },
+      ],
+    ];
+    for (const [label, breakIt] of breakages) {
+      const broken = structuredClone(unpaid) as Loose;
+      breakIt(broken);
+      assert.equal(schema(broken), false, `${label} should fail TransactionFetchResponse`);
+    }
   });
 
   it('sends charge.success with the transaction object of verify (card and dedicated account)', () => {

@@ -112,6 +112,39 @@ describe("Paystack's Node SDK against the sandbox payment provider", () => {
     assert.ok(Array.isArray(balance.data));
   });
 
+  it('lists the transactions of a period and fetches one by its id', async () => {
+    const from = world.ctx.sandboxClock!.advance(1);
+    const reference = uniqueReference('sdk-list');
+    const initialized = (await paystack.transaction.initialize({
+      email: 'chi@example.com',
+      amount: 250_000,
+      reference,
+      metadata: JSON.stringify({ userId: 'u-sdk' }),
+    })) as SdkAnswer;
+    assert.equal(initialized.status, true, initialized.message);
+    await checkout(String(initialized.data?.authorization_url), 'pay');
+
+    const listed = (await paystack.transaction.list({
+      from,
+      to: world.ctx.clock.now(),
+      perPage: 10,
+      page: 1,
+    })) as SdkAnswer & { data?: Array<Record<string, unknown>> };
+    assert.equal(listed.status, true, listed.message);
+    assert.deepEqual(
+      listed.data?.map((t) => [t.reference, t.status, t.amount, t.metadata]),
+      [[reference, 'success', 250_000, { userId: 'u-sdk' }]],
+    );
+
+    const id = String(listed.data?.[0]?.id);
+    const fetched = (await paystack.transaction.fetch({ id })) as SdkAnswer;
+    assert.equal(fetched.status, true, fetched.message);
+    assert.equal(fetched.data?.reference, reference);
+    assert.equal(fetched.data?.amount, 250_000);
+    const unknown = (await paystack.transaction.fetch({ id: '999999999' })) as SdkAnswer;
+    assert.equal(unknown.status, false);
+  });
+
   it("answers the SDK's refusals in Paystack's shape", async () => {
     const refused = (await paystack.transaction.initialize({
       email: 'not-an-email',

@@ -20,6 +20,8 @@ export type TransactionStatus =
   | 'queued';
 
 export type VerifiedTransaction = {
+  /** Paystack's numeric id of the transaction (what GET /transaction/:id takes). */
+  id: number;
   reference: string;
   status: TransactionStatus;
   amountKobo: bigint;
@@ -31,7 +33,19 @@ export type VerifiedTransaction = {
   gatewayResponse: string | null;
   /** The dedicated account the money was sent to (channel dedicated_nuban); null otherwise. */
   receiverAccountNumber: string | null;
+  /** When the transaction was made (initialized, or the money arrived): what the list's dates filter on. */
+  createdAt: Date;
+  /**
+   * The string values of the transaction's metadata (what initialize sent, e.g. the top-up's userId);
+   * {} when it has none. Values of other types are left out: nothing here reads them.
+   */
+  metadata: Record<string, string>;
 };
+
+/** The statuses List Transactions filters on (Paystack's enum for its `status` parameter). */
+export type ListedTransactionStatus = 'success' | 'failed' | 'abandoned' | 'reversed';
+/** The channels List Transactions filters on (Paystack's enum for its `channel` parameter). */
+export type ListedTransactionChannel = 'card' | 'pos' | 'bank' | 'dedicated_nuban' | 'ussd' | 'bank_transfer';
 
 export type TransferStatus =
   | 'pending'
@@ -83,15 +97,19 @@ export type PaymentProvider = {
   }): Promise<{ authorizationUrl: string; accessCode: string; reference: string }>;
   /** null when the provider does not know the reference. */
   verifyTransaction(reference: string): Promise<VerifiedTransaction | null>;
+  /** The transaction with Paystack's numeric id; null when the provider knows no such id. */
+  fetchTransaction(id: number): Promise<VerifiedTransaction | null>;
   /**
-   * One page of the integration's transactions created between `from` and `to`, filtered as asked;
-   * pages count from 1. Reconciliation finds transfers into dedicated accounts with it.
+   * One page of the integration's transactions created between `from` and `to` (both included),
+   * newest first, of one status and one channel when given, of every one when not; pages count from
+   * 1. Funding finds transfers into dedicated accounts with it; the daily reconciliation lists a
+   * whole day, every status.
    */
   listTransactions(request: {
     from: Date;
     to: Date;
-    status: 'success';
-    channel: 'dedicated_nuban';
+    status?: ListedTransactionStatus;
+    channel?: ListedTransactionChannel;
     page: number;
     perPage: number;
   }): Promise<{ transactions: VerifiedTransaction[]; pageCount: number }>;

@@ -25,14 +25,15 @@ import {
 //
 // Outcomes of a call (PaymentProviderError.definite says which failure is which):
 // - an answer: a 2xx with status:true and a body of the documented shape;
-// - "unknown reference" (null): a 404 with status:false on the verify and resolve calls;
+// - "unknown reference" (null): a 404 with status:false on the verify, fetch and resolve calls;
 // - a definite failure: a 4xx with status:false. The provider refused, nothing happened;
 // - an indefinite failure: timeout, network error, 5xx, 429, or anything we cannot read (not JSON, the
 //   wrong shape, an answer about another reference). The request may or may not have taken effect.
 //
-// Retries: a GET (verify, resolve, balance, list banks) changes nothing, so it is repeated once after a network
-// error or a 5xx, inside the same time budget. A POST is never repeated here: a repeated initialize
-// or transfer could act twice; after an indefinite failure the caller verifies by reference.
+// Retries: a GET (verify, fetch, list transactions, resolve, balance, list banks) changes nothing, so
+// it is repeated once after a network error or a 5xx, inside the same time budget. A POST is never
+// repeated here: a repeated initialize or transfer could act twice; after an indefinite failure the
+// caller verifies by reference.
 
 export type PaystackClientOptions = EndpointOptions & { secretKey: string };
 
@@ -88,28 +89,64 @@ const initializeAnswer = ok(
 );
 
 const timestamp = z.iso.datetime({ offset: true });
+/** A time that may not be there yet: null, absent, or "" (List's paidAt and Fetch's paid_at before payment). */
+const laterTimestamp = z
+  .union([timestamp, z.literal('')])
+  .nullish()
+  .transform((value) => (value === '' || value === undefined ? null : value));
 
-const transactionData = z.object({
-  reference: z.string().min(1),
-  status: z.enum(transactionStatuses),
-  amount: wireKobo,
-  currency: z.string().min(1),
-  paid_at: timestamp.nullish(),
-  paidAt: timestamp.nullish(),
-  channel: z.string().nullish(),
-  gateway_response: z.string().nullish(),
-  customer: z.object({ email: z.string().nullish(), customer_code: z.string().nullish() }).nullish(),
-  // An empty object for an abandoned checkout; for money into a dedicated account, the account.
-  authorization: z.object({ receiver_bank_account_number: z.string().nullish() }).nullish(),
-});
+const transactionData = z
+  .object({
+    id: z.number().int().positive(),
+    reference: z.string().min(1),
+    status: z.enum(transactionStatuses),
+    amount: wireKobo,
+    currency: z.string().min(1),
+    paid_at: laterTimestamp,
+    paidAt: laterTimestamp,
+    // Verify and List send both spellings; either will do.
+    created_at: timestamp.nullish(),
+    createdAt: timestamp.nullish(),
+    // An object as initialize got it, "" for none (verify), or the JSON text of an object.
+    metadata: z.unknown().optional().transform(metadataStrings),
+    channel: z.string().nullish(),
+    gateway_response: z.string().nullish(),
+    customer: z.object({ email: z.string().nullish(), customer_code: z.string().nullish() }).nullish(),
+    // An empty object for an abandoned checkout; for money into a dedicated account, the account.
+    authorization: z.object({ receiver_bank_account_number: z.string().nullish() }).nullish(),
+  })
+  .refine((data) => (data.created_at ?? data.createdAt) != null, {
+    message: 'no creation time',
+    path: ['created_at'],
+  });
 const transactionAnswer = ok(transactionData);
 const transactionListAnswer = ok(z.array(transactionData)).extend({
   meta: z.object({ page: z.number().int(), pageCount: z.number().int().min(0) }),
 });
 
-function verifiedTransaction(data: z.infer<typeof transactionData>): VerifiedTransaction {
-  const paidAt = data.paid_at ?? data.paidAt ?? null;
+/** The string values of a transaction's metadata; {} for none, for "" and for anything not an object. */
+function metadataStrings(value: unknown): Record<string, string> {
+  let parsed = value;
+  if (typeof value === 'string') {
+    try {
+      parsed = JSON.parse(value) as unknown;
+    } catch {
+      return {};
+    }
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return {};
+  // fromEntries defines own properties: a "__proto__" key stays a key.
+  return Object.fromEntries(
+    Object.entries(parsed).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
+}
+
+function verifiedTransaction(data: z.output<typeof transactionData>): VerifiedTransaction {
+  const paidAt = data.paid_at ?? data.paidAt;
+  // transactionData refuses an answer with neither spelling.
+  const createdAt = (data.created_at ?? data.createdAt)!;
   return {
+    id: data.id,
     reference: data.reference,
     status: data.status,
     amountKobo: data.amount,
@@ -119,7 +156,10 @@ function verifiedTransaction(data: z.infer<typeof transactionData>): VerifiedTra
     customerEmail: data.customer?.email ?? null,
     customerCode: data.customer?.customer_code ?? null,
     gatewayResponse: data.gateway_response ?? null,
-    receiverAccountNumber: data.authorization?.receiver_bank_account_number ?? null,
+    // Fetch's schema wants every authorization field, so "" may stand for none.
+    receiverAccountNumber: data.authorization?.receiver_bank_account_number || null,
+    createdAt: new Date(createdAt),
+    metadata: data.metadata,
   };
 }
 
@@ -174,7 +214,7 @@ type Call = {
   method: 'GET' | 'POST';
   path: string;
   body?: Record<string, unknown>;
-  /** Verify and resolve: a 404 with status:false means "no such reference/account", an answer. */
+  /** Verify, fetch and resolve: a 404 with status:false means "no such reference/account", an answer. */
   notFoundIsAnswer?: boolean;
 };
 
@@ -194,6 +234,7 @@ export function createPaystackClient(options: PaystackClientOptions): PaymentPro
   return {
     initializeTransaction: (request) => initializeTransaction(connection, request),
     verifyTransaction: (reference) => verifyTransaction(connection, reference),
+    fetchTransaction: (id) => fetchTransaction(connection, id),
     listTransactions: (request) => listTransactions(connection, request),
     createCustomer: (request) => createCustomer(connection, request),
     createDedicatedAccount: (request) => createDedicatedAccount(connection, request),
@@ -288,14 +329,35 @@ async function verifyTransaction(
   return verifiedTransaction(data);
 }
 
+async function fetchTransaction(
+  connection: PaystackConnection,
+  id: number,
+): Promise<VerifiedTransaction | null> {
+  const what = 'fetch transaction';
+  if (!Number.isSafeInteger(id) || id < 1) {
+    throw definite(what, `refused locally: ${id} is not a transaction id`, null);
+  }
+  const answer = await send(connection, {
+    what,
+    method: 'GET',
+    path: `/transaction/${id}`,
+    notFoundIsAnswer: true,
+  });
+  if (answer.kind === 'not_found') return null;
+  const { data } = validate(what, transactionAnswer, answer.body);
+  if (data.id !== id) throw indefinite(what, 'answered for a different transaction', null);
+  return verifiedTransaction(data);
+}
+
 async function listTransactions(
   connection: PaystackConnection,
   request: RequestOf<'listTransactions'>,
 ): Promise<{ transactions: VerifiedTransaction[]; pageCount: number }> {
   const what = 'list transactions';
+  // No status or channel: Paystack lists every one.
   const query = new URLSearchParams({
-    status: request.status,
-    channel: request.channel,
+    ...(request.status !== undefined ? { status: request.status } : {}),
+    ...(request.channel !== undefined ? { channel: request.channel } : {}),
     from: request.from.toISOString(),
     to: request.to.toISOString(),
     page: String(request.page),

@@ -12,11 +12,19 @@ import {
 } from './requests.ts';
 import { customerFor, customerOf, type PaymentsSimulator } from './simulator.ts';
 import type { SandboxTransaction } from './state.ts';
-import { lowerAlphanumeric, newCode, nextId, transactionJson, transactionListItemJson } from './wire.ts';
+import {
+  lowerAlphanumeric,
+  newCode,
+  nextId,
+  transactionFetchJson,
+  transactionJson,
+  transactionListItemJson,
+} from './wire.ts';
 
-// Paystack's transactions: Initialize Transaction (the checkout), Verify Transaction and List
-// Transactions. An initialized transaction is "abandoned" (unpaid) until its checkout page pays or
-// declines it (checkout.ts); a bank transfer into a dedicated account makes a paid one (controls.ts).
+// Paystack's transactions: Initialize Transaction (the checkout), Verify Transaction, Fetch
+// Transaction (by id) and List Transactions. An initialized transaction is "abandoned" (unpaid) until
+// its checkout page pays or declines it (checkout.ts); a bank transfer into a dedicated account makes
+// a paid one (controls.ts). Every one is listed and fetched alike, whatever became of its webhook.
 
 const transactionReferencePattern = /^[A-Za-z0-9.=-]{1,100}$/;
 
@@ -28,6 +36,9 @@ export function registerTransactionRoutes(api: FastifyInstance, sim: PaymentsSim
     verifyTransaction(sim, request, reply),
   );
   api.get('/transaction', routeOptions, async (request, reply) => listTransactions(sim, request, reply));
+  // One segment after /transaction: no clash with /transaction/verify/:reference (two) or with
+  // POST /transaction/initialize (another method).
+  api.get('/transaction/:id', routeOptions, async (request, reply) => fetchTransaction(sim, request, reply));
 }
 
 function initializeTransaction(sim: PaymentsSimulator, request: FastifyRequest, reply: FastifyReply) {
@@ -106,6 +117,42 @@ function verifyTransaction(sim: PaymentsSimulator, request: FastifyRequest, repl
 }
 
 /**
+ * Fetch Transaction, by Paystack's numeric id (404 for an id it never gave). A segment that is no
+ * number is another of Paystack's paths (/transaction/totals, /transaction/export): not implemented.
+ */
+function fetchTransaction(sim: PaymentsSimulator, request: FastifyRequest, reply: FastifyReply) {
+  const { id } = request.params as { id: string };
+  if (!/^\d{1,15}$/.test(id)) return reply.callNotFound();
+  const wanted = Number(id);
+  const transaction = [...sim.payments.transactions.values()].find((t) => t.id === wanted);
+  if (transaction === undefined) return refuse(reply, 404, 'Transaction not found');
+  return {
+    status: true,
+    message: 'Transaction retrieved',
+    data: transactionFetchJson(transaction, customerOf(sim.payments, transaction.customerCode)),
+  };
+}
+
+const dayMs = 86_400_000;
+
+/**
+ * A `from` or `to` of the list: a date-time as given, or a date alone (2026-11-28, as Paystack takes
+ * it) for the start of that day UTC (`from`) or its last millisecond (`to`). null when absent,
+ * undefined when unreadable.
+ */
+function listBound(value: string | undefined, edge: 'start' | 'end'): Date | null | undefined {
+  if (value === undefined) return null;
+  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) {
+    const start = new Date(`${value}T00:00:00.000Z`);
+    // Date rolls 2026-02-30 over into March: a day that does not exist is unreadable.
+    if (Number.isNaN(start.getTime()) || start.toISOString().slice(0, 10) !== value) return undefined;
+    return edge === 'start' ? start : new Date(start.getTime() + dayMs - 1);
+  }
+  const at = new Date(value);
+  return Number.isNaN(at.getTime()) ? undefined : at;
+}
+
+/**
  * List Transactions: newest first, filtered by status, channel and creation time, paged like Paystack
  * (perPage default 50; `per_page` is the OpenAPI document's spelling of the same).
  */
@@ -113,12 +160,11 @@ function listTransactions(sim: PaymentsSimulator, request: FastifyRequest, reply
   const query = request.query as Record<string, string | undefined>;
   const page = Number(query.page ?? '1');
   const perPage = Number(query.per_page ?? query.perPage ?? '50');
-  const from = query.from === undefined ? null : new Date(query.from);
-  const to = query.to === undefined ? null : new Date(query.to);
+  const from = listBound(query.from, 'start');
+  const to = listBound(query.to, 'end');
   if (!Number.isInteger(page) || page < 1 || !Number.isInteger(perPage) || perPage < 1 || perPage > 1000)
     return refuse(reply, 400, 'Invalid page or perPage');
-  if ((from !== null && Number.isNaN(from.getTime())) || (to !== null && Number.isNaN(to.getTime())))
-    return refuse(reply, 400, 'Invalid date in from or to');
+  if (from === undefined || to === undefined) return refuse(reply, 400, 'Invalid date in from or to');
   const matching = [...sim.payments.transactions.values()]
     .filter(
       (t) =>

@@ -457,3 +457,59 @@ export function transactionListItemJson(transaction: SandboxTransaction, custome
       transaction.status === 'abandoned' ? noAuthorization : { signature: null, ...item.authorization },
   };
 }
+
+/** Fetch's authorization of a transaction nobody paid: every field the schema requires, as text. */
+const noFetchAuthorization = {
+  authorization_code: '',
+  bin: '',
+  last4: '',
+  exp_month: '',
+  exp_year: '',
+  channel: '',
+  card_type: '',
+  bank: '',
+  country_code: '',
+  brand: '',
+  reusable: false,
+  signature: '',
+  account_name: null,
+  receiver_bank_account_number: null,
+  receiver_bank: null,
+} as const;
+
+/**
+ * `data` of GET /transaction/:id (TransactionFetchResponse): the transaction object of verify, where
+ * Fetch's schema is stricter (every field it names is required, and types a few that verify leaves
+ * null as text):
+ * - `paid_at` and `paidAt` are "" until the transaction is paid; `fees` is 0 until then;
+ * - `metadata` is always an object with `custom_fields` (an empty list unless initialize sent one);
+ * - `authorization` names every field: "" for an unpaid checkout's, `signature` "" for money into a
+ *   dedicated account;
+ * - the customer's missing names and phone are "", its metadata {};
+ * - `plan` is an object, `helpdesk_link` null, and `source` the one the sandbox gives every
+ *   transaction (it does not model where a payment started).
+ */
+export function transactionFetchJson(transaction: SandboxTransaction, customer: SandboxCustomer) {
+  const { transaction_date: _date, plan_object: _plan, ...item } = transactionJson(transaction, customer);
+  const metadata = transaction.metadata ?? {};
+  return {
+    ...item,
+    helpdesk_link: null,
+    paid_at: item.paid_at ?? '',
+    paidAt: item.paidAt ?? '',
+    fees: item.fees ?? 0,
+    metadata: { ...metadata, custom_fields: metadata.custom_fields ?? [] },
+    authorization:
+      transaction.status === 'abandoned' ? noFetchAuthorization : { signature: '', ...item.authorization },
+    customer: {
+      ...item.customer,
+      first_name: item.customer.first_name ?? '',
+      last_name: item.customer.last_name ?? '',
+      phone: item.customer.phone ?? '',
+      international_format_phone: item.customer.international_format_phone ?? '',
+      metadata: {},
+    },
+    plan: {},
+    source: { type: 'api', source: 'merchant_api', identifier: null },
+  };
+}
