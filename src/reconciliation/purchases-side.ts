@@ -9,21 +9,8 @@ import type { Bucket } from './schemas.ts';
 // backup) is found. VTpass and the SMM panel keep no list: there only what we know can be compared,
 // and the run says so (providerList false).
 
-/** An order as the provider's own list gives it (the data vendor's GET /api/data/ and /api/topup/). */
-export type ListedOrder = {
-  /** Our reference, as we sent it; null for an order someone made without one. */
-  reference: string | null;
-  providerReference: string;
-  service: VtuService;
-  outcome: RequeryOutcome;
-  chargedKobo: bigint | null;
-  createdAt: Date;
-};
-
 export type PurchasesSideDeps = {
-  provider: Pick<VtuProvider, 'requery'> & {
-    listOrders?: ((request: { from: Date; to: Date }) => Promise<ListedOrder[]>) | undefined;
-  };
+  provider: Pick<VtuProvider, 'requery' | 'listOrders'>;
   purchasesSentBetween(from: Date, to: Date): Promise<SentPurchase[]>;
   purchasesByReference(references: readonly string[]): Promise<Map<string, SentPurchase>>;
 };

@@ -335,4 +335,38 @@ describe(`reconciliation with the providers' records (${onPostgres() ? 'PostgreS
       expectError(await resolve(item.id, 'credit'), 409, 'CONFLICT');
     },
   );
+
+  it(
+    "reads the data vendor's own order list: an order it took that we hold no record of is missingHere",
+    BOUNDED,
+    async () => {
+      const period = await freshPeriod();
+      const user = await buyer(world, 10_000);
+      const plan = (await world.ctx.vtuProviders.data.dataPlans('mtn'))[0]!;
+      const order = { network: 'mtn', plan_id: plan.planId, amount: Number(plan.wholesaleKobo) / 100 };
+      const kept = await bought(world, user, 'buyData', { ...order, phone: mtn('5') });
+      const lost = await bought(world, user, 'buyData', { ...order, phone: mtn('7') });
+      assert.deepEqual([kept.status, lost.status], ['success', 'success']);
+      // Gone here, as after a restore to a backup taken before it.
+      await world.ctx.db.deleteFrom('vtu_transactions').where('id', '=', lost.id).execute();
+
+      const run = await reconcile('data', period);
+      assert.equal(run.providerList, true);
+      assert.equal(itemOf(run, kept.reference).bucket, 'matched');
+      const missing = itemOf(run, lost.reference);
+      assert.equal(missing.bucket, 'missingHere');
+      assert.equal(missing.ours, undefined);
+      assert.deepEqual(
+        [missing.theirs?.status, missing.theirs?.amount],
+        ['success', Number(plan.wholesaleKobo) / 100],
+      );
+      assert.deepEqual(run.counts, {
+        matched: 1,
+        missingHere: 1,
+        missingThere: 0,
+        amountMismatch: 0,
+        statusMismatch: 0,
+      });
+    },
+  );
 });
