@@ -60,6 +60,7 @@ describe('the web client: admin screens', { skip: skipWithoutChromium, timeout: 
       'Broadcasts',
       'Markups',
       'Reconcile and ledger check',
+      'Reconciliation',
       'Users',
       'Adjustments',
       'Pauses',

@@ -30,6 +30,7 @@ import { Route as AdminKycRouteImport } from './routes/admin/kyc'
 import { Route as AdminLedgerRouteImport } from './routes/admin/ledger'
 import { Route as AdminMarkupsRouteImport } from './routes/admin/markups'
 import { Route as AdminPausesRouteImport } from './routes/admin/pauses'
+import { Route as AdminReconciliationRouteImport } from './routes/admin/reconciliation'
 import { Route as AdminUsersRouteImport } from './routes/admin/users'
 import { Route as BulkIndexRouteImport } from './routes/bulk/index'
 import { Route as BulkIdRouteImport } from './routes/bulk/$id'
@@ -156,6 +157,11 @@ const AdminPausesRoute = AdminPausesRouteImport.update({
   path: '/pauses',
   getParentRoute: () => AdminRouteRoute,
 } as any)
+const AdminReconciliationRoute = AdminReconciliationRouteImport.update({
+  id: '/reconciliation',
+  path: '/reconciliation',
+  getParentRoute: () => AdminRouteRoute,
+} as any)
 const AdminUsersRoute = AdminUsersRouteImport.update({
   id: '/users',
   path: '/users',
@@ -278,6 +284,7 @@ export interface FileRoutesByFullPath {
   '/admin/ledger': typeof AdminLedgerRoute
   '/admin/markups': typeof AdminMarkupsRoute
   '/admin/pauses': typeof AdminPausesRoute
+  '/admin/reconciliation': typeof AdminReconciliationRoute
   '/admin/users': typeof AdminUsersRoute
   '/bulk/$id': typeof BulkIdRoute
   '/bulk/new': typeof BulkNewRoute
@@ -320,6 +327,7 @@ export interface FileRoutesByTo {
   '/admin/ledger': typeof AdminLedgerRoute
   '/admin/markups': typeof AdminMarkupsRoute
   '/admin/pauses': typeof AdminPausesRoute
+  '/admin/reconciliation': typeof AdminReconciliationRoute
   '/admin/users': typeof AdminUsersRoute
   '/bulk/$id': typeof BulkIdRoute
   '/bulk/new': typeof BulkNewRoute
@@ -364,6 +372,7 @@ export interface FileRoutesById {
   '/admin/ledger': typeof AdminLedgerRoute
   '/admin/markups': typeof AdminMarkupsRoute
   '/admin/pauses': typeof AdminPausesRoute
+  '/admin/reconciliation': typeof AdminReconciliationRoute
   '/admin/users': typeof AdminUsersRoute
   '/bulk/$id': typeof BulkIdRoute
   '/bulk/new': typeof BulkNewRoute
@@ -409,6 +418,7 @@ export interface FileRouteTypes {
     | '/admin/ledger'
     | '/admin/markups'
     | '/admin/pauses'
+    | '/admin/reconciliation'
     | '/admin/users'
     | '/bulk/$id'
     | '/bulk/new'
@@ -451,6 +461,7 @@ export interface FileRouteTypes {
     | '/admin/ledger'
     | '/admin/markups'
     | '/admin/pauses'
+    | '/admin/reconciliation'
     | '/admin/users'
     | '/bulk/$id'
     | '/bulk/new'
@@ -494,6 +505,7 @@ export interface FileRouteTypes {
     | '/admin/ledger'
     | '/admin/markups'
     | '/admin/pauses'
+    | '/admin/reconciliation'
     | '/admin/users'
     | '/bulk/$id'
     | '/bulk/new'
@@ -699,6 +711,13 @@ declare module '@tanstack/react-router' {
       preLoaderRoute: typeof AdminPausesRouteImport
       parentRoute: typeof AdminRouteRoute
     }
+    '/admin/reconciliation': {
+      id: '/admin/reconciliation'
+      path: '/reconciliation'
+      fullPath: '/admin/reconciliation'
+      preLoaderRoute: typeof AdminReconciliationRouteImport
+      parentRoute: typeof AdminRouteRoute
+    }
     '/admin/users': {
       id: '/admin/users'
       path: '/users'
@@ -852,6 +871,7 @@ interface AdminRouteRouteChildren {
   AdminLedgerRoute: typeof AdminLedgerRoute
   AdminMarkupsRoute: typeof AdminMarkupsRoute
   AdminPausesRoute: typeof AdminPausesRoute
+  AdminReconciliationRoute: typeof AdminReconciliationRoute
   AdminUsersRoute: typeof AdminUsersRoute
   AdminIndexRoute: typeof AdminIndexRoute
 }
@@ -866,6 +886,7 @@ const AdminRouteRouteChildren: AdminRouteRouteChildren = {
   AdminLedgerRoute: AdminLedgerRoute,
   AdminMarkupsRoute: AdminMarkupsRoute,
   AdminPausesRoute: AdminPausesRoute,
+  AdminReconciliationRoute: AdminReconciliationRoute,
   AdminUsersRoute: AdminUsersRoute,
   AdminIndexRoute: AdminIndexRoute,
 }

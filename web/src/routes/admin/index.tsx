@@ -18,6 +18,11 @@ const screens = [
     label: 'Reconcile and ledger check',
     note: 'Settle what is pending; check the books',
   },
+  {
+    to: '/admin/reconciliation',
+    label: 'Reconciliation',
+    note: "Compare the providers' own records with ours; resolve what differs",
+  },
   { to: '/admin/users', label: 'Users', note: 'Freeze or unfreeze an account; sign its sessions out' },
   {
     to: '/admin/adjustments',
