@@ -26,6 +26,8 @@ export const tagDescriptions: Readonly<Record<string, string>> = {
   disputes: 'Problems reported on a money movement, and how they were resolved',
   adjustments:
     "Operators' corrections of a person's wallet, four eyes: proposed by one administrator, posted once another approves",
+  reconciliation:
+    "Reconciliation with the providers' own records: runs that sort every payment and purchase of a period into buckets, resolved once by an operator",
   schedules: 'Purchases approved once with the PIN and run at a date, or every day, week or month',
   'bulk-orders': 'Airtime or data for up to 100 numbers in one order, approved with one PIN',
   'data-export': 'A copy of your data (Nigeria Data Protection Act 2023): one JSON file, kept 7 days',

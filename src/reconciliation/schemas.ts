@@ -70,7 +70,7 @@ export type ReconciliationRunView = z.infer<typeof reconciliationRun>;
 /** One side's record of an item, as the run read it. */
 const record = z.object({
   status: z.string().describe('success, failed, pending, processing, abandoned, reversed, …'),
-  amount: nairaOutput('The amount on this side').optional().describe('Absent when this side did not say'),
+  amount: nairaOutput('The amount on this side; absent when this side did not say').optional(),
   at: instantOutput('When it was made').optional(),
   userId: z.uuid().optional(),
   kind: z

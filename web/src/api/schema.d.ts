@@ -18454,7 +18454,7 @@ export interface operations {
                                 ours?: {
                                     /** @description success, failed, pending, processing, abandoned, reversed, … */
                                     status: string;
-                                    /** @description Absent when this side did not say */
+                                    /** @description The amount on this side; absent when this side did not say (naira with at most 2 decimals) */
                                     amount?: number;
                                     /**
                                      * Format: date-time
@@ -18472,7 +18472,7 @@ export interface operations {
                                 theirs?: {
                                     /** @description success, failed, pending, processing, abandoned, reversed, … */
                                     status: string;
-                                    /** @description Absent when this side did not say */
+                                    /** @description The amount on this side; absent when this side did not say (naira with at most 2 decimals) */
                                     amount?: number;
                                     /**
                                      * Format: date-time
@@ -18782,7 +18782,7 @@ export interface operations {
                             ours?: {
                                 /** @description success, failed, pending, processing, abandoned, reversed, … */
                                 status: string;
-                                /** @description Absent when this side did not say */
+                                /** @description The amount on this side; absent when this side did not say (naira with at most 2 decimals) */
                                 amount?: number;
                                 /**
                                  * Format: date-time
@@ -18800,7 +18800,7 @@ export interface operations {
                             theirs?: {
                                 /** @description success, failed, pending, processing, abandoned, reversed, … */
                                 status: string;
-                                /** @description Absent when this side did not say */
+                                /** @description The amount on this side; absent when this side did not say (naira with at most 2 decimals) */
                                 amount?: number;
                                 /**
                                  * Format: date-time
