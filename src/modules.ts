@@ -424,7 +424,7 @@ function createModulesOverMoney(infra: Infrastructure, shared: SharedModules, mo
 function createModulesBuiltLast(infra: Infrastructure, money: MoneyModules, overMoney: ModulesOverMoney) {
   const { config, clock, logger, db, jobs } = infra;
   const { funding, vtu } = money;
-  const { admin } = overMoney;
+  const { admin, reconciliation } = overMoney;
   const beneficiaries = createBeneficiariesModule({ db, clock });
   // What /metrics serves, read every 30 s by one job through the modules that own it (decision 0028).
   const figures = createFiguresModule({
@@ -438,6 +438,7 @@ function createModulesBuiltLast(infra: Infrastructure, money: MoneyModules, over
       paymentInbox: funding.api.paymentInbox,
       queueCounts: jobs.queueCounts,
       lastLedgerCheck: admin.api.lastLedgerCheck,
+      latestRuns: reconciliation.api.latestRuns,
     },
   });
   // A schedule's runs are purchases through vtu's api: the PIN's approval, the order's checks, buyTogether.

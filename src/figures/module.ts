@@ -8,6 +8,7 @@ import type { FundingApi } from '../funding/module.ts';
 import { defineJob } from '../jobs/job.ts';
 import { type JobQueue, jobDefinition } from '../jobs/queue.ts';
 import { type DomainModule, emptyModule } from '../module.ts';
+import type { ReconciliationApi } from '../reconciliation/module.ts';
 import type { VtuApi } from '../vtu/module.ts';
 import { latestFigures, readFigures, type StoredFigures, storeFigures } from './snapshot.ts';
 
@@ -44,6 +45,8 @@ export type FiguresModuleDeps = {
     queueCounts: JobQueue['queueCounts'];
     /** The latest ledger check (the admin module's api). */
     lastLedgerCheck: AdminApi['lastLedgerCheck'];
+    /** Each source's latest finished reconciliation run (the reconciliation module's api). */
+    latestRuns: ReconciliationApi['latestRuns'];
   };
 };
 

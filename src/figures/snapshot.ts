@@ -4,6 +4,8 @@ import type { DB } from '../db/schema.ts';
 import type { FundingApi } from '../funding/module.ts';
 import type { QueueCounts } from '../jobs/queue.ts';
 import type { LedgerCheckRun } from '../ledger/check-runs.ts';
+import type { ReconciliationApi } from '../reconciliation/module.ts';
+import { type ReconciliationRunView, reconciliationSources } from '../reconciliation/schemas.ts';
 import { withinDeadline } from '../shared/deadline.ts';
 import type { VtuApi } from '../vtu/module.ts';
 
@@ -17,6 +19,12 @@ type FloatBalance = Awaited<ReturnType<VtuApi['floatBalances']>>[number];
 type ProcessingPurchases = Awaited<ReturnType<VtuApi['processingPurchases']>>;
 type PaymentInbox = Awaited<ReturnType<FundingApi['paymentInbox']>>;
 
+/** A source's latest finished reconciliation run, or null when none has finished yet. */
+export type ReconciliationFigure = {
+  source: string;
+  lastRun: { finishedAt: Date; counts: ReconciliationRunView['counts'] } | null;
+};
+
 /** What the refresh reads, each through the module that owns it (context.ts gives them). */
 export type FigureReads = {
   floatBalances: VtuApi['floatBalances'];
@@ -24,6 +32,7 @@ export type FigureReads = {
   paymentInbox: FundingApi['paymentInbox'];
   queueCounts(): Promise<QueueCounts[]>;
   lastLedgerCheck(): Promise<LedgerCheckRun | null>;
+  latestRuns: ReconciliationApi['latestRuns'];
 };
 
 /** One refresh's figures; null where the read failed or ran out of time. */
@@ -34,6 +43,8 @@ export type Figures = {
   queues: QueueCounts[] | null;
   /** `run` is null when the ledger was never checked (not a failure: its gauges read 0). */
   ledgerCheck: { run: LedgerCheckRun | null } | null;
+  /** Every source, each with its latest finished run (null when none finished: its gauge reads 0). */
+  reconciliation: ReconciliationFigure[] | null;
 };
 
 export type StoredFigures = { refreshedAt: Date; figures: Figures };
@@ -62,20 +73,36 @@ async function bounded<T>(
   }
 }
 
+/**
+ * Every source of the reconciliation, each with its latest finished run. A source that never finished
+ * one is listed too, so that its last-run gauge reads 0 (long ago) and the staleness alert sees it, as
+ * it sees a ledger never checked.
+ */
+async function reconciliationFigures(latestRuns: FigureReads['latestRuns']): Promise<ReconciliationFigure[]> {
+  const runs = await latestRuns();
+  return reconciliationSources.map((source) => {
+    const run = runs.find((r) => r.source === source);
+    // latestRuns gives finished runs only: a run without its end is not one to show.
+    if (run?.finishedAt === undefined) return { source, lastRun: null };
+    return { source, lastRun: { finishedAt: new Date(run.finishedAt), counts: run.counts } };
+  });
+}
+
 /** Every figure, read at once; a failed read is null and told, never a failure of the lot. */
 export async function readFigures(
   reads: FigureReads,
   failed: ReadFailed,
   timeoutMs = readTimeoutMs,
 ): Promise<Figures> {
-  const [floats, purchases, inbox, queues, ledgerCheck] = await Promise.all([
+  const [floats, purchases, inbox, queues, ledgerCheck, reconciliation] = await Promise.all([
     bounded(reads.floatBalances, 'floats', failed, timeoutMs),
     bounded(reads.processingPurchases, 'purchases', failed, timeoutMs),
     bounded(reads.paymentInbox, 'inbox', failed, timeoutMs),
     bounded(reads.queueCounts, 'queues', failed, timeoutMs),
     bounded(async () => ({ run: await reads.lastLedgerCheck() }), 'ledgerCheck', failed, timeoutMs),
+    bounded(() => reconciliationFigures(reads.latestRuns), 'reconciliation', failed, timeoutMs),
   ]);
-  return { floats, purchases, inbox, queues, ledgerCheck };
+  return { floats, purchases, inbox, queues, ledgerCheck, reconciliation };
 }
 
 // The stored document: JSON, so kobo as a decimal string (never a float) and times as ISO strings.
@@ -102,6 +129,28 @@ const storedSchema = z.object({
       run: z.object({ checkedAt: z.iso.datetime(), ok: z.boolean(), imbalances: z.number() }).nullable(),
     })
     .nullable(),
+  // Absent from a row stored by a version before it (a rolling deploy): read as not read, not as a
+  // snapshot that cannot be parsed, which would take every figure and readiness down with it.
+  reconciliation: z
+    .array(
+      z.object({
+        source: z.string(),
+        lastRun: z
+          .object({
+            finishedAt: z.iso.datetime(),
+            counts: z.object({
+              matched: z.number(),
+              missingHere: z.number(),
+              missingThere: z.number(),
+              amountMismatch: z.number(),
+              statusMismatch: z.number(),
+            }),
+          })
+          .nullable(),
+      }),
+    )
+    .nullable()
+    .default(null),
 });
 type Stored = z.infer<typeof storedSchema>;
 
@@ -128,6 +177,11 @@ function toStored(f: Figures): Stored {
                 ? null
                 : { ...f.ledgerCheck.run, checkedAt: f.ledgerCheck.run.checkedAt.toISOString() },
           },
+    reconciliation:
+      f.reconciliation?.map(({ source, lastRun }) => ({
+        source,
+        lastRun: lastRun === null ? null : { ...lastRun, finishedAt: lastRun.finishedAt.toISOString() },
+      })) ?? null,
   };
 }
 
@@ -157,6 +211,11 @@ function fromStored(s: Stored): Figures {
                 ? null
                 : { ...s.ledgerCheck.run, checkedAt: new Date(s.ledgerCheck.run.checkedAt) },
           },
+    reconciliation:
+      s.reconciliation?.map(({ source, lastRun }) => ({
+        source,
+        lastRun: lastRun === null ? null : { ...lastRun, finishedAt: new Date(lastRun.finishedAt) },
+      })) ?? null,
   };
 }
 

@@ -98,6 +98,7 @@ export function registerMoneyGauges(registry: Registry, reads: MoneyReads, faile
   floatGauges(gauge);
   purchaseAndInboxGauges(gauge, reads.clock);
   queueAndLedgerGauges(gauge);
+  reconciliationGauges(gauge);
   snapshotGauges(registry, snapshot, reads.clock);
 }
 
@@ -208,6 +209,38 @@ function queueAndLedgerGauges(gauge: FigureGauge): void {
     (f) => f.ledgerCheck,
     (g, { run }) => {
       if (run !== null) g.set(run.checkedAt.getTime() / 1000);
+    },
+  );
+}
+
+/** Each source's latest finished reconciliation run with the providers' records (API.md 17.5). */
+function reconciliationGauges(gauge: FigureGauge): void {
+  gauge(
+    {
+      name: 'billrail_reconciliation_items',
+      help: "Items of each source's latest finished reconciliation run, per bucket (absent before its first run)",
+      labelNames: ['source', 'bucket'],
+    },
+    (f) => f.reconciliation,
+    (g, sources) => {
+      for (const { source, lastRun } of sources) {
+        if (lastRun === null) continue;
+        for (const [bucket, count] of Object.entries(lastRun.counts)) g.set({ source, bucket }, count);
+      }
+    },
+  );
+  // A source that never finished a run reads 0, as the ledger check does: its last run is long ago.
+  gauge(
+    {
+      name: 'billrail_reconciliation_last_run_timestamp_seconds',
+      help: "When each source's latest reconciliation run finished (Unix seconds; 0 before the first)",
+      labelNames: ['source'],
+    },
+    (f) => f.reconciliation,
+    (g, sources) => {
+      for (const { source, lastRun } of sources) {
+        g.set({ source }, lastRun === null ? 0 : lastRun.finishedAt.getTime() / 1000);
+      }
     },
   );
 }

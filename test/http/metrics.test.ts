@@ -6,7 +6,11 @@ import { buildMetricsApp } from '../../src/app.ts';
 import { figuresRefreshJob } from '../../src/figures/module.ts';
 import { paymentWebhookSweepJob } from '../../src/funding/webhook-processing.ts';
 import { newId } from '../../src/ids.ts';
-import { createWorld, type World } from '../helpers/world.ts';
+import { dailyReconciliationJob } from '../../src/reconciliation/module.ts';
+import { reconciliationRunJob } from '../../src/reconciliation/runs.ts';
+import { reconciliationSources } from '../../src/reconciliation/schemas.ts';
+import { runQueuedJobs } from '../helpers/domain-events.ts';
+import { createWorld, get, ok, signIn, uniquePhone, type World } from '../helpers/world.ts';
 import { advanceClock, bought, buyer, current, mtn } from '../vtu/purchase-support.ts';
 import { countOf, type Sample, sampleValue, scrape } from './metrics-support.ts';
 
@@ -19,13 +23,14 @@ import { countOf, type Sample, sampleValue, scrape } from './metrics-support.ts'
 
 describe('GET /metrics: the money', () => {
   let world: World;
+  const adminPhone = uniquePhone();
   /** A scrape after the figures' refresh job, as Prometheus sees it within 30 s of a change. */
   const refreshed = async (w: World): Promise<Sample[]> => {
     await w.ctx.jobs.runNow(figuresRefreshJob);
     return scrape(w);
   };
   before(async () => {
-    world = await createWorld();
+    world = await createWorld({ env: { ADMIN_PHONES: adminPhone } });
   });
   after(async () => {
     await world.close();
@@ -234,6 +239,61 @@ describe('GET /metrics: the money', () => {
       select count(*)::int as waiting from pgboss.job
       where name = ${figuresRefreshJob.name} and state = 'created'`.execute(world.ctx.db);
     assert.equal(rows[0]?.waiting, 1, 'one refresh waits, however many ran');
+  });
+
+  it("shows each source's latest reconciliation run by bucket once the morning's job has run", async () => {
+    const never = await refreshed(world);
+    for (const source of reconciliationSources) {
+      assert.equal(
+        sampleValue(never, 'billrail_reconciliation_last_run_timestamp_seconds', { source }),
+        0,
+        `${source} never ran: its last run reads as long ago`,
+      );
+    }
+    assert.ok(!never.some((s) => s.name === 'billrail_reconciliation_items'), 'no counts before a run');
+
+    // The morning's job starts yesterday's run of every source; a worker then runs each.
+    await world.ctx.jobs.runNow(dailyReconciliationJob);
+    const { done, failed } = await runQueuedJobs(world, reconciliationRunJob);
+    assert.equal(failed.length, 0);
+    assert.equal(done.length, reconciliationSources.length);
+    const ran = await refreshed(world);
+    // Signed in here: the clock moved past an earlier session's expiry in the tests above.
+    const admin = await signIn(world, adminPhone);
+    const runs = ok(
+      await get<{ items: Array<{ source: string; counts: Record<string, number>; finishedAt: string }> }>(
+        world,
+        'adminListReconciliations',
+        {},
+        { token: admin.accessToken },
+      ),
+    ).items;
+    assert.equal(runs.length, reconciliationSources.length);
+    for (const run of runs) {
+      for (const [bucket, count] of Object.entries(run.counts)) {
+        assert.equal(
+          sampleValue(ran, 'billrail_reconciliation_items', { source: run.source, bucket }),
+          count,
+          `${run.source} ${bucket}`,
+        );
+      }
+      assert.equal(
+        sampleValue(ran, 'billrail_reconciliation_last_run_timestamp_seconds', { source: run.source }),
+        Date.parse(run.finishedAt) / 1000,
+      );
+    }
+  });
+
+  it('reads a snapshot stored before the reconciliation was in it (a rolling deploy)', async () => {
+    await sql`update operator_figures set figures = figures - 'reconciliation'`.execute(world.ctx.db);
+    const samples = await scrape(world);
+    assert.equal(sampleValue(samples, 'billrail_ready'), 1, 'the snapshot is read');
+    assert.equal(sampleValue(samples, 'billrail_ledger_check_ok'), 1, 'with every figure it has');
+    assert.equal(
+      sampleValue(samples, 'billrail_reconciliation_last_run_timestamp_seconds', { source: 'payments' }),
+      undefined,
+      'not read: left out, not 0',
+    );
   });
 
   it('replaces a snapshot stamped ahead of the clock (a sandbox clock moved on, then restarted)', async () => {

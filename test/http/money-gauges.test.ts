@@ -21,6 +21,20 @@ function readsWith(overrides: Partial<FigureReads>): FigureReads {
     paymentInbox: async () => ({ backlog: 2, oldestReceivedAt: new Date('2026-11-26T08:59:00Z') }),
     queueCounts: async () => [{ name: 'domain-event', queued: 4, deferred: 0, active: 1, failed: 0 }],
     lastLedgerCheck: async () => ({ checkedAt: new Date('2026-11-26T08:00:00Z'), ok: true, imbalances: 0 }),
+    // Only the payments have finished a run: the other sources have none yet.
+    latestRuns: async () => [
+      {
+        id: '019ac6a0-0000-7000-8000-000000000001',
+        source: 'payments',
+        from: '2026-11-24T23:00:00.000Z',
+        to: '2026-11-25T23:00:00.000Z',
+        status: 'done',
+        counts: { matched: 40, missingHere: 1, missingThere: 0, amountMismatch: 0, statusMismatch: 2 },
+        providerList: true,
+        createdAt: '2026-11-26T05:00:00.000Z',
+        finishedAt: '2026-11-26T05:00:30.000Z',
+      },
+    ],
     ...overrides,
   };
 }
@@ -120,6 +134,41 @@ describe('the money gauges', () => {
     assert.ok(isNaNValue(seriesValue(text, 'billrail_vtu_purchases_processing')), 'processing');
     assert.ok(isNaNValue(seriesValue(text, 'billrail_ledger_check_ok')), 'ledger check');
     assert.equal(seriesValue(text, 'billrail_provider_float_balance_kobo{provider="data"}'), undefined);
+  });
+
+  it("serve each source's latest reconciliation run by bucket, and a source never run as long ago", async () => {
+    const { figures, failed } = await refreshed(readsWith({}));
+    assert.deepEqual(failed, []);
+    const { text } = await scrapeOf(figures);
+    const items = (bucket: string, source = 'payments') =>
+      seriesValue(text, `billrail_reconciliation_items{source="${source}",bucket="${bucket}"}`);
+    assert.equal(items('matched'), '40');
+    assert.equal(items('missingHere'), '1');
+    assert.equal(items('missingThere'), '0');
+    assert.equal(items('statusMismatch'), '2');
+    assert.equal(
+      seriesValue(text, 'billrail_reconciliation_last_run_timestamp_seconds{source="payments"}'),
+      String(Date.parse('2026-11-26T05:00:30Z') / 1000),
+    );
+    // No run of data yet: no counts to show, and its last run reads as never (0), which the staleness
+    // alert sees, rather than no series, which it could not.
+    assert.equal(items('matched', 'data'), undefined);
+    assert.equal(seriesValue(text, 'billrail_reconciliation_last_run_timestamp_seconds{source="data"}'), '0');
+  });
+
+  it('leave the reconciliation out when its read failed, never 0', async () => {
+    const down = async () => {
+      throw new Error('Connection terminated unexpectedly');
+    };
+    const { figures, failed } = await refreshed(readsWith({ latestRuns: down }));
+    assert.deepEqual(failed, ['reconciliation']);
+    const { text } = await scrapeOf(figures);
+    assert.equal(
+      seriesValue(text, 'billrail_reconciliation_last_run_timestamp_seconds{source="data"}'),
+      undefined,
+      'not 0: a failed read is not a source that never ran',
+    );
+    assert.equal(seriesValue(text, 'billrail_vtu_purchases_processing'), '3');
   });
 
   it('say +Inf for the age before the first refresh, so that an alert on the age fires', async () => {

@@ -7,6 +7,9 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { figuresRefreshJob } from '../../src/figures/module.ts';
 import { paymentWebhookPath } from '../../src/http/payment-webhook-route.ts';
+import { dailyReconciliationJob } from '../../src/reconciliation/module.ts';
+import { reconciliationRunJob } from '../../src/reconciliation/runs.ts';
+import { runQueuedJobs } from '../helpers/domain-events.ts';
 import { createWorld, type World } from '../helpers/world.ts';
 import { metricNames, type Sample, scrape } from '../http/metrics-support.ts';
 import { bought, buyer, mtn } from '../vtu/purchase-support.ts';
@@ -81,6 +84,9 @@ describe('ops/: Prometheus rules and the Grafana dashboard', () => {
       body: '{"event":"charge.success","data":{}}',
     });
     assert.equal(refused.status, 401);
+    // The morning's reconciliation, run once: its counts per source and bucket are served from then on.
+    await world.ctx.jobs.runNow(dailyReconciliationJob);
+    assert.equal((await runQueuedJobs(world, reconciliationRunJob)).failed.length, 0);
     // The money's gauges are a snapshot the refresh job takes every 30 s: taken once, as Prometheus
     // would find it.
     await world.ctx.jobs.runNow(figuresRefreshJob);
