@@ -218,7 +218,7 @@ function reconciliationGauges(gauge: FigureGauge): void {
   gauge(
     {
       name: 'billrail_reconciliation_items',
-      help: "Items of each source's latest finished reconciliation run, per bucket (absent before its first run)",
+      help: "Items of each source's latest morning reconciliation run, per bucket: matched, and of the others those not resolved yet (absent before its first run)",
       labelNames: ['source', 'bucket'],
     },
     (f) => f.reconciliation,

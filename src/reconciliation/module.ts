@@ -41,7 +41,10 @@ export type ReconciliationModuleDeps = {
 };
 
 export type ReconciliationApi = {
-  /** The latest finished run of each source, for the gauges of /metrics. */
+  /**
+   * The latest finished morning run of each source, for the gauges of /metrics: its matched items,
+   * and of every other bucket the items not resolved yet.
+   */
   latestRuns(): Promise<ReconciliationRunView[]>;
 };
 
@@ -117,15 +120,46 @@ export function createReconciliationModule(
     ],
     api: {
       async latestRuns() {
+        // The morning's runs: an operator's run of some other period must not stand for the day.
         const rows = await db
           .selectFrom('reconciliation_runs')
           .selectAll()
           .distinctOn('source')
           .where('status', '=', 'done')
+          .where('daily_key', 'is not', null)
           .orderBy('source')
           .orderBy('created_at', 'desc')
           .execute();
-        return rows.map(runView);
+        if (rows.length === 0) return [];
+        // What still needs looking at: a resolved item no longer counts, so the alert on these
+        // gauges ends when the operators have dealt with every item, not the next morning.
+        const open = await db
+          .selectFrom('reconciliation_items')
+          .select(['run_id', 'bucket', (eb) => eb.fn.countAll<string>().as('n')])
+          .where(
+            'run_id',
+            'in',
+            rows.map((row) => row.id),
+          )
+          .where('bucket', '!=', 'matched')
+          .where('resolution_action', 'is', null)
+          .groupBy(['run_id', 'bucket'])
+          .execute();
+        return rows.map((row) => {
+          const view = runView(row);
+          const left = (bucket: string) =>
+            Number(open.find((o) => o.run_id === row.id && o.bucket === bucket)?.n ?? 0);
+          return {
+            ...view,
+            counts: {
+              matched: view.counts.matched,
+              missingHere: left('missingHere'),
+              missingThere: left('missingThere'),
+              amountMismatch: left('amountMismatch'),
+              statusMismatch: left('statusMismatch'),
+            },
+          };
+        });
       },
     },
   };

@@ -20,7 +20,16 @@ import {
 } from '../funding/support.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { runQueuedJobs } from '../helpers/domain-events.ts';
-import { createWorld, get, ok, type SignedIn, signIn, uniquePhone, type World } from '../helpers/world.ts';
+import {
+  createWorld,
+  get,
+  ok,
+  post,
+  type SignedIn,
+  signIn,
+  uniquePhone,
+  type World,
+} from '../helpers/world.ts';
 import { sampleValue, scrape } from '../http/metrics-support.ts';
 import { bought, buyer, mtn } from '../vtu/purchase-support.ts';
 
@@ -206,6 +215,23 @@ describe(`the morning's reconciliation (${onPostgres() ? 'PostgreSQL' : 'PGlite'
       // Nothing is credited by the morning's run itself: an operator resolves the item.
       assert.equal(await walletKobo(world, user.userId), 0n);
       assert.equal((await intentRow(world, intent.reference))?.status, 'pending');
+
+      // Once the operators have resolved it, the gauge (and Prometheus's alert) stops counting it.
+      ok(
+        await post(
+          world,
+          'adminResolveReconciliationItem',
+          { id: items[0]!.id, action: 'credit', reason: 'paid at the provider, webhook lost' },
+          { token: later.accessToken },
+        ),
+      );
+      await world.ctx.jobs.runNow(figuresRefreshJob);
+      const resolved = await scrape(world);
+      assert.equal(
+        sampleValue(resolved, 'billrail_reconciliation_items', { source: 'payments', bucket: 'missingHere' }),
+        0,
+      );
+      assert.equal(await walletKobo(world, user.userId), BigInt(intent.amount) * 100n);
     },
   );
 });
