@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { chargeSuccess, createIntent, sendWebhook, walletKobo } from '../funding/support.ts';
 import { onPostgres } from '../helpers/database.ts';
+import { restoreInto } from '../helpers/pg-restore.ts';
 import { until } from '../helpers/until.ts';
 import { createWorld, type World } from '../helpers/world.ts';
 import { bought, buyer, mtn } from '../vtu/purchase-support.ts';
@@ -83,19 +84,7 @@ describe('backup and restore (pg_dump, createdb, pg_restore, ledger:check)', {
     const sourceUrl = world.ctx.database.url!;
     const dump = path.join(dumpDir, 'billrail.dump');
     await run('pg_dump', ['--format=custom', '--no-owner', `--file=${dump}`, sourceUrl]);
-
-    const restoredUrl = new URL(sourceUrl);
-    restoredUrl.pathname = `/${restoredName}`;
-    await run('createdb', [
-      '--host',
-      restoredUrl.hostname,
-      '--port',
-      restoredUrl.port || '5432',
-      '--username',
-      decodeURIComponent(restoredUrl.username) || 'postgres',
-      restoredName,
-    ]);
-    await run('pg_restore', ['--no-owner', '--exit-on-error', `--dbname=${restoredUrl}`, dump]);
+    const restoredUrl = new URL(await restoreInto(sourceUrl, restoredName, dump));
 
     const { stdout } = await run(node, ['src/ledger/check-cli.ts'], {
       cwd: repoRoot,

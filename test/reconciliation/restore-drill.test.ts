@@ -26,6 +26,7 @@ import {
 import { onPostgres } from '../helpers/database.ts';
 import { runQueuedJobs } from '../helpers/domain-events.ts';
 import { freePort } from '../helpers/free-port.ts';
+import { restoreInto } from '../helpers/pg-restore.ts';
 import { createWorld, get, ok, post, type SignedIn, uniquePhone, type World } from '../helpers/world.ts';
 import { expectError, matchingNin } from '../kyc/kyc-support.ts';
 import { checkout } from '../payments/helpers.ts';
@@ -289,18 +290,7 @@ describe('the restore drill: a backup restored under a new service, reconciled w
     // migrates on start) runs on it, with the same providers.
     await first.close();
     original = undefined;
-    const restoredUrl = new URL(sourceUrl);
-    restoredUrl.pathname = `/${restoredName}`;
-    await run('createdb', [
-      '--host',
-      restoredUrl.hostname,
-      '--port',
-      restoredUrl.port || '5432',
-      '--username',
-      decodeURIComponent(restoredUrl.username) || 'postgres',
-      restoredName,
-    ]);
-    await run('pg_restore', ['--no-owner', '--exit-on-error', `--dbname=${restoredUrl}`, dump]);
+    const restoredUrl = new URL(await restoreInto(sourceUrl, restoredName, dump));
     const world = await service(restoredUrl.toString());
     restored = world;
     await assertLedgerOk(world);
