@@ -244,7 +244,7 @@ const NOTES = [
   'peak RSS MB: VmHWM of the service process, reset before each scenario (clear_refs) where Linux allows, else the peak since it started; sampled RSS MB: the largest VmRSS read every 100 ms during the scenario.',
   'service CPU ms/req: utime + stime of the service process (/proc/<pid>/stat) over the scenario ÷ its requests. broadcastPush: the worker process’s CPU ÷ pushes.',
   'PostgreSQL CPU ms/req: utime + stime of every process whose comm is postgres (plus the postmaster’s reaped children, so backends that ended count) over the scenario ÷ requests; in brackets the part spent by the backends of the service’s own database (PostgreSQL is shared with other work on this machine, so the whole may include it). On PGlite the database runs inside the service process: its CPU is in the service column.',
-  'full sign-in: req/s and CPU are per completed sign-in (requestOtp, the SMS read, verifyOtp), p50/p99 the whole sign-in. createBulkOrder: per order of 100 lines (its ratio too). savingsMaturity and scheduledRuns run in the bench process after the service stopped: no service CPU or RSS.',
+  'full sign-in: req/s and CPU are per completed sign-in (requestOtp, the SMS read, verifyOtp), p50/p99 the whole sign-in. createBulkOrder: per order of 100 lines (its ratio too). savingsMaturity, scheduledRuns and reconciliation run in the bench process after the service stopped: no service CPU or RSS. reconciliation: req/s is items compared and written per second, p50/p99 the one run from adminRunReconciliation to done; its counts per bucket are in its check.',
 ];
 
 /** Said only when the run measured buyAirtime through PgBouncer. */

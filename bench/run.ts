@@ -43,6 +43,7 @@ import {
 } from './notifications.ts';
 import { type PgbenchResult, runPgbench } from './pgbench.ts';
 import { buyAirtimeScenario, type PurchaseRun } from './purchases.ts';
+import { type ReconciliationRound, reconciliationScenario } from './reconciliation.ts';
 import { type ReportInput, writeReport } from './report.ts';
 import {
   createSavingsLockScenario,
@@ -108,6 +109,12 @@ import { countWebhookScenarioEvents, eachTopupCreditedOnce, type Query } from '.
 //                  subscriptions (PGlite: 5,000) at a local HTTPS push service in this process:
 //                  pushes per second, the worker's peak RSS, each page's and each push's time
 //                  (bench/notifications.ts, bench/push-worker.ts)
+//   reconciliation  once the service has stopped, in this process on its database with the app
+//                  listening: a day of 5,000 top-ups (BENCH_RECONCILIATION_PAYMENTS) initialised
+//                  through the service, paid at the sandbox's checkout and credited by its webhooks,
+//                  with a handful left unpaid, dropped or changed at the sandbox; one payments run
+//                  timed from adminRunReconciliation to done, its counts checked against what was
+//                  seeded (bench/reconciliation.ts)
 //   webClient      the web client (issue 20), built first if web/dist is stale: its initial JS gzipped
 //                  (entry script and module preloads of index.html); in headless Chromium on Slow 4G
 //                  with the CPU 4× slower, FCP and LCP of /sign-in loaded cold (median of 3), and the
@@ -138,7 +145,7 @@ import { countWebhookScenarioEvents, eachTopupCreditedOnce, type Query } from '.
 //
 // BENCH_SCENARIOS=webhook (a comma-separated list of getWallet, otp, signIn, webhook, buyAirtime,
 // createSavingsLock, transferToUser, savingsMaturity, scheduledRuns, bulkOrder, listNotifications, broadcastPush,
-// webClient) runs a
+// reconciliation, webClient) runs a
 // subset; BENCH_PGLITE=0 or BENCH_POSTGRES=0 leaves a database out; BENCH_DURATION=3 makes every
 // load (anchors' included) last 3 s instead of its own duration.
 //
@@ -203,7 +210,7 @@ const PGBOUNCER_URL = process.env.BENCH_PGBOUNCER_URL ?? 'postgres://postgres@12
 const PGBOUNCER_ENABLED = process.env.BENCH_PGBOUNCER !== '0';
 const PGLITE_ENABLED = process.env.BENCH_PGLITE !== '0';
 const ALL_SCENARIOS =
-  'getWallet,otp,signIn,webhook,buyAirtime,createSavingsLock,transferToUser,savingsMaturity,scheduledRuns,bulkOrder,listNotifications,broadcastPush,webClient';
+  'getWallet,otp,signIn,webhook,buyAirtime,createSavingsLock,transferToUser,savingsMaturity,scheduledRuns,bulkOrder,listNotifications,broadcastPush,reconciliation,webClient';
 const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? ALL_SCENARIOS).split(',').map((s) => s.trim()));
 const reportFile = path.resolve(process.env.BENCH_REPORT_FILE ?? path.join(repoRoot, 'bench', 'RESULTS.md'));
 
@@ -222,6 +229,8 @@ type DatabaseRun = {
   broadcast: BroadcastRound | null;
   /** scheduledRuns: each round's figures, when that scenario ran. */
   scheduledRuns: ScheduledRunsRound[];
+  /** reconciliation: the run's figures, when that scenario ran. */
+  reconciliation: ReconciliationRound | null;
   /** webClient: the browser measures against this database's service, when they ran. */
   webClient: WebClientRun | null;
 };
@@ -825,6 +834,17 @@ async function benchDatabase(
     for (const check of run.checks) checked(check);
     scheduledRuns = run.rounds;
   }
+  let reconciliation: ReconciliationRound | null = null;
+  if (SCENARIOS.has('reconciliation')) {
+    const run = await reconciliationScenario(database, extraEnv);
+    step(run.result);
+    reconciliation = run.round;
+    const r = run.round;
+    process.stdout.write(
+      `${database}: reconciliation: ${r.items} items in ${r.seconds} s (${r.itemsPerSecond} items/s; the job ${r.jobMs} ms): matched ${r.counts.matched}, missingHere ${r.counts.missingHere}, missingThere ${r.counts.missingThere}, amountMismatch ${r.counts.amountMismatch}, statusMismatch ${r.counts.statusMismatch}; ${r.providerPages} provider pages, ${r.verifyCalls} verified by reference; the job's phases: run row ${r.phases.startMs} ms, listing ${r.phases.listingMs} ms, our side ${r.phases.ourSideMs} ms, verify-by-reference ${r.phases.verifyByReferenceMs} ms, writing the items ${r.phases.writingMs} ms (seeded in ${r.seed.seconds} s: intents ${r.seed.intentsSeconds} s, payments and credits ${r.seed.paymentsSeconds} s)\n`,
+    );
+    for (const check of run.checks) checked(check);
+  }
   return {
     database,
     startupMs,
@@ -835,6 +855,7 @@ async function benchDatabase(
     maturity,
     broadcast,
     scheduledRuns,
+    reconciliation,
     webClient,
   };
 }
@@ -956,6 +977,7 @@ async function benchThroughPgbouncer(): Promise<DatabaseRun> {
     maturity: [],
     broadcast: null,
     scheduledRuns: [],
+    reconciliation: null,
     webClient: null,
   };
 }
@@ -1353,6 +1375,7 @@ function writeResults(
       'transferToUser: Tier-2 senders (made through the API: profile, Tier 1, Tier 2 by NIN, PIN, a funded wallet), the sender changing on every request (round-robin) and the Tier-1 recipient with it, ₦100 each, every request with its own Idempotency-Key; each transfer is one posting locking both wallets, and publishes the recipient’s wallet.transfer_received event (a job the service’s own workers run during the load).',
       'savingsMaturity: in the bench process on the service database after the service stopped; locks seeded in bulk (SQL and postBatch), all due at one instant; req/s is locks matured per second, p50/p99 the batch transaction; runs.maturity has each round with its per-statement profile.',
       'scheduledRuns: in the bench process on the service database after the service stopped, with the app listening (the purchases reach the sandbox VTpass over HTTP); 1,000 schedules seeded in bulk over 100 Tier-1 users with funded wallets, all due at one instant; req/s is runs delivered (purchase success) per second from the first claim; runs.scheduledRuns has each round.',
+      'reconciliation: in the bench process on the service database after the service stopped, with the app listening; the sandbox clock a week ahead, so the day holds only its own top-ups: created through createTopupIntent over HTTP, paid through the sandbox checkout’s Pay over HTTP, credited by the sandbox’s webhooks; one payments run from adminRunReconciliation over HTTP through its job (fetched, run, completed as a worker does) to adminGetReconciliation reading it done; runs.reconciliation has the counts, the provider pages and the phases.',
       'listNotifications: 50 users with 200 inbox entries each (50 unread), written in bulk before the service started (so its startup skips the migrations), one user per connection; limit 20.',
       'webClient: initialJs is the entry <script type="module"> of web/dist/index.html and its <link rel="modulepreload">s, each gzipped at level 9 (1 KB = 1,000 bytes); allJs every .js in web/dist. In headless Chromium (playwright-core, 360×800 phone) throttled per page through DevTools to Lighthouse’s Slow 4G (150 ms latency per request, 1,638.4 kbit/s down, 675 kbit/s up, CPU 4×): /sign-in loaded cold (a new context each: no cache, no service worker), FCP and LCP from the buffered paint and largest-contentful-paint entries once the network is idle, median of 3; the same with DevTools’ adjusted latency (562.5 ms) and throughput (1,474.56 kbit/s) for context. Pay: one Tier-1 user signed in through the API (refresh token in localStorage), 5 purchases of ₦100 MTN airtime the sandbox delivers at once through /buy/airtime in one context, from the Pay click event to the frame after the status read Successful, on the page’s clock; the service is idle (this runs before the load scenarios).',
       'broadcastPush: after the service stopped, a worker process (context with job workers, push agent trusting the local push service) creates a broadcast and fans it out in pages of 500, 50 pushes at once; the push service runs in the bench process and checks the JWT and payload of the first BENCH_PUSH_CHECK_FIRST pushes only; req/s is pushes/s from creation to the last arrival, p50/p99 per push at the sender, peak RSS the worker’s VmHWM; runs.broadcast has the profile.',
