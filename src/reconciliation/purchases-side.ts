@@ -18,7 +18,12 @@ export type PurchasesSideDeps = {
 /** Requeries in flight at once: a day's purchases in minutes, without crowding the provider. */
 const requeriesAtOnce = 8;
 
-type Theirs = { outcome: RequeryOutcome | null; chargedKobo: bigint | null; listedAt: Date | null };
+type Theirs = {
+  outcome: RequeryOutcome | null;
+  chargedKobo: bigint | null;
+  listedAt: Date | null;
+  recipient?: string | null;
+};
 
 /** Where one purchase stands on both sides; `theirs.outcome` null: never sent, so never theirs. */
 export function purchaseBucket(ours: SentPurchase | null, theirs: Theirs): Bucket {
@@ -52,6 +57,7 @@ const ourRecord = (purchase: SentPurchase): StoredRecord =>
     userId: purchase.userId,
     kind: purchase.service,
     providerReference: purchase.providerReference,
+    recipient: purchase.recipient,
     note: purchase.refundedKobo > 0n ? `${purchase.refundedKobo} kobo refunded of a part delivery` : null,
   });
 
@@ -65,6 +71,7 @@ function theirRecord(theirs: Theirs, service: VtuService): StoredRecord | null {
     at: theirs.listedAt,
     kind: service,
     providerReference: 'providerReference' in outcome ? outcome.providerReference : null,
+    recipient: theirs.recipient,
     note: outcome.status === 'failed' || outcome.status === 'unknown' ? outcome.reason : null,
   });
 }
@@ -103,7 +110,12 @@ export async function comparePurchases(
     const order = listedByReference.get(purchase.reference);
     let theirs: Theirs;
     if (order !== undefined) {
-      theirs = { outcome: order.outcome, chargedKobo: order.chargedKobo, listedAt: order.createdAt };
+      theirs = {
+        outcome: order.outcome,
+        chargedKobo: order.chargedKobo,
+        listedAt: order.createdAt,
+        recipient: order.recipient,
+      };
     } else if (purchase.sentAt === null) {
       theirs = { outcome: null, chargedKobo: null, listedAt: null };
     } else {
@@ -131,7 +143,12 @@ export async function comparePurchases(
       bucket: 'missingHere',
       ours: null,
       theirs: theirRecord(
-        { outcome: order.outcome, chargedKobo: order.chargedKobo, listedAt: order.createdAt },
+        {
+          outcome: order.outcome,
+          chargedKobo: order.chargedKobo,
+          listedAt: order.createdAt,
+          recipient: order.recipient,
+        },
         order.service,
       ),
     });

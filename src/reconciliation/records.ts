@@ -11,6 +11,7 @@ export type StoredRecord = {
   userId?: string;
   kind?: string;
   providerReference?: string;
+  recipient?: string;
   note?: string;
 };
 
@@ -29,6 +30,7 @@ export function storedRecord(fields: {
   userId?: string | null | undefined;
   kind?: string | null | undefined;
   providerReference?: string | null | undefined;
+  recipient?: string | null | undefined;
   note?: string | null | undefined;
 }): StoredRecord {
   const record: StoredRecord = { status: fields.status };
@@ -39,6 +41,7 @@ export function storedRecord(fields: {
   if (fields.kind !== undefined && fields.kind !== null) record.kind = fields.kind;
   if (fields.providerReference !== undefined && fields.providerReference !== null)
     record.providerReference = fields.providerReference;
+  if (fields.recipient !== undefined && fields.recipient !== null) record.recipient = fields.recipient;
   if (fields.note !== undefined && fields.note !== null) record.note = fields.note;
   return record;
 }

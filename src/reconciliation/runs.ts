@@ -80,6 +80,7 @@ function recordView(json: unknown): RecordView | undefined {
     ...(record.userId === undefined ? {} : { userId: record.userId }),
     ...(record.kind === undefined ? {} : { kind: record.kind }),
     ...(record.providerReference === undefined ? {} : { providerReference: record.providerReference }),
+    ...(record.recipient === undefined ? {} : { recipient: record.recipient }),
     ...(record.note === undefined ? {} : { note: record.note }),
   };
 }

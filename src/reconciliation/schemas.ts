@@ -78,6 +78,12 @@ const record = z.object({
     .optional()
     .describe('Ours: topup, bank_deposit or the purchase service; theirs: the payment channel or order kind'),
   providerReference: z.string().optional(),
+  recipient: z
+    .string()
+    .optional()
+    .describe(
+      'The phone, meter, smartcard or account it was for (a purchase): whose it was, with no record here',
+    ),
   note: z.string().optional(),
 });
 export type RecordView = z.infer<typeof record>;

@@ -10,6 +10,8 @@ export type SentPurchase = {
   reference: string;
   service: VtuService;
   userId: string;
+  /** The phone, meter, smartcard, account or link it was for. */
+  recipient: string;
   status: 'processing' | 'success' | 'failed';
   /** Kobo taken from the wallet (a debit) or paid out (airtime-to-cash). */
   amountKobo: bigint;
@@ -27,6 +29,7 @@ const toSent = (row: Selectable<VtuTransactionsTable>): SentPurchase => ({
   reference: row.reference,
   service: row.service as VtuService,
   userId: row.user_id,
+  recipient: row.recipient,
   status: row.status,
   amountKobo: row.amount,
   wholesaleKobo: row.wholesale,

@@ -345,7 +345,8 @@ describe(`reconciliation with the providers' records (${onPostgres() ? 'PostgreS
       const plan = (await world.ctx.vtuProviders.data.dataPlans('mtn'))[0]!;
       const order = { network: 'mtn', plan_id: plan.planId, amount: Number(plan.wholesaleKobo) / 100 };
       const kept = await bought(world, user, 'buyData', { ...order, phone: mtn('5') });
-      const lost = await bought(world, user, 'buyData', { ...order, phone: mtn('7') });
+      const lostPhone = mtn('7');
+      const lost = await bought(world, user, 'buyData', { ...order, phone: lostPhone });
       assert.deepEqual([kept.status, lost.status], ['success', 'success']);
       // Gone here, as after a restore to a backup taken before it.
       await world.ctx.db.deleteFrom('vtu_transactions').where('id', '=', lost.id).execute();

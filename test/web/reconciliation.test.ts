@@ -100,7 +100,7 @@ describe('the reconciliation CSV', () => {
     const lines = text.slice(1).split('\r\n');
     assert.equal(
       lines[0],
-      'bucket,reference,our status,our amount,our date,our kind,user id,their status,their amount,their date,their kind,provider reference,note,resolution action,resolution reason,resolution outcome,resolved by,resolved at',
+      'bucket,reference,our status,our amount,our date,our kind,user id,their status,their amount,their date,their kind,provider reference,recipient,note,resolution action,resolution reason,resolution outcome,resolved by,resolved at',
     );
     // The note holds a comma, quotes and a line break: quoted, its quotes doubled.
     assert.ok(text.includes('"Approved, ""by bank""\nsecond line"'));
@@ -120,6 +120,7 @@ describe('the reconciliation CSV', () => {
       '2026-11-28T09:01:00.000Z',
       'card',
       '4099',
+      '',
       'Approved, "by bank"\nsecond line',
       'credit',
       `'=HYPERLINK("http://evil","click")`,
@@ -138,7 +139,7 @@ describe('the reconciliation CSV', () => {
         ]).slice(1),
       );
       assert.equal(row![1], `'${start}`, `${JSON.stringify(start)} as a reference`);
-      assert.equal(row![12], `'${start}`, `${JSON.stringify(start)} as a note`);
+      assert.equal(row![13], `'${start}`, `${JSON.stringify(start)} as a note`);
       assert.equal(row![3], '-12.30', 'a negative amount stays a number');
     }
     const [, plain] = parseCsv(reconciliationCsv([{ bucket: 'matched', reference: 'a-1=2' }]).slice(1));
@@ -157,7 +158,7 @@ describe('the reconciliation CSV', () => {
         },
       ]).slice(1),
     );
-    assert.equal(row![12], 'ours: refunded; theirs: delivered');
+    assert.equal(row![13], 'ours: refunded; theirs: delivered');
     // A Lagos day starts at 23:00 UTC the day before.
     assert.equal(
       reconciliationFileName({ source: 'payments', from: '2026-11-27T23:00:00.000Z' }),

@@ -11,6 +11,7 @@ export type CsvRecord = {
   userId?: string | undefined;
   kind?: string | undefined;
   providerReference?: string | undefined;
+  recipient?: string | undefined;
   note?: string | undefined;
 };
 
@@ -35,6 +36,7 @@ export const csvHeader = [
   'their date',
   'their kind',
   'provider reference',
+  'recipient',
   'note',
   'resolution action',
   'resolution reason',
@@ -88,6 +90,7 @@ function row(item: CsvItem): Cell[] {
     theirs?.at,
     theirs?.kind,
     theirs?.providerReference ?? ours?.providerReference,
+    ours?.recipient ?? theirs?.recipient,
     note(item),
     resolution?.action,
     resolution?.reason,

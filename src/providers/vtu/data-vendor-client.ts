@@ -144,6 +144,7 @@ const orderSchema = z.object({
   ident: z.string().nullish(),
   Status: z.string(),
   api_response: z.string().nullish(),
+  mobile_number: z.string().nullish(),
   plan_amount: z.unknown().optional(),
   paid_amount: z.unknown().optional(),
 });
@@ -570,6 +571,7 @@ function listedOrder(connection: DataVendorConnection, kind: Kind, item: unknown
     service: kind === dataKind ? 'data' : 'airtime',
     outcome,
     chargedKobo: outcome.status === 'failed' ? 0n : chargedKobo(order, kind),
+    recipient: order.mobile_number ?? null,
     createdAt,
   };
 }

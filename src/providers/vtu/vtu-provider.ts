@@ -267,6 +267,11 @@ export type ProviderOrder = {
    * order: a provider refunds what it failed to deliver.
    */
   chargedKobo: bigint | null;
+  /**
+   * The number it was for, as the provider wrote it: with no record here (a restore), whose order it
+   * was is found from it.
+   */
+  recipient: string | null;
   /** When the provider created it, by its clock. */
   createdAt: Date;
 };

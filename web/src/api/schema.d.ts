@@ -18466,6 +18466,8 @@ export interface operations {
                                     /** @description Ours: topup, bank_deposit or the purchase service; theirs: the payment channel or order kind */
                                     kind?: string;
                                     providerReference?: string;
+                                    /** @description The phone, meter, smartcard or account it was for (a purchase): whose it was, with no record here */
+                                    recipient?: string;
                                     note?: string;
                                 };
                                 /** @description Absent when the provider has none */
@@ -18484,6 +18486,8 @@ export interface operations {
                                     /** @description Ours: topup, bank_deposit or the purchase service; theirs: the payment channel or order kind */
                                     kind?: string;
                                     providerReference?: string;
+                                    /** @description The phone, meter, smartcard or account it was for (a purchase): whose it was, with no record here */
+                                    recipient?: string;
                                     note?: string;
                                 };
                                 resolution?: {
@@ -18794,6 +18798,8 @@ export interface operations {
                                 /** @description Ours: topup, bank_deposit or the purchase service; theirs: the payment channel or order kind */
                                 kind?: string;
                                 providerReference?: string;
+                                /** @description The phone, meter, smartcard or account it was for (a purchase): whose it was, with no record here */
+                                recipient?: string;
                                 note?: string;
                             };
                             /** @description Absent when the provider has none */
@@ -18812,6 +18818,8 @@ export interface operations {
                                 /** @description Ours: topup, bank_deposit or the purchase service; theirs: the payment channel or order kind */
                                 kind?: string;
                                 providerReference?: string;
+                                /** @description The phone, meter, smartcard or account it was for (a purchase): whose it was, with no record here */
+                                recipient?: string;
                                 note?: string;
                             };
                             resolution?: {

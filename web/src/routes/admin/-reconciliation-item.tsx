@@ -54,6 +54,7 @@ const rows: ReadonlyArray<{ label: string; of: (side: NonNullable<Side>) => stri
   { label: 'Kind', of: (s) => s.kind },
   { label: 'User', of: (s) => s.userId },
   { label: 'Provider reference', of: (s) => s.providerReference },
+  { label: 'For', of: (s) => s.recipient },
   { label: 'Note', of: (s) => s.note },
 ];
 
