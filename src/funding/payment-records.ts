@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import { newId } from '../ids.ts';
 import { bankDepositCreditsBetween, type PostedCredit, postedCreditsOf } from '../ledger/credits.ts';
@@ -85,7 +85,8 @@ export async function paymentRecordsOf(
   const intents = await db
     .selectFrom('topup_intents')
     .select(intentColumns)
-    .where('reference', 'in', [...references])
+    // One array parameter, however many references: a list of bind parameters has a ceiling.
+    .where(sql<boolean>`reference = any(${[...references]}::text[])`)
     .execute();
   for (const intent of intents) records.set(intent.reference, topupRecord(intent));
   const deposits = await postedCreditsOf(db, references.map(dedicatedPostingReference));

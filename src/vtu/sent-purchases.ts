@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { DB, VtuTransactionsTable } from '../db/schema.ts';
 import type { VtuService } from '../providers/vtu/vtu-provider.ts';
 
@@ -67,7 +67,8 @@ export async function purchasesByReference(
   const rows = await db
     .selectFrom('vtu_transactions')
     .selectAll()
-    .where('reference', 'in', [...references])
+    // One array parameter, however many references: a list of bind parameters has a ceiling.
+    .where(sql<boolean>`reference = any(${[...references]}::text[])`)
     .execute();
   return new Map(rows.map((row) => [row.reference, toSent(row)]));
 }
