@@ -26,9 +26,8 @@ type Theirs = {
 };
 
 /** Where one purchase stands on both sides; `theirs.outcome` null: never sent, so never theirs. */
-export function purchaseBucket(ours: SentPurchase | null, theirs: Theirs): Bucket {
+export function purchaseBucket(ours: SentPurchase, theirs: Theirs): Bucket {
   const outcome = theirs.outcome;
-  if (ours === null) return 'missingHere';
   if (outcome === null) return ours.status === 'success' ? 'missingThere' : 'matched';
   switch (outcome.status) {
     case 'not_found':

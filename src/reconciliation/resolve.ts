@@ -129,19 +129,23 @@ export async function resolveItem(
   const purchase = (await deps.purchasesByReference([item.reference])).get(item.reference);
   const service = (purchase?.service ?? theirs?.kind ?? ours?.kind) as VtuService | undefined;
   if (service === undefined) throw conflict('the service of this item is not known', 'unknown_service');
-  let outcome: string;
+  let provider: string;
   if (purchase?.status === 'processing' && purchase.sentAt !== null) {
-    // Settled through the purchases' own requery: what the answer says is done once, there.
-    await deps.requeryReference(service, item.reference);
+    // Settled through the purchases' own requery, which asks the provider: what the answer says is
+    // done once, there, and not asked a second time here.
+    const counts = await deps.requeryReference(service, item.reference);
+    provider = counts?.succeeded ? 'success' : counts?.failed ? 'failed' : 'pending';
+  } else {
+    const answer = await deps.providerOf(item.source).requery({
+      reference: item.reference,
+      service,
+      providerReference: purchase?.providerReference ?? theirs?.providerReference ?? null,
+      ...(purchase?.sentAt == null ? {} : { sentAt: purchase.sentAt }),
+    });
+    provider = `${answer.status}${'reason' in answer ? ` (${answer.reason})` : ''}`;
   }
-  const answer = await deps.providerOf(item.source).requery({
-    reference: item.reference,
-    service,
-    providerReference: purchase?.providerReference ?? theirs?.providerReference ?? null,
-    ...(purchase?.sentAt == null ? {} : { sentAt: purchase.sentAt }),
-  });
   const after = (await deps.purchasesByReference([item.reference])).get(item.reference);
-  outcome = `provider: ${answer.status}${'reason' in answer ? ` (${answer.reason})` : ''}; ours: ${after?.status ?? 'none'}`;
+  const outcome = `provider: ${provider}; ours: ${after?.status ?? 'none'}`;
   return deps.db
     .transaction()
     .execute((trx) => recordResolution(trx, { ...resolution, outcome, at: deps.now() }));

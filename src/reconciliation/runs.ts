@@ -9,7 +9,7 @@ import { newId } from '../ids.ts';
 import { defineJob } from '../jobs/job.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { koboToNaira } from '../money.ts';
-import type { Page } from '../paging.ts';
+import { newestFirstPage, type Page } from '../paging.ts';
 import { comparePayments, type PaymentsSideDeps } from './payments-side.ts';
 import { comparePurchases, type PurchasesSideDeps } from './purchases-side.ts';
 import type { ComparedItem, StoredRecord } from './records.ts';
@@ -279,13 +279,6 @@ export async function listRuns(
 ): Promise<{ items: RunRow[]; total: number }> {
   let query = db.selectFrom('reconciliation_runs');
   if (filter.source !== undefined) query = query.where('source', '=', filter.source);
-  const items = await query
-    .selectAll()
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(page.limit)
-    .offset(page.offset)
-    .execute();
-  const { n } = await query.select(sql<string>`count(*)::text`.as('n')).executeTakeFirstOrThrow();
-  return { items, total: Number(n) };
+  const { rows, total } = await newestFirstPage(query, page);
+  return { items: rows, total };
 }
