@@ -44,10 +44,20 @@ export async function writeCredits(
   now: Date,
 ): Promise<CreditOutcome[]> {
   if (credits.length === 0) return [];
-  const splits = await limits.splitCredits(
+  // A reference heard twice in one batch (a charge delivered twice) is one credit: split once, so both
+  // copies carry the same entries and the second meets the first's posting, rather than a split that
+  // counted the money twice (a posting with other content: the batch refused, and the person's other
+  // credits of the batch held for room the duplicate never took).
+  const firstOf = new Map<string, number>();
+  for (const [i, { posting }] of credits.entries())
+    if (!firstOf.has(posting.reference)) firstOf.set(posting.reference, i);
+  const distinct = [...firstOf.values()];
+  const distinctSplits = await limits.splitCredits(
     trx,
-    credits.map((c) => c.credit),
+    distinct.map((i) => credits[i]!.credit),
   );
+  const splitOfFirst = new Map(distinct.map((i, k) => [i, distinctSplits[k]!]));
+  const splits = credits.map(({ posting }) => splitOfFirst.get(firstOf.get(posting.reference)!)!);
   const postings = credits.map(({ posting }, i) => ({
     ...posting,
     entries: [...posting.entries, ...limits.creditEntries(splits[i]!)],

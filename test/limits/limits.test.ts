@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { type PendingCredit, writeCredits } from '../../src/funding/credits.ts';
+import { newId } from '../../src/ids.ts';
 import { nextLagosMidnight } from '../../src/lagos-time.ts';
-import { lockUserAccounts, userAccount, userBalances } from '../../src/ledger/accounts.ts';
+import { lockUserAccounts, systemAccounts, userAccount, userBalances } from '../../src/ledger/accounts.ts';
 import { heldReleaseSweepJob } from '../../src/limits/module.ts';
 import { order as bulkOrder } from '../bulk-orders/support.ts';
 import { assertLedgerOk, chargeSuccess, createIntent, processed, sendWebhook } from '../funding/support.ts';
@@ -245,5 +247,42 @@ describe(`account limits (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
         [userAccount('wallet', user.userId), userAccount('wallet_held', user.userId)],
       );
     });
+  });
+
+  it("splits a credit heard twice in one batch once: the person's other credit keeps its room", async () => {
+    // ₦290,000 of the Tier 1 maximum of ₦300,000: room for ₦10,000. One ₦5,000 charge delivered
+    // twice and another ₦5,000 charge, credited in one transaction as a webhook batch is.
+    const user = await person(world, 1, 290_000);
+    const pending = (reference: string): PendingCredit => ({
+      credit: { userId: user.userId, amountKobo: 500_000n },
+      posting: {
+        reference,
+        description: 'Wallet top-up',
+        entries: [{ account: systemAccounts.collectionsPool, amount: -500_000n }],
+      },
+      async finish(posted) {
+        if (posted.status === 'rejected') throw posted.reason;
+        return posted.value.created ? 'credited' : 'already_credited';
+      },
+    });
+    const [first, second] = [`test-credit:${newId()}`, `test-credit:${newId()}`];
+    const outcomes = await world.ctx.db
+      .transaction()
+      .execute((trx) =>
+        writeCredits(
+          world.ctx.modules.limits.api,
+          trx,
+          [pending(first), pending(first), pending(second)],
+          world.ctx.clock.now(),
+        ),
+      );
+    assert.deepEqual(outcomes, ['credited', 'already_credited', 'credited']);
+    const balances = await userBalances(world.ctx.db, user.userId);
+    assert.deepEqual(
+      [balances.wallet, balances.wallet_held],
+      [30_000_000n, 0n],
+      'nothing held: the room was there',
+    );
+    await assertLedgerOk(world);
   });
 });
