@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import { statement } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 
@@ -125,17 +125,20 @@ export async function lockUserAccounts(
 
 /**
  * The people whose held balance (the part of credits over their maximum, API.md 17.2) is above
- * zero, at most `max` of them: what the limits' release sweep looks at. Read through the partial
- * index of migration 2026-12-09T0900, whose predicate this repeats word for word.
+ * zero, at most `max` of them, in account order after `afterUserId`'s: what the limits' release
+ * sweep looks at, page by page. Read through the partial index of migration 2026-12-09T0900, whose
+ * predicate this repeats word for word, as literals, so that the planner can prove it.
  */
-export async function peopleWithHeldBalance(db: Handle, max: number): Promise<string[]> {
-  const rows = await db
+export async function peopleWithHeldBalance(
+  db: Handle,
+  max: number,
+  afterUserId?: string,
+): Promise<string[]> {
+  let query = db
     .selectFrom('ledger_accounts')
     .select('user_id')
-    .where('code', 'like', 'wallet_held:%')
-    .where('balance', '>', 0n)
-    .orderBy('code')
-    .limit(max)
-    .execute();
+    .where(sql<boolean>`code like 'wallet_held:%' and balance > 0`);
+  if (afterUserId !== undefined) query = query.where('code', '>', userAccount('wallet_held', afterUserId));
+  const rows = await query.orderBy('code').limit(max).execute();
   return rows.flatMap((row) => (row.user_id === null ? [] : [row.user_id]));
 }

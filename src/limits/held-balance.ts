@@ -3,7 +3,7 @@ import type { DB } from '../db/schema.ts';
 import { publishEvents } from '../events/domain-events.ts';
 import { newId } from '../ids.ts';
 import type { JobQueue } from '../jobs/queue.ts';
-import { lockUserAccounts, userAccount } from '../ledger/accounts.ts';
+import { lockUserAccounts, peopleWithHeldBalance, userAccount } from '../ledger/accounts.ts';
 import { type PostingEntry, postBatch } from '../ledger/postings.ts';
 import { limitsOfTier, type TierLimits } from './tier-limits.ts';
 
@@ -133,4 +133,25 @@ export async function releaseHeld(deps: HeldBalanceDeps, userId: string, now: Da
     ]);
     return moved;
   });
+}
+
+/**
+ * The release sweep: each run looks at `pageMax` people with a held balance and releases what each
+ * has room for. A run goes on after the last person the one before looked at, and starts over past
+ * the end, so a first page of people with no room never keeps everyone after them waiting. The place
+ * is this process's; another worker's sweep keeps its own (each release is decided under the locks).
+ */
+export function createReleaseSweep(
+  deps: HeldBalanceDeps,
+  now: () => Date,
+  pageMax: number,
+): () => Promise<bigint> {
+  let after: string | undefined;
+  return async () => {
+    const people = await peopleWithHeldBalance(deps.db, pageMax, after);
+    after = people.length < pageMax ? undefined : people.at(-1);
+    let moved = 0n;
+    for (const userId of people) moved += await releaseHeld(deps, userId, now());
+    return moved;
+  };
 }

@@ -6,10 +6,16 @@ import type { Config } from '../config.ts';
 import type { DB } from '../db/schema.ts';
 import { defineJob, noPayload } from '../jobs/job.ts';
 import { type JobQueue, jobDefinition } from '../jobs/queue.ts';
-import { peopleWithHeldBalance } from '../ledger/accounts.ts';
 import { type DomainModule, on } from '../module.ts';
 import { dailyDebitAdmission, dailyDebitRule, giveBackRoom } from './daily-debits.ts';
-import { announceHeld, type CreditSplit, creditEntries, releaseHeld, splitCredits } from './held-balance.ts';
+import {
+  announceHeld,
+  type CreditSplit,
+  createReleaseSweep,
+  creditEntries,
+  releaseHeld,
+  splitCredits,
+} from './held-balance.ts';
 import { limitsOperations } from './ops.ts';
 
 export type { CreditSplit };
@@ -83,6 +89,7 @@ export function createLimitsModule(deps: LimitsModuleDeps): DomainModule & { api
   const judge = { limits: deps.config, tiersAmong: deps.tiersAmong };
   const held = { db: deps.db, jobs: deps.jobs, limits: deps.config, tiersAmong: deps.tiersAmong };
   const release = (userId: string) => releaseHeld(held, userId, deps.clock.now());
+  const sweep = createReleaseSweep(held, () => deps.clock.now(), sweepMax);
   return {
     operations: limitsOperations({
       db: deps.db,
@@ -102,8 +109,7 @@ export function createLimitsModule(deps: LimitsModuleDeps): DomainModule & { api
         expireInSeconds: 600,
         runOnClockAdvance: true,
         handler: async () => {
-          let moved = 0n;
-          for (const userId of await peopleWithHeldBalance(deps.db, sweepMax)) moved += await release(userId);
+          const moved = await sweep();
           if (moved > 0n) deps.logger.info({ movedKobo: moved.toString() }, 'held balances released');
         },
       }),

@@ -3,7 +3,15 @@ import { after, before, describe, it } from 'node:test';
 import { type PendingCredit, writeCredits } from '../../src/funding/credits.ts';
 import { newId } from '../../src/ids.ts';
 import { nextLagosMidnight } from '../../src/lagos-time.ts';
-import { lockUserAccounts, systemAccounts, userAccount, userBalances } from '../../src/ledger/accounts.ts';
+import {
+  lockUserAccounts,
+  peopleWithHeldBalance,
+  systemAccounts,
+  userAccount,
+  userBalances,
+} from '../../src/ledger/accounts.ts';
+import { post as postLedger } from '../../src/ledger/postings.ts';
+import { createReleaseSweep } from '../../src/limits/held-balance.ts';
 import { heldReleaseSweepJob } from '../../src/limits/module.ts';
 import { order as bulkOrder } from '../bulk-orders/support.ts';
 import { assertLedgerOk, chargeSuccess, createIntent, processed, sendWebhook } from '../funding/support.ts';
@@ -283,6 +291,46 @@ describe(`account limits (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       [30_000_000n, 0n],
       'nothing held: the room was there',
     );
+    await assertLedgerOk(world);
+  });
+
+  it('sweeps past people with no room: everyone held is looked at in turn, a page a run', async () => {
+    const hold = (userId: string) =>
+      postLedger(
+        world.ctx.db,
+        {
+          reference: `test-held:${newId()}`,
+          description: 'Test held balance',
+          entries: [
+            { account: systemAccounts.collectionsPool, amount: -100_000n },
+            { account: userAccount('wallet_held', userId), amount: 100_000n },
+          ],
+        },
+        world.ctx.clock.now(),
+      );
+    // Full, so nothing of theirs can move; made first, so their account comes first in the sweep's order.
+    const full = await person(world, 1, 300_000);
+    const roomy = await person(world, 1);
+    await hold(full.userId);
+    await hold(roomy.userId);
+    const heldPeople = (await peopleWithHeldBalance(world.ctx.db, 10_000)).length;
+    const sweep = createReleaseSweep(
+      {
+        db: world.ctx.db,
+        jobs: world.ctx.jobs,
+        limits: world.ctx.config.limits,
+        tiersAmong: world.ctx.modules.auth.api.tiersAmong,
+      },
+      () => world.ctx.clock.now(),
+      1,
+    );
+    for (let run = 0; run < heldPeople; run++) await sweep();
+    const [fullNow, roomyNow] = await Promise.all([
+      userBalances(world.ctx.db, full.userId),
+      userBalances(world.ctx.db, roomy.userId),
+    ]);
+    assert.deepEqual([roomyNow.wallet, roomyNow.wallet_held], [100_000n, 0n], 'released, once its turn came');
+    assert.deepEqual([fullNow.wallet, fullNow.wallet_held], [30_000_000n, 100_000n]);
     await assertLedgerOk(world);
   });
 });
