@@ -3,7 +3,7 @@ import { statement } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { lagosDate } from '../lagos-time.ts';
-import { koboToNaira } from '../money.ts';
+import { formatNaira, koboToNaira } from '../money.ts';
 import { limitsOfTier, type TierLimits, tierAdmitting, tighter } from './tier-limits.ts';
 
 // The daily debit limit (API.md 17.2, decision 0044): what leaves a person on the Lagos day of
@@ -100,8 +100,8 @@ export function judgeDebit(limits: TierLimits, use: DayUse, amountKobo: bigint):
   );
 }
 
-const naira = (kobo: bigint | null) =>
-  kobo === null ? 'no limit' : `₦${koboToNaira(kobo).toLocaleString('en-NG', { maximumFractionDigits: 2 })}`;
+/** An amount of the refusal's message, through its digits (money.ts), never a float. */
+const naira = (kobo: bigint | null) => (kobo === null ? 'no limit' : formatNaira(kobo));
 
 /**
  * Adds accepted debits to their people's day (the Lagos day of `now`), starting the day again when
