@@ -57,7 +57,7 @@ export async function requestDataExport(
     const now = deps.clock.now();
     const latest = await trx
       .selectFrom('data_exports')
-      .select('created_at')
+      .select(['id', 'created_at'])
       .where('user_id', '=', userId)
       .orderBy('created_at', 'desc')
       .limit(1)
@@ -67,7 +67,9 @@ export async function requestDataExport(
       throw new AppError(
         'CONFLICT',
         `a copy of your data can be asked for once a day: the next from ${nextAllowedAt}`,
-        { details: { reason: 'export_requested_recently', nextAllowedAt } },
+        // The copy already asked for: a phone that does not know it (another device, a new session)
+        // finds it by this, and shows it.
+        { details: { reason: 'export_requested_recently', nextAllowedAt, exportId: latest.id } },
       );
     }
     const id = newId();

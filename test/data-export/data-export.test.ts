@@ -162,8 +162,13 @@ describe('data export', () => {
     const refused = failure(await post(world, 'requestDataExport', {}, { token: person.accessToken }));
     assert.equal(refused.status, 409);
     assert.equal(refused.code, 'CONFLICT');
-    const details = refused.details as { nextAllowedAt: string };
+    const details = refused.details as { nextAllowedAt: string; exportId: string };
     assert.ok(refused.message.includes(details.nextAllowedAt));
+    // It names the copy already asked for, so a phone that never saw it (another device) can show it.
+    const copy = ok(
+      await get<ExportView>(world, 'getDataExport', { id: details.exportId }, { token: person.accessToken }),
+    );
+    assert.equal(copy.status, 'ready');
   });
 
   it('makes one export of requests sent at once (the person locked; proved on PostgreSQL)', async () => {

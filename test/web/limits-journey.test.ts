@@ -191,6 +191,14 @@ describe('the web client: limits, a held balance, a copy of one’s data, closin
 
     await page.getByRole('button', { name: 'Prepare a new copy' }).click();
     await page.getByText(/You already asked for a copy in the last 24 hours/).waitFor(TIMEOUT);
+
+    // A phone that never saw the copy (another device, or signed in again): the refusal names it, and
+    // the screen shows it to download.
+    await page.evaluate(() => localStorage.removeItem('billrail.kept.data-export'));
+    await page.reload();
+    await page.getByRole('button', { name: 'Prepare my data' }).click();
+    await page.getByText(/You already asked for a copy in the last 24 hours/).waitFor(TIMEOUT);
+    await page.getByRole('link', { name: 'Download my data (JSON)' }).waitFor(TIMEOUT);
   });
 
   it('says before the PIN what stops the account closing, and refuses it with the same things to do', async () => {

@@ -19,11 +19,17 @@ const linkRenewMs = 4 * 60_000;
 
 export function DataExport() {
   const [id, setId] = useState<string | null>(() => kept<{ id: string }>('data-export')?.value.id ?? null);
+  const remember = (exportId: string) => {
+    keep('data-export', { id: exportId });
+    setId(exportId);
+  };
   const request = useMutation({
     mutationFn: () => call('requestDataExport', {}),
-    onSuccess: (made) => {
-      keep('data-export', { id: made.id });
-      setId(made.id);
+    onSuccess: (made) => remember(made.id),
+    // Asked for already (on another phone, or before signing in again): that copy is shown.
+    onError: (error: CallError) => {
+      const exportId = error.code === 'CONFLICT' ? error.details?.exportId : undefined;
+      if (typeof exportId === 'string') remember(exportId);
     },
   });
   const exported = useQuery({
