@@ -11,6 +11,7 @@ import {
   type Limits,
   overDailyLimit,
   overLimitOfRefusal,
+  ownLimitBinds,
 } from '../../web/src/payments/limits.ts';
 
 // The web client's words for the account limits and the data rights (API.md 17.2, 17.3): a payment
@@ -32,6 +33,17 @@ const tier1: Limits = {
 };
 
 describe('the web client’s words for the account limits', () => {
+  it('calls the daily limit the person’s own only when their own one binds, never for a tier without one', () => {
+    assert.equal(ownLimitBinds(tier1), false);
+    assert.equal(ownLimitBinds({ ...tier1, personalDailyLimit: 20_000, dailyDebitLimit: 20_000 }), true);
+    const tier3 = { ...tier1, tier: 3, dailyDebitLimit: null, dailyDebitRemaining: null, maxBalance: null };
+    assert.equal(
+      ownLimitBinds({ ...tier3, personalDailyLimit: null }),
+      false,
+      'no limit at all is not their own',
+    );
+  });
+
   it('explains a payment over the day’s room before the PIN: what is left and the tier that lifts it', () => {
     assert.equal(overDailyLimit(tier1, 5_000), null, 'exactly what is left is allowed');
     const over = overDailyLimit(tier1, 5_000.01);

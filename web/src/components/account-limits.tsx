@@ -5,7 +5,7 @@ import { type FormEvent, useState } from 'react';
 import { type CallError, call } from '../api/client.ts';
 import { queryKeys, useLimits } from '../api/queries.ts';
 import { formatDateTime, formatNairaNumber, parseNaira } from '../format.ts';
-import { describeLimitChange, describePendingLimit } from '../payments/limits.ts';
+import { describeLimitChange, describePendingLimit, ownLimitBinds } from '../payments/limits.ts';
 import { PinStep, pinComplete } from './pin-step.tsx';
 import { Button, ErrorNote, Field, Waiting } from './ui.tsx';
 
@@ -35,10 +35,7 @@ export function AccountLimits() {
             its owner is verified. You are at Tier {data.tier}.
           </p>
           <dl className="grid grid-cols-[1fr_auto] gap-x-3 gap-y-1" data-testid="limits">
-            <dt>
-              Daily limit (
-              {data.personalDailyLimit === data.dailyDebitLimit ? 'your own' : `Tier ${data.tier}`})
-            </dt>
+            <dt>Daily limit ({ownLimitBinds(data) ? 'your own' : `Tier ${data.tier}`})</dt>
             <dd className="text-right font-semibold whitespace-nowrap">{naira(data.dailyDebitLimit)}</dd>
             <dt>Used today</dt>
             <dd className="text-right font-semibold whitespace-nowrap">

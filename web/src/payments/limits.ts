@@ -29,7 +29,8 @@ export type OverLimit = {
  * Whether the person's own limit is the one that binds: the view's daily limit is already the tighter
  * of the tier's and theirs, so theirs binds when it is that limit (a higher tier would not lift it).
  */
-const ownLimitBinds = (limits: Limits): boolean =>
+/** Whether the person's own limit is the one in force (a tier without any limit has none to bind). */
+export const ownLimitBinds = (limits: Limits): boolean =>
   limits.personalDailyLimit !== null && limits.personalDailyLimit === limits.dailyDebitLimit;
 
 /** A debit of `amount` naira today, judged before the PIN: null when the day's room covers it. */
