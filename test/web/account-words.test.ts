@@ -180,6 +180,22 @@ describe('the web client’s words for what stops an account from closing', () =
       ],
     );
     // Below Tier 2 money cannot be sent: buying is the way to spend it.
-    assert.equal(closingSteps(['balance_not_zero'], { balance: 10, heldBalance: 0 }, 1)[0]?.link?.to, '/buy');
+    assert.equal(
+      closingSteps(['balance_not_zero'], { balance: 500, heldBalance: 0 }, 1)[0]?.link?.to,
+      '/buy',
+    );
+    // Unless less is left than anything costs: Tier 2 (to send it) or support is the way out.
+    const [left] = closingSteps(['balance_not_zero'], { balance: 37.5, heldBalance: 0 }, 1);
+    assert.deepEqual(
+      [left?.text, left?.link?.to],
+      [
+        'Your ₦37.50 is less than the smallest purchase (₦50.00 of airtime). Verify for Tier 2 to send it to someone, or contact support to have it paid out.',
+        '/verify',
+      ],
+    );
+    assert.equal(
+      closingSteps(['something_new'], undefined, 1)[0]?.text,
+      'Something else about your account needs to be settled first: contact support.',
+    );
   });
 });
