@@ -52,7 +52,7 @@ export const reconciliationOperations = (
         { bucket: input.bucket },
         { limit: input.limit, offset: input.offset },
       );
-      return { ...runView(run), items: items.map(itemView), itemCount: total };
+      return { ...runView(run), items: items.map((item) => itemView(item, run.source)), itemCount: total };
     },
   }),
   defineOperation({

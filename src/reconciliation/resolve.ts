@@ -6,7 +6,7 @@ import { type PaymentProvider, PaymentProviderError } from '../providers/payment
 import type { VtuProvider, VtuService } from '../providers/vtu/vtu-provider.ts';
 import type { VtuApi } from '../vtu/module.ts';
 import type { StoredRecord } from './records.ts';
-import { itemView } from './runs.ts';
+import { actionsFor, itemView } from './runs.ts';
 import type { ReconciliationItemView, ResolutionAction, Source } from './schemas.ts';
 
 // An operator's resolution of one item (API.md 17.5), once: the item's row is locked and its
@@ -46,6 +46,7 @@ async function findItem(db: Kysely<DB>, id: string) {
 async function recordResolution(
   trx: Transaction<DB>,
   resolution: { id: string; action: ResolutionAction; reason: string; outcome: string; by: string; at: Date },
+  source: Source,
 ): Promise<ReconciliationItemView> {
   const locked = await trx
     .selectFrom('reconciliation_items')
@@ -66,7 +67,7 @@ async function recordResolution(
     .where('id', '=', resolution.id)
     .returningAll()
     .executeTakeFirstOrThrow();
-  return itemView(row);
+  return itemView(row, source);
 }
 
 const upstream = (what: string) =>
@@ -85,16 +86,13 @@ export async function resolveItem(
   if (input.action === 'ignore') {
     return deps.db
       .transaction()
-      .execute((trx) => recordResolution(trx, { ...resolution, outcome: 'ignored', at: deps.now() }));
+      .execute((trx) =>
+        recordResolution(trx, { ...resolution, outcome: 'ignored', at: deps.now() }, item.source),
+      );
   }
 
   if (input.action === 'credit') {
-    const creditable =
-      item.source === 'payments' &&
-      theirs?.status === 'success' &&
-      (item.bucket === 'missingHere' || item.bucket === 'statusMismatch') &&
-      ours?.status !== 'credited';
-    if (!creditable) {
+    if (!actionsFor(item.source, item).includes('credit')) {
       throw conflict(
         'only a payment the provider took and we never credited can be credited',
         'not_creditable',
@@ -119,7 +117,7 @@ export async function resolveItem(
           'unknown_payer',
         );
       }
-      return recordResolution(trx, { ...resolution, outcome, at: deps.now() });
+      return recordResolution(trx, { ...resolution, outcome, at: deps.now() }, item.source);
     });
   }
 
@@ -148,5 +146,5 @@ export async function resolveItem(
   const outcome = `provider: ${provider}; ours: ${after?.status ?? 'none'}`;
   return deps.db
     .transaction()
-    .execute((trx) => recordResolution(trx, { ...resolution, outcome, at: deps.now() }));
+    .execute((trx) => recordResolution(trx, { ...resolution, outcome, at: deps.now() }, item.source));
 }

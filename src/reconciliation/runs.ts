@@ -13,7 +13,14 @@ import { newestFirstPage, type Page } from '../paging.ts';
 import { comparePayments, type PaymentsSideDeps } from './payments-side.ts';
 import { comparePurchases, type PurchasesSideDeps } from './purchases-side.ts';
 import type { ComparedItem, StoredRecord } from './records.ts';
-import type { Bucket, ReconciliationItemView, ReconciliationRunView, RecordView, Source } from './schemas.ts';
+import type {
+  Bucket,
+  ReconciliationItemView,
+  ReconciliationRunView,
+  RecordView,
+  ResolutionAction,
+  Source,
+} from './schemas.ts';
 
 // A reconciliation run (API.md 17.5, decision 0049): asked for by an operator or by the morning's
 // job, it is a row first and its comparison a job, never work inside a request. The job reads both
@@ -85,13 +92,38 @@ function recordView(json: unknown): RecordView | undefined {
   };
 }
 
-export function itemView(row: ItemRow): ReconciliationItemView {
+/**
+ * What an operator may still do with an item: the one rule adminResolveReconciliationItem refuses by
+ * and the report offers buttons by. Credit: a payment the provider reports a success of that we never
+ * credited; requery: a purchase; ignore: anything; nothing once resolved.
+ */
+export function actionsFor(
+  source: Source,
+  row: Pick<ItemRow, 'bucket' | 'ours' | 'theirs' | 'resolution_action'>,
+): ResolutionAction[] {
+  if (row.resolution_action !== null) return [];
+  const ours = row.ours as StoredRecord | null;
+  const theirs = row.theirs as StoredRecord | null;
+  const creditable =
+    source === 'payments' &&
+    theirs?.status === 'success' &&
+    (row.bucket === 'missingHere' || row.bucket === 'statusMismatch') &&
+    ours?.status !== 'credited';
+  return [
+    ...(creditable ? (['credit'] as const) : []),
+    ...(source === 'payments' ? [] : (['requery'] as const)),
+    'ignore',
+  ];
+}
+
+export function itemView(row: ItemRow, source: Source): ReconciliationItemView {
   const ours = recordView(row.ours);
   const theirs = recordView(row.theirs);
   return {
     id: row.id,
     bucket: row.bucket,
     reference: row.reference,
+    actions: actionsFor(source, row),
     ...(ours === undefined ? {} : { ours }),
     ...(theirs === undefined ? {} : { theirs }),
     ...(row.resolution_action === null

@@ -94,6 +94,11 @@ export const reconciliationItem = z.object({
   reference: z.string().describe("Our reference (the provider's, for a payment)"),
   ours: record.optional().describe('Absent when we have no record'),
   theirs: record.optional().describe('Absent when the provider has none'),
+  actions: z
+    .array(z.enum(resolutionActions))
+    .describe(
+      'What adminResolveReconciliationItem takes for this item now: credit (a payment the provider took that we never credited), requery (a purchase), ignore; none once resolved',
+    ),
   resolution: z
     .object({
       action: z.enum(resolutionActions),

@@ -171,10 +171,14 @@ describe(`reconciliation with the providers' records (${onPostgres() ? 'PostgreS
       const run = await reconcile('payments', period);
       assert.equal(await walletKobo(world, user.userId), 50_000n, 'a run credits nothing by itself');
 
+      // What each item takes is said with it, by the rule the resolution refuses by.
+      assert.deepEqual(itemOf(run, matched.reference).actions, ['ignore']);
+      assert.deepEqual(itemOf(run, lostIntent.reference).actions, ['credit', 'ignore']);
       expectError(await resolve(itemOf(run, matched.reference).id, 'credit'), 409, 'CONFLICT');
       for (const intent of [lostWebhook, lostIntent]) {
         const item = itemOf(run, intent.reference);
         const resolved = ok(await resolve(item.id, 'credit'));
+        assert.deepEqual(resolved.actions, [], 'nothing more once resolved');
         assert.equal(resolved.resolution?.action, 'credit');
         assert.equal(resolved.resolution?.outcome, 'credited');
         assert.equal(resolved.resolution?.by, admin.userId);
@@ -330,6 +334,7 @@ describe(`reconciliation with the providers' records (${onPostgres() ? 'PostgreS
         ['failed', 'success', 400],
       );
 
+      assert.deepEqual(item.actions, ['requery', 'ignore'], 'a purchase is requeried, never credited');
       const requeried = ok(await resolve(item.id, 'requery'));
       assert.equal(requeried.resolution?.outcome, 'provider: success; ours: failed');
       expectError(await resolve(item.id, 'credit'), 409, 'CONFLICT');

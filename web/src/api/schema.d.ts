@@ -18490,6 +18490,8 @@ export interface operations {
                                     recipient?: string;
                                     note?: string;
                                 };
+                                /** @description What adminResolveReconciliationItem takes for this item now: credit (a payment the provider took that we never credited), requery (a purchase), ignore; none once resolved */
+                                actions: ("credit" | "requery" | "ignore")[];
                                 resolution?: {
                                     /** @enum {string} */
                                     action: "credit" | "requery" | "ignore";
@@ -18822,6 +18824,8 @@ export interface operations {
                                 recipient?: string;
                                 note?: string;
                             };
+                            /** @description What adminResolveReconciliationItem takes for this item now: credit (a payment the provider took that we never credited), requery (a purchase), ignore; none once resolved */
+                            actions: ("credit" | "requery" | "ignore")[];
                             resolution?: {
                                 /** @enum {string} */
                                 action: "credit" | "requery" | "ignore";

@@ -32,21 +32,6 @@ const actionWords: Record<Action, { button: string; done: string }> = {
   ignore: { button: 'Ignore', done: 'Ignored' },
 };
 
-/** The actions the service takes for this item (src/reconciliation/resolve.ts), in the order offered. */
-export function actionsFor(source: Run['source'], item: Item): Action[] {
-  if (item.resolution !== undefined) return [];
-  const creditable =
-    source === 'payments' &&
-    item.theirs?.status === 'success' &&
-    (item.bucket === 'missingHere' || item.bucket === 'statusMismatch') &&
-    item.ours?.status !== 'credited';
-  return [
-    ...(creditable ? (['credit'] as const) : []),
-    ...(source === 'payments' ? [] : ['requery' as const]),
-    'ignore',
-  ];
-}
-
 const rows: ReadonlyArray<{ label: string; of: (side: NonNullable<Side>) => string | undefined }> = [
   { label: 'Status', of: (s) => s.status },
   { label: 'Amount', of: (s) => (s.amount === undefined ? undefined : formatNairaNumber(s.amount)) },
@@ -171,9 +156,10 @@ function Resolve({ actions, resolve }: { actions: Action[]; resolve: Resolving }
   );
 }
 
-export function ReconciliationItem(props: { source: Run['source']; item: Item; me: string | undefined }) {
+export function ReconciliationItem(props: { item: Item; me: string | undefined }) {
   const { item } = props;
-  const actions = actionsFor(props.source, item);
+  // The service says what it takes for this item now (the one rule it refuses by).
+  const actions = item.actions;
   const queries = useQueryClient();
   // Kept by the item, not by its form: a refusal stays on screen after the item, read again, shows
   // the resolution someone else made meanwhile (and so no form).

@@ -168,7 +168,7 @@ export function RunPanel({ id }: { id: string }) {
                   <h3 className="text-lg font-semibold">{bucketWords[group.bucket]}</h3>
                   <ul className="flex flex-col gap-3">
                     {group.items.map((item) => (
-                      <ReconciliationItem key={item.id} source={r.source} item={item} me={me.data?.id} />
+                      <ReconciliationItem key={item.id} item={item} me={me.data?.id} />
                     ))}
                   </ul>
                 </section>
