@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { globSync } from 'node:fs';
+import { globSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -109,8 +109,14 @@ await ensureWebBuilt().catch((error: unknown) => {
   );
 });
 
-/** The lane of one file at a time: the browser journeys, and the longest file of processes. */
-const oneAtATime = (file: string) => file.startsWith('test/web/') || file === 'test/process/main.test.ts';
+/**
+ * The lane of one file at a time: the browser journeys (the files of test/web/ that open Chromium;
+ * the web client's plain functions and types run with the rest), and the longest file of processes.
+ */
+const drivesBrowser = (file: string) =>
+  file.startsWith('test/web/') &&
+  /\b(openBrowserWorld|launchChromium)\b/.test(readFileSync(path.join(root, file), 'utf8'));
+const oneAtATime = (file: string) => drivesBrowser(file) || file === 'test/process/main.test.ts';
 const together = all.filter((file) => !alone.includes(file));
 const last = all.filter((file) => alone.includes(file));
 const atOnce = await filesAtOnce();
