@@ -18,10 +18,10 @@ import { assertLedgerOk, chargeSuccess, createIntent, processed, sendWebhook } f
 import { onPostgres } from '../helpers/database.ts';
 import { publishedEvents, runDomainEvents } from '../helpers/domain-events.ts';
 import { createWorld, get, ok, post, type SignedIn, signInAgain, type World } from '../helpers/world.ts';
-import { expectError, submitTier2, userAtTier } from '../kyc/kyc-support.ts';
+import { expectError, submitTier2 } from '../kyc/kyc-support.ts';
 import { skippedDailyRun } from '../schedules/support.ts';
 import { transferCall } from '../transfers/support.ts';
-import { advanceClock, buyCall, fund, mtn, PIN } from '../vtu/purchase-support.ts';
+import { advanceClock, buyCall, buyer, mtn, PIN } from '../vtu/purchase-support.ts';
 
 // The CBN tier limits of API.md 17.2 with the default (CBN) figures: Tier 1 ₦50,000 a day and
 // ₦300,000 held, Tier 2 ₦200,000 and ₦500,000.
@@ -46,12 +46,8 @@ const walletOf = async (world: World, user: SignedIn) =>
     await get<{ balance: number; heldBalance: number }>(world, 'getWallet', {}, { token: user.accessToken }),
   );
 
-async function person(world: World, tier: 1 | 2, walletNaira = 0): Promise<SignedIn> {
-  const user = await userAtTier(world, tier);
-  ok(await post(world, 'setTransactionPin', { pin: PIN }, { token: user.accessToken }));
-  if (walletNaira > 0) await fund(world, user.userId, walletNaira);
-  return user;
-}
+/** A person at the tier with a PIN and that much in the wallet. */
+const person = (world: World, tier: 1 | 2, walletNaira = 0) => buyer(world, walletNaira, tier);
 
 /** Tops the person up through the checkout's signed webhook, as a real top-up is credited. */
 async function topUp(world: World, user: SignedIn, naira: number): Promise<void> {

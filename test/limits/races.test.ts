@@ -6,10 +6,9 @@ import { heldReleaseSweepJob } from '../../src/limits/module.ts';
 import { nairaToKobo } from '../../src/money.ts';
 import { assertLedgerOk, chargeSuccess, createIntent, processed, sendWebhook } from '../funding/support.ts';
 import { onPostgres } from '../helpers/database.ts';
-import { createWorld, failure, get, ok, post, type SignedIn, type World } from '../helpers/world.ts';
-import { userAtTier } from '../kyc/kyc-support.ts';
+import { createWorld, failure, get, ok, type World } from '../helpers/world.ts';
 import { transferCall } from '../transfers/support.ts';
-import { buyCall, fund, mtn, PIN } from '../vtu/purchase-support.ts';
+import { buyCall, buyer, mtn } from '../vtu/purchase-support.ts';
 
 // The CBN limits under racing requests (API.md 17.2). On PostgreSQL, two services on one database
 // take them, so only the wallet's lock orders them. PGlite (one connection) would run them in turn,
@@ -17,12 +16,8 @@ import { buyCall, fund, mtn, PIN } from '../vtu/purchase-support.ts';
 
 const skip = !onPostgres() && 'needs PostgreSQL (DATABASE_URL): two services cannot share a PGlite';
 
-async function person(world: World, tier: 1 | 2, walletNaira: number): Promise<SignedIn> {
-  const user = await userAtTier(world, tier);
-  ok(await post(world, 'setTransactionPin', { pin: PIN }, { token: user.accessToken }));
-  if (walletNaira > 0) await fund(world, user.userId, walletNaira);
-  return user;
-}
+/** A person at the tier with a PIN and that much in the wallet. */
+const person = (world: World, tier: 1 | 2, walletNaira = 0) => buyer(world, walletNaira, tier);
 
 describe(`the CBN limits under racing requests (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, { skip }, () => {
   let worlds: World[];

@@ -16,9 +16,9 @@ export const mtn = (last: string) => `0803${String(Math.floor(Math.random() * 1e
 
 export type Buyer = SignedIn;
 
-/** A signed-in user at Tier 1 with a PIN and `walletNaira` in the wallet. */
-export async function buyer(world: World, walletNaira: number): Promise<Buyer> {
-  const user = await userAtTier(world, 1);
+/** A signed-in user at `tier` (1 unless said) with a PIN and `walletNaira` in the wallet. */
+export async function buyer(world: World, walletNaira: number, tier: 1 | 2 = 1): Promise<Buyer> {
+  const user = await userAtTier(world, tier);
   ok(await post(world, 'setTransactionPin', { pin: PIN }, { token: user.accessToken }));
   if (walletNaira > 0) await fund(world, user.userId, walletNaira);
   return user;
