@@ -126,6 +126,7 @@ export const reconciliationWithItems = reconciliationRun.extend({
   items: z.array(reconciliationItem).describe('The worst buckets first, then by reference'),
   itemCount: z.number().int().describe('How many items (of the bucket asked) the run has in all'),
 });
+export type ReconciliationWithItemsView = z.infer<typeof reconciliationWithItems>;
 
 export const listReconciliationsInput = z
   .object({ ...pageInput, source: z.enum(reconciliationSources).optional() })

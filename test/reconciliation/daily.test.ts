@@ -7,6 +7,7 @@ import { reconciliationRunJob } from '../../src/reconciliation/runs.ts';
 import {
   type Bucket,
   type ReconciliationItemView,
+  type ReconciliationRunView,
   reconciliationSources,
 } from '../../src/reconciliation/schemas.ts';
 import {
@@ -40,15 +41,7 @@ import { bought, buyer, mtn } from '../vtu/purchase-support.ts';
 // The clock is moved without running the clock's jobs, so that funding's own reconciliation (which
 // asks the provider about every pending top-up) does not credit the payment the morning should find.
 
-type Run = {
-  id: string;
-  source: string;
-  from: string;
-  to: string;
-  status: 'running' | 'done' | 'failed';
-  counts: Record<Bucket, number>;
-  error?: string;
-};
+type Run = ReconciliationRunView;
 type Alert = { kind: string; message: string; details: Record<string, unknown> };
 
 const unmatched: Bucket[] = ['missingHere', 'missingThere', 'amountMismatch', 'statusMismatch'];

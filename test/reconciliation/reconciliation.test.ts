@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { paymentWebhookSweepJob } from '../../src/funding/webhook-processing.ts';
 import { reconciliationRunJob } from '../../src/reconciliation/runs.ts';
-import type { Bucket, ReconciliationItemView } from '../../src/reconciliation/schemas.ts';
+import type {
+  ReconciliationItemView,
+  ReconciliationWithItemsView,
+} from '../../src/reconciliation/schemas.ts';
 import {
   assertLedgerOk,
   BOUNDED,
@@ -38,15 +41,7 @@ import { bought, buyer, mtn } from '../vtu/purchase-support.ts';
 // once, and a credit goes through the verified top-up's once-only path. The workers are not started:
 // the run's job is run by the test, as a worker would.
 
-type Run = {
-  id: string;
-  status: 'running' | 'done' | 'failed';
-  counts: Record<Bucket, number>;
-  providerList: boolean;
-  error?: string;
-  items: ReconciliationItemView[];
-  itemCount: number;
-};
+type Run = ReconciliationWithItemsView;
 
 describe(`reconciliation with the providers' records (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
   let world: World;

@@ -10,7 +10,10 @@ import pg from 'pg';
 import pino from 'pino';
 import { paymentWebhookSweepJob } from '../../src/funding/webhook-processing.ts';
 import { reconciliationRunJob } from '../../src/reconciliation/runs.ts';
-import type { Bucket, ReconciliationItemView } from '../../src/reconciliation/schemas.ts';
+import type {
+  ReconciliationItemView,
+  ReconciliationWithItemsView,
+} from '../../src/reconciliation/schemas.ts';
 import { loadSandboxEnv } from '../../src/sandbox/env.ts';
 import { buildStandaloneSandbox, type StandaloneSandbox } from '../../src/sandbox/server.ts';
 import {
@@ -49,14 +52,7 @@ import { bought, PIN } from '../vtu/purchase-support.ts';
 
 const run = promisify(execFile);
 
-type Run = {
-  id: string;
-  status: 'running' | 'done' | 'failed';
-  counts: Record<Bucket, number>;
-  providerList: boolean;
-  items: ReconciliationItemView[];
-  itemCount: number;
-};
+type Run = ReconciliationWithItemsView;
 
 const e164 = (phone: string) => `+234${phone.slice(1)}`;
 /** A phone of our own ending in `digit`: the sandbox providers decide an order's outcome by it. */
