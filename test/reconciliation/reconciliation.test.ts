@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { paymentWebhookSweepJob } from '../../src/funding/webhook-processing.ts';
+import { koboToNaira } from '../../src/money.ts';
 import { reconciliationRunJob } from '../../src/reconciliation/runs.ts';
 import type {
   ReconciliationItemView,
@@ -356,7 +357,7 @@ describe(`reconciliation with the providers' records (${onPostgres() ? 'PostgreS
       const period = await freshPeriod();
       const user = await buyer(world, 10_000);
       const plan = (await world.ctx.vtuProviders.data.dataPlans('mtn'))[0]!;
-      const order = { network: 'mtn', plan_id: plan.planId, amount: Number(plan.wholesaleKobo) / 100 };
+      const order = { network: 'mtn', plan_id: plan.planId, amount: koboToNaira(plan.wholesaleKobo) };
       const kept = await bought(world, user, 'buyData', { ...order, phone: mtn('5') });
       const lostPhone = mtn('7');
       const lost = await bought(world, user, 'buyData', { ...order, phone: lostPhone });
@@ -371,8 +372,9 @@ describe(`reconciliation with the providers' records (${onPostgres() ? 'PostgreS
       assert.equal(missing.bucket, 'missingHere');
       assert.equal(missing.ours, undefined);
       assert.deepEqual(
-        [missing.theirs?.status, missing.theirs?.amount],
-        ['success', Number(plan.wholesaleKobo) / 100],
+        [missing.theirs?.status, missing.theirs?.amount, missing.theirs?.recipient],
+        ['success', koboToNaira(plan.wholesaleKobo), lostPhone],
+        'whose it was is found from the number it was for',
       );
       assert.deepEqual(run.counts, {
         matched: 1,

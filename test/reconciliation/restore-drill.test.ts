@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import pino from 'pino';
 import { paymentWebhookSweepJob } from '../../src/funding/webhook-processing.ts';
+import { koboToNaira } from '../../src/money.ts';
 import { reconciliationRunJob } from '../../src/reconciliation/runs.ts';
 import type {
   ReconciliationItemView,
@@ -177,7 +178,7 @@ describe('the restore drill: a backup restored under a new service, reconciled w
 
   async function dataPlan(world: World): Promise<{ planId: string; naira: number }> {
     const plan = (await world.ctx.vtuProviders.data.dataPlans('mtn'))[0]!;
-    return { planId: plan.planId, naira: Number(plan.wholesaleKobo) / 100 };
+    return { planId: plan.planId, naira: koboToNaira(plan.wholesaleKobo) };
   }
 
   async function buyData(world: World, user: SignedIn, phone: string) {
