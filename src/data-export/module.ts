@@ -19,6 +19,8 @@ import {
 // (data_exports) behind a URL signed for at most 10 minutes, then deleted by the sweep. The file's
 // route (http/data-export-route.ts) serves it through `api.download`.
 
+/** Where the copies are served: the signed download URLs start with it (http/data-export-route.ts). */
+export { EXPORT_PATH } from './service.ts';
 export type { ExportSources };
 
 export type DataExportModuleDeps = {

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { DataExportApi } from '../data-export/module.ts';
+import { type DataExportApi, EXPORT_PATH } from '../data-export/module.ts';
 import { registerSignedLinkRoute } from './signed-link-route.ts';
 
 // GET /data-exports/:id?expires=...&signature=... serves a person's copy of their data to whoever
@@ -9,7 +9,7 @@ import { registerSignedLinkRoute } from './signed-link-route.ts';
 
 export function registerDataExportRoute(app: FastifyInstance, exports: DataExportApi): void {
   registerSignedLinkRoute(app, {
-    path: '/data-exports/:id',
+    path: `${EXPORT_PATH}/:id`,
     cacheControl: 'no-store',
     notFound: 'data export not found',
     serve: async (link, reply) => {
