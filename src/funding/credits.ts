@@ -44,20 +44,29 @@ export async function writeCredits(
   now: Date,
 ): Promise<CreditOutcome[]> {
   if (credits.length === 0) return [];
-  // A reference heard twice in one batch (a charge delivered twice) is one credit: split once, so both
-  // copies carry the same entries and the second meets the first's posting, rather than a split that
-  // counted the money twice (a posting with other content: the batch refused, and the person's other
-  // credits of the batch held for room the duplicate never took).
+  // Only the first copy of a reference in the batch can be posted: a later one with the same content
+  // meets its posting, one with other content is refused for the reference. So only first copies are
+  // split at the maximum balance; a later copy takes no room (a charge heard twice must not hold the
+  // person's other credits of the batch for room it never took): the same split as the first when
+  // it carries the same amount, so that it meets the first's posting, else its whole amount to the
+  // wallet, only so that its refused posting is whole.
   const firstOf = new Map<string, number>();
   for (const [i, { posting }] of credits.entries())
     if (!firstOf.has(posting.reference)) firstOf.set(posting.reference, i);
-  const distinct = [...firstOf.values()];
-  const distinctSplits = await limits.splitCredits(
+  const firsts = [...firstOf.values()];
+  const firstSplits = await limits.splitCredits(
     trx,
-    distinct.map((i) => credits[i]!.credit),
+    firsts.map((i) => credits[i]!.credit),
   );
-  const splitOfFirst = new Map(distinct.map((i, k) => [i, distinctSplits[k]!]));
-  const splits = credits.map(({ posting }) => splitOfFirst.get(firstOf.get(posting.reference)!)!);
+  const splitOf = new Map(firsts.map((i, k) => [i, firstSplits[k]!]));
+  const splits = credits.map(({ posting, credit }, i) => {
+    const first = firstOf.get(posting.reference)!;
+    if (first === i) return splitOf.get(i)!;
+    const same = credits[first]!.credit;
+    return same.userId === credit.userId && same.amountKobo === credit.amountKobo
+      ? splitOf.get(first)!
+      : { userId: credit.userId, walletKobo: credit.amountKobo, heldKobo: 0n };
+  });
   const postings = credits.map(({ posting }, i) => ({
     ...posting,
     entries: [...posting.entries, ...limits.creditEntries(splits[i]!)],

@@ -10,7 +10,7 @@ import {
   userAccount,
   userBalances,
 } from '../../src/ledger/accounts.ts';
-import { post as postLedger } from '../../src/ledger/postings.ts';
+import { post as postLedger, ReferenceConflictError } from '../../src/ledger/postings.ts';
 import { createReleaseSweep } from '../../src/limits/held-balance.ts';
 import { heldReleaseSweepJob } from '../../src/limits/module.ts';
 import { order as bulkOrder } from '../bulk-orders/support.ts';
@@ -257,30 +257,33 @@ describe(`account limits (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
     // ₦290,000 of the Tier 1 maximum of ₦300,000: room for ₦10,000. One ₦5,000 charge delivered
     // twice and another ₦5,000 charge, credited in one transaction as a webhook batch is.
     const user = await person(world, 1, 290_000);
-    const pending = (reference: string): PendingCredit => ({
-      credit: { userId: user.userId, amountKobo: 500_000n },
+    const pending = (reference: string, amountKobo = 500_000n): PendingCredit => ({
+      credit: { userId: user.userId, amountKobo },
       posting: {
         reference,
         description: 'Wallet top-up',
-        entries: [{ account: systemAccounts.collectionsPool, amount: -500_000n }],
+        entries: [{ account: systemAccounts.collectionsPool, amount: -amountKobo }],
       },
       async finish(posted) {
-        if (posted.status === 'rejected') throw posted.reason;
+        // As a bank deposit's credit answers: the reference already credited with other content.
+        if (posted.status === 'rejected') {
+          if (posted.reason instanceof ReferenceConflictError) return 'already_credited';
+          throw posted.reason;
+        }
         return posted.value.created ? 'credited' : 'already_credited';
       },
     });
     const [first, second] = [`test-credit:${newId()}`, `test-credit:${newId()}`];
-    const outcomes = await world.ctx.db
-      .transaction()
-      .execute((trx) =>
-        writeCredits(
-          world.ctx.modules.limits.api,
-          trx,
-          [pending(first), pending(first), pending(second)],
-          world.ctx.clock.now(),
-        ),
-      );
-    assert.deepEqual(outcomes, ['credited', 'already_credited', 'credited']);
+    const outcomes = await world.ctx.db.transaction().execute((trx) =>
+      writeCredits(
+        world.ctx.modules.limits.api,
+        trx,
+        // The same charge twice, then a copy of it with another amount (refused for its reference).
+        [pending(first), pending(first), pending(first, 600_000n), pending(second)],
+        world.ctx.clock.now(),
+      ),
+    );
+    assert.deepEqual(outcomes, ['credited', 'already_credited', 'already_credited', 'credited']);
     const balances = await userBalances(world.ctx.db, user.userId);
     assert.deepEqual(
       [balances.wallet, balances.wallet_held],
