@@ -404,6 +404,18 @@ const envSchema = z.object({
   // Administrators' second factor (API.md section 17.4, decision 0039): `totp` or `none` (default
   // `none` in the sandbox, `totp` otherwise), and the key their TOTP secrets are sealed under
   // (required in production with totp; elsewhere derived from SECRET_PEPPER when unset).
+  // The retention of the tables that grow without being money or KYC records (decision 0054,
+  // docs/privacy.md "How long each table is kept"): days past which retention.purge deletes their rows.
+  // Money and KYC records are not among them: they are kept RETENTION_YEARS (five at the least).
+  RETENTION_PAYMENT_EVENTS_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
+  RETENTION_NOTIFICATIONS_READ_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
+  RETENTION_NOTIFICATIONS_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
+  RETENTION_DATA_EXPORTS_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  RETENTION_LEDGER_CHECKS_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
+  RETENTION_RECONCILIATION_MATCHED_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
+  RETENTION_JOBS_DAYS: z.coerce.number().int().min(1).max(90).default(7),
+  RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(1000),
+  RETENTION_TIME_BUDGET_SECONDS: z.coerce.number().int().min(1).max(3600).default(120),
   ADMIN_SECOND_FACTOR: z.enum(['totp', 'none']).optional(),
   ADMIN_TOTP_KEY: z.string().min(32, 'at least 32 characters').optional(),
 });
@@ -520,6 +532,8 @@ function toConfig(e: EnvValues) {
   };
 }
 
+    /** How long the growing tables that are not money or KYC records are kept (decision 0054). */
+    retention: retentionConfig(e),
 /**
  * The administrators' second factor: TOTP outside the sandbox unless said otherwise. The secrets are
  * sealed under ADMIN_TOTP_KEY, which production must set (a key of its own, rotated apart from the
@@ -531,6 +545,39 @@ function adminSecondFactorConfig(e: EnvValues, production: boolean, sandbox: boo
     throw new Refusal(
       'ADMIN_TOTP_KEY',
       "required when NODE_ENV=production and ADMIN_SECOND_FACTOR=totp: the key the administrators' TOTP secrets are sealed under (npm run secrets prints one)",
+/**
+ * The retention periods of retention.purge, in days. The webhook inbox is refused below the disputes'
+ * window and the 35 days of a month's reconciliation, the evidence an operator may still go back to;
+ * the money and KYC records are kept RETENTION_YEARS (at least five, 1826 days) and never purged here.
+ */
+function retentionConfig(e: EnvValues) {
+  const paymentEventsFloorDays = Math.max(e.DISPUTE_WINDOW_DAYS, 35);
+  if (e.RETENTION_PAYMENT_EVENTS_DAYS < paymentEventsFloorDays)
+    throw new Refusal(
+      'RETENTION_PAYMENT_EVENTS_DAYS',
+      `at least ${paymentEventsFloorDays}: a month's reconciliation and the disputes' window (DISPUTE_WINDOW_DAYS) may still need the payment provider's messages`,
+    );
+  if (e.RETENTION_NOTIFICATIONS_DAYS < e.RETENTION_NOTIFICATIONS_READ_DAYS)
+    throw new Refusal(
+      'RETENTION_NOTIFICATIONS_DAYS',
+      'at least RETENTION_NOTIFICATIONS_READ_DAYS: an unread notification is kept no shorter than a read one',
+    );
+  return {
+    /** The money and KYC records' period (RETENTION_YEARS), in days: the floor the law sets, for the docs and logs. */
+    moneyRecordsDays: Math.ceil(e.RETENTION_YEARS * 365.25),
+    paymentEventsDays: e.RETENTION_PAYMENT_EVENTS_DAYS,
+    notificationsReadDays: e.RETENTION_NOTIFICATIONS_READ_DAYS,
+    notificationsDays: e.RETENTION_NOTIFICATIONS_DAYS,
+    dataExportsDays: e.RETENTION_DATA_EXPORTS_DAYS,
+    ledgerChecksDays: e.RETENTION_LEDGER_CHECKS_DAYS,
+    reconciliationMatchedDays: e.RETENTION_RECONCILIATION_MATCHED_DAYS,
+    /** pg-boss's own retention of finished jobs (its queues' deleteAfterSeconds), in days. */
+    jobsDays: e.RETENTION_JOBS_DAYS,
+    batchSize: e.RETENTION_BATCH_SIZE,
+    timeBudgetSeconds: e.RETENTION_TIME_BUDGET_SECONDS,
+  };
+}
+
     );
   return { mode, sealingKey: e.ADMIN_TOTP_KEY ?? pepper };
 }

@@ -462,6 +462,7 @@ async function composeContext(
     logger,
     database,
     db: database.db,
+    finishedJobsKeptDays: config.retention.jobsDays,
     jobs,
     events,
     sms,

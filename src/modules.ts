@@ -19,9 +19,11 @@ import type { EventBus } from './events/domain-events.ts';
 import { createFiguresModule } from './figures/module.ts';
 import { createFundingModule } from './funding/module.ts';
 import { createGrowthModule } from './growth/module.ts';
+import { purgeIdempotencyKeysBatch } from './http/idempotency-store.ts';
 import type { ServiceMetrics } from './http/metrics.ts';
 import type { JobQueue } from './jobs/queue.ts';
 import { createKycModule } from './kyc/module.ts';
+import { purgeLedgerChecks } from './ledger/check-retention.ts';
 import { createLimitsModule } from './limits/module.ts';
 import type { DomainModule } from './module.ts';
 import { createNotificationsModule } from './notifications/module.ts';
@@ -37,6 +39,7 @@ import type { VtuProvider } from './providers/vtu/vtu-provider.ts';
 import type { SandboxEndpoints } from './push/endpoint-policy.ts';
 import { createPushModule } from './push/module.ts';
 import { createReconciliationModule } from './reconciliation/module.ts';
+import { createRetentionModule } from './retention/module.ts';
 import { createSavingsModule } from './savings/module.ts';
 import { createSchedulesModule } from './schedules/module.ts';
 import { hashKeys } from './shared/keyed-hash.ts';
@@ -149,6 +152,22 @@ export function createModules(infra: Infrastructure) {
     eraseKycRecordsOf: kyc.api.eraseRecordsOf,
     raiseAlert: alerts.api.raiseAlert,
   });
+  // Retention (decision 0054): how long the growing tables are kept; each owner deletes its own rows.
+  const retention = createRetentionModule({
+    clock: infra.clock,
+    logger: infra.logger,
+    config: infra.config.retention,
+    purges: {
+      idempotencyKeys: (now, batchMax) => purgeIdempotencyKeysBatch(infra.db, now, batchMax),
+      signInCodes: auth.api.purgeExpiredSignInCodes,
+      emailCodes: auth.api.purgeExpiredEmailCodes,
+      paymentEvents: funding.api.purgeProcessedPaymentEvents,
+      notifications: notifications.api.purgeOldNotifications,
+      dataExports: dataExport.api.purgeExpiredDataExports,
+      ledgerChecks: (before, batchMax) => purgeLedgerChecks(infra.db, before, batchMax),
+      reconciliationMatched: reconciliation.api.purgeMatchedItems,
+    },
+  });
   // In the order of the contract's operations (API.md, /openapi.json), not the order of building.
   return {
     auth,
@@ -176,6 +195,7 @@ export function createModules(infra: Infrastructure) {
     bulkOrders,
     dataExport,
     accountClosure,
+    retention,
   } satisfies Record<string, DomainModule>;
 }
 

@@ -22,6 +22,7 @@ import {
   type SharedPinReads,
   verifyTransactionPin,
 } from './pin.ts';
+import { purgeExpiredEmailCodes, purgeExpiredSignInCodes } from './retention.ts';
 import { totpEnrolled } from './second-factor.ts';
 import { secondFactorOperations } from './second-factor-ops.ts';
 import { createAuthenticator, purgeExpiredSessions } from './sessions.ts';
@@ -154,6 +155,10 @@ export type AuthModule = DomainModule & {
      * its phone, names and email a pseudonym, so that it can never be signed in to again.
      */
     closeUser: typeof closeUser;
+    /** Retention (decision 0054): one batch of the sign-in codes expired with their day's window. */
+    purgeExpiredSignInCodes(now: Date, batchMax: number): Promise<number>;
+    /** Retention: one batch of the email codes expired. */
+    purgeExpiredEmailCodes(now: Date, batchMax: number): Promise<number>;
   };
 };
 
@@ -214,6 +219,8 @@ export function createAuthModule(deps: AuthModuleDeps): AuthModule {
       frozenAmong,
       tiersAmong,
       closeUser,
+      purgeExpiredSignInCodes: (now, batchMax) => purgeExpiredSignInCodes(deps.db, now, batchMax),
+      purgeExpiredEmailCodes: (now, batchMax) => purgeExpiredEmailCodes(deps.db, now, batchMax),
     },
   };
 }

@@ -6,6 +6,7 @@ import { type JobQueue, jobDefinition } from '../jobs/queue.ts';
 import type { DomainModule } from '../module.ts';
 import type { ExportSources } from './export-file.ts';
 import { dataExportOperations } from './ops.ts';
+import { purgeExpiredDataExports } from './retention.ts';
 import {
   buildDataExport,
   dataExportBuildJob,
@@ -54,6 +55,8 @@ export type DataExportApi = {
     expires: string;
     signature: string;
   }): Promise<{ json: string; readyAt: Date }>;
+  /** Retention (decision 0054): one batch of the exports whose link expired before `before`. */
+  purgeExpiredDataExports(before: Date, batchMax: number): Promise<number>;
 };
 
 export function createDataExportModule(deps: DataExportModuleDeps): DomainModule & { api: DataExportApi } {
@@ -83,6 +86,9 @@ export function createDataExportModule(deps: DataExportModuleDeps): DomainModule
       }),
     ],
     subscribers: [],
-    api: { download: (link) => downloadDataExport(deps, link) },
+    api: {
+      download: (link) => downloadDataExport(deps, link),
+      purgeExpiredDataExports: (before, batchMax) => purgeExpiredDataExports(deps.db, before, batchMax),
+    },
   };
 }

@@ -37,6 +37,7 @@ import {
   reconcile,
   reconcileDefaults,
 } from './reconcile.ts';
+import { purgeProcessedPaymentEvents } from './retention.ts';
 import { type FundingDeps, topupPostingReference } from './service.ts';
 import { createPaymentEventInbox, type StoredEvent, signaturesValid } from './webhook.ts';
 import { createPaymentEventDrainer, paymentWebhookSweepJob } from './webhook-processing.ts';
@@ -143,6 +144,8 @@ export type FundingApi = {
   ): Promise<T>;
 };
 
+  /** Retention (decision 0054): one batch of the provider's messages processed and received before `before`. */
+  purgeProcessedPaymentEvents(before: Date, batchMax: number): Promise<number>;
 export type { PaymentRecord, UncreditablePayment };
 
 export type FundingModule = DomainModule & MovesWallet & { api: FundingApi };
@@ -245,6 +248,7 @@ export function createFundingModule(deps: FundingModuleDeps): FundingModule {
     },
   };
 }
+      purgeProcessedPaymentEvents: (before, batchMax) => purgeProcessedPaymentEvents(db, before, batchMax),
 
 /**
  * The inbox that stores deliveries (webhook.ts) and the drainer that processes them

@@ -375,6 +375,33 @@ export function idempotencyPurgeDefinition(db: Kysely<DB>, clock: Clock): JobDef
   });
 }
 
+/**
+ * Deletes up to batchMax keys past their 24 h (their replay window, API.md), oldest first, in one short
+ * statement: retention.purge's batch (decision 0054). Answers how many.
+ */
+export async function purgeIdempotencyKeysBatch(
+  db: Kysely<DB>,
+  now: Date,
+  batchMax: number,
+): Promise<number> {
+  const result = await db
+    .deleteFrom('idempotency_keys')
+    .where(({ eb, refTuple, selectFrom }) =>
+      eb(
+        refTuple('scope', 'key'),
+        'in',
+        selectFrom('idempotency_keys')
+          .select(['scope', 'key'])
+          .where('expires_at', '<=', now)
+          .orderBy('expires_at')
+          .limit(batchMax)
+          .$asTuple('scope', 'key'),
+      ),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 export async function purgeExpiredIdempotencyKeys(db: Kysely<DB>, now: Date): Promise<number> {
   const result = await db.deleteFrom('idempotency_keys').where('expires_at', '<=', now).executeTakeFirst();
   return Number(result.numDeletedRows);

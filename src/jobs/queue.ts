@@ -168,6 +168,11 @@ export async function createJobQueue(
     logger: Logger;
     runWorkers: boolean;
     /**
+     * Days a completed or failed job is kept before pg-boss's own maintenance deletes it
+     * (RETENTION_JOBS_DAYS, decision 0054; pg-boss's default of 7 when not given).
+     */
+    finishedJobsKeptDays?: number;
+    /**
      * Awaited before a worker runs the jobs it fetched: a process following a standalone sandbox's
      * clock reads it first if its last reading is old, so a job a clock move made due sees the move.
      */
@@ -230,6 +235,11 @@ export async function createJobQueue(
           retryBackoff: true,
           expireInSeconds: d.expireInSeconds,
           notify: (d.wake ?? 'notify') === 'notify',
+          // pg-boss deletes its finished jobs itself (retention.purge leaves its tables alone): a
+          // completed or failed one after deleteAfterSeconds, one never started after retentionSeconds
+          // past its start (its default of 14 days, written out).
+          deleteAfterSeconds: (options.finishedJobsKeptDays ?? 7) * 86_400,
+          retentionSeconds: 14 * 86_400,
         };
         await boss.createQueue(d.job.name, { ...queue, policy: d.policy ?? 'standard' });
         // createQueue leaves a queue that exists as it was: a database made before a change of these

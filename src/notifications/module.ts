@@ -13,6 +13,7 @@ import { deliverAlertToAdmins, listInbox, type NotificationView } from './inbox.
 import { broadcastPushJob, notificationEmailJob, notificationPushJob } from './jobs.ts';
 import { notificationOperations } from './ops.ts';
 import { pushBroadcastPage, pushNotification } from './pushes.ts';
+import { purgeOldNotifications } from './retention.ts';
 import { type NotificationSettings, settingsOf } from './settings.ts';
 import { inboxSubscriptions } from './subscribers.ts';
 
@@ -57,6 +58,8 @@ export type NotificationsModule = DomainModule & {
     personalDataOf(userId: string): Promise<{ inbox: NotificationView[]; settings: NotificationSettings }>;
     /** Deletes the person's inbox and switches, in the closing account's transaction (decision 0047). */
     forgetInboxOf: typeof forgetInboxOf;
+    /** Retention (decision 0054): one batch of the read notifications before readBefore and all before `before`. */
+    purgeOldNotifications(cutoffs: { readBefore: Date; before: Date }, batchMax: number): Promise<number>;
   };
 };
 
@@ -107,6 +110,7 @@ export function createNotificationsModule(deps: NotificationsModuleDeps): Notifi
         return { inbox: items, settings };
       },
       forgetInboxOf,
+      purgeOldNotifications: (cutoffs, batchMax) => purgeOldNotifications(deps.db, cutoffs, batchMax),
     },
   };
 }

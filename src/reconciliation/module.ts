@@ -12,6 +12,7 @@ import type { PaymentProvider } from '../providers/payments/payment-provider.ts'
 import type { VtuProvider } from '../providers/vtu/vtu-provider.ts';
 import type { VtuApi } from '../vtu/module.ts';
 import { reconciliationOperations } from './ops.ts';
+import { purgeMatchedItems } from './retention.ts';
 import { executeRun, reconciliationRunJob, runView, startRun } from './runs.ts';
 import { type ReconciliationRunView, reconciliationSources, type Source } from './schemas.ts';
 
@@ -46,6 +47,8 @@ export type ReconciliationApi = {
    * and of every other bucket the items not resolved yet.
    */
   latestRuns(): Promise<ReconciliationRunView[]>;
+  /** Retention (decision 0054): one batch of the matched items of runs started before `before`. */
+  purgeMatchedItems(before: Date, batchMax: number): Promise<number>;
 };
 
 /** Yesterday's run of every source, every morning at 06:00 Lagos (05:00 UTC). */
@@ -119,6 +122,7 @@ export function createReconciliationModule(
       }),
     ],
     api: {
+      purgeMatchedItems: (before, batchMax) => purgeMatchedItems(db, before, batchMax),
       async latestRuns() {
         // The morning's runs: an operator's run of some other period must not stand for the day.
         const rows = await db
