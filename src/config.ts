@@ -393,17 +393,6 @@ const envSchema = z.object({
   // five at the least) before its KYC documents and submissions are erased.
   ACCOUNT_DELETION_GRACE_DAYS: z.coerce.number().int().min(1).max(90).default(7),
   RETENTION_YEARS: z.coerce.number().int().min(5).max(30).default(5),
-  CHECKIN_REWARD: kobo(10),
-  CHECKIN_WITHDRAW_MINIMUM: kobo(100),
-  REFERRAL_BONUS: kobo(200),
-  WORKER: booleanFlag.default(true),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  // The pepper SECRET_PEPPER replaced, accepted while its rotation lasts (decision 0035): PINs and codes
-  // hashed with it still verify, and a PIN is hashed again with SECRET_PEPPER at its next right check.
-  SECRET_PEPPER_PREVIOUS: z.string().min(16).optional(),
-  // Administrators' second factor (API.md section 17.4, decision 0039): `totp` or `none` (default
-  // `none` in the sandbox, `totp` otherwise), and the key their TOTP secrets are sealed under
-  // (required in production with totp; elsewhere derived from SECRET_PEPPER when unset).
   // The retention of the tables that grow without being money or KYC records (decision 0054,
   // docs/privacy.md "How long each table is kept"): days past which retention.purge deletes their rows.
   // Money and KYC records are not among them: they are kept RETENTION_YEARS (five at the least).
@@ -416,6 +405,17 @@ const envSchema = z.object({
   RETENTION_JOBS_DAYS: z.coerce.number().int().min(1).max(90).default(7),
   RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(1000),
   RETENTION_TIME_BUDGET_SECONDS: z.coerce.number().int().min(1).max(3600).default(120),
+  CHECKIN_REWARD: kobo(10),
+  CHECKIN_WITHDRAW_MINIMUM: kobo(100),
+  REFERRAL_BONUS: kobo(200),
+  WORKER: booleanFlag.default(true),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // The pepper SECRET_PEPPER replaced, accepted while its rotation lasts (decision 0035): PINs and codes
+  // hashed with it still verify, and a PIN is hashed again with SECRET_PEPPER at its next right check.
+  SECRET_PEPPER_PREVIOUS: z.string().min(16).optional(),
+  // Administrators' second factor (API.md section 17.4, decision 0039): `totp` or `none` (default
+  // `none` in the sandbox, `totp` otherwise), and the key their TOTP secrets are sealed under
+  // (required in production with totp; elsewhere derived from SECRET_PEPPER when unset).
   ADMIN_SECOND_FACTOR: z.enum(['totp', 'none']).optional(),
   ADMIN_TOTP_KEY: z.string().min(32, 'at least 32 characters').optional(),
 });
@@ -521,6 +521,8 @@ function toConfig(e: EnvValues) {
     disputes: { windowDays: e.DISPUTE_WINDOW_DAYS },
     /** Closing an account: the grace period in days, and the years its records are kept after. */
     accountClosure: { graceDays: e.ACCOUNT_DELETION_GRACE_DAYS, retentionYears: e.RETENTION_YEARS },
+    /** How long the growing tables that are not money or KYC records are kept (decision 0054). */
+    retention: retentionConfig(e),
     /** Growth rewards (API.md section 9), kobo. */
     growth: {
       checkinRewardKobo: e.CHECKIN_REWARD,
@@ -532,19 +534,6 @@ function toConfig(e: EnvValues) {
   };
 }
 
-    /** How long the growing tables that are not money or KYC records are kept (decision 0054). */
-    retention: retentionConfig(e),
-/**
- * The administrators' second factor: TOTP outside the sandbox unless said otherwise. The secrets are
- * sealed under ADMIN_TOTP_KEY, which production must set (a key of its own, rotated apart from the
- * pepper); elsewhere the pepper stands in, told apart by the derivation's label (auth/second-factor.ts).
- */
-function adminSecondFactorConfig(e: EnvValues, production: boolean, sandbox: boolean, pepper: string) {
-  const mode = e.ADMIN_SECOND_FACTOR ?? (sandbox ? 'none' : 'totp');
-  if (production && mode === 'totp' && e.ADMIN_TOTP_KEY === undefined)
-    throw new Refusal(
-      'ADMIN_TOTP_KEY',
-      "required when NODE_ENV=production and ADMIN_SECOND_FACTOR=totp: the key the administrators' TOTP secrets are sealed under (npm run secrets prints one)",
 /**
  * The retention periods of retention.purge, in days. The webhook inbox is refused below the disputes'
  * window and the 35 days of a month's reconciliation, the evidence an operator may still go back to;
@@ -578,6 +567,17 @@ function retentionConfig(e: EnvValues) {
   };
 }
 
+/**
+ * The administrators' second factor: TOTP outside the sandbox unless said otherwise. The secrets are
+ * sealed under ADMIN_TOTP_KEY, which production must set (a key of its own, rotated apart from the
+ * pepper); elsewhere the pepper stands in, told apart by the derivation's label (auth/second-factor.ts).
+ */
+function adminSecondFactorConfig(e: EnvValues, production: boolean, sandbox: boolean, pepper: string) {
+  const mode = e.ADMIN_SECOND_FACTOR ?? (sandbox ? 'none' : 'totp');
+  if (production && mode === 'totp' && e.ADMIN_TOTP_KEY === undefined)
+    throw new Refusal(
+      'ADMIN_TOTP_KEY',
+      "required when NODE_ENV=production and ADMIN_SECOND_FACTOR=totp: the key the administrators' TOTP secrets are sealed under (npm run secrets prints one)",
     );
   return { mode, sealingKey: e.ADMIN_TOTP_KEY ?? pepper };
 }

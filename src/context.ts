@@ -451,6 +451,7 @@ async function composeContext(
   const jobs = await createJobQueue(database, {
     logger,
     runWorkers: config.runWorker,
+    finishedJobsKeptDays: config.retention.jobsDays,
     ...(clockLink !== undefined ? { beforeBatch: clockLink.refreshIfStale } : {}),
   });
   opened.jobs = jobs;
@@ -462,7 +463,6 @@ async function composeContext(
     logger,
     database,
     db: database.db,
-    finishedJobsKeptDays: config.retention.jobsDays,
     jobs,
     events,
     sms,

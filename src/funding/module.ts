@@ -142,10 +142,10 @@ export type FundingApi = {
     verified: VerifiedTransaction,
     finish: (trx: Transaction<DB>, outcome: CreditOutcome | UncreditablePayment) => Promise<T>,
   ): Promise<T>;
-};
-
   /** Retention (decision 0054): one batch of the provider's messages processed and received before `before`. */
   purgeProcessedPaymentEvents(before: Date, batchMax: number): Promise<number>;
+};
+
 export type { PaymentRecord, UncreditablePayment };
 
 export type FundingModule = DomainModule & MovesWallet & { api: FundingApi };
@@ -245,10 +245,10 @@ export function createFundingModule(deps: FundingModuleDeps): FundingModule {
       paymentRecordsBetween: (from, to) => paymentRecordsBetween(db, from, to),
       paymentRecordsOf: (references) => paymentRecordsOf(db, references),
       creditVerifiedPayment: (verified, finish) => creditVerifiedPayment(fundingDeps, verified, finish),
+      purgeProcessedPaymentEvents: (before, batchMax) => purgeProcessedPaymentEvents(db, before, batchMax),
     },
   };
 }
-      purgeProcessedPaymentEvents: (before, batchMax) => purgeProcessedPaymentEvents(db, before, batchMax),
 
 /**
  * The inbox that stores deliveries (webhook.ts) and the drainer that processes them
