@@ -107,7 +107,7 @@ async function killAndRestart(plan: FaultPlan, service: ServiceProcess): Promise
   };
 }
 
-function duringCut(records: RequestRecord[], from: number, to: number) {
+export function duringCut(records: RequestRecord[], from: number, to: number) {
   const seen = records.filter((r) => r.at >= from && r.at <= to);
   const byStatus = new Map<string, number>();
   for (const r of seen) {
@@ -120,7 +120,7 @@ function duringCut(records: RequestRecord[], from: number, to: number) {
 }
 
 /** The Idempotency-Keys held now (a request running with them), read past the proxy. */
-async function heldKeys(databaseUrl: string): Promise<Set<string>> {
+export async function heldKeys(databaseUrl: string): Promise<Set<string>> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {

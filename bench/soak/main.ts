@@ -278,4 +278,6 @@ async function main(): Promise<number> {
   return facts.error === null && failed.length === 0 && failedFaults.length === 0 ? 0 : 1;
 }
 
-process.exitCode = await main();
+// `--peak` (or SOAK_PROFILE=peak): the peak profile instead, its own module (peak.ts).
+const peak = process.argv.includes('--peak') || process.env.SOAK_PROFILE === 'peak';
+process.exitCode = peak ? await (await import('./peak.ts')).runPeak(repoRoot) : await main();

@@ -35,7 +35,7 @@ export type RunFacts = {
   error: string | null;
 };
 
-function requestsTable(records: RequestRecord[]): string {
+export function requestsTable(records: RequestRecord[]): string {
   const rows = new Map<string, number[]>();
   for (const r of records) {
     const key = `${r.op}|${r.status === 0 ? 'no answer' : `${r.status}${r.code === undefined ? '' : ` ${r.code}`}`}`;
@@ -120,7 +120,7 @@ export function figuresTable(before: Snapshot | null, after: Snapshot | null): s
   return ['| series | before | after |', '|---|---|---|', ...rows].join('\n');
 }
 
-function countsTable(model: Model): string {
+export function countsTable(model: Model): string {
   const lines = [...model.counts].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `| ${k} | ${n} |`);
   return ['| operation → outcome | count |', '|---|---|', ...lines].join('\n');
 }

@@ -36,6 +36,8 @@ export type TopologyInput = {
   /** Where the sandbox reaches the service (the balancer); decided before the APIs listen. */
   serviceUrl: string;
   apiPorts: number[];
+  /** How many worker-only processes (standalone): 2 unless said (the peak profile runs one). */
+  workers?: number;
 };
 
 export function standaloneSandboxExists(repoRoot: string): boolean {
@@ -133,13 +135,14 @@ export async function buildTopology(input: TopologyInput): Promise<Topology> {
   };
 }
 
-/** Two worker-only processes, each serving /metrics on a free METRICS_PORT of its own. */
+/** The worker-only processes (two by default), each serving /metrics on a free METRICS_PORT of its own. */
 async function metricsServingWorkers(
   input: TopologyInput,
   make: (spec: ServiceSpec) => ServiceProcess,
   shared: Record<string, string>,
 ): Promise<{ process: ServiceProcess; target: MetricsTarget }[]> {
-  const ports = [await freePort(), await freePort()];
+  const ports: number[] = [];
+  for (let i = 0; i < (input.workers ?? 2); i++) ports.push(await freePort());
   return ports.map((metricsPort, i) => ({
     // baseUrl stays null: a worker is ready by its started line (processes.ts), as without METRICS_PORT.
     process: make({
