@@ -280,6 +280,10 @@ const envSchema = z.object({
   // Purchases one process sends at once, at most (src/vtu/dispatch.ts). Default: 64 on PGlite, 512 on
   // PostgreSQL.
   VTU_SENDS_MAX: z.coerce.number().int().min(1).max(100_000).optional(),
+  // Sends per second to a provider across every process (src/vtu/provider-rate.ts); unset: no limit.
+  VTU_PROVIDER_RATE_DATA: z.coerce.number().int().min(1).max(100_000).optional(),
+  VTU_PROVIDER_RATE_BILLS: z.coerce.number().int().min(1).max(100_000).optional(),
+  VTU_PROVIDER_RATE_SOCIAL: z.coerce.number().int().min(1).max(100_000).optional(),
   // Sandbox only: the service whose /__sandbox/vtu simulators the VTU adapters use (default: this
   // one's own), so that a simulator can outlive this process (the crash test kills it).
   SANDBOX_VTU_BASE_URL: trimmedUrl.optional(),
@@ -860,6 +864,12 @@ function vtuConfig(e: EnvValues, providers: ProviderSet) {
     timeoutMs: e.VTU_TIMEOUT_MS,
     /** Purchases this process sends at once, at most: the next waits for a place before its debit. */
     sendsMax: e.VTU_SENDS_MAX ?? (e.DATABASE_URL === undefined ? sendsMaxOnPglite : sendsMaxOnPostgres),
+    /** Sends per second to each provider across every process (VTU_PROVIDER_RATE_<NAME>); undefined: no limit. */
+    providerRates: {
+      data: e.VTU_PROVIDER_RATE_DATA,
+      bills: e.VTU_PROVIDER_RATE_BILLS,
+      social: e.VTU_PROVIDER_RATE_SOCIAL,
+    } satisfies Record<VtuProviderName, number | undefined>,
     floatTopupMinKobo: e.VTU_FLOAT_TOPUP_MIN,
     /** The float below which operators are warned (/metrics billrail_provider_float_floor_kobo). */
     floatFloorKobo: e.VTU_FLOAT_FLOOR,

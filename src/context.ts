@@ -405,6 +405,8 @@ function sandboxAdapters(config: Config, providers: SandboxProviders, reach: Ada
 type Opened = {
   jobs?: JobQueue;
   catalogue?: { close(): Promise<void> };
+  /** The purchases' module: what counts the providers' send rates. */
+  vtu?: { close(): Promise<void> };
   outbound: Dispatcher;
   ownPushAgent: Agent | undefined;
   /** The poll of a standalone sandbox's clock. */
@@ -415,6 +417,7 @@ type Opened = {
 async function closeOpened(opened: Opened): Promise<void> {
   await opened.jobs?.stop();
   await opened.catalogue?.close();
+  await opened.vtu?.close();
   // Every call to an outside party has ended (purchases drained, jobs stopped) or ends now.
   await opened.outbound.close();
   opened.ownPushAgent?.destroy();
@@ -481,6 +484,7 @@ async function composeContext(
   };
   const modules = createModules(infrastructure);
   opened.catalogue = modules.catalogue;
+  opened.vtu = modules.vtu;
   const moduleList: DomainModule[] = Object.values(modules);
   await jobs.define([
     domainEventDefinition(events),

@@ -338,6 +338,11 @@ function createMoneyModules(infra: Infrastructure, shared: SharedModules) {
     metrics: infra.metrics.purchases,
     // A paused service or provider is refused before any debit (decision 0042).
     requireOpen: shared.pauses.api.requireOpen,
+    // Counted beside the rate limit's keys, so that separate deployments (or tests) do not share them.
+    providerRateRedis:
+      config.redisUrl === undefined
+        ? undefined
+        : { url: config.redisUrl, prefix: `${infra.rateLimitNamespace}provider-rate:` },
   });
   const growth = createGrowthModule({ db, clock, jobs, config: config.growth, users: auth.api });
   // A lock records the milestones it reaches in its own transaction, through growth's api.

@@ -604,6 +604,8 @@ export type DB = {
   float_top_ups: FloatTopUpsTable;
   reconcile_cursors: { name: string; position: Timestamp; updated_at: Timestamp };
   vtu_transactions: VtuTransactionsTable;
+  /** Each provider's shared send rate (src/vtu/provider-rate.ts): tokens left in the second refilled_at starts. */
+  vtu_provider_rate: { provider: string; tokens: number; refilled_at: Timestamp };
   vtu_markups: VtuMarkupsTable;
   savings_locks: SavingsLocksTable;
   savings_milestones: SavingsMilestonesTable;

@@ -9,6 +9,7 @@ import { registerSandboxMailbox } from './mailbox.ts';
 import { registerSandboxMessages } from './messages.ts';
 import { registerSandboxPayments } from './payment-provider.ts';
 import { registerSandboxPush } from './push/push-service.ts';
+import { registerSandboxRateLimits } from './rate-limits.ts';
 import type { Sandbox, SandboxState } from './state.ts';
 import { registerSandboxAirtimeCash } from './vtu/airtime-cash.ts';
 import { registerSandboxBills } from './vtu/bills.ts';
@@ -69,6 +70,8 @@ function registerSandbox(
   const { clock } = deps;
   // First, so that a fault set on a provider meets its API's requests before anything else does.
   registerSandboxFaults(app, state.faults);
+  // A VTU provider's "refuse above R purchases a second", met once the purchase's body is parsed.
+  registerSandboxRateLimits(app, state.rateLimits, clock);
   // The KYC provider (Dojah's wire shape) under /__sandbox/kyc, and its browser widget.
   registerSandboxKyc(app, state);
   registerSandboxLivenessPage(app);

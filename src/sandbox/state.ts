@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { createSandboxFaultsState, type SandboxFaultsState } from './faults.ts';
 import { createSandboxPaymentsState, type SandboxPaymentsState } from './payments/state.ts';
 import { createSandboxPushState, type SandboxPushState } from './push/push-service.ts';
+import { createSandboxRateLimitsState, type SandboxRateLimitsState } from './rate-limits.ts';
 import { createSandboxAirtimeCashState, type SandboxAirtimeCashState } from './vtu/airtime-cash.ts';
 import { createSandboxBillsState, type SandboxBillsState } from './vtu/bills.ts';
 import { createSandboxDataState, type SandboxDataState } from './vtu/data-state.ts';
@@ -47,6 +48,8 @@ export type SandboxState = {
   push: SandboxPushState;
   /** The faults set on the providers' APIs (src/sandbox/faults.ts). */
   faults: SandboxFaultsState;
+  /** The VTU providers' rate limits and the purchases they took (src/sandbox/rate-limits.ts). */
+  rateLimits: SandboxRateLimitsState;
 };
 
 /**
@@ -71,5 +74,6 @@ export function createSandboxState(): SandboxState {
     airtimeCash: createSandboxAirtimeCashState(),
     push: createSandboxPushState(),
     faults: createSandboxFaultsState(),
+    rateLimits: createSandboxRateLimitsState(),
   };
 }

@@ -11,6 +11,7 @@ import {
 } from '../providers/vtu/vtu-provider.ts';
 import type { PurchaseBatches } from './batches.ts';
 import { type FloatDecision, type FloatDeps, floatDecisions, purchasesWaitingFor } from './float.ts';
+import { type ProviderRates, takeTurns, waitForTurn } from './provider-rate.ts';
 import { firstRequeryAfterSeconds, firstRequeryAt, type VtuTransaction } from './purchases.ts';
 import { type SettlementDeps, type SettleResult, settlePurchases } from './settlement.ts';
 
@@ -31,6 +32,8 @@ export type ClaimDeps = SettlementDeps & {
   providers: Record<string, VtuProvider>;
   /** Just-in-time funding of the providers' floats; without it purchases are sent as they come. */
   float?: FloatDeps;
+  /** Each provider's sends per second across every process (provider-rate.ts); without it, no limit. */
+  providerRates?: ProviderRates;
 };
 
 /** The dispatch stage: the group commit of its claims and of the settlements it hands answers to, and its bound. */
@@ -159,7 +162,9 @@ type ClaimedPurchase = Pick<VtuTransaction, 'id' | 'provider' | 'reference' | 'r
 export type Claim =
   | { purchase: ClaimedPurchase; release: () => void }
   | 'already_sent'
-  | Exclude<FloatDecision, 'send'>;
+  | Exclude<FloatDecision, 'send'>
+  /** Over its provider's rate: not claimed, to be claimed again at turnAt (provider-rate.ts). */
+  | { turnAt: Date };
 
 /**
  * Sends a purchase not sent yet and settles it on the answer: 'already_sent' when another run did,
@@ -168,7 +173,12 @@ export type Claim =
  * claims many purchases and one transaction settles many answers.
  */
 export async function dispatchPurchase(deps: DispatchDeps, id: string): Promise<DispatchResult> {
-  const claim = await deps.batches.join(claimPurchases, id);
+  let claim = await deps.batches.join(claimPurchases, id);
+  // Over its provider's rate it waits its turn, keeping its place among this process's sends.
+  while (typeof claim === 'object' && 'turnAt' in claim) {
+    await waitForTurn(deps.clock, claim.turnAt);
+    claim = await deps.batches.join(claimPurchases, id);
+  }
   if (typeof claim === 'string') return claim;
   let outcome: PurchaseOutcome;
   try {
@@ -223,10 +233,12 @@ export async function claimPurchases(deps: ClaimDeps, ids: string[]): Promise<Ba
       for (const p of purchases) decided.set(p.id, rejected(error));
     }
   }
-  const toSend = unsent.filter((p) => {
+  const allowed = unsent.filter((p) => {
     const decision = decided.get(p.id);
     return decision?.status === 'fulfilled' && decision.value === 'send';
   });
+  // Those over their provider's rate wait for its next second, unclaimed.
+  const { sending: toSend, waiting: turns } = await takeTurns(deps.providerRates, allowed);
   // Without just-in-time funding nothing reads what is in flight, so there is nothing to count.
   const inFlight = deps.float?.inFlight;
   const releases = new Map(
@@ -264,6 +276,8 @@ export async function claimPurchases(deps: ClaimDeps, ids: string[]): Promise<Ba
       byId.delete(id);
       return fulfilled({ purchase, release: releases.get(id)! });
     }
+    const turnAt = turns.get(id);
+    if (turnAt !== undefined) return fulfilled({ turnAt });
     const decision = decided.get(id);
     if (decision === undefined || (decision.status === 'fulfilled' && decision.value === 'send'))
       return fulfilled('already_sent');

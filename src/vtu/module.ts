@@ -47,6 +47,7 @@ import {
   processingPurchases,
 } from './operator-figures.ts';
 import { operatorPurchaseOperations } from './operator-purchases.ts';
+import { createProviderRates } from './provider-rate.ts';
 import type { PurchaseMetrics } from './purchase-metrics.ts';
 import {
   authorisedMarkupOf,
@@ -145,6 +146,8 @@ export type VtuModuleDeps = {
   metrics: PurchaseMetrics;
   /** 503 SERVICE_PAUSED while an operator has paused a service or its provider, before any debit (pauses' api). */
   requireOpen: PausesApi['requireOpen'];
+  /** Redis (REDIS_URL) and the prefix of its keys, where the providers' send rates are counted; undefined: the database. */
+  providerRateRedis: { url: string; prefix: string } | undefined;
 };
 
 /** What other modules (and the composition root, and tests) may call of the purchases. */
@@ -232,7 +235,12 @@ export type VtuApi = {
   purchasesByReference(references: readonly string[]): Promise<Map<string, SentPurchase>>;
 };
 
-export type VtuModule = DomainModule & MovesWallet & { api: VtuApi };
+export type VtuModule = DomainModule &
+  MovesWallet & {
+    api: VtuApi;
+    /** Closes what counts the providers' send rates (its Redis connection), after drained(). */
+    close(): Promise<void>;
+  };
 
 export function createVtuModule(deps: VtuModuleDeps): VtuModule {
   const { db, batching, clock, jobs, logger, config } = deps;
@@ -252,7 +260,15 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
     topupMinKobo: vtu.floatTopupMinKobo,
     inFlight: createFloatInFlight(),
   };
-  const claims = { ...settlement, providers: deps.providers, float };
+  // Each provider's sends per second across every process (VTU_PROVIDER_RATE_<NAME>).
+  const providerRates = createProviderRates({
+    db,
+    clock,
+    logger,
+    rates: vtu.providerRates,
+    ...(deps.providerRateRedis !== undefined ? { redis: deps.providerRateRedis } : {}),
+  });
+  const claims = { ...settlement, providers: deps.providers, float, providerRates };
   // Each stage's batches, run by the function that takes the batch (batches.ts).
   const batches = createPurchaseBatches(batching);
   // A frozen account pays for nothing, and nothing passes the CBN daily limit, whatever other rules
@@ -274,6 +290,7 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
       ...operatorPurchaseOperations({ db: deps.db }),
     ],
     jobs: purchaseJobs(dispatching, requeryOptions, logger),
+    close: () => providerRates.close(),
     // Purchases react to their provider's float top-up: sent once it settled, failed and refunded
     // when it failed (they were never sent). Each may run twice (the domain-event job): dispatch and
     // failWaiting act only on purchases still processing and unsent.

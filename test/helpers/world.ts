@@ -58,6 +58,11 @@ export type WorldOptions = {
   databaseTimeoutMs?: number;
   /** Without Redis even when REDIS_URL is set: the default configuration (`npm start`). */
   withoutRedis?: boolean;
+  /**
+   * The prefix of this world's Redis keys (default: its own): another world's (ctx.rateLimitNamespace)
+   * for two services of one deployment that count together (the providers' send rates).
+   */
+  rateLimitNamespace?: string;
 };
 
 export async function createWorld(options: WorldOptions = {}): Promise<World> {
@@ -109,7 +114,7 @@ export async function createWorld(options: WorldOptions = {}): Promise<World> {
     ...(options.debitRules !== undefined ? { debitRules: options.debitRules } : {}),
     ...(options.pushAgent !== undefined ? { pushAgent: options.pushAgent } : {}),
     ...(options.resolveHost !== undefined ? { resolveHost: options.resolveHost } : {}),
-    rateLimitNamespace: `billrail-test-${randomBytes(4).toString('hex')}:`,
+    rateLimitNamespace: options.rateLimitNamespace ?? `billrail-test-${randomBytes(4).toString('hex')}:`,
   });
   const app = await buildApp(ctx);
   const answers = checkAnswers(app);
