@@ -164,7 +164,7 @@ export const P99_BOUND_MS = 2_000;
 
 /**
  * A short calibration: the closed loop at 4, 8, 16, … callers for `stepSeconds` each, until the
- * rate stops growing (under 10% more), p99 passes P99_BOUND_MS or a purchase is not accepted. The
+ * rate stops growing (calibrated()), p99 passes P99_BOUND_MS or a purchase is not accepted. The
  * concurrency chosen is the smallest within 10% of the best rate seen with p99 bounded and every
  * purchase accepted: more callers past it only queue.
  */
@@ -198,12 +198,18 @@ export async function calibrate(
 
 const bounded = (step: CalibrationStep) => step.p99Ms <= P99_BOUND_MS && step.notAccepted === 0;
 
-/** Whether the last step ends the calibration: the rate grew under 10%, or p99 or a refusal says stop. */
+/**
+ * Whether the last step ends the calibration: p99 past its bound or a purchase not accepted, or two
+ * steps in a row that did not beat the best rate before them by 10% (one step alone may be the other
+ * work of a busy machine).
+ */
 export function calibrated(steps: CalibrationStep[]): boolean {
   const last = steps.at(-1);
-  const before = steps.at(-2);
   if (last === undefined) return false;
-  return !bounded(last) || (before !== undefined && last.perSecond < before.perSecond * 1.1);
+  if (!bounded(last)) return true;
+  if (steps.length < 3) return false;
+  const best = Math.max(...steps.slice(0, -2).map((s) => s.perSecond));
+  return steps.slice(-2).every((s) => s.perSecond < best * 1.1);
 }
 
 /** The smallest concurrency within 10% of the best bounded rate (4 when none was bounded). */
