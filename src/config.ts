@@ -181,6 +181,10 @@ const envSchema = z.object({
   // Whether job workers hold a LISTEN connection and are woken by NOTIFY (decision 0036). 0 behind a
   // pooler in transaction mode, where a LISTEN does not stay on the connection that asked for it.
   DATABASE_LISTEN_NOTIFY: booleanFlag.default(true),
+  // Rows each hot system account (vtu_in_flight, revenue_markup, collections_pool, every
+  // provider_float:<provider>) is kept in, so that concurrent transactions lock different rows
+  // (decision 0050). 1: one row each, as before.
+  LEDGER_SHARDS: z.coerce.number().int().min(1).max(64).default(8),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   SANDBOX: booleanFlag.optional(),
   PUBLIC_BASE_URL: trimmedUrl.optional(),
@@ -622,6 +626,8 @@ function databaseConfig(e: EnvValues, production: boolean) {
     preparedStatements: e.DATABASE_PREPARED_STATEMENTS,
     /** Whether job workers are woken by LISTEN/NOTIFY; off behind a pooler in transaction mode. */
     listenNotify: e.DATABASE_LISTEN_NOTIFY,
+    /** How many rows (shards) each hot system account of the ledger is kept in (decision 0050). */
+    ledgerShards: e.LEDGER_SHARDS,
   };
 }
 

@@ -27,6 +27,7 @@ import { paymentWebhookPath } from './http/payment-webhook-route.ts';
 import { sandboxClockJobsPath } from './http/sandbox-clock-route.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
 import { documentUrlKey } from './kyc/document-urls.ts';
+import { openLedgerShards } from './ledger/accounts.ts';
 import { loggedRequest, redactUrlCredentials } from './log-redaction.ts';
 import type { DomainModule } from './module.ts';
 import { createModules, type Infrastructure, type Modules } from './modules.ts';
@@ -163,7 +164,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   const { clock, sandboxClock, link: clockLink } = await createClocks(config, overrides, logger);
   let database: Database;
   try {
-    database = await openMigrated(config, overrides, logger);
+    database = await openMigrated(config, overrides, logger, clock.now());
   } catch (error) {
     clockLink?.stop();
     throw error;
@@ -216,7 +217,12 @@ export async function createContext(config: Config, overrides: ContextOverrides 
  * behind its code stops here. MIGRATION_DATABASE_URL applies to the configured database only, not to
  * one a test hands over.
  */
-async function openMigrated(config: Config, overrides: ContextOverrides, logger: Logger): Promise<Database> {
+async function openMigrated(
+  config: Config,
+  overrides: ContextOverrides,
+  logger: Logger,
+  now: Date,
+): Promise<Database> {
   const target: DatabaseTarget = overrides.database ?? configuredTarget(config);
   const database = await openDatabase(target, {
     onConnectionError: (error) => logger.warn({ err: error }, 'database connection failed'),
@@ -229,6 +235,8 @@ async function openMigrated(config: Config, overrides: ContextOverrides, logger:
         overrides.database === undefined ? config.database.migrationUrl : undefined,
       );
     else await assertMigrated(database.db as Kysely<unknown>);
+    // Before any posting can name one: the shards LEDGER_SHARDS asks for, past the migration's 8.
+    await openLedgerShards(database.db, config.database.ledgerShards, now);
     return database;
   } catch (error) {
     await database.close();

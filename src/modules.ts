@@ -308,7 +308,11 @@ function createMoneyModules(infra: Infrastructure, shared: SharedModules) {
     payments: infra.payments,
     batching: infra.database.batching,
     baseUrl: infra.baseUrl,
-    config: { preferredBank: config.payments.preferredBank, webhookSecret: config.secrets.paymentSigning },
+    config: {
+      preferredBank: config.payments.preferredBank,
+      webhookSecret: config.secrets.paymentSigning,
+      ledgerShards: config.database.ledgerShards,
+    },
     raiseAlert: alerts.api.raiseAlert,
     findUserById: auth.api.findUserById,
     requireKycTier: kyc.api.requireKycTier,

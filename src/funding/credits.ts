@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { DB } from '../db/schema.ts';
-import { type Posting, type PostingRequest, post, postBatch } from '../ledger/postings.ts';
+import { type Posting, type PostingRequest, post, postBatch, type ShardOptions } from '../ledger/postings.ts';
 import type { LimitsApi } from '../limits/module.ts';
 
 // Crediting a wallet with money from outside (a checkout top-up, a bank deposit into a dedicated
@@ -42,6 +42,7 @@ export async function writeCredits(
   trx: Transaction<DB>,
   credits: PendingCredit[],
   now: Date,
+  shards: ShardOptions,
 ): Promise<CreditOutcome[]> {
   if (credits.length === 0) return [];
   // Only the first copy of a reference in the batch can be posted: a later one with the same content
@@ -73,8 +74,8 @@ export async function writeCredits(
   }));
   const posted =
     postings.length === 1
-      ? [await settled(post(trx, postings[0]!, now))]
-      : await postBatch(trx, postings, now);
+      ? [await settled(post(trx, postings[0]!, now, shards))]
+      : await postBatch(trx, postings, now, shards);
   await limits.announceHeld(
     trx,
     splits.filter(
@@ -97,9 +98,10 @@ export async function creditOnce(
   trx: Transaction<DB>,
   decision: CreditDecision,
   now: Date,
+  shards: ShardOptions,
 ): Promise<CreditOutcome> {
   if (!isPending(decision)) return decision;
-  const [outcome] = await writeCredits(limits, trx, [decision], now);
+  const [outcome] = await writeCredits(limits, trx, [decision], now, shards);
   return outcome!;
 }
 

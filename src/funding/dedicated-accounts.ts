@@ -339,9 +339,11 @@ export async function lockDedicatedAccounts(trx: Transaction<DB>, chargeData: un
 
 /** Credits one verified bank deposit into a dedicated account, once, in the caller's transaction. */
 export async function creditBankDeposit(
-  deps: Pick<FundingDeps, 'clock' | 'jobs' | 'limits'>,
+  deps: Pick<FundingDeps, 'clock' | 'jobs' | 'limits' | 'ledgerShards'>,
   trx: Transaction<DB>,
   payment: DedicatedPayment,
 ): Promise<CreditOutcome> {
-  return creditOnce(deps.limits, trx, await decideDedicatedCredit(deps, trx, payment), deps.clock.now());
+  return creditOnce(deps.limits, trx, await decideDedicatedCredit(deps, trx, payment), deps.clock.now(), {
+    shards: deps.ledgerShards,
+  });
 }

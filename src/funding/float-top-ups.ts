@@ -63,7 +63,7 @@ export type FloatTopUpOutcome =
   | 'conflict'
   | 'unknown_reference';
 
-type Deps = Pick<FundingDeps, 'db' | 'clock' | 'jobs' | 'payments' | 'raiseAlert'>;
+type Deps = Pick<FundingDeps, 'db' | 'clock' | 'jobs' | 'payments' | 'raiseAlert' | 'ledgerShards'>;
 
 /** The status of the top-up's Paystack transfer, mapped to an end when it is one; null while it may still change. */
 export function floatTopUpEnd(status: Transfer['status']): FloatTopUpEnd | null {
@@ -233,7 +233,7 @@ export async function latestPendingFloatTopUpTo(
 
 /** applyFloatTopUpOutcome in a transaction of its own. */
 export async function settleFloatTopUp(
-  deps: Pick<Deps, 'db' | 'clock' | 'jobs' | 'raiseAlert'>,
+  deps: Pick<Deps, 'db' | 'clock' | 'jobs' | 'raiseAlert' | 'ledgerShards'>,
   news: FloatTopUpNews,
 ): Promise<FloatTopUpOutcome> {
   return deps.db.transaction().execute((trx) => applyFloatTopUpOutcome(deps, trx, news));
@@ -242,7 +242,7 @@ export async function settleFloatTopUp(
 /** News of how a top-up's transfer ended, from whichever of the three parties told it. */
 type FloatTopUpNews = { reference: string; end: FloatTopUpEnd; reason: string | null; amountKobo?: bigint };
 
-type OutcomeDeps = Pick<Deps, 'clock' | 'jobs' | 'raiseAlert'>;
+type OutcomeDeps = Pick<Deps, 'clock' | 'jobs' | 'raiseAlert' | 'ledgerShards'>;
 
 /**
  * Moves a float top-up on news of how it ended, inside the caller's transaction (the webhook's
@@ -347,6 +347,7 @@ async function settlePending(
       metadata: { transferReference: topUp.reference, provider: topUp.provider },
     },
     now,
+    { shards: deps.ledgerShards },
   );
   await trx
     .updateTable('float_top_ups')
@@ -392,6 +393,7 @@ async function closeUnsent(
         metadata: { transferReference: topUp.reference, provider: topUp.provider },
       },
       now,
+      { shards: deps.ledgerShards },
     );
   }
   await trx

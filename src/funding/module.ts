@@ -66,6 +66,8 @@ export type FundingModuleDeps = {
     preferredBank: string;
     /** The secret the provider signs its webhooks with (Paystack's secret key). */
     webhookSecret: string;
+    /** The rows each hot system account is kept in (LEDGER_SHARDS, decision 0050). */
+    ledgerShards: number;
   };
   /**
    * Alerts' api: the operations alert a payment that does not add up raises (a top-up paid another
@@ -171,6 +173,7 @@ export function createFundingModule(deps: FundingModuleDeps): FundingModule {
     requireKycTier: deps.requireKycTier,
     approvedNinName: deps.approvedNinName,
     limits: deps.limits,
+    ledgerShards: deps.config.ledgerShards,
     // The web client's return page, which asks verifyTopup: the redirect itself credits nothing.
     checkoutReturnUrl: `${deps.baseUrl}/fund/return`,
   };
@@ -258,7 +261,14 @@ function createPaymentEvents(deps: FundingModuleDeps): PaymentEvents {
   const { db, clock, jobs } = deps;
   const inbox = createPaymentEventInbox({ db, clock }, deps.batching, { batchMax: inboxBatchMax });
   const drainer = createPaymentEventDrainer(
-    { db, clock, jobs, raiseAlert: deps.raiseAlert, limits: deps.limits },
+    {
+      db,
+      clock,
+      jobs,
+      raiseAlert: deps.raiseAlert,
+      limits: deps.limits,
+      ledgerShards: deps.config.ledgerShards,
+    },
     { batchMax: paymentEventBatchMax, logger: deps.logger },
   );
   return {

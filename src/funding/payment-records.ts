@@ -105,7 +105,10 @@ export type UncreditablePayment = 'not_paid' | 'unknown_payer';
  * the credit's transaction with its outcome (the caller records why it credited, in the same commit).
  */
 export async function creditVerifiedPayment<T>(
-  deps: Pick<FundingDeps, 'db' | 'clock' | 'jobs' | 'raiseAlert' | 'limits' | 'findUserById'>,
+  deps: Pick<
+    FundingDeps,
+    'db' | 'clock' | 'jobs' | 'raiseAlert' | 'limits' | 'ledgerShards' | 'findUserById'
+  >,
   verified: VerifiedTransaction,
   finish: (trx: Transaction<DB>, outcome: CreditOutcome | UncreditablePayment) => Promise<T>,
 ): Promise<T> {

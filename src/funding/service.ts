@@ -34,6 +34,8 @@ export type FundingDeps = {
   requireKycTier: KycModule['api']['requireKycTier'];
   approvedNinName: KycModule['api']['approvedNinName'];
   limits: CreditLimits;
+  /** The rows each hot system account is kept in (LEDGER_SHARDS): the collections pool's credits spread over them. */
+  ledgerShards: number;
   /**
    * Where the checkout sends the payer back (the web client's return page, which asks verifyTopup:
    * the redirect itself never credits anything). Read when an intent is made.
@@ -197,11 +199,13 @@ export async function decideTopupCredit(
 
 /** Credits one verified payment to its intent's wallet, at most once, in the caller's transaction. */
 export async function creditTopup(
-  deps: Pick<FundingDeps, 'clock' | 'jobs' | 'raiseAlert' | 'limits'>,
+  deps: Pick<FundingDeps, 'clock' | 'jobs' | 'raiseAlert' | 'limits' | 'ledgerShards'>,
   trx: Transaction<DB>,
   payment: { reference: string; paidKobo: bigint; source: 'webhook' | 'verify' },
 ): Promise<CreditOutcome> {
-  return creditOnce(deps.limits, trx, await decideTopupCredit(deps, trx, payment), deps.clock.now());
+  return creditOnce(deps.limits, trx, await decideTopupCredit(deps, trx, payment), deps.clock.now(), {
+    shards: deps.ledgerShards,
+  });
 }
 
 const pendingStatuses = new Set(['abandoned', 'ongoing', 'pending', 'processing', 'queued']);

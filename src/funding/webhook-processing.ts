@@ -21,7 +21,7 @@ import { holdsUnstorableText } from './webhook.ts';
 
 export const paymentWebhookSweepJob = defineJob('payments.webhook-sweep', noPayload);
 
-type Deps = Pick<FundingDeps, 'db' | 'clock' | 'jobs' | 'raiseAlert' | 'limits'>;
+type Deps = Pick<FundingDeps, 'db' | 'clock' | 'jobs' | 'raiseAlert' | 'limits' | 'ledgerShards'>;
 
 /** charge.success data as it must be to credit: Paystack's fields, amounts in kobo. */
 const chargeSuccessData = z.object({
@@ -236,12 +236,14 @@ type Decided = { id: string; decision: EventDecision };
  * event would lock a wallet while holding the collections pool of the one before.
  */
 async function finishDecided(
-  deps: Pick<Deps, 'clock' | 'limits'>,
+  deps: Pick<Deps, 'clock' | 'limits' | 'ledgerShards'>,
   trx: Transaction<DB>,
   decided: Decided[],
 ): Promise<{ id: string; outcome: EventOutcome }[]> {
   const credits = decided.flatMap(({ decision }) => (isPending(decision) ? [decision] : []));
-  const credited = (await writeCredits(deps.limits, trx, credits, deps.clock.now())).values();
+  const credited = (
+    await writeCredits(deps.limits, trx, credits, deps.clock.now(), { shards: deps.ledgerShards })
+  ).values();
   return decided.map(({ id, decision }) => ({
     id,
     outcome: isPending(decision) ? credited.next().value! : decision,

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { statement } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
@@ -45,6 +46,40 @@ export const isUserAccount = (code: string): boolean =>
 export const isCreditOnlyAccount = (code: string): boolean => code.startsWith('bonus_locked:');
 export const providerFloatAccount = (provider: string): string => `provider_float:${provider}`;
 
+/**
+ * The hot system accounts (docs/scaling.md section 2, decision 0050): nearly every purchase or top-up
+ * writes one, so each is kept in K rows (LEDGER_SHARDS), `<code>` (shard 0, the account's first row
+ * and its history) and `<code>#1` … `<code>#K-1`, and a transaction posts to one of them. Every shard
+ * is an account of its own to the ledger check; what the account holds is the sum of its shards,
+ * and a single shard may be below zero (accepted on one, settled on another).
+ */
+const shardedSystemAccounts: readonly string[] = [
+  systemAccounts.collectionsPool,
+  systemAccounts.vtuInFlight,
+  systemAccounts.revenueMarkup,
+];
+/** The most shards an account may be kept in (LEDGER_SHARDS at most): readers look this far. */
+export const ledgerShardsMax = 64;
+const shardMark = '#';
+
+/** True for a hot system account's logical code, whose postings are spread over its shards. */
+export const isShardedAccount = (code: string): boolean =>
+  !code.includes(shardMark) &&
+  (shardedSystemAccounts.includes(code) || code.startsWith(providerFloatAccount('')));
+/** The code of one shard of an account: shard 0 is the code itself, as is any account not sharded. */
+export const shardAccount = (code: string, shard: number): string =>
+  shard === 0 || !isShardedAccount(code) ? code : `${code}${shardMark}${shard}`;
+/** The account a code belongs to: a shard's code without its `#n`, any other code as it is. */
+export const logicalAccount = (code: string): string => {
+  const mark = code.indexOf(shardMark);
+  return mark === -1 ? code : code.slice(0, mark);
+};
+/** Every code an account may be kept under: all its possible shards for a sharded one, else itself. */
+export const accountShardCodes = (code: string): string[] =>
+  isShardedAccount(code)
+    ? Array.from({ length: ledgerShardsMax }, (_, shard) => shardAccount(code, shard))
+    : [code];
+
 type Handle = Kysely<DB> | Transaction<DB>;
 
 /** Opens the accounts every user has. Safe to call twice. */
@@ -71,6 +106,70 @@ export async function balancesOf(db: Handle, codes: string[]): Promise<Map<strin
     .where('code', 'in', codes)
     .execute();
   return new Map(rows.map((r) => [r.code, r.balance]));
+}
+
+/**
+ * What system accounts hold, by logical code: the sum of each one's shards (an account not sharded is
+ * its one row). Read this, never a shard's row, wherever a system balance is shown or decided on.
+ */
+export async function systemBalances(db: Handle, codes: readonly string[]): Promise<Map<string, bigint>> {
+  const logical = [...new Set(codes.map(logicalAccount))];
+  const sums = new Map(logical.map((code): [string, bigint] => [code, 0n]));
+  if (logical.length === 0) return sums;
+  const rows = await db
+    .selectFrom('ledger_accounts')
+    .select(['code', 'balance'])
+    .where('code', 'in', logical.flatMap(accountShardCodes))
+    .where('kind', '=', 'system')
+    .execute();
+  for (const row of rows) {
+    const code = logicalAccount(row.code);
+    sums.set(code, (sums.get(code) ?? 0n) + row.balance);
+  }
+  return sums;
+}
+
+/** What one system account holds: the sum of its shards. */
+export async function systemBalance(db: Handle, code: string): Promise<bigint> {
+  return (await systemBalances(db, [code])).get(logicalAccount(code)) ?? 0n;
+}
+
+/**
+ * Opens shards 1 … shards-1 of every hot system account that exists (the migrations open them, the
+ * provider floats among them), so that a posting never names a shard that is missing. Run at every
+ * start-up, since LEDGER_SHARDS may have grown since the migration opened 8: idempotent, and safe for
+ * processes starting together. Lowering LEDGER_SHARDS leaves the higher shards as they are: readers
+ * sum every shard there is, and nothing posts to them any more.
+ */
+export async function openLedgerShards(db: Handle, shards: number, now: Date): Promise<void> {
+  assert.ok(Number.isInteger(shards) && shards >= 1, 'an account is kept in one shard at least');
+  assert.ok(shards <= ledgerShardsMax, 'readers sum the shards up to ledgerShardsMax only');
+  if (shards === 1) return;
+  const existing = await db
+    .selectFrom('ledger_accounts')
+    .select('code')
+    .where('kind', '=', 'system')
+    .where((eb) =>
+      eb.or([
+        eb('code', 'in', shardedSystemAccounts),
+        eb(sql`left(code, ${providerFloatAccount('').length})`, '=', providerFloatAccount('')),
+      ]),
+    )
+    .execute();
+  const codes = existing.map((row) => row.code).filter(isShardedAccount);
+  const opened = codes.flatMap((code) =>
+    Array.from({ length: shards - 1 }, (_, i) => ({
+      code: shardAccount(code, i + 1),
+      kind: 'system' as const,
+      created_at: now,
+    })),
+  );
+  if (opened.length === 0) return;
+  await db
+    .insertInto('ledger_accounts')
+    .values(opened)
+    .onConflict((oc) => oc.column('code').doNothing())
+    .execute();
 }
 
 /**

@@ -1,9 +1,12 @@
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import type { DateRange } from '../lagos-time.ts';
+import { accountShardCodes } from './accounts.ts';
 
 // The history of one account, read from its entries joined to their postings. The ledger owns these
 // tables, so domains read an account's history through here rather than writing the SQL themselves.
+// A hot system account (accounts.ts isShardedAccount) is read over all its shards: each posting moved
+// one of them, so its entries are the account's, though an entry's balance after is its shard's.
 
 export type HistoryEntry<Kind extends string = string> = {
   /** The entry's id: unique, immutable, and one per movement of this account. */
@@ -49,7 +52,8 @@ const columns: EntryColumns = {
   // One look-up of the entries' key (transaction_id, account_id) per entry it is asked of.
   postingMoves: (accountCode) => sql<boolean>`exists (select 1 from ledger_entries o
     where o.transaction_id = t.id
-      and o.account_id = (select id from ledger_accounts where code = ${sql.lit(accountCode)}))`,
+      and o.account_id in (select id from ledger_accounts
+        where code in (${sql.join(accountShardCodes(accountCode).map((code) => sql.lit(code)))})))`,
 };
 
 type Handle = Kysely<DB> | Transaction<DB>;
@@ -62,7 +66,7 @@ function entriesOf<Kind extends string>(db: Handle, accountCode: string, view: H
     .selectFrom('ledger_entries as e')
     .innerJoin('ledger_accounts as a', 'a.id', 'e.account_id')
     .innerJoin('ledger_transactions as t', 't.id', 'e.transaction_id')
-    .where('a.code', '=', accountCode);
+    .where('a.code', 'in', accountShardCodes(accountCode));
   if (view.range?.from !== undefined) query = query.where('e.created_at', '>=', view.range.from);
   if (view.range?.before !== undefined) query = query.where('e.created_at', '<', view.range.before);
   if (view.kind !== undefined) query = query.where(sql<boolean>`${view.kindOf(columns)} = ${view.kind}`);
@@ -171,7 +175,7 @@ export async function accountMovement(
     .selectFrom('ledger_entries as e')
     .innerJoin('ledger_accounts as a', 'a.id', 'e.account_id')
     .innerJoin('ledger_transactions as t', 't.id', 'e.transaction_id')
-    .where('a.code', '=', accountCode)
+    .where('a.code', 'in', accountShardCodes(accountCode))
     .where('t.reference', '=', reference)
     .select(['t.reference', 't.description', 'e.amount', 'e.created_at', 't.metadata'])
     .select((eb) =>

@@ -1,10 +1,16 @@
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { type BatchResults, fulfilled, rejected } from '../db/batching.ts';
 import { statement } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
-import { isCreditOnlyAccount, isUserAccount } from './accounts.ts';
+import {
+  isCreditOnlyAccount,
+  isUserAccount,
+  ledgerShardsMax,
+  logicalAccount,
+  shardAccount,
+} from './accounts.ts';
 
 // Double-entry postings. A posting is one ledger transaction of two or more entries that sum to
 // zero, under a reference that is unique forever: posting the same reference with the same content
@@ -57,9 +63,15 @@ const ENTRIES_MAX = 16;
 
 function contentHash(request: PostingRequest): string {
   // Entries are summed per account and sorted, so the same movement written in another order is
-  // the same content.
+  // the same content. Accounts are named by their logical code, never a shard's: a retried posting
+  // lands on whichever shard its transaction drew, and must still be the same content (created:
+  // false), not a ReferenceConflictError. Hashes stored before shards existed named shard 0, whose
+  // code is the logical one, so they still match.
   const perAccount = new Map<string, bigint>();
-  for (const e of request.entries) perAccount.set(e.account, (perAccount.get(e.account) ?? 0n) + e.amount);
+  for (const e of request.entries) {
+    const account = logicalAccount(e.account);
+    perAccount.set(account, (perAccount.get(account) ?? 0n) + e.amount);
+  }
   const canonical = [...perAccount.entries()]
     .filter(([, amount]) => amount !== 0n)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -68,10 +80,16 @@ function contentHash(request: PostingRequest): string {
   return createHash('sha256').update(`${request.description}\n${canonical}`).digest('hex');
 }
 
-/** A posting's entries netted per account, zeroes dropped, in the one lock order every posting uses. */
-function netInLockOrder(request: PostingRequest): Array<[string, bigint]> {
+/**
+ * A posting's entries netted per account, zeroes dropped, in the one lock order every posting uses,
+ * each hot system account moved to the transaction's shard of it.
+ */
+function netInLockOrder(request: PostingRequest, shard: number): Array<[string, bigint]> {
   const perAccount = new Map<string, bigint>();
-  for (const e of request.entries) perAccount.set(e.account, (perAccount.get(e.account) ?? 0n) + e.amount);
+  for (const e of request.entries) {
+    const account = shardAccount(e.account, shard);
+    perAccount.set(account, (perAccount.get(account) ?? 0n) + e.amount);
+  }
   const lockOrder = (code: string) => `${isUserAccount(code) ? 0 : 1}${code}`;
   return [...perAccount.entries()]
     .filter(([, amount]) => amount !== 0n)
@@ -100,6 +118,25 @@ function validate(request: PostingRequest): void {
     [...perAccount.values()].some((amount) => amount !== 0n),
     'a posting must move money between at least two accounts',
   );
+}
+
+export type ShardOptions = {
+  /**
+   * How many rows each hot system account is kept in (LEDGER_SHARDS, accounts.ts isShardedAccount);
+   * 1 when absent: shard 0 only. The transaction draws one of them at random and every hot account of
+   * its postings goes to that one, so that it still locks one row per account, in the one order
+   * (decision 0050). At random rather than a slot per process: a process runs several transactions
+   * at once (acceptances, settlements, top-ups), and processes may be fewer than shards.
+   */
+  shards?: number | undefined;
+};
+
+/** The shard of every hot system account this transaction posts to. */
+function drawShard(options: ShardOptions): number {
+  const shards = options.shards ?? 1;
+  assert.ok(Number.isInteger(shards) && shards >= 1, 'an account is kept in one shard at least');
+  assert.ok(shards <= ledgerShardsMax, 'readers sum the shards up to ledgerShardsMax only');
+  return shards === 1 ? 0 : randomInt(shards);
 }
 
 /**
@@ -134,9 +171,12 @@ export async function post(
   db: Kysely<DB> | Transaction<DB>,
   request: PostingRequest,
   now: Date,
+  options: ShardOptions = {},
 ): Promise<Posting> {
   validate(request);
-  if (!db.isTransaction) return db.transaction().execute((trx) => postInTransaction(trx, request, now));
+  const shard = drawShard(options);
+  if (!db.isTransaction)
+    return db.transaction().execute((trx) => postInTransaction(trx, request, now, shard));
   // Inside the caller's transaction a failed posting must leave nothing behind even when the caller
   // catches the error (say InsufficientBalanceError) and commits its other writes: without the
   // savepoint, the reference row and the balance updates made before the failure would commit
@@ -146,7 +186,7 @@ export async function post(
   await sql`savepoint ledger_posting`.execute(trx);
   let posting: Posting;
   try {
-    posting = await postInTransaction(trx, request, now);
+    posting = await postInTransaction(trx, request, now, shard);
   } catch (error) {
     try {
       await sql`rollback to savepoint ledger_posting`.execute(trx);
@@ -159,7 +199,12 @@ export async function post(
   return posting;
 }
 
-async function postInTransaction(trx: Transaction<DB>, request: PostingRequest, now: Date): Promise<Posting> {
+async function postInTransaction(
+  trx: Transaction<DB>,
+  request: PostingRequest,
+  now: Date,
+  shard: number,
+): Promise<Posting> {
   const hash = contentHash(request);
   // A concurrent posting of the same reference waits on the unique index here and then sees ours.
   const inserted = await trx
@@ -189,7 +234,7 @@ async function postInTransaction(trx: Transaction<DB>, request: PostingRequest, 
   // lock them in the same order and cannot deadlock: user accounts first, then system accounts, each
   // by code. System accounts (the collections pool, purchases in flight) are in nearly every posting:
   // locked last, they are held for the least time, and a refusal for want of funds comes before it.
-  const ordered = netInLockOrder(request);
+  const ordered = netInLockOrder(request, shard);
 
   const entries: Array<{ account_id: bigint; amount: bigint; balance_after: bigint }> = [];
   for (const [code, amount] of ordered) {
@@ -236,7 +281,7 @@ export async function postBatch(
   return writePostings(trx, await decidePostings(trx, requests, now, options));
 }
 
-export type DecideOptions = {
+export type DecideOptions = ShardOptions & {
   /**
    * The caller knows no posting carries these references yet (made just now, or derived from a
    * row it holds locked in a state that has posted nothing): the read of earlier postings is
@@ -288,7 +333,10 @@ export async function decidePostings(
   for (const request of requests) validate(request);
   takeLedgerLocksOnce(trx);
   const hashes = requests.map(contentHash);
-  const nets = requests.map(netInLockOrder);
+  // One shard for the whole batch, drawn before the lock read: per posting, a batch of 20 would lock
+  // up to 20 rows of each hot account and collide with every other batch (docs/scaling.md section 2).
+  const shard = drawShard(options);
+  const nets = requests.map((request) => netInLockOrder(request, shard));
   const earlier =
     options.referencesUnposted === true || requests.length === 0
       ? []

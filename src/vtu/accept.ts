@@ -334,6 +334,7 @@ async function decideDebits(
       // the batch that committed, recording the purchase again fails first (its id is taken).
       referencesUnposted: true,
       admission,
+      shards: deps.ledgerShards,
     },
   );
   // What the rules counted (the day's debits, API.md 17.2), for the purchases accepted: written

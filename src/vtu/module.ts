@@ -107,10 +107,10 @@ export type VtuModuleDeps = {
   /** The service clock: a purchase's time, its reference's date, and when a requery is due. */
   clock: Clock;
   /**
-   * The routing, the floats, the bound on sends and each provider's settings (config.vtu), and
-   * airtime-to-cash's rates and window.
+   * The routing, the floats, the bound on sends and each provider's settings (config.vtu),
+   * airtime-to-cash's rates and window, and the ledger's shards (database.ledgerShards).
    */
-  config: Pick<Config, 'vtu' | 'airtimeToCash'>;
+  config: Pick<Config, 'vtu' | 'airtimeToCash' | 'database'>;
   /** The database's batchers and loaders (the group commit). */
   batching: Batching;
   /** The queue of the dispatch and requery jobs, and of the purchases' domain events. */
@@ -252,6 +252,7 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
     raiseAlert: deps.raiseAlert,
     metrics: deps.metrics,
     giveBackRoom: deps.limits.giveBackRoom,
+    ledgerShards: config.database.ledgerShards,
   };
   const float: FloatDeps = {
     ...settlement,

@@ -41,6 +41,8 @@ export type SettlementDeps = {
   metrics?: PurchaseMetrics;
   /** A refund gives its room back to the buyer's daily debit limit (limits' api), under the refund's locks. */
   giveBackRoom: LimitsApi['giveBackRoom'];
+  /** The rows each hot system account is kept in (LEDGER_SHARDS): vtu_in_flight, the floats, revenue. */
+  ledgerShards: number;
 };
 
 /** Answers settled per transaction at most: the purchases' row locks, and vtu_in_flight's, are held briefly. */
@@ -172,7 +174,10 @@ export async function settleLocked(
   // settlement nor a refund can be refused (they draw on vtu_in_flight, a system account): a refusal
   // is a bug, and the whole batch rolls back. Each purchase was locked while processing, so neither
   // its settlement nor its refund is posted yet.
-  for (const posted of await postBatch(trx, postings, now, { referencesUnposted: true })) {
+  for (const posted of await postBatch(trx, postings, now, {
+    referencesUnposted: true,
+    shards: deps.ledgerShards,
+  })) {
     if (posted.status === 'rejected') throw posted.reason;
   }
   // After the refunds' postings, which locked the buyers' wallets: the limits' rows come after them.

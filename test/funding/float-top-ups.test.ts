@@ -13,7 +13,7 @@ import { floatTopUpReconcileDefaults, reconcileFloatTopUps } from '../../src/fun
 import type { FundingDeps } from '../../src/funding/service.ts';
 import { storePaymentEvents } from '../../src/funding/webhook.ts';
 import { processPaymentEvent } from '../../src/funding/webhook-processing.ts';
-import { balancesOf, providerFloatAccount, systemAccounts } from '../../src/ledger/accounts.ts';
+import { providerFloatAccount, systemAccounts, systemBalances } from '../../src/ledger/accounts.ts';
 import { createPaystackClient } from '../../src/providers/payments/paystack-client.ts';
 import { onPostgres } from '../helpers/database.ts';
 import { createWorld, type World } from '../helpers/world.ts';
@@ -113,7 +113,8 @@ describe(`float top-ups and their transfer webhooks (${onPostgres() ? 'PostgreSQ
   }
 
   async function pool(provider: string) {
-    const balances = await balancesOf(world.ctx.db, [
+    // Summed over their shards (LEDGER_SHARDS): a top-up posts to whichever its transaction drew.
+    const balances = await systemBalances(world.ctx.db, [
       systemAccounts.collectionsPool,
       providerFloatAccount(provider),
     ]);

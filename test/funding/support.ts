@@ -26,6 +26,7 @@ export const fundingDeps = (world: World): FundingDeps => ({
   requireKycTier: world.ctx.modules.kyc.api.requireKycTier,
   approvedNinName: world.ctx.modules.kyc.api.approvedNinName,
   limits: world.ctx.modules.limits.api,
+  ledgerShards: world.ctx.config.database.ledgerShards,
 });
 export const BOUNDED = { timeout: 60_000 };
 

@@ -281,6 +281,7 @@ describe(`account limits (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
         // The same charge twice, then a copy of it with another amount (refused for its reference).
         [pending(first), pending(first), pending(first, 600_000n), pending(second)],
         world.ctx.clock.now(),
+        { shards: world.ctx.config.database.ledgerShards },
       ),
     );
     assert.deepEqual(outcomes, ['credited', 'already_credited', 'already_credited', 'credited']);

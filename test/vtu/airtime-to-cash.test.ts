@@ -177,6 +177,7 @@ describe('airtime to cash', () => {
         jobs: world.ctx.jobs,
         raiseAlert: world.ctx.modules.alerts.api.raiseAlert,
         giveBackRoom: world.ctx.modules.limits.api.giveBackRoom,
+        ledgerShards: world.ctx.config.database.ledgerShards,
       },
       [{ id: sale.id, outcome: { status: 'success', providerReference: sale.reference } }],
     );
@@ -196,6 +197,7 @@ describe('airtime to cash', () => {
         jobs: world.ctx.jobs,
         raiseAlert: world.ctx.modules.alerts.api.raiseAlert,
         giveBackRoom: world.ctx.modules.limits.api.giveBackRoom,
+        ledgerShards: world.ctx.config.database.ledgerShards,
       },
       [{ id: sale.id, outcome: { status: 'success', providerReference: sale.reference, receivedKobo: 1n } }],
     );
