@@ -47,6 +47,10 @@ const statements = {
   'vtu.claim': { prepared: false, why: 'updates purchases found in vtu_transactions' },
   'vtu.settlement-purchases': { prepared: false, why: 'looks purchases up in vtu_transactions' },
   'vtu.settlement-states': { prepared: false, why: 'updates purchases found in vtu_transactions' },
+  'vtu.claim-locks': { prepared: false, why: 'locks purchases found in vtu_transactions' },
+  'vtu.float-reservations': { prepared: true, why: 'one row per provider' },
+  'vtu.float-reserve': { prepared: true, why: 'one row per provider' },
+  'vtu.float-release': { prepared: true, why: 'one row per provider' },
 } as const satisfies Record<string, { prepared: boolean; why: string }>;
 
 export type StatementName = keyof typeof statements;

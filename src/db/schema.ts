@@ -285,6 +285,8 @@ export type VtuTransactionsTable = {
   /** The meter's, smartcard's or betting account's holder, as the provider named them. */
   customer_name: string | null;
   sent_at: Timestamp | null;
+  /** Kobo of its provider's float this purchase holds from its send until it settles (float-reservations.ts). */
+  float_reserved_kobo: Generated<bigint>;
   funding_reference: string | null;
   requery_attempts: Generated<number>;
   next_requery_at: Timestamp | null;
@@ -604,6 +606,12 @@ export type DB = {
   float_top_ups: FloatTopUpsTable;
   reconcile_cursors: { name: string; position: Timestamp; updated_at: Timestamp };
   vtu_transactions: VtuTransactionsTable;
+  vtu_float_reservations: {
+    provider: string;
+    reserved_kobo: Generated<bigint>;
+    released_kobo: Generated<bigint>;
+    updated_at: Timestamp;
+  };
   /** Each provider's shared send rate (src/vtu/provider-rate.ts): tokens left in the second refilled_at starts. */
   vtu_provider_rate: { provider: string; tokens: number; refilled_at: Timestamp };
   vtu_markups: VtuMarkupsTable;

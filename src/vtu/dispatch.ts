@@ -10,7 +10,14 @@ import {
   VtuRefusedLocally,
 } from '../providers/vtu/vtu-provider.ts';
 import type { PurchaseBatches } from './batches.ts';
-import { type FloatDecision, type FloatDeps, floatDecisions, purchasesWaitingFor } from './float.ts';
+import {
+  claimWithinFloat,
+  type FloatDecision,
+  type FloatDeps,
+  type FloatPlan,
+  floatDecisions,
+  purchasesWaitingFor,
+} from './float.ts';
 import { type ProviderRates, takeTurns, waitForTurn } from './provider-rate.ts';
 import { firstRequeryAfterSeconds, firstRequeryAt, type VtuTransaction } from './purchases.ts';
 import { type SettlementDeps, type SettleResult, settlePurchases } from './settlement.ts';
@@ -160,7 +167,7 @@ type ClaimedPurchase = Pick<VtuTransaction, 'id' | 'provider' | 'reference' | 'r
 
 /** A purchase claimed for sending (with its share of the float reserved), or why it was not. */
 export type Claim =
-  | { purchase: ClaimedPurchase; release: () => void }
+  | { purchase: ClaimedPurchase }
   | 'already_sent'
   | Exclude<FloatDecision, 'send'>
   /** Over its provider's rate: not claimed, to be claimed again at turnAt (provider-rate.ts). */
@@ -192,9 +199,8 @@ export async function dispatchPurchase(deps: DispatchDeps, id: string): Promise<
       outcome = { status: 'unknown', reason: `dispatch failed: ${(error as Error).message}` };
       deps.logger.error({ err: error, id }, 'purchase dispatch failed');
     }
-  } finally {
-    claim.release();
   }
+  // The float the claim reserved is released by the settlement that ends the purchase (settlement.ts).
   return deps.batches.join(settlePurchases, { id, outcome });
 }
 
@@ -221,13 +227,15 @@ export async function claimPurchases(deps: ClaimDeps, ids: string[]): Promise<Ba
   // A credit (airtime-to-cash) spends nothing at the provider: no float to decide on.
   for (const p of unsent) if (p.direction === 'credit') decided.set(p.id, fulfilled('send'));
   const debits = unsent.filter((p) => p.direction === 'debit');
+  const plans = new Map<string, FloatPlan>();
   for (const [name, purchases] of Map.groupBy(debits, (p) => p.provider)) {
     const provider = providerOf(deps, name);
     try {
-      const decisions =
+      const { decisions, plan } =
         deps.float === undefined
-          ? purchases.map((): FloatDecision => 'send')
+          ? { decisions: purchases.map((): FloatDecision => 'send'), plan: undefined }
           : await floatDecisions(deps.float, provider, purchases);
+      if (plan !== undefined) plans.set(name, plan);
       for (const [i, p] of purchases.entries()) decided.set(p.id, fulfilled(decisions[i]!));
     } catch (error) {
       for (const p of purchases) decided.set(p.id, rejected(error));
@@ -239,34 +247,31 @@ export async function claimPurchases(deps: ClaimDeps, ids: string[]): Promise<Ba
   });
   // Those over their provider's rate wait for its next second, unclaimed.
   const { sending: toSend, waiting: turns } = await takeTurns(deps.providerRates, allowed);
-  // Without just-in-time funding nothing reads what is in flight, so there is nothing to count.
-  const inFlight = deps.float?.inFlight;
-  const releases = new Map(
-    toSend.map((p) => [
-      p.id,
-      (p.direction === 'debit' ? inFlight?.reserve(p.provider, p.wholesale) : undefined) ?? nothingReserved,
-    ]),
-  );
   let claimed: ClaimedPurchase[] = [];
-  try {
-    if (toSend.length > 0) {
-      const now = deps.clock.now();
-      // The first requery comes a minute after the send. A purchase sent right after its acceptance
-      // keeps the minute from its acceptance: its row is then rewritten in place, no index touched
-      // (migration 2026-11-24T1300). One sent later (after a top-up, by its job) gets its minute anew.
-      const requeryNotBefore = new Date(now.getTime() + (firstRequeryAfterSeconds / 2) * 1000);
-      claimed = (
-        await statement<ClaimedPurchase>('vtu.claim')`
-          update vtu_transactions set sent_at = ${now}::timestamptz, updated_at = ${now}::timestamptz,
-            next_requery_at = case when next_requery_at < ${requeryNotBefore}::timestamptz
-              then ${firstRequeryAt(now)}::timestamptz else next_requery_at end
-          where id = any(${toSend.map((p) => p.id)}::uuid[]) and status = 'processing' and sent_at is null
-          returning id, provider, reference, request`.execute(deps.db)
-      ).rows;
-    }
-  } finally {
-    const won = new Set(claimed.map((p) => p.id));
-    for (const [id, release] of releases) if (!won.has(id)) release();
+  if (toSend.length > 0) {
+    const now = deps.clock.now();
+    // The first requery comes a minute after the send. A purchase sent right after its acceptance
+    // keeps the minute from its acceptance: its row is then rewritten in place, no index touched
+    // (migration 2026-11-24T1300). One sent later (after a top-up, by its job) gets its minute anew.
+    const requeryNotBefore = new Date(now.getTime() + (firstRequeryAfterSeconds / 2) * 1000);
+    // The float is decided again, and reserved, in the claim's transaction (float.ts).
+    const within = await claimWithinFloat(
+      deps,
+      plans,
+      toSend,
+      async (db, ids, reserving) =>
+        (
+          await statement<ClaimedPurchase>('vtu.claim')`
+            update vtu_transactions set sent_at = ${now}::timestamptz, updated_at = ${now}::timestamptz,
+              next_requery_at = case when next_requery_at < ${requeryNotBefore}::timestamptz
+                then ${firstRequeryAt(now)}::timestamptz else next_requery_at end,
+              float_reserved_kobo = case when ${reserving}::boolean and direction = 'debit' then wholesale else 0 end
+            where id = any(${ids}::uuid[]) and status = 'processing' and sent_at is null
+            returning id, provider, reference, request`.execute(db)
+        ).rows,
+    );
+    claimed = within.claimed;
+    for (const [id, decision] of within.decided) decided.set(id, decision);
   }
   const byId = new Map(claimed.map((p) => [p.id, p]));
   return ids.map((id): PromiseSettledResult<Claim> => {
@@ -274,7 +279,7 @@ export async function claimPurchases(deps: ClaimDeps, ids: string[]): Promise<Ba
     if (purchase !== undefined) {
       // The first asker of an id sends it; a repeat of the id in the batch finds it sent.
       byId.delete(id);
-      return fulfilled({ purchase, release: releases.get(id)! });
+      return fulfilled({ purchase });
     }
     const turnAt = turns.get(id);
     if (turnAt !== undefined) return fulfilled({ turnAt });
@@ -286,8 +291,6 @@ export async function claimPurchases(deps: ClaimDeps, ids: string[]): Promise<Ba
       : fulfilled(decision.value as Exclude<FloatDecision, 'send'>);
   });
 }
-
-const nothingReserved = (): void => {};
 
 /** The adapter of a provider by its configuration name, read when called (tests replace its methods). */
 export function providerOf(deps: Pick<ClaimDeps, 'providers'>, name: string): VtuProvider {

@@ -37,7 +37,8 @@ import {
   dispatchPurchasesWaitingFor,
   vtuDispatchJob,
 } from './dispatch.ts';
-import { createFloatInFlight, type FloatDeps, type FloatInFlight, failPurchasesWaitingFor } from './float.ts';
+import { type FloatDeps, failPurchasesWaitingFor } from './float.ts';
+import { floatReservedKobo } from './float-reservations.ts';
 import { requeryAwaitedDeliveries } from './late-delivery.ts';
 import { processingPurchasesOf } from './open-purchases.ts';
 import {
@@ -92,8 +93,9 @@ import { type SettlementDeps, settleBatchOptions, settlePurchases } from './sett
 //                                   → requeryAwaitedDeliveries (late-delivery.ts): tokens, pins to come
 //
 // The module owns what the stages share: the group commit of acceptances, claims and settlements
-// (batches.ts: one batcher each, run by the function that takes the batch), the bound on purchases sent at once, what
-// is in flight to each provider (float.ts) and the purchases' batched reads. All of it is built once
+// (batches.ts: one batcher each, run by the function that takes the batch), the bound on purchases sent at once and
+// the purchases' batched reads (what is in flight to each provider is in the database, shared by
+// every process: float-reservations.ts). All of it is built once
 // here, so every batch runs over the same deps.
 
 /**
@@ -219,8 +221,8 @@ export type VtuApi = {
   sendEnded(id: string): Promise<void>;
   /** Purchases checked and waiting for a place to be sent, not debited yet. */
   sendsWaiting(): number;
-  /** What this module is sending to each provider right now. */
-  floatInFlight: Pick<FloatInFlight, 'amount'>;
+  /** What the purchases sent to a provider, by every process, hold of its float until they settle. */
+  floatReservedKobo(provider: string): Promise<bigint>;
   /** Resolves when every send under way, then every batch, has ended (graceful shutdown). */
   drained(): Promise<void>;
   /** Each provider's float as it reports it now, with the floor operators are warned under (/metrics). */
@@ -259,7 +261,6 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
     funding: deps.funding,
     destinations: { data: vtu.data.funding, bills: vtu.bills.funding, social: vtu.social.funding },
     topupMinKobo: vtu.floatTopupMinKobo,
-    inFlight: createFloatInFlight(),
   };
   // Each provider's sends per second across every process (VTU_PROVIDER_RATE_<NAME>).
   const providerRates = createProviderRates({
@@ -346,7 +347,7 @@ export function createVtuModule(deps: VtuModuleDeps): VtuModule {
       // The sends' own functions (they use no `this`), so that a caller lands in dispatch.ts.
       sendEnded: dispatching.sends.ended,
       sendsWaiting: dispatching.sends.waiting,
-      floatInFlight: float.inFlight,
+      floatReservedKobo: (provider) => floatReservedKobo(db, provider),
       async drained() {
         await dispatching.sends.allEnded();
         await batches.drained();

@@ -11,6 +11,7 @@ import { type PostingRequest, postBatch } from '../ledger/postings.ts';
 import type { LimitsApi } from '../limits/module.ts';
 import { formatNaira, koboToNaira } from '../money.ts';
 import type { Delivery, PurchaseOutcome, RequeryOutcome } from '../providers/vtu/vtu-provider.ts';
+import { releaseFloat } from './float-reservations.ts';
 import type { PurchaseMetrics } from './purchase-metrics.ts';
 import { purchasePostings, type VtuTransaction } from './purchases.ts';
 
@@ -182,7 +183,20 @@ export async function settleLocked(
   }
   // After the refunds' postings, which locked the buyers' wallets: the limits' rows come after them.
   await deps.giveBackRoom(trx, refunds, now);
+  // Last, the providers' reservation rows (held briefly, and after every other lock): what the
+  // purchases settled here held of their floats since their claim is theirs no more.
+  await releaseFloat(trx, floatHeldBy(changed.values()), now);
   return results;
+}
+
+/** What the purchases that left processing held of each provider's float (0 for one never sent). */
+function floatHeldBy(purchases: Iterable<VtuTransaction>): Map<string, bigint> {
+  const held = new Map<string, bigint>();
+  for (const p of purchases) {
+    if (p.status === 'processing' || p.float_reserved_kobo === 0n) continue;
+    held.set(p.provider, (held.get(p.provider) ?? 0n) + p.float_reserved_kobo);
+  }
+  return held;
 }
 
 /** The purchase after the answer: settled (success, failed) or still processing, requeried later. */

@@ -67,6 +67,7 @@ const owners: Record<string, string> = {
   reconcile_cursors: 'funding',
   ops_alerts: 'alerts',
   vtu_transactions: 'vtu',
+  vtu_float_reservations: 'vtu',
   vtu_provider_rate: 'vtu',
   vtu_markups: 'catalogue',
   savings_locks: 'savings',

@@ -284,13 +284,17 @@ describe('VTU purchases across a killed process (PostgreSQL)', {
 
       const toSucceed = await user.buyAirtime(succeeds, 400);
       const toFail = await user.buyAirtime(fails, 250);
+      // The first claim waits for the test's lock holding its provider's float reservation row, which
+      // a claim locks before deciding (decision 0051): the second claim waits for that row.
       const waiting = await eventually('both claims wait for the test', async () => {
-        const { rows } = await locks.query<{ pid: number }>(
-          `select pid from pg_locks
-           where locktype = 'advisory' and not granted and classid::int8 = $1 and objid::int8 = any($2)`,
+        const { rows } = await locks.query<{ pid: number; advisory: boolean }>(
+          `select a.pid, exists (select 1 from pg_locks l where l.pid = a.pid and not l.granted
+             and l.locktype = 'advisory' and l.classid::int8 = $1 and l.objid::int8 = any($2)) as advisory
+           from pg_stat_activity a
+           where a.datname = current_database() and a.wait_event_type = 'Lock' and a.pid <> pg_backend_pid()`,
           [HOLD_LOCK_CLASS, [holdKey(succeeds), holdKey(fails)]],
         );
-        return rows.length === 2 ? rows.map((r) => r.pid) : undefined;
+        return rows.length === 2 && rows.some((r) => r.advisory) ? rows.map((r) => r.pid) : undefined;
       });
       await first.kill();
 

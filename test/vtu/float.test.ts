@@ -147,11 +147,12 @@ describeFloat('a float top-up that fails', '1', (h) => {
   });
 });
 
-// What is in flight to a provider is counted per context (src/context.ts), not per process: two
-// contexts in one process (two test worlds here) have their own providers and balances, so an amount
-// one of them is sending says nothing about the other's float. It was a module-level map once, and a
-// purchase held in flight in one world made the other top up a float that covered its purchase.
-describe(`the amounts in flight belong to one context (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
+// What is in flight to a provider is counted per database (float-reservations.ts), shared by the
+// processes on it, never per Node process: two worlds on two databases in one process have their own
+// providers and balances, so an amount one of them is sending says nothing about the other's float. It
+// was a module-level map once, and a purchase held in flight in one world made the other top up a
+// float that covered its purchase. (Processes on one database share it: shared-float.test.ts.)
+describe(`the amounts in flight belong to one database (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
   let first: World;
   let second: World;
   before(async () => {
@@ -182,14 +183,14 @@ describe(`the amounts in flight belong to one context (${onPostgres() ? 'Postgre
     assert.deepEqual(await floatTopUps(second), [], 'no top-up in the second world');
 
     assert.equal(
-      first.ctx.modules.vtu.api.floatInFlight.amount('bills'),
+      await first.ctx.modules.vtu.api.floatReservedKobo('bills'),
       50_000n,
       'the first world counts its own',
     );
     assert.equal(
-      second.ctx.modules.vtu.api.floatInFlight.amount('bills'),
+      await second.ctx.modules.vtu.api.floatReservedKobo('bills'),
       0n,
-      'the second world has nothing in flight',
+      'the second world has nothing in flight: its delivered purchase released what it held',
     );
     const check = await checkLedger(second.ctx.db);
     assert.ok(check.ok, JSON.stringify(check.imbalances));
