@@ -175,6 +175,9 @@ const envSchema = z.object({
   // Where migrations run (npm run migrate, and a start that migrates): a direct connection, because
   // Kysely's migrator holds a session advisory lock that leaks through PgBouncer in transaction mode.
   MIGRATION_DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  // A read replica of DATABASE_URL, where `npm run ledger:check -- --full` reads every entry (the
+  // heaviest read there is) instead of the primary (decision 0053). Unset: the primary.
+  REPLICA_DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   // Whether the hot paths' statements are prepared by name on each connection (decision 0010). 0
   // behind a pooler in transaction mode that cannot keep them, PgBouncer before 1.21 (decision 0027).
   DATABASE_PREPARED_STATEMENTS: booleanFlag.default(true),
@@ -622,6 +625,8 @@ function databaseConfig(e: EnvValues, production: boolean) {
     migrateOnStart: e.MIGRATE_ON_START ?? !production,
     /** Where migrations run on PostgreSQL (MIGRATION_DATABASE_URL, else DATABASE_URL); undefined on PGlite. */
     migrationUrl: e.MIGRATION_DATABASE_URL ?? e.DATABASE_URL,
+    /** Where the full ledger check reads (REPLICA_DATABASE_URL); undefined: the primary. */
+    replicaUrl: e.REPLICA_DATABASE_URL,
     /** Whether the statements prepared.ts marks are prepared by name; off behind PgBouncer < 1.21. */
     preparedStatements: e.DATABASE_PREPARED_STATEMENTS,
     /** Whether job workers are woken by LISTEN/NOTIFY; off behind a pooler in transaction mode. */

@@ -145,6 +145,29 @@ export type LedgerChecksTable = {
   accounts: number;
   entries: bigint;
   imbalances: number;
+  /** Which check ran: the entries past the checkpoint, or every entry (decision 0053). */
+  kind: Generated<'incremental' | 'full'>;
+};
+
+/** The ledger check's checkpoint: one row (src/ledger/incremental-check.ts). */
+export type LedgerCheckpointTable = {
+  id: number;
+  entry_id: bigint;
+  transaction_id: bigint;
+  entries: bigint;
+  entries_sum: bigint;
+  advanced_at: Timestamp;
+};
+
+/** Each account's entries summed up to the checkpoint. */
+export type LedgerCheckAccountsTable = {
+  account_id: bigint;
+  entries_sum: bigint;
+};
+
+/** Postings found unbalanced or empty, examined again by every check until they are whole. */
+export type LedgerCheckOpenPostingsTable = {
+  transaction_id: bigint;
 };
 
 /** The figures /metrics serves, as the refresh job last read them: one row (src/figures/snapshot.ts). */
@@ -594,6 +617,9 @@ export type DB = {
   ledger_transactions: LedgerTransactionsTable;
   ledger_entries: LedgerEntriesTable;
   ledger_checks: LedgerChecksTable;
+  ledger_checkpoint: LedgerCheckpointTable;
+  ledger_check_accounts: LedgerCheckAccountsTable;
+  ledger_check_open_postings: LedgerCheckOpenPostingsTable;
   operator_figures: OperatorFiguresTable;
   kyc_documents: KycDocumentsTable;
   kyc_submissions: KycSubmissionsTable;

@@ -1,16 +1,31 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import { checkLedger, type LedgerCheck } from './check.ts';
+import { checkLedgerIncrementally } from './incremental-check.ts';
 
 // The ledger check as a recorded run: the check itself (check.ts), then a row saying when it ran and
 // what it found (ledger_checks), which /metrics reads from any process. The hourly job (admin's) and
-// adminLedgerCheck both check through here, so the latest result is whichever ran last.
+// adminLedgerCheck both check through here, so the latest result is whichever ran last. They run the
+// incremental check (incremental-check.ts, decision 0053); `npm run ledger:check -- --full` the full
+// one, over a replica when there is one. Each row says which kind ran.
 
 export type LedgerCheckRun = { checkedAt: Date; ok: boolean; imbalances: number };
 
-/** Checks the ledger and records the run; answers the check as checkLedger does. */
-export async function checkAndRecordLedger(db: Kysely<DB>, now: () => Date): Promise<LedgerCheck> {
-  const result = await checkLedger(db);
+export type LedgerCheckKind = 'incremental' | 'full';
+
+/**
+ * Checks the ledger and records the run; answers the check as checkLedger does. The full check reads
+ * `fullFrom` (a replica) when given; the run is recorded in `db` whatever it read.
+ */
+export async function checkAndRecordLedger(
+  db: Kysely<DB>,
+  now: () => Date,
+  options: { kind: LedgerCheckKind; fullFrom?: Kysely<DB> } = { kind: 'incremental' },
+): Promise<LedgerCheck> {
+  const result =
+    options.kind === 'incremental'
+      ? await checkLedgerIncrementally(db, now())
+      : await checkLedger(options.fullFrom ?? db);
   await db
     .insertInto('ledger_checks')
     .values({
@@ -20,6 +35,7 @@ export async function checkAndRecordLedger(db: Kysely<DB>, now: () => Date): Pro
       accounts: result.accounts,
       entries: BigInt(result.entries),
       imbalances: result.imbalances.length,
+      kind: options.kind,
     })
     .execute();
   return result;

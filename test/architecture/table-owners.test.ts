@@ -54,6 +54,9 @@ const owners: Record<string, string> = {
   ledger_transactions: 'ledger',
   ledger_entries: 'ledger',
   ledger_checks: 'ledger',
+  ledger_checkpoint: 'ledger',
+  ledger_check_accounts: 'ledger',
+  ledger_check_open_postings: 'ledger',
   // The figures /metrics serves, as the refresh job last read them (decision 0028).
   operator_figures: 'figures',
   kyc_documents: 'kyc',

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { vtuProviderNames } from '../../src/config.ts';
-import { openDatabase } from '../../src/db/database.ts';
+import { type DatabaseTarget, openDatabase } from '../../src/db/database.ts';
 import { systemAccounts, userAccountKinds } from '../../src/ledger/accounts.ts';
 import { checkLedger, type LedgerCheck } from '../../src/ledger/check.ts';
 import { post } from '../../src/ledger/postings.ts';
@@ -184,8 +184,9 @@ describe('npm run ledger:check', () => {
   /** Runs the CLI with exactly the given environment (nothing inherited, so no stray DATABASE_URL). */
   async function runCli(
     env: Record<string, string>,
+    args: string[] = [],
   ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    const child = spawn(process.execPath, [cli], {
+    const child = spawn(process.execPath, [cli, ...args], {
       cwd: repoRoot,
       env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'silent', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -249,6 +250,84 @@ describe('npm run ledger:check', () => {
       entries: 2,
       imbalances: [{ kind: 'account', account: wallet(userId), balance: '1501', entriesSum: '1500' }],
     });
+  });
+
+  /** The kinds of the recorded runs, oldest first. */
+  async function recordedKinds(target: DatabaseTarget): Promise<string[]> {
+    const database = await openDatabase(target);
+    try {
+      const rows = await database.db.selectFrom('ledger_checks').select('kind').orderBy('id').execute();
+      return rows.map((row) => row.kind);
+    } finally {
+      await database.close();
+    }
+  }
+
+  it('runs the incremental check by default and the full one with --full, each recorded as such', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'billrail-ledger-check-'));
+    tempDirs.push(dataDir);
+    const quick = await runCli({ DATA_DIR: dataDir });
+    assert.equal(quick.code, 0, quick.stderr);
+    const database = await openDatabase({ kind: 'pglite', dataDir });
+    let userId: string;
+    try {
+      userId = await createUser(database.db);
+      await post(database.db, transfer(uniqueReference('top'), collectionsPool, wallet(userId), 900n), now());
+      await sql`update ledger_accounts set balance = balance + 1 where code = ${wallet(userId)}`.execute(
+        database.db,
+      );
+    } finally {
+      await database.close();
+    }
+    const expected = {
+      ok: false,
+      accounts: SYSTEM_ACCOUNT_COUNT + userAccountKinds.length,
+      entries: 2,
+      imbalances: [{ kind: 'account', account: wallet(userId), balance: '901', entriesSum: '900' }],
+    };
+    const full = await runCli({ DATA_DIR: dataDir }, ['--full']);
+    assert.equal(full.code, 1, full.stderr);
+    assert.deepEqual(JSON.parse(full.stdout), expected);
+    const incremental = await runCli({ DATA_DIR: dataDir });
+    assert.equal(incremental.code, 1, incremental.stderr);
+    assert.deepEqual(JSON.parse(incremental.stdout), expected);
+    assert.deepEqual(await recordedKinds({ kind: 'pglite', dataDir }), [
+      'incremental',
+      'full',
+      'incremental',
+    ]);
+  });
+
+  it('reads the full check from REPLICA_DATABASE_URL and records it on the primary', {
+    skip: !onPostgres() && 'DATABASE_URL is not set',
+  }, async () => {
+    const primary = await createTestDatabase();
+    const replica = await createTestDatabase();
+    try {
+      const url = (t: DatabaseTarget) => (t.kind === 'postgres' ? t.url : '');
+      // A stand-in for the replica that differs from the primary: only a read of it finds this.
+      const database = await openDatabase(replica.target);
+      try {
+        await sql`update ledger_accounts set balance = balance - 3 where code = ${vtuInFlight}`.execute(
+          database.db,
+        );
+      } finally {
+        await database.close();
+      }
+      const env = { DATABASE_URL: url(primary.target), REPLICA_DATABASE_URL: url(replica.target) };
+      const full = await runCli(env, ['--full']);
+      assert.equal(full.code, 1, full.stderr);
+      assert.deepEqual(JSON.parse(full.stdout).imbalances, [
+        { kind: 'account', account: vtuInFlight, balance: '-3', entriesSum: '0' },
+      ]);
+      const incremental = await runCli(env);
+      assert.equal(incremental.code, 0, incremental.stderr);
+      assert.deepEqual(await recordedKinds(primary.target), ['full', 'incremental']);
+      assert.deepEqual(await recordedKinds(replica.target), []);
+    } finally {
+      await primary.drop();
+      await replica.drop();
+    }
   });
 
   it('exits 1 with a message when it cannot run at all', async () => {
