@@ -114,7 +114,7 @@ export function duringCut(records: RequestRecord[], from: number, to: number) {
     const key = r.status === 0 ? 'no answer' : `${r.status}${r.code === undefined ? '' : ` ${r.code}`}`;
     byStatus.set(key, (byStatus.get(key) ?? 0) + 1);
   }
-  const worst = Math.round(Math.max(0, ...seen.map((r) => r.ms)));
+  const worst = Math.round(seen.reduce((max, r) => Math.max(max, r.ms), 0));
   const hung = seen.filter((r) => r.status === 0 && r.ms >= REQUEST_TIMEOUT_SECONDS * 1000 - 50).length;
   return { seen: seen.length, byStatus, worst, hung };
 }

@@ -13,13 +13,13 @@ import { webhookTopup } from './topups.ts';
 // webhook, as the soak's people are funded (people.ts), so that no purchase is refused for want of it.
 
 const DIGITS: readonly (readonly [string, number])[] = [
-  ['5', 23],
-  ['7', 23],
-  ['8', 23],
-  ['9', 23],
+  ['5', 23.5],
+  ['7', 23.5],
+  ['8', 23.5],
+  ['9', 23.5],
   ['1', 4],
-  ['2', 2],
-  ['3', 2],
+  ['2', 1],
+  ['3', 1],
 ];
 const WEIGHT = DIGITS.reduce((sum, [, weight]) => sum + weight, 0);
 

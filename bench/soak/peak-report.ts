@@ -39,6 +39,13 @@ export type PeakFacts = {
   records: RequestRecord[];
   purchases: PeakPurchase[];
   faults: { report: FaultReport; window: Window }[];
+  /** The pending purchases settled before the quiet (peak.ts drainProcessing). */
+  drain: {
+    processingBefore: number | null;
+    calls: number;
+    ms: number;
+    processingAfter: number | null;
+  } | null;
   quiet: Quiet | null;
   checks: Check[];
   error: string | null;
@@ -62,7 +69,7 @@ function buyLatencies(records: RequestRecord[], from: number, to: number, exclud
 }
 
 function latencyLine(what: string, values: number[]): string {
-  return `| ${what} | ${values.length} | ${ms(percentileOf(values, 0.5))} | ${ms(percentileOf(values, 0.99))} | ${ms(Math.max(0, ...values))} |`;
+  return `| ${what} | ${values.length} | ${ms(percentileOf(values, 0.5))} | ${ms(percentileOf(values, 0.99))} | ${ms(values.reduce((max, v) => Math.max(max, v), 0))} |`;
 }
 
 function settledRate(samples: Sample[]): { perSecond: number; over: number } | null {
@@ -181,6 +188,10 @@ export function renderPeakReport(facts: PeakFacts, model: Model): string {
     '',
     `\`${facts.command}\`, started ${facts.startedAt}; ${facts.topology}; ${facts.buyers} funded buyers; driven for ${facts.drivingSeconds} s (at least; until the last fault was over) on ${facts.database}. Machine: ${facts.machine}.`,
     facts.error === null ? '' : `\n**The run stopped on an error:** ${facts.error}\n`,
+    facts.drain === null
+      ? ''
+      : `Drain: ${facts.drain.processingBefore ?? '?'} purchases were processing when the driving ended (pending ones, digits 2 and 3, wait for the requery job: 100 a minute); after the sandbox clock moved an hour, ${facts.drain.calls} adminReconcile calls (100 requeries each) left ${facts.drain.processingAfter ?? '?'} processing, in ${facts.drain.ms} ms.`,
+    '',
     facts.quiet === null
       ? ''
       : `Quiet: the sandbox clock moved ${facts.quiet.clockMovedSeconds} s; settled in ${facts.quiet.settleMs} ms; still processing: ${facts.quiet.processingLeft}; answers never heard after the quiet: ${facts.quiet.unresolvedAfter.length}.`,
