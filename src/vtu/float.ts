@@ -130,35 +130,24 @@ export async function claimWithinFloat<T extends { id: string }>(
   claim: (db: Kysely<DB>, ids: string[], reserving: boolean) => Promise<T[]>,
 ): Promise<{ claimed: T[]; decided: Map<string, PromiseSettledResult<FloatDecision>> }> {
   const float = deps.float;
-  if (float === undefined) {
-    return {
-      claimed: await claim(
-        deps.db,
-        candidates.map((p) => p.id),
-        false,
-      ),
-      decided: new Map(),
-    };
-  }
+  const ids = candidates.map((p) => p.id);
+  if (float === undefined) return { claimed: await claim(deps.db, ids, false), decided: new Map() };
   const now = deps.clock.now();
   const short: Array<{ purchase: SendCandidate; available: bigint }> = [];
   const claimed = await deps.db.transaction().execute(async (trx) => {
     // The purchases first, as a settlement locks them before it releases: no circle of waits.
     const { rows: unsent } = await statement<{ id: string }>('vtu.claim-locks')`
       select id from vtu_transactions
-      where id = any(${candidates.map((p) => p.id)}::uuid[]) and status = 'processing' and sent_at is null
+      where id = any(${ids}::uuid[]) and status = 'processing' and sent_at is null
       order by id for update`.execute(trx);
     const stillUnsent = new Set(unsent.map((r) => r.id));
     const locked = candidates.filter((p) => stillUnsent.has(p.id));
-    const debits = locked.filter((p) => p.direction === 'debit');
+    const providers = locked.filter((p) => p.direction === 'debit').map((p) => p.provider);
     const rows =
-      debits.length === 0
+      providers.length === 0
         ? new Map<string, FloatReservation>()
-        : await lockFloatReservations(
-            trx,
-            debits.map((p) => p.provider),
-            now,
-          );
+        : await lockFloatReservations(trx, providers, now);
+    // What this batch sends to each provider before the purchase at hand.
     const planned = new Map<string, bigint>();
     const toClaim = locked.filter((purchase) => {
       if (purchase.direction !== 'debit') return true;
@@ -168,11 +157,9 @@ export async function claimWithinFloat<T extends { id: string }>(
       const sending = planned.get(purchase.provider) ?? 0n;
       const left = availableOf(plan, rows.get(purchase.provider)!);
       const available = left === null ? null : left - sending;
-      if (
-        available === null ||
-        available >= purchase.wholesale ||
-        !(purchase.provider in float.destinations)
-      ) {
+      // A provider with no bank account to top up is sent to as it comes (topUpFor's rule).
+      const noTopUp = float.destinations[purchase.provider] === undefined;
+      if (available === null || available >= purchase.wholesale || noTopUp) {
         planned.set(purchase.provider, sending + purchase.wholesale);
         return true;
       }
@@ -187,14 +174,7 @@ export async function claimWithinFloat<T extends { id: string }>(
             toClaim.map((p) => p.id),
             true,
           );
-    const byId = new Map(toClaim.map((p) => [p.id, p]));
-    const reserved = new Map<string, bigint>();
-    for (const { id } of won) {
-      const purchase = byId.get(id)!;
-      if (purchase.direction !== 'debit') continue;
-      reserved.set(purchase.provider, (reserved.get(purchase.provider) ?? 0n) + purchase.wholesale);
-    }
-    await reserveFloat(trx, reserved, now);
+    await reserveFloat(trx, reservedBy(toClaim, won), now);
     return won;
   });
   // After the commit: a top-up is sent to the payment provider, outside any transaction. One that
@@ -209,6 +189,18 @@ export async function claimWithinFloat<T extends { id: string }>(
     }
   }
   return { claimed, decided };
+}
+
+/** What the purchases a claim won hold of each provider's float: their wholesale prices, debits only. */
+function reservedBy(candidates: SendCandidate[], won: Array<{ id: string }>): Map<string, bigint> {
+  const byId = new Map(candidates.map((p) => [p.id, p]));
+  const reserved = new Map<string, bigint>();
+  for (const { id } of won) {
+    const purchase = byId.get(id)!;
+    if (purchase.direction !== 'debit') continue;
+    reserved.set(purchase.provider, (reserved.get(purchase.provider) ?? 0n) + purchase.wholesale);
+  }
+  return reserved;
 }
 
 /** Attaches the purchase to a top-up of its provider's float, starting one if none is pending. */
