@@ -294,7 +294,10 @@ describe('VTU purchases across a killed process (PostgreSQL)', {
            where a.datname = current_database() and a.wait_event_type = 'Lock' and a.pid <> pg_backend_pid()`,
           [HOLD_LOCK_CLASS, [holdKey(succeeds), holdKey(fails)]],
         );
-        return rows.length === 2 && rows.some((r) => r.advisory) ? rows.map((r) => r.pid) : undefined;
+        // The claim waiting for the row is ended first: ended after the other, it would get the row and
+        // could end by itself (its client gone) before the test ends it.
+        const waiters = rows.toSorted((a, b) => Number(a.advisory) - Number(b.advisory));
+        return rows.length === 2 && rows.some((r) => r.advisory) ? waiters.map((r) => r.pid) : undefined;
       });
       await first.kill();
 
