@@ -34,7 +34,8 @@ declare module 'autocannon' {
     };
 
     type Options = {
-      url: string;
+      /** Several: connection i goes to url[i % url.length]. */
+      url: string | string[];
       connections?: number;
       /** Seconds. */
       duration?: number;

@@ -199,10 +199,13 @@ export async function readOtp(baseUrl: string, phone: string): Promise<string | 
   return body.data?.code ?? null;
 }
 
-/** requestOtp, the code from the sandbox SMS, verifyOtp: the access token. */
-export async function signIn(baseUrl: string, phone: string): Promise<string> {
+/**
+ * requestOtp, the code from the sandbox SMS (at sandboxUrl when the sandbox is a process of its own),
+ * verifyOtp: the access token.
+ */
+export async function signIn(baseUrl: string, phone: string, sandboxUrl = baseUrl): Promise<string> {
   await postOperation(baseUrl, 'requestOtp', { phone });
-  const code = await readOtp(baseUrl, phone);
+  const code = await readOtp(sandboxUrl, phone);
   if (code === null) throw new Error(`no SMS for ${phone}`);
   const session = await postOperation(baseUrl, 'verifyOtp', { phone, code });
   return (session.data as { accessToken: string }).accessToken;

@@ -18,25 +18,32 @@ import { checkLedgerIncrementally } from '../src/ledger/incremental-check.ts';
 // its statements). BENCH_POSTGRES_URL: the server (default
 // local). Run it niced: the load writes a few GB.
 
-const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const DEFAULT_ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 /** Postings per INSERT: 500,000 postings are a million entries. */
 const POSTINGS_PER_STATEMENT = 500_000;
 /** Every bench posting moves this much, so an entry's balance_after has a closed form. */
 const AMOUNT_KOBO = 100;
 
-const { values: options } = parseArgs({
-  options: {
-    entries: { type: 'string', default: '10000000' },
-    new: { type: 'string', default: '100000' },
-    users: { type: 'string', default: '250000' },
-    keep: { type: 'boolean', default: false },
-  },
-});
-const entriesLoaded = Number.parseInt(options.entries, 10);
-const entriesAdded = Number.parseInt(options.new, 10);
-const users = Number.parseInt(options.users, 10);
-for (const [name, n] of Object.entries({ entries: entriesLoaded, new: entriesAdded, users }))
-  if (!Number.isInteger(n) || n < 2) throw new Error(`--${name} must be a whole number of at least 2`);
+export type LedgerCheckOptions = {
+  entries: number;
+  new: number;
+  users: number;
+  /** Leave the database, to EXPLAIN its statements. */
+  keep?: boolean;
+  /** The PostgreSQL server, as an admin URL (default BENCH_POSTGRES_URL, else local). */
+  adminUrl?: string;
+};
+
+/** What one run measured: the entries as loaded and added, and each step's seconds. */
+export type LedgerCheckRun = {
+  entries: number;
+  added: number;
+  users: number;
+  loadSeconds: number;
+  firstRunSeconds: number;
+  incrementalSeconds: number;
+  fullSeconds: number;
+};
 
 async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });
@@ -58,7 +65,7 @@ async function timed<T>(label: string, step: () => Promise<T>): Promise<{ result
 }
 
 /** One user and one wallet per n: the wallets postings are spread over, in order. */
-async function openWallets(client: pg.Client): Promise<void> {
+async function openWallets(client: pg.Client, users: number): Promise<void> {
   await client.query(
     `insert into users (id, phone, email, first_name, last_name, referral_code, referred_by_code, created_at, updated_at)
      select gen_random_uuid(), '+23480' || lpad(n::text, 8, '0'), null, null, null,
@@ -82,7 +89,13 @@ async function openWallets(client: pg.Client): Promise<void> {
  * the collections pool to wallet g mod users. Ids are given, so an entry's balance_after is known
  * without a running sum: the pool is at -AMOUNT·g after posting g, the wallet at AMOUNT·(its count).
  */
-async function loadPostings(client: pg.Client, pool: bigint, first: number, count: number): Promise<void> {
+async function loadPostings(
+  client: pg.Client,
+  pool: bigint,
+  first: number,
+  count: number,
+  users: number,
+): Promise<void> {
   for (let from = first + 1; from <= first + count; from += POSTINGS_PER_STATEMENT) {
     const to = Math.min(first + count, from + POSTINGS_PER_STATEMENT - 1);
     await client.query(
@@ -129,12 +142,18 @@ function mustBeWhole(label: string, check: LedgerCheck, entries: number): void {
   if (check.entries !== entries) throw new Error(`${label} counted ${check.entries} entries, not ${entries}`);
 }
 
-async function main(): Promise<void> {
+/** The bench on a scratch database of its own; throws when a check finds the ledger not whole. */
+export async function runLedgerCheck(options: LedgerCheckOptions): Promise<LedgerCheckRun> {
+  const { entries: entriesLoaded, new: entriesAdded, users } = options;
+  for (const [name, n] of Object.entries({ entries: entriesLoaded, new: entriesAdded, users }))
+    if (!Number.isInteger(n) || n < 2) throw new Error(`--${name} must be a whole number of at least 2`);
+  const ADMIN_URL = options.adminUrl ?? DEFAULT_ADMIN_URL;
   const name = `ledger_check_${randomBytes(5).toString('hex')}`;
   await withClient(ADMIN_URL, (client) => client.query(`create database ${name}`));
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   let database: Database | null = null;
+  let load = { seconds: 0 };
   try {
     database = await openDatabase({ kind: 'postgres', url: url.toString(), poolMax: 4, timeoutMs: 0 });
     const db = database.db;
@@ -149,8 +168,10 @@ async function main(): Promise<void> {
         `select id::text from ledger_accounts where code = 'collections_pool'`,
       );
       const pool = BigInt(rows[0]!.id);
-      await timed('load wallets', () => openWallets(client));
-      await timed(`load ${2 * postingsLoaded} entries`, () => loadPostings(client, pool, 0, postingsLoaded));
+      await timed('load wallets', () => openWallets(client, users));
+      load = await timed(`load ${2 * postingsLoaded} entries`, () =>
+        loadPostings(client, pool, 0, postingsLoaded, users),
+      );
       await timed('vacuum analyze', () => client.query('vacuum analyze'));
     });
     const first = await timed('first incremental run (the checkpoint)', () =>
@@ -167,7 +188,7 @@ async function main(): Promise<void> {
         `select id::text from ledger_accounts where code = 'collections_pool'`,
       );
       await timed(`add ${2 * postingsAdded} entries`, () =>
-        loadPostings(client, BigInt(rows[0]!.id), postingsLoaded, postingsAdded),
+        loadPostings(client, BigInt(rows[0]!.id), postingsLoaded, postingsAdded, users),
       );
     });
     const total = 2 * (postingsLoaded + postingsAdded);
@@ -180,12 +201,36 @@ async function main(): Promise<void> {
     process.stdout.write(
       `\nincremental ${incremental.seconds.toFixed(2)} s, full ${full.seconds.toFixed(2)} s (${(full.seconds / incremental.seconds).toFixed(0)}x)\n`,
     );
+    return {
+      entries: 2 * postingsLoaded,
+      added: 2 * postingsAdded,
+      users,
+      loadSeconds: load.seconds,
+      firstRunSeconds: first.seconds,
+      incrementalSeconds: incremental.seconds,
+      fullSeconds: full.seconds,
+    };
   } finally {
     await database?.close();
-    if (options.keep) process.stdout.write(`kept: ${url.toString()}\n`);
+    if (options.keep === true) process.stdout.write(`kept: ${url.toString()}\n`);
     else
       await withClient(ADMIN_URL, (client) => client.query(`drop database if exists ${name} with (force)`));
   }
 }
 
-await main();
+if (import.meta.main) {
+  const { values: options } = parseArgs({
+    options: {
+      entries: { type: 'string', default: '10000000' },
+      new: { type: 'string', default: '100000' },
+      users: { type: 'string', default: '250000' },
+      keep: { type: 'boolean', default: false },
+    },
+  });
+  await runLedgerCheck({
+    entries: Number.parseInt(options.entries, 10),
+    new: Number.parseInt(options.new, 10),
+    users: Number.parseInt(options.users, 10),
+    keep: options.keep,
+  });
+}

@@ -15,6 +15,8 @@ import {
 } from '../src/ledger/accounts.ts';
 import { checkLedger } from '../src/ledger/check.ts';
 import { type PostingRequest, post, postBatch } from '../src/ledger/postings.ts';
+import { percentile } from './common.ts';
+import { waitShares } from './report.ts';
 
 // `node bench/ledger-postings.ts`: the hot system accounts kept in one row against K rows
 // (LEDGER_SHARDS, decision 0050), with the ledger's own code. On a scratch PostgreSQL database
@@ -31,7 +33,8 @@ import { type PostingRequest, post, postBatch } from '../src/ledger/postings.ts'
 //
 // Options: --clients 16  --batch 20 (postings per transaction)  --shards 1,8  --seconds 8.
 // BENCH_POSTGRES_URL: the server (default local). Run as every script is, with the pinned Node:
-// `npm exec -- node bench/ledger-postings.ts --shards 1,8`.
+// `npm exec -- node bench/ledger-postings.ts --shards 1,8`. `npm run bench` runs it as its
+// ledgerPostings scenario through runLedgerPostings.
 
 const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SAMPLE_EVERY_MS = 20;
@@ -39,18 +42,41 @@ const PRICE_KOBO = 10_000n;
 const WHOLESALE_KOBO = 9_700n;
 const FUNDS_KOBO = 10n ** 12n;
 
-const { values: options } = parseArgs({
-  options: {
-    clients: { type: 'string', default: '16' },
-    batch: { type: 'string', default: '20' },
-    shards: { type: 'string', default: '1,8' },
-    seconds: { type: 'string', default: '8' },
-  },
-});
-const clients = Number.parseInt(options.clients, 10);
-const batch = Number.parseInt(options.batch, 10);
-const seconds = Number(options.seconds);
-const shardCounts = options.shards.split(',').map((n) => Number.parseInt(n, 10));
+export type LedgerPostingsOptions = {
+  /** Concurrent clients, each with its own buyers. */
+  clients: number;
+  /** Postings per transaction. */
+  batch: number;
+  /** The K (LEDGER_SHARDS) values, run one after the other on the same database. */
+  shards: number[];
+  seconds: number;
+  /** The PostgreSQL server, as an admin URL (a scratch database is made on it and dropped). */
+  adminUrl?: string;
+};
+
+export type WaitSamples = { samples: number; busy: number; rowLock: number; wal: number; running: number };
+
+/** One K's figures: postings (two per purchase) per second, and what the backends did. */
+export type LedgerPostingsRound = {
+  shards: number;
+  seconds: number;
+  postings: number;
+  postingsPerSecond: number;
+  purchasesPerSecond: number;
+  /** Transactions (postBatch calls: one acceptance and one settlement per batch) and their latency. */
+  transactions: number;
+  transactionP50Ms: number;
+  transactionP99Ms: number;
+  waits: WaitSamples;
+};
+
+export type LedgerPostingsRun = {
+  clients: number;
+  batch: number;
+  rounds: LedgerPostingsRound[];
+  /** The ledger check of the whole run, and vtu_in_flight after it (zero when every purchase settled). */
+  check: { ok: boolean; entries: number; imbalances: number; vtuInFlightKobo: string };
+};
 
 const now = () => new Date();
 
@@ -116,8 +142,6 @@ const settlement = (reference: string): PostingRequest => ({
   ],
 });
 
-type WaitSamples = { samples: number; busy: number; rowLock: number; wal: number; running: number };
-
 /** Samples what the database's backends do (its own sampler's aside), until stopped. */
 function sampleWaits(url: string, database: string): { stop(): Promise<WaitSamples> } {
   const counts: WaitSamples = { samples: 0, busy: 0, rowLock: 0, wal: 0, running: 0 };
@@ -149,9 +173,23 @@ function sampleWaits(url: string, database: string): { stop(): Promise<WaitSampl
   };
 }
 
-/** Purchases at K shards for the bench's seconds: every client's acceptance then settlement, in a loop. */
-async function run(db: Kysely<DB>, url: string, database: string, buyers: string[][], shards: number) {
+/** Purchases at K shards for `seconds`: every client's acceptance then settlement, in a loop. */
+async function run(
+  db: Kysely<DB>,
+  url: string,
+  database: string,
+  buyers: string[][],
+  shards: number,
+  seconds: number,
+): Promise<LedgerPostingsRound> {
   let postings = 0;
+  const latencies: number[] = [];
+  const timed = async <T>(fn: () => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    const value = await fn();
+    latencies.push(performance.now() - started);
+    return value;
+  };
   const deadline = performance.now() + seconds * 1000;
   const sampler = sampleWaits(url, database);
   const startedAt = performance.now();
@@ -159,35 +197,57 @@ async function run(db: Kysely<DB>, url: string, database: string, buyers: string
     buyers.map(async (own) => {
       while (performance.now() < deadline) {
         const references = own.map(() => randomBytes(12).toString('hex'));
-        const accepted = await db.transaction().execute((trx) =>
-          postBatch(
-            trx,
-            own.map((userId, i) => acceptance(userId, references[i]!)),
-            now(),
-            { shards, referencesUnposted: true },
+        const accepted = await timed(() =>
+          db.transaction().execute((trx) =>
+            postBatch(
+              trx,
+              own.map((userId, i) => acceptance(userId, references[i]!)),
+              now(),
+              { shards, referencesUnposted: true },
+            ),
           ),
         );
-        const settled = await db
-          .transaction()
-          .execute((trx) =>
-            postBatch(trx, references.map(settlement), now(), { shards, referencesUnposted: true }),
-          );
+        const settled = await timed(() =>
+          db
+            .transaction()
+            .execute((trx) =>
+              postBatch(trx, references.map(settlement), now(), { shards, referencesUnposted: true }),
+            ),
+        );
         for (const result of [...accepted, ...settled]) if (result.status === 'rejected') throw result.reason;
         postings += accepted.length + settled.length;
       }
     }),
   );
   const elapsed = (performance.now() - startedAt) / 1000;
-  return { postingsPerSecond: Math.round(postings / elapsed), waits: await sampler.stop() };
+  latencies.sort((a, b) => a - b);
+  const postingsPerSecond = Math.round(postings / elapsed);
+  return {
+    shards,
+    seconds: Math.round(elapsed * 100) / 100,
+    postings,
+    postingsPerSecond,
+    purchasesPerSecond: Math.round(postingsPerSecond / 2),
+    transactions: latencies.length,
+    transactionP50Ms: percentile(latencies, 50),
+    transactionP99Ms: percentile(latencies, 99),
+    waits: await sampler.stop(),
+  };
 }
 
-const share = (part: number, whole: number): string =>
-  `${whole === 0 ? 0 : Math.round((100 * part) / whole)}%`;
-
-async function main(): Promise<void> {
+/**
+ * The microbench on a scratch database of its own (made, migrated, dropped): one round per K, each
+ * printed as it ends (`write`), then the ledger check of the whole run.
+ */
+export async function runLedgerPostings(
+  options: LedgerPostingsOptions,
+  write: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
+): Promise<LedgerPostingsRun> {
+  const { clients, batch, shards: shardCounts, seconds } = options;
+  const adminUrl = options.adminUrl ?? ADMIN_URL;
   const name = `ledger_postings_${randomBytes(5).toString('hex')}`;
-  await withClient(ADMIN_URL, (client) => client.query(`create database ${name}`));
-  const url = new URL(ADMIN_URL);
+  await withClient(adminUrl, (client) => client.query(`create database ${name}`));
+  const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   const database = await openDatabase({ kind: 'postgres', url: url.toString(), poolMax: clients + 2 });
   try {
@@ -197,26 +257,55 @@ async function main(): Promise<void> {
     const buyers: string[][] = [];
     for (let c = 0; c < clients; c += 1)
       buyers.push(await Promise.all(Array.from({ length: batch }, () => fundedBuyer(db))));
-    process.stdout.write(
+    write(
       `${clients} clients, ${batch} postings per transaction, ${seconds} s each\n` +
-        `${'shards'.padStart(6)} ${'postings/s'.padStart(10)} ${'purchases/s'.padStart(11)}  backends busy: row lock / WAL / running (mean active)\n`,
+        `${'shards'.padStart(6)} ${'postings/s'.padStart(10)} ${'purchases/s'.padStart(11)}  backends busy: row lock / WAL / running (mean active)`,
     );
+    const rounds: LedgerPostingsRound[] = [];
     for (const shards of shardCounts) {
-      const { postingsPerSecond, waits: w } = await run(db, url.toString(), name, buyers, shards);
-      process.stdout.write(
-        `${String(shards).padStart(6)} ${String(postingsPerSecond).padStart(10)} ${String(Math.round(postingsPerSecond / 2)).padStart(11)}  ${share(w.rowLock, w.busy)} / ${share(w.wal, w.busy)} / ${share(w.running, w.busy)} (${(w.busy / Math.max(1, w.samples)).toFixed(1)})\n`,
+      const round = await run(db, url.toString(), name, buyers, shards, seconds);
+      rounds.push(round);
+      write(
+        `${String(shards).padStart(6)} ${String(round.postingsPerSecond).padStart(10)} ${String(round.purchasesPerSecond).padStart(11)}  ${waitShares(round.waits)}`,
       );
     }
     const balances = await systemBalances(db, [systemAccounts.vtuInFlight]);
     const check = await checkLedger(db);
-    process.stdout.write(
-      `ledger check: ${check.ok ? 'balanced' : `${check.imbalances.length} imbalances`} over ${check.entries} entries; vtu_in_flight ${balances.get(systemAccounts.vtuInFlight)}\n`,
+    const inFlight = balances.get(systemAccounts.vtuInFlight) ?? 0n;
+    write(
+      `ledger check: ${check.ok ? 'balanced' : `${check.imbalances.length} imbalances`} over ${check.entries} entries; vtu_in_flight ${inFlight}`,
     );
-    if (!check.ok || balances.get(systemAccounts.vtuInFlight) !== 0n) process.exitCode = 1;
+    return {
+      clients,
+      batch,
+      rounds,
+      check: {
+        ok: check.ok && inFlight === 0n,
+        entries: check.entries,
+        imbalances: check.imbalances.length,
+        vtuInFlightKobo: String(inFlight),
+      },
+    };
   } finally {
     await database.close();
-    await withClient(ADMIN_URL, (client) => client.query(`drop database if exists ${name} with (force)`));
+    await withClient(adminUrl, (client) => client.query(`drop database if exists ${name} with (force)`));
   }
 }
 
-await main();
+if (import.meta.main) {
+  const { values: options } = parseArgs({
+    options: {
+      clients: { type: 'string', default: '16' },
+      batch: { type: 'string', default: '20' },
+      shards: { type: 'string', default: '1,8' },
+      seconds: { type: 'string', default: '8' },
+    },
+  });
+  const result = await runLedgerPostings({
+    clients: Number.parseInt(options.clients, 10),
+    batch: Number.parseInt(options.batch, 10),
+    shards: options.shards.split(',').map((n) => Number.parseInt(n, 10)),
+    seconds: Number(options.seconds),
+  });
+  if (!result.check.ok) process.exitCode = 1;
+}

@@ -19,6 +19,7 @@ import {
   type Server,
   signIn,
 } from './common.ts';
+import type { ScenarioUsage } from './usage.ts';
 
 // buyAirtime under load (issue 5): BUYERS users, each at KYC Tier 1 with a PIN and a wallet funded
 // by a signed charge.success, buy ₦100 of MTN airtime for numbers that the sandbox delivers at once,
@@ -42,6 +43,31 @@ const SETTLE_TIMEOUT_MS = 60_000;
 const SETTLE_WAIT_MS = 15_000;
 const PAGE = 100;
 
+/**
+ * Where buyAirtime runs: one service process with the sandbox inside (the default), or several API
+ * processes and a standalone sandbox (bench/purchases-cluster.ts). Setup goes to server.baseUrl.
+ */
+export type PurchaseTopology = {
+  /** The label of the result row. */
+  scenario: string;
+  /** Where the load goes: the connections are split evenly between them. */
+  loadUrls: string[];
+  /** Where /__sandbox/ answers: the sign-in codes, the providers' float. */
+  sandboxUrl: string;
+  /** Runs the load and answers what it cost the service's processes (and PostgreSQL). */
+  measure: <T>(run: () => Promise<T>) => Promise<{ value: T; usage: ScenarioUsage }>;
+  /** Said after the row's measures (the processes, K). */
+  describe: string;
+};
+
+const oneProcess = (server: Server): PurchaseTopology => ({
+  scenario: 'buyAirtime',
+  loadUrls: [server.baseUrl],
+  sandboxUrl: server.baseUrl,
+  measure: (run) => measured(server, run),
+  describe: '',
+});
+
 export type PurchaseRun = {
   result: ScenarioResult;
   /** Acceptance to success, server clock, over every purchase of the run. */
@@ -54,8 +80,8 @@ type Purchase = { status: string; amount: number; createdAt: string; updatedAt: 
 /** An MTN number (0803…) whose last digit the sandbox delivers at once (not 1–4). */
 const deliveredAtOnce = (i: number): string => `0803${String(i % 1_000_000).padStart(6, '0')}${5 + (i % 5)}`;
 
-async function buyer(server: Server, sequence: number): Promise<string> {
-  const token = await signIn(server.baseUrl, nextPhone());
+async function buyer(server: Server, sandboxUrl: string, sequence: number): Promise<string> {
+  const token = await signIn(server.baseUrl, nextPhone(), sandboxUrl);
   await postOperation(server.baseUrl, 'submitKycTier1', { livenessToken: 'sandbox-pass' }, token);
   await postOperation(server.baseUrl, 'setTransactionPin', { pin: PIN }, token);
   await fundWallet(server.baseUrl, token, FUND_NAIRA, sequence);
@@ -91,18 +117,19 @@ export async function buyAirtimeScenario(
   server: Server,
   database: string,
   adminToken: string,
+  topology: PurchaseTopology = oneProcess(server),
 ): Promise<PurchaseRun> {
   const tokens = await mapConcurrent(
     Array.from({ length: BUYERS }, (_, i) => i),
     SETUP_CONCURRENCY,
-    (i) => buyer(server, 1_000_000 + i),
+    (i) => buyer(server, topology.sandboxUrl, 1_000_000 + i),
   );
   await eventually('the buyers’ wallets funded', async () =>
     (await mapConcurrent(tokens, SETUP_CONCURRENCY, (t) => balanceNaira(server.baseUrl, t))).every(
       (b) => b >= FUND_NAIRA,
     ),
   );
-  const float = await fetch(`${server.baseUrl}/__sandbox/providers/bills/balance`, {
+  const float = await fetch(`${topology.sandboxUrl}/__sandbox/providers/bills/balance`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ amount: BILLS_FLOAT_NAIRA }),
@@ -111,9 +138,10 @@ export async function buyAirtimeScenario(
 
   let sequence = 0;
   let nextToken = 0;
-  const { value, usage } = await measured(server, () =>
+  const { value, usage } = await topology.measure(() =>
     autocannon({
-      url: server.baseUrl,
+      // autocannon opens connection i to loadUrls[i % n].
+      url: topology.loadUrls,
       connections: CONNECTIONS,
       duration: DURATION_SECONDS,
       timeout: REQUEST_TIMEOUT_SECONDS,
@@ -141,8 +169,8 @@ export async function buyAirtimeScenario(
   );
   const result = fromAutocannon(
     database,
-    'buyAirtime',
-    `POST, ₦${AIRTIME_NAIRA} MTN, ${BUYERS} Tier-1 buyers, ${CONNECTIONS} conns, ${DURATION_SECONDS}s`,
+    topology.scenario,
+    `POST, ₦${AIRTIME_NAIRA} MTN, ${BUYERS} Tier-1 buyers, ${CONNECTIONS} conns, ${DURATION_SECONDS}s${topology.describe}`,
     value,
     usage,
   );

@@ -1,13 +1,25 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Check, ScenarioResult } from './common.ts';
+import type { LedgerCheckRun } from './ledger-check.ts';
+import type { LedgerPostingsRun, WaitSamples } from './ledger-postings.ts';
 import type { PgbenchResult } from './pgbench.ts';
+import type { ClusterRound } from './purchases-cluster.ts';
 
 // bench/RESULTS.md: the bench's results as a reader wants them, every scenario on each database
 // beside the anchors measured in the same run (a bare Fastify route on the same Node, `pgbench -N`
 // on the same PostgreSQL), with what each request cost the service and PostgreSQL in CPU. The
 // figures come from the results object bench/run.ts also writes as JSON; this module only lays
 // them out, so that a test can feed it a results object and read the tables.
+
+/** Issue 43's scenarios (bench/run.ts's benchScaling), each null or empty when it did not run. */
+export type ScalingResults = {
+  ledgerPostings: LedgerPostingsRun | null;
+  buyAirtimeCluster: ClusterRound[];
+  ledgerCheck: LedgerCheckRun | null;
+  /** LEDGER_SHARDS of the single-process buyAirtime (the caller's environment); null: the default. */
+  singleProcessLedgerShards: string | null;
+};
 
 /** What the report needs of bench/run.ts's results object (bench/results/latest.json). */
 export type ReportInput = {
@@ -34,6 +46,8 @@ export type ReportInput = {
   fastifyAnchor: ScenarioResult | null;
   pgbench: PgbenchResult | null;
   runs: { database: string; startupMs: number; scenarios: ScenarioResult[]; checks: Check[] }[];
+  /** Absent in results written before the scaling scenarios existed. */
+  scaling?: ScalingResults | null;
   skipped: string[];
 };
 
@@ -61,12 +75,16 @@ const ANCHORS: Record<string, AnchorKind> = {
   createBulkOrder: 'pgbench',
   savingsMaturity: 'pgbench',
   scheduledRuns: 'pgbench',
+  ledgerPostings: 'pgbench',
   broadcastPush: 'none',
 };
 
-/** The anchor of a scenario by its name ("savingsMaturity ×2" is a savingsMaturity). */
+/**
+ * The anchor of a scenario by its name: "savingsMaturity ×2" is a savingsMaturity, "buyAirtime ×2 K=8"
+ * a buyAirtime, "ledgerPostings K=1" a ledgerPostings.
+ */
 export function anchorOf(scenario: string): AnchorKind {
-  return ANCHORS[scenario.replace(/ ×\d+$/, '')] ?? 'none';
+  return ANCHORS[scenario.replace(/( ×\d+)?( K=\d+)?$/, '')] ?? 'none';
 }
 
 const ANCHOR_LABEL: Record<AnchorKind, string> = { fastify: 'Fastify', pgbench: 'pgbench -N', none: '—' };
@@ -251,6 +269,150 @@ const NOTES = [
 const PGBOUNCER_NOTE =
   'pgbouncer: buyAirtime alone, on a fresh database of the same PostgreSQL that the service (its pool and pg-boss’s) reaches through PgBouncer 1.18 in transaction pooling (`bash .ci/pgbouncer`: default_pool_size 40), with DATABASE_PREPARED_STATEMENTS=0, right after the direct run; its PostgreSQL columns count the server’s processes, not PgBouncer’s own CPU (decision 0027).';
 
+/** The default of src/config.ts's LEDGER_SHARDS, which the single-process buyAirtime runs with unless told. */
+const LEDGER_SHARDS_DEFAULT = 8;
+
+/**
+ * Issue 43's figures beside `pgbench -N` on the same PostgreSQL: the posting microbench at each K,
+ * buyAirtime through one process against two API processes and a worker at each K (RSS per process),
+ * and the ledger checks on a bulk-loaded ledger. Empty when none of them ran.
+ */
+export function scalingSection(input: ReportInput): string[] {
+  const scaling = input.scaling;
+  if (scaling === null || scaling === undefined) return [];
+  const { ledgerPostings, buyAirtimeCluster, ledgerCheck } = scaling;
+  if (ledgerPostings === null && buyAirtimeCluster.length === 0 && ledgerCheck === null) return [];
+  const tps = input.pgbench?.tps ?? null;
+  const ratio = (rate: number) => (tps === null || tps <= 0 ? 'n/a' : figure(rate / tps, 2));
+  const lines = ['## Scaling (issue 43), beside pgbench -N', ''];
+  const pgbench = input.pgbench;
+  lines.push(
+    pgbench === null
+      ? '`pgbench -N` was not measured in this run: no ratios.'
+      : `\`pgbench -N\` on the same PostgreSQL: ${figure(pgbench.tps)} tps (${pgbench.clients} clients, ${pgbench.threads} threads, scale ${pgbench.scale}, ${pgbench.durationSeconds} s).`,
+    '',
+  );
+  if (ledgerPostings !== null) {
+    lines.push(
+      `### Posting microbench (bench/ledger-postings.ts): ${ledgerPostings.clients} clients, ${ledgerPostings.batch} postings a transaction`,
+      '',
+      ...markdownTable(
+        [
+          'K (LEDGER_SHARDS)',
+          'postings/s',
+          'purchases/s',
+          'postings/s ÷ pgbench tps',
+          'transaction p50 ms',
+          'transaction p99 ms',
+          'backends: row lock / WAL / running (mean active)',
+        ],
+        ledgerPostings.rounds.map((r) => [
+          String(r.shards),
+          figure(r.postingsPerSecond),
+          figure(r.purchasesPerSecond),
+          ratio(r.postingsPerSecond),
+          figure(r.transactionP50Ms),
+          figure(r.transactionP99Ms),
+          waitShares(r.waits),
+        ]),
+        1,
+      ),
+      '',
+    );
+  }
+  const single = input.runs
+    .find((r) => r.database === 'postgres')
+    ?.scenarios.find((s) => s.scenario === 'buyAirtime');
+  if (buyAirtimeCluster.length > 0) {
+    const rows: string[][] = [];
+    if (single !== undefined)
+      rows.push([
+        '1 (API and workers in one)',
+        scaling.singleProcessLedgerShards ?? `${LEDGER_SHARDS_DEFAULT} (default)`,
+        figure(single.requestsPerSecond),
+        ratio(single.requestsPerSecond),
+        figure(single.latencyP50Ms),
+        figure(single.latencyP99Ms),
+        single.serverPeakRssMb === null ? 'n/a' : `service ${single.serverPeakRssMb}`,
+        figure(perRequest(single.usage?.serviceCpuMs, single.requests)),
+      ]);
+    for (const round of buyAirtimeCluster) {
+      const r = round.result;
+      rows.push([
+        `${round.apis} API + ${round.workers} worker`,
+        String(round.shards),
+        figure(r.requestsPerSecond),
+        ratio(r.requestsPerSecond),
+        figure(r.latencyP50Ms),
+        figure(r.latencyP99Ms),
+        round.processes.map((p) => `${p.name} ${p.peakRssMb ?? 'n/a'}`).join(', '),
+        figure(perRequest(r.usage?.serviceCpuMs, r.requests)),
+      ]);
+    }
+    lines.push(
+      '### buyAirtime: one process against two API processes and one worker, on one PostgreSQL',
+      '',
+      ...markdownTable(
+        [
+          'processes',
+          'K (LEDGER_SHARDS)',
+          'req/s',
+          '÷ pgbench -N',
+          'p50 ms',
+          'p99 ms',
+          'peak RSS MB per process',
+          'service CPU ms/req (all processes)',
+        ],
+        rows,
+        2,
+      ),
+      '',
+    );
+  }
+  if (ledgerCheck !== null) {
+    const c = ledgerCheck;
+    lines.push(
+      '### Ledger checks (bench/ledger-check.ts)',
+      '',
+      ...markdownTable(
+        [
+          'entries',
+          'new after the checkpoint',
+          'wallets',
+          'incremental s',
+          'full s',
+          'full ÷ incremental',
+          'loaded in s',
+        ],
+        [
+          [
+            String(c.entries + c.added),
+            String(c.added),
+            String(c.users),
+            figure(c.incrementalSeconds),
+            figure(c.fullSeconds),
+            figure(c.incrementalSeconds > 0 ? c.fullSeconds / c.incrementalSeconds : null),
+            figure(c.loadSeconds),
+          ],
+        ],
+        0,
+      ),
+      '',
+    );
+  }
+  return lines;
+}
+
+/** The backends' samples as shares: row lock / WAL / running (mean active backends). */
+export function waitShares(w: WaitSamples): string {
+  const share = (part: number) => `${w.busy === 0 ? 0 : Math.round((100 * part) / w.busy)}%`;
+  return `${share(w.rowLock)} / ${share(w.wal)} / ${share(w.running)} (${(w.busy / Math.max(1, w.samples)).toFixed(1)})`;
+}
+
+/** Said only when the run has the scaling scenarios. */
+const SCALING_NOTE =
+  'scaling: issue 43’s scenarios, on PostgreSQL only, each on scratch databases of its own. ledgerPostings runs the ledger’s postBatch in the bench process (no HTTP, no service process): req/s is postings/s, two a purchase, each transaction carrying the batch’s postings, so its ratio to pgbench’s one-row transactions is for scale only. buyAirtime ×2 is the buyAirtime scenario through two API processes (WORKER=0) and one worker (--worker-only) with the standalone sandbox, the 50 connections split between the APIs, on a fresh database per K: its service CPU is the three processes’ sum, its peak RSS the largest of them (each one in the scaling section). ledgerCheck loads its ledger in bulk with SQL, takes a checkpoint, adds the new entries, then times one incremental run and one full check.';
+
 function checkLines(input: ReportInput): string[] {
   const checks = input.runs.flatMap((run) =>
     run.checks.map((c) => `- ${run.database}: ${c.ok ? 'ok' : '**FAILED**'}: ${c.name}: ${c.detail}`),
@@ -276,6 +438,7 @@ export function renderReport(input: ReportInput): string {
     '',
     ...scenarioTable(input),
     '',
+    ...scalingSection(input),
     '## Checks',
     '',
     ...checkLines(input),
@@ -286,9 +449,11 @@ export function renderReport(input: ReportInput): string {
     '',
     '## Notes',
     '',
-    ...[...NOTES, ...(input.runs.some((r) => r.database === 'pgbouncer') ? [PGBOUNCER_NOTE] : [])].map(
-      (n) => `- ${n}`,
-    ),
+    ...[
+      ...NOTES,
+      ...(input.runs.some((r) => r.database === 'pgbouncer') ? [PGBOUNCER_NOTE] : []),
+      ...(input.runs.some((r) => r.database === 'scaling') ? [SCALING_NOTE] : []),
+    ].map((n) => `- ${n}`),
     '',
   ].join('\n');
 }

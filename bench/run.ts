@@ -33,6 +33,8 @@ import {
   WEBHOOK_PATH,
 } from './common.ts';
 import { fastifyAnchorScenario } from './fastify-anchor.ts';
+import { type LedgerCheckRun, runLedgerCheck } from './ledger-check.ts';
+import { type LedgerPostingsRun, runLedgerPostings } from './ledger-postings.ts';
 import { startScriptNodeFlags } from './node-flags.ts';
 import {
   BROADCAST_TARGET_PUSHES_PER_SECOND,
@@ -43,8 +45,9 @@ import {
 } from './notifications.ts';
 import { type PgbenchResult, runPgbench } from './pgbench.ts';
 import { buyAirtimeScenario, type PurchaseRun } from './purchases.ts';
+import { buyAirtimeClusterRound } from './purchases-cluster.ts';
 import { type ReconciliationRound, reconciliationScenario } from './reconciliation.ts';
-import { type ReportInput, writeReport } from './report.ts';
+import { type ReportInput, type ScalingResults, writeReport } from './report.ts';
 import {
   createSavingsLockScenario,
   MATURITY_TARGET_SECONDS,
@@ -132,6 +135,22 @@ import { countWebhookScenarioEvents, eachTopupCreditedOnce, type Query } from '.
 // count (bench/pgbench.ts), and the webhook, buyAirtime and transferToUser rates are printed as
 // ratios of its tps.
 //
+// Issue 43's scenarios (PostgreSQL only, after the PostgreSQL and PgBouncer runs, labelled `scaling`;
+// BENCH_SCENARIOS=scaling names the three; alone, no service is started on PGlite or PostgreSQL):
+//
+//   ledgerPostings  bench/ledger-postings.ts in this process on a scratch database: 16 clients posting
+//                  batches of 20 acceptances then their settlements with postBatch, 8 s (BENCH_DURATION)
+//                  at LEDGER_SHARDS K = 1 then K = 8: postings/s, each transaction's p50/p99
+//   buyAirtimeX2   buyAirtime ×2: bench/purchases.ts's scenario through two API processes (WORKER=0)
+//                  and one worker (--worker-only) with the standalone sandbox, on a fresh database at
+//                  K = 1, then another at K = 8, the 50 connections split between the APIs: rate,
+//                  p50, p99, and each process's peak RSS and CPU (bench/purchases-cluster.ts)
+//   ledgerCheck    bench/ledger-check.ts: a ledger of BENCH_LEDGER_ENTRIES entries (10,000,000; 200,000
+//                  when BENCH_DURATION makes the run a quick one) loaded in bulk, a checkpoint, 100,000
+//                  more (BENCH_LEDGER_NEW_ENTRIES), then the incremental run and the full check timed
+//
+// The report sets them beside `pgbench -N` in a section of their own (bench/report.ts).
+//
 //   createBulkOrder  POST createBulkOrder, autocannon, 10 connections, 20 funded Tier-1 buyers, 100
 //                  lines of ₦100 MTN airtime the sandbox delivers at once per order: orders/s, lines/s
 //                  (orders × 100) and the order's latency; then every order completed with every line
@@ -145,7 +164,7 @@ import { countWebhookScenarioEvents, eachTopupCreditedOnce, type Query } from '.
 //
 // BENCH_SCENARIOS=webhook (a comma-separated list of getWallet, otp, signIn, webhook, buyAirtime,
 // createSavingsLock, transferToUser, savingsMaturity, scheduledRuns, bulkOrder, listNotifications, broadcastPush,
-// reconciliation, webClient) runs a
+// reconciliation, webClient, ledgerPostings, buyAirtimeX2, ledgerCheck; scaling for the last three) runs a
 // subset; BENCH_PGLITE=0 or BENCH_POSTGRES=0 leaves a database out; BENCH_DURATION=3 makes every
 // load (anchors' included) last 3 s instead of its own duration.
 //
@@ -195,8 +214,10 @@ const STOP_TIMEOUT_MS = 20_000;
  * throttled page loads and five purchases through the screens (and the client's build, when stale).
  */
 // Since then the bulk orders, the scheduled runs and the anchors joined; a full run took over 900 s on a
-// loaded 2-core machine. BENCH_TIMEOUT_SECONDS sets it.
-const BENCH_TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_SECONDS ?? 2_400) * 1000;
+// loaded 2-core machine. The scaling scenarios add about a quarter of an hour more, most of it loading
+// ledgerCheck's 10,000,000 entries (1,000,000 took 46 s on that machine, 10 to 13 of load average).
+// BENCH_TIMEOUT_SECONDS sets it.
+const BENCH_TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_SECONDS ?? 3_600) * 1000;
 const OUTPUT_LINES_MAX = 40;
 
 const POSTGRES_ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -209,9 +230,28 @@ const POSTGRES_ENABLED = process.env.BENCH_POSTGRES !== '0';
 const PGBOUNCER_URL = process.env.BENCH_PGBOUNCER_URL ?? 'postgres://postgres@127.0.0.1:6432/';
 const PGBOUNCER_ENABLED = process.env.BENCH_PGBOUNCER !== '0';
 const PGLITE_ENABLED = process.env.BENCH_PGLITE !== '0';
-const ALL_SCENARIOS =
-  'getWallet,otp,signIn,webhook,buyAirtime,createSavingsLock,transferToUser,savingsMaturity,scheduledRuns,bulkOrder,listNotifications,broadcastPush,reconciliation,webClient';
-const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? ALL_SCENARIOS).split(',').map((s) => s.trim()));
+/** Issue 43's scenarios, on PostgreSQL only; `scaling` in BENCH_SCENARIOS names the three. */
+const SCALING_SCENARIOS = ['ledgerPostings', 'buyAirtimeX2', 'ledgerCheck'];
+const ALL_SCENARIOS = `getWallet,otp,signIn,webhook,buyAirtime,createSavingsLock,transferToUser,savingsMaturity,scheduledRuns,bulkOrder,listNotifications,broadcastPush,reconciliation,webClient,${SCALING_SCENARIOS.join(',')}`;
+const SCENARIOS = new Set(
+  (process.env.BENCH_SCENARIOS ?? ALL_SCENARIOS)
+    .split(',')
+    .map((s) => s.trim())
+    .flatMap((s) => (s === 'scaling' ? SCALING_SCENARIOS : [s])),
+);
+/** Whether a scenario that runs against the service started on a database (PGlite, PostgreSQL) is asked for. */
+const SERVICE_SCENARIOS_SELECTED = [...SCENARIOS].some((s) => !SCALING_SCENARIOS.includes(s));
+/** The scaling scenarios' sizes: a quick run (BENCH_DURATION) loads a small ledger unless told. */
+const LEDGER_POSTINGS = { clients: 16, batch: 20, shards: [1, 8], seconds: loadSeconds(8) };
+const CLUSTER_SHARDS = [1, 8];
+const LEDGER_CHECK_ENTRIES = Number(
+  process.env.BENCH_LEDGER_ENTRIES ?? (durationOverrideSeconds() === null ? 10_000_000 : 200_000),
+);
+const LEDGER_CHECK_NEW = Number(
+  process.env.BENCH_LEDGER_NEW_ENTRIES ?? Math.min(100_000, Math.floor(LEDGER_CHECK_ENTRIES / 10)),
+);
+/** 40 entries a wallet (ledger-check.ts's own 10,000,000 over 250,000), at least 2. */
+const LEDGER_CHECK_USERS = Math.max(2, Math.min(250_000, Math.floor(LEDGER_CHECK_ENTRIES / 40)));
 const reportFile = path.resolve(process.env.BENCH_REPORT_FILE ?? path.join(repoRoot, 'bench', 'RESULTS.md'));
 
 type DatabaseRun = {
@@ -269,8 +309,19 @@ function postgresDatabaseOf(env: Record<string, string>): string | null {
   return decodeURIComponent(new URL(env.DATABASE_URL).pathname.slice(1)) || 'postgres';
 }
 
-async function startServer(extraEnv: Record<string, string>): Promise<Server> {
-  const port = await freePort();
+/** What the bench starts by default: the service, ready when /readyz on PORT answers 200. */
+const SERVICE_PROCESS = { args: ['src/main.ts'], readyPath: '/readyz', portEnv: 'PORT' };
+
+/**
+ * A process of the bench with the service's environment and `extraEnv` over it: the service by
+ * default, or (`program`) a worker or the standalone sandbox, ready when `readyPath` answers 200 on the
+ * port `portEnv` names (extraEnv's, else a free one).
+ */
+async function startServer(
+  extraEnv: Record<string, string>,
+  program: { args: string[]; readyPath: string; portEnv: string } = SERVICE_PROCESS,
+): Promise<Server> {
+  const port = Number(extraEnv[program.portEnv] ?? (await freePort()));
   const env: Record<string, string | undefined> = { ...process.env };
   // The bench decides the database and the rate-limit store, not the caller's shell.
   delete env.DATABASE_URL;
@@ -279,7 +330,6 @@ async function startServer(extraEnv: Record<string, string>): Promise<Server> {
     NODE_ENV: 'development',
     SANDBOX: '1',
     HOST: '127.0.0.1',
-    PORT: String(port),
     RATE_LIMIT_PER_MINUTE: '1000000',
     RATE_LIMIT_ANONYMOUS_PER_MINUTE: '1000000',
     RATE_LIMIT_PHONE_PER_MINUTE: '1000000',
@@ -288,6 +338,7 @@ async function startServer(extraEnv: Record<string, string>): Promise<Server> {
     // Tier 1's limits raised (still judged, so still measured): see BENCH_LIMITS.
     ...BENCH_LIMITS,
     ...extraEnv,
+    [program.portEnv]: String(port),
   });
   // npm start's flags (V8's heap sizing), then BENCH_SERVICE_NODE_ARGS:
   // "--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the service under load.
@@ -295,7 +346,7 @@ async function startServer(extraEnv: Record<string, string>): Promise<Server> {
     ...startScriptNodeFlags(),
     ...(process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''),
   ];
-  const child = spawn(process.execPath, [...nodeArgs, 'src/main.ts'], {
+  const child = spawn(process.execPath, [...nodeArgs, ...program.args], {
     cwd: repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -333,7 +384,7 @@ async function startServer(extraEnv: Record<string, string>): Promise<Server> {
       throw new SetupError(`the service was not ready within ${STARTUP_TIMEOUT_MS} ms:\n${output()}`);
     }
     try {
-      const response = await fetch(`${baseUrl}/readyz`, { signal: AbortSignal.timeout(2_000) });
+      const response = await fetch(`${baseUrl}${program.readyPath}`, { signal: AbortSignal.timeout(2_000) });
       if (response.status === 200) break;
     } catch {
       // Not listening yet.
@@ -982,6 +1033,124 @@ async function benchThroughPgbouncer(): Promise<DatabaseRun> {
   };
 }
 
+/**
+ * Issue 43's scenarios, on PostgreSQL, each on scratch databases of its own, labelled `scaling`:
+ * ledgerPostings (bench/ledger-postings.ts) at K = 1 and 8, buyAirtime through two API processes
+ * and one worker at K = 1 and 8 (bench/purchases-cluster.ts), the ledger checks on a bulk-loaded
+ * ledger (bench/ledger-check.ts). A ledger check that finds the ledger not whole fails the run.
+ */
+async function benchScaling(): Promise<{ run: DatabaseRun; scaling: ScalingResults }> {
+  const database = 'scaling';
+  const scenarios: ScenarioResult[] = [];
+  const checks: Check[] = [];
+  const report = (result: ScenarioResult) => {
+    scenarios.push(result);
+    process.stdout.write(
+      `${database}: ${result.scenario}: ${result.requestsPerSecond}/s, p50 ${result.latencyP50Ms} ms, p99 ${result.latencyP99Ms} ms\n`,
+    );
+  };
+  const checked = (check: Check) => {
+    checks.push(check);
+    process.stdout.write(
+      `${database}: check ${check.name}: ${check.ok ? 'ok' : 'FAILED'}: ${check.detail}\n`,
+    );
+  };
+  const scaling: ScalingResults = {
+    ledgerPostings: null,
+    buyAirtimeCluster: [],
+    ledgerCheck: null,
+    singleProcessLedgerShards: process.env.LEDGER_SHARDS ?? null,
+  };
+  let startupMs = 0;
+  if (SCENARIOS.has('ledgerPostings')) {
+    process.stdout.write(`\n${database}: ledgerPostings\n`);
+    const run: LedgerPostingsRun = await runLedgerPostings(
+      { ...LEDGER_POSTINGS, adminUrl: POSTGRES_ADMIN_URL },
+      (line) => process.stdout.write(`${database}: ${line}\n`),
+    );
+    scaling.ledgerPostings = run;
+    for (const round of run.rounds) {
+      report({
+        database,
+        scenario: `ledgerPostings K=${round.shards}`,
+        measures: `postBatch in this process: ${run.clients} clients, ${run.batch} postings a transaction, acceptance then settlement, LEDGER_SHARDS=${round.shards}, ${round.seconds} s; req/s is postings/s (two a purchase), p50/p99 per transaction`,
+        requestsPerSecond: round.postingsPerSecond,
+        latencyP50Ms: round.transactionP50Ms,
+        latencyP99Ms: round.transactionP99Ms,
+        requests: round.postings,
+        errors: 0,
+        non2xx: 0,
+        // In the bench's own process, not the service's.
+        serverPeakRssMb: null,
+      });
+    }
+    checked({
+      name: 'ledgerPostings: checkLedger and vtu_in_flight after every round',
+      ok: run.check.ok,
+      detail: `${run.check.entries} entries, ${run.check.imbalances} imbalances, vtu_in_flight ${run.check.vtuInFlightKobo} kobo`,
+    });
+  }
+  if (SCENARIOS.has('buyAirtimeX2')) {
+    for (const shards of CLUSTER_SHARDS) {
+      process.stdout.write(`\n${database}: buyAirtime through 2 API processes and 1 worker, K=${shards}\n`);
+      const { round, checks: roundChecks } = await buyAirtimeClusterRound(
+        shards,
+        POSTGRES_ADMIN_URL,
+        adminQuery,
+        startServer,
+      );
+      scaling.buyAirtimeCluster.push(round);
+      startupMs ||= round.startupMs;
+      report(round.result);
+      process.stdout.write(
+        `${database}: ${round.result.scenario}: ${round.processes.map((p) => `${p.name} peak RSS ${p.peakRssMb ?? 'n/a'} MB, CPU ${p.cpuMs ?? 'n/a'} ms`).join('; ')}; accepted → success p50 ${round.acceptedToSuccess.p50Ms} ms, p99 ${round.acceptedToSuccess.p99Ms} ms\n`,
+      );
+      for (const check of roundChecks) checked(check);
+    }
+  }
+  if (SCENARIOS.has('ledgerCheck')) {
+    process.stdout.write(
+      `\n${database}: ledgerCheck, ${LEDGER_CHECK_ENTRIES} entries and ${LEDGER_CHECK_NEW} after the checkpoint\n`,
+    );
+    try {
+      const run: LedgerCheckRun = await runLedgerCheck({
+        entries: LEDGER_CHECK_ENTRIES,
+        new: LEDGER_CHECK_NEW,
+        users: LEDGER_CHECK_USERS,
+        adminUrl: POSTGRES_ADMIN_URL,
+      });
+      scaling.ledgerCheck = run;
+      checked({
+        name: 'ledgerCheck: the incremental run and the full check find the ledger whole',
+        ok: true,
+        detail: `${run.entries + run.added} entries: incremental ${run.incrementalSeconds.toFixed(2)} s (${run.added} new), full ${run.fullSeconds.toFixed(2)} s`,
+      });
+    } catch (error) {
+      checked({
+        name: 'ledgerCheck: the incremental run and the full check find the ledger whole',
+        ok: false,
+        detail: (error as Error).message.split('\n')[0] ?? '',
+      });
+    }
+  }
+  return {
+    run: {
+      database,
+      startupMs,
+      scenarios,
+      serverPeakRssMb: null,
+      checks,
+      acceptedToSuccess: null,
+      maturity: [],
+      broadcast: null,
+      scheduledRuns: [],
+      reconciliation: null,
+      webClient: null,
+    },
+    scaling,
+  };
+}
+
 async function benchPostgres(): Promise<DatabaseRun> {
   const name = `billrail_bench_${randomBytes(6).toString('hex')}`;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'billrail-bench-'));
@@ -1328,6 +1497,7 @@ function writeResults(
   transferResults: TransferResults['summary'],
   webClient: WebClientTargets['summary'],
   fastifyAnchor: ScenarioResult | null,
+  scaling: ScalingResults | null,
 ): ReportInput {
   const report = {
     startedAt: startedAt.toISOString(),
@@ -1362,6 +1532,9 @@ function writeResults(
       webhookIntents: WEBHOOK_INTENTS,
       webhookKnownEvery: WEBHOOK_KNOWN_EVERY,
       transfers: transferSettings,
+      ledgerPostings: LEDGER_POSTINGS,
+      buyAirtimeClusterShards: CLUSTER_SHARDS,
+      ledgerCheck: { entries: LEDGER_CHECK_ENTRIES, newEntries: LEDGER_CHECK_NEW, users: LEDGER_CHECK_USERS },
     },
     notes: [
       'The load generator runs on the same machine as the service and competes for its cores.',
@@ -1378,6 +1551,7 @@ function writeResults(
       'reconciliation: in the bench process on the service database after the service stopped, with the app listening; the sandbox clock a week ahead, so the day holds only its own top-ups: created through createTopupIntent over HTTP, paid through the sandbox checkout’s Pay over HTTP, credited by the sandbox’s webhooks; one payments run from adminRunReconciliation over HTTP through its job (fetched, run, completed as a worker does) to adminGetReconciliation reading it done; runs.reconciliation has the counts, the provider pages and the phases.',
       'listNotifications: 50 users with 200 inbox entries each (50 unread), written in bulk before the service started (so its startup skips the migrations), one user per connection; limit 20.',
       'webClient: initialJs is the entry <script type="module"> of web/dist/index.html and its <link rel="modulepreload">s, each gzipped at level 9 (1 KB = 1,000 bytes); allJs every .js in web/dist. In headless Chromium (playwright-core, 360×800 phone) throttled per page through DevTools to Lighthouse’s Slow 4G (150 ms latency per request, 1,638.4 kbit/s down, 675 kbit/s up, CPU 4×): /sign-in loaded cold (a new context each: no cache, no service worker), FCP and LCP from the buffered paint and largest-contentful-paint entries once the network is idle, median of 3; the same with DevTools’ adjusted latency (562.5 ms) and throughput (1,474.56 kbit/s) for context. Pay: one Tier-1 user signed in through the API (refresh token in localStorage), 5 purchases of ₦100 MTN airtime the sandbox delivers at once through /buy/airtime in one context, from the Pay click event to the frame after the status read Successful, on the page’s clock; the service is idle (this runs before the load scenarios).',
+      'scaling (issue 43, PostgreSQL only, each on scratch databases of its own): ledgerPostings K=1 and K=8 is bench/ledger-postings.ts in the bench process (postBatch with LEDGER_SHARDS=K, req/s postings/s); buyAirtime ×2 K=… is buyAirtime through two API processes (WORKER=0) and one worker (--worker-only) with the standalone sandbox, LEDGER_SHARDS=K, the connections split between the APIs, service CPU summed over the three processes and peak RSS the largest (scaling.buyAirtimeCluster has each process); ledgerCheck is bench/ledger-check.ts (scaling.ledgerCheck).',
       'broadcastPush: after the service stopped, a worker process (context with job workers, push agent trusting the local push service) creates a broadcast and fans it out in pages of 500, 50 pushes at once; the push service runs in the bench process and checks the JWT and payload of the first BENCH_PUSH_CHECK_FIRST pushes only; req/s is pushes/s from creation to the last arrival, p50/p99 per push at the sender, peak RSS the worker’s VmHWM; runs.broadcast has the profile.',
     ],
     runs,
@@ -1389,6 +1563,7 @@ function writeResults(
     notificationTargets,
     transferResults,
     webClient,
+    scaling,
     skipped,
   };
   fs.mkdirSync(path.dirname(resultsFile), { recursive: true });
@@ -1434,13 +1609,17 @@ async function main(): Promise<void> {
       skipped.push(`webClient in the browser (LCP, Pay → Successful): ${webBrowserSkipped}`);
   }
   const fastifyAnchor = await benchFastifyAnchor(skipped);
-  if (PGLITE_ENABLED) runs.push(await benchPglite());
-  else skipped.push('pglite: BENCH_PGLITE=0');
+  let scaling: ScalingResults | null = null;
+  // The scaling scenarios alone start what they need themselves: no service on either database.
+  if (SERVICE_SCENARIOS_SELECTED) {
+    if (PGLITE_ENABLED) runs.push(await benchPglite());
+    else skipped.push('pglite: BENCH_PGLITE=0');
+  }
   if (!POSTGRES_ENABLED) skipped.push('postgres: BENCH_POSTGRES=0');
   else if (!(await reachable(POSTGRES_ADMIN_URL))) {
     skipped.push(`postgres: not reachable at ${POSTGRES_ADMIN_URL}`);
   } else {
-    runs.push(await benchPostgres());
+    if (SERVICE_SCENARIOS_SELECTED) runs.push(await benchPostgres());
     // Right after the direct run, so that both buyAirtime rows meet the machine in the same state;
     // only buyAirtime runs through PgBouncer.
     if (SCENARIOS.has('buyAirtime')) {
@@ -1451,9 +1630,14 @@ async function main(): Promise<void> {
         );
       else runs.push(await benchThroughPgbouncer());
     }
+    if (SCALING_SCENARIOS.some((s) => SCENARIOS.has(s))) {
+      const bench = await benchScaling();
+      runs.push(bench.run);
+      scaling = bench.scaling;
+    }
   }
   let pgbench: PgbenchResult | null = null;
-  if (runs.some((r) => r.database === 'postgres')) {
+  if (runs.some((r) => r.database === 'postgres' || r.database === 'scaling')) {
     pgbench = await runPgbench(POSTGRES_ADMIN_URL, adminQuery, CONNECTIONS).catch((error: unknown) => {
       skipped.push(`pgbench: ${(error as Error).message.split('\n')[0]}`);
       return null;
@@ -1495,6 +1679,7 @@ async function main(): Promise<void> {
     transfers.summary,
     web.summary,
     fastifyAnchor,
+    scaling,
   );
   writeReport(reportFile, report);
   const failed = runs.flatMap((run) =>
