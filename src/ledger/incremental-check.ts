@@ -6,7 +6,8 @@ import type { Imbalance, LedgerCheck } from './check.ts';
 // The ledger check from a checkpoint (decision 0053): the same invariants as checkLedger (check.ts),
 // reading only the entries past the last checkpoint. A checkpoint is an entry id H below which every
 // entry is committed (or never will be), with each account's entries summed up to H, their count and
-// their total. A run takes a new H, checks, and moves the checkpoint to it in the same transaction.
+// their total. A run takes a new H (in a short transaction of its own), then checks and moves the
+// checkpoint to it in one transaction.
 //
 // What a run finds is never left behind by the checkpoint moving on: the carried sums are the
 // entries' true sums (facts, not verdicts), so a stored balance that differs from them, a user
