@@ -157,7 +157,7 @@ function calibrationTable(facts: PeakFacts): string[] {
   if (facts.calibration.length === 0)
     return [`Concurrency ${facts.concurrency}, from ${facts.concurrencyFrom}: no calibration.`];
   return [
-    `The closed loop at doubling concurrency until the rate grew under 10%, p99 passed ${P99_BOUND_MS} ms or a purchase was not accepted; chosen: the smallest within 10% of the best rate with p99 bounded, **${facts.concurrency} callers**.`,
+    `The closed loop at doubling concurrency until two steps in a row beat the best rate before them by under 10%, p99 passed ${P99_BOUND_MS} ms or a purchase was not accepted; chosen: the smallest within 10% of the best rate with p99 bounded, **${facts.concurrency} callers**.`,
     '',
     '| callers | accepted/s | p50 | p99 | not accepted |',
     '|---|---|---|---|---|',
