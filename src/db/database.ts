@@ -4,6 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config.ts';
+import { withArrayLiterals } from './array-literal.ts';
 import { type Batching, batchingOver } from './batching.ts';
 import { lockPgliteDir } from './pglite-lock.ts';
 import { preparedName } from './prepared.ts';
@@ -92,10 +93,12 @@ class PreparingClient extends pg.Client {
   override query(config: any, values?: any, callback?: any): any {
     const name =
       this.names && typeof config === 'string' && Array.isArray(values) ? this.#nameOf(config) : undefined;
+    // Kysely's values, arrays made text here with far less garbage than node-postgres makes (array-literal.ts).
+    const args = Array.isArray(values) ? withArrayLiterals(values) : values;
     const result =
       name === undefined
-        ? super.query(config, values, callback)
-        : super.query({ name, text: config, values }, callback);
+        ? super.query(config, args, callback)
+        : super.query({ name, text: config, values: args }, callback);
     this.#dropOnReadTimeout(result);
     return result;
   }
