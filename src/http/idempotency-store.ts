@@ -1,4 +1,4 @@
-import { createHash, type KeyObject, randomUUID } from 'node:crypto';
+import { hash, type KeyObject, randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../clock.ts';
 import { type Batching, fulfilled } from '../db/batching.ts';
@@ -35,7 +35,8 @@ export type BeginResult =
 export type IdempotencyRequest = { scope: string; key: string; operation: string; requestHash: string };
 
 export function requestHash(operation: string, canonicalBody: string): string {
-  return createHash('sha256').update(`${operation}\n${canonicalBody}`).digest('hex');
+  // One-shot (no Hash stream object): this runs for every request that carries a key.
+  return hash('sha256', `${operation}\n${canonicalBody}`, 'hex');
 }
 
 /** When a key taken at `now` expires. */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createHash, randomInt } from 'node:crypto';
+import { hash, randomInt } from 'node:crypto';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { type BatchResults, fulfilled, rejected } from '../db/batching.ts';
 import { statement } from '../db/prepared.ts';
@@ -77,7 +77,8 @@ function contentHash(request: PostingRequest): string {
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([account, amount]) => `${account}=${amount}`)
     .join(';');
-  return createHash('sha256').update(`${request.description}\n${canonical}`).digest('hex');
+  // One-shot: a Hash object (a stream) per posting was garbage on every purchase, twice.
+  return hash('sha256', `${request.description}\n${canonical}`, 'hex');
 }
 
 /**

@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 // The keyed hashes of short secrets (PINs, one-time codes, a NIN, a liveness token). PINs and codes
 // have 10^4 and 10^6 possible values, so a slow hash would not stop an offline search: they are kept
@@ -77,7 +77,8 @@ export function verifyHash(
   return key === keys.current ? 'current' : 'stale';
 }
 
-export const sha256Hex = (value: string): string => createHash('sha256').update(value).digest('hex');
+/** One-shot (no Hash stream object to collect): it hashes the session token of every request. */
+export const sha256Hex = (value: string): string => hash('sha256', value, 'hex');
 
 /** 256 random bits, base64url: a session token, a liveness check's state. */
 export const newToken = (): string => randomBytes(32).toString('base64url');
