@@ -45,6 +45,33 @@ const AIRTIME_NAIRA = 100;
 const SECONDS = Number(process.env.PURCHASE_CPU_SECONDS ?? 15);
 const TOPUPS = Number(process.env.PURCHASE_CPU_TOPUPS ?? 1_000);
 const SAMPLE_EVERY_MS = 20;
+// Extra node flags for the service, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see where its CPU goes.
+const EXTRA_NODE_FLAGS = (process.env.PURCHASE_CPU_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
+
+/**
+ * The service's garbage collections, read from its --trace-gc lines on stdout. Allocation is the sum,
+ * over collections, of the heap before one less the heap after the previous: what was allocated in
+ * between (to the 0.1 MB the lines are printed with). CPU per operation moves with the machine's
+ * load; what is allocated per operation, and the scavenges it costs, do not.
+ */
+type GcCounts = { scavenges: number; markCompacts: number; allocatedMb: number };
+const gc: GcCounts & { heapAfterMb: number | null } = {
+  scavenges: 0,
+  markCompacts: 0,
+  allocatedMb: 0,
+  heapAfterMb: null,
+};
+const GC_LINE = /: (Scavenge|Mark-Compact|Minor Mark-Sweep)\b.*? (\d+\.\d+) \(\d+\.\d+\) -> (\d+\.\d+) \(/;
+
+function countGcLine(line: string): void {
+  const m = GC_LINE.exec(line);
+  if (m === null) return;
+  const before = Number(m[2]);
+  if (m[1] === 'Mark-Compact') gc.markCompacts += 1;
+  else gc.scavenges += 1;
+  if (gc.heapAfterMb !== null) gc.allocatedMb += Math.max(0, before - gc.heapAfterMb);
+  gc.heapAfterMb = Number(m[3]);
+}
 
 /** CPU seconds a process has used, threads included. */
 function cpuSeconds(pid: number): number {
@@ -136,18 +163,32 @@ async function measure(
   waits: Waits;
   writes: { table: string; inserted: number; updated: number }[];
   bytes: number;
+  gc: GcCounts;
 }> {
   const writesBefore = await settledWrites(client);
   const sizeBefore = await databaseBytes(client, database);
   const pidsBefore = await backendPids(client, database);
   const before = new Map(pidsBefore.map((pid) => [pid, cpuSeconds(pid)]));
   const serviceBefore = cpuSeconds(servicePid);
+  const gcBefore = { ...gc };
   const sampler = sampleWaits(client, database);
   const startedAt = performance.now();
+  const monotonicStartUs = process.hrtime.bigint() / 1000n;
   const operations = await fn();
   const wallSeconds = (performance.now() - startedAt) / 1000;
+  if (EXTRA_NODE_FLAGS.length > 0) {
+    // The clock of a --cpu-prof profile's timestamps (CLOCK_MONOTONIC, µs): to cut it to this window.
+    process.stdout.write(
+      `measured window (monotonic µs): ${monotonicStartUs} ${process.hrtime.bigint() / 1000n}\n`,
+    );
+  }
   const waits = await sampler.stop();
   const serviceCpu = cpuSeconds(servicePid) - serviceBefore;
+  const gcDuring = {
+    scavenges: gc.scavenges - gcBefore.scavenges,
+    markCompacts: gc.markCompacts - gcBefore.markCompacts,
+    allocatedMb: gc.allocatedMb - gcBefore.allocatedMb,
+  };
   const pidsAfter = await backendPids(client, database);
   const postgresCpu = [...new Set([...pidsBefore, ...pidsAfter])].reduce(
     (sum, pid) => sum + cpuSeconds(pid) - (before.get(pid) ?? 0),
@@ -159,7 +200,7 @@ async function measure(
     return { table, inserted: after.inserted - before.inserted, updated: after.updated - before.updated };
   });
   const bytes = (await databaseBytes(client, database)) - sizeBefore;
-  return { operations, wallSeconds, serviceCpu, postgresCpu, waits, writes, bytes };
+  return { operations, wallSeconds, serviceCpu, postgresCpu, waits, writes, bytes, gc: gcDuring };
 }
 
 function startService(databaseUrl: string, port: number, adminPhone: string, dataDir: string): ChildProcess {
@@ -182,11 +223,19 @@ function startService(databaseUrl: string, port: number, adminPhone: string, dat
     ...BENCH_LIMITS,
   });
   // As npm start runs it (V8's heap sizing), so the CPU measured is that of the process users run.
-  return spawn(process.execPath, [...startScriptNodeFlags(), 'src/main.ts'], {
-    cwd: repoRoot,
-    env,
-    stdio: ['ignore', 'ignore', 'inherit'],
+  const service = spawn(
+    process.execPath,
+    [...startScriptNodeFlags(), '--trace-gc', ...EXTRA_NODE_FLAGS, 'src/main.ts'],
+    { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  // stdout carries --trace-gc's lines and the service's warnings (ignored before, as they are here).
+  let partial = '';
+  service.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) countGcLine(line);
   });
+  return service;
 }
 
 async function ready(baseUrl: string): Promise<void> {
@@ -306,6 +355,10 @@ function report(name: string, m: Awaited<ReturnType<typeof measure>>): void {
     .sort((a, b) => b.inserted + b.updated - (a.inserted + a.updated))
     .map((w) => `${w.table} +${per(w.inserted)}/~${per(w.updated)}`);
   const total = m.writes.reduce((sum, w) => sum + w.inserted, 0);
+  process.stdout.write(
+    `${name}: service heap per operation: ${Math.round((1024 * m.gc.allocatedMb) / Math.max(1, m.operations))} KB allocated, ` +
+      `${((1000 * m.gc.scavenges) / Math.max(1, m.operations)).toFixed(1)} scavenges and ${((1000 * m.gc.markCompacts) / Math.max(1, m.operations)).toFixed(2)} mark-compacts per 1,000\n`,
+  );
   process.stdout.write(
     `${name}: rows inserted/updated per operation (${per(total)} inserted in all; the database grew ${Math.round(m.bytes / Math.max(1, m.operations))} bytes per operation): ${written.join(', ')}\n`,
   );
