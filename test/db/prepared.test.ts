@@ -106,6 +106,12 @@ describe(`prepared statements (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () =
         'vtu.claim',
         'vtu.settlement-purchases',
         'vtu.settlement-states',
+        // The provider float's reservation: locked and added to by the claim, released by the
+        // settlement (decision 0051).
+        'vtu.claim-locks',
+        'vtu.float-reservations',
+        'vtu.float-reserve',
+        'vtu.float-release',
       ];
       assert.equal(rows.length, named.size, 'every prepared statement is one of the list, each once');
       assert.deepEqual(
