@@ -73,6 +73,14 @@ function countGcLine(line: string): void {
   gc.heapAfterMb = Number(m[3]);
 }
 
+/** The process's resident memory now and at its peak so far, MB (/proc/<pid>/status). */
+function rssMb(pid: number): { now: number; peak: number } {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) =>
+    Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
+  return { now: Math.round(kb('VmRSS') / 1024), peak: Math.round(kb('VmHWM') / 1024) };
+}
+
 /** CPU seconds a process has used, threads included. */
 function cpuSeconds(pid: number): number {
   try {
@@ -164,6 +172,7 @@ async function measure(
   writes: { table: string; inserted: number; updated: number }[];
   bytes: number;
   gc: GcCounts;
+  rss: { now: number; peak: number };
 }> {
   const writesBefore = await settledWrites(client);
   const sizeBefore = await databaseBytes(client, database);
@@ -184,6 +193,7 @@ async function measure(
   }
   const waits = await sampler.stop();
   const serviceCpu = cpuSeconds(servicePid) - serviceBefore;
+  const rss = rssMb(servicePid);
   const gcDuring = {
     scavenges: gc.scavenges - gcBefore.scavenges,
     markCompacts: gc.markCompacts - gcBefore.markCompacts,
@@ -200,7 +210,7 @@ async function measure(
     return { table, inserted: after.inserted - before.inserted, updated: after.updated - before.updated };
   });
   const bytes = (await databaseBytes(client, database)) - sizeBefore;
-  return { operations, wallSeconds, serviceCpu, postgresCpu, waits, writes, bytes, gc: gcDuring };
+  return { operations, wallSeconds, serviceCpu, postgresCpu, waits, writes, bytes, gc: gcDuring, rss };
 }
 
 function startService(databaseUrl: string, port: number, adminPhone: string, dataDir: string): ChildProcess {
@@ -357,7 +367,7 @@ function report(name: string, m: Awaited<ReturnType<typeof measure>>): void {
   const total = m.writes.reduce((sum, w) => sum + w.inserted, 0);
   process.stdout.write(
     `${name}: service heap per operation: ${Math.round((1024 * m.gc.allocatedMb) / Math.max(1, m.operations))} KB allocated, ` +
-      `${((1000 * m.gc.scavenges) / Math.max(1, m.operations)).toFixed(1)} scavenges and ${((1000 * m.gc.markCompacts) / Math.max(1, m.operations)).toFixed(2)} mark-compacts per 1,000\n`,
+      `${((1000 * m.gc.scavenges) / Math.max(1, m.operations)).toFixed(1)} scavenges and ${((1000 * m.gc.markCompacts) / Math.max(1, m.operations)).toFixed(2)} mark-compacts per 1,000; RSS ${m.rss.now} MB, peak ${m.rss.peak}\n`,
   );
   process.stdout.write(
     `${name}: rows inserted/updated per operation (${per(total)} inserted in all; the database grew ${Math.round(m.bytes / Math.max(1, m.operations))} bytes per operation): ${written.join(', ')}\n`,
