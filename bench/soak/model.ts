@@ -44,6 +44,8 @@ export type Model = {
   unresolved: Unresolved[];
   /** Votes per poll option that the service accepted. */
   votes: Map<string, number>;
+  /** Who has a vote counted in `votes` (by phone): a second vote of theirs is refused. */
+  voters: Set<string>;
   /** Scheduled purchases: one run each, at this price and recipient; expected as purchases are. */
   schedules: {
     userId: string;
@@ -70,6 +72,7 @@ export function newModel(): Model {
     topups: new Map(),
     unresolved: [],
     votes: new Map(),
+    voters: new Set(),
     schedules: [],
     counts: new Map(),
     providerFaultOn: { value: false },

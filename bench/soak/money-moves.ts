@@ -16,13 +16,13 @@ async function settled(
   soak: Soak,
   what: string,
   send: (key: string) => ReturnType<typeof call>,
-  onAnswer: (status: number, data: unknown, code: string | undefined) => void,
+  onAnswer: (status: number, data: unknown, code: string | undefined, afterLostAnswer: boolean) => void,
 ): Promise<void> {
   const key = crypto.randomUUID();
   const attempt = async () => {
     const outcome = await send(key);
     if (outcome.kind === 'unresolved') return false;
-    onAnswer(outcome.status, outcome.body.data, outcome.body.error?.code);
+    onAnswer(outcome.status, outcome.body.data, outcome.body.error?.code, outcome.afterLostAnswer);
     count(
       soak.model,
       what,
@@ -124,8 +124,16 @@ const vote =
           { pollId: poll.id, optionId: option.id },
           { session: person.session, key },
         ),
-      (status) => {
-        if (status === 200) soak.model.votes.set(option.id, (soak.model.votes.get(option.id) ?? 0) + 1);
+      (status, _data, code, afterLostAnswer) => {
+        // A try whose answer was lost (its process killed) may have cast the vote before its
+        // Idempotency-Key was completed: the retry, run again once the key is released, is then
+        // refused as a second vote. That 409 after a lost answer, from someone with no vote counted
+        // yet, is the lost try's vote (one person's own second vote is refused the same way, but
+        // only after a vote of theirs was counted).
+        const castByLostTry = status === 409 && code === 'CONFLICT' && afterLostAnswer;
+        if (status !== 200 && !(castByLostTry && !soak.model.voters.has(person.session.phone))) return;
+        soak.model.voters.add(person.session.phone);
+        soak.model.votes.set(option.id, (soak.model.votes.get(option.id) ?? 0) + 1);
       },
     );
   };
