@@ -3,8 +3,7 @@ import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { type Kysely, sql } from 'kysely';
-import { arrayLiteral, withArrayLiterals } from '../../src/db/array-literal.ts';
-import { type Database, openDatabase } from '../../src/db/database.ts';
+import { arrayLiteral, type Database, openDatabase, withArrayLiterals } from '../../src/db/database.ts';
 import { prepared } from '../../src/db/prepared.ts';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../helpers/database.ts';
 
