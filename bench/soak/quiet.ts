@@ -13,6 +13,14 @@ const STEP_SECONDS = 300;
 /** Past the last requery delay that a purchase can still be waiting for (settlement.ts) and the 15-minute not-found rule. */
 const HORIZON_SECONDS = 2 * 60 * 60;
 const SETTLE_DEADLINE_MS = 180_000;
+/**
+ * How long a send to a provider can still be on its way when the driving stops: the service's
+ * VTU_TIMEOUT_MS (20 s by default, which the soak keeps) and a second more. The quiet waits this
+ * long in real time before moving the clock: moved two hours at once, the requery's rule that a
+ * purchase the provider has never heard of 15 minutes after it was sent has failed would otherwise
+ * judge a send still in flight, a state the service's clock never shows outside the sandbox.
+ */
+const SENDS_IN_FLIGHT_MS = 21_000;
 
 export type Quiet = {
   clockMovedSeconds: number;
@@ -51,6 +59,7 @@ export async function processingCount(soak: Soak): Promise<number> {
 
 export async function quieten(soak: Soak): Promise<Quiet> {
   const begun = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, SENDS_IN_FLIGHT_MS));
   let moved = await moveClock(soak, HORIZON_SECONDS / 2);
   const unresolvedAfter: string[] = [];
   for (const pending of soak.model.unresolved) {
