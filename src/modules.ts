@@ -23,7 +23,7 @@ import { purgeIdempotencyKeysBatch } from './http/idempotency-store.ts';
 import type { ServiceMetrics } from './http/metrics.ts';
 import type { JobQueue } from './jobs/queue.ts';
 import { createKycModule } from './kyc/module.ts';
-import { purgeLedgerChecks } from './ledger/check-retention.ts';
+import { purgeLedgerChecks } from './ledger/check-runs.ts';
 import { createLimitsModule } from './limits/module.ts';
 import type { DomainModule } from './module.ts';
 import { createNotificationsModule } from './notifications/module.ts';

@@ -51,3 +51,27 @@ export async function lastLedgerCheck(db: Kysely<DB>): Promise<LedgerCheckRun | 
     .executeTakeFirst();
   return row === undefined ? null : { checkedAt: row.checked_at, ok: row.ok, imbalances: row.imbalances };
 }
+
+// Retention (decision 0054): the runs are kept RETENTION_LEDGER_CHECKS_DAYS, the latest always.
+/**
+ * Deletes up to batchMax recorded runs checked before `before`, in one statement: retention.purge's
+ * batch (decision 0054). The latest run is never deleted, however old: /metrics reads it. Answers how many.
+ */
+export async function purgeLedgerChecks(db: Kysely<DB>, before: Date, batchMax: number): Promise<number> {
+  const latest = db.selectFrom('ledger_checks').select('id').orderBy('checked_at', 'desc').limit(1);
+  const result = await db
+    .deleteFrom('ledger_checks')
+    .where(
+      'id',
+      'in',
+      db
+        .selectFrom('ledger_checks')
+        .select('id')
+        .where('checked_at', '<', before)
+        .where('id', 'not in', latest)
+        .orderBy('checked_at')
+        .limit(batchMax),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
