@@ -34,6 +34,8 @@ export function freshSecretLines(): string[] {
     `METRICS_TOKEN=${passing(randomSecret)}`,
     "# The key administrators' TOTP secrets are sealed under; changing it makes every admin enrol again.",
     `ADMIN_TOTP_KEY=${passing(randomSecret)}`,
+    "# The USSD callback's secret path segment (POST /api/public/ussd/<token>): give the gateway that URL.",
+    `USSD_CALLBACK_TOKEN=${passing(randomSecret)}`,
     '# Read only by a sandbox run as its own process and its services (README); unused in production.',
     `SANDBOX_CLOCK_TOKEN=${passing(randomSecret)}`,
   ];

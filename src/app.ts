@@ -25,7 +25,9 @@ import { redisStoreWithLocalFallback } from './http/rate-limit-store.ts';
 import { BODY_LIMIT_BYTES, registerOperations } from './http/router.ts';
 import { registerSandboxClockRoute } from './http/sandbox-clock-route.ts';
 import { registerUnreadBodyDrain } from './http/unread-body.ts';
+import { registerUssdCallbackRoute } from './http/ussd-callback-route.ts';
 import { registerWebApp, type WebApp } from './http/web-app.ts';
+import { africasTalking } from './providers/ussd/africas-talking.ts';
 import { closeRedis, openRedis } from './redis.ts';
 import { webDistDir } from './web-build.ts';
 
@@ -173,6 +175,12 @@ function registerRoutes(app: FastifyInstance, ctx: Context): void {
   registerDataExportRoute(app, ctx.modules.dataExport.api);
   registerPaymentWebhookRoute(app, { paymentEvents: ctx.modules.funding.api.paymentEvents });
   registerAirtimeCashCallbackRoute(app, ctx.modules.vtu.api);
+  registerUssdCallbackRoute(app, {
+    callbackToken: ctx.config.ussd.callbackToken,
+    allowedIps: ctx.config.ussd.allowedIps,
+    gateway: africasTalking,
+    answer: ctx.modules.ussd.api.answer,
+  });
   ctx.sandbox?.registerRoutes(app);
   // The service's side of POST /__sandbox/clock, which reaches it over HTTP with the sandbox's token.
   if (ctx.sandbox !== undefined) {

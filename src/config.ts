@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
@@ -424,6 +425,32 @@ const envSchema = z.object({
   // The pepper SECRET_PEPPER replaced, accepted while its rotation lasts (decision 0035): PINs and codes
   // hashed with it still verify, and a PIN is hashed again with SECRET_PEPPER at its next right check.
   SECRET_PEPPER_PREVIOUS: z.string().min(16).optional(),
+  // The USSD channel (API.md 17.6, issue 44). The callback's path carries USSD_CALLBACK_TOKEN, the one
+  // secret a gateway's unsigned callback has: unset outside the sandbox, the channel is off (every
+  // callback path is 404); in the sandbox a random one is made at start-up. USSD_ALLOWED_IPS: the
+  // gateway's addresses or ranges (empty: any). The CBN USSD framework's limits, naira: one payment's
+  // most, and the most a person pays by USSD per Lagos day.
+  USSD_CALLBACK_TOKEN: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{16,200}$/, '16 to 200 letters, digits, _ or - (it is a path segment)')
+    .optional(),
+  USSD_ALLOWED_IPS: z
+    .string()
+    .default('')
+    .transform((text, ctx) => {
+      try {
+        return ipAllowList(list(text));
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message, input: text });
+        return z.NEVER;
+      }
+    }),
+  USSD_SERVICE_CODE: z
+    .string()
+    .regex(/^\*[0-9*]{1,30}#$/, 'a USSD code such as *384*2255#')
+    .default('*384*2255#'),
+  USSD_SINGLE_MAX: kobo(20_000),
+  USSD_DAILY_MAX: kobo(100_000),
   // Administrators' second factor (API.md section 17.4, decision 0039): `totp` or `none` (default
   // `none` in the sandbox, `totp` otherwise), and the key their TOTP secrets are sealed under
   // (required in production with totp; elsewhere derived from SECRET_PEPPER when unset).
@@ -542,6 +569,59 @@ function toConfig(e: EnvValues) {
     },
     runWorker: e.WORKER,
     logLevel: e.LOG_LEVEL,
+    ussd: ussdConfig(e, sandbox),
+  };
+}
+
+/**
+ * The USSD channel (API.md 17.6). callbackToken undefined: the channel is off. In the sandbox an
+ * unset token is made at random at start-up, so that `npm start` serves the sandbox's feature phone
+ * with nothing set; the sandbox reads it (and serviceCode) from here to call the callback.
+ */
+function ussdConfig(e: EnvValues, sandbox: boolean) {
+  return {
+    /** USSD_CALLBACK_TOKEN: the secret path segment of POST /api/public/ussd/<token>; undefined: off. */
+    callbackToken: e.USSD_CALLBACK_TOKEN ?? (sandbox ? randomBytes(24).toString('base64url') : undefined),
+    /** USSD_ALLOWED_IPS: the addresses allowed to call the callback; undefined: any. */
+    allowedIps: e.USSD_ALLOWED_IPS,
+    /** USSD_SERVICE_CODE: the code people dial (*384*2255#), as the gateway sends it. */
+    serviceCode: e.USSD_SERVICE_CODE,
+    /** USSD_SINGLE_MAX, kobo: the most one USSD payment may charge. */
+    singleMaxKobo: e.USSD_SINGLE_MAX,
+    /** USSD_DAILY_MAX, kobo: the most a person's USSD payments may charge per Lagos day. */
+    dailyMaxKobo: e.USSD_DAILY_MAX,
+  };
+}
+
+/** Addresses and ranges (a.b.c.d, a.b.c.d/n, IPv6 likewise) as one matcher; an empty list: undefined, any. */
+export type IpAllowList = { readonly entries: readonly string[]; allows(address: string): boolean };
+
+function ipAllowList(entries: string[]): IpAllowList | undefined {
+  if (entries.length === 0) return undefined;
+  const allowed = new BlockList();
+  for (const entry of entries) {
+    const [address = '', prefixText, extra] = entry.split('/');
+    const family = isIP(address);
+    const prefix = prefixText === undefined ? undefined : Number(prefixText);
+    const prefixMax = family === 4 ? 32 : 128;
+    if (
+      family === 0 ||
+      extra !== undefined ||
+      (prefix !== undefined && (!/^\d{1,3}$/.test(prefixText!) || prefix > prefixMax))
+    ) {
+      throw new Error(`not an IP address or CIDR range: ${entry} (such as 52.48.80.0/24,2001:db8::1)`);
+    }
+    const type = family === 4 ? 'ipv4' : 'ipv6';
+    if (prefix === undefined) allowed.addAddress(address, type);
+    else allowed.addSubnet(address, prefix, type);
+  }
+  return {
+    entries,
+    allows(address) {
+      const family = isIP(address);
+      // Node's BlockList judges an IPv4-mapped IPv6 address (::ffff:a.b.c.d) by the IPv4 rules.
+      return family !== 0 && allowed.check(address, family === 4 ? 'ipv4' : 'ipv6');
+    },
   };
 }
 

@@ -21,11 +21,19 @@ const CREDENTIAL_PARAMETER =
 
 const REDACTED = '[redacted]';
 
+/**
+ * The USSD callback's secret path segment (POST /api/public/ussd/<USSD_CALLBACK_TOKEN>): the gateway
+ * signs nothing, so whoever read it from a log could call the callback as the gateway.
+ */
+const USSD_CALLBACK_TOKEN = /(\/api\/public\/ussd\/)[^/?#\s"\\]+/g;
+
 /** The URL (or any text holding URLs) with the credentials of its query strings replaced. */
 export function redactUrlCredentials(text: string): string {
+  const withoutToken = text.includes('/ussd/') ? text.replace(USSD_CALLBACK_TOKEN, `$1${REDACTED}`) : text;
   // Cheap test first: nearly every log line holds no query string at all.
-  if (!text.includes('?') && !/%3D/i.test(text) && !text.includes('=')) return text;
-  return text
+  if (!withoutToken.includes('?') && !/%3D/i.test(withoutToken) && !withoutToken.includes('='))
+    return withoutToken;
+  return withoutToken
     .replace(SIGNED_PATH, `$1?${REDACTED}`)
     .replace(CREDENTIAL_PARAMETER, (_match, name: string, equals: string) => `${name}${equals}${REDACTED}`);
 }

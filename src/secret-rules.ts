@@ -19,6 +19,7 @@ export const productionSecretNames = [
   'SANDBOX_CLOCK_TOKEN',
   'METRICS_TOKEN',
   'ADMIN_TOTP_KEY',
+  'USSD_CALLBACK_TOKEN',
 ] as const;
 
 /** The secrets this service makes itself, which `npm run secrets` prints; the others a provider issues. */
@@ -29,6 +30,7 @@ const generatedSecretNames: ReadonlySet<string> = new Set([
   'METRICS_TOKEN',
   'SANDBOX_CLOCK_TOKEN',
   'ADMIN_TOTP_KEY',
+  'USSD_CALLBACK_TOKEN',
 ]);
 
 /** Where a good value of the secret comes from, said after a refusal. */

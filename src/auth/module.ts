@@ -26,6 +26,7 @@ import { purgeExpiredEmailCodes, purgeExpiredSignInCodes } from './retention.ts'
 import { totpEnrolled } from './second-factor.ts';
 import { secondFactorOperations } from './second-factor-ops.ts';
 import { createAuthenticator, purgeExpiredSessions } from './sessions.ts';
+import { ussdSwitchOperations } from './ussd-switch.ts';
 import {
   findUserById,
   findUserByPhone,
@@ -171,6 +172,11 @@ export function createAuthModule(deps: AuthModuleDeps): AuthModule {
   return {
     operations: [
       ...authOperations(deps),
+      ...ussdSwitchOperations({
+        db: deps.db,
+        clock: deps.clock,
+        verifyTransactionPin: (userId, pin) => verifyTransactionPin(pinDeps, userId, pin),
+      }),
       ...operatorOperations(deps),
       ...secondFactorOperations({
         db: deps.db,

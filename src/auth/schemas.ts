@@ -49,6 +49,10 @@ export const userView = z.object({
     description:
       'An operator froze the account: everything can be seen and money still comes in, but every payment out (purchases, social and bulk orders, scheduled runs, transfers) is 403 ACCOUNT_FROZEN until it is unfrozen',
   }),
+  ussdEnabled: z.boolean().meta({
+    description:
+      'The person switched on the USSD channel (API.md 17.6, setUssdEnabled): off by default; while off, dialling the service code from this phone answers how to switch it on',
+  }),
 });
 
 export const verifyOtpInput = z
@@ -70,6 +74,10 @@ export const updateProfileInput = z
     email: z.email().max(254).optional(),
   })
   .strict();
+
+/** setUssdEnabled (API.md 17.6): the channel on or off, with the PIN as every payment out needs it. */
+export const setUssdEnabledInput = z.object({ enabled: z.boolean(), pin }).strict();
+export const setUssdEnabledOutput = z.object({ ussdEnabled: z.boolean() });
 
 export const setTransactionPinInput = z.object({ pin, otpCode: otpCode.optional() }).strict();
 export const setTransactionPinOutput = z.object({ hasPin: z.literal(true) });

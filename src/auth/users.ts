@@ -27,6 +27,8 @@ export type UserView = {
   priceLevel: string | null;
   /** An operator froze the account: nothing can be paid from it (API.md 17.4). */
   frozen: boolean;
+  /** The person switched the USSD channel on (API.md 17.6). */
+  ussdEnabled: boolean;
 };
 
 export const rolesOf = (phone: string, adminPhones: ReadonlySet<string>): Role[] =>
@@ -47,6 +49,7 @@ export function toUserView(user: UserRow, adminPhones: ReadonlySet<string>): Use
     roles: rolesOf(user.phone, adminPhones),
     priceLevel: user.price_level,
     frozen: user.frozen_at !== null,
+    ussdEnabled: user.ussd_enabled,
   };
 }
 

@@ -33,6 +33,8 @@ export type UsersTable = {
   closed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** The person switched the USSD channel on (setUssdEnabled, API.md 17.6); off by default. */
+  ussd_enabled: Generated<boolean>;
 };
 
 export type OtpCodesTable = {
@@ -680,4 +682,43 @@ export type DB = {
   account_closures: AccountClosuresTable;
   reconciliation_runs: ReconciliationRunsTable;
   reconciliation_items: ReconciliationItemsTable;
+  ussd_sessions: UssdSessionsTable;
+  ussd_steps: UssdStepsTable;
+  ussd_payments: UssdPaymentsTable;
+};
+
+/** A gateway's USSD session, recorded at its first step: its start dates its purchases' references. */
+export type UssdSessionsTable = {
+  gateway: string;
+  session_id: string;
+  /** The caller's phone, E.164. */
+  phone: string;
+  /** The user of that phone when the session started; null for a number nobody registered. */
+  user_id: string | null;
+  service_code: string;
+  started_at: Timestamp;
+  last_seen_at: Timestamp;
+};
+
+/** One step of a session (its exact inputs, by keyed hash), claimed once; its answer once computed. */
+export type UssdStepsTable = {
+  gateway: string;
+  session_id: string;
+  text_hash: string;
+  answer_type: 'CON' | 'END' | null;
+  answer_screen: string | null;
+  created_at: Timestamp;
+};
+
+/** A payment made by USSD, written by its acceptance's transaction: the day's USSD sum (USSD_DAILY_MAX). */
+export type UssdPaymentsTable = {
+  /** The purchase's reference. */
+  reference: string;
+  user_id: string;
+  amount_kobo: bigint;
+  /** The Africa/Lagos day of acceptance, YYYY-MM-DD. */
+  lagos_day: ColumnType<string, string, string>;
+  /** Set when the purchase failed (and was refunded): it no longer counts toward the day's sum. */
+  failed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  created_at: Timestamp;
 };

@@ -100,6 +100,10 @@ const owners: Record<string, string> = {
   reconciliation_items: 'reconciliation',
   // Requests to close an account, their grace period and the end of retention (decision 0047).
   account_closures: 'account-closure',
+  // The USSD channel's sessions, the claim of each step, and the day's USSD payments (issue 44).
+  ussd_sessions: 'ussd',
+  ussd_steps: 'ussd',
+  ussd_payments: 'ussd',
   // pg-boss's own tables (src/jobs/queue.ts puts them in the pgboss schema).
   'pgboss.bam': 'jobs',
   'pgboss.job': 'jobs',
