@@ -25,6 +25,7 @@ import { idempotencyPurgeDefinition } from './http/idempotency-store.ts';
 import { createServiceMetrics, type ServiceMetrics } from './http/metrics.ts';
 import { paymentWebhookPath } from './http/payment-webhook-route.ts';
 import { sandboxClockJobsPath } from './http/sandbox-clock-route.ts';
+import { ussdCallbackPrefix } from './http/ussd-callback-route.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
 import { documentUrlKey } from './kyc/document-urls.ts';
 import { openLedgerShards } from './ledger/accounts.ts';
@@ -518,6 +519,12 @@ async function composeContext(
             social: config.vtu.social.funding.accountNumber,
           },
           pushApplicationServerKey: push.publicKey,
+          // In the sandbox the service always has a callback token (a random one when unset).
+          ussdCallbackUrl:
+            config.ussd.callbackToken === undefined
+              ? undefined
+              : `${baseUrl}${ussdCallbackPrefix}${config.ussd.callbackToken}`,
+          ussdServiceCode: config.ussd.serviceCode,
         })
       : undefined;
   return {

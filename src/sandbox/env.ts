@@ -36,6 +36,18 @@ const envSchema = z.object({
   BILLS_FUNDING_ACCOUNT: fundingAccount.default(sandboxFundingAccounts.bills),
   SOCIAL_FUNDING_ACCOUNT: fundingAccount.default(sandboxFundingAccounts.social),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // The service's USSD callback token and service code, as the service is configured with them: the
+  // feature phone (/__sandbox/ussd) calls ${SERVICE_URL}/api/public/ussd/<USSD_CALLBACK_TOKEN>. Unset,
+  // the phone says it does not know the callback (a service in the sandbox makes a random token
+  // when it has none, which a standalone sandbox cannot know).
+  USSD_CALLBACK_TOKEN: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{16,200}$/, '16 to 200 letters, digits, _ or - (it is a path segment)')
+    .optional(),
+  USSD_SERVICE_CODE: z
+    .string()
+    .regex(/^\*[0-9*]{1,30}#$/, 'a USSD code such as *384*2255#')
+    .default('*384*2255#'),
 });
 
 export type SandboxEnv = {
@@ -48,6 +60,9 @@ export type SandboxEnv = {
   vapidPublicKey: string | undefined;
   vtuFundingAccounts: Record<'data' | 'bills' | 'social', string>;
   logLevel: z.output<typeof envSchema>['LOG_LEVEL'];
+  /** The secret segment of the service's USSD callback path; undefined: not given. */
+  ussdCallbackToken: string | undefined;
+  ussdServiceCode: string;
 };
 
 export function loadSandboxEnv(env: Record<string, string | undefined>): SandboxEnv {
@@ -77,5 +92,7 @@ export function loadSandboxEnv(env: Record<string, string | undefined>): Sandbox
       social: accountNumber(e.SOCIAL_FUNDING_ACCOUNT),
     },
     logLevel: e.LOG_LEVEL,
+    ussdCallbackToken: e.USSD_CALLBACK_TOKEN,
+    ussdServiceCode: e.USSD_SERVICE_CODE,
   };
 }

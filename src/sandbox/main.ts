@@ -6,7 +6,8 @@ import { buildStandaloneSandbox } from './server.ts';
 
 // npm run sandbox: the standalone sandbox process (src/sandbox/server.ts). Env: PORT (4010), HOST
 // (127.0.0.1), SERVICE_URL, PAYMENT_SIGNING_SECRET, SANDBOX_CLOCK_TOKEN (required), VAPID_PUBLIC_KEY,
-// PUBLIC_BASE_URL, <DATA|BILLS|SOCIAL>_FUNDING_ACCOUNT, LOG_LEVEL (src/sandbox/env.ts). A bad value
+// PUBLIC_BASE_URL, <DATA|BILLS|SOCIAL>_FUNDING_ACCOUNT, LOG_LEVEL, USSD_CALLBACK_TOKEN and
+// USSD_SERVICE_CODE (the service's, for the feature phone) (src/sandbox/env.ts). A bad value
 // exits 1 with one line naming it; SIGTERM/SIGINT stop it gracefully (held requests released).
 
 async function main(): Promise<void> {

@@ -11,6 +11,7 @@ import { registerSandboxPayments } from './payment-provider.ts';
 import { registerSandboxPush } from './push/push-service.ts';
 import { registerSandboxRateLimits } from './rate-limits.ts';
 import type { Sandbox, SandboxState } from './state.ts';
+import { registerSandboxUssd } from './ussd-gateway.ts';
 import { registerSandboxAirtimeCash } from './vtu/airtime-cash.ts';
 import { registerSandboxBills } from './vtu/bills.ts';
 import { registerSandboxData } from './vtu/data.ts';
@@ -47,6 +48,13 @@ export type SandboxDeps = {
   pushApplicationServerKey: string | undefined;
   /** The token it shows the service's clock-jobs route; default: a random one, for an in-process sandbox. */
   clockJobsToken?: string;
+  /**
+   * The service's USSD callback, its secret token included (API.md 17.6); undefined: a standalone
+   * sandbox not given USSD_CALLBACK_TOKEN, whose feature phone then says so.
+   */
+  ussdCallbackUrl: string | undefined;
+  /** The code people dial (USSD_SERVICE_CODE), sent in the gateway's serviceCode field. */
+  ussdServiceCode: string;
 };
 
 /** The sandbox over its state: its routes, and the token it shows the service's clock-jobs route. */
@@ -102,6 +110,8 @@ function registerSandbox(
     applicationServerKey: deps.pushApplicationServerKey,
   });
   registerSandboxClock(app, { clock, clockJobsUrl: deps.clockJobsUrl, clockJobsToken });
+  // The USSD gateway (Africa's Talking's callbacks) under /__sandbox/ussd, and its feature phone page.
+  registerSandboxUssd(app, { callbackUrl: deps.ussdCallbackUrl, serviceCode: deps.ussdServiceCode });
 }
 
 /** Money arriving in (or, negative, leaving) the bank account of the VTU simulator it belongs to, if any. */

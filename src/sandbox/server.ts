@@ -17,6 +17,8 @@ import { createSandboxState, type SandboxState } from './state.ts';
  * configured with the URL, it does not import it. test/sandbox/standalone.test.ts checks they agree.
  */
 export const servicePaymentWebhookPath = '/api/public/payments/webhook/payment';
+/** The service's USSD callback route (API.md 17.6), before its secret token: the same holds for it. */
+export const serviceUssdCallbackPath = '/api/public/ussd';
 
 export type StandaloneSandbox = {
   app: FastifyInstance;
@@ -40,6 +42,11 @@ export function buildStandaloneSandbox(env: SandboxEnv, logger: Logger): Standal
     vtuFundingAccounts: env.vtuFundingAccounts,
     pushApplicationServerKey: env.vapidPublicKey,
     clockJobsToken: env.clockJobsToken,
+    ussdCallbackUrl:
+      env.ussdCallbackToken === undefined
+        ? undefined
+        : `${env.serviceUrl}${serviceUssdCallbackPath}/${env.ussdCallbackToken}`,
+    ussdServiceCode: env.ussdServiceCode,
   });
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,

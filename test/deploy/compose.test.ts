@@ -147,6 +147,7 @@ describe('compose.yaml: the settings', () => {
       'PAYMENT_SIGNING_SECRET',
       'SANDBOX_CLOCK_TOKEN',
       'VAPID_PUBLIC_KEY',
+      'USSD_CALLBACK_TOKEN',
     ];
     const sandbox = environmentOf('sandbox');
     assert.deepEqual(services.sandbox!.command, ['node', ...npmScriptOr('sandbox', 'src/sandbox/main.ts')]);
@@ -164,7 +165,13 @@ describe('compose.yaml: the settings', () => {
   });
 
   it('gives every process the same secrets and keys, and the sandbox defaults only in the sandbox', () => {
-    const shared = ['PAYMENT_SIGNING_SECRET', 'SANDBOX_CLOCK_TOKEN', 'VAPID_PUBLIC_KEY'];
+    // The USSD callback token too: the sandbox's feature phone calls whichever API process the proxy picks.
+    const shared = [
+      'PAYMENT_SIGNING_SECRET',
+      'SANDBOX_CLOCK_TOKEN',
+      'VAPID_PUBLIC_KEY',
+      'USSD_CALLBACK_TOKEN',
+    ];
     const sandbox = environmentOf('sandbox');
     const first = environmentOf(serviceProcesses[0]!);
     for (const name of serviceProcesses) {
