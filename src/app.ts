@@ -178,6 +178,7 @@ function registerRoutes(app: FastifyInstance, ctx: Context): void {
   registerUssdCallbackRoute(app, {
     callbackToken: ctx.config.ussd.callbackToken,
     allowedIps: ctx.config.ussd.allowedIps,
+    stepsPerPhonePerMinute: ctx.config.rateLimitPerMinute,
     gateway: africasTalking,
     answer: ctx.modules.ussd.api.answer,
   });

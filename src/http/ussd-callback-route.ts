@@ -17,14 +17,16 @@ import { sameDigest, sha256Hex } from '../shared/keyed-hash.ts';
 
 export const ussdCallbackPrefix = '/api/public/ussd/';
 
-/** Steps one phone may send a minute: a person types a few a minute; a loop or a guesser is stopped. */
-export const ussdStepsPerPhonePerMinute = 30;
-
 export type UssdCallbackDeps = {
   /** USSD_CALLBACK_TOKEN; undefined: the channel is off and the route is not served. */
   callbackToken: string | undefined;
   /** USSD_ALLOWED_IPS; undefined: any address. */
   allowedIps: IpAllowList | undefined;
+  /**
+   * Steps one phone may send a minute (RATE_LIMIT_PER_MINUTE, a signed-in person's): a person types a
+   * few a minute, a loop or a guesser is stopped, and the gateway's shared address limits nobody.
+   */
+  stepsPerPhonePerMinute: number;
   gateway: UssdGateway;
   /** Answers a step (the ussd module's api). */
   answer(gateway: string, request: UssdRequest): Promise<{ screen: UssdScreen; replayed: boolean }>;
@@ -55,7 +57,7 @@ export function registerUssdCallbackRoute(app: FastifyInstance, deps: UssdCallba
   void app.register(async (scope) => {
     await scope.register(formbody);
     const perPhone = scope.createRateLimit({
-      max: ussdStepsPerPhonePerMinute,
+      max: deps.stepsPerPhonePerMinute,
       timeWindow: 60_000,
       keyGenerator: (request) => `ussd:${phoneField(request.body)}`,
     });

@@ -49,7 +49,16 @@ export type MenuOutcome =
 
 export const plansPerScreen = 5;
 const airtimeKoboMin = BigInt(airtimeNairaMin) * 100n;
-const airtimeKoboMax = BigInt(airtimeNairaMax) * 100n;
+
+/**
+ * The airtime amounts the prompt offers: the app's bounds, the top lowered to USSD_SINGLE_MAX so that
+ * nobody is asked for a PIN to pay what the channel refuses (the payment still judges its charge).
+ */
+export const airtimeBounds = (singleMaxKobo: bigint) => {
+  const appMaxKobo = BigInt(airtimeNairaMax) * 100n;
+  return { minKobo: airtimeKoboMin, maxKobo: singleMaxKobo < appMaxKobo ? singleMaxKobo : appMaxKobo };
+};
+export type AirtimeBounds = ReturnType<typeof airtimeBounds>;
 
 /** Africa's Talking's networkCode (MCC-MNC) of each Nigerian network. */
 const networkByCode: Readonly<Record<string, Network>> = {
@@ -95,12 +104,13 @@ export async function runMenu(
   inputs: readonly string[],
   caller: MenuCaller,
   loaders: MenuLoaders,
+  bounds: AirtimeBounds,
 ): Promise<MenuOutcome> {
   const trail: Place[] = [{ at: 'main' }];
   let invalid = false;
   for (const [i, input] of inputs.entries()) {
     const here = trail.at(-1)!;
-    const move = await moveFrom(here, input, caller, loaders);
+    const move = await moveFrom(here, input, caller, loaders, bounds);
     invalid = false;
     if ('to' in move) {
       // A page of plans replaces the one before it: `0` there means more, and back leaves the plans.
@@ -118,14 +128,20 @@ export async function runMenu(
       return { kind: 'pay', payment: move.pay, pin: move.pin, choices: inputs.slice(0, i) as string[] };
     }
   }
-  const screen = await screenOf(trail.at(-1)!, loaders);
+  const screen = await screenOf(trail.at(-1)!, loaders, bounds);
   if (!invalid || screen.type === 'END') return { kind: 'screen', screen };
   const flagged = screens.invalid(screen);
   // Where the note does not fit (a full page of plans), the screen is shown again as it was.
   return { kind: 'screen', screen: fitsScreen(flagged.text) ? flagged : screen };
 }
 
-async function moveFrom(here: Place, input: string, caller: MenuCaller, loaders: MenuLoaders): Promise<Move> {
+async function moveFrom(
+  here: Place,
+  input: string,
+  caller: MenuCaller,
+  loaders: MenuLoaders,
+  bounds: AirtimeBounds,
+): Promise<Move> {
   switch (here.at) {
     case 'main': {
       switch (choice(input, 4)) {
@@ -171,7 +187,7 @@ async function moveFrom(here: Place, input: string, caller: MenuCaller, loaders:
     case 'airtimeAmount': {
       // Whole naira only: a keypad has no decimal point, and `0` is no way back here.
       const kobo = /^\d{1,7}$/.test(input) ? BigInt(input) * 100n : null;
-      if (kobo === null || kobo < airtimeKoboMin || kobo > airtimeKoboMax)
+      if (kobo === null || kobo < bounds.minKobo || kobo > bounds.maxKobo)
         return { to: { ...here, wrong: true } };
       const payment: MenuPayment = {
         service: 'airtime',
@@ -235,7 +251,7 @@ function dataPayment(network: Network, plan: MenuPlan, phone: string): MenuPayme
   };
 }
 
-async function screenOf(here: Place, loaders: MenuLoaders): Promise<UssdScreen> {
+async function screenOf(here: Place, loaders: MenuLoaders, bounds: AirtimeBounds): Promise<UssdScreen> {
   switch (here.at) {
     case 'main':
       return screens.main();
@@ -248,8 +264,8 @@ async function screenOf(here: Place, loaders: MenuLoaders): Promise<UssdScreen> 
       return screens.numberNetwork(here.phone);
     case 'airtimeAmount':
       return here.wrong
-        ? screens.amountOutOfBounds(airtimeKoboMin, airtimeKoboMax)
-        : screens.airtimeAmount(airtimeKoboMin, airtimeKoboMax);
+        ? screens.amountOutOfBounds(bounds.minKobo, bounds.maxKobo)
+        : screens.airtimeAmount(bounds.minKobo, bounds.maxKobo);
     case 'dataNetwork':
       return screens.dataNetwork();
     case 'plans': {

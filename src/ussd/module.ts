@@ -9,7 +9,7 @@ import type { DomainModule } from '../module.ts';
 import type { UssdRequest, UssdScreen } from '../providers/ussd/ussd-gateway.ts';
 import { refusalOf } from './callers.ts';
 import { type LoaderDeps, menuLoaders } from './loaders.ts';
-import { runMenu } from './menu.ts';
+import { airtimeBounds, runMenu } from './menu.ts';
 import { markUssdPaymentFailed, type PaymentDeps, payByUssd } from './payments.ts';
 import { screens } from './screens.ts';
 import { answerOnce, purgeUssdSessions, touchSession } from './steps.ts';
@@ -58,6 +58,7 @@ export function createUssdModule(deps: UssdModuleDeps): DomainModule & { api: Us
     vtu: deps.vtu,
     limits: { singleMaxKobo: deps.config.singleMaxKobo, dailyMaxKobo: deps.config.dailyMaxKobo },
   };
+  const bounds = airtimeBounds(deps.config.singleMaxKobo);
   const loaderDeps: LoaderDeps = { walletOf: deps.walletOf, catalogue: deps.catalogue, catalogueWaitMs };
   return {
     operations: [],
@@ -91,7 +92,7 @@ export function createUssdModule(deps: UssdModuleDeps): DomainModule & { api: Us
           { gateway, sessionId: request.sessionId, inputs: request.inputs },
           now,
           async () => {
-            const outcome = await runMenu(request.inputs, caller, menuLoaders(loaderDeps, user));
+            const outcome = await runMenu(request.inputs, caller, menuLoaders(loaderDeps, user), bounds);
             if (outcome.kind === 'screen') return outcome.screen;
             return payByUssd(payments, {
               userId: user.id,

@@ -50,7 +50,7 @@ export const screens = {
   dataNetwork: () => con(`Data network:\n${networkChoices}\n0 Back`),
   networkMismatch: (phone: string, network: Network) =>
     end(
-      `${localPhone(phone)} is not a ${networkNames[network]} number. Nothing was paid. Dial again and choose its network.`,
+      `${localPhone(phone)} is not on ${networkNames[network]}. Nothing was paid. Dial again and choose its network.`,
     ),
   ownNetworkUnknown: () =>
     end('We cannot tell which network this phone is on. Dial again and choose 2 Another number.'),
