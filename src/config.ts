@@ -414,6 +414,9 @@ const envSchema = z.object({
   RETENTION_DATA_EXPORTS_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   RETENTION_LEDGER_CHECKS_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
   RETENTION_RECONCILIATION_MATCHED_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
+  // The USSD channel's sessions and the claims of their steps (no PIN, no inputs: keyed hashes), kept
+  // for a dispute about a session; the day's USSD payments are a money record and stay.
+  RETENTION_USSD_SESSIONS_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
   RETENTION_JOBS_DAYS: z.coerce.number().int().min(1).max(90).default(7),
   RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(1000),
   RETENTION_TIME_BUDGET_SECONDS: z.coerce.number().int().min(1).max(3600).default(120),
@@ -651,6 +654,7 @@ function retentionConfig(e: EnvValues) {
     dataExportsDays: e.RETENTION_DATA_EXPORTS_DAYS,
     ledgerChecksDays: e.RETENTION_LEDGER_CHECKS_DAYS,
     reconciliationMatchedDays: e.RETENTION_RECONCILIATION_MATCHED_DAYS,
+    ussdSessionsDays: e.RETENTION_USSD_SESSIONS_DAYS,
     /** pg-boss's own retention of finished jobs (its queues' deleteAfterSeconds), in days. */
     jobsDays: e.RETENTION_JOBS_DAYS,
     batchSize: e.RETENTION_BATCH_SIZE,

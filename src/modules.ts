@@ -179,6 +179,7 @@ export function createModules(infra: Infrastructure) {
       dataExports: dataExport.api.purgeExpiredDataExports,
       ledgerChecks: (before, batchMax) => purgeLedgerChecks(infra.db, before, batchMax),
       reconciliationMatched: reconciliation.api.purgeMatchedItems,
+      ussdSessions: ussd.api.purgeSessions,
     },
   });
   // In the order of the contract's operations (API.md, /openapi.json), not the order of building.

@@ -44,6 +44,8 @@ export type RetentionModuleDeps = {
     ledgerChecks: PurgeBatch;
     /** reconciliation: matched items of runs started before the cutoff. */
     reconciliationMatched: PurgeBatch;
+    /** ussd: the steps made, then the sessions last seen, before the cutoff. */
+    ussdSessions: PurgeBatch;
   };
 };
 
@@ -79,6 +81,7 @@ export function retentionRules(deps: RetentionModuleDeps, now: Date): PurgeRule[
     rule('data_exports', purges.dataExports, daysBefore(config.dataExportsDays)),
     rule('ledger_checks', purges.ledgerChecks, daysBefore(config.ledgerChecksDays)),
     rule('reconciliation_items', purges.reconciliationMatched, daysBefore(config.reconciliationMatchedDays)),
+    rule('ussd_sessions', purges.ussdSessions, daysBefore(config.ussdSessionsDays)),
   ];
 }
 

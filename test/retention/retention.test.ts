@@ -100,6 +100,7 @@ describe('retention configuration', () => {
       dataExportsDays: 30,
       ledgerChecksDays: 90,
       reconciliationMatchedDays: 90,
+      ussdSessionsDays: 90,
       jobsDays: 7,
       batchSize: 1000,
       timeBudgetSeconds: 120,

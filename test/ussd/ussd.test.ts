@@ -387,6 +387,40 @@ describe(`the USSD channel (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
     assert.equal(total, 2);
   });
 
+  it('answers a form it cannot read with an apology, never a 500, and a stranger’s with 404', async () => {
+    const post = (body: string, type: string, token = world.ctx.config.ussd.callbackToken!) =>
+      fetch(callbackUrl(world, token), { method: 'POST', headers: { 'content-type': type }, body });
+    const json = await post('{"text":"1"}', 'application/json');
+    assert.equal(json.status, 200);
+    assert.equal(await json.text(), 'END Sorry, we could not read that. Please dial again.');
+    const noSession = await post('phoneNumber=%2B2348031234567&text=', 'application/x-www-form-urlencoded');
+    assert.equal(await noSession.text(), 'END Sorry, we could not read that. Please dial again.');
+    assert.equal((await post('{"text":"1"}', 'application/json', 'y'.repeat(32))).status, 404);
+  });
+
+  it('purges the sessions and steps past their period, keeping the day’s USSD payments', async () => {
+    const count = async (table: 'ussd_sessions' | 'ussd_steps' | 'ussd_payments') =>
+      (
+        await world.ctx.db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n;
+    const payments = await count('ussd_payments');
+    assert.ok(Number(await count('ussd_steps')) > 0);
+    const now = world.ctx.clock.now();
+    assert.equal(
+      await world.ctx.modules.ussd.api.purgeSessions(new Date(now.getTime() - 60_000), 1000),
+      0,
+      'nothing young',
+    );
+    const tomorrow = new Date(now.getTime() + 86_400_000);
+    while ((await world.ctx.modules.ussd.api.purgeSessions(tomorrow, 50)) > 0);
+    assert.equal(Number(await count('ussd_steps')), 0);
+    assert.equal(Number(await count('ussd_sessions')), 0);
+    assert.equal(await count('ussd_payments'), payments, 'the money record stays');
+  });
+
   it('keeps the PIN, the inputs and the token out of the log', () => {
     const log = logged();
     const token = world.ctx.config.ussd.callbackToken!;
@@ -410,5 +444,30 @@ describe('the USSD callback behind USSD_ALLOWED_IPS', () => {
     const answer = await dial(world, { phone: user.phone, sessionId: 'ATUid_2', inputs: [] });
     assert.equal(answer.status, 404);
     assert.equal((JSON.parse(answer.body) as { error: { code: string } }).error.code, 'NOT_FOUND');
+  });
+});
+
+describe('the USSD data plans while the provider does not answer', () => {
+  let world: World;
+  before(async () => {
+    world = await createWorld();
+  });
+  after(() => world?.close());
+
+  it('answers END at once that they cannot be shown now, instead of holding the screen', async () => {
+    const user = await ussdUser(world, 1000);
+    const fault = await fetch(`${world.baseUrl}/__sandbox/providers/data/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ mode: 'timeout', count: 5 }),
+    });
+    assert.equal(fault.status, 200);
+    const answers = await session(world, user.phone, ['3', '1']);
+    assert.equal(answers.at(-1)!.body, 'END Data plans cannot be shown now. Please try again in a minute.');
+    await fetch(`${world.baseUrl}/__sandbox/providers/data/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ mode: 'normal' }),
+    });
   });
 });
