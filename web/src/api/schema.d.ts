@@ -162,6 +162,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/_serverFn/setUssdEnabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Switch the USSD channel (dialling the service code from your phone) on or off, with your PIN
+         * @description Switch the USSD channel (dialling the service code from your phone) on or off, with your PIN. Needs the bearer token of a signed-in user. Send a fresh UUID as Idempotency-Key: the same key and body again within 24 hours replay the first answer, with Idempotent-Replayed: true.
+         */
+        post: operations["setUssdEnabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_serverFn/adminFreezeUser": {
         parameters: {
             query?: never;
@@ -2621,13 +2641,13 @@ export type components = {
                 };
             };
         };
-        /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
-        Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED: {
+        /** @description Forbidden: INVALID_PIN, PIN_NOT_SET */
+        Error_INVALID_PIN_or_PIN_NOT_SET: {
             /** @enum {boolean} */
             success: false;
             error: {
                 /** @enum {string} */
-                code: "FORBIDDEN" | "SECOND_FACTOR_REQUIRED";
+                code: "INVALID_PIN" | "PIN_NOT_SET";
                 message: string;
                 /** @description With INTERNAL: the id under which the server logged the error */
                 errorId?: string;
@@ -2651,13 +2671,13 @@ export type components = {
                 };
             };
         };
-        /** @description Forbidden: INVALID_PIN, PIN_NOT_SET */
-        Error_INVALID_PIN_or_PIN_NOT_SET: {
+        /** @description Forbidden: FORBIDDEN, SECOND_FACTOR_REQUIRED */
+        Error_FORBIDDEN_or_SECOND_FACTOR_REQUIRED: {
             /** @enum {boolean} */
             success: false;
             error: {
                 /** @enum {string} */
-                code: "INVALID_PIN" | "PIN_NOT_SET";
+                code: "FORBIDDEN" | "SECOND_FACTOR_REQUIRED";
                 message: string;
                 /** @description With INTERNAL: the id under which the server logged the error */
                 errorId?: string;
@@ -3092,6 +3112,8 @@ export interface operations {
                                 priceLevel: string | null;
                                 /** @description An operator froze the account: everything can be seen and money still comes in, but every payment out (purchases, social and bulk orders, scheduled runs, transfers) is 403 ACCOUNT_FROZEN until it is unfrozen */
                                 frozen: boolean;
+                                /** @description The person switched on the USSD channel (API.md 17.6, setUssdEnabled): off by default; while off, dialling the service code from this phone answers how to switch it on */
+                                ussdEnabled: boolean;
                             };
                         };
                     };
@@ -3484,6 +3506,8 @@ export interface operations {
                             priceLevel: string | null;
                             /** @description An operator froze the account: everything can be seen and money still comes in, but every payment out (purchases, social and bulk orders, scheduled runs, transfers) is 403 ACCOUNT_FROZEN until it is unfrozen */
                             frozen: boolean;
+                            /** @description The person switched on the USSD channel (API.md 17.6, setUssdEnabled): off by default; while off, dialling the service code from this phone answers how to switch it on */
+                            ussdEnabled: boolean;
                         };
                     };
                 };
@@ -3610,6 +3634,8 @@ export interface operations {
                             priceLevel: string | null;
                             /** @description An operator froze the account: everything can be seen and money still comes in, but every payment out (purchases, social and bulk orders, scheduled runs, transfers) is 403 ACCOUNT_FROZEN until it is unfrozen */
                             frozen: boolean;
+                            /** @description The person switched on the USSD channel (API.md 17.6, setUssdEnabled): off by default; while off, dialling the service code from this phone answers how to switch it on */
+                            ussdEnabled: boolean;
                         };
                     };
                 };
@@ -3772,6 +3798,8 @@ export interface operations {
                             priceLevel: string | null;
                             /** @description An operator froze the account: everything can be seen and money still comes in, but every payment out (purchases, social and bulk orders, scheduled runs, transfers) is 403 ACCOUNT_FROZEN until it is unfrozen */
                             frozen: boolean;
+                            /** @description The person switched on the USSD channel (API.md 17.6, setUssdEnabled): off by default; while off, dialling the service code from this phone answers how to switch it on */
+                            ussdEnabled: boolean;
                         };
                     };
                 };
@@ -3990,6 +4018,179 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    setUssdEnabled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A fresh UUID per logical request */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        enabled: boolean;
+                        pin: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            ussdEnabled: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR, IDEMPOTENCY_KEY_REQUIRED */
+            400: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR_or_IDEMPOTENCY_KEY_REQUIRED"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Forbidden: INVALID_PIN, PIN_NOT_SET */
+            403: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INVALID_PIN_or_PIN_NOT_SET"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_IN_PROGRESS"];
+                };
+            };
+            /** @description Payload Too Large: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PAYLOAD_TOO_LARGE"];
+                };
+            };
+            /** @description Unprocessable Entity: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_IDEMPOTENCY_KEY_REUSED"];
+                };
+            };
+            /** @description Locked: PIN_LOCKED */
+            423: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    /** @description true when this is the answer kept for an earlier request with the same Idempotency-Key and body, sent again */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PIN_LOCKED"];
                 };
             };
             /** @description Too Many Requests: RATE_LIMITED */

@@ -20,6 +20,7 @@ import { AccountClosure } from '../components/account-closure.tsx';
 import { AccountLimits } from '../components/account-limits.tsx';
 import { DataExport } from '../components/data-export.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../components/ui.tsx';
+import { UssdSwitch } from '../components/ussd-switch.tsx';
 import {
   currentPushState,
   disablePush,
@@ -29,9 +30,10 @@ import {
   signOutStepMs,
 } from '../push.ts';
 
-// Settings (API.md section 10): the account's limits and the person's own (section 17.2), the email
-// address and its 6-digit code, which messages come by email and by push (security messages cannot be
-// turned off, so they are not offered), push notifications on this device, a copy of their data and
+// Settings (API.md section 10): the account's limits and the person's own (section 17.2), the USSD
+// channel's switch (section 17.6), the email address and its 6-digit code, which messages come by
+// email and by push (security messages cannot be turned off, so they are not offered), push
+// notifications on this device, a copy of their data and
 // closing the account (section 17.3), and signing out (this device's push subscription is deleted
 // first, then the session ends at the service too).
 
@@ -441,6 +443,7 @@ function Settings() {
         Change PIN
       </Link>
       <AccountLimits />
+      {me.data ? <UssdSwitch me={me.data} /> : null}
       {me.data ? <EmailSection me={me.data} /> : null}
       <PushSwitch />
       {me.data ? <NotificationSwitches me={me.data} /> : null}

@@ -1,0 +1,142 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { Link } from '@tanstack/react-router';
+import { Hash } from 'lucide-react';
+import { type FormEvent, useId, useState } from 'react';
+import { type CallError, call, type Output } from '../api/client.ts';
+import { queryKeys } from '../api/queries.ts';
+import { formatNairaNumber, shownPhone } from '../format.ts';
+import { PinStep, pinComplete } from './pin-step.tsx';
+import { Button, ErrorNote } from './ui.tsx';
+
+// Settings' "USSD" (API.md 17.6): the wallet from a phone with no internet, by dialling the service
+// code from the registered number. Off until the person switches it on, and either way the switch
+// asks the transaction PIN (setUssdEnabled), as the CBN's USSD framework wants a person able to
+// switch the channel off and nobody but them to switch it on. A wrong or locked PIN is said as on
+// every other PIN step, and counts toward the same lock.
+
+/**
+ * The code and limits the service is configured with by default (USSD_SERVICE_CODE, USSD_SINGLE_MAX,
+ * USSD_DAILY_MAX: the CBN USSD framework's limits); the contract does not carry them to the client.
+ */
+export const ussdServiceCode = '*384*2255#';
+const ussdSingleMaxNaira = 20_000;
+const ussdDailyMaxNaira = 100_000;
+
+type Me = Output<'getMe'>;
+
+export function UssdSwitch({ me }: { me: Me }) {
+  const queries = useQueryClient();
+  const titleId = useId();
+  const stateId = useId();
+  const on = me.ussdEnabled;
+  /** The PIN step, open while the person is switching. */
+  const [asking, setAsking] = useState(false);
+  const [pin, setPin] = useState('');
+  const [done, setDone] = useState<string | null>(null);
+  const change = useMutation({
+    mutationFn: (input: { enabled: boolean; pin: string }) => call('setUssdEnabled', input),
+    onSuccess: (result) => {
+      queries.setQueryData<Me>(queryKeys.me, (was) =>
+        was === undefined ? was : { ...was, ussdEnabled: result.ussdEnabled },
+      );
+      setAsking(false);
+      setDone(
+        result.ussdEnabled
+          ? `USSD is on. Dial ${ussdServiceCode} from ${shownPhone(me.phone)}.`
+          : 'USSD is off. Dialling the code from your phone no longer reaches your wallet.',
+      );
+      return queries.invalidateQueries({ queryKey: queryKeys.me });
+    },
+  });
+
+  function start() {
+    setDone(null);
+    setPin('');
+    change.reset();
+    setAsking(true);
+  }
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    if (!pinComplete(pin)) return;
+    change.mutate({ enabled: !on, pin });
+    setPin('');
+  }
+
+  return (
+    <section aria-labelledby={titleId} className="flex flex-col gap-3">
+      <div className="flex items-center justify-between gap-3">
+        <h2 id={titleId} className="flex items-center gap-2 text-lg font-semibold">
+          <Hash aria-hidden="true" size={20} className="text-brand" />
+          USSD ({ussdServiceCode})
+        </h2>
+        <span className="flex items-center gap-2">
+          <span aria-hidden="true">{on ? 'On' : 'Off'}</span>
+          <button
+            type="button"
+            role="switch"
+            aria-checked={on}
+            aria-labelledby={titleId}
+            aria-describedby={stateId}
+            aria-expanded={asking}
+            disabled={change.isPending}
+            onClick={start}
+            className={`flex h-8 w-14 shrink-0 items-center rounded-full p-1 disabled:opacity-60 ${
+              on ? 'bg-brand' : 'bg-gray-400'
+            }`}
+          >
+            <span
+              aria-hidden="true"
+              className={`h-6 w-6 rounded-full bg-white transition-transform ${on ? 'translate-x-6' : ''}`}
+            />
+          </button>
+        </span>
+      </div>
+      <p className="text-sm text-gray-700">
+        Use your wallet from any phone, even without internet or a smartphone: dial {ussdServiceCode} from{' '}
+        {shownPhone(me.phone)} to check your balance, buy airtime or data, and see your last 3 transactions.
+        Every payment asks your transaction PIN. By USSD you can pay at most{' '}
+        {formatNairaNumber(ussdSingleMaxNaira)} at a time and {formatNairaNumber(ussdDailyMaxNaira)} a day,
+        within your daily limit. Only this phone number can use it.
+      </p>
+      <p id={stateId} data-testid="ussd-state" className="font-medium">
+        {on
+          ? `On: dialling ${ussdServiceCode} from ${shownPhone(me.phone)} reaches your wallet.`
+          : 'Off: dialling the code reaches nothing of yours. Switch it on to use it.'}
+      </p>
+      {asking ? (
+        me.hasPin ? (
+          <form
+            className="flex flex-col gap-3"
+            onSubmit={submit}
+            noValidate
+            aria-label="Confirm with your PIN"
+          >
+            <p>{on ? 'Type your PIN to switch USSD off.' : 'Type your PIN to switch USSD on.'}</p>
+            <PinStep pin={pin} onPin={setPin} />
+            <ErrorNote error={change.error as CallError | null} />
+            <div className="flex flex-wrap gap-2">
+              <Button type="submit" busy={change.isPending} disabled={!pinComplete(pin)}>
+                {on ? 'Switch USSD off' : 'Switch USSD on'}
+              </Button>
+              <Button variant="secondary" onClick={() => setAsking(false)}>
+                Cancel
+              </Button>
+            </div>
+          </form>
+        ) : (
+          <p className="rounded-lg bg-amber-100 p-3 text-amber-900">
+            USSD payments are confirmed with your transaction PIN.{' '}
+            <Link to="/pin" className="font-semibold underline">
+              Set your PIN
+            </Link>{' '}
+            first, then come back here.
+          </p>
+        )
+      ) : null}
+      <p role="status" aria-live="polite" className="text-green-900" data-testid="ussd-saved">
+        {done}
+      </p>
+    </section>
+  );
+}
