@@ -70,6 +70,7 @@ export const knownExampleSecrets: ReadonlySet<string> = new Set([
   // compose.yaml's sandbox demo.
   'compose-sandbox-clock-token',
   'compose-sandbox-pepper-not-for-production',
+  'compose-sandbox-ussd-callback-token',
   '53X4tG0IhM2wnnCsKs182MTG1nlyEvjmlj7yEDLgleA',
   // README's "Sandbox as its own process".
   '...',
