@@ -738,3 +738,52 @@ describe('production fails closed (decision 0026)', () => {
     );
   });
 });
+
+describe('the USSD channel’s settings (API.md 17.6)', () => {
+  it('defaults to the CBN USSD limits in kobo and the service code, with a random token in the sandbox', () => {
+    const first = loadConfig({ SANDBOX: '1' }).ussd;
+    assert.equal(first.serviceCode, '*384*2255#');
+    assert.equal(first.singleMaxKobo, 2_000_000n);
+    assert.equal(first.dailyMaxKobo, 10_000_000n);
+    assert.equal(first.allowedIps, undefined, 'any address by default');
+    assert.match(first.callbackToken ?? '', /^[A-Za-z0-9_-]{32}$/, 'npm start needs nothing set');
+    assert.notEqual(loadConfig({ SANDBOX: '1' }).ussd.callbackToken, first.callbackToken, 'made at random');
+    const set = loadConfig({
+      SANDBOX: '1',
+      USSD_CALLBACK_TOKEN: 'a-token-of-the-sandbox',
+      USSD_SINGLE_MAX: '5000.50',
+    });
+    assert.equal(set.ussd.callbackToken, 'a-token-of-the-sandbox');
+    assert.equal(set.ussd.singleMaxKobo, 500_050n);
+  });
+
+  it('is off in production without a token, and refuses a weak or published one there', () => {
+    assert.equal(loadConfig(productionEnv).ussd.callbackToken, undefined);
+    const token = strong('ussd');
+    assert.equal(loadConfig({ ...productionEnv, USSD_CALLBACK_TOKEN: token }).ussd.callbackToken, token);
+    assertRefused(
+      { ...productionEnv, USSD_CALLBACK_TOKEN: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' },
+      'USSD_CALLBACK_TOKEN',
+    );
+    assertRefused({ ...productionEnv, USSD_CALLBACK_TOKEN: 'short-but-16-chars' }, 'USSD_CALLBACK_TOKEN');
+    assertRefused({ SANDBOX: '1', USSD_CALLBACK_TOKEN: 'not/a/path/segment/at/all' }, 'USSD_CALLBACK_TOKEN');
+  });
+
+  it('reads USSD_ALLOWED_IPS as addresses and CIDR ranges, refusing anything else', () => {
+    const list = loadConfig({
+      SANDBOX: '1',
+      USSD_ALLOWED_IPS: '52.48.80.0/24, 196.201.214.136,2001:db8::/32',
+    }).ussd.allowedIps;
+    assert.ok(list !== undefined);
+    assert.ok(list.allows('52.48.80.7'));
+    assert.ok(list.allows('196.201.214.136'));
+    assert.ok(list.allows('::ffff:52.48.80.9'), 'an IPv4-mapped address is judged as its IPv4');
+    assert.ok(list.allows('2001:db8:1::5'));
+    assert.ok(!list.allows('52.48.81.7'));
+    assert.ok(!list.allows('127.0.0.1'));
+    assert.ok(!list.allows('not-an-address'));
+    for (const bad of ['52.48.80.0/33', 'gateway.example.com', '1.2.3.4/8/1', '1.2.3.4/x'])
+      assertRefused({ SANDBOX: '1', USSD_ALLOWED_IPS: bad }, 'USSD_ALLOWED_IPS');
+    assertRefused({ SANDBOX: '1', USSD_SERVICE_CODE: '384*2255' }, 'USSD_SERVICE_CODE');
+  });
+});
