@@ -42,10 +42,10 @@ import { createReconciliationModule } from './reconciliation/module.ts';
 import { createRetentionModule } from './retention/module.ts';
 import { createSavingsModule } from './savings/module.ts';
 import { createSchedulesModule } from './schedules/module.ts';
-import { createUssdModule } from './ussd/module.ts';
 import { hashKeys } from './shared/keyed-hash.ts';
 import { signedUrlKey } from './shared/signed-urls.ts';
 import { createTransfersModule } from './transfers/module.ts';
+import { createUssdModule } from './ussd/module.ts';
 import type { DebitRule } from './vtu/debit-rules.ts';
 import { createVtuModule } from './vtu/module.ts';
 import { createWalletModule } from './wallet/module.ts';
@@ -103,18 +103,7 @@ export function createModules(infra: Infrastructure) {
   const money = createMoneyModules(infra, shared);
   const overMoney = createModulesOverMoney(infra, shared, money);
   const { beneficiaries, figures, schedules, bulkOrders } = createModulesBuiltLast(infra, money, overMoney);
-  // The USSD channel (API.md 17.6): a menu onto the wallet, paying through vtu's api like the schedules.
-  const ussd = createUssdModule({
-    db: infra.db,
-    clock: infra.clock,
-    logger: infra.logger,
-    pepper: infra.config.secrets.pepper,
-    config: infra.config.ussd,
-    findUserByPhone: shared.auth.api.findUserByPhone,
-    walletOf: overMoney.wallet.api.walletOf,
-    catalogue: shared.catalogue.api,
-    vtu: money.vtu.api,
-  });
+  const ussd = createUssdChannel(infra, shared, money, overMoney);
   // The append-only trail of the admin operations: the router writes it, its module lists it.
   const audit = createAuditModule({ db: infra.db });
   const { auth, kyc, alerts, catalogue, notifications, push, pauses, limits } = shared;
@@ -497,6 +486,26 @@ function createModulesBuiltLast(infra: Infrastructure, money: MoneyModules, over
   // Section 16's bulk orders: lines checked, priced and accepted together through vtu's api.
   const bulkOrders = createBulkOrdersModule({ db, clock, vtu: vtu.api });
   return { beneficiaries, figures, schedules, bulkOrders };
+}
+
+/** The USSD channel (API.md 17.6): a menu onto the wallet, paying through vtu's api like the schedules. */
+function createUssdChannel(
+  infra: Infrastructure,
+  shared: SharedModules,
+  money: MoneyModules,
+  overMoney: ModulesOverMoney,
+) {
+  return createUssdModule({
+    db: infra.db,
+    clock: infra.clock,
+    logger: infra.logger,
+    pepper: infra.config.secrets.pepper,
+    config: infra.config.ussd,
+    findUserByPhone: shared.auth.api.findUserByPhone,
+    walletOf: overMoney.wallet.api.walletOf,
+    catalogue: shared.catalogue.api,
+    vtu: money.vtu.api,
+  });
 }
 
 export type Modules = ReturnType<typeof createModules>;

@@ -26,7 +26,6 @@ import { purgeExpiredEmailCodes, purgeExpiredSignInCodes } from './retention.ts'
 import { totpEnrolled } from './second-factor.ts';
 import { secondFactorOperations } from './second-factor-ops.ts';
 import { createAuthenticator, purgeExpiredSessions } from './sessions.ts';
-import { ussdSwitchOperations } from './ussd-switch.ts';
 import {
   findUserById,
   findUserByPhone,
@@ -50,6 +49,7 @@ import {
   usersByPriceLevel,
   verifiedEmailsOf,
 } from './users.ts';
+import { ussdSwitchOperations } from './ussd-switch.ts';
 
 export type { BuyerState, Invitee, PinState, UserRow };
 

@@ -1,8 +1,8 @@
 import { koboToNaira } from '../money.ts';
 import type { UssdScreen } from '../providers/ussd/ussd-gateway.ts';
+import type { Network } from '../shared/networks.ts';
 import { toE164 } from '../shared/phone-number.ts';
 import { networkOfPhone } from '../shared/prefixes.ts';
-import type { Network } from '../shared/networks.ts';
 import { airtimeNairaMax, airtimeNairaMin } from '../vtu/schemas.ts';
 import { fitsScreen } from './gsm.ts';
 import { airtimeWhat, dataWhat, menuNetworks, nairaText, screens } from './screens.ts';

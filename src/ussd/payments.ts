@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import type { CommitWriter, WithCommit } from '../db/unit-of-work.ts';
 import { AppError } from '../errors.ts';

@@ -1,6 +1,6 @@
 import type { UssdScreen } from '../providers/ussd/ussd-gateway.ts';
-import { localPhone } from '../shared/prefixes.ts';
 import { type Network, networkNames } from '../shared/networks.ts';
+import { localPhone } from '../shared/prefixes.ts';
 
 // Every text the USSD menu shows, in the words a person uses, each within one screen of 160 GSM 7-bit
 // characters (gsm.ts; test/ussd/screens.test.ts walks them all with the longest values). Naira is

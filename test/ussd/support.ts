@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { nairaToKobo } from '../../src/money.ts';
 import { toE164 } from '../../src/phone.ts';
-import { fund, mtn, PIN } from '../vtu/purchase-support.ts';
 import { ok, post, type SignedIn, type World } from '../helpers/world.ts';
 import { kycUser, userAtTier } from '../kyc/kyc-support.ts';
+import { fund, mtn, PIN } from '../vtu/purchase-support.ts';
 
 // The USSD tests' gateway: each step POSTed to the callback as Africa's Talking posts it (a form of
 // sessionId, serviceCode, phoneNumber, networkCode and every input so far joined by '*'), and the

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../src/context.ts';
@@ -17,7 +18,6 @@ import {
   type World,
 } from '../helpers/world.ts';
 import { mtn } from '../vtu/purchase-support.ts';
-import { randomUUID } from 'node:crypto';
 import { type Answer, callbackUrl, dial, PIN, session, ussdUser, walletKobo } from './support.ts';
 
 // The USSD channel of API.md 17.6 through its callback, as Africa's Talking calls it: who may use it,
