@@ -75,7 +75,7 @@ export function createUssdModule(deps: UssdModuleDeps): DomainModule & { api: Us
         if (refusal !== null || user === undefined)
           return { screen: refusal ?? screens.unknownNumber(), replayed: false };
         const now = deps.clock.now();
-        const startedAt = await touchSession(
+        const started = await touchSession(
           deps.db,
           {
             gateway,
@@ -86,6 +86,10 @@ export function createUssdModule(deps: UssdModuleDeps): DomainModule & { api: Us
           },
           now,
         );
+        // A session id is the gateway's, for one phone: another phone's step under it is refused,
+        // so that it never meets the first phone's stored answers or derives its references.
+        if (started.phone !== request.phone) return { screen: screens.malformed(), replayed: false };
+        const { startedAt } = started;
         const caller = { phone: request.phone, networkCode: request.networkCode };
         return answerOnce(
           { db: deps.db, pepper: deps.pepper },

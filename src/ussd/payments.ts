@@ -126,6 +126,9 @@ function refusalScreen(error: AppError): UssdScreen {
       return screens.paused();
     case 'PRICE_CHANGED':
       return screens.priceChanged();
+    case 'NETWORK_MISMATCH':
+      // The gateway named the caller's network, but the number's prefix is another's (a ported number).
+      return screens.prefixMismatch();
     case 'SERVICE_UNAVAILABLE':
     case 'UPSTREAM_UNAVAILABLE':
       return screens.unavailable();

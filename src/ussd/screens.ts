@@ -88,6 +88,8 @@ export const screens = {
   insufficientFunds: () =>
     end('Your wallet balance is too low. Fund it in the billrail app. Nothing was paid.'),
   paused: () => end('This service is paused for now. Please try again later. Nothing was paid.'),
+  prefixMismatch: () =>
+    end('This number is not on the network chosen. Please buy it in the billrail app. Nothing was paid.'),
   priceChanged: () => end('The price has just changed. Please dial again to see it. Nothing was paid.'),
   refused: () =>
     end('This payment cannot be made by USSD now. Please use the billrail app. Nothing was paid.'),

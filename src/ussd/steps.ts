@@ -27,13 +27,14 @@ const stepHash = (pepper: string, key: StepKey): string =>
 
 /**
  * Records the session at its first step, and that it was seen now; answers when it started (its
- * payments' references are dated then, so that every repeat derives the same one).
+ * payments' references are dated then, so that every repeat derives the same one) and whose phone
+ * started it (a later step from another phone under the same session id is not that session's).
  */
 export async function touchSession(
   db: Kysely<DB>,
   session: { gateway: string; sessionId: string; phone: string; userId: string | null; serviceCode: string },
   now: Date,
-): Promise<Date> {
+): Promise<{ startedAt: Date; phone: string }> {
   const row = await db
     .insertInto('ussd_sessions')
     .values({
@@ -48,7 +49,7 @@ export async function touchSession(
     .onConflict((oc) => oc.columns(['gateway', 'session_id']).doUpdateSet({ last_seen_at: now }))
     .returning(['started_at', 'phone'])
     .executeTakeFirstOrThrow();
-  return new Date(row.started_at);
+  return { startedAt: new Date(row.started_at), phone: row.phone };
 }
 
 /**

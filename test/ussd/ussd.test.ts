@@ -396,6 +396,15 @@ describe(`the USSD channel (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
     const noSession = await post('phoneNumber=%2B2348031234567&text=', 'application/x-www-form-urlencoded');
     assert.equal(await noSession.text(), 'END Sorry, we could not read that. Please dial again.');
     assert.equal((await post('{"text":"1"}', 'application/json', 'y'.repeat(32))).status, 404);
+    // A session id is one phone's: another phone's step under it meets none of its answers.
+    const first = await ussdUser(world, 100);
+    const second = await ussdUser(world, 100);
+    const sessionId = randomSession();
+    assert.equal((await dial(world, { phone: first.phone, sessionId, inputs: [] })).type, 'CON');
+    assert.equal(
+      (await dial(world, { phone: second.phone, sessionId, inputs: ['1'] })).body,
+      'END Sorry, we could not read that. Please dial again.',
+    );
   });
 
   it('purges the sessions and steps past their period, keeping the day’s USSD payments', async () => {
@@ -426,6 +435,11 @@ describe(`the USSD channel (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
     const token = world.ctx.config.ussd.callbackToken!;
     assert.ok(log.includes('ussd step'), 'the steps are logged');
     assert.ok(!log.includes(token), 'the token is not in the log');
+    assert.ok(
+      log.includes('"/api/public/ussd/[redacted]"'),
+      'the request log shows the path, its token redacted',
+    );
+    assert.ok(log.includes('"inputs":4'), 'a step is logged with how many inputs it had');
     assert.ok(!log.includes(`2*1*500*${PIN}`) && !log.includes(`2%2A1%2A500%2A${PIN}`), 'the text is not');
     assert.ok(!new RegExp(`\\b${PIN}\\b`).test(log), 'the PIN is not');
     assert.ok(!log.includes(callbackUrl(world)), 'nor the callback URL');
