@@ -430,6 +430,36 @@ describe(`the USSD channel (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
     assert.equal(await count('ussd_payments'), payments, 'the money record stays');
   });
 
+  it('gives a failed purchase’s room back to the USSD day once it is refunded', async () => {
+    const user = await ussdUser(world, 5000);
+    // A number ending in 1: the sandbox provider refuses it, and the purchase is refunded.
+    const failing = await session(world, user.phone, ['2', '2', mtn('1'), '1', '900', PIN]);
+    assert.match(failing.at(-1)!.body, /^END Processing N900/);
+    const [purchase] = ok(
+      await get<{ items: VtuTransactionView[] }>(
+        world,
+        'listMyVtuTransactions',
+        {},
+        { token: user.accessToken },
+      ),
+    ).items;
+    await world.ctx.modules.vtu.api.sendEnded(purchase!.id);
+    await runDomainEvents(world);
+    const failed = await world.ctx.db
+      .selectFrom('ussd_payments')
+      .select('failed_at')
+      .where('reference', '=', purchase!.reference)
+      .executeTakeFirstOrThrow();
+    assert.ok(failed.failed_at !== null, 'the USSD payment is marked failed');
+    assert.equal(await walletKobo(world, user.userId), 500_000n, 'refunded');
+    const again = await session(world, user.phone, ['2', '1', '900', PIN]);
+    assert.match(
+      again.at(-1)!.body,
+      /^END Processing N900/,
+      'N900 + N900 would pass N1,500 had the failure counted',
+    );
+  });
+
   it('keeps the PIN, the inputs and the token out of the log', () => {
     const log = logged();
     const token = world.ctx.config.ussd.callbackToken!;
