@@ -3,9 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../src/context.ts';
+import { notificationPushJob } from '../../src/notifications/jobs.ts';
 import type { VtuTransactionView } from '../../src/vtu/purchases.ts';
 import { onPostgres } from '../helpers/database.ts';
-import { runDomainEvents } from '../helpers/domain-events.ts';
+import { runDomainEvents, runQueuedJobs } from '../helpers/domain-events.ts';
 import {
   createWorld,
   failure,
@@ -79,8 +80,25 @@ describe(`the USSD channel (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
     assert.deepEqual(screens(answers).slice(1), ['END Your billrail balance is N1,234.50.']);
   });
 
-  it('buys airtime for this phone through the purchases, in the app’s history and inbox, never by SMS', async () => {
+  it('buys airtime for this phone through the purchases, in the app’s history, inbox and push, never by SMS', async () => {
     const user = await ussdUser(world, 2000);
+    // A device at the sandbox's push service, saved as the web client saves it.
+    const subscribed = await fetch(`${world.baseUrl}/__sandbox/push/subscriptions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    const device = (
+      (await subscribed.json()) as { data: { endpoint: string; keys: { p256dh: string; auth: string } } }
+    ).data;
+    ok(
+      await post(
+        world,
+        'savePushSubscription',
+        { endpoint: device.endpoint, p256dh: device.keys.p256dh, auth: device.keys.auth },
+        { token: user.accessToken },
+      ),
+    );
     const smsBefore = world.ctx.sandbox?.state.lastSms.get(`+234${user.phone.slice(1)}`);
     const answers = await session(world, user.phone, ['2', '1', '500', PIN]);
     const end = answers.at(-1)!;
@@ -104,8 +122,16 @@ describe(`the USSD channel (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
     assert.equal(items[0]!.reference, reference);
     await world.ctx.modules.vtu.api.sendEnded(items[0]!.id);
     await runDomainEvents(world);
+    const pushes = await runQueuedJobs(world, notificationPushJob);
+    assert.deepEqual(pushes.failed, []);
+    const pushed = await fetch(
+      `${world.baseUrl}/__sandbox/push?endpoint=${encodeURIComponent(device.endpoint)}`,
+    );
+    const received = (
+      (await pushed.json()) as { data: { items: Array<{ payload: { notificationId?: string } | null }> } }
+    ).data.items.map((item) => item.payload?.notificationId);
     const inbox = ok(
-      await get<{ items: Array<{ kind: string; title: string; body: string }> }>(
+      await get<{ items: Array<{ id: string; kind: string; title: string; body: string }> }>(
         world,
         'listNotifications',
         {},
@@ -115,6 +141,7 @@ describe(`the USSD channel (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
     const entry = inbox.items.find((item) => item.kind === 'purchase_succeeded');
     assert.ok(entry !== undefined, `the outcome reached the inbox: ${JSON.stringify(inbox.items)}`);
     assert.match(entry.body, /airtime/i);
+    assert.ok(received.includes(entry.id), 'the same entry was pushed to the device');
     assert.equal(world.ctx.sandbox?.state.lastSms.get(`+234${user.phone.slice(1)}`), smsBefore, 'no SMS');
     console.log(`A whole session:\n${answers.map((a, i) => `[${i}] ${a.body}`).join('\n')}`);
   });
