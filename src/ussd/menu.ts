@@ -113,10 +113,9 @@ export async function runMenu(
     const move = await moveFrom(here, input, caller, loaders, bounds);
     invalid = false;
     if ('to' in move) {
-      // A page of plans replaces the one before it: `0` there means more, and back leaves the plans.
-      if (here.at === 'plans' && move.to.at === 'plans') trail[trail.length - 1] = move.to;
-      // A place re-entered after a wrong input (a number, an amount, a PIN) replaces itself.
-      else if (move.to.at === here.at) trail[trail.length - 1] = move.to;
+      // The same place again replaces itself: the next page of plans (so that back leaves the plans,
+      // not one page), or a prompt asked again after a wrong number, amount or PIN.
+      if (move.to.at === here.at) trail[trail.length - 1] = move.to;
       else trail.push(move.to);
     } else if ('back' in move) {
       if (trail.length > 1) trail.pop();

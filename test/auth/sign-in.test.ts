@@ -93,6 +93,8 @@ describe('verifyOtp', () => {
       priceLevel: null,
       // API.md section 17.4: not frozen until an operator freezes the account.
       frozen: false,
+      // API.md section 17.6: USSD is off until the person switches it on.
+      ussdEnabled: false,
     });
     assert.match(me.referralCode, /^[A-Z2-9]{8}$/);
     assert.deepEqual(session.user, me);
