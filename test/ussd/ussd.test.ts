@@ -518,10 +518,12 @@ describe('the USSD callback behind USSD_ALLOWED_IPS', () => {
   });
 });
 
-describe('the USSD data plans while the provider does not answer', () => {
+describe('the USSD channel under a slow provider and a busy phone', () => {
   let world: World;
+  // A signed-in person's requests a minute, which also bounds one phone's USSD steps.
+  const perMinute = 20;
   before(async () => {
-    world = await createWorld();
+    world = await createWorld({ env: { RATE_LIMIT_PER_MINUTE: String(perMinute) } });
   });
   after(() => world?.close());
 
@@ -540,5 +542,25 @@ describe('the USSD data plans while the provider does not answer', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ mode: 'normal' }),
     });
+  });
+
+  it('answers a phone past its steps a minute with END, not a 429 the gateway cannot show', async () => {
+    const user = await ussdUser(world, 0);
+    const sessionId = `ATUid_${randomUUID().replaceAll('-', '')}`;
+    const answers: Answer[] = [];
+    for (let i = 0; i <= perMinute; i++)
+      answers.push(await dial(world, { phone: user.phone, sessionId, inputs: [] }));
+    assert.ok(answers.slice(0, perMinute).every((answer) => answer.type === 'CON'));
+    assert.equal(answers.at(-1)!.status, 200);
+    assert.equal(
+      answers.at(-1)!.body,
+      'END Too many requests from this phone. Please wait a minute and dial again.',
+    );
+    const other = await ussdUser(world, 0);
+    assert.equal(
+      (await dial(world, { phone: other.phone, sessionId: `${sessionId}b`, inputs: [] })).type,
+      'CON',
+      'per phone',
+    );
   });
 });
