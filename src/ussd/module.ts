@@ -69,7 +69,8 @@ export function createUssdModule(deps: UssdModuleDeps): DomainModule & { api: Us
     ],
     api: {
       async answer(gateway, request) {
-        if (request.phone === null) return { screen: screens.malformed(), replayed: false };
+        // A number that is no Nigerian mobile number can belong to no account.
+        if (request.phone === null) return { screen: screens.unknownNumber(), replayed: false };
         const user = await deps.findUserByPhone(request.phone);
         const refusal = refusalOf(user);
         if (refusal !== null || user === undefined)
