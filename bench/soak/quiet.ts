@@ -16,9 +16,10 @@ const SETTLE_DEADLINE_MS = 180_000;
 /**
  * How long a send to a provider can still be on its way when the driving stops: the service's
  * VTU_TIMEOUT_MS (20 s by default, which the soak keeps) and a second more. The quiet waits this
- * long in real time before moving the clock: moved two hours at once, the requery's rule that a
- * purchase the provider has never heard of 15 minutes after it was sent has failed would otherwise
- * judge a send still in flight, a state the service's clock never shows outside the sandbox.
+ * long in real time before moving the clock. The requery no longer fails a purchase on "not found"
+ * at its first requery, nor a send timeout (of the clock) after its previous one (decision 0055),
+ * which covers one move of the clock past a send in flight; the quiet moves it twice within seconds
+ * (an hour, the reconciliation, an hour), which the service's clock never does outside the sandbox.
  */
 const SENDS_IN_FLIGHT_MS = 21_000;
 

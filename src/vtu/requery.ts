@@ -18,6 +18,11 @@ export type RequeryOptions = {
   batchMax: number;
   /** A purchase the provider still does not know this long after it was sent never reached it: failed. */
   notFoundFailAfterSeconds: number;
+  /**
+   * A send's longest wait for its provider (VTU_TIMEOUT_MS): "not found" is believed only this long
+   * after the purchase's previous requery, when no send of it can still be on its way.
+   */
+  sendTimeoutMs: number;
   /** A purchase unresolved this long after acceptance raises one operations alert. */
   stuckAlertAfterSeconds: number;
   /**
@@ -32,13 +37,18 @@ export type RequeryOptions = {
 export const requeryDefaults = {
   batchMax: 100,
   notFoundFailAfterSeconds: 15 * 60,
+  sendTimeoutMs: 20_000,
   stuckAlertAfterSeconds: 30 * 60,
   creditConfirmWindowSeconds: 30 * 60,
 } as const satisfies RequeryOptions;
 
-/** The requery runner's limits, with the airtime-to-cash window from the configuration. */
-export function requeryOptionsOf(config: Pick<Config, 'airtimeToCash'>): RequeryOptions {
-  return { ...requeryDefaults, creditConfirmWindowSeconds: config.airtimeToCash.windowMinutes * 60 };
+/** The requery runner's limits, with the send timeout and the airtime-to-cash window from the configuration. */
+export function requeryOptionsOf(config: Pick<Config, 'airtimeToCash' | 'vtu'>): RequeryOptions {
+  return {
+    ...requeryDefaults,
+    sendTimeoutMs: config.vtu.timeoutMs,
+    creditConfirmWindowSeconds: config.airtimeToCash.windowMinutes * 60,
+  };
 }
 
 export type RequeryCounts = {
@@ -114,8 +124,7 @@ async function requeryPurchases(
       if (result !== 'already_sent' && result !== 'waiting') counts.dispatched += 1;
     } else {
       let outcome = await requery(deps, purchase);
-      const sentFor = now.getTime() - purchase.sent_at.getTime();
-      if (outcome.status === 'not_found' && sentFor >= options.notFoundFailAfterSeconds * 1000) {
+      if (outcome.status === 'not_found' && neverReachedProvider(purchase, now, options)) {
         outcome = { status: 'failed', reason: 'the provider has no record of the purchase' };
       }
       outcome = outsideConfirmWindow(purchase, outcome, now, options);
@@ -133,6 +142,27 @@ async function requeryPurchases(
     }
   }
   return counts;
+}
+
+/**
+ * Whether a purchase its provider answers "not found" about never reached it, so that failing it
+ * (and refunding it) loses nothing: 15 minutes after it was sent, and a whole send timeout after this
+ * purchase's previous requery, or its claim. That previous requery came after the send began, so by
+ * now the send has ended: a request still on its way, which the provider would take a moment later,
+ * is never judged lost. On the real clock the second condition holds long before the first; only a
+ * clock that jumps (the sandbox's, moved 15 minutes or more at once) could otherwise requery a
+ * purchase seconds after its claim and find it "old" (decision 0055).
+ */
+function neverReachedProvider(purchase: VtuTransaction, now: Date, options: RequeryOptions): boolean {
+  if (purchase.sent_at === null) return false;
+  const sentFor = now.getTime() - purchase.sent_at.getTime();
+  // updated_at: the purchase's last write, its claim's or its previous requery's (settlement.ts requeryLater).
+  const sinceLastLook = now.getTime() - purchase.updated_at.getTime();
+  return (
+    sentFor >= options.notFoundFailAfterSeconds * 1000 &&
+    purchase.requery_attempts > 0 &&
+    sinceLastLook >= options.sendTimeoutMs
+  );
 }
 
 /**

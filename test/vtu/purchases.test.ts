@@ -425,6 +425,59 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
       }
     });
 
+    it('a send still on its way when the clock jumps past 15 minutes is not judged lost: it lands and is charged once', async () => {
+      // The sandbox clock moved two hours while a purchase's request had not reached its provider yet:
+      // the requery that the move runs hears "not found" of a purchase that looks two hours old. Failing
+      // it would refund a purchase the provider takes a moment later (a short soak refunded one).
+      const user = await buyer(world, 10_000);
+      const data = world.ctx.vtuProviders.data;
+      const plan = (await data.dataPlans('mtn'))[0]!;
+      const { purchase, requery } = data;
+      let letThrough!: () => void;
+      const onItsWay = new Promise<void>((resolve) => {
+        letThrough = resolve;
+      });
+      let sending!: () => void;
+      const sent = new Promise<void>((resolve) => {
+        sending = resolve;
+      });
+      const answers: string[] = [];
+      try {
+        data.purchase = async (request) => {
+          sending();
+          await onItsWay;
+          return purchase(request);
+        };
+        data.requery = async (request) => {
+          const answer = await requery(request);
+          answers.push(answer.status);
+          return answer;
+        };
+        // Accepted; its send waits on the way (bought() would wait for the send to end).
+        const late = ok(
+          await buyCall(world, user, 'buyData', {
+            network: 'mtn',
+            plan_id: plan.planId,
+            phone: mtn('5'),
+            amount: Number(plan.wholesaleKobo) / 100,
+          }),
+        );
+        assert.equal(late.status, 'processing');
+        await sent;
+        await advanceClock(world, 2 * 60 * 60);
+        assert.deepEqual(answers, ['not_found'], 'the provider has not seen it yet');
+        assert.equal(await statusOf(late.id), 'processing', 'not failed while its send is on its way');
+        assert.equal(await wallet(user.userId), 1_000_000n - plan.wholesaleKobo);
+        letThrough();
+        await until(async () => (await statusOf(late.id)) === 'success');
+        assert.equal(await wallet(user.userId), 1_000_000n - plan.wholesaleKobo, 'charged once, never refunded');
+      } finally {
+        letThrough();
+        data.purchase = purchase;
+        data.requery = requery;
+      }
+    });
+
     it('buyElectricity: success carries the token and the units', async () => {
       const user = await buyer(world, 10_000);
       const done = await bought(world, user, 'buyElectricity', {
