@@ -470,7 +470,11 @@ describe(`VTU purchases (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
         assert.equal(await wallet(user.userId), 1_000_000n - plan.wholesaleKobo);
         letThrough();
         await until(async () => (await statusOf(late.id)) === 'success');
-        assert.equal(await wallet(user.userId), 1_000_000n - plan.wholesaleKobo, 'charged once, never refunded');
+        assert.equal(
+          await wallet(user.userId),
+          1_000_000n - plan.wholesaleKobo,
+          'charged once, never refunded',
+        );
       } finally {
         letThrough();
         data.purchase = purchase;
