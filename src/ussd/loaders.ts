@@ -38,7 +38,7 @@ export function menuLoaders(deps: LoaderDeps, user: { id: string; price_level: s
       return movements.map((movement) => {
         const [, month, day] = lagosDate(new Date(movement.createdAt)).split('-');
         const signed = movement.direction === 'debit' ? '-' : '+';
-        const line = `${day}/${month} ${signed}${nairaText(nairaToKobo(movement.amount))} ${toGsm(movement.description)}`;
+        const line = `${day}/${month} ${signed}${nairaText(nairaToKobo(movement.amount))} ${toGsm(withoutLeadingAmount(movement.description))}`;
         return line.length > movementLineLengthMax ? `${line.slice(0, movementLineLengthMax - 2)}..` : line;
       });
     },
@@ -52,6 +52,13 @@ export function menuLoaders(deps: LoaderDeps, user: { id: string; price_level: s
     },
   };
 }
+
+/**
+ * A purchase's description begins with its face value ("₦100.00 MTN airtime to 0803..."), which the
+ * line already shows signed: said once, the line keeps room for what was bought.
+ */
+const withoutLeadingAmount = (description: string): string =>
+  description.replace(/^(?:₦|N)[\d,]+(?:\.\d{1,2})?\s+/, '');
 
 async function plansFor(
   deps: LoaderDeps,
