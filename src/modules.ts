@@ -502,6 +502,7 @@ function createUssdChannel(
     pepper: infra.config.secrets.pepper,
     config: infra.config.ussd,
     findUserByPhone: shared.auth.api.findUserByPhone,
+    findUserById: shared.auth.api.findUserById,
     walletOf: overMoney.wallet.api.walletOf,
     catalogue: shared.catalogue.api,
     vtu: money.vtu.api,

@@ -10,6 +10,7 @@ import type { UssdRequest, UssdScreen } from '../providers/ussd/ussd-gateway.ts'
 import { refusalOf } from './callers.ts';
 import { type LoaderDeps, menuLoaders } from './loaders.ts';
 import { airtimeBounds, runMenu } from './menu.ts';
+import { ussdOperations } from './ops.ts';
 import { markUssdPaymentFailed, type PaymentDeps, payByUssd } from './payments.ts';
 import { screens } from './screens.ts';
 import { answerOnce, purgeUssdSessions, touchSession } from './steps.ts';
@@ -29,10 +30,12 @@ export type UssdModuleDeps = {
   logger: Logger;
   /** SECRET_PEPPER: the keyed hashes that name a step and a payment's reference (never the PIN itself). */
   pepper: string;
-  /** USSD_SINGLE_MAX and USSD_DAILY_MAX, kobo (config.ussd). */
-  config: Pick<Config['ussd'], 'singleMaxKobo' | 'dailyMaxKobo'>;
+  /** USSD_SINGLE_MAX and USSD_DAILY_MAX, kobo, and USSD_SERVICE_CODE, as getUssdSettings tells them (config.ussd). */
+  config: Pick<Config['ussd'], 'singleMaxKobo' | 'dailyMaxKobo' | 'serviceCode'>;
   /** The caller's user by phone: who may use the channel (auth's api). */
   findUserByPhone: AuthApi['findUserByPhone'];
+  /** A user by id: whether they switched the channel on, for getUssdSettings (auth's api). */
+  findUserById: AuthApi['findUserById'];
   /** The balance and the last movements, as the app shows them (wallet's api). */
   walletOf: LoaderDeps['walletOf'];
   /** The data plans of the routed provider's cached catalogue and this person's markup (catalogue's api). */
@@ -61,7 +64,14 @@ export function createUssdModule(deps: UssdModuleDeps): DomainModule & { api: Us
   const bounds = airtimeBounds(deps.config.singleMaxKobo);
   const loaderDeps: LoaderDeps = { walletOf: deps.walletOf, catalogue: deps.catalogue, catalogueWaitMs };
   return {
-    operations: [],
+    operations: ussdOperations({
+      db: deps.db,
+      clock: deps.clock,
+      serviceCode: deps.config.serviceCode,
+      singleMaxKobo: deps.config.singleMaxKobo,
+      dailyMaxKobo: deps.config.dailyMaxKobo,
+      ussdEnabledOf: async (userId) => (await deps.findUserById(userId))?.ussd_enabled,
+    }),
     jobs: [],
     // A failed purchase was refunded: it no longer counts toward the day's USSD payments.
     subscribers: [

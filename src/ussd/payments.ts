@@ -140,6 +140,17 @@ function refusalScreen(error: AppError): UssdScreen {
 /** The name the USSD daily limit's refusal gives in details.limit, beside 17.2's daily_debit. */
 export const ussdDailyLimitName = 'ussd_daily';
 
+/**
+ * What the person's USSD payments of this Lagos day (YYYY-MM-DD) charged, kobo, those that failed
+ * (refunded) left out: the sum USSD_DAILY_MAX judges, and what getUssdSettings shows as used today.
+ */
+export async function ussdPaidOn(db: Kysely<DB>, userId: string, lagosDay: string): Promise<bigint> {
+  const { rows } = await sql<{ used: bigint | string | null }>`
+    select coalesce(sum(amount_kobo), 0) as used from ussd_payments
+    where user_id = ${userId} and lagos_day = ${lagosDay}::date and failed_at is null`.execute(db);
+  return BigInt(rows[0]?.used ?? 0);
+}
+
 type UssdPaymentRow = {
   reference: string;
   userId: string;
@@ -156,10 +167,7 @@ type UssdPaymentRow = {
  */
 const recordUssdPayments: CommitWriter<UssdPaymentRow> = async (trx: Transaction<DB>, rows) => {
   for (const row of rows) {
-    const { rows: sums } = await sql<{ used: bigint | string | null }>`
-      select coalesce(sum(amount_kobo), 0) as used from ussd_payments
-      where user_id = ${row.userId} and lagos_day = ${row.lagosDay}::date and failed_at is null`.execute(trx);
-    const used = BigInt(sums[0]?.used ?? 0);
+    const used = await ussdPaidOn(trx, row.userId, row.lagosDay);
     if (used + row.amountKobo > row.dailyMaxKobo) {
       const remaining = row.dailyMaxKobo > used ? row.dailyMaxKobo - used : 0n;
       throw new AppError('LIMIT_EXCEEDED', 'this passes the USSD daily limit', {
