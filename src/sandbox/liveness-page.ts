@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { scriptedPagePolicy } from './page-policy.ts';
 
 // GET /__sandbox/liveness: the sandbox's stand-in for the KYC provider's browser widget. It gets a
 // liveness token from the sandbox provider (POST /__sandbox/kyc/liveness/sessions) and submits it to
@@ -172,17 +172,7 @@ const html = (returnPath: string | null) => `<!doctype html>
 </html>
 `;
 
-const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
-/** Only this page's own inline style and script run, and it talks only to its own origin. */
-const contentSecurityPolicy = [
-  "default-src 'none'",
-  `style-src ${sha256(style)}`,
-  `script-src ${sha256(script)}`,
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+const contentSecurityPolicy = scriptedPagePolicy(style, script);
 
 const refusedHtml = `<!doctype html>
 <html lang="en">

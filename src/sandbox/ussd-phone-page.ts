@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { scriptedPagePolicy } from './page-policy.ts';
 
 // GET /__sandbox/ussd: a feature phone in a page, for trying the service's USSD menu (API.md 17.6)
 // with no setup through the API. It keeps the session as a handset and the gateway do between them:
@@ -194,17 +194,7 @@ const html = (serviceCode: string) => `<!doctype html>
 </html>
 `;
 
-const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
-/** Only this page's own inline style and script run, and it talks only to its own origin. */
-const contentSecurityPolicy = [
-  "default-src 'none'",
-  `style-src ${sha256(style)}`,
-  `script-src ${sha256(script)}`,
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+const contentSecurityPolicy = scriptedPagePolicy(style, script);
 
 export function registerUssdPhonePage(app: FastifyInstance, options: { serviceCode: string }): void {
   const page = html(options.serviceCode);

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { formatNaira } from '../../money.ts';
+import { inlineSourceHash } from '../page-policy.ts';
 import type { SandboxCustomer, SandboxTransaction } from './state.ts';
 
 // GET /__sandbox/checkout/<reference>: the sandbox's stand-in for Paystack's hosted checkout page.
@@ -26,11 +26,10 @@ const style = `
   .outcome.failed { color: #b42318; }
 `;
 
-const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
 /** Only this page's own style; forms post to this origin only; no script at all. */
 export const checkoutContentSecurityPolicy = [
   "default-src 'none'",
-  `style-src ${sha256(style)}`,
+  `style-src ${inlineSourceHash(style)}`,
   "form-action 'self'",
   "base-uri 'none'",
   "frame-ancestors 'none'",
