@@ -18,10 +18,12 @@ import {
 // journey: a person signed up, verified to Tier 1, with a PIN and a funded wallet, switches USSD on in
 // Settings, picks up the sandbox's feature phone (/__sandbox/ussd), dials the service code, buys ₦100
 // of airtime for their own phone with the PIN, reads the reference on the last screen, and finds that
-// purchase in the app's history. axe-core checks every screen, the feature phone's page too.
+// purchase in the app's history, and Settings then says what is left of the day's USSD limit.
+// axe-core checks every screen, the feature phone's page too. The service runs with a code and limits
+// other than the defaults, so that the app shows only what getUssdSettings tells it.
 
 const TIMEOUT = { timeout: 30_000 };
-const serviceCode = '*384*2255#';
+const serviceCode = '*347*88#';
 
 /** A person at Tier 1 with a PIN and ₦5,000, on an MTN number ending in 5 (the sandbox's plain success). */
 async function payer(world: World): Promise<SignedIn> {
@@ -68,7 +70,9 @@ describe('USSD: the switch in Settings and a purchase from the feature phone', {
   let browser: Browser;
 
   before(async () => {
-    ({ world, browser } = await openBrowserWorld());
+    ({ world, browser } = await openBrowserWorld({
+      env: { USSD_SERVICE_CODE: serviceCode, USSD_SINGLE_MAX: '5000', USSD_DAILY_MAX: '20000' },
+    }));
   });
   after(() => closeBrowserWorld({ world, browser }));
 
@@ -81,7 +85,8 @@ describe('USSD: the switch in Settings and a purchase from the feature phone', {
     await ussdSwitch(page).waitFor(TIMEOUT);
     assert.equal(await ussdSwitch(page).getAttribute('aria-checked'), 'false', 'off by default');
     assert.match((await page.getByTestId('ussd-state').textContent()) ?? '', /^Off/);
-    await page.getByText('at most ₦20,000.00 at a time and ₦100,000.00 a day').waitFor(TIMEOUT);
+    await page.getByText('at most ₦5,000.00 at a time and ₦20,000.00 a day').waitFor(TIMEOUT);
+    assert.equal(await page.getByTestId('ussd-left-today').textContent(), '₦20,000.00 left today by USSD.');
 
     // A wrong PIN: refused with the tries left, and nothing switched.
     await ussdSwitch(page).click();
@@ -171,5 +176,12 @@ describe('USSD: the switch in Settings and a purchase from the feature phone', {
     await purchase.getByRole('link').click();
     await page.getByText(reference).waitFor(TIMEOUT);
     await screen(page, 'ussd-history-purchase');
+
+    // Settings counts the purchase toward the day's USSD limit.
+    await page.goto(`${world.baseUrl}/settings`);
+    await page
+      .getByTestId('ussd-left-today')
+      .filter({ hasText: '₦19,900.00 left today by USSD (₦100.00 paid today).' })
+      .waitFor(TIMEOUT);
   });
 });

@@ -26,6 +26,7 @@ export const getOperationNames = [
   'getNotificationSettings',
   'getPendingMilestones',
   'getPushPublicKey',
+  'getUssdSettings',
   'getWallet',
   'listAirtimeNetworks',
   'listBanks',

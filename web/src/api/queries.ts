@@ -13,10 +13,18 @@ export const queryKeys = {
    */
   limits: ['wallet', 'limits'],
   kyc: ['kyc'],
+  ussd: ['ussd'],
 } as const;
 
 /** The signed-in person (getMe): names, tier, whether a PIN is set. */
 export const useMe = () => useQuery({ queryKey: queryKeys.me, queryFn: () => call('getMe', {}) });
+
+/**
+ * The USSD channel as the service runs it (getUssdSettings): the code to dial, its limits and what is
+ * left of today's, never the defaults guessed here.
+ */
+export const useUssdSettings = () =>
+  useQuery({ queryKey: queryKeys.ussd, queryFn: () => call('getUssdSettings', {}) });
 
 /** The wallet's balances, in naira. */
 export const useWallet = () => useQuery({ queryKey: queryKeys.wallet, queryFn: () => call('getWallet', {}) });

@@ -2342,6 +2342,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/_serverFn/getUssdSettings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The USSD channel as this service runs it: whether you switched it on, the code to dial, the most one payment and one Africa/Lagos day's payments may charge (naira), and what today's USSD payments used and left
+         * @description The USSD channel as this service runs it: whether you switched it on, the code to dial, the most one payment and one Africa/Lagos day's payments may charge (naira), and what today's USSD payments used and left. Needs the bearer token of a signed-in user. Its inputs are query parameters.
+         */
+        get: operations["getUssdSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_serverFn/requestDataExport": {
         parameters: {
             query?: never;
@@ -20844,6 +20864,116 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Too Many Requests: RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RATE_LIMITED"];
+                };
+            };
+            /** @description Internal Server Error: INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_INTERNAL"];
+                };
+            };
+            /** @description Service Unavailable: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_SERVICE_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    getUssdSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests the caller may make in the current window (RATE_LIMIT_PER_MINUTE per user when signed in, RATE_LIMIT_ANONYMOUS_PER_MINUTE per address otherwise) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description The person switched the channel on (setUssdEnabled; the same as getMe.ussdEnabled) */
+                            enabled: boolean;
+                            /**
+                             * @description The code to dial from the registered phone
+                             * @example *384*2255#
+                             */
+                            serviceCode: string;
+                            /** @description The most one USSD payment may charge (USSD_SINGLE_MAX) (naira with at most 2 decimals) */
+                            singleMax: number;
+                            /** @description The most USSD payments may charge in an Africa/Lagos day (USSD_DAILY_MAX) (naira with at most 2 decimals) */
+                            dailyMax: number;
+                            /** @description What today's (Africa/Lagos) USSD payments charged, failed ones given back (naira with at most 2 decimals) */
+                            usedToday: number;
+                            /** @description What USSD payments may still charge today: dailyMax less usedToday, never below 0 (the account's own daily limit, getAccountLimits, may be tighter) (naira with at most 2 decimals) */
+                            remainingToday: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad Request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_VALIDATION_ERROR"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_UNAUTHENTICATED"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NOT_FOUND"];
                 };
             };
             /** @description Too Many Requests: RATE_LIMITED */

@@ -3,24 +3,18 @@ import { Link } from '@tanstack/react-router';
 import { Hash } from 'lucide-react';
 import { type FormEvent, useId, useState } from 'react';
 import { type CallError, call, type Output } from '../api/client.ts';
-import { queryKeys } from '../api/queries.ts';
+import { queryKeys, useUssdSettings } from '../api/queries.ts';
 import { formatNairaNumber, shownPhone } from '../format.ts';
 import { PinStep, pinComplete } from './pin-step.tsx';
-import { Button, ErrorNote } from './ui.tsx';
+import { Button, ErrorNote, Waiting } from './ui.tsx';
 
 // Settings' "USSD" (API.md 17.6): the wallet from a phone with no internet, by dialling the service
 // code from the registered number. Off until the person switches it on, and either way the switch
 // asks the transaction PIN (setUssdEnabled), as the CBN's USSD framework wants a person able to
 // switch the channel off and nobody but them to switch it on. A wrong or locked PIN is said as on
-// every other PIN step, and counts toward the same lock.
-
-/**
- * The code and limits the service is configured with by default (USSD_SERVICE_CODE, USSD_SINGLE_MAX,
- * USSD_DAILY_MAX: the CBN USSD framework's limits); the contract does not carry them to the client.
- */
-export const ussdServiceCode = '*384*2255#';
-const ussdSingleMaxNaira = 20_000;
-const ussdDailyMaxNaira = 100_000;
+// every other PIN step, and counts toward the same lock. The code to dial and the limits are the
+// service's own (getUssdSettings: USSD_SERVICE_CODE, USSD_SINGLE_MAX, USSD_DAILY_MAX), so a service
+// configured otherwise never has the app tell people another code or other limits.
 
 type Me = Output<'getMe'>;
 
@@ -29,6 +23,10 @@ export function UssdSwitch({ me }: { me: Me }) {
   const titleId = useId();
   const stateId = useId();
   const on = me.ussdEnabled;
+  const ussd = useUssdSettings();
+  const settings = ussd.data;
+  /** Until the service has said which code, the words name none rather than guess one. */
+  const dial = settings?.serviceCode ?? 'the USSD code';
   /** The PIN step, open while the person is switching. */
   const [asking, setAsking] = useState(false);
   const [pin, setPin] = useState('');
@@ -42,10 +40,13 @@ export function UssdSwitch({ me }: { me: Me }) {
       setAsking(false);
       setDone(
         result.ussdEnabled
-          ? `USSD is on. Dial ${ussdServiceCode} from ${shownPhone(me.phone)}.`
+          ? `USSD is on. Dial ${dial} from ${shownPhone(me.phone)}.`
           : 'USSD is off. Dialling the code from your phone no longer reaches your wallet.',
       );
-      return queries.invalidateQueries({ queryKey: queryKeys.me });
+      return Promise.all([
+        queries.invalidateQueries({ queryKey: queryKeys.me }),
+        queries.invalidateQueries({ queryKey: queryKeys.ussd }),
+      ]);
     },
   });
 
@@ -68,7 +69,7 @@ export function UssdSwitch({ me }: { me: Me }) {
       <div className="flex items-center justify-between gap-3">
         <h2 id={titleId} className="flex items-center gap-2 text-lg font-semibold">
           <Hash aria-hidden="true" size={20} className="text-brand" />
-          USSD ({ussdServiceCode})
+          {settings ? `USSD (${settings.serviceCode})` : 'USSD'}
         </h2>
         <span className="flex items-center gap-2">
           <span aria-hidden="true">{on ? 'On' : 'Off'}</span>
@@ -92,16 +93,26 @@ export function UssdSwitch({ me }: { me: Me }) {
           </button>
         </span>
       </div>
-      <p className="text-sm text-gray-700">
-        Use your wallet from any phone, even without internet or a smartphone: dial {ussdServiceCode} from{' '}
-        {shownPhone(me.phone)} to check your balance, buy airtime or data, and see your last 3 transactions.
-        Every payment asks your transaction PIN. By USSD you can pay at most{' '}
-        {formatNairaNumber(ussdSingleMaxNaira)} at a time and {formatNairaNumber(ussdDailyMaxNaira)} a day,
-        within your daily limit. Only this phone number can use it.
-      </p>
+      {settings ? (
+        <>
+          <p className="text-sm text-gray-700">
+            Use your wallet from any phone, even without internet or a smartphone: dial {settings.serviceCode}{' '}
+            from {shownPhone(me.phone)} to check your balance, buy airtime or data, and see your last 3
+            transactions. Every payment asks your transaction PIN. By USSD you can pay at most{' '}
+            {formatNairaNumber(settings.singleMax)} at a time and {formatNairaNumber(settings.dailyMax)} a
+            day, within your daily limit. Only this phone number can use it.
+          </p>
+          <p data-testid="ussd-left-today" className="text-sm text-gray-700">
+            {formatNairaNumber(settings.remainingToday)} left today by USSD
+            {settings.usedToday > 0 ? ` (${formatNairaNumber(settings.usedToday)} paid today)` : ''}.
+          </p>
+        </>
+      ) : null}
+      {ussd.isPending ? <Waiting label="Loading the code to dial" /> : null}
+      <ErrorNote error={ussd.error as CallError | null} />
       <p id={stateId} data-testid="ussd-state" className="font-medium">
         {on
-          ? `On: dialling ${ussdServiceCode} from ${shownPhone(me.phone)} reaches your wallet.`
+          ? `On: dialling ${dial} from ${shownPhone(me.phone)} reaches your wallet.`
           : 'Off: dialling the code reaches nothing of yours. Switch it on to use it.'}
       </p>
       {asking ? (
