@@ -5,6 +5,7 @@ import { type FormEvent, useId, useState } from 'react';
 import { type CallError, call, type Output } from '../api/client.ts';
 import { queryKeys, useUssdSettings } from '../api/queries.ts';
 import { formatNairaNumber, shownPhone } from '../format.ts';
+import { OnOffSwitch } from './on-off-switch.tsx';
 import { PinStep, pinComplete } from './pin-step.tsx';
 import { Button, ErrorNote, Waiting } from './ui.tsx';
 
@@ -71,27 +72,14 @@ export function UssdSwitch({ me }: { me: Me }) {
           <Hash aria-hidden="true" size={20} className="text-brand" />
           {settings ? `USSD (${settings.serviceCode})` : 'USSD'}
         </h2>
-        <span className="flex items-center gap-2">
-          <span aria-hidden="true">{on ? 'On' : 'Off'}</span>
-          <button
-            type="button"
-            role="switch"
-            aria-checked={on}
-            aria-labelledby={titleId}
-            aria-describedby={stateId}
-            aria-expanded={asking}
-            disabled={change.isPending}
-            onClick={start}
-            className={`flex h-8 w-14 shrink-0 items-center rounded-full p-1 disabled:opacity-60 ${
-              on ? 'bg-brand' : 'bg-gray-400'
-            }`}
-          >
-            <span
-              aria-hidden="true"
-              className={`h-6 w-6 rounded-full bg-white transition-transform ${on ? 'translate-x-6' : ''}`}
-            />
-          </button>
-        </span>
+        <OnOffSwitch
+          on={on}
+          labelledBy={titleId}
+          describedBy={stateId}
+          expanded={asking}
+          disabled={change.isPending}
+          onClick={start}
+        />
       </div>
       {settings ? (
         <>

@@ -19,6 +19,7 @@ import { requireSignIn } from '../auth-guard.ts';
 import { AccountClosure } from '../components/account-closure.tsx';
 import { AccountLimits } from '../components/account-limits.tsx';
 import { DataExport } from '../components/data-export.tsx';
+import { OnOffSwitch } from '../components/on-off-switch.tsx';
 import { Button, ErrorNote, Field, Screen, Waiting } from '../components/ui.tsx';
 import { UssdSwitch } from '../components/ussd-switch.tsx';
 import {
@@ -378,27 +379,14 @@ function PushSwitch() {
           <BellRing aria-hidden="true" size={20} className="text-brand" />
           Push on this phone
         </h2>
-        <span className="flex items-center gap-2">
-          <span aria-hidden="true">{on ? 'On' : 'Off'}</span>
-          <button
-            type="button"
-            role="switch"
-            aria-checked={on}
-            aria-labelledby={labelId}
-            aria-describedby={stateId}
-            aria-busy={busy || undefined}
-            disabled={busy || state === null || state === 'blocked' || state === 'unsupported'}
-            onClick={() => void flip()}
-            className={`flex h-8 w-14 shrink-0 items-center rounded-full p-1 disabled:opacity-60 ${
-              on ? 'bg-brand' : 'bg-gray-400'
-            }`}
-          >
-            <span
-              aria-hidden="true"
-              className={`h-6 w-6 rounded-full bg-white transition-transform ${on ? 'translate-x-6' : ''}`}
-            />
-          </button>
-        </span>
+        <OnOffSwitch
+          on={on}
+          labelledBy={labelId}
+          describedBy={stateId}
+          busy={busy}
+          disabled={busy || state === null || state === 'blocked' || state === 'unsupported'}
+          onClick={() => void flip()}
+        />
       </div>
       <p id={stateId} role="status" aria-live="polite" className="text-sm" data-testid="push-state">
         {state === null ? 'Checking this phone…' : pushWords[state]}
