@@ -503,6 +503,7 @@ function createUssdChannel(
     config: infra.config.ussd,
     findUserByPhone: shared.auth.api.findUserByPhone,
     findUserById: shared.auth.api.findUserById,
+    ussdEnabledAmong: shared.auth.api.ussdEnabledAmong,
     walletOf: overMoney.wallet.api.walletOf,
     catalogue: shared.catalogue.api,
     vtu: money.vtu.api,

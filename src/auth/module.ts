@@ -47,6 +47,7 @@ import {
   tiersAmong,
   type UserRow,
   usersByPriceLevel,
+  ussdEnabledAmong,
   verifiedEmailsOf,
 } from './users.ts';
 import { ussdSwitchOperations } from './ussd-switch.ts';
@@ -149,6 +150,8 @@ export type AuthModule = DomainModule & {
      * transaction once their wallets are locked: a debit decided on it cannot commit after a freeze.
      */
     frozenAmong: typeof frozenAmong;
+    /** Which of these users have USSD switched on, read FOR SHARE in a USSD payment's acceptance. */
+    ussdEnabledAmong: typeof ussdEnabledAmong;
     /** Each user's approved KYC tier, in the caller's transaction: what the limits judge by (API.md 17.2). */
     tiersAmong: typeof tiersAmong;
     /**
@@ -223,6 +226,7 @@ export function createAuthModule(deps: AuthModuleDeps): AuthModule {
       verifyTransactionPin: (userId, pin, seen) => verifyTransactionPin(pinDeps, userId, pin, seen),
       readBuyerStates: (userIds) => readBuyerStates(deps.db, userIds),
       frozenAmong,
+      ussdEnabledAmong,
       tiersAmong,
       closeUser,
       purgeExpiredSignInCodes: (now, batchMax) => purgeExpiredSignInCodes(deps.db, now, batchMax),

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { statement } from '../db/prepared.ts';
 import type { DB, UsersTable } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
@@ -372,6 +372,23 @@ export async function frozenAmong(trx: Transaction<DB>, userIds: readonly string
           select id, frozen_at is not null as frozen from users
           where id = any(${[...userIds]}::uuid[]) order by id for share`.execute(trx);
   return new Set(rows.filter((row) => row.frozen).map((row) => row.id));
+}
+
+/**
+ * Which of these users have USSD switched on (API.md 17.6), read FOR SHARE in the caller's transaction
+ * as frozenAmong is: a USSD payment's acceptance calls it once the wallet is locked, so switching USSD
+ * off (an UPDATE of the row) waits for the payments that read it on to commit, and no payment decided
+ * on "on" commits after the switch-off has.
+ */
+export async function ussdEnabledAmong(
+  trx: Transaction<DB>,
+  userIds: readonly string[],
+): Promise<Set<string>> {
+  if (userIds.length === 0) return new Set();
+  const { rows } = await sql<{ id: string; ussd_enabled: boolean }>`
+    select id, ussd_enabled from users
+    where id = any(${[...userIds]}::uuid[]) order by id for share`.execute(trx);
+  return new Set(rows.filter((row) => row.ussd_enabled).map((row) => row.id));
 }
 
 /**

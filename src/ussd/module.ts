@@ -11,7 +11,7 @@ import { refusalOf } from './callers.ts';
 import { type LoaderDeps, menuLoaders } from './loaders.ts';
 import { airtimeBounds, runMenu } from './menu.ts';
 import { ussdOperations } from './ops.ts';
-import { markUssdPaymentFailed, type PaymentDeps, payByUssd } from './payments.ts';
+import { markUssdPaymentFailed, type PaymentDeps, payByUssd, ussdPaymentRecorder } from './payments.ts';
 import { screens } from './screens.ts';
 import { answerOnce, purgeUssdSessions, touchSession } from './steps.ts';
 
@@ -32,6 +32,8 @@ export type UssdModuleDeps = {
   pepper: string;
   /** USSD_SINGLE_MAX and USSD_DAILY_MAX, kobo, and USSD_SERVICE_CODE, as getUssdSettings tells them (config.ussd). */
   config: Pick<Config['ussd'], 'singleMaxKobo' | 'dailyMaxKobo' | 'serviceCode'>;
+  /** Whether USSD is still switched on, read FOR SHARE in a payment's acceptance (auth's api). */
+  ussdEnabledAmong: AuthApi['ussdEnabledAmong'];
   /** The caller's user by phone: who may use the channel (auth's api). */
   findUserByPhone: AuthApi['findUserByPhone'];
   /** A user by id: whether they switched the channel on, for getUssdSettings (auth's api). */
@@ -60,6 +62,7 @@ export function createUssdModule(deps: UssdModuleDeps): DomainModule & { api: Us
     pepper: deps.pepper,
     vtu: deps.vtu,
     limits: { singleMaxKobo: deps.config.singleMaxKobo, dailyMaxKobo: deps.config.dailyMaxKobo },
+    recordPayments: ussdPaymentRecorder(deps.ussdEnabledAmong),
   };
   const bounds = airtimeBounds(deps.config.singleMaxKobo);
   const loaderDeps: LoaderDeps = { walletOf: deps.walletOf, catalogue: deps.catalogue, catalogueWaitMs };

@@ -26,6 +26,8 @@ export type PaymentDeps = {
     'authorise' | 'orderFor' | 'buyTogether' | 'purchaseReference' | 'chargeOf' | 'purchaseRecord'
   >;
   limits: { singleMaxKobo: bigint; dailyMaxKobo: bigint };
+  /** What the acceptance's transaction writes of a USSD payment (ussdPaymentRecorder, made once a module). */
+  recordPayments: CommitWriter<UssdPaymentRow>;
 };
 
 export type UssdPaymentRequest = {
@@ -126,6 +128,8 @@ function refusalScreen(error: AppError): UssdScreen {
       return screens.paused();
     case 'PRICE_CHANGED':
       return screens.priceChanged();
+    case 'CONFLICT':
+      return details?.reason === ussdOffReason ? screens.ussdOff() : screens.refused();
     case 'NETWORK_MISMATCH':
       // The gateway named the caller's network, but the number's prefix is another's (a ported number).
       return screens.prefixMismatch();
@@ -151,7 +155,10 @@ export async function ussdPaidOn(db: Kysely<DB>, userId: string, lagosDay: strin
   return BigInt(rows[0]?.used ?? 0);
 }
 
-type UssdPaymentRow = {
+/** details.reason of the refusal of a payment whose account had USSD switched off meanwhile. */
+const ussdOffReason = 'ussd_off';
+
+export type UssdPaymentRow = {
   reference: string;
   userId: string;
   amountKobo: bigint;
@@ -161,35 +168,52 @@ type UssdPaymentRow = {
 };
 
 /**
- * Written by the acceptance's transaction after the buyer's wallet is locked: the day's USSD payments
- * that have not failed, summed, refuse this one with LIMIT_EXCEEDED if it would pass USSD_DAILY_MAX
- * (the acceptance rolls back whole: nothing is debited); else it is recorded and counts from now on.
+ * Written by the acceptance's transaction after the buyer's wallet is locked. USSD still switched on,
+ * read FOR SHARE (auth's ussdEnabledAmong): a switch-off waits for this payment's commit, or this
+ * payment for the switch-off's and is refused, so none is accepted after the person switched USSD
+ * off. Then the day's USSD payments that have not failed, summed, refuse this one with LIMIT_EXCEEDED
+ * if it would pass USSD_DAILY_MAX. A refusal rolls the acceptance back whole: nothing is debited.
+ * Else it is recorded and counts from now on. One writer a module: the unit of work groups its rows by
+ * the writer.
  */
-const recordUssdPayments: CommitWriter<UssdPaymentRow> = async (trx: Transaction<DB>, rows) => {
-  for (const row of rows) {
-    const used = await ussdPaidOn(trx, row.userId, row.lagosDay);
-    if (used + row.amountKobo > row.dailyMaxKobo) {
-      const remaining = row.dailyMaxKobo > used ? row.dailyMaxKobo - used : 0n;
-      throw new AppError('LIMIT_EXCEEDED', 'this passes the USSD daily limit', {
-        details: {
-          limit: ussdDailyLimitName,
-          limitAmount: koboToNaira(row.dailyMaxKobo),
-          remaining: koboToNaira(remaining),
-        },
-      });
+export const ussdPaymentRecorder =
+  (
+    ussdEnabledAmong: (trx: Transaction<DB>, userIds: readonly string[]) => Promise<Set<string>>,
+  ): CommitWriter<UssdPaymentRow> =>
+  async (trx, rows) => {
+    const switchedOn = await ussdEnabledAmong(
+      trx,
+      rows.map((row) => row.userId),
+    );
+    for (const row of rows) {
+      if (!switchedOn.has(row.userId)) {
+        throw new AppError('CONFLICT', 'USSD was switched off for this account', {
+          details: { reason: ussdOffReason },
+        });
+      }
+      const used = await ussdPaidOn(trx, row.userId, row.lagosDay);
+      if (used + row.amountKobo > row.dailyMaxKobo) {
+        const remaining = row.dailyMaxKobo > used ? row.dailyMaxKobo - used : 0n;
+        throw new AppError('LIMIT_EXCEEDED', 'this passes the USSD daily limit', {
+          details: {
+            limit: ussdDailyLimitName,
+            limitAmount: koboToNaira(row.dailyMaxKobo),
+            remaining: koboToNaira(remaining),
+          },
+        });
+      }
+      await trx
+        .insertInto('ussd_payments')
+        .values({
+          reference: row.reference,
+          user_id: row.userId,
+          amount_kobo: row.amountKobo,
+          lagos_day: row.lagosDay,
+          created_at: row.now,
+        })
+        .execute();
     }
-    await trx
-      .insertInto('ussd_payments')
-      .values({
-        reference: row.reference,
-        user_id: row.userId,
-        amount_kobo: row.amountKobo,
-        lagos_day: row.lagosDay,
-        created_at: row.now,
-      })
-      .execute();
-  }
-};
+  };
 
 function ussdDailyCommit(
   deps: PaymentDeps,
@@ -200,7 +224,7 @@ function ussdDailyCommit(
   return {
     writeFor: () => {
       return {
-        writer: recordUssdPayments as CommitWriter<never>,
+        writer: deps.recordPayments as CommitWriter<never>,
         row: {
           reference,
           userId: request.userId,

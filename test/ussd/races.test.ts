@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { payByUssd } from '../../src/ussd/payments.ts';
+import { sql } from 'kysely';
+import { payByUssd, ussdPaymentRecorder } from '../../src/ussd/payments.ts';
 import type { VtuTransactionView } from '../../src/vtu/purchases.ts';
 import { onPostgres } from '../helpers/database.ts';
+import { until } from '../helpers/until.ts';
 import { createWorld, get, ok, type World } from '../helpers/world.ts';
 import { type Answer, dial, PIN, session, ussdUser, walletKobo } from './support.ts';
 
@@ -68,6 +70,7 @@ describe(`USSD payments racing (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () 
       pepper: world.ctx.config.secrets.pepper,
       vtu,
       limits: { singleMaxKobo: 2_000_000n, dailyMaxKobo: 10_000_000n },
+      recordPayments: ussdPaymentRecorder(world.ctx.modules.auth.api.ussdEnabledAmong),
     };
     const screens = await Promise.all(Array.from({ length: 5 }, () => payByUssd(deps, request)));
     assert.equal(
@@ -79,6 +82,52 @@ describe(`USSD payments racing (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () 
     assert.match(screens[0]!.text, /^Processing N300 MTN airtime/);
     assert.equal((await purchases(user.accessToken)).length, 1);
     assert.equal(await walletKobo(world, user.userId), 170_000n);
+  });
+
+  it('accepts no payment once USSD is switched off, not even one that read it on', {
+    skip: onPostgres() ? false : 'needs DATABASE_URL: the switch-off is held open on a second connection',
+  }, async () => {
+    const user = await ussdUser(world, 2000);
+    const sessionId = randomSession();
+    const choices = ['2', '1', '500'];
+    await session(world, user.phone, choices, { sessionId });
+    // The person switches USSD off; its UPDATE is held uncommitted while the gateway sends the PIN.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let switching!: () => void;
+    const switched = new Promise<void>((resolve) => {
+      switching = resolve;
+    });
+    const switchOff = world.ctx.db.transaction().execute(async (trx) => {
+      await trx.updateTable('users').set({ ussd_enabled: false }).where('id', '=', user.userId).execute();
+      switching();
+      await held;
+    });
+    try {
+      await switched;
+      // The step's own check reads the row as last committed (on): the payment goes on and meets the lock.
+      const paying = dial(world, { phone: user.phone, sessionId, inputs: [...choices, PIN] });
+      await until(async () => {
+        const { rows } = await sql<{ waiting: string }>`
+          select count(*) as waiting from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock'`.execute(world.ctx.db);
+        return Number(rows[0]!.waiting) > 0;
+      }, 'the payment waiting for the switch-off');
+      release();
+      await switchOff;
+      const answer = await paying;
+      assert.equal(
+        answer.body,
+        'END USSD is off for your account. Switch on USSD in the billrail app: Settings.',
+      );
+      assert.equal((await purchases(user.accessToken)).length, 0, 'nothing bought');
+      assert.equal(await walletKobo(world, user.userId), 200_000n, 'nothing debited');
+    } finally {
+      release();
+      await switchOff.catch(() => undefined);
+    }
   });
 
   it('lets only one of two sessions paying at once pass USSD_DAILY_MAX', async () => {
