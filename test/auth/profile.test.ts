@@ -17,6 +17,7 @@ type UserView = {
   hasPin: boolean;
   referralCode: string;
   roles: string[];
+  ussdEnabled: boolean;
 };
 
 describe('getMe and updateProfile', () => {
@@ -51,9 +52,12 @@ describe('getMe and updateProfile', () => {
       'priceLevel',
       'referralCode',
       'roles',
+      // API.md section 17.6: whether the person switched the USSD channel on (off by default).
+      'ussdEnabled',
     ]);
     assert.equal(view.id, me.userId);
     assert.equal(view.phone, e164(me.phone));
+    assert.equal(view.ussdEnabled, false, 'USSD is off until the person switches it on');
   });
 
   it('getMe refuses unknown query parameters', async () => {

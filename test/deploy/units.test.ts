@@ -223,6 +223,8 @@ describe('npm run secrets', () => {
         'METRICS_TOKEN',
         'SANDBOX_CLOCK_TOKEN',
         'SECRET_PEPPER',
+        // The USSD gateway's callback path segment (API.md 17.6): ours to make, like the others.
+        'USSD_CALLBACK_TOKEN',
         'VAPID_PRIVATE_KEY',
         'VAPID_PUBLIC_KEY',
       ].sort(),
