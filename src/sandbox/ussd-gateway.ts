@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
-import type { Network } from '../shared/networks.ts';
+import { mobileNetworkCodes } from '../shared/networks.ts';
 import { toE164 } from '../shared/phone-number.ts';
 import { networkOfPhone } from '../shared/prefixes.ts';
 import { registerUssdPhonePage } from './ussd-phone-page.ts';
@@ -22,14 +22,6 @@ export type SandboxUssdOptions = {
   callbackUrl: string | undefined;
   /** The code people dial (USSD_SERVICE_CODE), sent as the gateway sends it in `serviceCode`. */
   serviceCode: string;
-};
-
-/** Africa's Talking's networkCode for each Nigerian network (mobile country code 621 + network). */
-export const ussdNetworkCodes: Readonly<Record<Network, string>> = {
-  airtel: '62120',
-  mtn: '62130',
-  glo: '62150',
-  '9mobile': '62160',
 };
 
 /** How long the gateway waits for the service's answer before it gives the session up (about 15 s). */
@@ -103,7 +95,7 @@ export function registerSandboxUssd(app: FastifyInstance, options: SandboxUssdOp
       sessionId: body.data.sessionId,
       serviceCode: options.serviceCode,
       phoneNumber,
-      networkCode: ussdNetworkCodes[network],
+      networkCode: mobileNetworkCodes[network],
       text: body.data.text,
     });
     if ('problem' in answer) {

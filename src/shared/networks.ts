@@ -10,3 +10,14 @@ export const networkNames: Readonly<Record<Network, string>> = {
   airtel: 'Airtel',
   '9mobile': '9mobile',
 };
+
+/**
+ * Each network's mobile network code as the GSM world writes it (MCC-MNC: Nigeria's 621, then the
+ * network's), as a USSD gateway names the caller's network in `networkCode`.
+ */
+export const mobileNetworkCodes: Readonly<Record<Network, string>> = {
+  airtel: '62120',
+  mtn: '62130',
+  glo: '62150',
+  '9mobile': '62160',
+};

@@ -1,6 +1,6 @@
 import { koboToNaira } from '../money.ts';
 import type { UssdScreen } from '../providers/ussd/ussd-gateway.ts';
-import type { Network } from '../shared/networks.ts';
+import { mobileNetworkCodes, type Network } from '../shared/networks.ts';
 import { toE164 } from '../shared/phone-number.ts';
 import { networkOfPhone } from '../shared/prefixes.ts';
 import { airtimeNairaMax, airtimeNairaMin } from '../vtu/schemas.ts';
@@ -60,17 +60,14 @@ export const airtimeBounds = (singleMaxKobo: bigint) => {
 };
 export type AirtimeBounds = ReturnType<typeof airtimeBounds>;
 
-/** Africa's Talking's networkCode (MCC-MNC) of each Nigerian network. */
-const networkByCode: Readonly<Record<string, Network>> = {
-  '62130': 'mtn',
-  '62120': 'airtel',
-  '62150': 'glo',
-  '62160': '9mobile',
-};
+/** The network a gateway's networkCode (MCC-MNC) names. */
+const networkByCode: ReadonlyMap<string, Network> = new Map(
+  Object.entries(mobileNetworkCodes).map(([network, code]) => [code, network as Network]),
+);
 
 /** The caller's own network: as the gateway says it, else by the number's prefix; null when neither knows. */
 export function ownNetwork(caller: MenuCaller): Network | null {
-  const said = caller.networkCode === null ? undefined : networkByCode[caller.networkCode];
+  const said = caller.networkCode === null ? undefined : networkByCode.get(caller.networkCode);
   if (said !== undefined) return said;
   const byPrefix = networkOfPhone(caller.phone);
   return byPrefix === null || byPrefix === 'other' ? null : byPrefix;
