@@ -536,13 +536,16 @@ describe('the USSD channel under a slow provider and a busy phone', () => {
       body: JSON.stringify({ mode: 'timeout', count: 5 }),
     });
     assert.equal(fault.status, 200);
-    const answers = await session(world, user.phone, ['3', '1']);
-    assert.equal(answers.at(-1)!.body, 'END Data plans cannot be shown now. Please try again in a minute.');
-    await fetch(`${world.baseUrl}/__sandbox/providers/data/faults`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ mode: 'normal' }),
-    });
+    try {
+      const answers = await session(world, user.phone, ['3', '1']);
+      assert.equal(answers.at(-1)!.body, 'END Data plans cannot be shown now. Please try again in a minute.');
+    } finally {
+      await fetch(`${world.baseUrl}/__sandbox/providers/data/faults`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ mode: 'normal' }),
+      });
+    }
   });
 
   it('answers a phone past its steps a minute with END, not a 429 the gateway cannot show', async () => {
